@@ -325,6 +325,7 @@ func allKinds() []*Kind {
 	ks = append(ks, f5Kinds()...)
 	ks = append(ks, gtmMonitorKinds()...)
 	ks = append(ks, htmlKinds()...) // kinds_html.go
+	ks = append(ks, mrfKinds()...)  // kinds_mrf.go
 	ks = append(ks, sslFileKinds()...)
 	actSocketRows(ks) // kinds_tcpopts.go
 	return ks

@@ -156,6 +156,7 @@ ltm policy-strategy: first-match best-match all-match
 ltm eviction-policy: default-eviction-policy
 ltm auth profile: ldap radius tacacs ssl_cc_ldap ssl_crldp ssl_ocsp krbdelegate
 ltm message-routing generic protocol: genericmsg
+ltm message-routing generic router: messagerouter
 ltm message-routing mqtt profile router: mqttrouter
 ltm message-routing mqtt profile session: mqttsession
 ltm tacdb licenseddb: licensed-tacdb

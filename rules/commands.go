@@ -121,6 +121,7 @@ func commandTable() *tcl.Commands {
 		registerStatsProfile(t)           // statsprofile.go
 		registerIStats(t)                 // istats.go
 		registerF5Only(t)                 // commands_f5only.go
+		registerMRF(t)                    // commands_mrf.go
 		t.Register("getfield", cmdGetfield)
 		t.Register("findstr", cmdFindstr)
 		t.Register("substr", cmdSubstr)

@@ -340,6 +340,10 @@ type ConnState struct {
 	// diameter is the Diameter message in hand in the DIAMETER_ events
 	// (commands_diameter.go; nil without a diameter profile).
 	diameter *DiameterState
+	// mr is the generic message in hand in the GENERICMESSAGE_ and MR_
+	// events and the connection's router (commands_mrf.go; nil without
+	// a generic protocol profile).
+	mr *MRState
 	// gtp is the GTP message in hand in the GTP_ events and the messages
 	// the rule made (commands_gtp.go; nil without a gtp profile).
 	gtp *GTPState

@@ -190,6 +190,19 @@ const (
 	// (commands_name.go), right after the event that asked, on that
 	// event's side and with its message still in hand.
 	NameResolved
+	// The generic message-routing framework's events (commands_mrf.go),
+	// over each message of a virtual with a generic protocol and router
+	// profile: GenericMessageIngress then MRIngress as it arrives from
+	// the client, MREgress then GenericMessageEgress as a message leaves
+	// toward it, MRFailed when it could not be delivered; MRData is the
+	// payload MR::collect waits for (generic messages arrive whole, so
+	// it never runs).
+	GenericMessageIngress
+	GenericMessageEgress
+	MRIngress
+	MREgress
+	MRFailed
+	MRData
 	numEvents
 )
 
@@ -225,6 +238,7 @@ var eventNames = [numEvents]string{
 	"GTP_SIGNALLING_INGRESS", "GTP_SIGNALLING_EGRESS",
 	"HTTP_DISABLED", "HTTP_REJECT", "SERVER_INIT",
 	"NAME_RESOLVED",
+	"GENERICMESSAGE_INGRESS", "GENERICMESSAGE_EGRESS", "MR_INGRESS", "MR_EGRESS", "MR_FAILED", "MR_DATA",
 }
 
 func (e Event) String() string {
@@ -532,6 +546,18 @@ func (r *Rule) DiameterNeeds() []HTTPNeed {
 	var out []HTTPNeed
 	for _, h := range r.handlers {
 		if h.Event == DiameterIngress || h.Event == DiameterEgress {
+			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
+		}
+	}
+	return out
+}
+
+// MRFNeeds lists the rule's GENERICMESSAGE_ and MR_ events, which need
+// a generic protocol profile on the virtual server.
+func (r *Rule) MRFNeeds() []HTTPNeed {
+	var out []HTTPNeed
+	for _, h := range r.handlers {
+		if h.Event >= GenericMessageIngress && h.Event <= MRData {
 			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
 		}
 	}

@@ -231,6 +231,10 @@ type Virtual struct {
 	// flows are served message by message, each message balanced on its
 	// own (l4/diameter.go); nil: none.
 	Diameter *Diameter
+	// MRF is the generic message-routing framework of a plain TCP
+	// virtual with a generic protocol and router profile: its flows are
+	// cut into messages, each routed to a peer (l4/mrf.go); nil: none.
+	MRF *MRF
 	// STARTTLS is the smtps, imap, pop3 or client-ldap profile of a virtual with a
 	// client-ssl profile: the client's TLS starts at its STARTTLS (or
 	// STLS), answered by the virtual, and the member stays in plaintext

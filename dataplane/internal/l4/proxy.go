@@ -198,7 +198,7 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 	if cfg.Stream != nil {
 		pr.streams = new([2]streamDir)
 	}
-	if snap.EvMask != 0 || ((cfg.TLS != nil || sslPersists(cfg)) && handlesSSL(cfg.Rules)) || (cfg.Socks != nil && cfg.Rules != nil) || ((cfg.MQTT != nil || cfg.FIX != nil || cfg.RTSP != nil || cfg.Diameter != nil) && cfg.Rules != nil) {
+	if snap.EvMask != 0 || ((cfg.TLS != nil || sslPersists(cfg)) && handlesSSL(cfg.Rules)) || (cfg.Socks != nil && cfg.Rules != nil) || ((cfg.MQTT != nil || cfg.FIX != nil || cfg.RTSP != nil || cfg.Diameter != nil || cfg.MRF != nil) && cfg.Rules != nil) {
 		pr.rules, pr.evMask, pr.rs = cfg.Rules, snap.EvMask, &ruleState{}
 	}
 	e.env.Table.Add(&pr.Flow)
@@ -240,6 +240,11 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 	if cfg.Diameter != nil {
 		pr.legsLeft.Store(1)
 		pr.serveDiameter(head) // diameter.go
+		return
+	}
+	if cfg.MRF != nil {
+		pr.legsLeft.Store(1)
+		pr.serveMRF(head) // mrf.go
 		return
 	}
 	if cfg.Persist.Peeks() && !terminatesTLS(cfg) { // sslpersist.go

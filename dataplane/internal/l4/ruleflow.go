@@ -80,6 +80,12 @@ func (pr *proxied) serveRules() {
 		pr.serveDiameter(head) // diameter.go
 		return
 	}
+	if pr.snap.Cfg.MRF != nil {
+		head := pr.head
+		pr.head = nil
+		pr.serveMRF(head) // mrf.go
+		return
+	}
 	if pr.snap.Cfg.STARTTLS != nil {
 		pr.serveSTARTTLSRules() // starttls.go
 		return
@@ -308,7 +314,7 @@ func (pr *proxied) connected(sc *serverConn) bool {
 		pr.end(true)
 		return false
 	}
-	if pr.snap.Cfg.FTP != nil || pr.snap.Cfg.MQTT != nil || pr.snap.Cfg.FIX != nil || pr.snap.Cfg.RTSP != nil || pr.snap.Cfg.Diameter != nil || pr.snap.Cfg.STARTTLS != nil {
+	if pr.snap.Cfg.FTP != nil || pr.snap.Cfg.MQTT != nil || pr.snap.Cfg.FIX != nil || pr.snap.Cfg.RTSP != nil || pr.snap.Cfg.Diameter != nil || pr.snap.Cfg.MRF != nil || pr.snap.Cfg.STARTTLS != nil {
 		return true
 	}
 	pr.legsLeft.Add(1)

@@ -1,0 +1,209 @@
+package daemon
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/mrf"
+	"github.com/openltm/openltm/objects"
+	"github.com/openltm/openltm/rules"
+)
+
+// The generic message-routing framework as TCP virtuals apply it
+// (dataplane/mrf, dataplane/internal/l4/mrf.go).
+var (
+	mrfProtocol     = schema.MustKind("ltm message-routing generic protocol")
+	mrfRouter       = schema.MustKind("ltm message-routing generic router")
+	mrfRoute        = schema.MustKind("ltm message-routing generic route")
+	mrfPeer         = schema.MustKind("ltm message-routing generic peer")
+	mrfTransport    = schema.MustKind("ltm message-routing generic transport-config")
+	mrfTerm         = mrfProtocol.MustProp("message-terminator")
+	mrfMaxSize      = mrfProtocol.MustProp("max-message-size")
+	mrfNoResponse   = mrfProtocol.MustProp("no-response")
+	mrfDisable      = mrfProtocol.MustProp("disable-parser")
+	mrfRoutes       = mrfRouter.MustProp("routes")
+	mrfMaxRetries   = mrfRouter.MustProp("max-retries")
+	mrfMaxPending   = mrfRouter.MustProp("max-pending-messages")
+	mrfRouteDst     = mrfRoute.MustProp("destination-address")
+	mrfRouteSrc     = mrfRoute.MustProp("source-address")
+	mrfRouteMode    = mrfRoute.MustProp("peer-selection-mode")
+	mrfRoutePeers   = mrfRoute.MustProp("peers")
+	mrfPeerPool     = mrfPeer.MustProp("pool")
+	mrfPeerMode     = mrfPeer.MustProp("connection-mode")
+	mrfPeerConns    = mrfPeer.MustProp("number-connections")
+	mrfPeerRatio    = mrfPeer.MustProp("ratio")
+	mrfPeerTC       = mrfPeer.MustProp("transport-config")
+	mrfPeerAutoInit = mrfPeer.MustProp("auto-initialization")
+	mrfTCRules      = mrfTransport.MustProp("rules")
+	mrfTCProfiles   = mrfTransport.MustProp("profiles")
+	mrfTCSNAT       = mrfTransport.MustProp("source-address-translation")
+)
+
+// mrfIdle is how long a shared peer connection with nothing in flight
+// stays open: the tcp profile's default idle-timeout [M].
+const mrfIdle = 300 * time.Second
+
+// mrf gives a TCP virtual its generic protocol and router profiles. BIG-IP
+// wants both on the virtual, beside a tcp profile and no other profile
+// parsing the same bytes [M: the words of the refusals are openltm's].
+// Routes name existing peers and peers existing pools (the references
+// are checked as the objects are); a peer without a pool is kept with a
+// warning (its messages fail, MR_FAILED), as is a transport-config's
+// profiles, rules and SNAT (peer connections are made as the virtual's
+// server side). It returns false when the virtual was left out.
+func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
+	proto, router := t.profile(o, mrfProtocol), t.profile(o, mrfRouter)
+	if proto == nil && router == nil {
+		return true
+	}
+	if proto == nil {
+		return t.refuse("profile %s (generic router) requires a generic protocol profile (ltm message-routing generic protocol) on the virtual server (%s)", router.Name, o.Name)
+	}
+	if router == nil {
+		return t.refuse("profile %s (generic protocol) requires a generic router profile (ltm message-routing generic router) on the virtual server (%s)", proto.Name, o.Name)
+	}
+	for _, k := range []*objects.Kind{profileHTTP, profileFTP, profileSIP, profileMQTT, profileFIX, profileDiameter} {
+		if other := t.profile(o, k); other != nil {
+			return t.refuse("profile %s (generic protocol) cannot be used with %s profile %s on the virtual server (%s)", proto.Name, k.Words[len(k.Words)-1], other.Name, o.Name)
+		}
+	}
+	if t.profile(o, profileTCP) == nil || v.IsUDP() {
+		return t.refuse("profile %s (generic protocol) requires a tcp profile on the virtual server (%s)", proto.Name, o.Name)
+	}
+	pe := func(pr *objects.Prop) string { return pr.Effective(t.cfg, proto) }
+	re := func(pr *objects.Prop) string { return pr.Effective(t.cfg, router) }
+	cfg := &mrf.Config{Protocol: proto.Name, Router: router.Name, DefaultPool: v.Pool, Idle: mrfIdle,
+		NoResponse: pe(mrfNoResponse) == "yes", DisableParser: pe(mrfDisable) == "yes", Peers: map[string]*mrf.Peer{}}
+	if s := pe(mrfTerm); s != "none" && s != "" {
+		cfg.Term = []byte(unescapeTerm(s))
+	}
+	var bad string
+	num := func(s string, what string) int {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			bad = what + " " + strconv.Quote(s)
+		}
+		return n
+	}
+	cfg.Max = num(pe(mrfMaxSize), "max-message-size")
+	cfg.MaxRetries = num(re(mrfMaxRetries), "max-retries")
+	cfg.MaxPending = num(re(mrfMaxPending), "max-pending-messages")
+	if bad != "" {
+		return t.refuse("profile %s: %s is not a count (0 or more)", router.Name, bad)
+	}
+	peer := func(name string) *mrf.Peer {
+		if p := cfg.Peers[name]; p != nil {
+			return p
+		}
+		po := t.cfg.Lookup(t.s, []string{mrfPeer.Key()}, name)
+		if po == nil {
+			return nil
+		}
+		e := func(pr *objects.Prop) string { return pr.Effective(t.cfg, po) }
+		p := &mrf.Peer{Name: po.Name, Conns: max(atoi(e(mrfPeerConns)), 1), Ratio: max(atoi(e(mrfPeerRatio)), 1)}
+		p.Mode, _ = mrf.ParseConnMode(e(mrfPeerMode))
+		if pool := e(mrfPeerPool); pool != "none" && pool != "" {
+			if q := t.cfg.Lookup(t.s, []string{"ltm pool"}, pool); q != nil {
+				p.Pool = q.Name
+			}
+		}
+		if p.Pool == "" {
+			t.keep(po, "generic peer %s has no pool: messages routed to it fail (MR_FAILED)", po.Name)
+		}
+		if tc := e(mrfPeerTC); tc != "none" && tc != "" {
+			p.Transport = tc
+			if tco := t.cfg.Lookup(t.s, []string{mrfTransport.Key()}, tc); tco != nil {
+				for _, pr := range []*objects.Prop{mrfTCRules, mrfTCProfiles, mrfTCSNAT} {
+					if tco.Props[pr.Name] != nil {
+						t.keep(tco, "transport-config %s: %s is kept; openltm connects to peers as the virtual's server side", tco.Name, pr.Name)
+					}
+				}
+			}
+		}
+		if e(mrfPeerAutoInit) == "enabled" {
+			t.keep(po, "generic peer %s: auto-initialization is kept; openltm connects to a peer when a message is first routed to it", po.Name)
+		}
+		cfg.Peers[po.Name] = p
+		return p
+	}
+	if rv := t.cfg.Effective(router, mrfRoutes.Name); rv != nil {
+		for _, rn := range rv.List {
+			ro := t.cfg.Lookup(t.s, []string{mrfRoute.Key()}, rn)
+			if ro == nil {
+				return t.refuse("profile %s: route %s does not exist", router.Name, rn)
+			}
+			e := func(pr *objects.Prop) string { return pr.Effective(t.cfg, ro) }
+			r := &mrf.Route{Name: ro.Name, Src: e(mrfRouteSrc), Dst: e(mrfRouteDst), Ratio: e(mrfRouteMode) == "ratio"}
+			if pv := mrfRoutePeers.Get(ro); pv != nil {
+				for _, pn := range pv.List {
+					p := peer(pn)
+					if p == nil {
+						return t.refuse("route %s: peer %s does not exist", ro.Name, pn)
+					}
+					r.Peers = append(r.Peers, p)
+				}
+			}
+			cfg.Routes = append(cfg.Routes, r)
+		}
+	}
+	// Every configured peer can be named by MR::message route peer.
+	for _, po := range t.cfg.Of(mrfPeer) {
+		peer(po.Name)
+	}
+	if cfg.DisableParser {
+		t.keep(o, "profile %s: disable-parser is kept; openltm always reads the stream with the parser", proto.Name)
+		cfg.DisableParser = false
+	}
+	if why := plainGatewayBlocked(v); why != "" { // translate_ftp.go
+		t.keep(o, "profile %s: openltm's message routing %s; the virtual passes the stream through one member per connection", proto.Name, why)
+		return true
+	}
+	v.MRF = cfg
+	return true
+}
+
+// unescapeTerm reads a message-terminator's backslash escapes (\n, \r,
+// \t, \\, \xHH), so that a line protocol's "\r\n" can be written in tmsh
+// [M: F5 documents the property as a string].
+func unescapeTerm(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 == len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch s[i] {
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'x':
+			if i+2 < len(s) {
+				if n, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+					b.WriteByte(byte(n))
+					i += 2
+					continue
+				}
+			}
+			b.WriteString(`\x`)
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
+}
+
+// mrfNeeds refuses a rule list whose GENERICMESSAGE_ and MR_ events need
+// the generic protocol profile the virtual server lacks (01070394 [M]).
+func (t *translator) mrfNeeds(o *objects.Object, list []*rules.Rule) bool {
+	return t.profileNeeds(o, list, mrfProtocol, "GENERICMESSAGE", (*rules.Rule).MRFNeeds) // translate_stream.go
+}

@@ -1,0 +1,244 @@
+package l4
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/mrf"
+	"github.com/openltm/openltm/rules"
+)
+
+// A generic protocol and router profile on a plain TCP virtual make its
+// flows clients of the virtual's message router (dataplane/mrf), served
+// on goroutines by serveMRF: the client's stream is cut into messages on
+// the protocol's message-terminator, each message runs
+// GENERICMESSAGE_INGRESS and MR_INGRESS and is routed (MR::message route,
+// else the router's routes, else the virtual's pool) to a peer over a
+// connection its connection-mode shares across the virtual's clients or
+// keeps for this one; answers, and messages a rule sends back
+// (MR::return), run MR_EGRESS and GENERICMESSAGE_EGRESS before they reach
+// the client; a message that could not be delivered runs MR_FAILED
+// (MR::retry routes it again, up to max-retries). Peer connections are
+// opened from the host's own address (no SNAT) and are not flows of the
+// connection table: they outlive the client connections that use them
+// [M]. A message over max-message-size resets the client.
+
+// serveMRF runs a client connection of a message-routing virtual; head is
+// what an earlier virtual read of it (handoff.go).
+func (pr *proxied) serveMRF(head []byte) {
+	defer pr.finishLeg()
+	cfg := pr.snap.Cfg.MRF
+	r := cfg.RouterFor(func() *mrf.Router { return pr.e.mrfRouter(pr.vs.Name, cfg) })
+	var w msgWriter
+	write := func(b []byte) error {
+		if !w.write(pr, false, nil, b) {
+			return net.ErrClosed
+		}
+		return nil
+	}
+	var hooks mrf.Hooks
+	if pr.rs != nil {
+		if prog := irules.Program(pr.rules); prog != nil && handlesMRF(prog) {
+			hooks = &mrfHooks{pr: pr, prog: prog, r: r, transport: "virtual " + pr.vs.Name}
+		}
+	}
+	s := r.NewSession(write, hooks)
+	defer s.Close()
+	var src io.Reader = pr.client
+	if len(head) > 0 {
+		src = io.MultiReader(bytes.NewReader(head), pr.client)
+	}
+	rd := mrf.Reader{R: src, Term: cfg.Term, Max: cfg.Max}
+	for {
+		data, err := pr.readMsg(pr.client, rd.Next) // msgflow.go
+		if err != nil {
+			switch {
+			case err == errIdle:
+			case errors.Is(err, io.EOF):
+				// The answers still due go out before the FIN.
+				d := pr.IdleTimeout()
+				if d <= 0 {
+					d = mrfDrainMax
+				}
+				s.Drain(d)
+				pr.closeGraceful()
+			default:
+				pr.end(true)
+			}
+			return
+		}
+		pr.countRead(len(data)+len(cfg.Term), true, nil)
+		if !s.Handle(s.Message(data)) {
+			return
+		}
+	}
+}
+
+// mrfRouters are the running routers by engine and virtual: a commit
+// that leaves a virtual's message routing as it was keeps its router and
+// peer connections; one that changes it closes the old router's
+// connections (their requests in flight fail) [M].
+var mrfRouters = struct {
+	sync.Mutex
+	m map[mrfKey]*mrf.Router
+}{m: map[mrfKey]*mrf.Router{}}
+
+type mrfKey struct {
+	e       *Engine
+	virtual string
+}
+
+// mrfRouter is the router of virtual under cfg.
+func (e *Engine) mrfRouter(virtual string, cfg *mrf.Config) *mrf.Router {
+	k := mrfKey{e, virtual}
+	mrfRouters.Lock()
+	defer mrfRouters.Unlock()
+	old := mrfRouters.m[k]
+	if old != nil && old.Config().Same(cfg) {
+		return old
+	}
+	if old != nil {
+		go old.Close()
+	}
+	r := mrf.NewRouter(cfg, &mrfEnv{e: e, virtual: virtual})
+	mrfRouters.m[k] = r
+	return r
+}
+
+func handlesMRF(p *rules.Program) bool {
+	for _, ev := range []rules.Event{rules.GenericMessageIngress, rules.GenericMessageEgress, rules.MRIngress, rules.MREgress, rules.MRFailed} {
+		if p.Handles(ev) {
+			return true
+		}
+	}
+	return false
+}
+
+// mrfEnv gives the router the virtual's pools and member connections.
+type mrfEnv struct {
+	e       *Engine
+	virtual string
+}
+
+func (x *mrfEnv) pool(name string) *state.Pool {
+	if x.e.env.Pools == nil || name == "" {
+		return nil
+	}
+	return x.e.env.Pools().Named(x.virtual, name)
+}
+
+// Pick chooses a member of pool for a new peer connection by the pool's
+// method, skipping members already tried for the message.
+func (x *mrfEnv) Pick(pool string, avoid []netip.AddrPort) (netip.AddrPort, bool) {
+	p := x.pool(pool)
+	if p == nil {
+		return netip.AddrPort{}, false
+	}
+	var skip []*state.Member
+	for _, a := range avoid {
+		if m := state.MemberAt(p, a); m != nil {
+			skip = append(skip, m)
+		}
+	}
+	m, _, _ := state.Choose(p, state.Target{}, nil, skip, state.Chooser{})
+	if m == nil {
+		return netip.AddrPort{}, false
+	}
+	return m.Cfg.Load().Addr, true
+}
+
+// Dial opens a peer connection, counted on the member while it lasts.
+func (x *mrfEnv) Dial(pool string, addr netip.AddrPort) (net.Conn, func(), error) {
+	var m *state.Member
+	p := x.pool(pool)
+	if p != nil {
+		m = state.MemberAt(p, addr)
+	}
+	if m != nil && !m.Reserve() {
+		return nil, nil, errMemberFull
+	}
+	c, err := x.e.Dial(netip.AddrPort{}, addr)
+	if err != nil {
+		if m != nil {
+			m.ConnectFailed()
+			m.Release()
+		}
+		return nil, nil, err
+	}
+	done := func() {}
+	if m != nil {
+		m.ConnectSucceeded()
+		p.Stats.TryOpen(0)
+		done = func() {
+			m.Release()
+			p.Stats.Close()
+		}
+	}
+	return c, done, nil
+}
+
+// errMemberFull is a member at its connection limit.
+var errMemberFull = errors.New("member at its connection limit")
+
+// mrfHooks runs the GENERICMESSAGE_ and MR_ events of one client
+// connection, under its rules' lock (answers and failures come from the
+// peers' goroutines).
+type mrfHooks struct {
+	pr        *proxied
+	prog      *rules.Program
+	r         *mrf.Router
+	transport string
+}
+
+func (h *mrfHooks) Ingress(m *mrf.Message) bool {
+	return h.run(m, rules.GenericMessageIngress, rules.MRIngress)
+}
+
+func (h *mrfHooks) Egress(m *mrf.Message) bool {
+	return h.run(m, rules.MREgress, rules.GenericMessageEgress)
+}
+
+func (h *mrfHooks) Failed(m *mrf.Message) bool { return h.run(m, rules.MRFailed) }
+
+// run runs evs in turn over m, stopping once the message is dropped or
+// sent back; false when the rule ended the connection.
+func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
+	pr, rs := h.pr, h.pr.rs
+	for _, ev := range evs {
+		if !h.prog.Handles(ev) {
+			continue
+		}
+		rs.mu.Lock()
+		if rs.done {
+			rs.mu.Unlock()
+			return false
+		}
+		sess := pr.RuleSession(h.prog)
+		rs.ev = config.Event(ev.String())
+		sess.BeginMR(m, h.r, h.transport)
+		err := sess.Run(ev)
+		sess.EndMR()
+		v, detach := rs.verdict, rs.detach
+		rs.verdict, rs.detach, rs.prime = irules.GoOn, false, false
+		rs.mu.Unlock()
+		if !pr.applyRule(config.Event(ev.String()), err, v, detach) {
+			return false
+		}
+		if m.Drop || m.Return {
+			break
+		}
+	}
+	return true
+}
+
+// mrfDrainMax bounds how long a closed client waits for its answers
+// when the virtual has no idle timeout.
+const mrfDrainMax = 5 * time.Minute

@@ -1,0 +1,174 @@
+package mrf
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ConnMode is a peer's connection-mode: which outgoing connections a
+// message routed to the peer may use.
+type ConnMode uint8
+
+// The connection modes. openltm is one traffic process (one TMM, one
+// blade), so per-blade and per-tmm share connections as per-peer does,
+// and the per-client variants are per-client.
+const (
+	PerPeer ConnMode = iota
+	PerBlade
+	PerTMM
+	PerClient
+)
+
+// ParseConnMode reads a connection-mode word (the alternate-tmm and
+// per-client-per-* variants fold into the mode they reduce to on one
+// TMM).
+func ParseConnMode(s string) (ConnMode, bool) {
+	switch s {
+	case "per-peer", "per-peer-alternate-tmm":
+		return PerPeer, true
+	case "per-blade":
+		return PerBlade, true
+	case "per-tmm":
+		return PerTMM, true
+	case "per-client", "per-client-per-blade", "per-client-per-tmm", "per-client-alternate-tmm":
+		return PerClient, true
+	}
+	return 0, false
+}
+
+func (m ConnMode) String() string {
+	return [...]string{"per-peer", "per-blade", "per-tmm", "per-client"}[m]
+}
+
+// Peer is a generic peer: where its messages go (a pool, or one host for
+// a peer a rule made with MR::peer) and how connections to it are kept.
+type Peer struct {
+	Name string
+	// Pool is the pool a member is chosen from for each new connection.
+	Pool string
+	// Host, when valid, is the one address of the peer (MR::peer host).
+	Host netip.AddrPort
+	// Transport is the transport-config's name ("": the virtual's own).
+	Transport string
+	Mode      ConnMode
+	// Conns is number-connections: how many connections to the peer a
+	// shared mode keeps (at least 1).
+	Conns int
+	// Ratio weighs the peer in a ratio route.
+	Ratio int
+}
+
+// Route is a static route: messages whose source and destination
+// addresses match go to one of its peers.
+type Route struct {
+	Name string
+	// Src and Dst are the addresses matched ("": any).
+	Src, Dst string
+	Peers    []*Peer
+	// Ratio: peer-selection-mode ratio; else sequential.
+	Ratio bool
+}
+
+// Config is a virtual's generic protocol and router profiles, resolved.
+type Config struct {
+	Protocol, Router string
+	// Term is the message-terminator (nil: the stream is not cut).
+	Term []byte
+	// Max is max-message-size (0: none).
+	Max int
+	// NoResponse: messages are not requests; no answer is waited for.
+	NoResponse bool
+	// DisableParser: the protocol does not read the stream at all.
+	DisableParser bool
+	// MaxPending is max-pending-messages: messages waiting for a peer
+	// connection to open, beyond which they fail.
+	MaxPending int
+	// MaxRetries bounds MR::retry per message.
+	MaxRetries int
+	Routes     []*Route
+	// Peers are the configured peers by full name.
+	Peers map[string]*Peer
+	// DefaultPool is the virtual's pool, for a message no route takes.
+	DefaultPool string
+	// Idle closes a shared peer connection with no request in flight
+	// after that long (0: never).
+	Idle time.Duration
+
+	once   sync.Once
+	router *Router
+}
+
+// RouterFor is the config's one router, made by mk the first time (the
+// caller keeps a router across commits that leave its settings alone:
+// see Same).
+func (c *Config) RouterFor(mk func() *Router) *Router {
+	c.once.Do(func() { c.router = mk() })
+	return c.router
+}
+
+// Same says whether c and o route alike, so that a commit that leaves a
+// virtual's message routing alone keeps its router and the peer
+// connections it holds.
+func (c *Config) Same(o *Config) bool { return c.key() == o.key() }
+
+func (c *Config) key() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%q %d %t %t %d %d %q %d|", c.Term, c.Max, c.NoResponse, c.DisableParser, c.MaxPending, c.MaxRetries, c.DefaultPool, c.Idle)
+	for _, r := range c.Routes {
+		fmt.Fprintf(&b, "%q %q %q %t", r.Name, r.Src, r.Dst, r.Ratio)
+		for _, p := range r.Peers {
+			fmt.Fprintf(&b, " %q", p.Name)
+		}
+		b.WriteByte('|')
+	}
+	names := make([]string, 0, len(c.Peers))
+	for n := range c.Peers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "%+v|", *c.Peers[n])
+	}
+	return b.String()
+}
+
+// Lookup is the route for a message from src to dst: the best scoring of
+// the static routes (both addresses match, then the destination, then
+// the source, then a route with neither set), nil when none matches.
+func (c *Config) Lookup(src, dst string) *Route {
+	r, _ := lookup(nil, -1, c.Routes, src, dst)
+	return r
+}
+
+// lookup scores routes against src and dst, starting from best with
+// score bestScore; a later route wins a tie.
+func lookup(best *Route, bestScore int, routes []*Route, src, dst string) (*Route, int) {
+	for _, r := range routes {
+		s := 0
+		if r.Src != "" {
+			if !addrMatch(r.Src, src) {
+				continue
+			}
+			s++
+		}
+		if r.Dst != "" {
+			if !addrMatch(r.Dst, dst) {
+				continue
+			}
+			s += 2
+		}
+		if s >= bestScore {
+			best, bestScore = r, s
+		}
+	}
+	return best, bestScore
+}
+
+// addrMatch says whether a route's address matches a message's: equal
+// [M: F5 documents matching, not its rules; openltm compares the words
+// exactly, as the generic protocol's addresses are free text].
+func addrMatch(route, msg string) bool { return strings.EqualFold(route, msg) }

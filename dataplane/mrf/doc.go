@@ -1,0 +1,14 @@
+// Package mrf is the generic message-routing framework of a TCP virtual
+// with an `ltm message-routing generic protocol` and `generic router`
+// profile: the stream cut into messages by the protocol's
+// message-terminator, each message routed by the router's static routes
+// (by its source and destination addresses) to a peer, and connections to
+// peers kept and reused across client connections as each peer's
+// connection-mode says. Answers go back to the connection the request
+// came from: a peer connection keeps, in the order its requests left, who
+// sent them, and each message it sends is the answer to the oldest one
+// (F5's generic message protocol has no request ids and documents this
+// order). The package knows nothing of pools, sockets or rules: the L4
+// engine (dataplane/internal/l4/mrf.go) gives it a way to pick a pool
+// member and dial it, and hooks for the iRules events.
+package mrf

@@ -1,0 +1,66 @@
+package mrf
+
+import "net/netip"
+
+// Status words of MR::message status [M: F5 names route found and no
+// route found; the others are openltm's].
+const (
+	StatusUnprocessed = "unprocessed"
+	StatusRouted      = "route found"
+	StatusNoRoute     = "no route found"
+	StatusConnFailed  = "connection failed"
+	StatusDropped     = "dropped"
+)
+
+// Message is one generic message and what rules asked of it.
+type Message struct {
+	// Data is the message without its terminator.
+	Data []byte
+	// Src and Dst are its source and destination addresses
+	// (GENERICMESSAGE::message src/dst); a message from a client has
+	// none unless a rule sets them.
+	Src, Dst string
+	// Request: an answer is expected (false for a message from a peer,
+	// and for every message with no-response).
+	Request bool
+	// Status is MR::message status.
+	Status string
+	// Retries counts MR::retry.
+	Retries int
+	// MaxRetries is MR::max_retries for this message (from the router).
+	MaxRetries int
+
+	// RoutePeers, when set, is MR::message route peer ...: the message
+	// goes to one of them (RouteRatio: by ratio, else in order).
+	RoutePeers []string
+	RouteRatio bool
+	// RouteHost and RoutePool are MR::message route host/pool.
+	RouteHost netip.AddrPort
+	RoutePool string
+	// Instance is MR::connection_instance (-1: rotate).
+	Instance int
+
+	// Drop, Return and Retry are what the last event asked: drop the
+	// message, send it back to its originator, route it again.
+	Drop   bool
+	Return bool
+	Retry  bool
+	// Reason is MR::message drop's reason.
+	Reason string
+
+	// Store is MR::store's variables, carried to the answer.
+	Store map[string]string
+
+	// Peer is the peer the message was last routed to ("" none) and
+	// Member the address it went to.
+	Peer   string
+	Member netip.AddrPort
+
+	origin    *Session
+	attempted []netip.AddrPort
+	tried     []string
+}
+
+// Originator is the session the message came from (nil: a peer's
+// unsolicited message).
+func (m *Message) Originator() *Session { return m.origin }

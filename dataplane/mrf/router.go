@@ -1,0 +1,652 @@
+package mrf
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Env is what the router needs of the dataplane: a member of a pool for a
+// new connection, and the connection.
+type Env interface {
+	// Pick chooses a member of pool (its balancing method), none of
+	// avoid; false when none is available.
+	Pick(pool string, avoid []netip.AddrPort) (netip.AddrPort, bool)
+	// Dial connects to a peer's member; done is called once the
+	// connection is closed.
+	// pool is the peer's ("" for a host a rule named).
+	Dial(pool string, addr netip.AddrPort) (c net.Conn, done func(), err error)
+}
+
+// Hooks run the iRules events of a client connection's messages; each
+// reads and changes the message (Drop, Return, Retry, routes). false: the
+// connection was ended by the rule.
+type Hooks interface {
+	Ingress(m *Message) bool
+	Egress(m *Message) bool
+	Failed(m *Message) bool
+}
+
+// Counters are the router's message counts.
+type Counters struct {
+	Received, Routed, Answered, Dropped, Failed, Unsolicited, Retried, Returned atomic.Uint64
+	ConnsOpened, ConnsReused                                                    atomic.Uint64
+}
+
+// Router routes the messages of every client connection of a virtual and
+// keeps the connections to peers that their connection-mode shares.
+type Router struct {
+	cfg *Config
+	env Env
+	C   Counters
+
+	mu     sync.Mutex
+	shared map[connKey]*outgoing
+	dyn    map[string]*Peer
+	routes []*Route // GENERICMESSAGE::route add
+	rot    map[string]uint64
+	closed bool
+}
+
+type connKey struct {
+	peer     string
+	instance int
+	addr     netip.AddrPort
+}
+
+// NewRouter makes the router of cfg.
+func NewRouter(cfg *Config, env Env) *Router {
+	return &Router{cfg: cfg, env: env, shared: map[connKey]*outgoing{}, dyn: map[string]*Peer{}, rot: map[string]uint64{}}
+}
+
+// Config is the router's configuration.
+func (r *Router) Config() *Config { return r.cfg }
+
+// AddPeer defines a peer on the fly (MR::peer); it shadows a configured
+// peer of the same name for the router's life.
+func (r *Router) AddPeer(p *Peer) {
+	if p.Conns < 1 {
+		p.Conns = 1
+	}
+	r.mu.Lock()
+	r.dyn[p.Name] = p
+	r.mu.Unlock()
+}
+
+// Peer finds a peer by name: one made by MR::peer, then a configured
+// one (full path, or a bare name in /Common).
+func (r *Router) Peer(name string) *Peer {
+	r.mu.Lock()
+	p := r.dyn[name]
+	r.mu.Unlock()
+	if p != nil {
+		return p
+	}
+	if p = r.cfg.Peers[name]; p == nil && len(name) > 0 && name[0] != '/' {
+		p = r.cfg.Peers["/Common/"+name]
+	}
+	return p
+}
+
+// AddRoute adds a route on the fly (GENERICMESSAGE::route add),
+// replacing one with the same addresses; it wins a tie with a static
+// route [M].
+func (r *Router) AddRoute(rt *Route) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, x := range r.routes {
+		if x.Src == rt.Src && x.Dst == rt.Dst {
+			r.routes[i] = rt
+			return
+		}
+	}
+	r.routes = append(r.routes, rt)
+}
+
+// DeleteRoute removes the route added for src and dst; false when there
+// was none.
+func (r *Router) DeleteRoute(src, dst string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, x := range r.routes {
+		if x.Src == src && x.Dst == dst {
+			r.routes = append(r.routes[:i:i], r.routes[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// Lookup is the route a message from src to dst takes: the best of the
+// static routes and those added on the fly.
+func (r *Router) Lookup(src, dst string) *Route {
+	best, score := lookup(nil, -1, r.cfg.Routes, src, dst)
+	r.mu.Lock()
+	best, _ = lookup(best, score, r.routes, src, dst)
+	r.mu.Unlock()
+	return best
+}
+
+// Close ends every shared connection.
+func (r *Router) Close() {
+	r.mu.Lock()
+	r.closed = true
+	var os []*outgoing
+	for _, o := range r.shared {
+		os = append(os, o)
+	}
+	r.mu.Unlock()
+	for _, o := range os {
+		o.close()
+	}
+}
+
+// Session is one client connection of the router.
+type Session struct {
+	r     *Router
+	hooks Hooks
+	write func([]byte) error
+
+	mu    sync.Mutex
+	own   map[connKey]*outgoing
+	ended bool
+	buf   []byte
+	wmu   sync.Mutex
+	// inflight counts the session's requests waiting for an answer.
+	inflight atomic.Int64
+}
+
+// Drain waits, up to d, until no request of the session waits for its
+// answer: a client that closed its side still gets the answers due.
+func (s *Session) Drain(d time.Duration) {
+	deadline := time.Now().Add(d)
+	for s.inflight.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// NewSession starts serving a client connection: write sends framed
+// bytes to it; hooks may be nil (no rule events).
+func (r *Router) NewSession(write func([]byte) error, hooks Hooks) *Session {
+	return &Session{r: r, hooks: hooks, write: write}
+}
+
+// Router is the session's router.
+func (s *Session) Router() *Router { return s.r }
+
+// Close ends the session's own (per-client) peer connections; answers
+// still due to it are dropped.
+func (s *Session) Close() {
+	s.mu.Lock()
+	s.ended = true
+	own := s.own
+	s.own = nil
+	s.mu.Unlock()
+	for _, o := range own {
+		o.close()
+	}
+}
+
+// Message makes a message of the client's data (copied) as the protocol
+// reads it.
+func (s *Session) Message(data []byte) *Message {
+	return &Message{Data: append([]byte(nil), data...), Request: !s.r.cfg.NoResponse, Status: StatusUnprocessed,
+		MaxRetries: s.r.cfg.MaxRetries, Instance: -1, origin: s}
+}
+
+// Handle runs a client's message through the ingress events and routes
+// it; false when the connection is to end.
+func (s *Session) Handle(m *Message) bool {
+	s.r.C.Received.Add(1)
+	if s.hooks != nil && !s.hooks.Ingress(m) {
+		return false
+	}
+	return s.after(m)
+}
+
+// after does what the last event asked of m.
+func (s *Session) after(m *Message) bool {
+	switch {
+	case m.Drop:
+		m.Status = StatusDropped
+		s.r.C.Dropped.Add(1)
+		return true
+	case m.Return:
+		m.Return = false
+		s.r.C.Returned.Add(1)
+		return s.deliver(m)
+	}
+	s.route(m)
+	return true
+}
+
+// deliver sends m to the session's client through the egress events.
+func (s *Session) deliver(m *Message) bool {
+	s.mu.Lock()
+	ended := s.ended
+	s.mu.Unlock()
+	if ended {
+		s.r.C.Dropped.Add(1)
+		return false
+	}
+	if s.hooks != nil {
+		if !s.hooks.Egress(m) {
+			return false
+		}
+		if m.Drop {
+			s.r.C.Dropped.Add(1)
+			return true
+		}
+	}
+	s.wmu.Lock()
+	s.buf = Frame(s.buf[:0], m.Data, s.r.cfg.Term)
+	err := s.write(s.buf)
+	s.wmu.Unlock()
+	return err == nil
+}
+
+// errNoRoute is a message no route, rule or pool takes.
+var errNoRoute = errors.New("no route")
+
+// route sends m to its peer; on failure the message fails (MR_FAILED).
+func (s *Session) route(m *Message) {
+	o, err := s.pick(m)
+	if err != nil {
+		s.fail(m, err)
+		return
+	}
+	m.Status = StatusRouted
+	s.r.C.Routed.Add(1)
+	if !o.send(m, s.r.cfg.Term) {
+		// the connection's end failed m with the others in flight
+		return
+	}
+}
+
+// fail runs MR_FAILED for m and does what it asked: route again
+// (MR::retry, up to max-retries), send it back (MR::return), or drop it.
+func (s *Session) fail(m *Message, err error) {
+	if errors.Is(err, errNoRoute) {
+		m.Status = StatusNoRoute
+	} else {
+		m.Status = StatusConnFailed
+	}
+	s.r.C.Failed.Add(1)
+	if s.hooks == nil {
+		s.r.C.Dropped.Add(1)
+		return
+	}
+	m.Retry, m.Return, m.Drop = false, false, false
+	if !s.hooks.Failed(m) {
+		return
+	}
+	switch {
+	case m.Retry && m.Retries < m.MaxRetries:
+		m.Retry = false
+		m.Retries++
+		s.r.C.Retried.Add(1)
+		s.route(m)
+	case m.Return:
+		m.Return = false
+		s.r.C.Returned.Add(1)
+		s.deliver(m)
+	default:
+		s.r.C.Dropped.Add(1)
+	}
+}
+
+// pick is the connection m goes out on: by the rule's route, else the
+// route table, else the virtual's pool.
+func (s *Session) pick(m *Message) (*outgoing, error) {
+	r := s.r
+	switch {
+	case m.RouteHost.IsValid():
+		return s.conn(&Peer{Name: "host " + m.RouteHost.String(), Host: m.RouteHost, Conns: 1}, m)
+	case m.RoutePool != "":
+		return s.conn(&Peer{Name: "pool " + m.RoutePool, Pool: m.RoutePool, Conns: 1}, m)
+	case len(m.RoutePeers) > 0:
+		var ps []*Peer
+		for _, n := range m.RoutePeers {
+			if p := r.Peer(n); p != nil {
+				ps = append(ps, p)
+			}
+		}
+		return s.among(ps, m.RouteRatio, "rule", m)
+	}
+	if rt := r.Lookup(m.Src, m.Dst); rt != nil {
+		return s.among(rt.Peers, rt.Ratio, rt.Name, m)
+	}
+	if r.cfg.DefaultPool != "" {
+		// Each message balanced over the pool's members, one shared
+		// connection per member [M].
+		return s.conn(&Peer{Name: "", Pool: r.cfg.DefaultPool, Conns: 1}, m)
+	}
+	return nil, errNoRoute
+}
+
+// among picks a peer of ps (sequential: the first not tried yet; ratio:
+// weighted rotation) and its connection, trying the next peers when one
+// cannot be connected.
+func (s *Session) among(ps []*Peer, ratio bool, key string, m *Message) (*outgoing, error) {
+	if len(ps) == 0 {
+		return nil, errNoRoute
+	}
+	order := ps
+	if ratio {
+		total := 0
+		for _, p := range ps {
+			total += max(p.Ratio, 1)
+		}
+		s.r.mu.Lock()
+		n := s.r.rot[key]
+		s.r.rot[key]++
+		s.r.mu.Unlock()
+		at := int(n % uint64(total))
+		start := 0
+		for i, p := range ps {
+			if at < max(p.Ratio, 1) {
+				start = i
+				break
+			}
+			at -= max(p.Ratio, 1)
+		}
+		order = append(append([]*Peer(nil), ps[start:]...), ps[:start]...)
+	}
+	var last error = errNoRoute
+	for _, p := range order {
+		if tried(m.tried, p.Name) && len(m.tried) < len(ps) {
+			continue
+		}
+		o, err := s.conn(p, m)
+		if err == nil {
+			return o, nil
+		}
+		last = err
+	}
+	return nil, last
+}
+
+func tried(xs []string, n string) bool {
+	for _, x := range xs {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}
+
+// errNoMember is a peer whose pool has no member to connect to.
+var errNoMember = errors.New("no member available")
+
+// conn is a connection to peer p for m: an existing one its
+// connection-mode allows, or a new one.
+func (s *Session) conn(p *Peer, m *Message) (*outgoing, error) {
+	r := s.r
+	m.Peer = p.Name
+	m.tried = append(m.tried, p.Name)
+	conns := max(p.Conns, 1)
+	k := connKey{peer: p.Name}
+	if p.Name == "" { // the default pool: one connection per member
+		addr, ok := r.env.Pick(p.Pool, m.attempted)
+		if !ok {
+			return nil, errNoMember
+		}
+		k.addr = addr
+	} else if m.Instance >= 0 {
+		k.instance = m.Instance % conns
+	} else if conns > 1 {
+		r.mu.Lock()
+		k.instance = int(r.rot["\x00"+p.Name] % uint64(conns))
+		r.rot["\x00"+p.Name]++
+		r.mu.Unlock()
+	}
+	perClient := p.Mode == PerClient
+	for {
+		s.mu.Lock()
+		r.mu.Lock()
+		if r.closed || s.ended {
+			r.mu.Unlock()
+			s.mu.Unlock()
+			return nil, net.ErrClosed
+		}
+		var o *outgoing
+		if perClient {
+			o = s.own[k]
+		} else {
+			o = r.shared[k]
+		}
+		if o == nil {
+			o = &outgoing{r: r, key: k, ready: make(chan struct{})}
+			if perClient {
+				if s.own == nil {
+					s.own = map[connKey]*outgoing{}
+				}
+				s.own[k] = o
+				o.owner = s
+			} else {
+				r.shared[k] = o
+			}
+			r.mu.Unlock()
+			s.mu.Unlock()
+			if err := o.open(p, m); err != nil {
+				return nil, err
+			}
+			r.C.ConnsOpened.Add(1)
+			return o, nil
+		}
+		r.mu.Unlock()
+		s.mu.Unlock()
+		<-o.ready
+		if o.err == nil && !o.isDead() {
+			r.C.ConnsReused.Add(1)
+			m.Member = o.addr
+			return o, nil
+		}
+		if o.err != nil {
+			return nil, o.err
+		}
+		// dead: it left the maps; loop to open another
+	}
+}
+
+// outgoing is a connection to a peer's member.
+type outgoing struct {
+	r     *Router
+	key   connKey
+	owner *Session // per-client: the one session it serves
+	ready chan struct{}
+	err   error
+	conn  net.Conn
+	done  func()
+	addr  netip.AddrPort
+
+	wmu  sync.Mutex
+	wbuf []byte
+
+	mu   sync.Mutex
+	pend []*Message
+	dead bool
+	last time.Time
+}
+
+// open connects o to a member of p (m's attempted members avoided);
+// whoever waits on o learns the outcome.
+func (o *outgoing) open(p *Peer, m *Message) error {
+	defer close(o.ready)
+	addr := p.Host
+	if o.key.addr.IsValid() {
+		addr = o.key.addr
+	}
+	if !addr.IsValid() {
+		a, ok := o.r.env.Pick(p.Pool, m.attempted)
+		if !ok {
+			o.err = errNoMember
+			o.unlist()
+			return o.err
+		}
+		addr = a
+	}
+	m.Member = addr
+	m.attempted = append(m.attempted, addr)
+	c, done, err := o.r.env.Dial(p.Pool, addr)
+	if err != nil {
+		o.err = err
+		o.unlist()
+		return err
+	}
+	o.conn, o.done, o.addr = c, done, addr
+	o.last = time.Now()
+	go o.read()
+	return nil
+}
+
+// unlist takes o out of the router's (or its session's) connections.
+func (o *outgoing) unlist() {
+	r := o.r
+	if o.owner != nil {
+		o.owner.mu.Lock()
+		if o.owner.own[o.key] == o {
+			delete(o.owner.own, o.key)
+		}
+		o.owner.mu.Unlock()
+		return
+	}
+	r.mu.Lock()
+	if r.shared[o.key] == o {
+		delete(r.shared, o.key)
+	}
+	r.mu.Unlock()
+}
+
+func (o *outgoing) isDead() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.dead
+}
+
+// send writes m; a request is kept in flight until its answer. false
+// when the connection failed (m failed with it).
+func (o *outgoing) send(m *Message, term []byte) bool {
+	o.wmu.Lock()
+	o.mu.Lock()
+	if o.dead {
+		o.mu.Unlock()
+		o.wmu.Unlock()
+		m.origin.fail(m, net.ErrClosed)
+		return false
+	}
+	if m.Request {
+		o.pend = append(o.pend, m)
+		m.origin.inflight.Add(1)
+	}
+	o.last = time.Now()
+	o.mu.Unlock()
+	o.wbuf = Frame(o.wbuf[:0], m.Data, term)
+	_, err := o.conn.Write(o.wbuf)
+	o.wmu.Unlock()
+	if err != nil {
+		if !m.Request {
+			m.origin.fail(m, err)
+		}
+		o.close()
+		return false
+	}
+	return true
+}
+
+// read takes the peer's messages: each answers the oldest request in
+// flight; with none, a per-client connection's message goes to its
+// client and a shared one's is dropped (counted as unsolicited) [M].
+func (o *outgoing) read() {
+	cfg := o.r.cfg
+	rd := Reader{R: idleReader{o}, Term: cfg.Term, Max: cfg.Max}
+	for {
+		data, err := rd.Next()
+		if err != nil {
+			o.close()
+			return
+		}
+		o.mu.Lock()
+		var req *Message
+		if len(o.pend) > 0 {
+			req = o.pend[0]
+			o.pend[0] = nil
+			o.pend = o.pend[1:]
+		}
+		o.last = time.Now()
+		o.mu.Unlock()
+		dst := o.owner
+		if req != nil {
+			dst = req.origin
+			dst.inflight.Add(-1)
+		}
+		if dst == nil {
+			o.r.C.Unsolicited.Add(1)
+			o.r.C.Dropped.Add(1)
+			continue
+		}
+		a := &Message{Data: append([]byte(nil), data...), Status: StatusRouted, Peer: o.key.peer, Member: o.addr, origin: dst, Instance: -1}
+		if req != nil {
+			a.Src, a.Dst, a.Store = req.Dst, req.Src, req.Store
+			o.r.C.Answered.Add(1)
+		} else {
+			o.r.C.Unsolicited.Add(1)
+		}
+		dst.deliver(a)
+	}
+}
+
+// idleReader reads the peer's connection, closing it once it has stayed
+// idle with no request in flight for the router's idle time.
+type idleReader struct{ o *outgoing }
+
+func (ir idleReader) Read(p []byte) (int, error) {
+	o := ir.o
+	idle := o.r.cfg.Idle
+	for {
+		if idle > 0 {
+			o.conn.SetReadDeadline(time.Now().Add(idle))
+		}
+		n, err := o.conn.Read(p)
+		if err == nil || n > 0 || idle == 0 || !errors.Is(err, timeoutErr) {
+			return n, err
+		}
+		o.mu.Lock()
+		quiet := len(o.pend) == 0 && time.Since(o.last) >= idle
+		o.mu.Unlock()
+		if quiet {
+			return 0, io.EOF
+		}
+	}
+}
+
+// close ends o: every request still in flight fails (MR_FAILED on its
+// originator).
+func (o *outgoing) close() {
+	o.mu.Lock()
+	if o.dead {
+		o.mu.Unlock()
+		return
+	}
+	o.dead = true
+	pend := o.pend
+	o.pend = nil
+	o.mu.Unlock()
+	o.unlist()
+	if o.conn != nil {
+		o.conn.Close()
+	}
+	if o.done != nil {
+		o.done()
+	}
+	for _, m := range pend {
+		if m != nil && m.origin != nil {
+			m.origin.inflight.Add(-1)
+			m.origin.fail(m, net.ErrClosed)
+		}
+	}
+}
