@@ -6,6 +6,11 @@
 //
 // The buckets are golang.org/x/time/rate limiters counting bytes. A flow
 // that no policy applies to holds a nil *Bucket and pays one nil check.
+// Streams wait on a bucket before each write (the L4 proxy's copy loops;
+// Conn for a message-based virtual's clients); datagrams wait in a
+// bounded Queue per flow and direction, dropped past it. Each policy
+// counts what passed, waited and was dropped, and its current rate, for
+// show net bwc policy.
 package bwc
 
 import (
