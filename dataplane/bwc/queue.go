@@ -5,7 +5,7 @@ import (
 	"sync"
 )
 
-// queueTime is how much of a bucket's rate a datagram flow's queue holds
+// queueSeconds is how much of a bucket's rate a datagram flow's queue holds
 // before it drops: half a second's worth [M: BIG-IP queues a policy's
 // packets in its own buffers and drops beyond them; openltm keeps each
 // flow's queue to what the rate drains in half a second].
