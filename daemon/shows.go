@@ -25,6 +25,7 @@ func registerPlaneRuntime(e *Engine, h *planeHook) {
 	e.RegisterRuntime(profileStatsCommands(e, p)) // shows_profiles.go
 	e.RegisterRuntime(monitorCommands(e, p))      // shows_monitor.go
 	e.RegisterRuntime(dnsCacheCommands(e, p))     // shows_dns.go
+	e.RegisterRuntime(bwcCommands(e, p))          // shows_bwc.go
 }
 
 // planeCommands answers show and reset-stats of virtual servers, pools and

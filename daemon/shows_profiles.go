@@ -28,11 +28,14 @@ var profileShows = []struct {
 	{profileMQTT, dataplane.ProfileMQTT, render.MQTTProfile},
 	{profileFIX, dataplane.ProfileFIX, render.FIXProfile},
 	{profileDiameter, dataplane.ProfileDiameter, render.DiameterProfile},
+	{profileRTSP, dataplane.ProfileRTSP, render.RTSPProfile},
+	{profileFastHTTP, dataplane.ProfileFastHTTP, render.FastHTTPProfile},
+	{profileNTLM, dataplane.ProfileNTLM, render.NTLMProfile},
 }
 
 // profileStatsCommands answers show and reset-stats of the http,
 // http-compression, tcp, udp, client-ssl, server-ssl, request-adapt,
-// response-adapt, mqtt, fix and diameter profiles: one block per profile, its
+// response-adapt, mqtt, fix, diameter, rtsp, fasthttp and ntlm profiles: one block per profile, its
 // figures summed over the virtuals using it.
 func profileStatsCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 	var out []RuntimeCommand

@@ -87,10 +87,10 @@ func (t *translator) bwcPolicies() {
 	}
 }
 
-// virtualBWC puts v's flows under its bwc-policy. The policy shapes the
-// L4 proxy's flows (TCP, with or without TLS and rules); UDP and
-// message-based (http) virtuals keep the setting with a warning [M:
-// their datagrams and messages are not shaped yet].
+// virtualBWC puts v's flows under its bwc-policy: the L4 proxy's TCP
+// flows (with or without TLS and rules), a UDP virtual's datagrams (each
+// flow's queued for the bucket, dropped beyond its queue) and a
+// message-based (http) virtual's clients (requests and responses paced).
 func (t *translator) virtualBWC(o *objects.Object, v *dataplane.Virtual) {
 	name := virtualBWCPolicy.Str(o)
 	if name == "" || name == "none" {
@@ -100,14 +100,5 @@ func (t *translator) virtualBWC(o *objects.Object, v *dataplane.Virtual) {
 	if po == nil || t.dc.BWC[po.Name] == nil {
 		return // refused above, or a dangling reference the schema reports
 	}
-	full := po.Name
-	if v.MBLB != nil {
-		t.note(o, "bwc-policy %s is kept; openltm does not shape message-based (http) virtual servers' traffic yet", full)
-		return
-	}
-	if v.IsUDP() {
-		t.note(o, "bwc-policy %s is kept; openltm does not shape UDP virtual servers' datagrams yet", full)
-		return
-	}
-	v.BWC = full
+	v.BWC = po.Name
 }

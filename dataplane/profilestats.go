@@ -23,6 +23,9 @@ const (
 	ProfileMQTT      ProfileKind = "mqtt"
 	ProfileFIX       ProfileKind = "fix"
 	ProfileDiameter  ProfileKind = "diameter"
+	ProfileRTSP      ProfileKind = "rtsp"
+	ProfileFastHTTP  ProfileKind = "fasthttp"
+	ProfileNTLM      ProfileKind = "ntlm"
 )
 
 // ProfileStats is one profile's figures summed over the virtuals using
@@ -38,6 +41,40 @@ type ProfileStats struct {
 	MQTT     MQTTProfileStats
 	FIX      FIXProfileStats
 	Diameter DiameterProfileStats
+	RTSP     RTSPProfileStats
+	FastHTTP FastHTTPProfileStats
+	NTLM     NTLMProfileStats
+}
+
+// RTSPProfileStats are an rtsp profile's control messages and data
+// channels (rtsp.Counts).
+type RTSPProfileStats struct {
+	Requests, Responses, Interleaved, Channels, Malformed uint64
+}
+
+// FastHTTPProfileStats are a fasthttp profile's figures, read from what
+// its virtuals count anyway (the http requests and responses, the
+// engine's server connections): the profile costs the request path
+// nothing more.
+type FastHTTPProfileStats struct {
+	// ClientAccepts counts the client connections the virtuals took;
+	// ServerConnects the server connections opened, PoolCurrent those
+	// open now, PoolReuses the requests that went on a connection an
+	// earlier one had opened.
+	ClientAccepts, ServerConnects, PoolCurrent, PoolReuses uint64
+	// Requests and its kinds, Pipelined those sent before the previous
+	// answer; Resp2xx to Resp5xx the members' answers by class.
+	Requests, Get, Post, V10, V11, Pipelined uint64
+	Resp2xx, Resp3xx, Resp4xx, Resp5xx       uint64
+	// ParseErrors counts the clients reset for a request past the
+	// bounds or one that did not parse.
+	ParseErrors uint64
+}
+
+// NTLMProfileStats are an ntlm profile's bindings (mblb.Stats'
+// NTLMChallenged, NTLMBound, NTLMUnbound).
+type NTLMProfileStats struct {
+	Challenged, Bound, Unbound uint64
 }
 
 // DiameterProfileStats are a diameter profile's messages: what a
@@ -255,6 +292,23 @@ func (p *Plane) ProfileStats(kind ProfileKind, name string, virtuals []string) P
 			m.FromServer += x.FromServer.Load()
 			m.Malformed += x.Malformed.Load()
 			m.Mapped += x.Mapped.Load()
+		case ProfileRTSP:
+			m, x := &st.RTSP, &pc.RTSP
+			m.Requests += x.Requests.Load()
+			m.Responses += x.Responses.Load()
+			m.Interleaved += x.Interleaved.Load()
+			m.Channels += x.Channels.Load()
+			m.Malformed += x.Malformed.Load()
+		case ProfileFastHTTP:
+			p.fastHTTPStats(&st.FastHTTP, v)
+		case ProfileNTLM:
+			es, _ := p.mblbs.Stats(v.Name)
+			if b := pc.NTLMBase.Load(); b != nil {
+				es = sinceBase(es, *b)
+			}
+			st.NTLM.Challenged += es.NTLMChallenged
+			st.NTLM.Bound += es.NTLMBound
+			st.NTLM.Unbound += es.NTLMUnbound
 		case ProfileClientSSL, ProfileServerSSL:
 			x := &pc.ServerSSL
 			if kind == ProfileClientSSL {
@@ -320,6 +374,68 @@ func (p *Plane) ResetProfileStats(kind ProfileKind, name string, virtuals []stri
 			v.Prof.FIX.Reset()
 		case ProfileDiameter:
 			v.Prof.Diameter.Reset()
+		case ProfileRTSP:
+			v.Prof.RTSP.Reset()
+		case ProfileFastHTTP:
+			v.Prof.HTTP.Reset()
+			v.Prof.FastHTTPAccepts.Store(v.Stats.Tot.Load())
+			es, _ := p.mblbs.Stats(v.Name)
+			v.Prof.FastHTTPBase.Store(&es)
+		case ProfileNTLM:
+			es, _ := p.mblbs.Stats(v.Name)
+			v.Prof.NTLMBase.Store(&es)
 		}
 	}
+}
+
+// fastHTTPStats adds virtual v's figures to f: its http counters, and
+// its engine's since the profile's last reset.
+func (p *Plane) fastHTTPStats(f *FastHTTPProfileStats, v *state.Virtual) {
+	x := &v.Prof.HTTP
+	if tot, base := v.Stats.Tot.Load(), v.Prof.FastHTTPAccepts.Load(); tot >= base {
+		f.ClientAccepts += tot - base
+	}
+	f.Requests += x.Requests.Load()
+	f.Get += x.Get.Load()
+	f.Post += x.Post.Load()
+	f.V10 += x.V10.Load()
+	f.V11 += x.V11.Load()
+	f.Pipelined += x.Pipelined.Load()
+	f.Resp2xx += x.Resp[1].Load()
+	f.Resp3xx += x.Resp[2].Load()
+	f.Resp4xx += x.Resp[3].Load()
+	f.Resp5xx += x.Resp[4].Load()
+	es, ok := p.mblbs.Stats(v.Name)
+	if !ok {
+		return
+	}
+	f.PoolCurrent += uint64(max(es.ServerConns, 0))
+	if b := v.Prof.FastHTTPBase.Load(); b != nil {
+		es = sinceBase(es, *b)
+	}
+	f.ServerConnects += es.ServerConnsOpened
+	if es.Messages > es.ServerConnsOpened {
+		f.PoolReuses += es.Messages - es.ServerConnsOpened
+	}
+	f.ParseErrors += es.Oversize + es.Resets
+}
+
+// sinceBase is the counters of now that reset-stats left at base (those
+// a show of fasthttp and ntlm reads); a counter below its base (a new
+// engine after a commit) counts from zero.
+func sinceBase(now, base MBLBStats) MBLBStats {
+	d := func(a, b uint64) uint64 {
+		if a < b {
+			return a
+		}
+		return a - b
+	}
+	now.Messages = d(now.Messages, base.Messages)
+	now.ServerConnsOpened = d(now.ServerConnsOpened, base.ServerConnsOpened)
+	now.Oversize = d(now.Oversize, base.Oversize)
+	now.Resets = d(now.Resets, base.Resets)
+	now.NTLMChallenged = d(now.NTLMChallenged, base.NTLMChallenged)
+	now.NTLMBound = d(now.NTLMBound, base.NTLMBound)
+	now.NTLMUnbound = d(now.NTLMUnbound, base.NTLMUnbound)
+	return now
 }

@@ -1,8 +1,10 @@
 package objects
 
 // bwcKinds are BIG-IP's bandwidth controllers. `net bwc policy` acts: a
-// virtual's bwc-policy and the rules' BWC::policy attach put flows under
-// its rates (dataplane/bwc); the daemon checks the rates at commit. Its
+// virtual's bwc-policy (TCP, UDP and http virtuals) and the rules'
+// BWC::policy attach put flows under its rates (dataplane/bwc); the
+// daemon checks the rates at commit; show net bwc policy reports its
+// counters. Its
 // marking (ip-tos, link-qos), categories, measurement and logging are
 // kept with a warning. `net bwc priority-group` is kept and saved only.
 // The property list and defaults follow F5's tmsh reference and the

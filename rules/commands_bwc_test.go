@@ -1,6 +1,9 @@
 package rules
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestParseBitRate(t *testing.T) {
 	for _, c := range []struct {
@@ -15,6 +18,23 @@ func TestParseBitRate(t *testing.T) {
 		got, ok := ParseBitRate(c.in)
 		if ok != c.ok || got != c.want {
 			t.Errorf("ParseBitRate(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// TestBWCUnsupported: the BWC:: commands openltm's buckets cannot act on
+// fail with a Tcl error naming what is missing, whatever their words.
+func TestBWCUnsupported(t *testing.T) {
+	for _, c := range []struct{ expr, want string }{
+		{"BWC::priority gold 1", "BWC::priority: not supported by openltm: priority groups"},
+		{"BWC::color set red", "BWC::color: not supported by openltm: traffic colors"},
+		{"BWC::mark gold ip-tos 10", "BWC::mark: not supported by openltm: the policy's packet marking"},
+		{"BWC::measure start", "BWC::measure: not supported by openltm: measurement"},
+		{"BWC::debug on", "BWC::debug: not supported by openltm"},
+	} {
+		_, err := evalIn(t, newFakeConn(), nil, ClientAccepted, c.expr)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one with %q", c.expr, err, c.want)
 		}
 	}
 }

@@ -303,3 +303,66 @@ func DiameterProfile(w io.Writer, name string, st dataplane.ProfileStats, o Opti
 		{"Records", o.num(d.Records)},
 	})
 }
+
+// RTSPProfile prints one `Ltm::RTSP Profile` block: the control
+// messages the gateway followed and the data channels it opened [M: the
+// layout and the field names].
+func RTSPProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
+	r := st.RTSP
+	return statBlock(w, "Ltm::RTSP Profile: "+o.rel(name), [][2]string{
+		{"Virtual Server Name", "N/A"},
+		{"Control Messages", ""},
+		{"  Requests", o.num(r.Requests)},
+		{"  Responses", o.num(r.Responses)},
+		{"  Interleaved Frames", o.num(r.Interleaved)},
+		{"  Malformed", o.num(r.Malformed)},
+		{"Data Channels", ""},
+		{"  Opened", o.num(r.Channels)},
+	})
+}
+
+// FastHTTPProfile prints one `Ltm::FastHTTP Profile` block, with the
+// groups of BIG-IP's fasthttp statistics (client, server, connection
+// pool, requests, responses) [M: the field names follow F5's fasthttp
+// profile statistics as remembered, not read from a system].
+func FastHTTPProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
+	f := st.FastHTTP
+	return statBlock(w, "Ltm::FastHTTP Profile: "+o.rel(name), [][2]string{
+		{"Virtual Server Name", "N/A"},
+		{"Client", ""},
+		{"  Accepts", o.num(f.ClientAccepts)},
+		{"Server", ""},
+		{"  Connects", o.num(f.ServerConnects)},
+		{"Connection Pool", ""},
+		{"  Current Size", o.num(f.PoolCurrent)},
+		{"  Reuses", o.num(f.PoolReuses)},
+		{"Requests", ""},
+		{"  Total", o.num(f.Requests)},
+		{"  GET", o.num(f.Get)},
+		{"  POST", o.num(f.Post)},
+		{"  HTTP/1.0", o.num(f.V10)},
+		{"  HTTP/1.1", o.num(f.V11)},
+		{"  Pipelined", o.num(f.Pipelined)},
+		{"  Parse Errors", o.num(f.ParseErrors)},
+		{"Responses", ""},
+		{"  2xx", o.num(f.Resp2xx)},
+		{"  3xx", o.num(f.Resp3xx)},
+		{"  4xx", o.num(f.Resp4xx)},
+		{"  5xx", o.num(f.Resp5xx)},
+	})
+}
+
+// NTLMProfile prints one `Ltm::NTLM Profile` block: the clients a member
+// challenged whose server connections the profile kept apart, those that
+// answered and stayed bound, and the bindings given up [M: the layout
+// and the field names].
+func NTLMProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
+	n := st.NTLM
+	return statBlock(w, "Ltm::NTLM Profile: "+o.rel(name), [][2]string{
+		{"Virtual Server Name", "N/A"},
+		{"Connections", ""},
+		{"  Challenged", o.num(n.Challenged)},
+		{"  Bound", o.num(n.Bound)},
+		{"  Unbound", o.num(n.Unbound)},
+	})
+}

@@ -6,6 +6,11 @@
 //
 // The buckets are golang.org/x/time/rate limiters counting bytes. A flow
 // that no policy applies to holds a nil *Bucket and pays one nil check.
+// Streams wait on a bucket before each write (the L4 proxy's copy loops;
+// Conn for a message-based virtual's clients); datagrams wait in a
+// bounded Queue per flow and direction, dropped past it. Each policy
+// counts what passed, waited and was dropped, and its current rate, for
+// show net bwc policy.
 package bwc
 
 import (
@@ -88,9 +93,73 @@ type Policy struct {
 	mu    sync.Mutex
 	users map[string]*Bucket // a dynamic policy's instances
 
-	// Passed counts the bytes the policy's flows wrote; Delayed those of
-	// them that waited for the bucket first.
-	Passed, Delayed atomic.Uint64
+	// Passed counts the bytes the policy's flows wrote, PassedPkts the
+	// writes and datagrams (a stream's write counts as the full segments
+	// it fills); Delayed the bytes that waited for the bucket first.
+	// Dropped and DroppedPkts count the datagrams a flow's queue had no
+	// room for (Queue).
+	Passed, PassedPkts, Delayed, Dropped, DroppedPkts atomic.Uint64
+	// rate is the bytes passed this second and the last, for the current
+	// rate show reports.
+	rate meter
+}
+
+// Stats are a policy's counters, for show net bwc policy.
+type Stats struct {
+	Passed, PassedPkts, Delayed, Dropped, DroppedPkts uint64
+	// Rate is the bits per second passed over the last whole second.
+	Rate uint64
+	// Instances is a dynamic policy's users now.
+	Instances int
+	// MaxRate is the policy's max-rate, bits per second.
+	MaxRate uint64
+}
+
+// Stats reads p's counters.
+func (p *Policy) Stats() Stats {
+	return Stats{
+		Passed: p.Passed.Load(), PassedPkts: p.PassedPkts.Load(), Delayed: p.Delayed.Load(),
+		Dropped: p.Dropped.Load(), DroppedPkts: p.DroppedPkts.Load(),
+		Rate: p.rate.bps(time.Now()), Instances: p.Instances(), MaxRate: p.Cfg.MaxRate,
+	}
+}
+
+// ResetStats zeroes p's counters (reset-stats net bwc policy).
+func (p *Policy) ResetStats() {
+	for _, c := range []*atomic.Uint64{&p.Passed, &p.PassedPkts, &p.Delayed, &p.Dropped, &p.DroppedPkts} {
+		c.Store(0)
+	}
+}
+
+// meter counts bytes per wall-clock second: two atomics and a compare
+// once a second, cheap enough for every write.
+type meter struct {
+	sec       atomic.Int64
+	cur, last atomic.Uint64
+}
+
+func (m *meter) add(now time.Time, n uint64) {
+	s := now.Unix()
+	if old := m.sec.Load(); old != s && m.sec.CompareAndSwap(old, s) {
+		if s == old+1 {
+			m.last.Store(m.cur.Swap(0))
+		} else {
+			m.cur.Store(0)
+			m.last.Store(0)
+		}
+	}
+	m.cur.Add(n)
+}
+
+// bps is the bits of the last whole second.
+func (m *meter) bps(now time.Time) uint64 {
+	switch m.sec.Load() {
+	case now.Unix():
+		return m.last.Load() * 8
+	case now.Unix() - 1:
+		return m.cur.Load() * 8
+	}
+	return 0
 }
 
 func newPolicy(c config.BWCPolicy) *Policy {
@@ -194,17 +263,26 @@ func (b *Bucket) Release() {
 	}
 }
 
-// Wait blocks until n bytes may be written: the instance's rates first,
-// then the policy's. A write larger than a bucket waits for it in parts.
+// Wait blocks until n bytes of a stream may be written: the instance's
+// rates first, then the policy's. A write larger than a bucket waits for
+// it in parts.
 func (b *Bucket) Wait(n int) {
-	if n <= 0 {
-		return
+	if n > 0 {
+		b.wait(n, (n+packetBytes-1)/packetBytes)
 	}
+}
+
+// WaitDatagram is Wait for one datagram of n bytes: one packet.
+func (b *Bucket) WaitDatagram(n int) { b.wait(n, 1) }
+
+func (b *Bucket) wait(n, pk int) {
 	p := b.p
 	p.Passed.Add(uint64(n))
+	p.PassedPkts.Add(uint64(pk))
+	p.rate.add(time.Now(), uint64(n))
 	waited := waitBytes(b.user.Load(), n)
 	if pps := b.pps.Load(); pps != nil {
-		waited = waitBytes(pps, (n+packetBytes-1)/packetBytes) || waited
+		waited = waitBytes(pps, pk) || waited
 	}
 	waited = waitBytes(p.all, n) || waited
 	if waited {

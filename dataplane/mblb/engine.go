@@ -420,6 +420,9 @@ type engineStats struct {
 	adaptUnmodified, adaptModified, adaptAnswered  atomic.Uint64
 	adaptFailed                                    atomic.Uint64
 	adaptStreamed                                  atomic.Uint64
+	// ntlmChallenged, ntlmBound and ntlmUnbound are the ntlm profile's
+	// (ntlm.go).
+	ntlmChallenged, ntlmBound, ntlmUnbound atomic.Uint64
 }
 
 // Stats are the engine's counters since it started.
@@ -465,6 +468,12 @@ type Stats struct {
 	// Sessions and ServerConns are the current client sessions and server
 	// connections.
 	Sessions, ServerConns int
+	// NTLMChallenged counts the clients a member challenged for NTLM or
+	// Negotiate whose connection the ntlm profile took out of the shared
+	// pool; NTLMBound those that answered and were kept on their own
+	// connections; NTLMUnbound the private groups given up (no answer to
+	// the challenge, or NTLM::disable) (ntlm.go).
+	NTLMChallenged, NTLMBound, NTLMUnbound uint64
 }
 
 // MemberStats are one member's counters, for `show ltm pool p members`.
@@ -606,6 +615,9 @@ func (e *Engine) Stats() Stats {
 		AdaptAnswered:     e.stats.adaptAnswered.Load(),
 		AdaptFailed:       e.stats.adaptFailed.Load(),
 		AdaptStreamed:     e.stats.adaptStreamed.Load(),
+		NTLMChallenged:    e.stats.ntlmChallenged.Load(),
+		NTLMBound:         e.stats.ntlmBound.Load(),
+		NTLMUnbound:       e.stats.ntlmUnbound.Load(),
 		Sessions:          ns,
 		ServerConns:       nc,
 	}

@@ -82,6 +82,7 @@ func (p *connPool) ntlmChallenged(sc *serverConn, s *ClientConn, b []byte, h *ht
 			return // another member challenged the client at once: that one stays [M]
 		}
 		pin = np
+		p.e.stats.ntlmChallenged.Add(1)
 	}
 	if pin.key.id != sc.key.id {
 		return // the client's authentication lives on another member
@@ -139,6 +140,7 @@ func (s *ClientConn) ntlmRequest(m *msg, b []byte, h *httpx.Head) {
 	}
 	if !pin.confirmed && !s.ntlmOff.Load() && ntlmScheme(httpx.HeaderValue(b, h, "authorization")) {
 		pin.confirmed = true
+		s.e.stats.ntlmBound.Add(1)
 		s.mu.Lock()
 		s.perConn = true
 		s.sticky, s.hasSticky = pin.member, true
@@ -150,6 +152,7 @@ func (s *ClientConn) ntlmRequest(m *msg, b []byte, h *httpx.Head) {
 		s.perConn = false
 		s.mu.Unlock()
 		s.e.pool.closeGroup(pin.key)
+		s.e.stats.ntlmUnbound.Add(1)
 		return
 	}
 	m.hx.label = pin.key.label

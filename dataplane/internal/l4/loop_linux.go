@@ -273,11 +273,11 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 			switch {
 			case mv == nil:
 			case snap.Cfg.TLS == nil:
-				if !mv.Loopable() || snap.Cfg.HTTP2 != nil { // HTTP/2 clients: goroutines
+				if !mv.Loopable() || snap.Cfg.HTTP2 != nil || snap.BWC != nil { // HTTP/2 clients and a bandwidth controller's (its waits block): goroutines
 					mv = nil
 				}
 			default:
-				if mv.LoopTLS(snap) {
+				if snap.BWC == nil && mv.LoopTLS(snap) {
 					mvTLS = mv
 				}
 				mv = nil

@@ -41,7 +41,9 @@ type rtspFlow struct {
 	opt   *rtsp.Options
 	prog  *rules.Program // the rules when they handle RTSP_ events
 	table *rtsp.Table
-	sc    *serverConn
+	// counts are the virtual's rtsp profile figures.
+	counts *rtsp.Counts
+	sc     *serverConn
 	// member is the member's address and port, server the server side's
 	// own address (where the member sees the data channels come from).
 	member netip.AddrPort
@@ -70,7 +72,7 @@ type rtspPending struct {
 // connected.
 func (pr *proxied) serveRTSP(head []byte) {
 	opt := pr.snap.Cfg.RTSP
-	x := &rtspFlow{pr: pr, opt: opt, table: rtsp.TableFor(pr.Local.String(), opt.Idle)}
+	x := &rtspFlow{pr: pr, opt: opt, table: rtsp.TableFor(pr.Local.String(), opt.Idle), counts: &pr.vs.Prof.RTSP}
 	if pr.rs != nil {
 		if prog := irules.Program(pr.rules); prog != nil && (prog.Handles(rules.RTSPRequest) || prog.Handles(rules.RTSPResponse)) {
 			x.prog = prog
@@ -136,6 +138,14 @@ func (x *rtspFlow) next(up bool) ([]byte, bool) {
 	switch {
 	case err == nil:
 		n := len(frame)
+		switch {
+		case frame != nil:
+			x.counts.Interleaved.Add(1)
+		case up && m.Request:
+			x.counts.Requests.Add(1)
+		case !up && !m.Request:
+			x.counts.Responses.Add(1)
+		}
 		if frame == nil {
 			n = len(m.Body) + 64 // the head's bytes are not kept [M: counted roughly]
 		}
@@ -165,6 +175,7 @@ func (x *rtspFlow) next(up bool) ([]byte, bool) {
 
 // reset ends the flow for a message the gateway cannot follow.
 func (x *rtspFlow) reset() {
+	x.counts.Malformed.Add(1)
 	x.pr.because(rstcause.RTSPMalformed)
 	x.pr.end(true)
 }
@@ -358,6 +369,7 @@ func (x *rtspFlow) setupAnswer(m *rtsp.Message, p rtspPending, sess string) stri
 			continue
 		}
 		kept = cv
+		x.counts.Channels.Add(1)
 		sp.Set("client_port", rtsp.PortsOf(ch.ClientPeers()).String())
 		sp.Set("server_port", vp.String())
 		if _, ok := sp.Get("source"); ok {

@@ -20,6 +20,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/state"
 
+	"github.com/openltm/openltm/dataplane/bwc"
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
@@ -413,6 +414,9 @@ type mblbFlow struct {
 	// addr is its virtual address's runtime when admitted (nil: none
 	// that acts), whose count finish gives back.
 	addr *state.VAddr
+	// bwc is the bucket of the virtual's bandwidth controller the
+	// client's bytes wait on (bwc.go); nil without one.
+	bwc *bwc.Bucket
 	// cssl holds the client's TLS connection in its client-ssl profile's
 	// current connections (tls.go), until finish.
 	cssl state.SSLHeld
@@ -551,6 +555,9 @@ func (s *Set) ServeHanded(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCP
 	}
 	conn := clientTLS(c, head, snap.Cfg.TLS, f.rr, f.sslTag) // tls.go
 	f.front, _ = conn.(*frontConn)
+	if snap.BWC != nil {
+		conn = f.paced(conn, snap.BWC) // bwc.go
+	}
 	f.sess = mv.eng.NewClientConn(conn, opts)
 	sess := f.sess
 	f.Closer = func(reset bool) { sess.Close(reset) }
@@ -617,6 +624,7 @@ func (f *mblbFlow) finish() {
 		f.vs.Prof.HTTP.ConnEnded(n) // profilestats
 	}
 	f.cssl.Release()
+	f.bwc.Release() // bwc.go
 	if f.sni != "" {
 		f.mv.clientSNI.CompareAndDelete(f.Client, f.sni)
 	}

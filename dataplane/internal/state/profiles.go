@@ -16,6 +16,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/mqtt"
+	"github.com/openltm/openltm/dataplane/rtsp"
 	"github.com/openltm/openltm/dataplane/tlsprof"
 )
 
@@ -41,6 +42,15 @@ type ProfileCounters struct {
 	// DiameterPersist its persist-avp records.
 	Diameter        diameter.Counts
 	DiameterPersist diameter.Table
+	// RTSP are the control messages and data channels of the virtual's
+	// rtsp profile.
+	RTSP rtsp.Counts
+	// FastHTTPBase and NTLMBase are the virtual's engine counters
+	// (mblb.Stats) when reset-stats last zeroed its fasthttp or ntlm
+	// profile's figures, which are counted from there; nil: never.
+	FastHTTPBase, NTLMBase atomic.Pointer[mblb.Stats]
+	// FastHTTPAccepts is the virtual's total connections at that reset.
+	FastHTTPAccepts atomic.Uint64
 
 	// clientSSL are the counters of each client-ssl profile the virtual
 	// has had, by name: with several (SNI), each handshake counts at the

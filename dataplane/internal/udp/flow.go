@@ -76,6 +76,9 @@ type flow struct {
 	// clone is the flow's clone sockets (dataplane/clone); nil without
 	// clone pools. Set before the flow is published, closed by end.
 	clone *clone.Datagrams
+	// bwc paces the flow's datagrams on its virtual's bandwidth
+	// controller (bwc.go); nil without one.
+	bwc *flowBWC
 	flowIO
 }
 
@@ -140,6 +143,7 @@ func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client net
 	if snap.Clone != nil {
 		f.clone = snap.Clone.StartDatagrams()
 	}
+	f.bwc = newFlowBWC(f, snap.BWC) // bwc.go
 	f.sip = newSIPState(cfg.SIP, l.addr.String())
 	f.rad = newRADIUSState(cfg.RADIUS, f) // radius.go
 	f.gtp = cfg.GTP != nil
@@ -271,6 +275,10 @@ func (f *flow) forward(b []byte) {
 	}
 	if f.clone != nil {
 		f.clone.Server(b) // as the member gets it
+	}
+	if f.bwc != nil {
+		f.bwc.up.Send(lg, b) // bwc.go
+		return
 	}
 	if f.rs != nil {
 		lg.send(b) // in order with what the rules sent
@@ -539,6 +547,7 @@ func (f *flow) end() {
 		}
 	}
 	f.clone.Close()
+	f.bwc.close() // bwc.go
 	switch {
 	case f.wq != nil:
 		f.wq.legs = legs // the flow's goroutine ends its rules

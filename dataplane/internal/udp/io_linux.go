@@ -408,6 +408,10 @@ func (lg *leg) answer() {
 				continue
 			}
 		}
+		if f.bwc != nil {
+			f.bwc.toClient.Send(f, b) // bwc.go
+			continue
+		}
 		h := &s.hdrs[k].Hdr
 		s.iovs[k].Base = unsafe.SliceData(b)
 		s.iovs[k].SetLen(len(b))

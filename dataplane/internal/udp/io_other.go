@@ -205,6 +205,10 @@ func (lg *leg) fromServer(b []byte) {
 			return
 		}
 	}
+	if f.bwc != nil {
+		f.bwc.toClient.Send(f, b) // bwc.go
+		return
+	}
 	f.toClient(b)
 	f.sipSent(lg, b)
 }

@@ -1,0 +1,148 @@
+package bwc
+
+import (
+	"net"
+	"sync"
+)
+
+// queueSeconds is how much of a bucket's rate a datagram flow's queue holds
+// before it drops: half a second's worth [M: BIG-IP queues a policy's
+// packets in its own buffers and drops beyond them; openltm keeps each
+// flow's queue to what the rate drains in half a second].
+const queueSeconds = 0.5
+
+// minQueue is the least a flow's queue holds, so that a burst of a few
+// full datagrams waits rather than drops on a slow policy.
+const minQueue = 64 << 10
+
+// Queue paces one direction of a datagram flow on a bucket: a datagram
+// is copied and queued while the queue holds less than its bound, and
+// one goroutine (started while the queue is not empty, gone when it is)
+// sends them in order as the bucket allows. Datagrams beyond the bound
+// are dropped and counted on the policy, as BIG-IP drops what exceeds a
+// bandwidth controller. T is what the sender needs besides the bytes
+// (the member's leg of a flow, say).
+type Queue[T any] struct {
+	b     *Bucket
+	out   func(T, []byte)
+	limit int
+
+	mu      sync.Mutex
+	items   []queued[T]
+	bytes   int
+	running bool
+	closed  bool
+}
+
+type queued[T any] struct {
+	to T
+	d  []byte
+}
+
+// NewQueue is a queue on b sending with out.
+func NewQueue[T any](b *Bucket, out func(T, []byte)) *Queue[T] {
+	limit := minQueue
+	if r := b.p.Cfg.MaxRate; r > 0 {
+		limit = max(limit, int(float64(r)/8*queueSeconds))
+	}
+	if r := b.p.Cfg.MaxUserRate; r > 0 && b.Dynamic() {
+		limit = max(minQueue, min(limit, int(float64(r)/8*queueSeconds)))
+	}
+	return &Queue[T]{b: b, out: out, limit: limit}
+}
+
+// Send queues a copy of d for to; false when the queue is full (or
+// closed) and d is dropped.
+func (q *Queue[T]) Send(to T, d []byte) bool {
+	q.mu.Lock()
+	if q.closed || (q.bytes > 0 && q.bytes+len(d) > q.limit) {
+		q.mu.Unlock()
+		p := q.b.p
+		p.Dropped.Add(uint64(len(d)))
+		p.DroppedPkts.Add(1)
+		return false
+	}
+	q.items = append(q.items, queued[T]{to, append([]byte(nil), d...)})
+	q.bytes += len(d)
+	start := !q.running
+	q.running = true
+	q.mu.Unlock()
+	if start {
+		go q.drain()
+	}
+	return true
+}
+
+func (q *Queue[T]) drain() {
+	for {
+		q.mu.Lock()
+		if len(q.items) == 0 || q.closed {
+			q.running = false
+			q.mu.Unlock()
+			return
+		}
+		it := q.items[0]
+		q.items[0] = queued[T]{}
+		q.items = q.items[1:]
+		q.mu.Unlock()
+		q.b.WaitDatagram(len(it.d))
+		q.mu.Lock()
+		q.bytes -= len(it.d)
+		closed := q.closed
+		q.mu.Unlock()
+		if closed {
+			continue
+		}
+		q.out(it.to, it.d)
+	}
+}
+
+// Close drops what is queued; what Send gives afterwards is dropped.
+func (q *Queue[T]) Close() {
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	q.closed = true
+	q.items = nil
+	q.mu.Unlock()
+}
+
+// Conn paces a stream connection on a bucket: the bytes read wait on it
+// after they are read (holding back what the client sends, as TCP's
+// window then does), the bytes written wait before they are written. A
+// message-based (http) virtual's clients go through one, so that their
+// requests' and responses' bodies pass at the policy's rate.
+type Conn struct {
+	net.Conn
+	b *Bucket
+}
+
+// PacedConn is c on b.
+func PacedConn(c net.Conn, b *Bucket) *Conn { return &Conn{Conn: c, b: b} }
+
+// Read implements net.Conn.
+func (c *Conn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.b.Wait(n)
+	}
+	return n, err
+}
+
+// Write implements net.Conn.
+func (c *Conn) Write(p []byte) (int, error) {
+	c.b.Wait(len(p))
+	return c.Conn.Write(p)
+}
+
+// CloseWrite half-closes the connection underneath when it can.
+func (c *Conn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return c.Conn.Close()
+}
+
+// NetConn is the connection underneath.
+func (c *Conn) NetConn() net.Conn { return c.Conn }

@@ -1,0 +1,90 @@
+package dataplane
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/mblb"
+)
+
+// TestBWCUDPQueue: a burst of datagrams far above a UDP virtual's policy
+// passes in part, waits in the flow's queue in part, and the rest is
+// dropped and counted; the member's answers come back through the
+// policy.
+func TestBWCUDPQueue(t *testing.T) {
+	vs, member := "127.131.20.1:5300", "127.131.20.2:5300"
+	startUDPMember(t, member, "S1")
+	p, _ := newPlane(t)
+	cfg := udpBasic(vs, member)
+	cfg.BWC = map[string]*BWCPolicy{"/Common/slow": {Name: "/Common/slow", MaxRate: 400e3}}
+	cfg.Virtuals["/Common/vs"].BWC = "/Common/slow"
+	mustApply(t, p, cfg)
+
+	c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(ap(vs)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	d := make([]byte, 1000)
+	copy(d, "burst")
+	for range 300 {
+		c.Write(d)
+	}
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	buf := make([]byte, 2048)
+	n, err := c.Read(buf)
+	if err != nil || !strings.HasPrefix(string(buf[:n]), "S1:burst") {
+		t.Fatalf("answer %q, %v", buf[:n], err)
+	}
+	pol := p.bwc.Policy("/Common/slow")
+	eventually(t, "datagrams dropped and passed", func() bool {
+		st := pol.Stats()
+		return st.DroppedPkts > 0 && st.PassedPkts > 0 && st.Dropped == st.DroppedPkts*1000
+	})
+}
+
+// TestBWCHTTPVirtual: an http (message-based) virtual's responses pass
+// at its policy's rate; without the policy they are not shaped.
+func TestBWCHTTPVirtual(t *testing.T) {
+	vs, member := "127.131.21.1:8080", "127.131.21.2:9000"
+	body := strings.Repeat("x", 512<<10)
+	ln, err := net.Listen("tcp", member)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, body) })}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	p, _ := newPlane(t)
+	cfg := basic(vs, member)
+	cfg.Virtuals["/Common/vs"].MBLB = &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}
+	cfg.BWC = map[string]*BWCPolicy{"/Common/two": {Name: "/Common/two", MaxRate: 2e6}}
+	cfg.Virtuals["/Common/vs"].BWC = "/Common/two"
+	mustApply(t, p, cfg)
+
+	get := func() {
+		t.Helper()
+		cl := &http.Client{Timeout: 60 * time.Second}
+		resp, err := cl.Get("http://" + vs + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		got, err := io.ReadAll(resp.Body)
+		if err != nil || len(got) != len(body) {
+			t.Fatalf("got %d bytes, %v", len(got), err)
+		}
+	}
+	start := time.Now()
+	get()
+	if d, want := time.Since(start), atLeast(512<<10, 2e6); d < want {
+		t.Fatalf("512 KB through a 2 mbps policy took %v, less than %v", d, want)
+	}
+	if st := p.bwc.Policy("/Common/two").Stats(); st.Passed < 512<<10 || st.Delayed == 0 {
+		t.Fatalf("policy counters %+v", st)
+	}
+}
