@@ -27,28 +27,19 @@ func registerBWC(t *tcl.Commands) {
 	t.Register("BWC::policy", cmdBWCPolicy)
 	t.Register("BWC::rate", cmdBWCRate)
 	t.Register("BWC::pps", cmdBWCPPS)
-	for name, why := range bwcUnsupported {
-		t.Register(name, unsupportedBWC(name, why))
-	}
+	registerUnsupported(t, bwcUnsupported)
 }
 
 // bwcUnsupported are the BWC:: commands whose effect openltm's token
-// buckets cannot give, with what is missing. A rule using one fails at
-// the command with a Tcl error saying so (catch lets it go on), rather
-// than run as if the traffic were treated as asked.
+// buckets cannot give, with what is missing: a rule using one is kept
+// with a warning saying so (registerUnsupported), rather than run as if
+// the traffic were treated as asked.
 var bwcUnsupported = map[string]string{
 	"BWC::priority": "priority groups (a policy's categories and net bwc priority-group) are kept in the configuration but not enforced",
 	"BWC::color":    "traffic colors (color policers) are not kept",
 	"BWC::mark":     "the policy's packet marking (ip-tos, link-qos) is kept in the configuration but not applied",
 	"BWC::measure":  "measurement (the policy's measure and log-publisher) is kept in the configuration but not run; show net bwc policy counts every policy",
 	"BWC::debug":    "there is no bandwidth controller debug log; show net bwc policy counts every policy",
-}
-
-// unsupportedBWC is a command that always fails with why.
-func unsupportedBWC(name, why string) tcl.CmdFunc {
-	return func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-		return tcl.Empty, tcl.Errorf("%s: not supported by openltm: %s", name, why)
-	}
 }
 
 // bwcConn is the rule's connection as a BWCConn.

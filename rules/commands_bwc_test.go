@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -26,13 +27,19 @@ func TestParseBitRate(t *testing.T) {
 // fail with a Tcl error naming what is missing, whatever their words.
 func TestBWCUnsupported(t *testing.T) {
 	for _, c := range []struct{ expr, want string }{
-		{"BWC::priority gold 1", "BWC::priority: not supported by openltm: priority groups"},
-		{"BWC::color set red", "BWC::color: not supported by openltm: traffic colors"},
-		{"BWC::mark gold ip-tos 10", "BWC::mark: not supported by openltm: the policy's packet marking"},
-		{"BWC::measure start", "BWC::measure: not supported by openltm: measurement"},
-		{"BWC::debug on", "BWC::debug: not supported by openltm"},
+		{"BWC::priority gold 1", "BWC::priority: not supported: priority groups"},
+		{"BWC::color set red", "BWC::color: not supported: traffic colors"},
+		{"BWC::mark gold ip-tos 10", "BWC::mark: not supported: the policy's packet marking"},
+		{"BWC::measure start", "BWC::measure: not supported: measurement"},
+		{"BWC::debug on", "BWC::debug: not supported"},
 	} {
-		_, err := evalIn(t, newFakeConn(), nil, ClientAccepted, c.expr)
+		name := strings.Fields(c.expr)[0]
+		r, err := Compile("r", "when CLIENT_ACCEPTED { "+c.expr+" }")
+		var ue *UnsupportedError
+		if !errors.As(err, &ue) || r == nil || len(r.Unsupported()) != 1 || !strings.HasPrefix(r.Unsupported()[0], name+" (") {
+			t.Errorf("%s: %v; want the rule kept with a warning naming it", c.expr, err)
+		}
+		_, err = evalIn(t, newFakeConn(), nil, ClientAccepted, "eval [list "+c.expr+"]")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one with %q", c.expr, err, c.want)
 		}
