@@ -175,6 +175,11 @@ const (
 	GTPPrimeEgress
 	GTPSignallingIngress
 	GTPSignallingEgress
+	// DiameterRetransmission runs over a client's request the diameter
+	// profile is about to send again to another member, and over the
+	// answer it makes itself when the request cannot be delivered
+	// (commands_diameter_retx.go).
+	DiameterRetransmission
 	numEvents
 )
 
@@ -208,6 +213,7 @@ var eventNames = [numEvents]string{
 	"DIAMETER_INGRESS", "DIAMETER_EGRESS",
 	"GTP_GPDU_INGRESS", "GTP_GPDU_EGRESS", "GTP_PRIME_INGRESS", "GTP_PRIME_EGRESS",
 	"GTP_SIGNALLING_INGRESS", "GTP_SIGNALLING_EGRESS",
+	"DIAMETER_RETRANSMISSION",
 }
 
 func (e Event) String() string {
@@ -507,13 +513,13 @@ func (r *Rule) RTSPNeeds() []HTTPNeed {
 	return out
 }
 
-// DiameterNeeds lists the rule's DIAMETER_INGRESS and DIAMETER_EGRESS
-// handlers, which need a diameter profile on the virtual server
-// (01070394 [M]).
+// DiameterNeeds lists the rule's DIAMETER_INGRESS, DIAMETER_EGRESS and
+// DIAMETER_RETRANSMISSION handlers, which need a diameter profile on the
+// virtual server (01070394 [M]).
 func (r *Rule) DiameterNeeds() []HTTPNeed {
 	var out []HTTPNeed
 	for _, h := range r.handlers {
-		if h.Event == DiameterIngress || h.Event == DiameterEgress {
+		if h.Event == DiameterIngress || h.Event == DiameterEgress || h.Event == DiameterRetransmission {
 			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
 		}
 	}
