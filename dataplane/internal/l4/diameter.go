@@ -497,19 +497,25 @@ func (x *diamFlow) timer() {
 				continue
 			}
 			x.mu.Lock()
-			var late []uint32
+			type due struct {
+				hbh  uint32
+				peer *diamPeer
+			}
+			var late []due
 			for hbh, r := range x.pend {
 				to := r.set.Timeout
 				if to <= 0 {
 					to = x.opt.RetransmitTimeout
 				}
 				if to > 0 && now.Sub(r.sent) >= to {
-					late = append(late, hbh)
+					late = append(late, due{hbh, r.peer})
 				}
 			}
 			x.mu.Unlock()
-			for _, hbh := range late {
-				x.retransmit(hbh, nil, "timeout")
+			for _, d := range late {
+				// Only while it is still that member's: a failed
+				// member's reader may have sent it on meanwhile.
+				x.retransmit(d.hbh, d.peer, "timeout")
 			}
 		}
 	}
@@ -727,8 +733,10 @@ func (x *diamFlow) undeliverable(raw []byte, code uint32, reason string, spent b
 	m := diammsg.Msg{Raw: raw}
 	host, realm := []byte(x.opt.OriginHostToClient), []byte(x.opt.OriginRealmToClient)
 	x.mu.Lock()
-	if len(host) == 0 && len(x.peers) > 0 {
-		host = x.peers[0].host
+	for _, p := range x.peers {
+		if len(host) == 0 {
+			host = p.host // the first member whose CEA is in [M]
+		}
 	}
 	x.mu.Unlock()
 	if len(realm) == 0 {
