@@ -335,8 +335,8 @@ func (x *diamFlow) reset() {
 // request sends a client's request to the member its persistence key or
 // the pool's balancing chooses, out being what the client's rules did to
 // it (DIAMETER::persist, DIAMETER::retransmission); false when the flow
-// ended. reader: on the client's reader (its buffers); egress: through
-// DIAMETER_EGRESS (not for DIAMETER::retry's straight sends).
+// ended. reader: on the client's reader, whose rewrite buffers it may
+// use (DIAMETER::retry's requests come from other goroutines too).
 func (x *diamFlow) request(raw []byte, out rules.DiameterOutcome, reader bool) bool {
 	m := diammsg.Msg{Raw: raw}
 	key := x.opt.PersistKey(m)
