@@ -310,3 +310,50 @@ func TestDiameterOverTLS(t *testing.T) {
 		}
 	})
 }
+
+// TestDiameterSkipCapabilitiesExchange: a client a rule lets go without
+// a CER has its first request balanced like any other, and DIAMETER::state
+// reads its connection open; without the rule it reads WAIT_ICEA over
+// the CER, IOPEN once the client has its CEA.
+func TestDiameterSkipCapabilitiesExchange(t *testing.T) {
+	t.Parallel()
+	a := diamServer(t, "127.128.5.10:3868", "member-a.example", false)
+	p, _ := newPlane(t)
+	cfg := basic("127.128.5.1:3868", a.Addr())
+	delete(cfg.Virtuals, "/Common/vs")
+	const state = `
+		when DIAMETER_INGRESS {
+			if {[DIAMETER::is_request]} { log local0. "state [DIAMETER::command] [DIAMETER::session] [DIAMETER::state]" }
+		}`
+	var skip, plain *ruleLog
+	diamVirtual(t, cfg, "/Common/skip", "127.128.5.1:3868", "/Common/pool", diameter.Options{}, "")
+	cfg.Virtuals["/Common/skip"].Rules, skip = compileRules(t, `when CLIENT_ACCEPTED { DIAMETER::skip_capabilities_exchange peer.example }`+state)
+	diamVirtual(t, cfg, "/Common/plain", "127.128.5.2:3868", "/Common/pool", diameter.Options{}, "")
+	cfg.Virtuals["/Common/plain"].Rules, plain = compileRules(t, state)
+	skip.showOnFailure(t)
+	plain.showOnFailure(t)
+	mustApply(t, p, cfg)
+	c, err := diamtest.Dial("127.128.5.1:3868")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i, an := range exchangeTagged(t, c, "skip;1", "skip;2") {
+		if an.Result != diammsg.ResultSuccess || an.Origin != "member-a.example" {
+			t.Fatalf("answer %d: %+v", i, an)
+		}
+	}
+	c2, _ := diamClient(t, "127.128.5.2:3868", "client.example")
+	exchangeTagged(t, c2, "plain;1")
+	for _, w := range []struct {
+		lg   *ruleLog
+		want string
+	}{
+		{skip, "state 272 client.example;skip;1 IOPEN"}, {skip, "state 272 client.example;skip;2 IOPEN"},
+		{plain, "state 257  WAIT_ICEA"}, {plain, "state 272 client.example;plain;1 IOPEN"},
+	} {
+		if !strings.Contains(w.lg.String(), w.want) {
+			t.Fatalf("log %q, want %q", w.lg.String(), w.want)
+		}
+	}
+}
