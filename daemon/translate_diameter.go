@@ -30,22 +30,25 @@ var (
 	diamResetOnTimeout    = profileDiameter.MustProp("reset-on-timeout")
 	diamWatchdogTimeout   = profileDiameter.MustProp("watchdog-timeout")
 	diamMaxWatchdogFail   = profileDiameter.MustProp("max-watchdog-failure")
+	diamHandshakeTimeout  = profileDiameter.MustProp("handshake-timeout")
 )
 
 // diameter gives a TCP virtual its diameter profile. BIG-IP refuses the
-// profile without a tcp profile and beside an http, ftp, sip, mqtt or
-// fix profile, which would parse the same bytes; persist-avp and
-// parent-avp must be AVP codes (or a base protocol AVP's name). Where
-// the message reader does not run (TLS, stream, mblb, rules that read
-// the flow's bytes in CLIENT_DATA or SERVER_DATA) the virtual passes
-// Diameter through as plain TCP, one member per connection, with a
-// warning. It returns false when the virtual was left out.
+// profile without a tcp profile and beside an http, ftp, sip, mqtt, fix,
+// smtps, imap or pop3 profile, which would parse the same bytes;
+// persist-avp and parent-avp must be AVP codes (or a base protocol AVP's
+// name). Under client-ssl and server-ssl the message reader runs over
+// the plaintext (Diameter over TLS, RFC 6733 13). Where it does not run
+// (an SSL forward proxy, stream, mblb, rules that read the flow's bytes
+// in CLIENT_DATA or SERVER_DATA) the virtual passes Diameter through as
+// plain TCP, one member per connection, with a warning. It returns false
+// when the virtual was left out.
 func (t *translator) diameter(o *objects.Object, v *dataplane.Virtual) bool {
 	p := t.profile(o, profileDiameter)
 	if p == nil {
 		return true
 	}
-	for _, k := range []*objects.Kind{profileHTTP, profileFTP, profileSIP, profileMQTT, profileFIX} {
+	for _, k := range []*objects.Kind{profileHTTP, profileFTP, profileSIP, profileMQTT, profileFIX, profileSMTPS, profileIMAP, profilePOP3} {
 		if other := t.profile(o, k); other != nil {
 			return t.refuse("profile %s (diameter) cannot be used with %s profile %s on the virtual server (%s)", p.Name, k.Words[len(k.Words)-1], other.Name, o.Name)
 		}
@@ -71,11 +74,12 @@ func (t *translator) diameter(o *objects.Object, v *dataplane.Virtual) bool {
 		ConnectionPrime:     e(diamPrime) == "enabled",
 		ResetOnTimeout:      e(diamResetOnTimeout) == "enabled",
 	}
-	var secs, wd int
+	var secs, wd, hs int
 	for _, a := range []struct {
 		prop *objects.Prop
 		dst  *int
-	}{{diamRetransmitTimeout, &secs}, {diamMaxRetransmit, &opt.MaxRetransmit}, {diamWatchdogTimeout, &wd}, {diamMaxWatchdogFail, &opt.MaxWatchdogFailure}} {
+	}{{diamRetransmitTimeout, &secs}, {diamMaxRetransmit, &opt.MaxRetransmit}, {diamWatchdogTimeout, &wd}, {diamMaxWatchdogFail, &opt.MaxWatchdogFailure},
+		{diamHandshakeTimeout, &hs}} {
 		n, err := strconv.Atoi(e(a.prop))
 		if err != nil || n < 0 {
 			return t.refuse("profile %s (diameter): %s %s is not a count (0 or more)", p.Name, a.prop.Name, strconv.Quote(e(a.prop)))
@@ -84,6 +88,7 @@ func (t *translator) diameter(o *objects.Object, v *dataplane.Virtual) bool {
 	}
 	opt.RetransmitTimeout = time.Duration(secs) * time.Second
 	opt.WatchdogTimeout = time.Duration(wd) * time.Second
+	opt.HandshakeTimeout = time.Duration(hs) * time.Second
 	for _, a := range []struct {
 		prop *objects.Prop
 		dst  *uint32
@@ -105,7 +110,15 @@ func (t *translator) diameter(o *objects.Object, v *dataplane.Virtual) bool {
 		t.keep(o, "profile %s: openltm's Diameter message balancing %s; the virtual passes Diameter through one member per connection", p.Name, why)
 		return true
 	}
-	if why := plainGatewayBlocked(v); why != "" { // translate_ftp.go
+	switch {
+	case v.MBLB != nil:
+		return without("does not run on message-based virtuals (an mblb profile)")
+	case v.TLS != nil && v.TLS.Forward != nil:
+		return without("does not run on an SSL forward proxy")
+	case v.Stream != nil:
+		return without("does not run with a stream profile")
+	}
+	if why := rulesReadBytes(v); why != "" { // translate_ftp.go
 		return without(why)
 	}
 	v.Diameter = opt

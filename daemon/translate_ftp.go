@@ -22,7 +22,7 @@ var (
 )
 
 // plainGatewayBlocked says why a protocol gateway that reads plaintext
-// TCP messages itself (ftp, fix, rtsp, diameter) cannot run on virtual
+// TCP messages itself (ftp, fix, rtsp) cannot run on virtual
 // v: another reader of the same bytes (mblb, stream, rules) or TLS on
 // either side; "" when it can.
 func plainGatewayBlocked(v *dataplane.Virtual) string {

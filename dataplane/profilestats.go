@@ -88,9 +88,14 @@ type DiameterProfileStats struct {
 	// requests sent by a persist-avp record; Records the records held;
 	// Retransmitted the client's requests sent again to another member,
 	// Undelivered those answered DIAMETER_UNABLE_TO_DELIVER;
-	// WatchdogFailures the member connections reset for unanswered DWRs.
+	// WatchdogFailures the member connections reset for unanswered DWRs;
+	// HandshakeTimeouts those reset for a CEA that did not come within
+	// handshake-timeout; Busy the requests answered DIAMETER_TOO_BUSY
+	// (a rule's choice); Responded the messages rules sent with
+	// DIAMETER::respond.
 	Requests, Answers, Malformed, Dropped, Watchdogs, Persisted, Records uint64
 	Retransmitted, Undelivered, WatchdogFailures                         uint64
+	HandshakeTimeouts, Busy, Responded                                   uint64
 }
 
 // FIXProfileStats are a fix profile's messages: how much a virtual
@@ -285,6 +290,9 @@ func (p *Plane) ProfileStats(kind ProfileKind, name string, virtuals []string) P
 			m.Retransmitted += x.Retransmitted.Load()
 			m.Undelivered += x.Undelivered.Load()
 			m.WatchdogFailures += x.WatchdogFailures.Load()
+			m.HandshakeTimeouts += x.HandshakeTimeouts.Load()
+			m.Busy += x.Busy.Load()
+			m.Responded += x.Responded.Load()
 			m.Records += uint64(pc.DiameterPersist.Len())
 		case ProfileFIX:
 			m, x := &st.FIX, &pc.FIX

@@ -8,8 +8,9 @@ package objects
 // destination-realm, overwrite-destination-host, host-ip-rewrite,
 // connection-prime, the retransmission of a failed member's requests:
 // retransmit-timeout, max-retransmit-attempts, reset-on-timeout; the
-// watchdog toward members: watchdog-timeout, max-watchdog-failure);
-// handshake-timeout and subscriber-aware (PEM) are kept with a warning.
+// watchdog toward members: watchdog-timeout, max-watchdog-failure; the
+// members' capabilities exchange bounded by handshake-timeout);
+// subscriber-aware (PEM) is kept with a warning.
 func diameterProfileKind() *Kind {
 	return actOn(profileKind("diameter", "diameter", `
 connection-prime ed disabled
@@ -32,5 +33,6 @@ watchdog-timeout int 0
 `), "F5 ltm profile diameter: each Diameter message of a TCP virtual balanced on its own (persistence on persist-avp), answers routed back by hop-by-hop id, Origin-Host and Origin-Realm rewritten toward clients and servers",
 		"connection-prime", "destination-realm", "host-ip-rewrite", "origin-host-to-client", "origin-host-to-server",
 		"origin-realm-to-client", "origin-realm-to-server", "overwrite-destination-host", "parent-avp", "persist-avp",
-		"retransmit-timeout", "max-retransmit-attempts", "reset-on-timeout", "watchdog-timeout", "max-watchdog-failure")
+		"retransmit-timeout", "max-retransmit-attempts", "reset-on-timeout", "watchdog-timeout", "max-watchdog-failure",
+		"handshake-timeout")
 }

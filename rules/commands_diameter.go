@@ -17,6 +17,13 @@ import (
 type DiameterState struct {
 	msg diammsg.Msg
 	out DiameterOutcome
+	ctx DiameterContext
+	// The connection's settings, kept across messages:
+	// DIAMETER::retransmission_default's (nil: the profile's) and
+	// DIAMETER::skip_capabilities_exchange's.
+	defaults *DiameterRetx
+	skipCER  bool
+	skipHost string
 }
 
 // DiameterOutcome is what a DIAMETER_ event did to its message.
@@ -33,16 +40,43 @@ type DiameterOutcome struct {
 	// Persist is DIAMETER::persist's key ("" none): the message goes to
 	// the member that key persists to, instead of persist-avp's.
 	Persist string
+	// Retx is what DIAMETER::retransmission set for this message in the
+	// event (nil: nothing; the connection's and the profile's settings
+	// apply).
+	Retx *DiameterRetx
+	// Retransmit: DIAMETER::retransmit; the request this answer answers
+	// is sent again and the answer goes no further.
+	Retransmit bool
+	// Respond are the messages DIAMETER::respond built, for the peer on
+	// the side the event runs on (DiameterContext.ClientSide).
+	Respond [][]byte
+	// Retry are the messages DIAMETER::retry sends toward the members as
+	// the client's requests.
+	Retry []DiameterRetry
+}
+
+// DiameterRetry is one message DIAMETER::retry sends.
+type DiameterRetry struct {
+	Raw []byte
+	// Across: it goes through the rules' events and persistence as a
+	// client's request does; otherwise straight to a member.
+	Across bool
 }
 
 // BeginDiameter binds raw (a whole message the host checked) to the
 // DIAMETER:: commands of the event about to run.
 func (s *ConnState) BeginDiameter(raw []byte) {
+	s.BeginDiameterWith(raw, DiameterContext{ClientSide: true})
+}
+
+// BeginDiameterWith binds raw as BeginDiameter does, with what the host
+// knows of it beyond its bytes.
+func (s *ConnState) BeginDiameterWith(raw []byte, ctx DiameterContext) {
 	if s.diameter == nil {
 		s.diameter = &DiameterState{}
 	}
 	st := s.diameter
-	st.msg, st.out = diammsg.Msg{Raw: raw}, DiameterOutcome{}
+	st.msg, st.out, st.ctx = diammsg.Msg{Raw: raw}, DiameterOutcome{}, ctx
 }
 
 // EndDiameter is what the event did; the state forgets the message. Raw
@@ -54,7 +88,7 @@ func (s *ConnState) EndDiameter() DiameterOutcome {
 	}
 	out := st.out
 	out.Raw = st.msg.Raw
-	st.msg, st.out = diammsg.Msg{}, DiameterOutcome{}
+	st.msg, st.out, st.ctx = diammsg.Msg{}, DiameterOutcome{}, DiameterContext{}
 	return out
 }
 
@@ -78,6 +112,9 @@ func registerDiameter(t *tcl.Commands) {
 	} {
 		t.Register(name, fn)
 	}
+	for name, fn := range diameterRetxCommands() { // commands_diameter_retx.go
+		t.Register(name, fn)
+	}
 }
 
 // diameterMsg is the message in hand, or an error naming cmd where there
@@ -88,7 +125,7 @@ func diameterMsg(in *tcl.Interp, cmd string) (*DiameterState, error) {
 		return nil, err
 	}
 	if s.diameter == nil || s.diameter.msg.Raw == nil {
-		return nil, tcl.Errorf("%s: no Diameter message in %s (valid in DIAMETER_INGRESS and DIAMETER_EGRESS)", cmd, s.event)
+		return nil, tcl.Errorf("%s: no Diameter message in %s (valid in DIAMETER_INGRESS, DIAMETER_EGRESS and DIAMETER_RETRANSMISSION)", cmd, s.event)
 	}
 	return s.diameter, nil
 }
@@ -224,16 +261,20 @@ func avpText(typ string, d []byte) tcl.Value {
 //	DIAMETER::avp replace CODE VALUE ?TYPE?
 //	DIAMETER::avp insert CODE VALUE ?TYPE?
 //	DIAMETER::avp delete CODE
+//	DIAMETER::avp create CODE V M P VENDOR DATA ?TYPE?   a new AVP's bytes
 //
 // CODE is a number or a base protocol AVP's name; set and replace add
 // the AVP when the message has none [M: F5's data get/set forms with the
 // types named as in the RFC's AVP formats].
 func cmdDiameterAVP(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	const cmd = "DIAMETER::avp"
-	const usage = "DIAMETER::avp CODE | codes | count CODE | exists CODE | data get CODE ?TYPE? | data set CODE VALUE ?TYPE? | replace CODE VALUE ?TYPE? | insert CODE VALUE ?TYPE? | delete CODE"
+	const usage = "DIAMETER::avp CODE | codes | count CODE | exists CODE | data get CODE ?TYPE? | data set CODE VALUE ?TYPE? | replace CODE VALUE ?TYPE? | insert CODE VALUE ?TYPE? | delete CODE | create CODE V M P VENDOR DATA ?TYPE?"
 	a := args[1:]
 	if len(a) == 0 {
 		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	if a[0].String() == "create" {
+		return diameterAVPCreate(a[1:]) // commands_diameter_retx.go
 	}
 	st, err := diameterMsg(in, cmd)
 	if err != nil {

@@ -203,6 +203,11 @@ const (
 	MREgress
 	MRFailed
 	MRData
+	// DiameterRetransmission runs over a client's request the diameter
+	// profile is about to send again to another member, and over the
+	// answer it makes itself when the request cannot be delivered
+	// (commands_diameter_retx.go).
+	DiameterRetransmission
 	numEvents
 )
 
@@ -239,6 +244,7 @@ var eventNames = [numEvents]string{
 	"HTTP_DISABLED", "HTTP_REJECT", "SERVER_INIT",
 	"NAME_RESOLVED",
 	"GENERICMESSAGE_INGRESS", "GENERICMESSAGE_EGRESS", "MR_INGRESS", "MR_EGRESS", "MR_FAILED", "MR_DATA",
+	"DIAMETER_RETRANSMISSION",
 }
 
 func (e Event) String() string {
@@ -539,13 +545,13 @@ func (r *Rule) RTSPNeeds() []HTTPNeed {
 	return out
 }
 
-// DiameterNeeds lists the rule's DIAMETER_INGRESS and DIAMETER_EGRESS
-// handlers, which need a diameter profile on the virtual server
-// (01070394 [M]).
+// DiameterNeeds lists the rule's DIAMETER_INGRESS, DIAMETER_EGRESS and
+// DIAMETER_RETRANSMISSION handlers, which need a diameter profile on the
+// virtual server (01070394 [M]).
 func (r *Rule) DiameterNeeds() []HTTPNeed {
 	var out []HTTPNeed
 	for _, h := range r.handlers {
-		if h.Event == DiameterIngress || h.Event == DiameterEgress {
+		if h.Event == DiameterIngress || h.Event == DiameterEgress || h.Event == DiameterRetransmission {
 			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
 		}
 	}

@@ -1,8 +1,11 @@
 package transcripts
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 
@@ -13,32 +16,45 @@ import (
 // diamServers are the scripts' Diameter members by name, for diamseen.
 var diamServers sync.Map
 
-// diamserver ADDR NAME ?-watchdog? ?-silent?: run a Diameter peer
-// (dataplane/diameter/diamtest) as a member until the script ends. It
-// answers the CER and every request with NAME as its Origin-Host, so a
-// script sees which member a request reached; -watchdog sends a DWR
-// after each CEA; -silent leaves every request but the CER unanswered.
+// diamserver ADDR NAME ?-watchdog? ?-silent? ?-mutecer? ?-tls?: run a
+// Diameter peer (dataplane/diameter/diamtest) as a member until the
+// script ends. It answers the CER and every request with NAME as its
+// Origin-Host, so a script sees which member a request reached;
+// -watchdog sends a DWR after each CEA; -silent leaves every request but
+// the CER unanswered, -mutecer the CER too; -tls speaks TLS from the
+// connection's start (a self-signed certificate for member.example).
 // diamseen marks a request that came with the T flag "retransmitted".
 func cmdDiamServer(ts *testscript.TestScript, neg bool, args []string) {
-	watchdog, silent := false, false
+	watchdog, silent, mute, overTLS := false, false, false, false
 	for _, a := range args[min(len(args), 2):] {
 		switch a {
 		case "-watchdog":
 			watchdog = true
 		case "-silent":
 			silent = true
+		case "-mutecer":
+			mute = true
+		case "-tls":
+			overTLS = true
 		default:
 			neg = true
 		}
 	}
 	if neg || len(args) < 2 {
-		ts.Fatalf("usage: diamserver ADDR NAME ?-watchdog? ?-silent?")
+		ts.Fatalf("usage: diamserver ADDR NAME ?-watchdog? ?-silent? ?-mutecer? ?-tls?")
 	}
-	s, err := diamtest.Start(args[0], args[1], watchdog)
+	var s *diamtest.Server
+	var err error
+	if overTLS {
+		s, err = diamtest.StartTLS(args[0], args[1], &tls.Config{Certificates: []tls.Certificate{ldapSelfSigned(ts)}}) // ldap_cmds_test.go
+	} else {
+		s, err = diamtest.Start(args[0], args[1], watchdog)
+	}
 	if err != nil {
 		ts.Fatalf("diamserver: %v", err)
 	}
 	s.Silent(silent)
+	s.MuteCER(mute)
 	key := ts.Getenv("WORK") + "/" + args[1]
 	diamServers.Store(key, s)
 	ts.Defer(func() { s.Close(); diamServers.Delete(key) })
@@ -68,18 +84,40 @@ func cmdDiamSeen(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Stdout().Write([]byte(b.String()))
 }
 
-// diamclient ADDR HOST SESSION...: a Diameter peer HOST connected to
-// ADDR: a CER, then one Credit-Control-Request per SESSION, all sent at
-// once, printing the CEA ("cea origin=... realm=... host-ip=...") and
-// each answer in request order ("cca SESSION origin=... result=...").
-// -raw STRING as the only SESSION sends STRING instead of a CER and
-// expects the connection reset.
+// diamclient ?-tls CAFILE NAME? ADDR HOST SESSION...: a Diameter peer
+// HOST connected to ADDR: a CER, then one Credit-Control-Request per
+// SESSION, all sent at once, printing the CEA ("cea origin=... realm=...
+// host-ip=...") and each answer in request order ("cca SESSION
+// origin=... result=..."). -tls speaks TLS from the connection's start
+// (crypto/tls), checking the server's certificate for NAME against
+// CAFILE. -raw STRING as the only SESSION sends STRING instead of a CER
+// and expects the connection reset.
 func cmdDiamClient(ts *testscript.TestScript, neg bool, args []string) {
+	var tc *tls.Config
+	if len(args) > 0 && args[0] == "-tls" {
+		if len(args) < 3 {
+			ts.Fatalf("usage: diamclient -tls CAFILE NAME ADDR HOST SESSION...")
+		}
+		pem, err := os.ReadFile(ts.MkAbs(args[1]))
+		ts.Check(err)
+		roots := x509.NewCertPool()
+		if !roots.AppendCertsFromPEM(pem) {
+			ts.Fatalf("diamclient: no certificate in %s", args[1])
+		}
+		tc = &tls.Config{RootCAs: roots, ServerName: args[2]}
+		args = args[3:]
+	}
 	if len(args) < 2 {
-		ts.Fatalf("usage: diamclient ADDR HOST SESSION... | diamclient ADDR -raw STRING")
+		ts.Fatalf("usage: diamclient ?-tls CAFILE NAME? ADDR HOST SESSION... | diamclient ADDR -raw STRING")
 	}
 	err := func() error {
-		c, err := diamtest.Dial(args[0])
+		var c *diamtest.Client
+		var err error
+		if tc != nil {
+			c, err = diamtest.DialTLS(args[0], tc)
+		} else {
+			c, err = diamtest.Dial(args[0])
+		}
 		if err != nil {
 			return err
 		}

@@ -55,6 +55,10 @@ type Options struct {
 	// again elsewhere.
 	WatchdogTimeout    time.Duration
 	MaxWatchdogFailure int
+	// HandshakeTimeout bounds a member's capabilities exchange: a member
+	// whose CEA has not come that long after its CER is reset (0: no
+	// bound).
+	HandshakeTimeout time.Duration
 }
 
 // Rewrites says whether o changes messages at all, so that a profile
@@ -106,11 +110,18 @@ type Counts struct {
 	// WatchdogFailures counts the member connections reset for
 	// unanswered DWRs.
 	WatchdogFailures atomic.Uint64
+	// HandshakeTimeouts counts the member connections reset for a CEA
+	// that did not come within handshake-timeout; Busy the client's
+	// requests answered DIAMETER_TOO_BUSY (a rule's retransmission
+	// action busy); Responded the messages rules sent with
+	// DIAMETER::respond.
+	HandshakeTimeouts, Busy, Responded atomic.Uint64
 }
 
 // Reset zeroes the counts (reset-stats ltm profile diameter).
 func (c *Counts) Reset() {
-	for _, n := range []*atomic.Uint64{&c.Requests, &c.Answers, &c.Malformed, &c.Dropped, &c.Watchdogs, &c.Persisted, &c.Retransmitted, &c.Undelivered, &c.WatchdogFailures} {
+	for _, n := range []*atomic.Uint64{&c.Requests, &c.Answers, &c.Malformed, &c.Dropped, &c.Watchdogs, &c.Persisted, &c.Retransmitted, &c.Undelivered, &c.WatchdogFailures,
+		&c.HandshakeTimeouts, &c.Busy, &c.Responded} {
 		n.Store(0)
 	}
 }

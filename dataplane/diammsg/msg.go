@@ -39,6 +39,8 @@ const (
 
 	ResultSuccess         = 2001 // DIAMETER_SUCCESS
 	ResultUnableToDeliver = 3002 // DIAMETER_UNABLE_TO_DELIVER
+	ResultTooBusy         = 3004 // DIAMETER_TOO_BUSY
+	AVPFlagProtected      = 0x20 // the AVP's P flag
 
 	HeaderLen = 20
 	// DefaultMax bounds a message read when the reader names no bound.

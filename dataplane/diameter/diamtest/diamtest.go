@@ -7,6 +7,7 @@
 package diamtest
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -40,11 +41,16 @@ type Server struct {
 	conns    map[net.Conn]bool
 	done     chan struct{}
 	silent   atomic.Bool
+	muteCER  atomic.Bool
 }
 
 // Silent makes the server keep every request but a CER unanswered (on),
 // as a member that hangs does, or answer again (off).
 func (s *Server) Silent(on bool) { s.silent.Store(on) }
+
+// MuteCER makes the server leave CERs unanswered too (on), as a peer
+// that never completes the capabilities exchange.
+func (s *Server) MuteCER(on bool) { s.muteCER.Store(on) }
 
 // Start runs a server named name (its Origin-Host) on addr.
 func Start(addr, name string, watchdog bool) (*Server, error) {
@@ -52,9 +58,24 @@ func Start(addr, name string, watchdog bool) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	return Serve(ln, name, watchdog), nil
+}
+
+// StartTLS runs a server named name on addr that speaks Diameter over
+// TLS from the connection's start (RFC 6733 13) with cfg.
+func StartTLS(addr, name string, cfg *tls.Config) (*Server, error) {
+	ln, err := tls.Listen("tcp", addr, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return Serve(ln, name, false), nil
+}
+
+// Serve runs a server named name on ln.
+func Serve(ln net.Listener, name string, watchdog bool) *Server {
 	s := &Server{Name: name, Watchdog: watchdog, ln: ln, conns: map[net.Conn]bool{}, done: make(chan struct{})}
 	go s.accept()
-	return s, nil
+	return s
 }
 
 // Addr is where the server listens.
@@ -130,7 +151,7 @@ func (s *Server) serve(c net.Conn) {
 		s.mu.Lock()
 		s.got = append(s.got, g)
 		s.mu.Unlock()
-		if s.silent.Load() && m.Code() != diammsg.CmdCapabilitiesExchange {
+		if s.silent.Load() && m.Code() != diammsg.CmdCapabilitiesExchange || s.muteCER.Load() && m.Code() == diammsg.CmdCapabilitiesExchange {
 			continue
 		}
 		var b []byte
@@ -141,7 +162,7 @@ func (s *Server) serve(c net.Conn) {
 		b = diammsg.AppendAVP(b, diammsg.AVPOriginHost, diammsg.AVPFlagMandatory, 0, []byte(s.Name))
 		b = diammsg.AppendAVP(b, diammsg.AVPOriginRealm, diammsg.AVPFlagMandatory, 0, []byte("members.example"))
 		if m.Code() == diammsg.CmdCapabilitiesExchange {
-			b = diammsg.AppendAVP(b, diammsg.AVPHostIPAddress, diammsg.AVPFlagMandatory, 0, diammsg.Address(c.LocalAddr().(*net.TCPAddr).AddrPort().Addr()))
+			b = diammsg.AppendAVP(b, diammsg.AVPHostIPAddress, diammsg.AVPFlagMandatory, 0, diammsg.Address(c.LocalAddr().(*net.TCPAddr).AddrPort().Addr().Unmap()))
 			b = diammsg.AppendAVP(b, diammsg.AVPVendorID, diammsg.AVPFlagMandatory, 0, diammsg.U32(0))
 			b = diammsg.AppendAVP(b, diammsg.AVPProductName, 0, 0, []byte("diamtest"))
 		}
@@ -166,6 +187,15 @@ type Client struct {
 // Dial connects to addr.
 func Dial(addr string) (*Client, error) {
 	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{c: c, rd: diammsg.Reader{R: c}, hbh: 1000}, nil
+}
+
+// DialTLS connects to addr and speaks Diameter over TLS with cfg.
+func DialTLS(addr string, cfg *tls.Config) (*Client, error) {
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", addr, cfg)
 	if err != nil {
 		return nil, err
 	}

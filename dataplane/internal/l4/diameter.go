@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"io"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,6 +55,24 @@ import (
 //     DIAMETER_UNABLE_TO_DELIVER (and reset with reset-on-timeout). With
 //     watchdog-timeout an idle member connection is sent DWRs and reset
 //     after max-watchdog-failure of them unanswered.
+//   - Rules (commands_diameter_retx.go in rules) may set a request's
+//     retransmission (DIAMETER::retransmission, the connection's
+//     DIAMETER::retransmission_default): disabled keeps it out of the
+//     queue, busy and unable answer the client DIAMETER_TOO_BUSY or
+//     DIAMETER_UNABLE_TO_DELIVER instead of sending it again, a timeout
+//     of its own, error codes whose answers send it again.
+//     DIAMETER_RETRANSMISSION runs over the request about to be sent
+//     again (the rule may drop it or answer instead) and over the answer
+//     the virtual makes when it cannot be delivered; DIAMETER::retransmit
+//     sends an answer's request again, DIAMETER::respond answers from
+//     the rule, DIAMETER::retry sends a request the rule kept.
+//   - handshake-timeout bounds each member's capabilities exchange: a
+//     member whose CEA does not come in time is reset (counted); when
+//     its CEA was the client's, the client's CER goes to another member,
+//     whose CEA answers it (else the client is reset).
+//   - Under client-ssl and server-ssl the messages are read and written
+//     through TLS (RFC 6733 13: TLS from the connection's start), each
+//     member connection handshaking on its own.
 //   - A message that cannot be framed or parsed resets the connection
 //     (counted in show ltm profile diameter; tm.rstcause.log says
 //     "Diameter message malformed") [M]. A member's malformed message
@@ -64,9 +83,16 @@ type diamPeer struct {
 	sc      *serverConn
 	rd      diammsg.Reader
 	primary bool // the flow's pr.srv (released with the flow)
-	// replay: its CEA answers the CER openltm replayed and is taken.
+	// replay: its CEA answers the CER openltm replayed and is taken
+	// (under the flow's mu); cea is that CEA, kept for the client should
+	// the member whose CEA was the client's fail its handshake.
 	replay bool
-	dead   atomic.Bool
+	cea    []byte
+	// cerAt is when the CER went to it (unix ns), 0 once its CEA is in
+	// (handshake-timeout).
+	cerAt atomic.Int64
+	dead  atomic.Bool
+	late  atomic.Bool // reset for handshake-timeout
 	// host is the member's Origin-Host from its CEA, for
 	// overwrite-destination-host (under the flow's mu).
 	host []byte
@@ -91,9 +117,17 @@ type diamFlow struct {
 	opt    *diameter.Options
 	counts *diameter.Counts
 	table  *diameter.Table
-	// prog is the virtual's rules when they handle DIAMETER_INGRESS or
-	// DIAMETER_EGRESS; nil: messages are only framed and routed.
+	// prog is the virtual's rules when they handle DIAMETER_INGRESS,
+	// DIAMETER_EGRESS or DIAMETER_RETRANSMISSION; nil: messages are only
+	// framed and routed.
 	prog *rules.Program
+	// defaults are the connection's retransmission settings
+	// (DIAMETER::retransmission_default; nil: the profile's), under mu;
+	// profRetx the profile's as rules read them.
+	defaults *rules.DiameterRetx
+	profRetx rules.DiameterRetx
+	// open: the client has its CEA (or goes without: DIAMETER::state).
+	open atomic.Bool
 	pool *state.Pool
 	rd   diammsg.Reader
 	w    msgWriter
@@ -106,9 +140,6 @@ type diamFlow struct {
 	// cer is the client's CER as the first member got it, replayed to
 	// the others; host and realm its Origin-Host and Origin-Realm.
 	cer, host, realm []byte
-	// ruleKey is DIAMETER::persist's key for the client's message in
-	// hand ("" none).
-	ruleKey string
 	// pend are the client's requests awaiting a member's answer, by
 	// hop-by-hop identifier, kept to be sent again elsewhere when their
 	// member fails (nil when max-retransmit-attempts is 0 and
@@ -127,29 +158,48 @@ type pending struct {
 	peer  *diamPeer
 	sent  time.Time
 	tries int // how many times it was sent again
+	// set is its retransmission settings as rules left them (the
+	// profile's when Action and Timeout are empty).
+	set rules.DiameterRetx
 }
 
 // serveDiameter runs a Diameter connection; head is what an earlier
 // virtual read of it (handoff.go).
 func (pr *proxied) serveDiameter(head []byte) {
 	x := &diamFlow{pr: pr, opt: pr.snap.Cfg.Diameter, counts: &pr.vs.Prof.Diameter, table: &pr.vs.Prof.DiameterPersist}
+	skip := false
 	if pr.rs != nil {
-		if prog := irules.Program(pr.rules); prog != nil && (prog.Handles(rules.DiameterIngress) || prog.Handles(rules.DiameterEgress)) {
+		if prog := irules.Program(pr.rules); prog != nil && (prog.Handles(rules.DiameterIngress) || prog.Handles(rules.DiameterEgress) || prog.Handles(rules.DiameterRetransmission)) {
 			x.prog = prog
 		}
+		// CLIENT_ACCEPTED ran: the connection's settings from it.
+		pr.rs.mu.Lock()
+		if sess := pr.rs.sess; sess != nil {
+			x.defaults = sess.DiameterDefaults()
+			var host string
+			if skip, host = sess.DiameterSkipCER(); host != "" {
+				x.host = []byte(host)
+			}
+		}
+		pr.rs.mu.Unlock()
 	}
-	var src io.Reader = pr.client
+	x.profRetx = rules.DiameterRetx{Action: "retransmit", Timeout: x.opt.RetransmitTimeout}
+	if x.opt.MaxRetransmit == 0 {
+		x.profRetx.Action = "unable"
+	}
+	x.open.Store(skip)
+	var src io.Reader = pr.clientConn() // the plaintext under client-ssl (tls.go)
 	if len(head) > 0 {
-		src = io.MultiReader(bytes.NewReader(head), pr.client)
+		src = io.MultiReader(bytes.NewReader(head), src)
 	}
 	x.rd = diammsg.Reader{R: src, Max: x.opt.Max}
 	x.hbh = uint32(time.Now().UnixNano())
-	if x.retx = x.opt.MaxRetransmit > 0 || x.opt.RetransmitTimeout > 0; x.retx {
+	if x.retx = x.opt.MaxRetransmit > 0 || x.opt.RetransmitTimeout > 0 || x.prog != nil || x.defaults != nil; x.retx {
 		x.pend = make(map[uint32]*pending)
 	}
 	defer x.closePeers()
 	defer pr.finishLeg()
-	if x.opt.RetransmitTimeout > 0 || x.opt.WatchdogTimeout > 0 {
+	if x.opt.RetransmitTimeout > 0 || x.opt.WatchdogTimeout > 0 || x.opt.HandshakeTimeout > 0 || x.retx {
 		x.done = make(chan struct{})
 		defer close(x.done)
 		go x.timer()
@@ -158,7 +208,7 @@ func (pr *proxied) serveDiameter(head []byte) {
 	if !ok {
 		return
 	}
-	raw, ok := x.ingress(m.Raw, nil)
+	raw, out, ok := x.ingress(m.Raw, nil, false)
 	if !ok {
 		return
 	}
@@ -167,7 +217,7 @@ func (pr *proxied) serveDiameter(head []byte) {
 		if !ok {
 			return
 		}
-		raw = m.Raw
+		raw, out = m.Raw, rules.DiameterOutcome{}
 	}
 	sc := pr.bindMember() // msgflow.go
 	if sc == nil {
@@ -185,13 +235,14 @@ func (pr *proxied) serveDiameter(head []byte) {
 		cm := diammsg.Msg{Raw: x.cer}
 		x.host, x.realm = cm.Get(diammsg.AVPOriginHost), cm.Get(diammsg.AVPOriginRealm)
 		x.mu.Unlock()
-		if !x.send(p, raw) {
+		p.cerAt.Store(time.Now().UnixNano())
+		if !x.send(p, raw, diamCtx{peer: p}) {
 			return
 		}
 		if x.opt.ConnectionPrime {
 			x.prime()
 		}
-	} else if !x.request(raw) {
+	} else if !x.request(raw, out, true) {
 		return
 	}
 	for {
@@ -199,7 +250,7 @@ func (pr *proxied) serveDiameter(head []byte) {
 		if !ok {
 			return
 		}
-		raw, ok := x.ingress(m.Raw, nil)
+		raw, out, ok := x.ingress(m.Raw, nil, false)
 		if !ok {
 			return
 		}
@@ -211,7 +262,7 @@ func (pr *proxied) serveDiameter(head []byte) {
 			return
 		}
 		if m.Request() {
-			if !x.request(raw) {
+			if !x.request(raw, out, true) {
 				return
 			}
 			continue
@@ -225,7 +276,7 @@ func (pr *proxied) serveDiameter(head []byte) {
 			continue
 		}
 		m.SetHopByHop(r.hbh)
-		if !x.send(r.peer, x.toServer(raw, r.peer, &x.buf)) {
+		if !x.send(r.peer, x.toServer(raw, r.peer, &x.buf), diamCtx{peer: r.peer}) {
 			return
 		}
 	}
@@ -256,7 +307,7 @@ func (x *diamFlow) next() (diammsg.Msg, bool) {
 			pr.closeGraceful()
 		}
 		for _, p := range peers {
-			p.sc.conn.CloseWrite()
+			closeWrite(p.sc.netConn()) // tls.go: close_notify, then the FIN
 		}
 	case diammsg.Malformed(err):
 		x.reset()
@@ -282,14 +333,16 @@ func (x *diamFlow) reset() {
 }
 
 // request sends a client's request to the member its persistence key or
-// the pool's balancing chooses; false when the flow ended.
-func (x *diamFlow) request(raw []byte) bool {
+// the pool's balancing chooses, out being what the client's rules did to
+// it (DIAMETER::persist, DIAMETER::retransmission); false when the flow
+// ended. reader: on the client's reader, whose rewrite buffers it may
+// use (DIAMETER::retry's requests come from other goroutines too).
+func (x *diamFlow) request(raw []byte, out rules.DiameterOutcome, reader bool) bool {
 	m := diammsg.Msg{Raw: raw}
 	key := x.opt.PersistKey(m)
-	if k := x.ruleKey; k != "" {
+	if k := out.Persist; k != "" {
 		key = []byte(k)
 	}
-	x.ruleKey = ""
 	x.pickMu.Lock()
 	p := x.pick(key, nil)
 	x.pickMu.Unlock()
@@ -299,9 +352,41 @@ func (x *diamFlow) request(raw []byte) bool {
 		return false
 	}
 	if x.retx {
-		x.track(raw, p)
+		x.track(raw, p, out.Retx)
 	}
-	return x.send(p, x.toServer(raw, p, &x.buf))
+	buf := &x.buf
+	if !reader {
+		buf = new([2][]byte)
+	}
+	return x.send(p, x.toServer(raw, p, buf), diamCtx{peer: p})
+}
+
+// retry sends the requests a rule's DIAMETER::retry gave, as the
+// client's: across, through persistence and DIAMETER_EGRESS; else to the
+// member the pool chooses, without rules.
+func (x *diamFlow) retry(list []rules.DiameterRetry) bool {
+	for _, r := range list {
+		if !r.Across {
+			x.pickMu.Lock()
+			p := x.pick(nil, nil)
+			x.pickMu.Unlock()
+			if p == nil {
+				x.counts.Dropped.Add(1)
+				continue
+			}
+			if x.retx {
+				x.track(r.Raw, p, nil)
+			}
+			if !x.w.write(x.pr, true, p.sc, x.toServer(r.Raw, p, new([2][]byte))) && p.primary {
+				return false
+			}
+			continue
+		}
+		if !x.request(r.Raw, rules.DiameterOutcome{}, false) {
+			return false
+		}
+	}
+	return true
 }
 
 // maxPending bounds the requests a flow keeps for retransmission; past
@@ -309,15 +394,61 @@ func (x *diamFlow) request(raw []byte) bool {
 const maxPending = 4096
 
 // track keeps the client's request raw, sent to member p, until its
-// answer comes.
-func (x *diamFlow) track(raw []byte, p *diamPeer) {
+// answer comes; set is what the client's rules set for it (nil: the
+// connection's settings, else the profile's). A request whose action is
+// disabled is not kept.
+func (x *diamFlow) track(raw []byte, p *diamPeer, set *rules.DiameterRetx) {
 	m := diammsg.Msg{Raw: raw}
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	var eff rules.DiameterRetx
+	if set != nil || x.defaults != nil {
+		eff = set.Over(x.defaults.Over(rules.DiameterRetx{}))
+		if eff.Action == "disabled" {
+			delete(x.pend, m.HopByHop())
+			return
+		}
+	}
 	if len(x.pend) >= maxPending {
 		return
 	}
-	x.pend[m.HopByHop()] = &pending{raw: append([]byte(nil), raw...), peer: p, sent: time.Now()}
+	x.pend[m.HopByHop()] = &pending{raw: append([]byte(nil), raw...), peer: p, sent: time.Now(), set: eff}
+}
+
+// awaits says whether the answer hbh of member p has its request in the
+// queue (found), and whether that request is still p's (mine).
+func (x *diamFlow) awaits(p *diamPeer, hbh uint32) (found, mine bool) {
+	if !x.retx {
+		return false, true
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	r, ok := x.pend[hbh]
+	if !ok {
+		return false, true
+	}
+	return true, r.peer == p
+}
+
+// errorCode says whether the answer m's Result-Code is one of the error
+// codes of its pending request hbh (DIAMETER::retransmission
+// error-codes): the request is then sent again instead.
+func (x *diamFlow) errorCode(hbh uint32, m diammsg.Msg) bool {
+	x.mu.Lock()
+	r, ok := x.pend[hbh]
+	var codes []uint32
+	if ok {
+		codes = r.set.ErrorCodes
+	}
+	x.mu.Unlock()
+	if len(codes) == 0 {
+		return false
+	}
+	rc := m.Get(diammsg.AVPResultCode)
+	if len(rc) != 4 {
+		return false
+	}
+	return slices.Contains(codes, binary.BigEndian.Uint32(rc))
 }
 
 // answered says whether member p's answer with hop-by-hop id hbh goes to
@@ -341,10 +472,13 @@ func (x *diamFlow) answered(p *diamPeer, hbh uint32) bool {
 // retransmit-timeout, until the flow ends.
 func (x *diamFlow) timer() {
 	every := time.Second
-	for _, d := range []time.Duration{x.opt.RetransmitTimeout, x.opt.WatchdogTimeout} {
+	for _, d := range []time.Duration{x.opt.RetransmitTimeout, x.opt.WatchdogTimeout, x.opt.HandshakeTimeout} {
 		if d > 0 {
 			every = min(every, max(d/4, 100*time.Millisecond))
 		}
+	}
+	if x.prog != nil {
+		every = min(every, 250*time.Millisecond) // a rule's timeouts, in seconds
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -356,19 +490,32 @@ func (x *diamFlow) timer() {
 			if x.opt.WatchdogTimeout > 0 {
 				x.watchdog(now)
 			}
-			if x.opt.RetransmitTimeout <= 0 {
+			if x.opt.HandshakeTimeout > 0 {
+				x.handshakes(now)
+			}
+			if !x.retx {
 				continue
 			}
 			x.mu.Lock()
-			var late []uint32
+			type due struct {
+				hbh  uint32
+				peer *diamPeer
+			}
+			var late []due
 			for hbh, r := range x.pend {
-				if now.Sub(r.sent) >= x.opt.RetransmitTimeout {
-					late = append(late, hbh)
+				to := r.set.Timeout
+				if to <= 0 {
+					to = x.opt.RetransmitTimeout
+				}
+				if to > 0 && now.Sub(r.sent) >= to {
+					late = append(late, due{hbh, r.peer})
 				}
 			}
 			x.mu.Unlock()
-			for _, hbh := range late {
-				x.retransmit(hbh, nil)
+			for _, d := range late {
+				// Only while it is still that member's: a failed
+				// member's reader may have sent it on meanwhile.
+				x.retransmit(d.hbh, d.peer, "timeout")
 			}
 		}
 	}
@@ -426,16 +573,76 @@ func (x *diamFlow) failed(p *diamPeer) {
 	}
 	x.mu.Unlock()
 	for _, hbh := range lost {
-		x.retransmit(hbh, p)
+		x.retransmit(hbh, p, "timeout") // [M: F5 names no reason for a member lost]
+	}
+}
+
+// handshakes resets the member connections whose CEA has not come
+// within handshake-timeout (counted). When that member's CEA was to
+// answer the client, the client's CER goes to another member, whose CEA
+// answers it instead: one already connected gives the CEA it sent (or
+// will send) the virtual; with none, the client is reset.
+func (x *diamFlow) handshakes(now time.Time) {
+	to := x.opt.HandshakeTimeout.Nanoseconds()
+	x.mu.Lock()
+	var late []*diamPeer
+	for _, p := range x.peers {
+		if at := p.cerAt.Load(); at != 0 && !p.dead.Load() && now.UnixNano()-at >= to {
+			late = append(late, p)
+		}
+	}
+	x.mu.Unlock()
+	for _, p := range late {
+		x.counts.HandshakeTimeouts.Add(1)
+		p.late.Store(true)
+		p.dead.Store(true)
+		p.cerAt.Store(0)
+		x.mu.Lock()
+		client := !p.replay
+		x.mu.Unlock()
+		reset(p.sc.conn)
+		if client && !x.pr.ended.Load() {
+			x.takeOver(p)
+		}
+	}
+}
+
+// takeOver finds the client another member to complete its capabilities
+// exchange after failed, the member that was to, did not.
+func (x *diamFlow) takeOver(failed *diamPeer) {
+	x.pickMu.Lock()
+	q := x.pick(nil, failed)
+	var cea []byte
+	if q != nil {
+		x.mu.Lock()
+		if q.cea != nil {
+			cea = q.cea
+		} else {
+			q.replay = false // its CEA, still to come, is the client's
+		}
+		x.mu.Unlock()
+	}
+	x.pickMu.Unlock()
+	if q == nil {
+		x.pr.because(rstcause.DiameterHandshake)
+		x.pr.end(true)
+		return
+	}
+	if cea != nil {
+		x.answer(q, x.toClient(cea, new([2][]byte)), diamCtx{client: true, peer: q})
+		x.open.Store(true)
 	}
 }
 
 // retransmit sends the pending request hbh again to another member than
 // the one it went to (from: only when it is still that member's), with
-// the T flag set (RFC 6733 3); once max-retransmit-attempts are spent,
-// or no other member can take it, the client is answered
-// DIAMETER_UNABLE_TO_DELIVER and, with reset-on-timeout, reset.
-func (x *diamFlow) retransmit(hbh uint32, from *diamPeer) {
+// the T flag set (RFC 6733 3), reason saying why
+// (DIAMETER::retransmission_reason); once max-retransmit-attempts are
+// spent, or no other member can take it, the client is answered
+// DIAMETER_UNABLE_TO_DELIVER and, with reset-on-timeout, reset. A
+// request whose action is busy or unable is answered so at once;
+// DIAMETER_RETRANSMISSION runs over the request before it goes.
+func (x *diamFlow) retransmit(hbh uint32, from *diamPeer, reason string) {
 	if x.pr.ended.Load() {
 		return
 	}
@@ -447,8 +654,12 @@ func (x *diamFlow) retransmit(hbh uint32, from *diamPeer) {
 		x.pickMu.Unlock()
 		return
 	}
-	old := r.peer
-	give := r.tries >= x.opt.MaxRetransmit
+	old, act := r.peer, r.set.Action
+	tries := x.opt.MaxRetransmit
+	if act == "retransmit" {
+		tries = max(tries, 1) // a rule asked for it [M]
+	}
+	give := r.tries >= tries || act == "busy" || act == "unable"
 	x.mu.Unlock()
 	var p *diamPeer
 	if !give {
@@ -462,30 +673,70 @@ func (x *diamFlow) retransmit(hbh uint32, from *diamPeer) {
 		r.peer, r.sent = p, time.Now()
 		r.raw[4] |= diammsg.FlagRetransmit
 	}
-	raw := r.raw
+	raw := append([]byte(nil), r.raw...)
 	x.mu.Unlock()
-	defer x.pickMu.Unlock() // through the send: raw is the flow's
+	x.pickMu.Unlock()
+	code := uint32(diammsg.ResultUnableToDeliver)
+	if act == "busy" {
+		code = diammsg.ResultTooBusy
+	}
 	if p == nil {
-		x.undeliverable(raw)
+		x.undeliverable(raw, code, reason, act == "")
 		return
 	}
+	if x.prog != nil && x.prog.Handles(rules.DiameterRetransmission) {
+		out, ok := x.run(rules.DiameterRetransmission, raw, diamCtx{client: true, reason: reason})
+		if !ok {
+			return
+		}
+		var act string
+		if out.Retx != nil {
+			act = out.Retx.Action
+		}
+		if out.Drop || act != "" && act != "retransmit" {
+			x.mu.Lock()
+			if r, ok := x.pend[hbh]; ok && r.peer == p {
+				delete(x.pend, hbh)
+			}
+			x.mu.Unlock()
+			switch act {
+			case "busy":
+				x.undeliverable(raw, diammsg.ResultTooBusy, reason, false)
+			case "unable":
+				x.undeliverable(raw, diammsg.ResultUnableToDeliver, reason, false)
+			default: // dropped (counted by run), or disabled: the request ends here
+				if !out.Drop {
+					x.counts.Dropped.Add(1)
+				}
+			}
+			return
+		}
+		raw = out.Raw
+	}
 	x.counts.Retransmitted.Add(1)
-	var buf [2][]byte
-	x.send(p, x.toServer(raw, p, &buf))
+	x.send(p, x.toServer(raw, p, new([2][]byte)), diamCtx{peer: p, reason: reason})
 }
 
-// undeliverable answers the client's request raw with Result-Code
-// DIAMETER_UNABLE_TO_DELIVER (3002, E flag set, as RFC 6733 6.1.8 has
-// an agent do when no peer can take a request) from the identity the
-// client's CEA gave [M: F5 documents the answer, not its AVPs]; with
-// reset-on-timeout the client's connection is then reset.
-func (x *diamFlow) undeliverable(raw []byte) {
-	x.counts.Undelivered.Add(1)
+// undeliverable answers the client's request raw with Result-Code code
+// (DIAMETER_UNABLE_TO_DELIVER or DIAMETER_TOO_BUSY, E flag set, as RFC
+// 6733 6.1.8 has an agent do when no peer can take a request) from the
+// identity the client's CEA gave [M: F5 documents the answer, not its
+// AVPs], after DIAMETER_RETRANSMISSION ran over it. spent: the attempts
+// ran out (not a rule's choice), so that with reset-on-timeout the
+// client's connection is then reset.
+func (x *diamFlow) undeliverable(raw []byte, code uint32, reason string, spent bool) {
+	if code == diammsg.ResultTooBusy {
+		x.counts.Busy.Add(1)
+	} else {
+		x.counts.Undelivered.Add(1)
+	}
 	m := diammsg.Msg{Raw: raw}
 	host, realm := []byte(x.opt.OriginHostToClient), []byte(x.opt.OriginRealmToClient)
 	x.mu.Lock()
-	if len(host) == 0 && len(x.peers) > 0 {
-		host = x.peers[0].host
+	for _, p := range x.peers {
+		if len(host) == 0 {
+			host = p.host // the first member whose CEA is in [M]
+		}
 	}
 	x.mu.Unlock()
 	if len(realm) == 0 {
@@ -495,7 +746,7 @@ func (x *diamFlow) undeliverable(raw []byte) {
 	if sid := m.Get(diammsg.AVPSessionID); sid != nil {
 		b = diammsg.AppendAVP(b, diammsg.AVPSessionID, diammsg.AVPFlagMandatory, 0, sid)
 	}
-	b = diammsg.AppendAVP(b, diammsg.AVPResultCode, diammsg.AVPFlagMandatory, 0, diammsg.U32(diammsg.ResultUnableToDeliver))
+	b = diammsg.AppendAVP(b, diammsg.AVPResultCode, diammsg.AVPFlagMandatory, 0, diammsg.U32(code))
 	if len(host) > 0 {
 		b = diammsg.AppendAVP(b, diammsg.AVPOriginHost, diammsg.AVPFlagMandatory, 0, host)
 	}
@@ -503,10 +754,21 @@ func (x *diamFlow) undeliverable(raw []byte) {
 		b = diammsg.AppendAVP(b, diammsg.AVPOriginRealm, diammsg.AVPFlagMandatory, 0, realm)
 	}
 	ans := diammsg.Build(m.Flags()&diammsg.FlagProxiable|diammsg.FlagError, m.Code(), m.AppID(), m.HopByHop(), m.EndToEnd(), b)
+	if x.prog != nil && x.prog.Handles(rules.DiameterRetransmission) {
+		out, ok := x.run(rules.DiameterRetransmission, ans, diamCtx{client: true, reason: reason})
+		if !ok {
+			return
+		}
+		if out.Drop {
+			x.counts.Dropped.Add(1)
+			return
+		}
+		ans = out.Raw
+	}
 	if !x.w.write(x.pr, false, nil, ans) {
 		return
 	}
-	if x.opt.ResetOnTimeout {
+	if spent && x.opt.ResetOnTimeout {
 		x.pr.because(rstcause.DiameterTimeout)
 		x.pr.end(true)
 	}
@@ -627,13 +889,19 @@ func (x *diamFlow) dial(m *state.Member) *diamPeer {
 	s := &serverConn{conn: c}
 	pr.opened(s, m, x.pool, ps, rawsock.AddrPortOf(c.LocalAddr()), dst, nil, false)
 	pr.AddLeg(&s.leg)
+	if !pr.originateMember(s) { // server-ssl (tls.go): this member only
+		c.Close()
+		s.release()
+		return nil
+	}
 	x.mu.Lock()
 	cer := x.cer
 	x.mu.Unlock()
 	p := x.addPeer(s, false, cer != nil)
 	if cer != nil {
 		var buf [2][]byte
-		if !x.send(p, x.hostIP(cer, s.leg.Client.Addr(), &buf)) {
+		p.cerAt.Store(time.Now().UnixNano())
+		if !x.send(p, x.hostIP(cer, s.leg.Client.Addr(), &buf), diamCtx{peer: p, locked: true}) {
 			return nil
 		}
 	}
@@ -661,7 +929,7 @@ func (x *diamFlow) prime() {
 // reader (replay: the CER is replayed to it).
 func (x *diamFlow) addPeer(sc *serverConn, primary, replay bool) *diamPeer {
 	p := &diamPeer{sc: sc, primary: primary, replay: replay}
-	p.rd = diammsg.Reader{R: sc.conn, Max: x.opt.Max}
+	p.rd = diammsg.Reader{R: sc.netConn(), Max: x.opt.Max} // through server-ssl (tls.go)
 	if x.opt.WatchdogTimeout > 0 {
 		p.last.Store(time.Now().UnixNano())
 	}
@@ -689,17 +957,19 @@ func (x *diamFlow) closePeers() {
 	}
 }
 
-// send writes raw to member p; false when the flow ended for it (a
-// failed write to a member other than the first only loses that member).
-func (x *diamFlow) send(p *diamPeer, raw []byte) bool {
+// send writes raw to member p after DIAMETER_EGRESS (ctx: what the
+// event is told); false when the flow ended for it (a failed write to a
+// member other than the first only loses that member).
+func (x *diamFlow) send(p *diamPeer, raw []byte, ctx diamCtx) bool {
 	if x.prog != nil && x.prog.Handles(rules.DiameterEgress) {
-		var ok bool
-		if raw, ok = x.run(rules.DiameterEgress, raw, false); !ok {
+		out, ok := x.run(rules.DiameterEgress, raw, ctx)
+		if !ok {
 			return false
 		}
-		if raw == nil {
+		if out.Drop {
 			return true
 		}
+		raw = out.Raw
 	}
 	if !x.w.write(x.pr, true, p.sc, raw) { // msgflow.go
 		p.dead.Store(true)
@@ -751,6 +1021,9 @@ func (x *diamFlow) serve(p *diamPeer) {
 // fromMember handles one message of member p; false when p's reader is
 // to stop.
 func (x *diamFlow) fromMember(p *diamPeer, m diammsg.Msg) bool {
+	if p.late.Load() {
+		return false // reset for its handshake: what was in flight is not taken
+	}
 	if m.Request() {
 		switch m.Code() {
 		case diammsg.CmdDeviceWatchdog, diammsg.CmdDisconnectPeer:
@@ -769,7 +1042,7 @@ func (x *diamFlow) fromMember(p *diamPeer, m diammsg.Msg) bool {
 			}
 			return x.w.write(x.pr, true, p.sc, ans)
 		}
-		raw, ok := x.ingress(m.Raw, p)
+		raw, _, ok := x.ingress(m.Raw, p, false)
 		if !ok || raw == nil {
 			return ok
 		}
@@ -786,101 +1059,185 @@ func (x *diamFlow) fromMember(p *diamPeer, m diammsg.Msg) bool {
 		x.mu.Unlock()
 		raw = x.toClient(raw, &p.buf)
 		diammsg.Msg{Raw: raw}.SetHopByHop(our)
-		return x.answer(p, raw)
+		return x.answer(p, raw, diamCtx{client: true, peer: p})
 	}
 	if m.Code() == diammsg.CmdDeviceWatchdog && x.opt.WatchdogTimeout > 0 && m.HopByHop() == p.dwrHBH.Load() {
 		p.dwrOut.Store(0) // the answer to the virtual's own DWR
 		return true
 	}
 	if m.Code() == diammsg.CmdCapabilitiesExchange {
+		p.cerAt.Store(0)
 		x.mu.Lock()
 		p.host = append([]byte(nil), m.Get(diammsg.AVPOriginHost)...)
+		replay := p.replay
+		if replay {
+			// The CEA to a replayed CER: the client already has its own
+			// (kept should the member giving it fail its handshake).
+			p.replay = false
+			p.cea = append([]byte(nil), m.Raw...)
+		}
 		x.mu.Unlock()
 		if p.sc.member != nil && len(p.host) > 0 {
 			x.table.SetHost(p.sc.member.Cfg.Load().Addr, p.host)
 		}
-		if p.replay {
-			// The CEA to a replayed CER: the client already has its own.
-			p.replay = false
+		if replay {
 			if rc := m.Get(diammsg.AVPResultCode); len(rc) != 4 || binary.BigEndian.Uint32(rc) != diammsg.ResultSuccess {
 				return false // the member refused the client: no request goes to it
 			}
 			return true
 		}
+		x.open.Store(true)
 	}
-	if x.retx && !x.answered(p, m.HopByHop()) {
-		x.counts.Dropped.Add(1)
+	hbh := m.HopByHop()
+	found, mine := x.awaits(p, hbh)
+	if !mine {
+		x.counts.Dropped.Add(1) // sent again since: the new member answers
 		return true
 	}
-	raw, ok := x.ingress(m.Raw, p)
+	raw, out, ok := x.ingress(m.Raw, p, found)
 	if !ok || raw == nil {
 		return ok
 	}
-	return x.answer(p, x.toClient(raw, &p.buf))
+	if found && (out.Retransmit || x.errorCode(hbh, diammsg.Msg{Raw: raw})) {
+		why := "error_code"
+		if out.Retransmit {
+			why = "irule"
+		}
+		x.retransmit(hbh, p, why)
+		return true
+	}
+	return x.answer(p, x.toClient(raw, &p.buf), diamCtx{client: true, peer: p, pending: found, hbh: hbh})
 }
 
-// answer writes raw (from member p) to the client; false when the flow
-// ended.
-func (x *diamFlow) answer(p *diamPeer, raw []byte) bool {
+// answer writes raw (from member p) to the client after DIAMETER_EGRESS;
+// false when the flow ended. An answer whose request was queued
+// (ctx.pending) takes it out of the queue, unless the rule sent it again
+// (DIAMETER::retransmit) or it went to another member meanwhile.
+func (x *diamFlow) answer(p *diamPeer, raw []byte, ctx diamCtx) bool {
 	if x.prog != nil && x.prog.Handles(rules.DiameterEgress) {
-		var ok bool
-		if raw, ok = x.run(rules.DiameterEgress, raw, false); !ok {
+		out, ok := x.run(rules.DiameterEgress, raw, ctx)
+		if !ok {
 			return false
 		}
-		if raw == nil {
+		if ctx.pending && out.Retransmit {
+			x.retransmit(ctx.hbh, p, "irule")
 			return true
 		}
+		if out.Drop {
+			return true
+		}
+		raw = out.Raw
+	}
+	if ctx.pending && !x.answered(p, ctx.hbh) {
+		x.counts.Dropped.Add(1)
+		return true
 	}
 	return x.w.write(x.pr, false, p.sc, raw)
 }
 
-// ingress runs DIAMETER_INGRESS over raw, which came from the client
-// (p nil) or member p: the message as the rule left it, nil when it
-// dropped it; false when the flow ended.
-func (x *diamFlow) ingress(raw []byte, p *diamPeer) ([]byte, bool) {
-	if x.prog == nil || !x.prog.Handles(rules.DiameterIngress) {
-		return raw, true
-	}
-	return x.run(rules.DiameterIngress, raw, p == nil)
+// diamCtx is where a message a DIAMETER_ event runs over is: on the
+// client's side (client) or member peer's; why it is retransmitted; for
+// an answer, whether its request hbh is queued.
+type diamCtx struct {
+	client  bool
+	peer    *diamPeer
+	reason  string
+	pending bool
+	hbh     uint32
+	locked  bool // under pickMu (dial's replayed CER)
 }
 
-// run runs ev over raw (fromClient: the client's message) and applies
-// what the rule did to the message and the flow.
-func (x *diamFlow) run(ev rules.Event, raw []byte, fromClient bool) ([]byte, bool) {
+// ingress runs DIAMETER_INGRESS over raw, which came from the client
+// (p nil) or member p (pending: an answer whose request is queued): the
+// message as the rule left it, nil when it dropped it, and what else the
+// rule did; false when the flow ended.
+func (x *diamFlow) ingress(raw []byte, p *diamPeer, pending bool) ([]byte, rules.DiameterOutcome, bool) {
+	if x.prog == nil || !x.prog.Handles(rules.DiameterIngress) {
+		return raw, rules.DiameterOutcome{}, true
+	}
+	out, ok := x.run(rules.DiameterIngress, raw, diamCtx{client: p == nil, peer: p, pending: pending})
+	if !ok || out.Drop {
+		return nil, out, ok
+	}
+	return out.Raw, out, true
+}
+
+// state is DIAMETER::state for a message on ctx's side.
+func (x *diamFlow) state(ctx diamCtx) string {
+	switch {
+	case x.pr.ended.Load():
+		return "CLOSING"
+	case !ctx.client && ctx.peer != nil && ctx.peer.dead.Load():
+		return "CLOSED"
+	case !ctx.client && ctx.peer != nil && ctx.peer.cerAt.Load() != 0:
+		return "WAIT_ICEA"
+	case ctx.client && !x.open.Load():
+		return "WAIT_ICEA"
+	}
+	return "IOPEN"
+}
+
+// run runs ev over raw and applies what the rule did to the flow: a
+// verdict, DIAMETER::disconnect, DIAMETER::respond's messages (to the
+// client on its side, else to ctx.peer), DIAMETER::retry's requests, the
+// connection's retransmission settings. out.Raw is the message as the
+// rule left it (raw when its edit made no message); out.Drop is counted.
+// false when the flow ended.
+func (x *diamFlow) run(ev rules.Event, raw []byte, ctx diamCtx) (rules.DiameterOutcome, bool) {
 	pr, rs := x.pr, x.pr.rs
 	rs.mu.Lock()
 	if rs.done {
 		rs.mu.Unlock()
-		return nil, false
+		return rules.DiameterOutcome{}, false
 	}
 	sess := pr.RuleSession(x.prog)
 	rs.ev = config.Event(ev.String())
-	sess.BeginDiameter(raw)
+	sess.BeginDiameterWith(raw, rules.DiameterContext{ClientSide: ctx.client, Reason: ctx.reason, Pending: ctx.pending,
+		State: x.state(ctx), Profile: x.profRetx})
 	err := sess.Run(ev)
 	out := sess.EndDiameter()
+	defaults := sess.DiameterDefaults()
 	v, detach := rs.verdict, rs.detach
 	rs.verdict, rs.detach, rs.prime = irules.GoOn, false, false
 	rs.mu.Unlock()
+	if defaults != nil {
+		x.mu.Lock()
+		x.defaults = defaults
+		x.mu.Unlock()
+	}
 	if !pr.applyRule(config.Event(ev.String()), err, v, detach) {
-		return nil, false
+		return out, false
 	}
 	if out.Disconnect {
 		pr.end(true)
-		return nil, false
+		return out, false
 	}
-	if out.Persist != "" && fromClient {
-		x.ruleKey = out.Persist
+	for _, m := range out.Respond {
+		x.counts.Responded.Add(1)
+		if ctx.client {
+			if !x.w.write(pr, false, nil, m) {
+				return out, false
+			}
+		} else if ctx.peer != nil {
+			x.w.write(pr, true, ctx.peer.sc, m)
+		}
+	}
+	if len(out.Retry) > 0 {
+		if ctx.locked {
+			go x.retry(out.Retry) // a member being connected holds pickMu
+		} else if !x.retry(out.Retry) {
+			return out, false
+		}
 	}
 	if out.Drop {
 		x.counts.Dropped.Add(1)
-		return nil, true
 	}
 	if out.Edited {
 		if _, err := diammsg.Parse(out.Raw); err != nil {
-			return raw, true
+			out.Raw = raw
 		}
 	}
-	return out.Raw, true
+	return out, true
 }
 
 // set rewrites AVP code of *m to v through the buffers of its reader.

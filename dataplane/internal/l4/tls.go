@@ -197,6 +197,17 @@ const tlsHandshakeRecord = 0x16
 // serverssl-use-sni and the profile names none, then runs
 // SERVERSSL_HANDSHAKE. False means the flow is over.
 func (pr *proxied) originate(sc *serverConn) bool {
+	return pr.originateOn(sc, true)
+}
+
+// originateMember is originate for a further member connection of a flow
+// that balances messages over several (diameter.go): a failed handshake
+// loses that member only, not the flow.
+func (pr *proxied) originateMember(sc *serverConn) bool {
+	return pr.originateOn(sc, false)
+}
+
+func (pr *proxied) originateOn(sc *serverConn, fatal bool) bool {
 	tc := pr.tlsCfg()
 	if tc == nil || tc.Server == nil || (pr.rs != nil && pr.rs.sslOff[rules.ServerSide]) {
 		return true
@@ -252,7 +263,9 @@ func (pr *proxied) originate(sc *serverConn) bool {
 		if !tc.ServerPublishes() {
 			pr.snap.SSLLog.HandshakeFailed(conn, false, err)
 		}
-		pr.end(true)
+		if fatal {
+			pr.end(true)
+		}
 		return false
 	}
 	sc.conn.SetDeadline(time.Time{})

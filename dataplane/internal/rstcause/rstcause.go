@@ -45,6 +45,7 @@ const (
 	LDAPStartTLS
 	DiameterMalformed
 	DiameterTimeout
+	DiameterHandshake
 	numCauses
 )
 
@@ -75,13 +76,14 @@ var causes = [numCauses]struct{ tag, text string }{
 	TCLError:          {"tcl", "TCL error"},
 	AlertTimeout:      {"ssl-alert", "SSL alert timeout exceeded"},
 	ServerFailed:      {"server", "Server connection failed"},
-	MQTTMalformed:     {"mqtt", "MQTT message malformed"},             // [M]
-	FIXMalformed:      {"fix", "FIX message malformed"},               // [M]
-	LDAPMalformed:     {"ldap", "LDAP message malformed"},             // [M]
-	LDAPStartTLS:      {"ldap-starttls", "LDAP StartTLS failed"},      // [M]
-	RTSPMalformed:     {"rtsp", "RTSP message malformed"},             // [M]
-	DiameterMalformed: {"diameter", "Diameter message malformed"},     // [M]
-	DiameterTimeout:   {"diameter", "Diameter retransmission failed"}, // [M]
+	MQTTMalformed:     {"mqtt", "MQTT message malformed"},                       // [M]
+	FIXMalformed:      {"fix", "FIX message malformed"},                         // [M]
+	LDAPMalformed:     {"ldap", "LDAP message malformed"},                       // [M]
+	LDAPStartTLS:      {"ldap-starttls", "LDAP StartTLS failed"},                // [M]
+	RTSPMalformed:     {"rtsp", "RTSP message malformed"},                       // [M]
+	DiameterMalformed: {"diameter", "Diameter message malformed"},               // [M]
+	DiameterTimeout:   {"diameter", "Diameter retransmission failed"},           // [M]
+	DiameterHandshake: {"diameter", "Diameter capabilities exchange timed out"}, // [M]
 }
 
 // String is the cause's words, as the log line ends.
