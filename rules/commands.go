@@ -120,6 +120,7 @@ func commandTable() *tcl.Commands {
 		registerRoute(t)                  // commands_route.go
 		registerStatsProfile(t)           // statsprofile.go
 		registerIStats(t)                 // istats.go
+		registerSSLAuth(t)                // commands_sslauth.go
 		t.Register("getfield", cmdGetfield)
 		t.Register("findstr", cmdFindstr)
 		t.Register("substr", cmdSubstr)
