@@ -78,6 +78,10 @@ func (s *serverHelloScan) feed(b []byte) *ServerHello {
 records:
 	for p := 0; p+recordHeader <= len(s.buf); {
 		typ, l := s.buf[p], int(binary.BigEndian.Uint16(s.buf[p+3:]))
+		if typ < 20 || typ > 23 || s.buf[p+1] != 3 { // no TLS record
+			s.stop()
+			return nil
+		}
 		if p+recordHeader+l > len(s.buf) {
 			break
 		}
