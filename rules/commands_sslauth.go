@@ -15,9 +15,8 @@ type SSLAuthConn interface {
 	// SSLAuthDepth holds the side's peer chain to depth intermediate
 	// certificates (the profile's authenticate-depth otherwise), set
 	// before the side's certificate is checked: the client's in
-	// CLIENT_ACCEPTED or CLIENTSSL_CLIENTHELLO, the member's until its
-	// hello leaves (LB_SELECTED, SERVER_CONNECTED,
-	// SERVERSSL_CLIENTHELLO_SEND).
+	// CLIENT_ACCEPTED or CLIENTSSL_CLIENTHELLO, the member's before its
+	// handshake starts (SERVER_CONNECTED, SERVERSSL_CLIENTHELLO_SEND).
 	SSLAuthDepth(s Side, depth int) error
 	// SSLAuthFrequency is the client side's authenticate once or always.
 	SSLAuthFrequency(always bool) error

@@ -197,8 +197,8 @@ func (pr *proxied) SSLAuthDepth(s rules.Side, depth int) error {
 	if s == rules.ClientSide && !pr.clientChecksOpen() {
 		return errors.New("SSL::authenticate depth: the client's handshake has gone past its hello; set it in CLIENT_ACCEPTED or CLIENTSSL_CLIENTHELLO")
 	}
-	if s == rules.ServerSide && !pr.memberChecksOpen() {
-		return errors.New("SSL::authenticate depth: the server's handshake is done; set it in SERVER_CONNECTED or SERVERSSL_CLIENTHELLO_SEND")
+	if s == rules.ServerSide && (!pr.memberChecksOpen() || pr.rs.sh != nil || pr.rs.certState != nil) {
+		return errors.New("SSL::authenticate depth: the server's handshake has started; set it in SERVER_CONNECTED or SERVERSSL_CLIENTHELLO_SEND")
 	}
 	pr.rs.depth[s] = int16(depth) + 1
 	return nil
