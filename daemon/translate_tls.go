@@ -73,6 +73,7 @@ var (
 	sslUntrusted      = profileServerSSL.MustProp("untrusted-cert-response-control")
 	sslRevokedControl = profileServerSSL.MustProp("revoked-cert-status-response-control")
 	sslCertKeyChain   = profileClientSSL.MustProp("cert-key-chain")
+	sslSecureReneg    = common("secure-renegotiation", sslProfiles...)
 	sslDynamicRecords = profileClientSSL.MustProp("allow-dynamic-record-sizing")
 	virtualUseSNI     = ltmVirtual.MustProp("serverssl-use-sni")
 	sslOCSPStapling   = profileClientSSL.MustProp("ocsp-stapling")
@@ -118,8 +119,9 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 			}
 		}
 	}
-	for _, ev := range []rules.Event{rules.ClientSSLHandshake, rules.ClientSSLClientCert, rules.ServerSSLHandshake, rules.ClientSSLData, rules.ServerSSLData} {
-		serverSide := ev == rules.ServerSSLHandshake || ev == rules.ServerSSLData
+	for _, ev := range []rules.Event{rules.ClientSSLHandshake, rules.ClientSSLClientCert, rules.ServerSSLHandshake, rules.ClientSSLData, rules.ServerSSLData,
+		rules.ClientSSLServerHelloSend, rules.ClientSSLPassthrough, rules.ServerSSLServerHello, rules.ServerSSLServerCert} {
+		serverSide := ev == rules.ServerSSLHandshake || ev == rules.ServerSSLData || ev == rules.ServerSSLServerHello || ev == rules.ServerSSLServerCert
 		need := len(clients) > 0
 		if serverSide {
 			need = server != nil
@@ -371,6 +373,7 @@ func (t *translator) clientSSL(p *objects.Object) (*tlsprof.ClientSSL, error) {
 		NotifyCertStatus:    e(sslNotifyStatus) == "enabled",
 	}
 	cs.AuthenticateDepth = atoi(e(sslAuthDepth))
+	cs.SecureRenegotiation = e(sslSecureReneg)
 	pass := noneEmpty(e(sslPassphrase))
 	chains, err := t.certKeyChain(p)
 	if err != nil {
@@ -468,6 +471,7 @@ func (t *translator) serverSSL(p *objects.Object) (*tlsprof.ServerSSL, error) {
 		}
 	}
 	ss.AuthenticateDepth = atoi(e(sslAuthDepth))
+	ss.SecureRenegotiation = e(sslSecureReneg)
 	if c := noneEmpty(e(sslCert)); c != "" {
 		if ss.Cert, err = t.loadCert(p, c); err != nil {
 			return nil, err

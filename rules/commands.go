@@ -122,6 +122,7 @@ func commandTable() *tcl.Commands {
 		registerIStats(t)                 // istats.go
 		registerF5Only(t)                 // commands_f5only.go
 		registerMRF(t)                    // commands_mrf.go
+		registerSSLAuth(t)                // commands_sslauth.go
 		t.Register("getfield", cmdGetfield)
 		t.Register("findstr", cmdFindstr)
 		t.Register("substr", cmdSubstr)

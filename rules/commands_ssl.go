@@ -51,6 +51,11 @@ type SSLInfo struct {
 	// handshake, which the dataplane sets when the program's rules read
 	// it (Program.KeepsSecrets).
 	Secret func(label string) []byte
+	// Extensions is the extensions block of the hello the running event
+	// is about (CLIENTSSL_SERVERHELLO_SEND, SERVERSSL_SERVERHELLO: the
+	// ServerHello's), type, length and data of each; nil elsewhere, where
+	// SSL::extensions rebuilds the client's server_name from ServerName.
+	Extensions []byte
 	// VerifyResult checks PeerCerts as the side's profile would, giving
 	// OpenSSL's verification result (0: verified, or no certificate); nil
 	// means 0. It runs only when a rule asks (SSL::verify_result).
@@ -399,8 +404,11 @@ func cmdSSLExtensions(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if err != nil {
 		return tcl.Empty, err
 	}
+	all := info.Extensions != nil // a ServerHello's, every type kept
 	var ext []byte
-	if n := info.ServerName; n != "" {
+	if all {
+		ext = info.Extensions
+	} else if n := info.ServerName; n != "" {
 		name := []byte(n)
 		ext = binary.BigEndian.AppendUint16(nil, 0) // server_name
 		ext = binary.BigEndian.AppendUint16(ext, uint16(len(name)+5))
@@ -418,32 +426,53 @@ func cmdSSLExtensions(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 			return 0, tcl.WrongArgs("SSL::extensions ?count? ?exists -type TYPE? ?-type TYPE?")
 		}
 		t, err := strconv.ParseInt(ws[1], 0, 32)
-		if err != nil {
-			return 0, tcl.Errorf("SSL::extensions: bad type %q: expected an integer", ws[1])
+		if err != nil || t < 0 || t > 0xffff {
+			return 0, tcl.Errorf("SSL::extensions: bad type %q: expected an integer from 0 to 65535", ws[1])
 		}
-		if t != 0 {
+		if t != 0 && !all {
 			return 0, tcl.Errorf("SSL::extensions: extension type %d is not kept; only server_name (-type 0) is", t)
 		}
 		return t, nil
+	}
+	// byType is the whole extension of type t (type, length, data).
+	byType := func(t int64) []byte {
+		for b := ext; len(b) >= 4; {
+			l := 4 + int(binary.BigEndian.Uint16(b[2:]))
+			if l > len(b) {
+				return nil
+			}
+			if int64(binary.BigEndian.Uint16(b)) == t {
+				return b[:l]
+			}
+			b = b[l:]
+		}
+		return nil
 	}
 	switch {
 	case len(ws) == 0:
 		return tcl.Bytes(ext), nil
 	case len(ws) == 1 && ws[0] == "count":
-		if ext == nil {
-			return tcl.Int(0), nil
+		n := 0
+		for b := ext; len(b) >= 4; n++ {
+			l := 4 + int(binary.BigEndian.Uint16(b[2:]))
+			if l > len(b) {
+				break
+			}
+			b = b[l:]
 		}
-		return tcl.Int(1), nil
+		return tcl.Int(int64(n)), nil
 	case len(ws) >= 1 && ws[0] == "exists":
-		if _, err := typeArg(ws[1:]); err != nil {
+		t, err := typeArg(ws[1:])
+		if err != nil {
 			return tcl.Empty, err
 		}
-		return tcl.Bool(ext != nil), nil
+		return tcl.Bool(byType(t) != nil), nil
 	default:
-		if _, err := typeArg(ws); err != nil {
+		t, err := typeArg(ws)
+		if err != nil {
 			return tcl.Empty, err
 		}
-		return tcl.Bytes(ext), nil
+		return tcl.Bytes(byType(t)), nil
 	}
 }
 

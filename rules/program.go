@@ -174,6 +174,11 @@ type Program struct {
 	secrets  bool
 	sessions bool // ControlsSessions
 	records  bool // SizesRecords
+	// checksPeers: a rule names SSL::authenticate or
+	// SSL::secure_renegotiation (ChecksPeers).
+	checksPeers bool
+	// uncleans: a rule names SSL::unclean_shutdown.
+	uncleans bool
 	profiles bool
 	waits    bool
 	syn      bool
@@ -205,6 +210,8 @@ func NewProgram(env *Env, rules ...*Rule) *Program {
 		p.secrets = p.secrets || r.keepsSecrets
 		p.sessions = p.sessions || r.controlsSessions
 		p.records = p.records || r.sizesRecords
+		p.checksPeers = p.checksPeers || r.checksPeers
+		p.uncleans = p.uncleans || r.uncleans
 		p.profiles = p.profiles || r.choosesProfile
 		p.syn = p.syn || r.readsSYN
 		p.link = p.link || r.readsLink
@@ -250,6 +257,17 @@ func (p *Program) ControlsSessions() bool { return p != nil && p.sessions }
 // dataplane then lets the handshake's configuration follow the rule,
 // which costs a configuration per handshake where it does.
 func (p *Program) SizesRecords() bool { return p != nil && p.records }
+
+// ChecksPeers reports whether a rule changes how a connection checks its
+// TLS peers (SSL::authenticate, SSL::secure_renegotiation): the
+// dataplane then lets the handshakes follow the rule, which costs a
+// configuration per handshake where it does, and the others nothing.
+func (p *Program) ChecksPeers() bool { return p != nil && p.checksPeers }
+
+// UncleanShutdowns reports whether a rule names SSL::unclean_shutdown,
+// which an http virtual's clients on the event loops could not follow:
+// they stay on the goroutine front stage.
+func (p *Program) UncleanShutdowns() bool { return p != nil && p.uncleans }
 
 // ChoosesSSLProfile reports whether a rule switches a connection's
 // client-ssl or server-ssl profile (SSL::profile): the commit then builds

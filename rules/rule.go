@@ -208,6 +208,16 @@ const (
 	// answer it makes itself when the request cannot be delivered
 	// (commands_diameter_retx.go).
 	DiameterRetransmission
+	// The TLS handshake's middle (commands_sslhello.go): the virtual's
+	// ServerHello about to leave for the client (CLIENTSSL_SERVERHELLO_SEND),
+	// a client-ssl virtual letting a client through in plaintext
+	// (CLIENTSSL_PASSTHROUGH: allow-non-ssl, or the SSL forward proxy's
+	// bypass), the member's ServerHello in (SERVERSSL_SERVERHELLO) and its
+	// certificate chain checked (SERVERSSL_SERVERCERT).
+	ClientSSLServerHelloSend
+	ClientSSLPassthrough
+	ServerSSLServerHello
+	ServerSSLServerCert
 	numEvents
 )
 
@@ -245,6 +255,7 @@ var eventNames = [numEvents]string{
 	"NAME_RESOLVED",
 	"GENERICMESSAGE_INGRESS", "GENERICMESSAGE_EGRESS", "MR_INGRESS", "MR_EGRESS", "MR_FAILED", "MR_DATA",
 	"DIAMETER_RETRANSMISSION",
+	"CLIENTSSL_SERVERHELLO_SEND", "CLIENTSSL_PASSTHROUGH", "SERVERSSL_SERVERHELLO", "SERVERSSL_SERVERCERT",
 }
 
 func (e Event) String() string {
@@ -283,7 +294,8 @@ func (e Event) side() Side {
 		HTMLTagMatched, HTMLCommentMatched,
 		MQTTServerIngress, MQTTServerEgress, MQTTServerData,
 		RewriteResponse, RewriteResponseDone,
-		RTSPResponse, RTSPResponseData:
+		RTSPResponse, RTSPResponseData,
+		ServerSSLServerHello, ServerSSLServerCert:
 		// (CACHE_UPDATE runs over a member's answer, on the server
 		// connection that brought it [M]; CACHE_REQUEST and
 		// CACHE_RESPONSE answer the client without a member.)
@@ -351,6 +363,11 @@ type Rule struct {
 	controlsSessions bool
 	// sizesRecords: the rule names SSL::allow_dynamic_record_sizing.
 	sizesRecords bool
+	// checksPeers: the rule names SSL::authenticate or
+	// SSL::secure_renegotiation (Program.ChecksPeers).
+	checksPeers bool
+	// uncleans: the rule names SSL::unclean_shutdown.
+	uncleans bool
 	// choosesProfile: the rule says SSL::profile (ChoosesSSLProfile).
 	choosesProfile bool
 	// readsSYN: the rule reads the client's SYN (ReadsSYN).
@@ -688,6 +705,8 @@ func (e *CompileError) Error() string {
 func Compile(name, body string) (*Rule, error) {
 	r := &Rule{Name: FullName(name), procs: map[string]*tcl.Proc{}, keepsSecrets: readsSecrets(body), controlsSessions: controlsSessions(body),
 		sizesRecords:   sizesRecords(body),
+		checksPeers:    strings.Contains(body, "SSL::authenticate") || strings.Contains(body, "SSL::secure_renegotiation"),
+		uncleans:       strings.Contains(body, "SSL::unclean_shutdown"),
 		choosesProfile: strings.Contains(body, "SSL::profile")}
 	check := func(cmd string, src *tcl.Source, off int) error {
 		line, col := src.Pos(off)

@@ -27,6 +27,10 @@ type HelloConn struct {
 	keys *KeyLog
 	// head is read before the socket (Unread).
 	head []byte
+	// shello runs over the ServerHello (OnServerHello, serverhello.go);
+	// nil: not watched.
+	shello func(*ServerHello) error
+	sh     serverHelloScan
 }
 
 // KeepKeys starts the connection's key log, to be given to its
@@ -74,10 +78,22 @@ func (h *HelloConn) Read(b []byte) (int, error) {
 	if !h.in.done && n > 0 {
 		h.in.feed(b[:n])
 	}
+	if h.shello != nil && !h.server && !h.sh.done && n > 0 {
+		if sh := h.sh.feed(b[:n]); sh != nil {
+			if herr := h.shello(sh); herr != nil {
+				return 0, herr
+			}
+		}
+	}
 	return n, err
 }
 
 func (h *HelloConn) Write(b []byte) (int, error) {
+	if h.shello != nil && h.server && !h.sh.done {
+		if err := h.serverHelloOut(b); err != nil {
+			return 0, err
+		}
+	}
 	n, err := h.TCPConn.Write(b)
 	if !h.out.done && n > 0 {
 		h.out.feed(b[:n])

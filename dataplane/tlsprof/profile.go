@@ -107,6 +107,14 @@ type ClientSSL struct {
 	// to the client carries, for clients with small buffers; 0 or 16384
 	// (the protocol's own bound) leave records as crypto/tls makes them.
 	MaxRecordSize int
+	// SecureRenegotiation is secure-renegotiation (request, require,
+	// require-strict; "" is require, client-ssl's default): what
+	// SSL::secure_renegotiation reads. crypto/tls always answers RFC 5746
+	// and never renegotiates as a server, so require and request let
+	// every client in alike; require-strict turns away a client whose
+	// hello does not offer it, where a rule asks for that
+	// (SSL::secure_renegotiation require-strict) [M].
+	SecureRenegotiation string
 }
 
 // ServerSSL is an `ltm profile server-ssl`: the TLS the system speaks to
@@ -157,6 +165,12 @@ type ServerSSL struct {
 	// SignHash as ClientSSL's, for the client certificate's signature
 	// (CertificateVerify) the profile makes to members.
 	SignHash string
+	// SecureRenegotiation as ClientSSL's ("" is require-strict,
+	// server-ssl's default): what SSL::secure_renegotiation reads, and
+	// with require-strict a rule's SERVERSSL_SERVERHELLO refuses a
+	// member that does not agree to RFC 5746 [M: read by the rules'
+	// connections alone].
+	SecureRenegotiation string
 }
 
 // Built is a profile turned into Go's TLS configuration.
@@ -197,6 +211,16 @@ type Built struct {
 
 	byName  sync.Map // server name → *tls.Config (server-ssl with serverssl-use-sni)
 	byNameN atomic.Int32
+
+	// peer is the chain check made at the handshake (client-ssl's
+	// peer-cert-mode require, server-ssl's require), ocsp server-ssl's
+	// OCSP check; nil when none. A rule's SSL::authenticate depth makes
+	// a connection's copy of them (serverhello.go).
+	peer *peerCheck
+	ocsp *memberOCSP
+	// secureReneg is secure-renegotiation as SSL::secure_renegotiation
+	// numbers it.
+	secureReneg int
 }
 
 // RetainsCertificate reports whether a resumed connection of the profile
@@ -378,6 +402,11 @@ func (p *ClientSSL) Build() (*Built, error) {
 	// Go's server advertises the pool it verifies with; the two are
 	// separate on BIG-IP, so the chain is verified here, against ca-file.
 	k := &peerCheck{what: what, roots: v.roots, depth: depth, usage: x509.ExtKeyUsageClientAuth, crl: v.crl}
+	var peer *peerCheck
+	reneg, ok := secureRenegotiation(p.SecureRenegotiation, 1)
+	if !ok {
+		return nil, fmt.Errorf("%s: secure-renegotiation %q is not valid (request, require, require-strict)", what, p.SecureRenegotiation)
+	}
 	switch {
 	case cfg.ClientAuth == tls.RequireAndVerifyClientCert && p.NotifyCertStatus:
 		// The verdict is the rules' (Built.VerifyResult); the
@@ -386,6 +415,7 @@ func (p *ClientSSL) Build() (*Built, error) {
 		cfg.ClientAuth = tls.RequireAnyClientCert
 	case cfg.ClientAuth == tls.RequireAndVerifyClientCert:
 		cfg.ClientAuth = tls.RequireAnyClientCert
+		peer = k
 		cfg.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
 			chain, err := parseChain(raw)
 			if err != nil {
@@ -418,7 +448,7 @@ func (p *ClientSSL) Build() (*Built, error) {
 	if p.SessionTicket && p.TicketLifetime > 0 {
 		ticketLifetime(cfg, p.TicketLifetime)
 	}
-	return &Built{Name: p.Name, Config: cfg, Warnings: warns, verify: v, forgetCert: p.ForgetCertificate, stapling: stapling,
+	return &Built{Name: p.Name, Config: cfg, Warnings: warns, verify: v, forgetCert: p.ForgetCertificate, stapling: stapling, peer: peer, secureReneg: reneg,
 		Gate: NewHandshakeGate(p.MaxActiveHandshakes),
 		ends: newEndRules(p.CleanShutdown, p.StrictResume, p.TicketLifetime), maxRecord: maxRecord, ticketLife: p.TicketLifetime,
 		serverName: strings.ToLower(p.ServerName), sniDefault: p.SNIDefault, sniRequire: p.SNIRequire}, nil
@@ -496,6 +526,12 @@ func (p *ServerSSL) Build() (*Built, error) {
 			return nil, fmt.Errorf("%s: %s %q is not valid (drop, ignore, mask)", what, c.prop, c.v)
 		}
 	}
+	reneg, ok := secureRenegotiation(p.SecureRenegotiation, 2)
+	if !ok {
+		return nil, fmt.Errorf("%s: secure-renegotiation %q is not valid (request, require, require-strict)", what, p.SecureRenegotiation)
+	}
+	var peer *peerCheck
+	var ocspCheck *memberOCSP
 	switch p.PeerCertMode {
 	case "", "ignore":
 	case "require":
@@ -505,6 +541,7 @@ func (p *ServerSSL) Build() (*Built, error) {
 		k := &peerCheck{what: what, roots: p.CAFile.Pool(), depth: depth, usage: x509.ExtKeyUsageServerAuth,
 			name: p.AuthenticateName, crl: indexCRL(p.CRL, p.AllowExpiredCRL),
 			ignoreExpired: controls[0], ignoreUntrusted: controls[1], ignoreRevoked: controls[2]}
+		peer = k
 		cfg.VerifyConnection = func(cs tls.ConnectionState) error {
 			if len(cs.PeerCertificates) == 0 {
 				return errors.New("server sent no certificate")
@@ -522,6 +559,7 @@ func (p *ServerSSL) Build() (*Built, error) {
 		if p.Chain != nil {
 			oc.cas = append(oc.cas, p.Chain.Certs...)
 		}
+		ocspCheck = oc
 		peer := cfg.VerifyConnection
 		cfg.VerifyConnection = func(cs tls.ConnectionState) error {
 			if peer != nil {
@@ -537,6 +575,7 @@ func (p *ServerSSL) Build() (*Built, error) {
 		v.roots = p.CAFile.Pool()
 	}
 	return &Built{Name: p.Name, Config: cfg, Warnings: warns, serverName: p.ServerName, verify: v, Gate: NewHandshakeGate(p.MaxActiveHandshakes),
+		peer: peer, ocsp: ocspCheck, secureReneg: reneg,
 		ends: newEndRules(p.CleanShutdown, p.StrictResume, p.CacheTimeout)}, nil
 }
 

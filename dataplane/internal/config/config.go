@@ -897,6 +897,13 @@ var proxyEvents = [...]struct {
 	{EventServerInit, rules.ServerInit},
 }
 
+// The array's size below fails to compile (a negative length) once
+// proxyEvents holds more events than an event mask (uint32, Lookup) has
+// bits: widen the mask then. The TLS events (CLIENTSSL_*, SERVERSSL_*)
+// are not proxy events: the flows ask the program (Program.Handles, a
+// slice length) once per handshake.
+var _ [32 - len(proxyEvents)]struct{}
+
 // Lookup is the one translation of a proxy event: its bit in an event
 // mask and the iRules event it is; ok is false for an event the proxy
 // does not raise.

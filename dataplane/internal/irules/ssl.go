@@ -77,3 +77,64 @@ func secret(k *tlsprof.KeyLog, label string) []byte {
 	}
 	return nil
 }
+
+// ServerHelloInfo is what SSL:: commands see of a side's TLS while its
+// ServerHello is about to leave (CLIENTSSL_SERVERHELLO_SEND) or has come
+// in (SERVERSSL_SERVERHELLO): the version and cipher the hello agreed,
+// its session ID and extensions (SSL::extensions), and sni, the client's
+// server name; no certificate is in yet.
+func ServerHelloInfo(h *tlsprof.ServerHello, t *config.TLS, side rules.Side, sni string) *rules.SSLInfo {
+	info := &rules.SSLInfo{
+		Version:    tlsprof.VersionName(h.Version),
+		Cipher:     tlsprof.SuiteName(h.Suite),
+		Bits:       tlsprof.SuiteBits(h.Suite),
+		SessionID:  h.SessionID,
+		ServerName: sni,
+		Extensions: h.Extensions,
+	}
+	if info.Extensions == nil {
+		info.Extensions = []byte{} // a hello without extensions: none, not the client's name
+	}
+	switch {
+	case side == rules.ClientSide:
+		var b *tlsprof.Built
+		info.Profile, b = t.ClientProfile(sni)
+		info.SNIRequired = b.SNIRequired()
+	case t != nil:
+		info.Profile = t.ServerProfile
+	}
+	return info
+}
+
+// CertInfo is what SSL:: commands see of the member's TLS while
+// SERVERSSL_SERVERCERT runs, cs its handshake's state once the member's
+// chain was checked: the chain (SSL::cert, X509::), the version and
+// cipher, and the verdict (SSL::verify_result) within depth intermediate
+// certificates (negative: the profile's authenticate-depth).
+func CertInfo(cs *tls.ConnectionState, t *config.TLS, depth int) *rules.SSLInfo {
+	info := &rules.SSLInfo{
+		Version:    tlsprof.VersionName(cs.Version),
+		Cipher:     tlsprof.SuiteName(cs.CipherSuite),
+		Bits:       tlsprof.SuiteBits(cs.CipherSuite),
+		ServerName: cs.ServerName,
+		PeerCerts:  cs.PeerCertificates,
+		ALPN:       cs.NegotiatedProtocol,
+	}
+	if t != nil && t.Server != nil {
+		info.Profile = t.ServerProfile
+		b, chain := t.Server, cs.PeerCertificates
+		info.VerifyResult = func() int { return b.VerifyResultDepth(chain, depth) }
+	}
+	return info
+}
+
+// WithDepth has info's SSL::verify_result hold the chain to depth
+// intermediate certificates (SSL::authenticate depth) instead of the
+// profile b's authenticate-depth; nothing when depth is negative.
+func WithDepth(info *rules.SSLInfo, b *tlsprof.Built, depth int) {
+	if depth < 0 || b == nil || len(info.PeerCerts) == 0 {
+		return
+	}
+	chain := info.PeerCerts
+	info.VerifyResult = func() int { return b.VerifyResultDepth(chain, depth) }
+}

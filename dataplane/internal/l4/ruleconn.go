@@ -74,6 +74,7 @@ type ruleState struct {
 	lbRounds      int
 	sslOff        [2]bool // SSL::disable per side (tls.go)
 	sslSessionState
+	sslHelloState // sslhello.go
 	// sslTLS is the flow's TLS once a rule chose a profile (SSL::profile,
 	// tls.go); nil: the virtual's.
 	sslTLS *config.TLS

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/sslfwd"
+	"github.com/openltm/openltm/rules"
 )
 
 // SSL forward proxy on a standard virtual (config.TLS.Forward): the
@@ -45,6 +46,9 @@ func (pr *proxied) serveForward() {
 		}
 	}
 	if bypass {
+		if pr.rs != nil && !pr.runSSLEvent(rules.ClientSSLPassthrough) { // the client's TLS passes through
+			return
+		}
 		if !pr.passHead(sc, head) {
 			pr.finish(true)
 			return

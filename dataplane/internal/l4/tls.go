@@ -82,7 +82,9 @@ func handlesSSL(r config.Rules) bool {
 	p := irules.Program(r)
 	return p != nil && (p.Handles(rules.ClientSSLHandshake) || p.Handles(rules.ClientSSLClientCert) || p.Handles(rules.ServerSSLHandshake) ||
 		p.Handles(rules.ClientSSLClientHello) || p.Handles(rules.ServerSSLClientHelloSend) ||
-		p.Handles(rules.ClientSSLData) || p.Handles(rules.ServerSSLData))
+		p.Handles(rules.ClientSSLData) || p.Handles(rules.ServerSSLData) ||
+		p.Handles(rules.ClientSSLServerHelloSend) || p.Handles(rules.ClientSSLPassthrough) ||
+		p.Handles(rules.ServerSSLServerHello) || p.Handles(rules.ServerSSLServerCert))
 }
 
 // terminate completes the client's TLS handshake (client-ssl) within the
@@ -116,8 +118,9 @@ func (pr *proxied) handshakeClient(upgrade bool) bool {
 		if !isTLS {
 			if pr.rs != nil {
 				pr.rs.plainClient = true
+				return pr.runSSLEvent(rules.ClientSSLPassthrough) // allow-non-ssl: the client goes on in plaintext
 			}
-			return true // allow-non-ssl: the client goes on in plaintext
+			return true
 		}
 	}
 	var hc *tlsprof.HelloConn
@@ -140,6 +143,9 @@ func (pr *proxied) handshakeClient(upgrade bool) bool {
 			// goroutine, until a rule resumes it (sslsession.go).
 			return pr.runSSLEvent(rules.ClientSSLClientHello) && pr.awaitResume(deadline)
 		})
+	}
+	if pr.rs != nil && prog != nil { // CLIENTSSL_SERVERHELLO_SEND, SSL::authenticate (sslhello.go)
+		cfg = pr.watchClientHello(cfg, hc, tc, prog)
 	}
 	if pr.rs != nil && prog != nil && prog.ControlsSessions() { // SSL::session, SSL::sessionticket
 		pr.rs.sessCtl = new(tlsprof.SessionControl)
@@ -253,8 +259,11 @@ func (pr *proxied) originateOn(sc *serverConn, fatal bool) bool {
 		cfg = c
 	}
 	if hc != nil {
-		if prog := irules.Program(pr.rules); prog != nil && prog.KeepsSecrets() {
-			cfg = tlsprof.WithKeyLog(cfg, hc.KeepKeys())
+		if prog := irules.Program(pr.rules); prog != nil {
+			if prog.KeepsSecrets() {
+				cfg = tlsprof.WithKeyLog(cfg, hc.KeepKeys())
+			}
+			cfg = pr.watchMemberHello(cfg, hc, tc, prog) // SERVERSSL_SERVERHELLO, SERVERSSL_SERVERCERT (sslhello.go)
 		}
 	}
 	conn := tls.Client(tc.WatchMember(raw, cfg), cfg)
@@ -416,6 +425,9 @@ func (pr *proxied) SSLMaxRecord(s rules.Side, n int) (int, error) {
 
 // SSL implements rules.SSLConn: a side's TLS once its handshake is done.
 func (pr *proxied) SSL(s rules.Side) (*rules.SSLInfo, bool) {
+	if info, ok := pr.helloSSL(s); ok { // a hello or certificate event (sslhello.go)
+		return info, true
+	}
 	var c *tls.Conn
 	if s == rules.ClientSide {
 		c = pr.ctls
@@ -430,7 +442,15 @@ func (pr *proxied) SSL(s rules.Side) (*rules.SSLInfo, bool) {
 		}
 		return nil, false
 	}
-	return irules.SSLInfo(c, pr.tlsCfg(), s), true
+	info := irules.SSLInfo(c, pr.tlsCfg(), s)
+	if d := pr.authDepth(s); d >= 0 { // SSL::authenticate depth
+		b := pr.tlsCfg().Server
+		if s == rules.ClientSide {
+			_, b = pr.tlsCfg().ClientProfile(info.ServerName)
+		}
+		irules.WithDepth(info, b, d)
+	}
+	return info, true
 }
 
 // C3DCert implements rules.C3DConn: the member's handshake, not begun

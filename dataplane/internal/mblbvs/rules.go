@@ -28,6 +28,8 @@ import (
 type mblbRules struct {
 	mu sync.Mutex
 	f  *mblbFlow
+	// ssl is the handshake's events' and commands' state (sslhello.go).
+	ssl sslRuleState
 	// h2: the client speaks HTTP/2 through the http2 profile's gateway
 	// (http2.go); set before its first request.
 	h2 bool

@@ -131,6 +131,10 @@ func (mv *VS) serveForward(snap *state.VirtualSnap, c *net.TCPConn, head []byte)
 		}
 	}
 	front.clear = true // a bypassed client's bytes are not the engine's
+	if r := f.rr; r != nil && !r.sslEvent(rules.ClientSSLPassthrough) {
+		oc.Close()
+		return
+	}
 	mv.passThrough(f, c, oc, raw, snap.Idle)
 }
 

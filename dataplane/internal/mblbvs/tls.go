@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -48,6 +49,9 @@ type frontConn struct {
 	// whether it speaks TLS (handshake).
 	peek bool
 	max  int // client-ssl's maximum-record-size; 0: the default
+	// unclean: SSL::unclean_shutdown enable, the client's end goes
+	// without close_notify (sslhello.go).
+	unclean atomic.Bool
 	// remake is the connection as another client-ssl profile's TLS would
 	// make it, for SSL::profile in CLIENT_ACCEPTED (nothing is read from
 	// the client before); nil unless a rule of the virtual chooses
@@ -88,7 +92,7 @@ func (c *frontConn) SetLinger(sec int) error            { return c.raw.SetLinger
 
 // CloseWrite ends the client's direction in order: close_notify, then FIN.
 func (c *frontConn) CloseWrite() error {
-	if !c.clear && c.done {
+	if !c.clear && c.done && !c.unclean.Load() {
 		c.tls.CloseWrite()
 	}
 	return c.raw.CloseWrite()
@@ -120,7 +124,8 @@ func clientTLS(c *net.TCPConn, head []byte, t *config.TLS, r *mblbRules, tag *tl
 		if r.handlesEvent(rules.ClientSSLClientHello) {
 			cfg = tlsprof.WithHello(cfg, r.clientHello)
 		}
-		cfg = withH2Switch(cfg, r) // http2rules.go
+		cfg = withH2Switch(cfg, r)      // http2rules.go
+		cfg = r.watchClient(cfg, hc, t) // sslhello.go
 		under = hc
 	} else if len(head) > 0 {
 		under = &prefixConn{TCPConn: c, head: head}
@@ -147,7 +152,7 @@ const tlsHandshakeRecord = 0x16
 func (r *mblbRules) clientHello(h *tls.ClientHelloInfo) bool {
 	r.f.hello = h
 	defer func() { r.f.hello = nil }()
-	return r.sslEvent(rules.ClientSSLClientHello)
+	return r.sslEvent(rules.ClientSSLClientHello) && r.awaitResume() // SSL::handshake hold (sslhello.go)
 }
 
 // clientSSLEvents runs CLIENTSSL_CLIENTCERT (when the client sent a
@@ -191,6 +196,9 @@ func (f *mblbFlow) handshake(conn net.Conn, t *config.TLS) bool {
 		if b != tlsHandshakeRecord {
 			fc.raw.SetDeadline(time.Time{})
 			fc.clear = true
+			if r := f.rr; r != nil {
+				return r.sslEvent(rules.ClientSSLPassthrough) // allow-non-ssl: the client goes on in plaintext
+			}
 			return true
 		}
 	}
@@ -259,6 +267,9 @@ func (r *mblbRules) ForwardProxyPolicy(set string) (string, error) {
 // is done. The server side's connections belong to the engine (one per
 // member, or shared), so no single one answers for the client.
 func (r *mblbRules) SSL(s rules.Side) (*rules.SSLInfo, bool) {
+	if info, ok := r.helloSSL(s); ok { // a hello or certificate event (sslhello.go)
+		return info, true
+	}
 	if s == rules.ServerSide && r.f.stls != nil {
 		return irules.SSLInfo(r.f.stls, r.f.stlsCfg, rules.ServerSide), true
 	}
@@ -575,6 +586,7 @@ type c3dChoice struct {
 func (mv *VS) trackTLS(f *mblbFlow, t *config.TLS) func() {
 	if t == nil || t.Server == nil || f.rr == nil ||
 		!f.rr.handlesEvent(rules.ServerSSLHandshake) && !f.rr.handlesEvent(rules.ServerSSLClientHelloSend) &&
+			!f.rr.handlesEvent(rules.ServerSSLServerHello) && !f.rr.handlesEvent(rules.ServerSSLServerCert) && !irules.Program(f.rr.rules).ChecksPeers() &&
 			!f.rr.rules.Handles(config.EventServerConnected) && t.Choosable == nil {
 		return func() {}
 	}
@@ -700,6 +712,7 @@ func (mv *VS) serverTLS(ctx context.Context, client netip.AddrPort, c *net.TCPCo
 	}
 	if f != nil {
 		cfg = f.rr.keyLog(cfg, hc)
+		cfg = mv.memberChecks(f, cfg, hc, t) // sslhello.go
 	}
 	sc := tls.Client(t.WatchMember(hc, cfg), cfg)
 	if err := mv.vs.Prof.ServerSSL.Note(sc, t.ServerFailed(sc, t.ServerHandshake(func() error { return sc.HandshakeContext(ctx) }))); err != nil {

@@ -41,7 +41,7 @@ func (mv *VS) LoopTLS(snap *state.VirtualSnap) bool {
 	// front stage does.)
 	p := irules.Program(snap.Cfg.Rules)
 	return t != nil && t.Client != nil && t.Server == nil && !t.AllowNonSSL && mv.Loopable() && snap.Cfg.HTTP2 == nil &&
-		(p == nil || !p.Handles(rules.ClientSSLClientHello))
+		(p == nil || !p.Handles(rules.ClientSSLClientHello) && !usesHandshake(p))
 }
 
 // Phases of a handshake, for a close from outside.
