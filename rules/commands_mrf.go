@@ -100,6 +100,19 @@ func mrMsg(in *tcl.Interp, cmd string, msg bool) (*MRState, error) {
 	return s.mr, nil
 }
 
+// mrRouter is mrMsg for the commands that change the connection's
+// router (its routes and peers).
+func mrRouter(in *tcl.Interp, cmd string) (*MRState, error) {
+	st, err := mrMsg(in, cmd, false)
+	if err != nil {
+		return nil, err
+	}
+	if st.router == nil {
+		return nil, tcl.Errorf("%s: no router on this connection", cmd)
+	}
+	return st, nil
+}
+
 func mrConst(cmd string, v tcl.Value) tcl.CmdFunc {
 	return func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		if len(args) != 1 {
@@ -249,12 +262,9 @@ func cmdGMRoute(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if len(args) < 2 {
 		return tcl.Empty, tcl.WrongArgs(usage)
 	}
-	st, err := mrMsg(in, cmd, false)
+	st, err := mrRouter(in, cmd)
 	if err != nil {
 		return tcl.Empty, err
-	}
-	if st.router == nil {
-		return tcl.Empty, tcl.Errorf("%s: no router on this connection", cmd)
 	}
 	src, dst, rest, _ := routeAddrs(cmd, args[2:])
 	switch args[1].String() {
@@ -417,12 +427,9 @@ func cmdMRPeer(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if len(args) < 2 {
 		return tcl.Empty, tcl.WrongArgs(usage)
 	}
-	st, err := mrMsg(in, cmd, false)
+	st, err := mrRouter(in, cmd)
 	if err != nil {
 		return tcl.Empty, err
-	}
-	if st.router == nil {
-		return tcl.Empty, tcl.Errorf("%s: no router on this connection", cmd)
 	}
 	name := args[1].String()
 	if len(args) == 2 {

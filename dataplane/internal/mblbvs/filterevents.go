@@ -16,29 +16,21 @@ import (
 var _ mblb.HTTPFilterEvents = (*httpRules)(nil)
 
 // OnHTTPReject implements mblb.HTTPFilterEvents.
-func (h *httpRules) OnHTTPReject() bool {
-	if !h.handlesFilter {
-		return false
-	}
-	r := h.mblbRules
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	err := r.runEvent(rules.HTTPReject)
-	reset := r.verdict == irules.Reject || r.verdict == irules.Drop
-	r.verdict = irules.GoOn
-	h.ClearActions()
-	return reset || err != nil
-}
+func (h *httpRules) OnHTTPReject() bool { return h.filterEvent(rules.HTTPReject) }
 
 // OnHTTPDisabled implements mblb.HTTPFilterEvents.
-func (h *httpRules) OnHTTPDisabled() bool {
+func (h *httpRules) OnHTTPDisabled() bool { return h.filterEvent(rules.HTTPDisabled) }
+
+// filterEvent runs HTTP_REJECT or HTTP_DISABLED and reports whether the
+// client is to be reset: the rule's reject or drop, or its failure.
+func (h *httpRules) filterEvent(ev rules.Event) bool {
 	if !h.handlesFilter {
 		return false
 	}
 	r := h.mblbRules
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	err := r.runEvent(rules.HTTPDisabled)
+	err := r.runEvent(ev)
 	reset := r.verdict == irules.Reject || r.verdict == irules.Drop
 	r.verdict = irules.GoOn
 	h.ClearActions()
