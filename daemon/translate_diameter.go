@@ -110,15 +110,7 @@ func (t *translator) diameter(o *objects.Object, v *dataplane.Virtual) bool {
 		t.keep(o, "profile %s: openltm's Diameter message balancing %s; the virtual passes Diameter through one member per connection", p.Name, why)
 		return true
 	}
-	switch {
-	case v.MBLB != nil:
-		return without("does not run on message-based virtuals (an mblb profile)")
-	case v.TLS != nil && v.TLS.Forward != nil:
-		return without("does not run on an SSL forward proxy")
-	case v.Stream != nil:
-		return without("does not run with a stream profile")
-	}
-	if why := rulesReadBytes(v); why != "" { // translate_ftp.go
+	if why := gatewayBlocked(v); why != "" { // translate_ftp.go
 		return without(why)
 	}
 	v.Diameter = opt

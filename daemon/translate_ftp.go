@@ -26,11 +26,22 @@ var (
 // v: another reader of the same bytes (mblb, stream, rules) or TLS on
 // either side; "" when it can.
 func plainGatewayBlocked(v *dataplane.Virtual) string {
+	if v.TLS != nil && v.MBLB == nil {
+		return "reads plaintext connections only (no client-ssl or server-ssl profile)"
+	}
+	return gatewayBlocked(v)
+}
+
+// gatewayBlocked says why a protocol gateway that reads TCP messages
+// itself, over TLS too (mqtt, diameter), cannot run on virtual v:
+// another reader of the same bytes (mblb, stream, rules) or an SSL
+// forward proxy; "" when it can.
+func gatewayBlocked(v *dataplane.Virtual) string {
 	switch {
 	case v.MBLB != nil:
 		return "does not run on message-based virtuals (an mblb profile)"
-	case v.TLS != nil:
-		return "reads plaintext connections only (no client-ssl or server-ssl profile)"
+	case v.TLS != nil && v.TLS.Forward != nil:
+		return "does not run on an SSL forward proxy"
 	case v.Stream != nil:
 		return "does not run with a stream profile"
 	}

@@ -34,15 +34,7 @@ func (t *translator) mqtt(o *objects.Object, v *dataplane.Virtual) bool {
 		t.keep(o, "profile %s: openltm's MQTT parser %s; the virtual passes MQTT through without it", p.Name, why)
 		return true
 	}
-	switch {
-	case v.MBLB != nil:
-		return without("does not run on message-based virtuals (an mblb profile)")
-	case v.TLS != nil && v.TLS.Forward != nil:
-		return without("does not run on an SSL forward proxy")
-	case v.Stream != nil:
-		return without("does not run with a stream profile")
-	}
-	if why := rulesReadBytes(v); why != "" { // translate_ftp.go
+	if why := gatewayBlocked(v); why != "" { // translate_ftp.go
 		return without(why)
 	}
 	v.MQTT = &mqtt.Options{Profile: p.Name, Max: mqtt.DefaultMax}

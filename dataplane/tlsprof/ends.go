@@ -224,15 +224,9 @@ func WatchOf(c *tls.Conn) *WatchConn {
 func WatchServer(raw net.Conn, cfg *tls.Config, bs []*Built) (*WatchConn, *tls.Config) {
 	w := &WatchConn{Conn: raw, server: true}
 	return w, &tls.Config{GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
-		chosen := cfg
-		if cfg.GetConfigForClient != nil {
-			c, err := cfg.GetConfigForClient(h)
-			if err != nil {
-				return nil, err
-			}
-			if c != nil {
-				chosen = c
-			}
+		chosen, err := configFor(cfg, h)
+		if err != nil {
+			return nil, err
 		}
 		var b *Built
 		if len(bs) > 0 {
@@ -270,3 +264,18 @@ func WatchClient(raw net.Conn, cfg *tls.Config, b *Built) *WatchConn {
 // WatchesEnds reports whether the profile has unclean-shutdown disabled
 // or strict-resume enabled.
 func (b *Built) WatchesEnds() bool { return b.watches() }
+
+// configFor is the configuration cfg gives a client's hello: its own
+// GetConfigForClient's choice when it has one, else cfg itself. The
+// wrappers that add a connection's own settings to the handshake
+// (WatchServer, ControlSessions, WithClientChecks...) start from it.
+func configFor(cfg *tls.Config, h *tls.ClientHelloInfo) (*tls.Config, error) {
+	if cfg.GetConfigForClient == nil {
+		return cfg, nil
+	}
+	c, err := cfg.GetConfigForClient(h)
+	if err != nil || c == nil {
+		return cfg, err
+	}
+	return c, nil
+}

@@ -41,15 +41,9 @@ const ruleSessionTag = "openltm-rulesession:"
 // the commands.
 func ControlSessions(cfg *tls.Config, bs []*Built, sc *SessionControl) *tls.Config {
 	return &tls.Config{GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
-		chosen := cfg
-		if cfg.GetConfigForClient != nil {
-			c, err := cfg.GetConfigForClient(h)
-			if err != nil {
-				return nil, err
-			}
-			if c != nil {
-				chosen = c
-			}
+		chosen, err := configFor(cfg, h)
+		if err != nil {
+			return nil, err
 		}
 		sc.mu.Lock()
 		sc.secure = OffersSecureRenegotiation(h)
@@ -198,15 +192,9 @@ func (b *Built) Invalidated() int {
 // is a copy of the profile's: made only for a connection that asked.
 func WithDynamicRecords(cfg *tls.Config, choose func() int8) *tls.Config {
 	return &tls.Config{GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
-		chosen := cfg
-		if cfg.GetConfigForClient != nil {
-			c, err := cfg.GetConfigForClient(h)
-			if err != nil {
-				return nil, err
-			}
-			if c != nil {
-				chosen = c
-			}
+		chosen, err := configFor(cfg, h)
+		if err != nil {
+			return nil, err
 		}
 		v := choose()
 		if v == 0 || chosen.DynamicRecordSizingDisabled == (v < 0) {

@@ -239,15 +239,9 @@ func (e errString) Error() string { return string(e) }
 // depth is the rules' verdict (VerifyResultDepth).
 func WithClientChecks(cfg *tls.Config, bs []*Built, after func(h *tls.ClientHelloInfo) (depth int, err error)) *tls.Config {
 	return &tls.Config{GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
-		chosen := cfg
-		if cfg.GetConfigForClient != nil {
-			c, err := cfg.GetConfigForClient(h)
-			if err != nil {
-				return nil, err
-			}
-			if c != nil {
-				chosen = c
-			}
+		chosen, err := configFor(cfg, h)
+		if err != nil {
+			return nil, err
 		}
 		d, err := after(h)
 		if err != nil {

@@ -35,15 +35,9 @@ const sessionTagTag = "openltm-session:"
 // use it only where the name is wanted.
 func TagSessions(cfg *tls.Config, tag *SessionTag) *tls.Config {
 	return &tls.Config{GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
-		chosen := cfg
-		if cfg.GetConfigForClient != nil {
-			c, err := cfg.GetConfigForClient(h)
-			if err != nil {
-				return nil, err
-			}
-			if c != nil {
-				chosen = c
-			}
+		chosen, err := configFor(cfg, h)
+		if err != nil {
+			return nil, err
 		}
 		if chosen.SessionTicketsDisabled {
 			return chosen, nil
