@@ -473,7 +473,6 @@ renegotiate-period str indefinite
 renegotiate-size str indefinite
 renegotiation ed enabled
 retain-certificate tf true
-secure-renegotiation enum require request|require|require-strict
 server-name str none
 session-mirroring ed disabled
 session-ticket ed disabled
@@ -656,6 +655,7 @@ debug yn no
 `), "clientid", "mqtt-version", "username", "password"),
 
 		runTLS(profileKind("client-ssl", "clientssl", sslCommonRows+`
+secure-renegotiation enum require request|require|require-strict
 cert-key-chain raw
 inherit-certkeychain tf false
 inherit-ca-certkeychain tf false
@@ -691,6 +691,7 @@ hello-extension-includes list
 crl ref sys+file+ssl-crl none
 `), "F5 ltm profile client-ssl: TLS from clients, terminated on the virtual"),
 		runTLS(profileKind("server-ssl", "serverssl", sslCommonRows+`
+secure-renegotiation enum require-strict request|require|require-strict
 crl ref sys+file+ssl-crl none
 ocsp str none
 authenticate-name str none
