@@ -60,6 +60,10 @@ type gtpState struct {
 	// curOK: cur is a request to remember once its member is chosen.
 	curOK  bool
 	curKey gtpSeq
+	// lastTEID and lastKey spare a flow of one tunnel's G-PDUs building
+	// the same key for each; the reader alone uses them.
+	lastTEID uint32
+	lastKey  persist.Key
 }
 
 // gtpSeq identifies a request of the flow's client.
@@ -118,7 +122,10 @@ func (f *flow) gtpClient(b []byte) *leg {
 	var key persist.Key
 	switch {
 	case h.HasTEID && h.TEID != 0:
-		key = gtpTEIDKey(h.TEID)
+		if h.TEID != g.lastTEID || g.lastKey.Str == "" {
+			g.lastTEID, g.lastKey = h.TEID, gtpTEIDKey(h.TEID)
+		}
+		key = g.lastKey
 	case h.Version == 2 && h.Type == gtpmsg.CreateSessionRequest, h.Version == 1 && h.Type == gtpmsg.CreatePDPRequest:
 		if m, err := gtpmsg.Parse(b); err == nil {
 			if imsi := m.IMSI(); imsi != "" {
