@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"strconv"
-	"time"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/objects"
@@ -10,16 +9,14 @@ import (
 
 // The gtp profile as UDP virtuals apply it (dataplane/internal/udp/gtp.go).
 var (
-	profileGTP        = schema.MustKind("ltm profile gtp")
-	gtpIngressMax     = profileGTP.MustProp("ingress-max")
-	gtpPersistence    = profileGTP.MustProp("persistence")
-	gtpPersistTimeout = profileGTP.MustProp("persist-timeout")
+	profileGTP    = schema.MustKind("ltm profile gtp")
+	gtpIngressMax = profileGTP.MustProp("ingress-max")
 )
 
 // gtp makes a UDP virtual with a gtp profile a GTP virtual: every
 // datagram one GTP message, checked and balanced (a subscriber's session
-// kept on one member with persistence enabled), shown to the GTP_
-// events. BIG-IP takes the profile on a UDP virtual only [M: the
+// kept on one member with a universal persistence profile), shown to
+// the GTP_ events. BIG-IP takes the profile on a UDP virtual only [M: the
 // message is openltm's], and not beside another UDP application profile
 // (sip, radius, tftp, dhcpv4, dhcpv6), which would read the same
 // datagrams as their own protocol.
@@ -42,18 +39,6 @@ func (t *translator) gtp(o *objects.Object, v *dataplane.Virtual, gp *objects.Ob
 			return t.refuse("profile %s (gtp): ingress-max %q is not a number of messages (virtual server %s)", gp.Name, s, o.Name)
 		}
 		g.IngressMax = n
-	}
-	// persistence and persist-timeout are openltm's own (objects/kinds_gtp.go).
-	g.Persist = gtpPersistence.Effective(t.cfg, gp) != "disabled"
-	if g.Persist {
-		g.PersistTimeout = time.Hour
-		if s := gtpPersistTimeout.Effective(t.cfg, gp); s != "" {
-			n, err := strconv.Atoi(s)
-			if err != nil || n < 0 {
-				return t.refuse("profile %s (gtp): persist-timeout %q is not a number of seconds (virtual server %s)", gp.Name, s, o.Name)
-			}
-			g.PersistTimeout = time.Duration(n) * time.Second
-		}
 	}
 	v.GTP = g
 	return true

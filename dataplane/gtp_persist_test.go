@@ -11,8 +11,10 @@ import (
 )
 
 // gtpSessionVirtuals are a GTP-C virtual (vs on port 2123) and a GTP-U
-// one (vsu, port 2152 of the same address), both with a gtp profile
-// keeping sessions, over pools of the same two nodes.
+// one (vsu, port 2152 of the same address), both with a gtp profile and
+// a universal persistence profile matching across services (so the
+// GTP-U virtual finds the node its GTP-C virtual chose), over pools of
+// the same two nodes.
 func gtpSessionVirtuals(t *testing.T, addr string, nodes ...string) *Plane {
 	t.Helper()
 	p, _ := newPlane(t)
@@ -21,7 +23,8 @@ func gtpSessionVirtuals(t *testing.T, addr string, nodes ...string) *Plane {
 		cm, um = append(cm, n+":2123"), append(um, n+":2152")
 	}
 	cfg := udpBasic(addr+":2123", cm...)
-	cfg.Virtuals["/Common/vs"].GTP = &GTPProfile{IngressMax: 100, Persist: true, PersistTimeout: time.Hour}
+	cfg.Virtuals["/Common/vs"].GTP = &GTPProfile{IngressMax: 100}
+	cfg.Virtuals["/Common/vs"].Persist = &Persistence{Profile: "/Common/gtp_universal", Method: PersistUniversal, Timeout: time.Hour, MatchAcrossServices: true}
 	u := *cfg.Virtuals["/Common/vs"]
 	u.Name, u.Destination, u.Pool = "/Common/vsu", ap(addr+":2152"), "/Common/poolu"
 	cfg.Virtuals["/Common/vsu"] = &u

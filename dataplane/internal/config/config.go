@@ -1109,13 +1109,6 @@ type GTPProfile struct {
 	// IngressMax is the profile's ingress-max, kept for show; messages
 	// are handled as they arrive, so no queue forms [M].
 	IngressMax int
-	// Persist (persistence enabled, an openltm extension [M]) keeps a
-	// subscriber's session on one member: by the TEIDs the member gave
-	// in its Create Session (Create PDP Context) Response and by the
-	// IMSI, as universal records living PersistTimeout after their last
-	// use (0: until the session's delete).
-	Persist        bool
-	PersistTimeout time.Duration
 }
 
 // DHCPProfile is a dhcpv4 or dhcpv6 profile on a UDP virtual.

@@ -21,19 +21,22 @@ import (
 // by the member alone is dropped and counted [M: how BIG-IP treats
 // duplicate answers is not known].
 //
-// With the profile's persistence (an openltm extension, enabled by
-// default [M]), a client's message naming a TEID in its header (the
-// member's, given in its Create Session or Create PDP Context Response)
-// persists on that TEID, control plane or user plane (G-PDUs); a Create
-// Session (Create PDP Context) Request without one persists on its IMSI.
-// The records are universal ones, keyed "teid:<8 hex digits>" and
-// "imsi:<digits>", scoped to the virtual and pool and matched across
-// services [M: a session's GTP-U virtual on another port of the same
-// address finds the node its GTP-C virtual chose]; they live the
-// profile's persist-timeout after their last use. A member's accepting
-// Create Session (Create PDP Context) Response makes a record for each
-// TEID it gives (F-TEIDs, also inside Bearer Contexts); its accepting
-// Delete Session (Delete PDP Context) Response drops the session's
+// With a universal persistence profile on the virtual (BIG-IP leaves
+// GTP persistence to iRules, `persist uie` on what GTP:: reads; openltm
+// takes the universal profile on a gtp virtual as asking for the usual
+// such rule's TEID and IMSI keys [M]), a client's message naming a TEID
+// in its header (the member's, given in its Create Session or Create PDP
+// Context Response) persists on that TEID, control plane or user plane
+// (G-PDUs); a Create Session (Create PDP Context) Request without one
+// persists on its IMSI. The records are universal ones, keyed
+// "teid:<8 hex digits>" and "imsi:<digits>", scoped as the profile's
+// match-across settings say (match-across-services: a session's GTP-U
+// virtual on another port of the same address finds the node its GTP-C
+// virtual chose); they live the profile's timeout after their last use.
+// A member's accepting Create Session (Create PDP Context) Response
+// makes a record for each TEID it gives (F-TEIDs, also inside Bearer
+// Contexts); its accepting Delete Session (Delete PDP Context) Response
+// drops the session's
 // records. A rule's persist command wins over the profile's. TEIDs are
 // the members' own, so two members giving the same TEID share a record
 // [M]. A flow of a virtual without the profile pays a nil check.
@@ -50,7 +53,7 @@ const gtpPendingMax = 4096
 // settings.
 type gtpState struct {
 	cfg  *config.GTPProfile
-	prof *config.Persistence // the records' reach: across services
+	prof *config.Persistence // the virtual's universal profile; nil: no session persistence
 
 	mu      sync.Mutex
 	pending map[gtpSeq]gtpPending
@@ -83,12 +86,15 @@ type gtpPending struct {
 	answered int    // answers passed back
 }
 
-func newGTPState(c *config.GTPProfile) *gtpState {
+func newGTPState(c *config.GTPProfile, vp *config.Persistence) *gtpState {
 	if c == nil {
 		return nil
 	}
-	return &gtpState{cfg: c, pending: map[gtpSeq]gtpPending{}, sweepAt: 64,
-		prof: &config.Persistence{Method: config.PersistUniversal, Timeout: c.PersistTimeout, MatchAcrossServices: true}}
+	g := &gtpState{cfg: c, pending: map[gtpSeq]gtpPending{}, sweepAt: 64}
+	if vp != nil && vp.Method == config.PersistUniversal {
+		g.prof = vp // sessions persist in the virtual's universal profile [M]
+	}
+	return g
 }
 
 // gtpClient readies client message b's forwarding: the member's leg
@@ -116,7 +122,7 @@ func (f *flow) gtpClient(b []byte) *leg {
 		g.curOK, g.curKey = true, k
 		g.cur = gtpPending{req: h.Type, teid: h.TEID, at: now, asks: 1}
 	}
-	if !g.cfg.Persist {
+	if g.prof == nil {
 		return nil
 	}
 	var key persist.Key
@@ -139,7 +145,7 @@ func (f *flow) gtpClient(b []byte) *leg {
 		return nil
 	}
 	f.persists = true
-	f.pers = persistDecision{key: key, prof: g.prof, timeout: g.cfg.PersistTimeout}
+	f.pers = persistDecision{key: key, prof: g.prof, timeout: g.prof.Timeout}
 	f.persisted = f.persistLookup
 	return nil
 }
@@ -209,7 +215,7 @@ func (f *flow) gtpMember(lg *leg, b []byte) bool {
 	p.answered++
 	g.pending[k] = p
 	g.mu.Unlock()
-	if !g.cfg.Persist || lg.member == nil {
+	if g.prof == nil || lg.member == nil {
 		return true
 	}
 	create := h.Version == 2 && h.Type == gtpmsg.CreateSessionResponse || h.Version == 1 && h.Type == gtpmsg.CreatePDPResponse
@@ -238,13 +244,13 @@ func (f *flow) gtpMember(lg *leg, b []byte) bool {
 	keys := make([]persist.Key, 0, len(teids)+1)
 	for _, t := range teids {
 		k := gtpTEIDKey(t)
-		table.Add(k, s, member, f.Client.Addr(), g.cfg.PersistTimeout)
+		table.Add(k, s, member, f.Client.Addr(), g.prof.Timeout)
 		keys = append(keys, k)
 	}
 	if p.imsi != "" {
 		keys = append(keys, persist.StringKey(persist.Universal, p.imsi))
 	}
-	f.l.e.gtp.add(f.Virtual, teids, keys, f.l.e.now.Load(), g.cfg.PersistTimeout)
+	f.l.e.gtp.add(f.Virtual, teids, keys, f.l.e.now.Load(), g.prof.Timeout)
 	return true
 }
 
