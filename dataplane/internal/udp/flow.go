@@ -149,8 +149,8 @@ func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client net
 	f.sip = newSIPState(cfg.SIP, l.addr.String())
 	f.rad = newRADIUSState(cfg.RADIUS, f) // radius.go
 	f.gtp = cfg.GTP != nil
-	f.gtps = newGTPState(cfg.GTP, cfg.Persist)      // gtpsession.go
-	f.dhcp = newDHCPState(cfg.DHCP, f) // dhcp.go
+	f.gtps = newGTPState(cfg.GTP, cfg.Persist) // gtpsession.go
+	f.dhcp = newDHCPState(cfg.DHCP, f)         // dhcp.go
 	f.initIO()
 	return f
 }
