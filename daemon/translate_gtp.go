@@ -14,8 +14,9 @@ var (
 )
 
 // gtp makes a UDP virtual with a gtp profile a GTP virtual: every
-// datagram one GTP message, checked and balanced by itself, shown to the
-// GTP_ events. BIG-IP takes the profile on a UDP virtual only [M: the
+// datagram one GTP message, checked and balanced (a subscriber's session
+// kept on one member with a universal persistence profile), shown to
+// the GTP_ events. BIG-IP takes the profile on a UDP virtual only [M: the
 // message is openltm's], and not beside another UDP application profile
 // (sip, radius, tftp, dhcpv4, dhcpv6), which would read the same
 // datagrams as their own protocol.

@@ -66,6 +66,8 @@ type Env struct {
 type Engine struct {
 	env Env
 	now atomic.Int64 // coarse clock, Unix nanoseconds, advanced every tick
+	// gtp indexes GTP sessions' persistence records (gtpsession.go).
+	gtp gtpSessions
 
 	mu        sync.Mutex
 	listeners map[*Listener]struct{}

@@ -54,8 +54,10 @@ type flow struct {
 	sip *sipState
 	// rad is the radius profile's state (radius.go), nil without one.
 	rad *radiusState
-	// gtp: the virtual has a gtp profile (gtp.go).
-	gtp bool
+	// gtp: the virtual has a gtp profile (gtp.go); gtps is its requests
+	// in flight and persistence (gtpsession.go), nil without one.
+	gtp  bool
+	gtps *gtpState
 	// dhcp is the dhcpv4 or dhcpv6 profile's relay state (dhcp.go), nil
 	// without one.
 	dhcp *dhcpState
@@ -134,7 +136,7 @@ func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client net
 		f.rs = &ruleState{}
 		f.wq = newWaitQueue(f) // rulewait.go
 	}
-	if f.hash = hashProfile(cfg); f.hash != nil || cfg.RADIUS != nil {
+	if f.hash = hashProfile(cfg); f.hash != nil || cfg.RADIUS != nil || cfg.GTP != nil {
 		f.basePersists, f.basePers = f.persists, f.pers
 	}
 	if f.persists || f.rs != nil || f.hash != nil {
@@ -147,7 +149,8 @@ func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client net
 	f.sip = newSIPState(cfg.SIP, l.addr.String())
 	f.rad = newRADIUSState(cfg.RADIUS, f) // radius.go
 	f.gtp = cfg.GTP != nil
-	f.dhcp = newDHCPState(cfg.DHCP, f) // dhcp.go
+	f.gtps = newGTPState(cfg.GTP, cfg.Persist) // gtpsession.go
+	f.dhcp = newDHCPState(cfg.DHCP, f)         // dhcp.go
 	f.initIO()
 	return f
 }
@@ -225,6 +228,13 @@ func (f *flow) forward(b []byte) {
 			f.last.Store(lg)
 		}
 	}
+	if f.gtps != nil {
+		// A retransmitted request follows its first copy (gtpsession.go).
+		if again = f.gtpClient(b); again != nil {
+			lg = again
+			f.last.Store(lg)
+		}
+	}
 	if again == nil && (lg == nil || f.dgram) {
 		var sm sipmsg.Message
 		ruled := false // a SIP event's decisions hold for this message
@@ -266,6 +276,9 @@ func (f *flow) forward(b []byte) {
 	}
 	if f.rad != nil {
 		f.radiusSent(lg, b, sent)
+	}
+	if f.gtps != nil {
+		f.gtpSent(lg)
 	}
 	if f.gtp && f.rs != nil {
 		var ok bool
@@ -368,7 +381,7 @@ func (f *flow) pickOnce(mayRetry bool) (lg *leg, again bool) {
 			if !f.dgram {
 				m.Release() // the leg already holds the flow's count
 			}
-			if f.persists && (f.pers.key.Mode == persist.SIP || f.pers.key.Mode == persist.Hash || f.rad != nil || f.rs != nil && f.rs.sipKeeping) {
+			if f.persists && (f.pers.key.Mode == persist.SIP || f.pers.key.Mode == persist.Hash || f.rad != nil || f.gtps != nil || f.rs != nil && f.rs.sipKeeping) {
 				// A key of this datagram's own (sip.go, hashpersist.go,
 				// a SIP event's persist): its record is made or
 				// refreshed on a leg the flow had too, as on a new one

@@ -17,7 +17,9 @@ import (
 // not known]. A piggybacked GTPv2 message after the first goes on with
 // it, unread [M]. A client's message is balanced by itself as
 // datagram-load-balancing does: the member is chosen per message
-// (state.Choose: a rule's member, persistence, then balancing).
+// (state.Choose: a rule's member, persistence, then balancing), a
+// subscriber's session persisting on its TEIDs and IMSI and a
+// retransmitted request following its first copy (gtpsession.go).
 //
 // The events: GTP_SIGNALLING_INGRESS (GTP_GPDU_INGRESS for a G-PDU,
 // GTP_PRIME_INGRESS for GTP') as a message arrives, on the side it
@@ -145,6 +147,9 @@ func (f *flow) gtpOut(lg *leg, b []byte) ([]byte, bool) {
 // ingress and egress events; ok false drops it.
 func (f *flow) gtpAnswer(lg *leg, b []byte) ([]byte, bool) {
 	if !f.gtpCheck(b) {
+		return nil, false
+	}
+	if f.gtps != nil && !f.gtpMember(lg, b) { // gtpsession.go
 		return nil, false
 	}
 	if f.rs == nil {
