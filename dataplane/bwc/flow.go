@@ -14,6 +14,14 @@ func FlowBucket(bytesPerSec uint64) *Bucket {
 	return p.Attach("")
 }
 
+// SetRate gives a FlowBucket's queue the byte bound of bytesPerSec, as
+// NewQueue does a policy's: half a second of it, at least 64 KB.
+func (q *Queue[T]) SetRate(bytesPerSec uint64) {
+	q.mu.Lock()
+	q.limit = max(minQueue, int(min(float64(bytesPerSec)*queueSeconds, float64(1<<30))))
+	q.mu.Unlock()
+}
+
 // QueueStats is what a Queue holds now and has dropped, for a rule that
 // asks (UDP::debug_queue).
 type QueueStats struct {

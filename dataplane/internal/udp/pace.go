@@ -26,7 +26,8 @@ import (
 // datagrams (0: only the queue's byte bound, half a second of the rate
 // and at least 64 KB). The rate is set at the flow's start and may be
 // changed or lifted (0) later; datagrams already queued then leave at the
-// new rate.
+// new rate. A paced datagram's SIP_REQUEST_SEND and SIP_RESPONSE_SEND
+// events do not run, as under a bandwidth controller.
 type flowPace struct {
 	upB, downB *bwc.Bucket
 	up         *bwc.Queue[*leg]
@@ -110,6 +111,8 @@ func (f *flow) SetUDPMaxRate(bytesPerSec uint64) error {
 	p.rate.Store(bytesPerSec)
 	p.upB.SetRate(bytesPerSec * 8)
 	p.downB.SetRate(bytesPerSec * 8)
+	p.up.SetRate(bytesPerSec)
+	p.toClient.SetRate(bytesPerSec)
 	return nil
 }
 
