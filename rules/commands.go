@@ -123,6 +123,7 @@ func commandTable() *tcl.Commands {
 		registerF5Only(t)                 // commands_f5only.go
 		registerMRF(t)                    // commands_mrf.go
 		registerSSLAuth(t)                // commands_sslauth.go
+		registerRateLimits(t)             // commands_ratelimit.go
 		t.Register("getfield", cmdGetfield)
 		t.Register("findstr", cmdFindstr)
 		t.Register("substr", cmdSubstr)

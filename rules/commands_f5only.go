@@ -19,9 +19,6 @@ var unbacked = map[string]string{
 	"LINK::qos":          "Linux does not give an accepted connection the 802.1p priority its frames carried",
 	"ONECONNECT::select": "openltm picks the idle member connection a request reuses itself (by label, ONECONNECT::label)",
 	"TCP::offset":        "openltm does not count the stream position of collected data",
-	"UDP::debug_queue":   "openltm keeps no per-flow UDP queue to show",
-	"UDP::max_buf_pkts":  "openltm keeps no per-flow UDP buffer to bound (the udp profile's max-buffer-packets)",
-	"UDP::max_rate":      "openltm does not pace a UDP flow's datagrams",
 	"DNS::rrname":        "the command reads the record of BIG-IP DNS's resolver and cache, which openltm does not have",
 	"DNS::rrtype":        "the command reads the record of BIG-IP DNS's resolver and cache, which openltm does not have",
 }

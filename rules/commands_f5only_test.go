@@ -22,9 +22,6 @@ func TestF5OnlyCommands(t *testing.T) {
 		{"LINK::qos", "802.1p"},
 		{"ONECONNECT::select", "idle member connection"},
 		{"TCP::offset", "stream position"},
-		{"UDP::debug_queue", "UDP queue"},
-		{"UDP::max_buf_pkts 10", "max-buffer-packets"},
-		{"UDP::max_rate 125000", "does not pace"},
 		{"DNS::rrname", "resolver and cache"},
 		{"DNS::rrtype", "resolver and cache"},
 	} {

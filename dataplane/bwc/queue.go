@@ -28,6 +28,7 @@ type Queue[T any] struct {
 	limit int
 
 	mu      sync.Mutex
+	maxPkts int // SetMaxPackets; 0: none
 	items   []queued[T]
 	bytes   int
 	running bool
@@ -55,7 +56,7 @@ func NewQueue[T any](b *Bucket, out func(T, []byte)) *Queue[T] {
 // closed) and d is dropped.
 func (q *Queue[T]) Send(to T, d []byte) bool {
 	q.mu.Lock()
-	if q.closed || (q.bytes > 0 && q.bytes+len(d) > q.limit) {
+	if q.closed || (q.bytes > 0 && q.bytes+len(d) > q.limit) || (q.maxPkts > 0 && len(q.items) >= q.maxPkts) {
 		q.mu.Unlock()
 		p := q.b.p
 		p.Dropped.Add(uint64(len(d)))

@@ -74,3 +74,36 @@ func TestMeter(t *testing.T) {
 		t.Errorf("rate after an idle while = %d, want 0", got)
 	}
 }
+
+// TestFlowQueueBounds: a flow's own bucket and queue hold at most the
+// packets SetMaxPackets allows, count the rest dropped, and report both.
+func TestFlowQueueBounds(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		rate             uint64
+		maxPkts, send    int
+		wantQueuedAtMost int
+	}{
+		{"packet bound", 1000, 3, 40, 3},
+		{"byte bound", 1000, 0, 200, 66},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := FlowBucket(c.rate)
+			q := NewQueue(b, func(int, []byte) {})
+			defer q.Close()
+			q.SetRate(c.rate)
+			q.SetMaxPackets(c.maxPkts)
+			d := make([]byte, 1000)
+			dropped := 0
+			for i := range c.send {
+				if !q.Send(i, d) {
+					dropped++
+				}
+			}
+			st := q.Stats()
+			if st.Pkts > c.wantQueuedAtMost || st.MaxPkts != c.maxPkts || dropped == 0 || st.Dropped != uint64(dropped) {
+				t.Fatalf("stats %+v, dropped %d", st, dropped)
+			}
+		})
+	}
+}

@@ -124,6 +124,10 @@ type proxied struct {
 	// bwc is the bandwidth controller's bucket the flow's bytes wait on
 	// before they are written, either way (bwc.go); nil: none.
 	bwc atomic.Pointer[bwc.Bucket]
+	// ingress is a rule's limit on the client's packets
+	// (IP::ingress_rate_limit), which the client side's reads wait on
+	// (ingress.go); nil: none.
+	ingress atomic.Pointer[ingressPace]
 }
 
 // reset closes c with a TCP reset.
@@ -838,6 +842,11 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 		if b := pr.bwc.Load(); b != nil {
 			b.Wait(n) // bwc.go
 		}
+		if up {
+			if ip := pr.ingress.Load(); ip != nil {
+				ip.wait(n) // ingress.go
+			}
+		}
 		w, werr = 0, nil
 		if err := wc.Write(writeFn); err != nil {
 			werr = err
@@ -853,7 +862,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 			pr.lost(sc)
 			return false
 		}
-		if full && pr.clone == nil && low == nil && pr.bwc.Load() == nil { // a clone copies every byte, proxy-buffer-low and a bandwidth controller wait here: no splice
+		if full && pr.clone == nil && low == nil && pr.bwc.Load() == nil && (!up || pr.ingress.Load() == nil) { // a clone copies every byte, proxy-buffer-low, a bandwidth controller and an ingress limit wait here: no splice
 			if lr == nil {
 				lr = &io.LimitedReader{}
 			}

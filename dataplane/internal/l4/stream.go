@@ -129,6 +129,11 @@ func (pr *proxied) copyFiltered(src, dst *net.TCPConn, up bool, sc *serverConn, 
 				return true
 			}
 			pr.countRead(n, up, sc)
+			if up {
+				if ip := pr.ingress.Load(); ip != nil {
+					ip.wait(n) // ingress.go
+				}
+			}
 			f, out := pr.filterFor(sd, sd.out[:0])
 			if f != nil {
 				out = f.Write(out, buf[:n])

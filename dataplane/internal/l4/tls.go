@@ -618,6 +618,11 @@ func (pr *proxied) copyLoopTLS(up bool, sc *serverConn, st *sideState) bool {
 			if b := pr.bwc.Load(); b != nil {
 				b.Wait(n) // bwc.go
 			}
+			if up {
+				if ip := pr.ingress.Load(); ip != nil {
+					ip.wait(n) // ingress.go
+				}
+			}
 			_, werr := tlsprof.WriteRecords(dst, (*bp)[:n], maxRecord)
 			bufPool.Put(bp)
 			if werr != nil {

@@ -81,6 +81,10 @@ type flow struct {
 	// bwc paces the flow's datagrams on its virtual's bandwidth
 	// controller (bwc.go); nil without one.
 	bwc *flowBWC
+	// pace is a rule's UDP::max_rate and UDP::max_buf_pkts on the flow,
+	// ingress its IP::ingress_rate_limit (pace.go); nil: none.
+	pace    atomic.Pointer[flowPace]
+	ingress atomic.Pointer[ingressLimit]
 	flowIO
 }
 
@@ -166,6 +170,9 @@ func (f *flow) fromClient(b []byte) {
 	f.PktsIn.Add(1)
 	f.vs.Stats.In(len(b), 1)
 	f.vs.Prof.Conns.DgIn.Add(1)
+	if il := f.ingress.Load(); il != nil && !il.allow() {
+		return // IP::ingress_rate_limit (pace.go)
+	}
 	if f.clone != nil {
 		f.clone.Client(b) // as the client sent it, held or not
 	}
@@ -288,6 +295,10 @@ func (f *flow) forward(b []byte) {
 	}
 	if f.clone != nil {
 		f.clone.Server(b) // as the member gets it
+	}
+	if p := f.pace.Load(); p != nil {
+		p.up.Send(lg, b) // UDP::max_rate (pace.go)
+		return
 	}
 	if f.bwc != nil {
 		f.bwc.up.Send(lg, b) // bwc.go
@@ -560,7 +571,8 @@ func (f *flow) end() {
 		}
 	}
 	f.clone.Close()
-	f.bwc.close() // bwc.go
+	f.pace.Load().close() // pace.go
+	f.bwc.close()         // bwc.go
 	switch {
 	case f.wq != nil:
 		f.wq.legs = legs // the flow's goroutine ends its rules

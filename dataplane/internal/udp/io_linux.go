@@ -408,6 +408,10 @@ func (lg *leg) answer() {
 				continue
 			}
 		}
+		if p := f.pace.Load(); p != nil {
+			p.toClient.Send(f, b) // UDP::max_rate (pace.go)
+			continue
+		}
 		if f.bwc != nil {
 			f.bwc.toClient.Send(f, b) // bwc.go
 			continue

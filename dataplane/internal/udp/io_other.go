@@ -205,6 +205,10 @@ func (lg *leg) fromServer(b []byte) {
 			return
 		}
 	}
+	if p := f.pace.Load(); p != nil {
+		p.toClient.Send(f, b) // UDP::max_rate (pace.go)
+		return
+	}
 	if f.bwc != nil {
 		f.bwc.toClient.Send(f, b) // bwc.go
 		return
