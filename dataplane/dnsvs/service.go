@@ -16,6 +16,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/rpz"
 )
 
 // Service is one dns profile of one commit, as a virtual's snapshot
@@ -47,25 +48,26 @@ const (
 // decide runs the profile's steps short of the pool: the GSLB's wide IPs
 // and zones, the cache, unhandled-query-action, less those the query's
 // rules disabled (svc); a NOTIFY goes to DNS Express (wire is r as
-// received, for its TSIG). origin is what answered (gslb.Origin*).
-func (s *Service) decide(r *dns.Msg, wire []byte, client netip.Addr, udp bool, svc gslb.Services) (m *dns.Msg, st step, origin string) {
+// received, for its TSIG). origin is what answered (gslb.Origin*); hit
+// the cache's response policy applied, nil for none.
+func (s *Service) decide(r *dns.Msg, wire []byte, client netip.Addr, udp bool, svc gslb.Services) (m *dns.Msg, st step, origin string, hit *rpz.Hit) {
 	if r.Response {
-		return nil, stepDrop, ""
+		return nil, stepDrop, "", nil
 	}
 	s.st.Queries.Add(1)
 	express := s.p.Express && svc.Off&gslb.ServiceDNSX == 0
 	if r.Opcode == dns.OpcodeNotify && express {
 		if m, st, ok := s.notify(r, wire, client); ok {
-			return m, st, gslb.OriginDNSX
+			return m, st, gslb.OriginDNSX, nil
 		}
 	}
 	if r.Opcode != dns.OpcodeQuery {
 		s.st.Malformed.Add(1)
-		return reply(r, dns.RcodeNotImplemented), stepAnswer, gslb.OriginLastAction
+		return reply(r, dns.RcodeNotImplemented), stepAnswer, gslb.OriginLastAction, nil
 	}
 	if len(r.Question) != 1 {
 		s.st.Malformed.Add(1)
-		return reply(r, dns.RcodeFormatError), stepAnswer, gslb.OriginLastAction
+		return reply(r, dns.RcodeFormatError), stepAnswer, gslb.OriginLastAction, nil
 	}
 	rd := r.RecursionDesired && s.p.NoProcessRD // process-rd no: straight to unhandled-query-action
 	gtm := s.p.GTM && svc.Off&gslb.ServiceGTM == 0
@@ -75,9 +77,9 @@ func (s *Service) decide(r *dns.Msg, wire []byte, client netip.Addr, udp bool, s
 			if m, send, handled, origin := a.a.AnswerVirtual(r, client, udp, gtm, express, dnssec); handled {
 				s.st.GSLB.Add(1)
 				if !send {
-					return nil, stepDrop, ""
+					return nil, stepDrop, "", nil
 				}
-				return m, stepAnswer, origin
+				return m, stepAnswer, origin, nil
 			}
 		}
 	}
@@ -94,14 +96,27 @@ func (s *Service) cacheFor(svc gslb.Services) *Cache {
 }
 
 // unhandled is the profile's step for a query neither DNS Express nor a
-// wide IP answered, on a virtual and on a gtm listener alike: the cache
-// (not for rd, a query process-rd no sends on), then
-// unhandled-query-action (the rule's DNS::last_act when it gave one).
-func (s *Service) unhandled(r *dns.Msg, rd bool, svc gslb.Services) (*dns.Msg, step, string) {
+// wide IP answered, on a virtual and on a gtm listener alike: the
+// cache's response policy zones and the cache (not for rd, a query
+// process-rd no sends on), then unhandled-query-action (the rule's
+// DNS::last_act when it gave one). hit is the response policy applied
+// (a passthru lets the query go on), nil for none.
+func (s *Service) unhandled(r *dns.Msg, rd bool, svc gslb.Services) (_ *dns.Msg, _ step, _ string, hit *rpz.Hit) {
 	if c := s.cacheFor(svc); c != nil && !rd {
+		if c.rpz != nil && svc.Off&gslb.ServiceRPZ == 0 {
+			if hit = c.rpz.Check(s.e.policySource(), r.Question[0].Name); hit != nil {
+				switch hit.Policy {
+				case rpz.PolicyDrop:
+					return nil, stepDrop, "", hit
+				case rpz.PolicyPassthru:
+				default:
+					return hit.Answer(r), stepAnswer, gslb.OriginRPZ, hit
+				}
+			}
+		}
 		if m := c.Get(r); m != nil {
 			s.st.CacheHits.Add(1)
-			return m, stepAnswer, gslb.OriginCache
+			return m, stepAnswer, gslb.OriginCache, hit
 		}
 	}
 	act := s.p.Unhandled
@@ -111,19 +126,19 @@ func (s *Service) unhandled(r *dns.Msg, rd bool, svc gslb.Services) (*dns.Msg, s
 	switch act {
 	case "drop":
 		s.st.Drop.Add(1)
-		return nil, stepDrop, ""
+		return nil, stepDrop, "", hit
 	case "reject":
 		s.st.Reject.Add(1)
-		return reply(r, dns.RcodeRefused), stepAnswer, gslb.OriginLastAction
+		return reply(r, dns.RcodeRefused), stepAnswer, gslb.OriginLastAction, hit
 	case "hint":
 		s.st.Hint.Add(1)
-		return hintReply(r), stepAnswer, gslb.OriginLastAction // hint.go
+		return hintReply(r), stepAnswer, gslb.OriginLastAction, hit // hint.go
 	case "noerror":
 		s.st.NoError.Add(1)
-		return reply(r, dns.RcodeSuccess), stepAnswer, gslb.OriginLastAction
+		return reply(r, dns.RcodeSuccess), stepAnswer, gslb.OriginLastAction, hit
 	}
 	s.st.Allow.Add(1)
-	return nil, stepForward, gslb.OriginServer
+	return nil, stepForward, gslb.OriginServer, hit
 }
 
 // reply is an empty answer to r with rcode, its OPT record echoed.
@@ -191,7 +206,10 @@ func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net
 		}
 	}
 	svc := vr.Services()
-	m, st, origin := s.decide(r, b, client.Addr(), true, svc)
+	m, st, origin, hit := s.decide(r, b, client.Addr(), true, svc)
+	if hit != nil {
+		vr.SetRPZ(hit.String())
+	}
 	switch st {
 	case stepAnswer:
 		vr.SetOrigin(origin)
@@ -339,7 +357,10 @@ func (s *Service) answerTCP(vs *state.Virtual, snap *state.VirtualSnap, r *dns.M
 		}
 	}
 	svc := vr.Services()
-	m, st, origin := s.decide(r, b, client.Addr(), false, svc)
+	m, st, origin, hit := s.decide(r, b, client.Addr(), false, svc)
+	if hit != nil {
+		vr.SetRPZ(hit.String())
+	}
 	switch st {
 	case stepDrop:
 		return nil, false
