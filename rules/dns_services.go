@@ -16,7 +16,8 @@ type DNSServices interface {
 	// DNSOrigin names what last built the message the event sees, in
 	// BIG-IP's words: CLIENT (the query as it arrived), SERVER (a pool
 	// member or BIND), CACHE, GTM_BUILD, DNSX, LAST_ACTION
-	// (unhandled-query-action), TCL (a rule's DNS::return).
+	// (unhandled-query-action), TCL (a rule's DNS::return), RPZ (a
+	// cache's response policy zone).
 	DNSOrigin() string
 	// DNSIsWideIP says whether name (fully qualified, any case) is a
 	// wide IP's name or alias, of any type.

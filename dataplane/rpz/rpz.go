@@ -83,9 +83,9 @@ type Hit struct {
 	// it (relative, "*.bad.example" for a wildcard), Policy one of the
 	// Policy* names.
 	Zone, Trigger, Policy string
-	set               map[uint16][]dns.RR // the trigger's records (local data)
-	z                 *Zone
-	soa               *dns.SOA
+	set                   map[uint16][]dns.RR // the trigger's records (local data)
+	z                     *Zone
+	soa                   *dns.SOA
 }
 
 // String is DNS::rpz_policy's value, the Tcl list "ZONE POLICY TRIGGER"
