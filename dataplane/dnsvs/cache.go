@@ -112,7 +112,7 @@ func newCache(c *config.DNSCache) *Cache {
 		cache.res = recursor.New(*c.Resolver)
 	}
 	if len(c.RPZ) > 0 {
-		cache.rpz = &rpz.Policies{Zones: c.RPZ}
+		cache.rpz = rpz.New(c.RPZ)
 	}
 	return cache
 }

@@ -116,6 +116,16 @@ func (s *Service) unhandled(r *dns.Msg, rd bool, svc gslb.Services) (_ *dns.Msg,
 		}
 		if m := c.Get(r); m != nil {
 			s.st.CacheHits.Add(1)
+			if hit == nil {
+				if m2, h := s.responsePolicy(c, svc, r, m); h != nil && h.Policy != rpz.PolicyPassthru {
+					if m2 == nil {
+						return nil, stepDrop, "", h
+					}
+					return m2, stepAnswer, gslb.OriginRPZ, h
+				} else if h != nil {
+					hit = h
+				}
+			}
 			return m, stepAnswer, gslb.OriginCache, hit
 		}
 	}
@@ -139,6 +149,37 @@ func (s *Service) unhandled(r *dns.Msg, rd bool, svc gslb.Services) (_ *dns.Msg,
 	}
 	s.st.Allow.Add(1)
 	return nil, stepForward, gslb.OriginServer, hit
+}
+
+// responsePolicy applies the cache c's response-IP triggers to m, the
+// answer to r about to go (rpz.CheckResponse): m itself when none
+// applies (hit nil) or for a passthru, the policy's answer otherwise,
+// nil for a drop. The answer c keeps stays the real one, so that a
+// change of the policy zone acts on the next query.
+func (s *Service) responsePolicy(c *Cache, svc gslb.Services, r, m *dns.Msg) (*dns.Msg, *rpz.Hit) {
+	if c == nil || c.rpz == nil || svc.Off&gslb.ServiceRPZ != 0 {
+		return m, nil
+	}
+	h := c.rpz.CheckResponse(s.e.policySource(), m)
+	if h == nil || h.Policy == rpz.PolicyPassthru {
+		return m, h
+	}
+	return h.Answer(r), h
+}
+
+// answerPolicy is responsePolicy on the answer the pool or the cache's
+// resolution gave, telling the rules (DNS::rpz_policy, DNS::origin RPZ);
+// nil for a drop.
+func (s *Service) answerPolicy(vr *gslb.VirtualRules, svc gslb.Services, r, m *dns.Msg, origin string) (*dns.Msg, string) {
+	m2, h := s.responsePolicy(s.cacheFor(svc), svc, r, m)
+	if h == nil {
+		return m, origin
+	}
+	vr.SetRPZ(h.String())
+	if h.Policy == rpz.PolicyPassthru {
+		return m, origin
+	}
+	return m2, gslb.OriginRPZ
 }
 
 // reply is an empty answer to r with rcode, its OPT record echoed.
@@ -233,6 +274,11 @@ func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net
 		defer s.inflight.Add(-1)
 		defer vr.Release()
 		if m, origin := s.forward(vs, snap, r, wire, client, local, true, s.cacheFor(svc)); m != nil {
+			if hit == nil {
+				if m, origin = s.answerPolicy(vr, svc, r, m, origin); m == nil {
+					return
+				}
+			}
 			vr.SetOrigin(origin)
 			if m, send := vr.Response(m); send {
 				s.sendUDP(vs, conn, client, m, r)
@@ -367,6 +413,11 @@ func (s *Service) answerTCP(vs *state.Virtual, snap *state.VirtualSnap, r *dns.M
 	case stepForward:
 		if m, origin = s.forward(vs, snap, r, b, client, local, false, s.cacheFor(svc)); m == nil {
 			return nil, false
+		}
+		if hit == nil {
+			if m, origin = s.answerPolicy(vr, svc, r, m, origin); m == nil {
+				return nil, false
+			}
 		}
 	}
 	vr.SetOrigin(origin)

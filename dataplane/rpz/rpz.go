@@ -8,6 +8,8 @@
 package rpz
 
 import (
+	"net/netip"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -57,7 +59,17 @@ type Source interface {
 // first zone with a trigger for a name decides (the draft's order).
 type Policies struct {
 	Zones []Zone
+	ip    []string // each zone's rpz-ip.ZONE, where its response-IP triggers are
 	st    Stats
+}
+
+// New makes the policies of zones.
+func New(zones []Zone) *Policies {
+	p := &Policies{Zones: zones, ip: make([]string, len(zones))}
+	for i, z := range zones {
+		p.ip[i] = "rpz-ip." + z.Name
+	}
+	return p
 }
 
 // Stats count a cache's policy hits by the policy applied, for show ltm
@@ -124,6 +136,86 @@ func (p *Policies) Check(src Source, qname string) *Hit {
 		return h
 	}
 	return nil
+}
+
+// CheckResponse is the policy the zones' response-IP triggers give m,
+// the answer about to go to a query: the first A or AAAA record of its
+// answer section whose address is under a trigger
+// (PREFIXLEN.REVERSED-ADDRESS.rpz-ip.ZONE; IPv6 groups reversed, zz for
+// the longest run of zero groups), the longest prefix of it; nil when
+// none is [M: the draft has the longest prefix over all the addresses
+// win; here the first address with a match decides]. A zone with no
+// rpz-ip names costs one look-up.
+func (p *Policies) CheckResponse(src Source, m *dns.Msg) *Hit {
+	if p == nil || src == nil || m == nil || len(p.ip) != len(p.Zones) {
+		return nil
+	}
+	for i := range p.Zones {
+		z := &p.Zones[i]
+		d := src.PolicyZone(z.Name)
+		if d == nil || !d.Exists(p.ip[i]) {
+			continue
+		}
+		for _, rr := range m.Answer {
+			var a netip.Addr
+			switch x := rr.(type) {
+			case *dns.A:
+				a, _ = netip.AddrFromSlice(x.A.To4())
+			case *dns.AAAA:
+				a, _ = netip.AddrFromSlice(x.AAAA.To16())
+			default:
+				continue
+			}
+			if !a.IsValid() {
+				continue
+			}
+			for bits := a.BitLen(); bits > 0; bits-- {
+				owner := ipOwner(netip.PrefixFrom(a, bits).Masked()) + "." + p.ip[i]
+				set := d.Set(owner)
+				if set == nil {
+					continue
+				}
+				h := &Hit{Zone: z.Name, Trigger: strings.TrimSuffix(owner, "."+z.Name), set: set, z: z, soa: d.SOA()}
+				h.Policy = policyOf(set)
+				if h.Policy != PolicyPassthru && z.Action == ActionWalledGarden {
+					h.Policy = PolicyWalledGarden
+				}
+				p.count(h.Policy)
+				return h
+			}
+		}
+	}
+	return nil
+}
+
+// ipOwner is a response-IP trigger's name for the prefix, without the
+// zone: 24.0.2.0.192 for 192.0.2.0/24, 48.zz.db8.2001 for 2001:db8::/48.
+func ipOwner(px netip.Prefix) string {
+	a := px.Addr()
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(px.Bits()))
+	if a.Is4() {
+		o := a.As4()
+		for i := 3; i >= 0; i-- {
+			b.WriteByte('.')
+			b.WriteString(strconv.Itoa(int(o[i])))
+		}
+		return b.String()
+	}
+	groups := strings.Split(a.String(), ":") // RFC 5952: "::" for the longest zero run
+	zz := false
+	for i := len(groups) - 1; i >= 0; i-- {
+		g := groups[i]
+		if g == "" {
+			if zz {
+				continue
+			}
+			zz, g = true, "zz"
+		}
+		b.WriteByte('.')
+		b.WriteString(g)
+	}
+	return b.String()
 }
 
 func (p *Policies) count(policy string) {

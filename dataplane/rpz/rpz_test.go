@@ -127,3 +127,43 @@ func TestCheckNone(t *testing.T) {
 		t.Errorf("Check of a zone without a copy allocates %v", n)
 	}
 }
+
+func TestCheckResponse(t *testing.T) {
+	src := source{"rpz.test.": zone(t, "rpz.test.",
+		"32.7.2.0.192.rpz-ip.rpz.test. 60 IN CNAME .",
+		"24.0.2.0.192.rpz-ip.rpz.test. 60 IN CNAME rpz-passthru.",
+		"16.0.0.10.10.rpz-ip.rpz.test. 60 IN A 192.0.2.99",
+		"48.zz.db8.2001.rpz-ip.rpz.test. 60 IN CNAME *.",
+		"128.1.zz.rpz-ip.rpz.test. 60 IN CNAME rpz-drop.",
+	)}
+	p := New([]Zone{{Name: "rpz.test.", Action: ActionNXDOMAIN}})
+	for _, tt := range []struct {
+		rr  string
+		str string
+	}{
+		{"a.example. 60 IN A 192.0.2.7", "rpz.test nxdomain 32.7.2.0.192.rpz-ip"},
+		{"a.example. 60 IN A 192.0.2.8", "rpz.test passthru 24.0.2.0.192.rpz-ip"},
+		{"a.example. 60 IN A 10.10.200.1", "rpz.test local-data 16.0.0.10.10.rpz-ip"},
+		{"a.example. 60 IN A 10.11.0.1", ""},
+		{"a.example. 60 IN AAAA 2001:db8:0:5::1", "rpz.test nodata 48.zz.db8.2001.rpz-ip"},
+		{"a.example. 60 IN AAAA ::1", "rpz.test drop 128.1.zz.rpz-ip"},
+		{"a.example. 60 IN AAAA 2001:db9::1", ""},
+		{"a.example. 60 IN TXT \"192.0.2.7\"", ""},
+	} {
+		rr, err := dns.NewRR(tt.rr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := new(dns.Msg)
+		m.Answer = []dns.RR{rr}
+		if got := p.CheckResponse(src, m).String(); got != tt.str {
+			t.Errorf("%s: %q, want %q", tt.rr, got, tt.str)
+		}
+	}
+	// A zone without response-IP triggers is passed over.
+	plain := source{"rpz.test.": zone(t, "rpz.test.", "bad.example.rpz.test. 60 IN CNAME .")}
+	rr, _ := dns.NewRR("a.example. 60 IN A 192.0.2.7")
+	if h := p.CheckResponse(plain, &dns.Msg{Answer: []dns.RR{rr}}); h != nil {
+		t.Errorf("hit %s in a zone without rpz-ip", h)
+	}
+}
