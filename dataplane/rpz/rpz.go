@@ -1,9 +1,10 @@
 // Package rpz is DNS response policy zones (RPZ, draft-vixie-dnsop-dns-rpz)
 // on BIG-IP's DNS caches: a cache's response-policy-zones name DNS
 // Express zones (ltm dns zone with response-policy yes) whose records are
-// QNAME triggers, and a query whose name (or a parent, through a wildcard
-// trigger) one of them holds gets the trigger's policy instead of an
-// answer from the cache, its local zones or its resolution. README.md
+// triggers: a query whose name (or a parent, through a wildcard QNAME
+// trigger) one of them holds, or whose answer has an address under a
+// response-IP trigger, gets the trigger's policy instead of the answer
+// of the cache, its local zones, its resolution or the pool. README.md
 // says what is [M].
 package rpz
 
