@@ -331,7 +331,7 @@ func TestGSLBMetrics(t *testing.T) {
 func TestWideIPWithKeptRule(t *testing.T) {
 	e, g := openWithGSLB(t)
 	s := e.NewSession("admin").(*Session)
-	for _, c := range []string{"create gtm rule tsig_rule { when DNS_REQUEST { DNS::rpz_policy } }", "create gtm pool a gp1"} {
+	for _, c := range []string{"create gtm rule tsig_rule { when DNS_REQUEST { DNS::rrname } }", "create gtm pool a gp1"} {
 		if _, errText := run(t, s, c); errText != "" {
 			t.Fatalf("%s: %s", c, errText)
 		}

@@ -111,10 +111,11 @@ func expressZone(cfg *objects.Config, o *objects.Object) (dnsexpress.ZoneConfig,
 		return dnsexpress.ZoneConfig{}, objects.Invalid("ltm dns zone %s: the name is not a DNS zone name", o.Name)
 	}
 	z := dnsexpress.ZoneConfig{
-		Name:         name,
-		Enabled:      e(dnsZone, o, "dns-express-enabled") == "yes",
-		NotifyAction: e(dnsZone, o, "dns-express-notify-action"),
-		VerifyNotify: e(dnsZone, o, "dns-express-notify-tsig-verify") == "yes",
+		Name:           name,
+		Enabled:        e(dnsZone, o, "dns-express-enabled") == "yes",
+		NotifyAction:   e(dnsZone, o, "dns-express-notify-action"),
+		VerifyNotify:   e(dnsZone, o, "dns-express-notify-tsig-verify") == "yes",
+		ResponsePolicy: e(dnsZone, o, "response-policy") == "yes",
 	}
 	for _, a := range cfg.Effective(o, "dns-express-allow-notify").List {
 		ip, err := netip.ParseAddr(a)

@@ -136,6 +136,10 @@ func (t *translator) dnsSettings(o *objects.Object, dp *objects.Object) *datapla
 				}
 			}
 		}
+		if dc.RPZ, err = cacheRPZ(t.cfg, t.s, c, rc); err != nil { // translate_dnsrpz.go
+			t.refuse("dns cache %s: %v", c.Name, err)
+			return nil
+		}
 		d.Cache = dc
 	}
 	return d

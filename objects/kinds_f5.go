@@ -767,20 +767,21 @@ log-publisher ref sys+log-config+publisher none
 enabled flag enabled|disabled
 keys reflist ltm+dns+dnssec+key
 `), "F5 ltm dns dnssec zone: the names at and below it are answered signed to queries with the DO bit (dataplane/dnssec)", "enabled", "keys"),
-		actOn(pk("ltm dns cache transparent", "DNS Cache", "", tmshRef("ltm dns cache transparent")+vocab, dnsCacheRows),
+		actOn(responsePolicyZones(pk("ltm dns cache transparent", "DNS Cache", "", tmshRef("ltm dns cache transparent")+vocab, dnsCacheRows)),
 			"F5 ltm dns cache transparent: the answers of a dns profile's pool, kept up to their TTL", "msg-cache-size", "max-concurrent-queries", "local-zones", "answer-default-zones",
-			"max-concurrent-udp", "max-concurrent-tcp", "rrset-cache-size", "rrset-rotate"),
-		actOn(forwardZones(pk("ltm dns cache resolver", "DNS Cache", "", tmshRef("ltm dns cache resolver")+vocab, dnsCacheRows+resolverRows)), "F5 ltm dns cache resolver: a dns profile's cache that resolves names from its root-hints (the names of its forward-zones from their name servers)", "msg-cache-size", "max-concurrent-queries", "forward-zones",
+			"max-concurrent-udp", "max-concurrent-tcp", "rrset-cache-size", "rrset-rotate", "response-policy-zones"),
+		actOn(responsePolicyZones(forwardZones(pk("ltm dns cache resolver", "DNS Cache", "", tmshRef("ltm dns cache resolver")+vocab, dnsCacheRows+resolverRows))), "F5 ltm dns cache resolver: a dns profile's cache that resolves names from its root-hints (the names of its forward-zones from their name servers)", "msg-cache-size", "max-concurrent-queries", "forward-zones",
 			"root-hints", "use-ipv4", "use-ipv6", "use-tcp", "use-udp", "randomize-query-name-case", "max-concurrent-tcp", "max-concurrent-udp", "allowed-query-time",
-			"nameserver-cache-count", "rrset-cache-size", "rrset-rotate", "local-zones", "answer-default-zones"),
-		actOn(forwardZones(pk("ltm dns cache validating-resolver", "DNS Cache", "", tmshRef("ltm dns cache validating-resolver")+vocab, dnsCacheRows+resolverRows+`
+			"nameserver-cache-count", "rrset-cache-size", "rrset-rotate", "local-zones", "answer-default-zones", "response-policy-zones"),
+		actOn(responsePolicyZones(forwardZones(pk("ltm dns cache validating-resolver", "DNS Cache", "", tmshRef("ltm dns cache validating-resolver")+vocab, dnsCacheRows+resolverRows+`
 dlv-anchors list
 ignore-cd yn no
 key-cache-size int 10485760
 trust-anchors list
-`)), "F5 ltm dns cache validating-resolver: a resolver cache that validates DNSSEC from its trust-anchors (none: the root's KSK-2017)", "msg-cache-size", "max-concurrent-queries", "forward-zones",
+`))), "F5 ltm dns cache validating-resolver: a resolver cache that validates DNSSEC from its trust-anchors (none: the root's KSK-2017)", "msg-cache-size", "max-concurrent-queries", "forward-zones",
 			"root-hints", "use-ipv4", "use-ipv6", "use-tcp", "use-udp", "randomize-query-name-case", "max-concurrent-tcp", "max-concurrent-udp", "allowed-query-time",
-			"nameserver-cache-count", "rrset-cache-size", "rrset-rotate", "local-zones", "answer-default-zones", "trust-anchors", "ignore-cd", "key-cache-size", "prefetch-key"),
+			"nameserver-cache-count", "rrset-cache-size", "rrset-rotate", "local-zones", "answer-default-zones", "trust-anchors", "ignore-cd", "key-cache-size", "prefetch-key",
+			"response-policy-zones"),
 		// DNS Express (dataplane/dnsexpress): zones transferred from their
 		// nameserver, answered by gtm listeners and dns-profile virtuals.
 		actOn(pk("ltm dns tsig-key", "TSIG Key", "", tmshRef("ltm dns tsig-key")+vocab, `
@@ -803,7 +804,8 @@ response-policy yn no
 server-tsig-key ref ltm+dns+tsig-key none
 transfer-clients reflist ltm+dns+nameserver
 `), "dns-express-allow-notify"), "F5 ltm dns zone: a DNS Express zone, transferred from its dns-express-server, answered authoritatively and transferred on to its transfer-clients",
-			"dns-express-allow-notify", "dns-express-enabled", "dns-express-notify-action", "dns-express-notify-tsig-verify", "dns-express-server", "server-tsig-key", "transfer-clients"),
+			"dns-express-allow-notify", "dns-express-enabled", "dns-express-notify-action", "dns-express-notify-tsig-verify", "dns-express-server", "server-tsig-key", "transfer-clients",
+			"response-policy"),
 
 		actOn(profileKind("http-compression", "httpcompression", `
 allow-http-10 ed disabled
@@ -1506,6 +1508,20 @@ source str all
 		}
 	}
 	return ks
+}
+
+// responsePolicyZones gives a DNS cache its response-policy-zones,
+// `response-policy-zones { ZONE { action nxdomain|walled-garden
+// walled-garden LOCAL-ZONE } }` as tmsh writes them: the DNS Express
+// zones (response-policy yes) whose triggers the cache applies
+// (dataplane/rpz).
+func responsePolicyZones(k *Kind) *Kind {
+	k.Props = append(k.Props, help(&Prop{Name: "response-policy-zones", Type: TColl, Sub: &Kind{Title: "Response Policy Zone", Props: []*Prop{
+		help(&Prop{Name: "action", Type: TEnum, Enum: []string{"nxdomain", "walled-garden"}, Default: "nxdomain"},
+			"nxdomain: each trigger's own policy (CNAME . NXDOMAIN, CNAME *. NODATA, local data, rpz-passthru.); walled-garden: the walled-garden local zone's records"),
+		help(&Prop{Name: "walled-garden", Type: TString, Default: "none"}, "the cache's local zone whose records answer a walled-garden hit"),
+	}}}, "the DNS Express zones (response-policy yes) whose QNAME triggers answer before the cache"))
+	return k
 }
 
 // forwardZones gives a net dns-resolver's forward-zones their structure,

@@ -16,7 +16,8 @@ type DNSServices interface {
 	// DNSOrigin names what last built the message the event sees, in
 	// BIG-IP's words: CLIENT (the query as it arrived), SERVER (a pool
 	// member or BIND), CACHE, GTM_BUILD, DNSX, LAST_ACTION
-	// (unhandled-query-action), TCL (a rule's DNS::return).
+	// (unhandled-query-action), TCL (a rule's DNS::return), RPZ (a
+	// cache's response policy zone).
 	DNSOrigin() string
 	// DNSIsWideIP says whether name (fully qualified, any case) is a
 	// wide IP's name or alias, of any type.
@@ -34,11 +35,22 @@ const (
 	DNSComponentGTM    = "gtm"
 	DNSComponentCache  = "cache"
 	DNSComponentDNSSEC = "dnssec"
-	// avr and rpz are services BIG-IP has and openltm does not: there
-	// is nothing of theirs to skip, and a rule naming them runs.
+	// avr is a service BIG-IP has and openltm does not: there is
+	// nothing of it to skip, and a rule naming it runs.
 	DNSComponentAVR = "avr"
+	// rpz is the cache's response policy zones.
 	DNSComponentRPZ = "rpz"
 )
+
+// DNSPolicy is what DNS::rpz_policy asks of the DNS server beside
+// DNSConn: which response policy zone trigger, if any, built or let
+// through the response. Optional, found by type assertion: a DNSConn
+// without it has no policy to report ("").
+type DNSPolicy interface {
+	// DNSRPZPolicy is the policy applied, as the Tcl list "ZONE POLICY
+	// TRIGGER", "" when none was.
+	DNSRPZPolicy() string
+}
 
 func dnsComponent(s string) (string, bool) {
 	switch c := strings.ToLower(s); c {
@@ -61,6 +73,36 @@ func registerDNSServices(t *tcl.Commands) {
 	t.Register("DNS::log", cmdDNSLog)
 	t.Register("DNS::tsig", cmdDNSTSIG)
 	t.Register("DNS::scrape", cmdDNSScrape)
+	t.Register("DNS::rpz_policy", cmdDNSRPZPolicy)
+}
+
+// DNS::rpz_policy: the response policy zone's policy the cache applied
+// to this query, "" when none: the zone, the policy (nxdomain, nodata,
+// local-data, walled-garden, passthru) and the trigger's name within the
+// zone [M: BIG-IP documents the command, not its value's form]. In
+// DNS_REQUEST no policy has run yet: "".
+func cmdDNSRPZPolicy(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	s, dc, err := dnsConn(in, "DNS::rpz_policy")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if len(args) != 1 {
+		return tcl.Empty, tcl.WrongArgs("DNS::rpz_policy")
+	}
+	p, ok := dc.(DNSPolicy)
+	if !ok || s.event == DNSRequest {
+		return tcl.Empty, nil
+	}
+	pol := p.DNSRPZPolicy()
+	if pol == "" {
+		return tcl.Empty, nil
+	}
+	f := strings.Fields(pol)
+	out := make([]tcl.Value, len(f))
+	for i := range f {
+		out[i] = tcl.Str(f[i])
+	}
+	return tcl.List(out...), nil
 }
 
 // dnsToggle is DNS::disable and DNS::enable: one DNSAction per service

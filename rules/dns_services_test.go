@@ -18,6 +18,7 @@ type fakeDNSSvc struct {
 }
 
 func (f *fakeDNSSvc) DNSOrigin() string            { return f.origin }
+func (f *fakeDNSSvc) DNSRPZPolicy() string         { return "rpz.test nxdomain *.bad.example" }
 func (f *fakeDNSSvc) DNSIsWideIP(name string) bool { return f.wide[name] }
 func (f *fakeDNSSvc) DNSLog(msg string) bool {
 	if f.logs && msg != "" {
@@ -48,6 +49,9 @@ func TestDNSServiceCommands(t *testing.T) {
 			actions: "last_act reject,last_act noerror"},
 		{name: "last_act bad", ev: DNSRequest, body: `when DNS_REQUEST { DNS::last_act nxdomain }`, err: `unknown action "nxdomain"`},
 		{name: "origin", ev: DNSResponse, body: `when DNS_RESPONSE { log local0. [DNS::origin] }`, logs: "CACHE"},
+		{name: "rpz_policy", ev: DNSResponse, body: `when DNS_RESPONSE { log local0. [lindex [DNS::rpz_policy] 2] }`, logs: "*.bad.example"},
+		{name: "rpz_policy of a request", ev: DNSRequest, body: `when DNS_REQUEST { log local0. "<[DNS::rpz_policy]>" }`, logs: "<>"},
+		{name: "rpz_policy without services", ev: DNSResponse, plain: true, body: `when DNS_RESPONSE { log local0. "<[DNS::rpz_policy]>" }`, logs: "<>"},
 		{name: "origin of a request", ev: DNSRequest, body: `when DNS_REQUEST { log local0. [DNS::origin] }`, logs: "CLIENT"},
 		{name: "origin without services", ev: DNSResponse, plain: true, body: `when DNS_RESPONSE { DNS::origin }`, err: "no dns profile services"},
 		{name: "is_wideip", ev: DNSRequest, body: `when DNS_REQUEST { log local0. "[DNS::is_wideip www.example.com] [DNS::is_wideip WWW.Example.COM.] [DNS::is_wideip other.example.com] [DNS::is_wideip {bad name..}]" }`,

@@ -81,6 +81,20 @@ func DNSCache(w io.Writer, kind, name string, st dnsvs.CacheStats, o Options) er
 			{"Size (bytes)", o.num(st.KeyBytes)},
 		}...)
 	}
+	if st.RPZ {
+		// response-policy-zones: the queries a trigger answered, by
+		// the policy applied [M: group and field names].
+		rows = append(rows, [][2]string{
+			{"Response Policy Zones", ""},
+			{"Hits", o.num(st.RPZNXDOMAIN + st.RPZNODATA + st.RPZLocalData + st.RPZWalledGarden + st.RPZPassthru + st.RPZDrop)},
+			{"NXDOMAIN", o.num(st.RPZNXDOMAIN)},
+			{"NODATA", o.num(st.RPZNODATA)},
+			{"Local Data", o.num(st.RPZLocalData)},
+			{"Walled Garden", o.num(st.RPZWalledGarden)},
+			{"Passthru", o.num(st.RPZPassthru)},
+			{"Drop", o.num(st.RPZDrop)},
+		}...)
+	}
 	return statBlock(w, title+o.rel(name), rows)
 }
 

@@ -35,6 +35,10 @@ type ZoneConfig struct {
 	// TransferClients are the secondaries a listener with process-xfr
 	// yes transfers the copy to (xfrout.go).
 	TransferClients []Client
+	// ResponsePolicy is response-policy yes: the zone is a response
+	// policy zone (RPZ) the DNS caches consult (PolicyZone), not one
+	// answered to clients.
+	ResponsePolicy bool
 }
 
 // Options are a store's settings.
@@ -58,8 +62,13 @@ type Store struct {
 	zones map[string]*Zone
 }
 
-// index is the enabled zones, longest name first.
-type index struct{ zones []*Zone }
+// index is the enabled zones, longest name first: all of them (zones,
+// for their NOTIFYs), those answered to clients (answer) and the
+// response policy zones by name (policy).
+type index struct {
+	zones, answer []*Zone
+	policy        map[string]*Zone
+}
 
 // New makes an empty store.
 func New(opts Options) *Store {
@@ -162,7 +171,33 @@ func (s *Store) reindex() {
 		}
 		return zs[i].name < zs[j].name
 	})
-	s.idx.Store(&index{zones: zs})
+	ix := &index{zones: zs}
+	for _, z := range zs {
+		if z.cfg.Load().ResponsePolicy {
+			if ix.policy == nil {
+				ix.policy = map[string]*Zone{}
+			}
+			ix.policy[z.name] = z
+			continue
+		}
+		ix.answer = append(ix.answer, z)
+	}
+	s.idx.Store(ix)
+}
+
+// PolicyZone is the copy of the enabled response policy zone (ltm dns
+// zone with response-policy yes) of that name (lower case, fully
+// qualified), for the caches' response-policy-zones; nil while it has
+// none. It takes no lock.
+func (s *Store) PolicyZone(name string) *dnszone.Zone {
+	ix := s.idx.Load()
+	if ix == nil {
+		return nil
+	}
+	if z := ix.policy[name]; z != nil {
+		return z.data.Load()
+	}
+	return nil
 }
 
 // Close stops every zone and waits for the transfers in progress to end
@@ -181,7 +216,7 @@ func sameKey(a, b *Key) bool {
 }
 
 func sameConfig(a, b *ZoneConfig) bool {
-	return a.Name == b.Name && a.Server == b.Server && sameKey(a.Key, b.Key) && a.Enabled == b.Enabled &&
+	return a.Name == b.Name && a.Server == b.Server && sameKey(a.Key, b.Key) && a.Enabled == b.Enabled && a.ResponsePolicy == b.ResponsePolicy &&
 		a.NotifyAction == b.NotifyAction && slices.Equal(a.AllowNotify, b.AllowNotify) && a.VerifyNotify == b.VerifyNotify &&
 		slices.EqualFunc(a.TransferClients, b.TransferClients, func(x, y Client) bool { return x.Addr == y.Addr && x.Port == y.Port && sameKey(x.Key, y.Key) })
 }
@@ -195,7 +230,7 @@ func (s *Store) Answer(r *dns.Msg, qname string) *dns.Msg {
 	if ix == nil {
 		return nil
 	}
-	for _, z := range ix.zones {
+	for _, z := range ix.answer {
 		if !dns.IsSubDomain(z.name, qname) {
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/recursor"
+	"github.com/openltm/openltm/dataplane/rpz"
 )
 
 // DefaultMsgCacheSize is msg-cache-size's default in bytes [M].
@@ -27,6 +28,7 @@ type Cache struct {
 	max int
 	now func() time.Time
 	res *recursor.Resolver // local zones and recursion; nil for neither
+	rpz *rpz.Policies      // response-policy-zones; nil for none
 
 	// upUDP and upTCP count a transparent cache's queries to the pool
 	// not yet answered, against max-concurrent-udp/tcp (pool.go).
@@ -80,6 +82,10 @@ type CacheStats struct {
 	// proofs past the NSEC3 iteration limits (RFC 9276), whose answers
 	// are insecure or bogus.
 	AggressiveNXDOMAIN, AggressiveNODATA, NSEC3Limited uint64
+	// RPZ says the cache has response-policy-zones: the queries their
+	// triggers answered, by the policy applied (passthru: let through).
+	RPZ                                                                         bool
+	RPZNXDOMAIN, RPZNODATA, RPZLocalData, RPZWalledGarden, RPZPassthru, RPZDrop uint64
 }
 
 type cacheKey struct {
@@ -105,6 +111,9 @@ func newCache(c *config.DNSCache) *Cache {
 	if c.Resolver != nil {
 		cache.res = recursor.New(*c.Resolver)
 	}
+	if len(c.RPZ) > 0 {
+		cache.rpz = rpz.New(c.RPZ)
+	}
 	return cache
 }
 
@@ -112,7 +121,8 @@ func newCache(c *config.DNSCache) *Cache {
 func (c *Cache) same(d *config.DNSCache) bool {
 	if c.cfg.Name != d.Name || c.cfg.Kind != d.Kind || c.cfg.MsgCacheSize != d.MsgCacheSize || len(c.cfg.Forward) != len(d.Forward) ||
 		c.cfg.MaxUDP != d.MaxUDP || c.cfg.MaxTCP != d.MaxTCP || c.cfg.RRsetBytes != d.RRsetBytes || c.cfg.Rotate != d.Rotate ||
-		c.cfg.Recurse != d.Recurse || c.cfg.Hinted != d.Hinted || !reflect.DeepEqual(c.cfg.Resolver, d.Resolver) {
+		c.cfg.Recurse != d.Recurse || c.cfg.Hinted != d.Hinted || !reflect.DeepEqual(c.cfg.Resolver, d.Resolver) ||
+		!reflect.DeepEqual(c.cfg.RPZ, d.RPZ) {
 		return false
 	}
 	for z, ns := range d.Forward {
@@ -336,6 +346,12 @@ func (c *Cache) Stats() CacheStats {
 			st.NSEC3Limited = rs.NSEC3Limited.Load()
 		}
 	}
+	if c.rpz != nil {
+		ps := c.rpz.Stats()
+		st.RPZ = true
+		st.RPZNXDOMAIN, st.RPZNODATA, st.RPZLocalData = ps.NXDOMAIN.Load(), ps.NODATA.Load(), ps.LocalData.Load()
+		st.RPZWalledGarden, st.RPZPassthru, st.RPZDrop = ps.WalledGarden.Load(), ps.Passthru.Load(), ps.Drop.Load()
+	}
 	return st
 }
 
@@ -347,6 +363,9 @@ func (c *Cache) ResetStats() {
 	c.mu.Unlock()
 	if c.res != nil {
 		c.res.Stats().Reset()
+	}
+	if c.rpz != nil {
+		c.rpz.Stats().Reset()
 	}
 }
 

@@ -178,7 +178,7 @@ func TestDecideSteps(t *testing.T) {
 			t.Fatal("the profile's counters are not the engine's")
 		}
 		s.st.Reset()
-		m, st, _ := s.decide(tt.q, nil, netip.MustParseAddr("127.23.0.5"), true, gslb.Services{})
+		m, st, _, _ := s.decide(tt.q, nil, netip.MustParseAddr("127.23.0.5"), true, gslb.Services{})
 		if got := s.st.Counts(); got != tt.counts {
 			t.Errorf("%s, opcode %d: counts %+v, want %+v", tt.unhandled, tt.q.Opcode, got, tt.counts)
 		}
@@ -234,7 +234,7 @@ func TestProcessRD(t *testing.T) {
 		s := e.Prepare([]*config.DNSProfile{p})[p]
 		q := query("www.example.com.", dns.TypeA, false)
 		q.RecursionDesired = tt.rd
-		m, st, _ := s.decide(q, nil, netip.MustParseAddr("127.23.0.5"), true, gslb.Services{})
+		m, st, _, _ := s.decide(q, nil, netip.MustParseAddr("127.23.0.5"), true, gslb.Services{})
 		if (g.asked == 1) != tt.gslb || st != stepAnswer {
 			t.Errorf("process-rd no %v, RD %v: GSLB asked %d times, step %d", tt.noRD, tt.rd, g.asked, st)
 		}
@@ -391,7 +391,7 @@ func TestDecideServices(t *testing.T) {
 				a.Answer = append(a.Answer, rr(t, "www.example.com. 60 IN A 192.0.2.9"))
 				s.cache.Put(q, a)
 			}
-			m, st, origin := s.decide(q, nil, netip.MustParseAddr("127.92.0.5"), true, tt.svc)
+			m, st, origin, _ := s.decide(q, nil, netip.MustParseAddr("127.92.0.5"), true, tt.svc)
 			if st != tt.step || origin != tt.origin {
 				t.Fatalf("step %d origin %q, want %d %q", st, origin, tt.step, tt.origin)
 			}

@@ -6,6 +6,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/openltm/openltm/dataplane/gslb"
+	"github.com/openltm/openltm/dataplane/rpz"
 )
 
 type express struct{ x gslb.Express }
@@ -39,4 +40,15 @@ func (s *Service) notify(r *dns.Msg, wire []byte, client netip.Addr) (m *dns.Msg
 		return nil, stepDrop, true
 	}
 	return m, stepAnswer, true
+}
+
+// policySource is where the caches' response-policy-zones are read: DNS
+// Express's store, nil without one.
+func (e *Engine) policySource() rpz.Source {
+	if x := e.x.Load(); x != nil {
+		if src, ok := x.x.(rpz.Source); ok {
+			return src
+		}
+	}
+	return nil
 }

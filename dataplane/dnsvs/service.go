@@ -16,6 +16,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/rpz"
 )
 
 // Service is one dns profile of one commit, as a virtual's snapshot
@@ -47,25 +48,26 @@ const (
 // decide runs the profile's steps short of the pool: the GSLB's wide IPs
 // and zones, the cache, unhandled-query-action, less those the query's
 // rules disabled (svc); a NOTIFY goes to DNS Express (wire is r as
-// received, for its TSIG). origin is what answered (gslb.Origin*).
-func (s *Service) decide(r *dns.Msg, wire []byte, client netip.Addr, udp bool, svc gslb.Services) (m *dns.Msg, st step, origin string) {
+// received, for its TSIG). origin is what answered (gslb.Origin*); hit
+// the cache's response policy applied, nil for none.
+func (s *Service) decide(r *dns.Msg, wire []byte, client netip.Addr, udp bool, svc gslb.Services) (m *dns.Msg, st step, origin string, hit *rpz.Hit) {
 	if r.Response {
-		return nil, stepDrop, ""
+		return nil, stepDrop, "", nil
 	}
 	s.st.Queries.Add(1)
 	express := s.p.Express && svc.Off&gslb.ServiceDNSX == 0
 	if r.Opcode == dns.OpcodeNotify && express {
 		if m, st, ok := s.notify(r, wire, client); ok {
-			return m, st, gslb.OriginDNSX
+			return m, st, gslb.OriginDNSX, nil
 		}
 	}
 	if r.Opcode != dns.OpcodeQuery {
 		s.st.Malformed.Add(1)
-		return reply(r, dns.RcodeNotImplemented), stepAnswer, gslb.OriginLastAction
+		return reply(r, dns.RcodeNotImplemented), stepAnswer, gslb.OriginLastAction, nil
 	}
 	if len(r.Question) != 1 {
 		s.st.Malformed.Add(1)
-		return reply(r, dns.RcodeFormatError), stepAnswer, gslb.OriginLastAction
+		return reply(r, dns.RcodeFormatError), stepAnswer, gslb.OriginLastAction, nil
 	}
 	rd := r.RecursionDesired && s.p.NoProcessRD // process-rd no: straight to unhandled-query-action
 	gtm := s.p.GTM && svc.Off&gslb.ServiceGTM == 0
@@ -75,9 +77,9 @@ func (s *Service) decide(r *dns.Msg, wire []byte, client netip.Addr, udp bool, s
 			if m, send, handled, origin := a.a.AnswerVirtual(r, client, udp, gtm, express, dnssec); handled {
 				s.st.GSLB.Add(1)
 				if !send {
-					return nil, stepDrop, ""
+					return nil, stepDrop, "", nil
 				}
-				return m, stepAnswer, origin
+				return m, stepAnswer, origin, nil
 			}
 		}
 	}
@@ -94,14 +96,37 @@ func (s *Service) cacheFor(svc gslb.Services) *Cache {
 }
 
 // unhandled is the profile's step for a query neither DNS Express nor a
-// wide IP answered, on a virtual and on a gtm listener alike: the cache
-// (not for rd, a query process-rd no sends on), then
-// unhandled-query-action (the rule's DNS::last_act when it gave one).
-func (s *Service) unhandled(r *dns.Msg, rd bool, svc gslb.Services) (*dns.Msg, step, string) {
+// wide IP answered, on a virtual and on a gtm listener alike: the
+// cache's response policy zones and the cache (not for rd, a query
+// process-rd no sends on), then unhandled-query-action (the rule's
+// DNS::last_act when it gave one). hit is the response policy applied
+// (a passthru lets the query go on), nil for none.
+func (s *Service) unhandled(r *dns.Msg, rd bool, svc gslb.Services) (_ *dns.Msg, _ step, _ string, hit *rpz.Hit) {
 	if c := s.cacheFor(svc); c != nil && !rd {
+		if c.rpz != nil && svc.Off&gslb.ServiceRPZ == 0 {
+			if hit = c.rpz.Check(s.e.policySource(), r.Question[0].Name); hit != nil {
+				switch hit.Policy {
+				case rpz.PolicyDrop:
+					return nil, stepDrop, "", hit
+				case rpz.PolicyPassthru:
+				default:
+					return hit.Answer(r), stepAnswer, gslb.OriginRPZ, hit
+				}
+			}
+		}
 		if m := c.Get(r); m != nil {
 			s.st.CacheHits.Add(1)
-			return m, stepAnswer, gslb.OriginCache
+			if hit == nil {
+				if m2, h := s.responsePolicy(c, svc, r, m); h != nil && h.Policy != rpz.PolicyPassthru {
+					if m2 == nil {
+						return nil, stepDrop, "", h
+					}
+					return m2, stepAnswer, gslb.OriginRPZ, h
+				} else if h != nil {
+					hit = h
+				}
+			}
+			return m, stepAnswer, gslb.OriginCache, hit
 		}
 	}
 	act := s.p.Unhandled
@@ -111,19 +136,50 @@ func (s *Service) unhandled(r *dns.Msg, rd bool, svc gslb.Services) (*dns.Msg, s
 	switch act {
 	case "drop":
 		s.st.Drop.Add(1)
-		return nil, stepDrop, ""
+		return nil, stepDrop, "", hit
 	case "reject":
 		s.st.Reject.Add(1)
-		return reply(r, dns.RcodeRefused), stepAnswer, gslb.OriginLastAction
+		return reply(r, dns.RcodeRefused), stepAnswer, gslb.OriginLastAction, hit
 	case "hint":
 		s.st.Hint.Add(1)
-		return hintReply(r), stepAnswer, gslb.OriginLastAction // hint.go
+		return hintReply(r), stepAnswer, gslb.OriginLastAction, hit // hint.go
 	case "noerror":
 		s.st.NoError.Add(1)
-		return reply(r, dns.RcodeSuccess), stepAnswer, gslb.OriginLastAction
+		return reply(r, dns.RcodeSuccess), stepAnswer, gslb.OriginLastAction, hit
 	}
 	s.st.Allow.Add(1)
-	return nil, stepForward, gslb.OriginServer
+	return nil, stepForward, gslb.OriginServer, hit
+}
+
+// responsePolicy applies the cache c's response-IP triggers to m, the
+// answer to r about to go (rpz.CheckResponse): m itself when none
+// applies (hit nil) or for a passthru, the policy's answer otherwise,
+// nil for a drop. The answer c keeps stays the real one, so that a
+// change of the policy zone acts on the next query.
+func (s *Service) responsePolicy(c *Cache, svc gslb.Services, r, m *dns.Msg) (*dns.Msg, *rpz.Hit) {
+	if c == nil || c.rpz == nil || svc.Off&gslb.ServiceRPZ != 0 {
+		return m, nil
+	}
+	h := c.rpz.CheckResponse(s.e.policySource(), m)
+	if h == nil || h.Policy == rpz.PolicyPassthru {
+		return m, h
+	}
+	return h.Answer(r), h
+}
+
+// answerPolicy is responsePolicy on the answer the pool or the cache's
+// resolution gave, telling the rules (DNS::rpz_policy, DNS::origin RPZ);
+// nil for a drop.
+func (s *Service) answerPolicy(vr *gslb.VirtualRules, svc gslb.Services, r, m *dns.Msg, origin string) (*dns.Msg, string) {
+	m2, h := s.responsePolicy(s.cacheFor(svc), svc, r, m)
+	if h == nil {
+		return m, origin
+	}
+	vr.SetRPZ(h.String())
+	if h.Policy == rpz.PolicyPassthru {
+		return m, origin
+	}
+	return m2, gslb.OriginRPZ
 }
 
 // reply is an empty answer to r with rcode, its OPT record echoed.
@@ -191,7 +247,10 @@ func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net
 		}
 	}
 	svc := vr.Services()
-	m, st, origin := s.decide(r, b, client.Addr(), true, svc)
+	m, st, origin, hit := s.decide(r, b, client.Addr(), true, svc)
+	if hit != nil {
+		vr.SetRPZ(hit.String())
+	}
 	switch st {
 	case stepAnswer:
 		vr.SetOrigin(origin)
@@ -215,6 +274,11 @@ func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net
 		defer s.inflight.Add(-1)
 		defer vr.Release()
 		if m, origin := s.forward(vs, snap, r, wire, client, local, true, s.cacheFor(svc)); m != nil {
+			if hit == nil {
+				if m, origin = s.answerPolicy(vr, svc, r, m, origin); m == nil {
+					return
+				}
+			}
 			vr.SetOrigin(origin)
 			if m, send := vr.Response(m); send {
 				s.sendUDP(vs, conn, client, m, r)
@@ -339,13 +403,21 @@ func (s *Service) answerTCP(vs *state.Virtual, snap *state.VirtualSnap, r *dns.M
 		}
 	}
 	svc := vr.Services()
-	m, st, origin := s.decide(r, b, client.Addr(), false, svc)
+	m, st, origin, hit := s.decide(r, b, client.Addr(), false, svc)
+	if hit != nil {
+		vr.SetRPZ(hit.String())
+	}
 	switch st {
 	case stepDrop:
 		return nil, false
 	case stepForward:
 		if m, origin = s.forward(vs, snap, r, b, client, local, false, s.cacheFor(svc)); m == nil {
 			return nil, false
+		}
+		if hit == nil {
+			if m, origin = s.answerPolicy(vr, svc, r, m, origin); m == nil {
+				return nil, false
+			}
 		}
 	}
 	vr.SetOrigin(origin)

@@ -74,6 +74,7 @@ type ruleConn struct {
 	svc     Services
 	virtual bool
 	origin  string
+	rpz     string // DNS::rpz_policy: the cache's response policy applied ("": none)
 	log     func(id uint16, msg string)
 	// sessions are the rule states of this query, one per program, so
 	// that a variable a wide IP's DNS_REQUEST sets is there in its

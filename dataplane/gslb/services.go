@@ -28,6 +28,7 @@ const (
 	ServiceDNSX                     // DNS Express and the static zones
 	ServiceCache                    // the profile's cache
 	ServiceDNSSEC                   // signing the answers
+	ServiceRPZ                      // the cache's response policy zones
 )
 
 // What DNS::origin answers in DNS_RESPONSE, BIG-IP's names for what
@@ -39,6 +40,7 @@ const (
 	OriginDNSX       = "DNSX"        // DNS Express, or a static zone on a virtual
 	OriginLastAction = "LAST_ACTION" // unhandled-query-action
 	OriginTCL        = "TCL"         // a rule's DNS::return
+	OriginRPZ        = "RPZ"         // a cache's response policy zone
 )
 
 // MessageLog is a QueryLog that also takes a rule's own line (DNS::log):
@@ -63,7 +65,7 @@ func (c *ruleConn) service(a rules.DNSAction) error {
 	case rules.DNSComponentAll:
 		bits = ServiceGTM | ServiceDNSX
 		if c.virtual {
-			bits |= ServiceCache | ServiceDNSSEC
+			bits |= ServiceCache | ServiceDNSSEC | ServiceRPZ
 		}
 	case rules.DNSComponentGTM:
 		bits = ServiceGTM
@@ -73,8 +75,10 @@ func (c *ruleConn) service(a rules.DNSAction) error {
 		bits = ServiceCache
 	case rules.DNSComponentDNSSEC:
 		bits = ServiceDNSSEC
-	case rules.DNSComponentAVR, rules.DNSComponentRPZ:
-		return nil // openltm has neither: nothing runs to be skipped
+	case rules.DNSComponentRPZ:
+		bits = ServiceRPZ
+	case rules.DNSComponentAVR:
+		return nil // openltm has no AVR: nothing runs to be skipped
 	}
 	if a.Kind == rules.DNSLastAct {
 		if !c.virtual {
@@ -83,7 +87,7 @@ func (c *ruleConn) service(a rules.DNSAction) error {
 		c.svc.LastAct = a.Name
 		return nil
 	}
-	if !c.virtual && bits&(ServiceCache|ServiceDNSSEC) != 0 {
+	if !c.virtual && bits&(ServiceCache|ServiceDNSSEC|ServiceRPZ) != 0 {
 		cmd := "DNS::enable "
 		if a.Kind == rules.DNSDisable {
 			cmd = "DNS::disable "
@@ -97,6 +101,10 @@ func (c *ruleConn) service(a rules.DNSAction) error {
 	}
 	return nil
 }
+
+// DNSRPZPolicy implements rules.DNSPolicy: what the virtual's cache told
+// (SetRPZ); a listener's queries meet no cache's policy here.
+func (c *ruleConn) DNSRPZPolicy() string { return c.rpz }
 
 // DNSOrigin implements rules.DNSServices. A virtual's service tells it
 // (SetOrigin); on a listener it is worked out when asked: a wide IP's

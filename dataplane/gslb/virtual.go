@@ -140,6 +140,14 @@ func (vr *VirtualRules) SetOrigin(o string) {
 	}
 }
 
+// SetRPZ tells DNS::rpz_policy in DNS_RESPONSE the response policy the
+// cache applied ("ZONE POLICY TRIGGER"; "" for none).
+func (vr *VirtualRules) SetRPZ(policy string) {
+	if vr != nil {
+		vr.rc.rpz = policy
+	}
+}
+
 // Release ends the query's rule session.
 func (vr *VirtualRules) Release() {
 	if vr != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/persist"
 	"github.com/openltm/openltm/dataplane/recursor"
+	"github.com/openltm/openltm/dataplane/rpz"
 	"github.com/openltm/openltm/dataplane/socks"
 	"github.com/openltm/openltm/rules"
 )
@@ -1259,6 +1260,10 @@ type DNSCache struct {
 	// query's ID). A resolver has them in Resolver.
 	MaxUDP, MaxTCP, RRsetBytes int
 	Rotate                     bool
+	// RPZ are response-policy-zones, in order: the DNS Express zones
+	// whose triggers answer a query before the cache does
+	// (dataplane/rpz); nil for none.
+	RPZ []rpz.Zone
 }
 
 // BWCPolicy is a `net bwc policy`: rates in bits per second, 0 for no
