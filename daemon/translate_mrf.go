@@ -26,6 +26,7 @@ var (
 	mrfRoutes       = mrfRouter.MustProp("routes")
 	mrfMaxRetries   = mrfRouter.MustProp("max-retries")
 	mrfMaxPending   = mrfRouter.MustProp("max-pending-messages")
+	mrfMaxPendingB  = mrfRouter.MustProp("max-pending-bytes")
 	mrfRouteDst     = mrfRoute.MustProp("destination-address")
 	mrfRouteSrc     = mrfRoute.MustProp("source-address")
 	mrfRouteMode    = mrfRoute.MustProp("peer-selection-mode")
@@ -50,9 +51,11 @@ const mrfIdle = 300 * time.Second
 // parsing the same bytes [M: the words of the refusals are openltm's].
 // Routes name existing peers and peers existing pools (the references
 // are checked as the objects are); a peer without a pool is kept with a
-// warning (its messages fail, MR_FAILED), as is a transport-config's
-// profiles, rules and SNAT (peer connections are made as the virtual's
-// server side). It returns false when the virtual was left out.
+// warning (its messages fail, MR_FAILED). A peer's transport-config
+// makes its connections: from its source-address-translation's address
+// and with its tcp profile's settings; its rules are kept with a warning
+// (openltm runs no rules on peer connections). It returns false when the
+// virtual was left out.
 func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 	proto, router := t.profile(o, mrfProtocol), t.profile(o, mrfRouter)
 	if proto == nil && router == nil {
@@ -74,8 +77,9 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 	}
 	pe := func(pr *objects.Prop) string { return pr.Effective(t.cfg, proto) }
 	re := func(pr *objects.Prop) string { return pr.Effective(t.cfg, router) }
-	cfg := &mrf.Config{Protocol: proto.Name, Router: router.Name, DefaultPool: v.Pool, Idle: mrfIdle,
-		NoResponse: pe(mrfNoResponse) == "yes", DisableParser: pe(mrfDisable) == "yes", Peers: map[string]*mrf.Peer{}}
+	cfg := &mrf.Config{Protocol: proto.Name, Router: router.Name, DefaultPool: v.Pool, Idle: mrfIdle, Local: v.Destination.Addr(),
+		NoResponse: pe(mrfNoResponse) == "yes", DisableParser: pe(mrfDisable) == "yes", Peers: map[string]*mrf.Peer{},
+		Transports: map[string]*mrf.Transport{}}
 	if s := pe(mrfTerm); s != "none" && s != "" {
 		cfg.Term = []byte(unescapeTerm(s))
 	}
@@ -90,6 +94,7 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 	cfg.Max = num(pe(mrfMaxSize), "max-message-size")
 	cfg.MaxRetries = num(re(mrfMaxRetries), "max-retries")
 	cfg.MaxPending = num(re(mrfMaxPending), "max-pending-messages")
+	cfg.MaxPendingBytes = num(re(mrfMaxPendingB), "max-pending-bytes")
 	if bad != "" {
 		return t.refuse("profile %s: %s is not a count (0 or more)", router.Name, bad)
 	}
@@ -114,12 +119,8 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 		if tc := e(mrfPeerTC); tc != "none" && tc != "" {
 			p.Transport = tc
-			if tco := t.cfg.Lookup(t.s, []string{mrfTransport.Key()}, tc); tco != nil {
-				for _, pr := range []*objects.Prop{mrfTCRules, mrfTCProfiles, mrfTCSNAT} {
-					if tco.Props[pr.Name] != nil {
-						t.keep(tco, "transport-config %s: %s is kept; openltm connects to peers as the virtual's server side", tco.Name, pr.Name)
-					}
-				}
+			if p.TC = t.mrfTransport(cfg, tc); p.TC != nil {
+				p.Transport = p.TC.Name
 			}
 		}
 		if e(mrfPeerAutoInit) == "enabled" {
@@ -162,6 +163,58 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 	}
 	v.MRF = cfg
 	return true
+}
+
+// mrfTransport is the transport-config name as cfg's peers use it (nil:
+// none by that name): the source address of its
+// source-address-translation (automap: the virtual's address; a
+// snatpool's addresses in turn) and its tcp profile's socket settings.
+// Its rules and profiles other than tcp and generic protocol are kept
+// with a warning.
+func (t *translator) mrfTransport(cfg *mrf.Config, name string) *mrf.Transport {
+	tco := t.cfg.Lookup(t.s, []string{mrfTransport.Key()}, name)
+	if tco == nil {
+		return nil
+	}
+	if x := cfg.Transports[tco.Name]; x != nil {
+		return x
+	}
+	x := &mrf.Transport{Name: tco.Name}
+	cfg.Transports[tco.Name] = x
+	if sat := mrfTCSNAT.Get(tco); sat != nil && sat.Sub != nil {
+		typ := ""
+		if tv := snatType.In(sat.Sub); tv != nil {
+			typ = tv.Str
+		}
+		switch typ {
+		case "automap":
+			x.SNAT = mrf.SNATAutomap
+		case "snat":
+			if pv := snatPool.In(sat.Sub); pv != nil && pv.Str != "none" {
+				if sp := t.cfg.Lookup(t.s, specSnatPool, pv.Str); sp != nil {
+					x.SNAT, x.SNATAddrs = mrf.SNATPool, t.dc.SnatPools[sp.Name]
+				} else {
+					t.keep(tco, "transport-config %s: snatpool %s does not exist; its connections keep the host's address", tco.Name, pv.Str)
+				}
+			}
+		}
+	}
+	if pv := mrfTCProfiles.Get(tco); pv != nil {
+		for _, it := range pv.Items {
+			if p := t.cfg.Lookup(t.s, []string{profileTCP.Key()}, it.Name); p != nil {
+				x.TCP = t.tcpSide(p, congestionAvailable()) // translate_tcpopts.go
+				continue
+			}
+			if t.cfg.Lookup(t.s, []string{mrfProtocol.Key()}, it.Name) != nil {
+				continue // the virtual's protocol cuts the peers' streams [M]
+			}
+			t.keep(tco, "transport-config %s: profile %s is kept; openltm applies a transport-config's tcp profile only", tco.Name, it.Name)
+		}
+	}
+	if rv := mrfTCRules.Get(tco); rv != nil && len(rv.List) > 0 {
+		t.keep(tco, "transport-config %s: rules are kept; openltm runs no rules on peer connections", tco.Name)
+	}
+	return x
 }
 
 // unescapeTerm reads a message-terminator's backslash escapes (\n, \r,
