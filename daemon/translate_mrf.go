@@ -181,31 +181,40 @@ func (t *translator) mrfTransport(cfg *mrf.Config, name string) *mrf.Transport {
 	}
 	x := &mrf.Transport{Name: tco.Name}
 	cfg.Transports[tco.Name] = x
-	if sat := mrfTCSNAT.Get(tco); sat != nil && sat.Sub != nil {
-		typ := ""
-		if tv := snatType.In(sat.Sub); tv != nil {
-			typ = tv.Str
+	// Names inside the object are relative to its folder.
+	full := func(n string) string {
+		if strings.HasPrefix(n, "/") {
+			return n
 		}
-		switch typ {
+		return tco.Name[:strings.LastIndexByte(tco.Name, '/')+1] + n
+	}
+	if sat := mrfTCSNAT.Get(tco); sat != nil {
+		// The block as a virtual's: { type automap } or { type snat pool NAME }.
+		w := strings.Fields(strings.NewReplacer("{", " ", "}", " ").Replace(sat.Str))
+		kv := map[string]string{}
+		for i := 0; i+1 < len(w); i += 2 {
+			kv[w[i]] = w[i+1]
+		}
+		switch kv["type"] {
 		case "automap":
 			x.SNAT = mrf.SNATAutomap
 		case "snat":
-			if pv := snatPool.In(sat.Sub); pv != nil && pv.Str != "none" {
-				if sp := t.cfg.Lookup(t.s, specSnatPool, pv.Str); sp != nil {
+			if pn := kv["pool"]; pn != "" && pn != "none" {
+				if sp := t.cfg.Lookup(t.s, specSnatPool, full(pn)); sp != nil {
 					x.SNAT, x.SNATAddrs = mrf.SNATPool, t.dc.SnatPools[sp.Name]
 				} else {
-					t.keep(tco, "transport-config %s: snatpool %s does not exist; its connections keep the host's address", tco.Name, pv.Str)
+					t.keep(tco, "transport-config %s: snatpool %s does not exist; its connections keep the host's address", tco.Name, pn)
 				}
 			}
 		}
 	}
 	if pv := mrfTCProfiles.Get(tco); pv != nil {
 		for _, it := range pv.Items {
-			if p := t.cfg.Lookup(t.s, []string{profileTCP.Key()}, it.Name); p != nil {
+			if p := t.cfg.Lookup(t.s, []string{profileTCP.Key()}, full(it.Name)); p != nil {
 				x.TCP = t.tcpSide(p, congestionAvailable()) // translate_tcpopts.go
 				continue
 			}
-			if t.cfg.Lookup(t.s, []string{mrfProtocol.Key()}, it.Name) != nil {
+			if t.cfg.Lookup(t.s, []string{mrfProtocol.Key()}, full(it.Name)) != nil {
 				continue // the virtual's protocol cuts the peers' streams [M]
 			}
 			t.keep(tco, "transport-config %s: profile %s is kept; openltm applies a transport-config's tcp profile only", tco.Name, it.Name)
