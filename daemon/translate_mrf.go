@@ -14,32 +14,33 @@ import (
 // The generic message-routing framework as TCP virtuals apply it
 // (dataplane/mrf, dataplane/internal/l4/mrf.go).
 var (
-	mrfProtocol     = schema.MustKind("ltm message-routing generic protocol")
-	mrfRouter       = schema.MustKind("ltm message-routing generic router")
-	mrfRoute        = schema.MustKind("ltm message-routing generic route")
-	mrfPeer         = schema.MustKind("ltm message-routing generic peer")
-	mrfTransport    = schema.MustKind("ltm message-routing generic transport-config")
-	mrfTerm         = mrfProtocol.MustProp("message-terminator")
-	mrfMaxSize      = mrfProtocol.MustProp("max-message-size")
-	mrfNoResponse   = mrfProtocol.MustProp("no-response")
-	mrfDisable      = mrfProtocol.MustProp("disable-parser")
-	mrfRoutes       = mrfRouter.MustProp("routes")
-	mrfMaxRetries   = mrfRouter.MustProp("max-retries")
-	mrfMaxPending   = mrfRouter.MustProp("max-pending-messages")
-	mrfMaxPendingB  = mrfRouter.MustProp("max-pending-bytes")
-	mrfRouteDst     = mrfRoute.MustProp("destination-address")
-	mrfRouteSrc     = mrfRoute.MustProp("source-address")
-	mrfRouteMode    = mrfRoute.MustProp("peer-selection-mode")
-	mrfRoutePeers   = mrfRoute.MustProp("peers")
-	mrfPeerPool     = mrfPeer.MustProp("pool")
-	mrfPeerMode     = mrfPeer.MustProp("connection-mode")
-	mrfPeerConns    = mrfPeer.MustProp("number-connections")
-	mrfPeerRatio    = mrfPeer.MustProp("ratio")
-	mrfPeerTC       = mrfPeer.MustProp("transport-config")
-	mrfPeerAutoInit = mrfPeer.MustProp("auto-initialization")
-	mrfTCRules      = mrfTransport.MustProp("rules")
-	mrfTCProfiles   = mrfTransport.MustProp("profiles")
-	mrfTCSNAT       = mrfTransport.MustProp("source-address-translation")
+	mrfProtocol       = schema.MustKind("ltm message-routing generic protocol")
+	mrfRouter         = schema.MustKind("ltm message-routing generic router")
+	mrfRoute          = schema.MustKind("ltm message-routing generic route")
+	mrfPeer           = schema.MustKind("ltm message-routing generic peer")
+	mrfTransport      = schema.MustKind("ltm message-routing generic transport-config")
+	mrfTerm           = mrfProtocol.MustProp("message-terminator")
+	mrfMaxSize        = mrfProtocol.MustProp("max-message-size")
+	mrfNoResponse     = mrfProtocol.MustProp("no-response")
+	mrfDisable        = mrfProtocol.MustProp("disable-parser")
+	mrfRoutes         = mrfRouter.MustProp("routes")
+	mrfMaxRetries     = mrfRouter.MustProp("max-retries")
+	mrfMaxPending     = mrfRouter.MustProp("max-pending-messages")
+	mrfMaxPendingB    = mrfRouter.MustProp("max-pending-bytes")
+	mrfRouteDst       = mrfRoute.MustProp("destination-address")
+	mrfRouteSrc       = mrfRoute.MustProp("source-address")
+	mrfRouteMode      = mrfRoute.MustProp("peer-selection-mode")
+	mrfRoutePeers     = mrfRoute.MustProp("peers")
+	mrfPeerPool       = mrfPeer.MustProp("pool")
+	mrfPeerMode       = mrfPeer.MustProp("connection-mode")
+	mrfPeerConns      = mrfPeer.MustProp("number-connections")
+	mrfPeerRatio      = mrfPeer.MustProp("ratio")
+	mrfPeerTC         = mrfPeer.MustProp("transport-config")
+	mrfPeerAutoInit   = mrfPeer.MustProp("auto-initialization")
+	mrfPeerAutoInitIv = mrfPeer.MustProp("auto-initialization-interval")
+	mrfTCRules        = mrfTransport.MustProp("rules")
+	mrfTCProfiles     = mrfTransport.MustProp("profiles")
+	mrfTCSNAT         = mrfTransport.MustProp("source-address-translation")
 )
 
 // mrfIdle is how long a shared peer connection with nothing in flight
@@ -54,8 +55,10 @@ const mrfIdle = 300 * time.Second
 // warning (its messages fail, MR_FAILED). A peer's transport-config
 // makes its connections: from its source-address-translation's address
 // and with its tcp profile's settings; its rules are kept with a warning
-// (openltm runs no rules on peer connections). It returns false when the
-// virtual was left out.
+// (openltm runs no rules on peer connections). A peer with
+// auto-initialization has its connections opened as the virtual starts
+// and opened again where they closed, each auto-initialization-interval.
+// It returns false when the virtual was left out.
 func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 	proto, router := t.profile(o, mrfProtocol), t.profile(o, mrfRouter)
 	if proto == nil && router == nil {
@@ -124,7 +127,11 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 			}
 		}
 		if e(mrfPeerAutoInit) == "enabled" {
-			t.keep(po, "generic peer %s: auto-initialization is kept; openltm connects to a peer when a message is first routed to it", po.Name)
+			if p.Mode == mrf.PerClient {
+				t.keep(po, "generic peer %s: auto-initialization is kept; openltm opens a per-client peer's connections for its clients only", po.Name)
+			} else {
+				p.AutoInit = time.Duration(max(atoi(e(mrfPeerAutoInitIv)), 100)) * time.Millisecond // [M: at least 100ms]
+			}
 		}
 		cfg.Peers[po.Name] = p
 		return p

@@ -62,8 +62,8 @@ number-connections int 1
 pool ref ltm+pool none
 ratio int 1
 transport-config ref ltm+message-routing+generic+transport-config none
-`), "F5 ltm message-routing generic peer: a pool whose members receive routed messages over connections kept per connection-mode (per-peer, per-blade and per-tmm shared by every client connection, per-client owned by one), number-connections of them",
-		"connection-mode", "number-connections", "pool", "ratio", "transport-config")
+`), "F5 ltm message-routing generic peer: a pool whose members receive routed messages over connections kept per connection-mode (per-peer, per-blade and per-tmm shared by every client connection, per-client owned by one), number-connections of them; with auto-initialization they are opened as the virtual starts and reopened each auto-initialization-interval (ms) where they closed",
+		"connection-mode", "number-connections", "pool", "ratio", "transport-config", "auto-initialization", "auto-initialization-interval")
 	peer.row("number-connections").Max = 65535
 	peer.row("ratio").Max = 65535
 	tc := actOn(pk(mrfGeneric+"transport-config", "Transport Config", "", tmshRef(mrfGeneric+"transport-config"), `

@@ -66,6 +66,10 @@ type Peer struct {
 	Conns int
 	// Ratio weighs the peer in a ratio route.
 	Ratio int
+	// AutoInit, when not 0, is auto-initialization enabled: the peer's
+	// connections are opened as the virtual starts and, every AutoInit,
+	// opened again where they closed.
+	AutoInit time.Duration
 }
 
 // Transport is a transport-config: how the connections to a peer naming
@@ -199,7 +203,7 @@ func (c *Config) key() string {
 	sort.Strings(names)
 	for _, n := range names {
 		p := c.Peers[n]
-		fmt.Fprintf(&b, "%q %q %v %q %s %d %d %d|", p.Name, p.Pool, p.Host, p.Transport, p.TC.key(), p.Mode, p.Conns, p.Ratio)
+		fmt.Fprintf(&b, "%q %q %v %q %s %d %d %d %d|", p.Name, p.Pool, p.Host, p.Transport, p.TC.key(), p.Mode, p.Conns, p.Ratio, p.AutoInit)
 	}
 	names = names[:0]
 	for n := range c.Transports {
@@ -211,6 +215,27 @@ func (c *Config) key() string {
 	}
 	return b.String()
 }
+
+// autoPeers are the shared-mode peers of the router's routes with
+// auto-initialization, by name.
+func (c *Config) autoPeers() []*Peer {
+	var out []*Peer
+	seen := map[string]bool{}
+	for _, r := range c.Routes {
+		for _, p := range r.Peers {
+			if p.AutoInit > 0 && p.Mode != PerClient && !seen[p.Name] {
+				seen[p.Name] = true
+				out = append(out, p)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// AutoInit says whether a peer of the config is kept connected
+// (auto-initialization), so that its router starts with the virtual.
+func (c *Config) AutoInit() bool { return len(c.autoPeers()) > 0 }
 
 // Lookup is the route for a message from src to dst: the best scoring of
 // the static routes (both addresses match, then the destination, then

@@ -14,8 +14,10 @@
 // transport-config makes its connections: their source address
 // (source-address-translation) and tcp settings. max-pending-messages and
 // max-pending-bytes bound the messages waiting for a peer connection to
-// open. The virtual's counts (Counters) outlive its routers, for the
-// protocol's and router's statistics. The package knows nothing of pools, sockets or rules: the L4
-// engine (dataplane/internal/l4/mrf.go) gives it a way to pick a pool
-// member and dial it, and hooks for the iRules events.
+// open. Peers with auto-initialization are connected as the virtual
+// starts and kept so (Router.AutoInit). The virtual's counts (Counters)
+// outlive its routers, for the protocol's and router's statistics. The
+// package knows nothing of pools, sockets or rules: the L4 engine
+// (dataplane/internal/l4/mrf.go) gives it a way to pick a pool member and
+// dial it, and hooks for the iRules events.
 package mrf

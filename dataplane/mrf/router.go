@@ -85,6 +85,8 @@ type Router struct {
 	routes []*Route // GENERICMESSAGE::route add
 	rot    map[string]uint64
 	closed bool
+	// stop ends the auto-initialization keeper (nil: none runs).
+	stop chan struct{}
 }
 
 type connKey struct {
@@ -169,9 +171,66 @@ func (r *Router) Lookup(src, dst string) *Route {
 	return best
 }
 
+// AutoInit opens the connections of the peers with auto-initialization
+// (every instance of number-connections) and keeps them open: each
+// peer's auto-initialization-interval, the ones that closed are opened
+// again, until Close. Per-client peers are left out [M: a connection
+// made before any client has no client to serve]. Calling it again does
+// nothing.
+func (r *Router) AutoInit() {
+	ps := r.cfg.autoPeers()
+	if len(ps) == 0 {
+		return
+	}
+	r.mu.Lock()
+	if r.stop != nil || r.closed {
+		r.mu.Unlock()
+		return
+	}
+	r.stop = make(chan struct{})
+	stop := r.stop
+	r.mu.Unlock()
+	go r.keep(ps, stop)
+}
+
+// keep opens the missing connections of ps at once, then each peer's
+// interval (the shortest of theirs), until stop.
+func (r *Router) keep(ps []*Peer, stop chan struct{}) {
+	every := ps[0].AutoInit
+	for _, p := range ps {
+		every = min(every, p.AutoInit)
+	}
+	s := &Session{r: r}
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		for _, p := range ps {
+			for i := range max(p.Conns, 1) {
+				k := connKey{peer: p.Name, instance: i}
+				r.mu.Lock()
+				o := r.shared[k]
+				r.mu.Unlock()
+				if o != nil {
+					continue
+				}
+				s.conn(p, &Message{Instance: i})
+			}
+		}
+		t.Reset(every)
+	}
+}
+
 // Close ends every shared connection.
 func (r *Router) Close() {
 	r.mu.Lock()
+	if r.stop != nil && !r.closed {
+		close(r.stop)
+	}
 	r.closed = true
 	var os []*outgoing
 	for _, o := range r.shared {

@@ -259,3 +259,55 @@ func TestConfigSameSeesTheTransport(t *testing.T) {
 		t.Fatal("a transport-config's SNAT change went unseen")
 	}
 }
+
+func TestRouterAutoInitKeepsPeersConnected(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.133.1.5:0")
+	if err != nil {
+		t.Skipf("cannot listen: %v", err)
+	}
+	defer ln.Close()
+	conns := make(chan net.Conn, 8)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns <- c
+		}
+	}()
+	addr := netip.MustParseAddrPort(ln.Addr().String())
+	env := &testEnv{pools: map[string][]netip.AddrPort{"/Common/pa": {addr}}}
+	pa := &Peer{Name: "/Common/peer_a", Pool: "/Common/pa", Conns: 2, AutoInit: 100 * time.Millisecond}
+	cfg := &Config{Term: []byte("\n"), Routes: []*Route{{Name: "/Common/r", Peers: []*Peer{pa}}}, Peers: map[string]*Peer{pa.Name: pa}}
+	if !cfg.AutoInit() {
+		t.Fatal("AutoInit() false for a route's peer with auto-initialization")
+	}
+	r := NewRouter(cfg, env, nil)
+	r.AutoInit()
+	r.AutoInit() // a second call starts nothing more
+	accept := func() net.Conn {
+		t.Helper()
+		select {
+		case c := <-conns:
+			return c
+		case <-time.After(10 * time.Second):
+			t.Fatal("no connection from the router within 10s")
+			return nil
+		}
+	}
+	first := accept()
+	accept() // both instances of number-connections
+	// The peer closes one: the router opens it again.
+	first.Close()
+	accept()
+	eventually(t, "three opened", func() bool { return r.C.ConnsOpened.Load() == 3 })
+	r.Close()
+	// Closed: no more connections.
+	select {
+	case c := <-conns:
+		c.Close()
+		t.Fatal("a connection after Close")
+	case <-time.After(300 * time.Millisecond):
+	}
+}

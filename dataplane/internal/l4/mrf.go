@@ -254,3 +254,24 @@ func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 // mrfDrainMax bounds how long a closed client waits for its answers
 // when the virtual has no idle timeout.
 const mrfDrainMax = 5 * time.Minute
+
+// MRFApply follows a configuration just applied: cfgs are the message
+// routing of the virtuals that have it, counts their counters. A virtual
+// that no longer routes messages has its router closed (its peer
+// connections with it); one whose peers are kept connected
+// (auto-initialization) has its router made now, which opens them.
+func (e *Engine) MRFApply(cfgs map[string]*mrf.Config, counts map[string]*mrf.Counters) {
+	mrfRouters.Lock()
+	for k, r := range mrfRouters.m {
+		if k.e == e && cfgs[k.virtual] == nil {
+			delete(mrfRouters.m, k)
+			go r.Close()
+		}
+	}
+	mrfRouters.Unlock()
+	for name, cfg := range cfgs {
+		if cfg.AutoInit() {
+			cfg.RouterFor(func() *mrf.Router { return e.mrfRouter(name, cfg, counts[name]) }).AutoInit()
+		}
+	}
+}
