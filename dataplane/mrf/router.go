@@ -653,7 +653,9 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 	m.attempted = append(m.attempted, addr)
 	tc := p.TC
 	if tc == nil && p.Transport != "" {
-		tc = o.r.cfg.Transports[p.Transport]
+		if tc = o.r.cfg.Transports[p.Transport]; tc == nil && p.Transport[0] != '/' {
+			tc = o.r.cfg.Transports["/Common/"+p.Transport]
+		}
 	}
 	var tcp *sockopt.Side
 	if tc != nil {

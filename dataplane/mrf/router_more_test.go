@@ -229,7 +229,7 @@ func TestRouterDialsFromTheTransport(t *testing.T) {
 		Routes: []*Route{{Name: "/Common/r", Peers: []*Peer{pa}}}, Peers: map[string]*Peer{pa.Name: pa}}
 	r := NewRouter(cfg, env, nil)
 	defer r.Close()
-	r.AddPeer(&Peer{Name: "dyn", Pool: "/Common/pa", Transport: tr.Name, Mode: PerClient})
+	r.AddPeer(&Peer{Name: "dyn", Pool: "/Common/pa", Transport: "tc", Mode: PerClient})
 	c := &client{ch: make(chan string, 4)}
 	s := r.NewSession(c.write, nil)
 	defer s.Close()
