@@ -14,31 +14,33 @@ import (
 // The generic message-routing framework as TCP virtuals apply it
 // (dataplane/mrf, dataplane/internal/l4/mrf.go).
 var (
-	mrfProtocol     = schema.MustKind("ltm message-routing generic protocol")
-	mrfRouter       = schema.MustKind("ltm message-routing generic router")
-	mrfRoute        = schema.MustKind("ltm message-routing generic route")
-	mrfPeer         = schema.MustKind("ltm message-routing generic peer")
-	mrfTransport    = schema.MustKind("ltm message-routing generic transport-config")
-	mrfTerm         = mrfProtocol.MustProp("message-terminator")
-	mrfMaxSize      = mrfProtocol.MustProp("max-message-size")
-	mrfNoResponse   = mrfProtocol.MustProp("no-response")
-	mrfDisable      = mrfProtocol.MustProp("disable-parser")
-	mrfRoutes       = mrfRouter.MustProp("routes")
-	mrfMaxRetries   = mrfRouter.MustProp("max-retries")
-	mrfMaxPending   = mrfRouter.MustProp("max-pending-messages")
-	mrfRouteDst     = mrfRoute.MustProp("destination-address")
-	mrfRouteSrc     = mrfRoute.MustProp("source-address")
-	mrfRouteMode    = mrfRoute.MustProp("peer-selection-mode")
-	mrfRoutePeers   = mrfRoute.MustProp("peers")
-	mrfPeerPool     = mrfPeer.MustProp("pool")
-	mrfPeerMode     = mrfPeer.MustProp("connection-mode")
-	mrfPeerConns    = mrfPeer.MustProp("number-connections")
-	mrfPeerRatio    = mrfPeer.MustProp("ratio")
-	mrfPeerTC       = mrfPeer.MustProp("transport-config")
-	mrfPeerAutoInit = mrfPeer.MustProp("auto-initialization")
-	mrfTCRules      = mrfTransport.MustProp("rules")
-	mrfTCProfiles   = mrfTransport.MustProp("profiles")
-	mrfTCSNAT       = mrfTransport.MustProp("source-address-translation")
+	mrfProtocol       = schema.MustKind("ltm message-routing generic protocol")
+	mrfRouter         = schema.MustKind("ltm message-routing generic router")
+	mrfRoute          = schema.MustKind("ltm message-routing generic route")
+	mrfPeer           = schema.MustKind("ltm message-routing generic peer")
+	mrfTransport      = schema.MustKind("ltm message-routing generic transport-config")
+	mrfTerm           = mrfProtocol.MustProp("message-terminator")
+	mrfMaxSize        = mrfProtocol.MustProp("max-message-size")
+	mrfNoResponse     = mrfProtocol.MustProp("no-response")
+	mrfDisable        = mrfProtocol.MustProp("disable-parser")
+	mrfRoutes         = mrfRouter.MustProp("routes")
+	mrfMaxRetries     = mrfRouter.MustProp("max-retries")
+	mrfMaxPending     = mrfRouter.MustProp("max-pending-messages")
+	mrfMaxPendingB    = mrfRouter.MustProp("max-pending-bytes")
+	mrfRouteDst       = mrfRoute.MustProp("destination-address")
+	mrfRouteSrc       = mrfRoute.MustProp("source-address")
+	mrfRouteMode      = mrfRoute.MustProp("peer-selection-mode")
+	mrfRoutePeers     = mrfRoute.MustProp("peers")
+	mrfPeerPool       = mrfPeer.MustProp("pool")
+	mrfPeerMode       = mrfPeer.MustProp("connection-mode")
+	mrfPeerConns      = mrfPeer.MustProp("number-connections")
+	mrfPeerRatio      = mrfPeer.MustProp("ratio")
+	mrfPeerTC         = mrfPeer.MustProp("transport-config")
+	mrfPeerAutoInit   = mrfPeer.MustProp("auto-initialization")
+	mrfPeerAutoInitIv = mrfPeer.MustProp("auto-initialization-interval")
+	mrfTCRules        = mrfTransport.MustProp("rules")
+	mrfTCProfiles     = mrfTransport.MustProp("profiles")
+	mrfTCSNAT         = mrfTransport.MustProp("source-address-translation")
 )
 
 // mrfIdle is how long a shared peer connection with nothing in flight
@@ -50,9 +52,13 @@ const mrfIdle = 300 * time.Second
 // parsing the same bytes [M: the words of the refusals are openltm's].
 // Routes name existing peers and peers existing pools (the references
 // are checked as the objects are); a peer without a pool is kept with a
-// warning (its messages fail, MR_FAILED), as is a transport-config's
-// profiles, rules and SNAT (peer connections are made as the virtual's
-// server side). It returns false when the virtual was left out.
+// warning (its messages fail, MR_FAILED). A peer's transport-config
+// makes its connections: from its source-address-translation's address
+// and with its tcp profile's settings; its rules are kept with a warning
+// (openltm runs no rules on peer connections). A peer with
+// auto-initialization has its connections opened as the virtual starts
+// and opened again where they closed, each auto-initialization-interval.
+// It returns false when the virtual was left out.
 func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 	proto, router := t.profile(o, mrfProtocol), t.profile(o, mrfRouter)
 	if proto == nil && router == nil {
@@ -74,8 +80,9 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 	}
 	pe := func(pr *objects.Prop) string { return pr.Effective(t.cfg, proto) }
 	re := func(pr *objects.Prop) string { return pr.Effective(t.cfg, router) }
-	cfg := &mrf.Config{Protocol: proto.Name, Router: router.Name, DefaultPool: v.Pool, Idle: mrfIdle,
-		NoResponse: pe(mrfNoResponse) == "yes", DisableParser: pe(mrfDisable) == "yes", Peers: map[string]*mrf.Peer{}}
+	cfg := &mrf.Config{Protocol: proto.Name, Router: router.Name, DefaultPool: v.Pool, Idle: mrfIdle, Local: v.Destination.Addr(),
+		NoResponse: pe(mrfNoResponse) == "yes", DisableParser: pe(mrfDisable) == "yes", Peers: map[string]*mrf.Peer{},
+		Transports: map[string]*mrf.Transport{}}
 	if s := pe(mrfTerm); s != "none" && s != "" {
 		cfg.Term = []byte(unescapeTerm(s))
 	}
@@ -90,6 +97,7 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 	cfg.Max = num(pe(mrfMaxSize), "max-message-size")
 	cfg.MaxRetries = num(re(mrfMaxRetries), "max-retries")
 	cfg.MaxPending = num(re(mrfMaxPending), "max-pending-messages")
+	cfg.MaxPendingBytes = num(re(mrfMaxPendingB), "max-pending-bytes")
 	if bad != "" {
 		return t.refuse("profile %s: %s is not a count (0 or more)", router.Name, bad)
 	}
@@ -114,16 +122,16 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 		if tc := e(mrfPeerTC); tc != "none" && tc != "" {
 			p.Transport = tc
-			if tco := t.cfg.Lookup(t.s, []string{mrfTransport.Key()}, tc); tco != nil {
-				for _, pr := range []*objects.Prop{mrfTCRules, mrfTCProfiles, mrfTCSNAT} {
-					if tco.Props[pr.Name] != nil {
-						t.keep(tco, "transport-config %s: %s is kept; openltm connects to peers as the virtual's server side", tco.Name, pr.Name)
-					}
-				}
+			if p.TC = t.mrfTransport(cfg, tc); p.TC != nil {
+				p.Transport = p.TC.Name
 			}
 		}
 		if e(mrfPeerAutoInit) == "enabled" {
-			t.keep(po, "generic peer %s: auto-initialization is kept; openltm connects to a peer when a message is first routed to it", po.Name)
+			if p.Mode == mrf.PerClient {
+				t.keep(po, "generic peer %s: auto-initialization is kept; openltm opens a per-client peer's connections for its clients only", po.Name)
+			} else {
+				p.AutoInit = time.Duration(max(atoi(e(mrfPeerAutoInitIv)), 100)) * time.Millisecond // [M: at least 100ms]
+			}
 		}
 		cfg.Peers[po.Name] = p
 		return p
@@ -162,6 +170,67 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 	}
 	v.MRF = cfg
 	return true
+}
+
+// mrfTransport is the transport-config name as cfg's peers use it (nil:
+// none by that name): the source address of its
+// source-address-translation (automap: the virtual's address; a
+// snatpool's addresses in turn) and its tcp profile's socket settings.
+// Its rules and profiles other than tcp and generic protocol are kept
+// with a warning.
+func (t *translator) mrfTransport(cfg *mrf.Config, name string) *mrf.Transport {
+	tco := t.cfg.Lookup(t.s, []string{mrfTransport.Key()}, name)
+	if tco == nil {
+		return nil
+	}
+	if x := cfg.Transports[tco.Name]; x != nil {
+		return x
+	}
+	x := &mrf.Transport{Name: tco.Name}
+	cfg.Transports[tco.Name] = x
+	// Names inside the object are relative to its folder.
+	full := func(n string) string {
+		if strings.HasPrefix(n, "/") {
+			return n
+		}
+		return tco.Name[:strings.LastIndexByte(tco.Name, '/')+1] + n
+	}
+	if sat := mrfTCSNAT.Get(tco); sat != nil {
+		// The block as a virtual's: { type automap } or { type snat pool NAME }.
+		w := strings.Fields(strings.NewReplacer("{", " ", "}", " ").Replace(sat.Str))
+		kv := map[string]string{}
+		for i := 0; i+1 < len(w); i += 2 {
+			kv[w[i]] = w[i+1]
+		}
+		switch kv["type"] {
+		case "automap":
+			x.SNAT = mrf.SNATAutomap
+		case "snat":
+			if pn := kv["pool"]; pn != "" && pn != "none" {
+				if sp := t.cfg.Lookup(t.s, specSnatPool, full(pn)); sp != nil {
+					x.SNAT, x.SNATAddrs = mrf.SNATPool, t.dc.SnatPools[sp.Name]
+				} else {
+					t.keep(tco, "transport-config %s: snatpool %s does not exist; its connections keep the host's address", tco.Name, pn)
+				}
+			}
+		}
+	}
+	if pv := mrfTCProfiles.Get(tco); pv != nil {
+		for _, it := range pv.Items {
+			if p := t.cfg.Lookup(t.s, []string{profileTCP.Key()}, full(it.Name)); p != nil {
+				x.TCP = t.tcpSide(p, congestionAvailable()) // translate_tcpopts.go
+				continue
+			}
+			if t.cfg.Lookup(t.s, []string{mrfProtocol.Key()}, full(it.Name)) != nil {
+				continue // the virtual's protocol cuts the peers' streams [M]
+			}
+			t.keep(tco, "transport-config %s: profile %s is kept; openltm applies a transport-config's tcp profile only", tco.Name, it.Name)
+		}
+	}
+	if rv := mrfTCRules.Get(tco); rv != nil && len(rv.List) > 0 {
+		t.keep(tco, "transport-config %s: rules are kept; openltm runs no rules on peer connections", tco.Name)
+	}
+	return x
 }
 
 // unescapeTerm reads a message-terminator's backslash escapes (\n, \r,

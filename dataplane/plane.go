@@ -235,6 +235,7 @@ func (p *Plane) applyLocked(pc *Prepared) error {
 	p.buildRuntimes(cfg, b)
 	p.reconcileMonitors(cfg, specs, b)
 	p.swap(cfg, b)
+	p.applyMRF(b) // mrfauto.go
 	p.base = pc
 	p.reconcileFQDN(pc.cfg)
 	p.reconcileVirtualFQDN(pc.cfg) // fqdnvirtual.go

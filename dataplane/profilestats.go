@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"sort"
+	"sync/atomic"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
 )
@@ -26,6 +27,11 @@ const (
 	ProfileRTSP      ProfileKind = "rtsp"
 	ProfileFastHTTP  ProfileKind = "fasthttp"
 	ProfileNTLM      ProfileKind = "ntlm"
+	// ProfileMRFProtocol and ProfileMRFRouter are the generic
+	// message-routing profiles (show ltm message-routing generic
+	// protocol|router).
+	ProfileMRFProtocol ProfileKind = "message-routing generic protocol"
+	ProfileMRFRouter   ProfileKind = "message-routing generic router"
 )
 
 // ProfileStats is one profile's figures summed over the virtuals using
@@ -44,6 +50,25 @@ type ProfileStats struct {
 	RTSP     RTSPProfileStats
 	FastHTTP FastHTTPProfileStats
 	NTLM     NTLMProfileStats
+	MRF      MRFProfileStats
+}
+
+// MRFProfileStats are a generic protocol's and router's messages
+// (mrf.Counters): the protocol's messages each way, and what the router
+// did with them.
+type MRFProfileStats struct {
+	// Received and Delivered count the clients' messages in and out,
+	// FromPeers and Sent the peers'; Oversized the clients reset for a
+	// message past max-message-size.
+	Received, Delivered, FromPeers, Sent, Oversized uint64
+	// Routed counts the messages sent to a peer, Answered the peers'
+	// answers taken back, Unsolicited the peers' messages routed as a
+	// client's; Dropped, Failed (MR_FAILED), Retried (MR::retry),
+	// Returned (MR::return) and PendingFull (past max-pending-messages or
+	// max-pending-bytes) what befell the others; ConnsOpened,
+	// ConnsReused and ConnsFailed the peer connections.
+	Routed, Answered, Unsolicited, Dropped, Failed, Retried, Returned, PendingFull uint64
+	ConnsOpened, ConnsReused, ConnsFailed                                          uint64
 }
 
 // RTSPProfileStats are an rtsp profile's control messages and data
@@ -307,6 +332,20 @@ func (p *Plane) ProfileStats(kind ProfileKind, name string, virtuals []string) P
 			m.Interleaved += x.Interleaved.Load()
 			m.Channels += x.Channels.Load()
 			m.Malformed += x.Malformed.Load()
+		case ProfileMRFProtocol, ProfileMRFRouter:
+			m, x := &st.MRF, &pc.MRF
+			for _, f := range []struct {
+				to   *uint64
+				from *atomic.Uint64
+			}{
+				{&m.Received, &x.Received}, {&m.Delivered, &x.Delivered}, {&m.FromPeers, &x.FromPeers}, {&m.Sent, &x.Sent},
+				{&m.Oversized, &x.Oversized}, {&m.Routed, &x.Routed}, {&m.Answered, &x.Answered},
+				{&m.Unsolicited, &x.Unsolicited}, {&m.Dropped, &x.Dropped}, {&m.Failed, &x.Failed},
+				{&m.Retried, &x.Retried}, {&m.Returned, &x.Returned}, {&m.PendingFull, &x.PendingFull},
+				{&m.ConnsOpened, &x.ConnsOpened}, {&m.ConnsReused, &x.ConnsReused}, {&m.ConnsFailed, &x.ConnsFailed},
+			} {
+				*f.to += f.from.Load()
+			}
 		case ProfileFastHTTP:
 			p.fastHTTPStats(&st.FastHTTP, v)
 		case ProfileNTLM:
@@ -384,6 +423,10 @@ func (p *Plane) ResetProfileStats(kind ProfileKind, name string, virtuals []stri
 			v.Prof.Diameter.Reset()
 		case ProfileRTSP:
 			v.Prof.RTSP.Reset()
+		case ProfileMRFProtocol:
+			v.Prof.MRF.ResetProtocol()
+		case ProfileMRFRouter:
+			v.Prof.MRF.ResetRouter()
 		case ProfileFastHTTP:
 			v.Prof.HTTP.Reset()
 			v.Prof.FastHTTPAccepts.Store(v.Stats.Tot.Load())

@@ -40,12 +40,12 @@ mirrored-message-sweeper-interval int 1000
 routes reflist ltm+message-routing+generic+route
 traffic-group str /Common/traffic-group-1
 use-local-connection ed enabled
-`), "F5 ltm message-routing generic router: the virtual's messages routed by its routes (source and destination addresses) to their peers, else to the virtual's pool; max-retries bounds MR::retry",
-		"routes", "max-retries")
+`), "F5 ltm message-routing generic router: the virtual's messages routed by its routes (source and destination addresses) to their peers, else to the virtual's pool; max-retries bounds MR::retry; max-pending-messages and max-pending-bytes bound the messages waiting for a peer connection to open",
+		"routes", "max-retries", "max-pending-messages", "max-pending-bytes")
 	router.Lower = "profile"
 	router.row("routes").Checked = true
 	router.row("max-retries").Max = 255
-	router.row("max-pending-messages").Max = 65535
+	httpRouterBounds(router)
 	route := actOn(pk(mrfGeneric+"route", "Route", "", tmshRef(mrfGeneric+"route"), `
 destination-address str -
 peer-selection-mode enum sequential sequential|ratio
@@ -62,17 +62,18 @@ number-connections int 1
 pool ref ltm+pool none
 ratio int 1
 transport-config ref ltm+message-routing+generic+transport-config none
-`), "F5 ltm message-routing generic peer: a pool whose members receive routed messages over connections kept per connection-mode (per-peer, per-blade and per-tmm shared by every client connection, per-client owned by one), number-connections of them",
-		"connection-mode", "number-connections", "pool", "ratio", "transport-config")
+`), "F5 ltm message-routing generic peer: a pool whose members receive routed messages over connections kept per connection-mode (per-peer, per-blade and per-tmm shared by every client connection, per-client owned by one), number-connections of them; with auto-initialization they are opened as the virtual starts and reopened each auto-initialization-interval (ms) where they closed",
+		"connection-mode", "number-connections", "pool", "ratio", "transport-config", "auto-initialization", "auto-initialization-interval")
 	peer.row("number-connections").Max = 65535
 	peer.row("ratio").Max = 65535
-	tc := actedOn(pk(mrfGeneric+"transport-config", "Transport Config", "", tmshRef(mrfGeneric+"transport-config"), `
+	tc := actOn(pk(mrfGeneric+"transport-config", "Transport Config", "", tmshRef(mrfGeneric+"transport-config"), `
 ip-protocol enum tcp tcp|udp|sctp
 profiles coll
 rules reflist ltm+rule
 source-address-translation raw
 source-port int 0
-`))
+`), "F5 ltm message-routing generic transport-config: how the connections to the peers naming it are made: from its source-address-translation's address (automap: the virtual's; snat: the snatpool's in turn) with its tcp profile's settings",
+		"profiles", "source-address-translation")
 	tc.row("rules").Checked = true
 	tc.row("source-port").Max = 65535
 	return []*Kind{proto, router, route, peer, tc}

@@ -69,7 +69,7 @@ func TestMRFCommands(t *testing.T) {
 			p := NewProgram(&Env{Log: func(_, l string) { logged = append(logged, l) }}, rl)
 			s := p.NewConnState(newFakeConn())
 			defer s.Release()
-			r := mrf.NewRouter(cfg, nil)
+			r := mrf.NewRouter(cfg, nil, nil)
 			m := &mrf.Message{Data: []byte("hello"), Request: true, Status: mrf.StatusUnprocessed, MaxRetries: 2, Instance: -1}
 			if !c.noMsg {
 				s.BeginMR(m, r, "virtual /Common/vs")

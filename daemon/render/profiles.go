@@ -369,3 +369,43 @@ func NTLMProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options)
 		{"  Unbound", o.num(n.Unbound)},
 	})
 }
+
+// MRFProtocol prints one `Ltm::Message Routing Generic Protocol` block:
+// the messages the protocol cut from each side's stream and wrote to it
+// [M: the layout and the field names].
+func MRFProtocol(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
+	m := st.MRF
+	return statBlock(w, "Ltm::Message Routing Generic Protocol: "+o.rel(name), [][2]string{
+		{"Virtual Server Name", "N/A"},
+		{"Client Messages", ""},
+		{"  Received", o.num(m.Received)},
+		{"  Sent", o.num(m.Delivered)},
+		{"  Oversized", o.num(m.Oversized)},
+		{"Peer Messages", ""},
+		{"  Received", o.num(m.FromPeers)},
+		{"  Sent", o.num(m.Sent)},
+	})
+}
+
+// MRFRouter prints one `Ltm::Message Routing Generic Router` block: what
+// the router did with the messages, and its peer connections [M: the
+// layout and the field names].
+func MRFRouter(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
+	m := st.MRF
+	return statBlock(w, "Ltm::Message Routing Generic Router: "+o.rel(name), [][2]string{
+		{"Virtual Server Name", "N/A"},
+		{"Messages", ""},
+		{"  Routed", o.num(m.Routed)},
+		{"  Answered", o.num(m.Answered)},
+		{"  Unsolicited", o.num(m.Unsolicited)},
+		{"  Returned", o.num(m.Returned)},
+		{"  Retried", o.num(m.Retried)},
+		{"  Failed", o.num(m.Failed)},
+		{"  Pending Limit Exceeded", o.num(m.PendingFull)},
+		{"  Dropped", o.num(m.Dropped)},
+		{"Peer Connections", ""},
+		{"  Opened", o.num(m.ConnsOpened)},
+		{"  Reused", o.num(m.ConnsReused)},
+		{"  Failed", o.num(m.ConnsFailed)},
+	})
+}

@@ -6,7 +6,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/sockopt"
 )
 
 // ConnMode is a peer's connection-mode: which outgoing connections a
@@ -52,14 +55,75 @@ type Peer struct {
 	Pool string
 	// Host, when valid, is the one address of the peer (MR::peer host).
 	Host netip.AddrPort
-	// Transport is the transport-config's name ("": the virtual's own).
+	// Transport is the transport-config's name ("": the virtual's own);
+	// TC the transport-config itself, when configured (a peer a rule
+	// made finds it by name in Config.Transports).
 	Transport string
+	TC        *Transport
 	Mode      ConnMode
 	// Conns is number-connections: how many connections to the peer a
 	// shared mode keeps (at least 1).
 	Conns int
 	// Ratio weighs the peer in a ratio route.
 	Ratio int
+	// AutoInit, when not 0, is auto-initialization enabled: the peer's
+	// connections are opened as the virtual starts and, every AutoInit,
+	// opened again where they closed.
+	AutoInit time.Duration
+}
+
+// Transport is a transport-config: how the connections to a peer naming
+// it are made (F5: each connection is made by a transport, the virtual's
+// or a transport-config's, and a connection made by one transport is not
+// used for a peer naming another).
+type Transport struct {
+	Name string
+	// SNAT is its source-address-translation: SNATAutomap (the virtual's
+	// address [M: openltm has no self IPs for the peer side]), SNATPool
+	// (SNATAddrs in turn), or "" (none: the host's own address).
+	SNAT      string
+	SNATAddrs []netip.Addr
+	// TCP is its tcp profile's socket settings (nil: the kernel's).
+	TCP *sockopt.Side
+
+	next atomic.Uint32
+}
+
+// The source-address-translation types of a transport-config.
+const (
+	SNATAutomap = "automap"
+	SNATPool    = "snat"
+)
+
+// source is the address a new connection to dst leaves from (invalid:
+// the host chooses); local is the virtual's address.
+func (t *Transport) source(local netip.Addr, dst netip.Addr) netip.Addr {
+	if t == nil {
+		return netip.Addr{}
+	}
+	family := func(a netip.Addr) bool { return a.IsValid() && a.Is4() == dst.Is4() }
+	switch t.SNAT {
+	case SNATAutomap:
+		if family(local) {
+			return local
+		}
+	case SNATPool:
+		n := len(t.SNATAddrs)
+		start := int(t.next.Add(1))
+		for i := range n {
+			if a := t.SNATAddrs[(start+i)%n]; family(a) {
+				return a
+			}
+		}
+	}
+	return netip.Addr{}
+}
+
+func (t *Transport) key() string {
+	if t == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%q %q %v %+v", t.Name, t.SNAT, t.SNATAddrs, t.TCP)
 }
 
 // Route is a static route: messages whose source and destination
@@ -84,9 +148,11 @@ type Config struct {
 	NoResponse bool
 	// DisableParser: the protocol does not read the stream at all.
 	DisableParser bool
-	// MaxPending is max-pending-messages: messages waiting for a peer
-	// connection to open, beyond which they fail.
-	MaxPending int
+	// MaxPending is max-pending-messages and MaxPendingBytes
+	// max-pending-bytes: how many messages, and bytes of them, may wait
+	// for a peer connection to open; a message past either fails
+	// (MR_FAILED) (0: no bound).
+	MaxPending, MaxPendingBytes int
 	// MaxRetries bounds MR::retry per message.
 	MaxRetries int
 	Routes     []*Route
@@ -94,6 +160,11 @@ type Config struct {
 	Peers map[string]*Peer
 	// DefaultPool is the virtual's pool, for a message no route takes.
 	DefaultPool string
+	// Local is the virtual's address (a transport-config's automap).
+	Local netip.Addr
+	// Transports are the transport-configs by full name, for peers a
+	// rule makes (MR::peer ... transport NAME).
+	Transports map[string]*Transport
 	// Idle closes a shared peer connection with no request in flight
 	// after that long (0: never).
 	Idle time.Duration
@@ -117,7 +188,7 @@ func (c *Config) Same(o *Config) bool { return c.key() == o.key() }
 
 func (c *Config) key() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%q %d %t %t %d %d %q %d|", c.Term, c.Max, c.NoResponse, c.DisableParser, c.MaxPending, c.MaxRetries, c.DefaultPool, c.Idle)
+	fmt.Fprintf(&b, "%q %d %t %t %d %d %d %q %v %d|", c.Term, c.Max, c.NoResponse, c.DisableParser, c.MaxPending, c.MaxPendingBytes, c.MaxRetries, c.DefaultPool, c.Local, c.Idle)
 	for _, r := range c.Routes {
 		fmt.Fprintf(&b, "%q %q %q %t", r.Name, r.Src, r.Dst, r.Ratio)
 		for _, p := range r.Peers {
@@ -131,10 +202,40 @@ func (c *Config) key() string {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(&b, "%+v|", *c.Peers[n])
+		p := c.Peers[n]
+		fmt.Fprintf(&b, "%q %q %v %q %s %d %d %d %d|", p.Name, p.Pool, p.Host, p.Transport, p.TC.key(), p.Mode, p.Conns, p.Ratio, p.AutoInit)
+	}
+	names = names[:0]
+	for n := range c.Transports {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "%s|", c.Transports[n].key())
 	}
 	return b.String()
 }
+
+// autoPeers are the shared-mode peers of the router's routes with
+// auto-initialization, by name.
+func (c *Config) autoPeers() []*Peer {
+	var out []*Peer
+	seen := map[string]bool{}
+	for _, r := range c.Routes {
+		for _, p := range r.Peers {
+			if p.AutoInit > 0 && p.Mode != PerClient && !seen[p.Name] {
+				seen[p.Name] = true
+				out = append(out, p)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// AutoInit says whether a peer of the config is kept connected
+// (auto-initialization), so that its router starts with the virtual.
+func (c *Config) AutoInit() bool { return len(c.autoPeers()) > 0 }
 
 // Lookup is the route for a message from src to dst: the best scoring of
 // the static routes (both addresses match, then the destination, then

@@ -8,7 +8,16 @@
 // came from: a peer connection keeps, in the order its requests left, who
 // sent them, and each message it sends is the answer to the oldest one
 // (F5's generic message protocol has no request ids and documents this
-// order). The package knows nothing of pools, sockets or rules: the L4
-// engine (dataplane/internal/l4/mrf.go) gives it a way to pick a pool
-// member and dial it, and hooks for the iRules events.
+// order). A message a shared peer connection sends with no request
+// waiting is routed as a client's message is (F5: every message is
+// routed) and its answer goes back on that connection. A peer's
+// transport-config makes its connections: their source address
+// (source-address-translation) and tcp settings. max-pending-messages and
+// max-pending-bytes bound the messages waiting for a peer connection to
+// open. Peers with auto-initialization are connected as the virtual
+// starts and kept so (Router.AutoInit). The virtual's counts (Counters)
+// outlive its routers, for the protocol's and router's statistics. The
+// package knows nothing of pools, sockets or rules: the L4 engine
+// (dataplane/internal/l4/mrf.go) gives it a way to pick a pool member and
+// dial it, and hooks for the iRules events.
 package mrf

@@ -10,6 +10,7 @@ const (
 	StatusNoRoute     = "no route found"
 	StatusConnFailed  = "connection failed"
 	StatusDropped     = "dropped"
+	StatusPendingFull = "too many pending messages"
 )
 
 // Message is one generic message and what rules asked of it.

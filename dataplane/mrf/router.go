@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/sockopt"
 )
 
 // Env is what the router needs of the dataplane: a member of a pool for a
@@ -16,10 +18,11 @@ type Env interface {
 	// Pick chooses a member of pool (its balancing method), none of
 	// avoid; false when none is available.
 	Pick(pool string, avoid []netip.AddrPort) (netip.AddrPort, bool)
-	// Dial connects to a peer's member; done is called once the
-	// connection is closed.
-	// pool is the peer's ("" for a host a rule named).
-	Dial(pool string, addr netip.AddrPort) (c net.Conn, done func(), err error)
+	// Dial connects to a peer's member (pool is the peer's, "" for a
+	// host a rule named) from src (invalid: the host's choice) with a
+	// transport-config's tcp settings (nil: the kernel's); done is
+	// called once the connection is closed.
+	Dial(pool string, addr netip.AddrPort, src netip.Addr, tcp *sockopt.Side) (c net.Conn, done func(), err error)
 }
 
 // Hooks run the iRules events of a client connection's messages; each
@@ -31,10 +34,40 @@ type Hooks interface {
 	Failed(m *Message) bool
 }
 
-// Counters are the router's message counts.
+// Counters are a virtual's message counts, kept across the routers its
+// commits make (show ltm message-routing generic protocol|router). Each
+// is one atomic add on the message path.
 type Counters struct {
-	Received, Routed, Answered, Dropped, Failed, Unsolicited, Retried, Returned atomic.Uint64
-	ConnsOpened, ConnsReused                                                    atomic.Uint64
+	// The protocol's: messages read from clients (Received) and written
+	// to them (Delivered), written to peers (Sent) and read from them
+	// (FromPeers); Oversized the streams reset for a message past
+	// max-message-size.
+	Received, Delivered, Sent, FromPeers, Oversized atomic.Uint64
+	// The router's: messages routed to a peer, answers taken back to
+	// their originators, peers' messages with no request waiting
+	// (routed as a client's), messages dropped, failed (MR_FAILED),
+	// routed again (MR::retry) and sent back (MR::return); PendingFull
+	// the failures past max-pending-messages or max-pending-bytes; peer
+	// connections opened, reused and that could not be opened.
+	Routed, Answered, Unsolicited, Dropped, Failed, Retried, Returned, PendingFull atomic.Uint64
+	ConnsOpened, ConnsReused, ConnsFailed                                          atomic.Uint64
+}
+
+// ResetProtocol zeroes the protocol's counts (reset-stats ltm
+// message-routing generic protocol).
+func (c *Counters) ResetProtocol() {
+	for _, x := range []*atomic.Uint64{&c.Received, &c.Delivered, &c.Sent, &c.FromPeers, &c.Oversized} {
+		x.Store(0)
+	}
+}
+
+// ResetRouter zeroes the router's counts (reset-stats ltm
+// message-routing generic router).
+func (c *Counters) ResetRouter() {
+	for _, x := range []*atomic.Uint64{&c.Routed, &c.Answered, &c.Unsolicited, &c.Dropped, &c.Failed, &c.Retried,
+		&c.Returned, &c.PendingFull, &c.ConnsOpened, &c.ConnsReused, &c.ConnsFailed} {
+		x.Store(0)
+	}
 }
 
 // Router routes the messages of every client connection of a virtual and
@@ -42,7 +75,9 @@ type Counters struct {
 type Router struct {
 	cfg *Config
 	env Env
-	C   Counters
+	// C counts the router's messages (the virtual's, shared with the
+	// routers of its earlier commits).
+	C *Counters
 
 	mu     sync.Mutex
 	shared map[connKey]*outgoing
@@ -50,6 +85,8 @@ type Router struct {
 	routes []*Route // GENERICMESSAGE::route add
 	rot    map[string]uint64
 	closed bool
+	// stop ends the auto-initialization keeper (nil: none runs).
+	stop chan struct{}
 }
 
 type connKey struct {
@@ -58,9 +95,12 @@ type connKey struct {
 	addr     netip.AddrPort
 }
 
-// NewRouter makes the router of cfg.
-func NewRouter(cfg *Config, env Env) *Router {
-	return &Router{cfg: cfg, env: env, shared: map[connKey]*outgoing{}, dyn: map[string]*Peer{}, rot: map[string]uint64{}}
+// NewRouter makes the router of cfg, counting in c (nil: its own).
+func NewRouter(cfg *Config, env Env, c *Counters) *Router {
+	if c == nil {
+		c = new(Counters)
+	}
+	return &Router{cfg: cfg, env: env, C: c, shared: map[connKey]*outgoing{}, dyn: map[string]*Peer{}, rot: map[string]uint64{}}
 }
 
 // Config is the router's configuration.
@@ -131,9 +171,66 @@ func (r *Router) Lookup(src, dst string) *Route {
 	return best
 }
 
+// AutoInit opens the connections of the peers with auto-initialization
+// (every instance of number-connections) and keeps them open: each
+// peer's auto-initialization-interval, the ones that closed are opened
+// again, until Close. Per-client peers are left out [M: a connection
+// made before any client has no client to serve]. Calling it again does
+// nothing.
+func (r *Router) AutoInit() {
+	ps := r.cfg.autoPeers()
+	if len(ps) == 0 {
+		return
+	}
+	r.mu.Lock()
+	if r.stop != nil || r.closed {
+		r.mu.Unlock()
+		return
+	}
+	r.stop = make(chan struct{})
+	stop := r.stop
+	r.mu.Unlock()
+	go r.keep(ps, stop)
+}
+
+// keep opens the missing connections of ps at once, then each peer's
+// interval (the shortest of theirs), until stop.
+func (r *Router) keep(ps []*Peer, stop chan struct{}) {
+	every := ps[0].AutoInit
+	for _, p := range ps {
+		every = min(every, p.AutoInit)
+	}
+	s := &Session{r: r}
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		for _, p := range ps {
+			for i := range max(p.Conns, 1) {
+				k := connKey{peer: p.Name, instance: i}
+				r.mu.Lock()
+				o := r.shared[k]
+				r.mu.Unlock()
+				if o != nil {
+					continue
+				}
+				s.conn(p, &Message{Instance: i})
+			}
+		}
+		t.Reset(every)
+	}
+}
+
 // Close ends every shared connection.
 func (r *Router) Close() {
 	r.mu.Lock()
+	if r.stop != nil && !r.closed {
+		close(r.stop)
+	}
 	r.closed = true
 	var os []*outgoing
 	for _, o := range r.shared {
@@ -150,6 +247,10 @@ type Session struct {
 	r     *Router
 	hooks Hooks
 	write func([]byte) error
+	// peer, for the session of a shared peer connection, is that
+	// connection: its unsolicited messages are routed as a client's and
+	// their answers go back on it.
+	peer *outgoing
 
 	mu    sync.Mutex
 	own   map[connKey]*outgoing
@@ -202,6 +303,10 @@ func (s *Session) Message(data []byte) *Message {
 // it; false when the connection is to end.
 func (s *Session) Handle(m *Message) bool {
 	s.r.C.Received.Add(1)
+	return s.handle(m)
+}
+
+func (s *Session) handle(m *Message) bool {
 	if s.hooks != nil && !s.hooks.Ingress(m) {
 		return false
 	}
@@ -246,6 +351,9 @@ func (s *Session) deliver(m *Message) bool {
 	s.buf = Frame(s.buf[:0], m.Data, s.r.cfg.Term)
 	err := s.write(s.buf)
 	s.wmu.Unlock()
+	if err == nil && s.peer == nil {
+		s.r.C.Delivered.Add(1)
+	}
 	return err == nil
 }
 
@@ -270,9 +378,13 @@ func (s *Session) route(m *Message) {
 // fail runs MR_FAILED for m and does what it asked: route again
 // (MR::retry, up to max-retries), send it back (MR::return), or drop it.
 func (s *Session) fail(m *Message, err error) {
-	if errors.Is(err, errNoRoute) {
+	switch {
+	case errors.Is(err, errNoRoute):
 		m.Status = StatusNoRoute
-	} else {
+	case errors.Is(err, errPending):
+		m.Status = StatusPendingFull
+		s.r.C.PendingFull.Add(1)
+	default:
 		m.Status = StatusConnFailed
 	}
 	s.r.C.Failed.Add(1)
@@ -382,6 +494,10 @@ func tried(xs []string, n string) bool {
 // errNoMember is a peer whose pool has no member to connect to.
 var errNoMember = errors.New("no member available")
 
+// errPending is a message past the router's max-pending-messages or
+// max-pending-bytes while its peer connection opens.
+var errPending = errors.New("too many messages pending")
+
 // conn is a connection to peer p for m: an existing one its
 // connection-mode allows, or a new one.
 func (s *Session) conn(p *Peer, m *Message) (*outgoing, error) {
@@ -420,7 +536,7 @@ func (s *Session) conn(p *Peer, m *Message) (*outgoing, error) {
 			o = r.shared[k]
 		}
 		if o == nil {
-			o = &outgoing{r: r, key: k, ready: make(chan struct{})}
+			o = &outgoing{r: r, key: k, ready: make(chan struct{}), waiting: 1, waitBytes: len(m.Data)}
 			if perClient {
 				if s.own == nil {
 					s.own = map[connKey]*outgoing{}
@@ -433,6 +549,7 @@ func (s *Session) conn(p *Peer, m *Message) (*outgoing, error) {
 			r.mu.Unlock()
 			s.mu.Unlock()
 			if err := o.open(p, m); err != nil {
+				r.C.ConnsFailed.Add(1)
 				return nil, err
 			}
 			r.C.ConnsOpened.Add(1)
@@ -440,7 +557,15 @@ func (s *Session) conn(p *Peer, m *Message) (*outgoing, error) {
 		}
 		r.mu.Unlock()
 		s.mu.Unlock()
-		<-o.ready
+		select {
+		case <-o.ready:
+		default:
+			if !o.wait(len(m.Data)) {
+				return nil, errPending
+			}
+			<-o.ready
+			o.unwait(len(m.Data))
+		}
 		if o.err == nil && !o.isDead() {
 			r.C.ConnsReused.Add(1)
 			m.Member = o.addr
@@ -467,16 +592,50 @@ type outgoing struct {
 	wmu  sync.Mutex
 	wbuf []byte
 
+	// sess routes the peer's unsolicited messages (shared connections).
+	sess *Session
+
 	mu   sync.Mutex
 	pend []*Message
 	dead bool
 	last time.Time
+	// waiting and waitBytes are the messages, and their bytes, waiting
+	// for the connection to open (the one that opens it included).
+	waiting, waitBytes int
+}
+
+// wait counts a message of n bytes waiting for o to open; false when it
+// would pass the router's pending bounds [M: the message that opens the
+// connection is always let through].
+func (o *outgoing) wait(n int) bool {
+	cfg := o.r.cfg
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if cfg.MaxPending > 0 && o.waiting >= cfg.MaxPending || cfg.MaxPendingBytes > 0 && o.waitBytes+n > cfg.MaxPendingBytes {
+		return false
+	}
+	o.waiting++
+	o.waitBytes += n
+	return true
+}
+
+func (o *outgoing) unwait(n int) {
+	o.mu.Lock()
+	o.waiting--
+	o.waitBytes -= n
+	o.mu.Unlock()
 }
 
 // open connects o to a member of p (m's attempted members avoided);
 // whoever waits on o learns the outcome.
 func (o *outgoing) open(p *Peer, m *Message) error {
-	defer close(o.ready)
+	defer func() {
+		o.mu.Lock()
+		o.waiting--
+		o.waitBytes -= len(m.Data)
+		o.mu.Unlock()
+		close(o.ready)
+	}()
 	addr := p.Host
 	if o.key.addr.IsValid() {
 		addr = o.key.addr
@@ -492,7 +651,17 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 	}
 	m.Member = addr
 	m.attempted = append(m.attempted, addr)
-	c, done, err := o.r.env.Dial(p.Pool, addr)
+	tc := p.TC
+	if tc == nil && p.Transport != "" {
+		if tc = o.r.cfg.Transports[p.Transport]; tc == nil && p.Transport[0] != '/' {
+			tc = o.r.cfg.Transports["/Common/"+p.Transport]
+		}
+	}
+	var tcp *sockopt.Side
+	if tc != nil {
+		tcp = tc.TCP
+	}
+	c, done, err := o.r.env.Dial(p.Pool, addr, tc.source(o.r.cfg.Local, addr.Addr()), tcp)
 	if err != nil {
 		o.err = err
 		o.unlist()
@@ -500,6 +669,9 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 	}
 	o.conn, o.done, o.addr = c, done, addr
 	o.last = time.Now()
+	if o.owner == nil {
+		o.sess = &Session{r: o.r, write: o.writeBack, peer: o}
+	}
 	go o.read()
 	return nil
 }
@@ -548,6 +720,9 @@ func (o *outgoing) send(m *Message, term []byte) bool {
 	o.wbuf = Frame(o.wbuf[:0], m.Data, term)
 	_, err := o.conn.Write(o.wbuf)
 	o.wmu.Unlock()
+	if err == nil {
+		o.r.C.Sent.Add(1)
+	}
 	if err != nil {
 		if !m.Request {
 			m.origin.fail(m, err)
@@ -558,9 +733,23 @@ func (o *outgoing) send(m *Message, term []byte) bool {
 	return true
 }
 
+// writeBack sends framed bytes to the peer: the answers to its
+// unsolicited messages.
+func (o *outgoing) writeBack(b []byte) error {
+	o.wmu.Lock()
+	defer o.wmu.Unlock()
+	_, err := o.conn.Write(b)
+	if err == nil {
+		o.r.C.Sent.Add(1)
+	}
+	return err
+}
+
 // read takes the peer's messages: each answers the oldest request in
 // flight; with none, a per-client connection's message goes to its
-// client and a shared one's is dropped (counted as unsolicited) [M].
+// client [M], and a shared one's is routed as a client's message is
+// (F5: every message is routed), its answer coming back on this
+// connection.
 func (o *outgoing) read() {
 	cfg := o.r.cfg
 	rd := Reader{R: idleReader{o}, Term: cfg.Term, Max: cfg.Max}
@@ -579,6 +768,7 @@ func (o *outgoing) read() {
 		}
 		o.last = time.Now()
 		o.mu.Unlock()
+		o.r.C.FromPeers.Add(1)
 		dst := o.owner
 		if req != nil {
 			dst = req.origin
@@ -586,7 +776,10 @@ func (o *outgoing) read() {
 		}
 		if dst == nil {
 			o.r.C.Unsolicited.Add(1)
-			o.r.C.Dropped.Add(1)
+			if !o.sess.handle(o.sess.Message(data)) {
+				o.close()
+				return
+			}
 			continue
 		}
 		a := &Message{Data: append([]byte(nil), data...), Status: StatusRouted, Peer: o.key.peer, Member: o.addr, origin: dst, Instance: -1}
@@ -637,6 +830,9 @@ func (o *outgoing) close() {
 	o.pend = nil
 	o.mu.Unlock()
 	o.unlist()
+	if o.sess != nil {
+		o.sess.Close()
+	}
 	if o.conn != nil {
 		o.conn.Close()
 	}

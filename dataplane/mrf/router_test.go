@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/sockopt"
 )
 
 // echoPeer is a member that answers each line with "name:line" and
@@ -81,7 +83,7 @@ func (e *testEnv) Pick(pool string, avoid []netip.AddrPort) (netip.AddrPort, boo
 	return netip.AddrPort{}, false
 }
 
-func (e *testEnv) Dial(_ string, a netip.AddrPort) (net.Conn, func(), error) {
+func (e *testEnv) Dial(_ string, a netip.AddrPort, _ netip.Addr, _ *sockopt.Side) (net.Conn, func(), error) {
 	c, err := net.DialTimeout("tcp", a.String(), 5*time.Second)
 	return c, func() {}, err
 }
@@ -127,7 +129,7 @@ func TestRouterRatioRouteBalancesAndReuses(t *testing.T) {
 	pb := &Peer{Name: "/Common/peer_b", Pool: "/Common/pb", Conns: 1, Ratio: 1}
 	cfg := &Config{Term: []byte("\n"), MaxRetries: 1, Routes: []*Route{{Name: "/Common/r", Peers: []*Peer{pa, pb}, Ratio: true}},
 		Peers: map[string]*Peer{pa.Name: pa, pb.Name: pb}}
-	r := NewRouter(cfg, env)
+	r := NewRouter(cfg, env, nil)
 	defer r.Close()
 	seen := map[string]int{}
 	for i := range 3 { // three clients, two messages each
@@ -161,7 +163,7 @@ func TestRouterPerClientAndDefaultPool(t *testing.T) {
 	pc := &Peer{Name: "/Common/pc", Pool: "/Common/p", Conns: 1, Mode: PerClient}
 	cfg := &Config{Term: []byte("\n"), DefaultPool: "/Common/p",
 		Routes: []*Route{{Name: "/Common/r", Dst: "x", Peers: []*Peer{pc}}}, Peers: map[string]*Peer{pc.Name: pc}}
-	r := NewRouter(cfg, env)
+	r := NewRouter(cfg, env, nil)
 	defer r.Close()
 	// No route matches: the default pool, each message balanced.
 	c := &client{ch: make(chan string, 8)}
@@ -204,7 +206,7 @@ func TestRouterFailedRetryAndReturn(t *testing.T) {
 	ok := &Peer{Name: "/Common/ok", Pool: "/Common/good", Conns: 1}
 	cfg := &Config{Term: []byte("\n"), MaxRetries: 1, Routes: []*Route{{Name: "/Common/r", Peers: []*Peer{bad}}},
 		Peers: map[string]*Peer{bad.Name: bad, ok.Name: ok}}
-	r := NewRouter(cfg, env)
+	r := NewRouter(cfg, env, nil)
 	defer r.Close()
 	var failed []string
 	var mu sync.Mutex
@@ -253,7 +255,7 @@ func TestRouterFailedRetryAndReturn(t *testing.T) {
 }
 
 func TestRouterNoRoute(t *testing.T) {
-	r := NewRouter(&Config{Term: []byte("\n")}, &testEnv{})
+	r := NewRouter(&Config{Term: []byte("\n")}, &testEnv{}, nil)
 	var st string
 	c := &client{ch: make(chan string, 1)}
 	s := r.NewSession(c.write, hookFuncs{failed: func(m *Message) bool { st = m.Status; return true }})

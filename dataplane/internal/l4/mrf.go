@@ -11,6 +11,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/mrf"
 	"github.com/openltm/openltm/rules"
@@ -27,16 +28,19 @@ import (
 // (MR::return), run MR_EGRESS and GENERICMESSAGE_EGRESS before they reach
 // the client; a message that could not be delivered runs MR_FAILED
 // (MR::retry routes it again, up to max-retries). Peer connections are
-// opened from the host's own address (no SNAT) and are not flows of the
-// connection table: they outlive the client connections that use them
-// [M]. A message over max-message-size resets the client.
+// opened from the host's own address, or as the peer's transport-config
+// says (its source-address-translation and tcp profile), and are not
+// flows of the connection table: they outlive the client connections
+// that use them [M]. A message over max-message-size resets the client.
+// The virtual's counts (mrf.Counters) live in its profile counters, so
+// a commit that makes a new router keeps them.
 
 // serveMRF runs a client connection of a message-routing virtual; head is
 // what an earlier virtual read of it (handoff.go).
 func (pr *proxied) serveMRF(head []byte) {
 	defer pr.finishLeg()
 	cfg := pr.snap.Cfg.MRF
-	r := cfg.RouterFor(func() *mrf.Router { return pr.e.mrfRouter(pr.vs.Name, cfg) })
+	r := cfg.RouterFor(func() *mrf.Router { return pr.e.mrfRouter(pr.vs.Name, cfg, &pr.vs.Prof.MRF) })
 	var w msgWriter
 	write := func(b []byte) error {
 		if !w.write(pr, false, nil, b) {
@@ -71,6 +75,9 @@ func (pr *proxied) serveMRF(head []byte) {
 				s.Drain(d)
 				pr.closeGraceful()
 			default:
+				if errors.Is(err, mrf.ErrTooLarge) {
+					r.C.Oversized.Add(1)
+				}
 				pr.end(true)
 			}
 			return
@@ -97,7 +104,7 @@ type mrfKey struct {
 }
 
 // mrfRouter is the router of virtual under cfg.
-func (e *Engine) mrfRouter(virtual string, cfg *mrf.Config) *mrf.Router {
+func (e *Engine) mrfRouter(virtual string, cfg *mrf.Config, c *mrf.Counters) *mrf.Router {
 	k := mrfKey{e, virtual}
 	mrfRouters.Lock()
 	defer mrfRouters.Unlock()
@@ -108,7 +115,7 @@ func (e *Engine) mrfRouter(virtual string, cfg *mrf.Config) *mrf.Router {
 	if old != nil {
 		go old.Close()
 	}
-	r := mrf.NewRouter(cfg, &mrfEnv{e: e, virtual: virtual})
+	r := mrf.NewRouter(cfg, &mrfEnv{e: e, virtual: virtual}, c)
 	mrfRouters.m[k] = r
 	return r
 }
@@ -155,8 +162,9 @@ func (x *mrfEnv) Pick(pool string, avoid []netip.AddrPort) (netip.AddrPort, bool
 	return m.Cfg.Load().Addr, true
 }
 
-// Dial opens a peer connection, counted on the member while it lasts.
-func (x *mrfEnv) Dial(pool string, addr netip.AddrPort) (net.Conn, func(), error) {
+// Dial opens a peer connection from src (a transport-config's SNAT)
+// with its tcp settings, counted on the member while it lasts.
+func (x *mrfEnv) Dial(pool string, addr netip.AddrPort, src netip.Addr, tcp *sockopt.Side) (net.Conn, func(), error) {
 	var m *state.Member
 	p := x.pool(pool)
 	if p != nil {
@@ -165,7 +173,11 @@ func (x *mrfEnv) Dial(pool string, addr netip.AddrPort) (net.Conn, func(), error
 	if m != nil && !m.Reserve() {
 		return nil, nil, errMemberFull
 	}
-	c, err := x.e.Dial(netip.AddrPort{}, addr)
+	var from netip.AddrPort
+	if src.IsValid() {
+		from = netip.AddrPortFrom(src, 0)
+	}
+	c, err := x.e.DialSide(from, addr, tcp)
 	if err != nil {
 		if m != nil {
 			m.ConnectFailed()
@@ -242,3 +254,24 @@ func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 // mrfDrainMax bounds how long a closed client waits for its answers
 // when the virtual has no idle timeout.
 const mrfDrainMax = 5 * time.Minute
+
+// MRFApply follows a configuration just applied: cfgs are the message
+// routing of the virtuals that have it, counts their counters. A virtual
+// that no longer routes messages has its router closed (its peer
+// connections with it); one whose peers are kept connected
+// (auto-initialization) has its router made now, which opens them.
+func (e *Engine) MRFApply(cfgs map[string]*mrf.Config, counts map[string]*mrf.Counters) {
+	mrfRouters.Lock()
+	for k, r := range mrfRouters.m {
+		if k.e == e && cfgs[k.virtual] == nil {
+			delete(mrfRouters.m, k)
+			go r.Close()
+		}
+	}
+	mrfRouters.Unlock()
+	for name, cfg := range cfgs {
+		if cfg.AutoInit() {
+			cfg.RouterFor(func() *mrf.Router { return e.mrfRouter(name, cfg, counts[name]) }).AutoInit()
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/mqtt"
+	"github.com/openltm/openltm/dataplane/mrf"
 	"github.com/openltm/openltm/dataplane/rtsp"
 	"github.com/openltm/openltm/dataplane/tlsprof"
 )
@@ -45,6 +46,9 @@ type ProfileCounters struct {
 	// RTSP are the control messages and data channels of the virtual's
 	// rtsp profile.
 	RTSP rtsp.Counts
+	// MRF are the messages of the virtual's generic protocol and router
+	// profiles, kept across the routers its commits make.
+	MRF mrf.Counters
 	// FastHTTPBase and NTLMBase are the virtual's engine counters
 	// (mblb.Stats) when reset-stats last zeroed its fasthttp or ntlm
 	// profile's figures, which are counted from there; nil: never.
