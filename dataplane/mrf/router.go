@@ -667,11 +667,22 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 		o.unlist()
 		return err
 	}
+	o.mu.Lock()
+	if o.dead { // closed (the router, its session) while it opened
+		o.mu.Unlock()
+		c.Close()
+		if done != nil {
+			done()
+		}
+		o.err = net.ErrClosed
+		return o.err
+	}
 	o.conn, o.done, o.addr = c, done, addr
 	o.last = time.Now()
 	if o.owner == nil {
 		o.sess = &Session{r: o.r, write: o.writeBack, peer: o}
 	}
+	o.mu.Unlock()
 	go o.read()
 	return nil
 }
@@ -828,16 +839,17 @@ func (o *outgoing) close() {
 	o.dead = true
 	pend := o.pend
 	o.pend = nil
+	sess, conn, done := o.sess, o.conn, o.done // set by open under mu
 	o.mu.Unlock()
 	o.unlist()
-	if o.sess != nil {
-		o.sess.Close()
+	if sess != nil {
+		sess.Close()
 	}
-	if o.conn != nil {
-		o.conn.Close()
+	if conn != nil {
+		conn.Close()
 	}
-	if o.done != nil {
-		o.done()
+	if done != nil {
+		done()
 	}
 	for _, m := range pend {
 		if m != nil && m.origin != nil {
