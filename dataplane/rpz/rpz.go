@@ -128,13 +128,7 @@ func (p *Policies) Check(src Source, qname string) *Hit {
 		if set == nil {
 			continue
 		}
-		h := &Hit{Zone: z.Name, Trigger: strings.TrimSuffix(owner, "."+z.Name), set: set, z: z, soa: d.SOA()}
-		h.Policy = policyOf(set)
-		if h.Policy != PolicyPassthru && z.Action == ActionWalledGarden {
-			h.Policy = PolicyWalledGarden
-		}
-		p.count(h.Policy)
-		return h
+		return p.hit(z, d, owner, set)
 	}
 	return nil
 }
@@ -176,17 +170,24 @@ func (p *Policies) CheckResponse(src Source, m *dns.Msg) *Hit {
 				if set == nil {
 					continue
 				}
-				h := &Hit{Zone: z.Name, Trigger: strings.TrimSuffix(owner, "."+z.Name), set: set, z: z, soa: d.SOA()}
-				h.Policy = policyOf(set)
-				if h.Policy != PolicyPassthru && z.Action == ActionWalledGarden {
-					h.Policy = PolicyWalledGarden
-				}
-				p.count(h.Policy)
-				return h
+				return p.hit(z, d, owner, set)
 			}
 		}
 	}
 	return nil
+}
+
+// hit is the policy zone z's trigger owner (its records set, from d)
+// as a counted hit: the policy its records say, the walled garden
+// instead for a zone whose action is walled-garden (passthru aside).
+func (p *Policies) hit(z *Zone, d *dnszone.Zone, owner string, set map[uint16][]dns.RR) *Hit {
+	h := &Hit{Zone: z.Name, Trigger: strings.TrimSuffix(owner, "."+z.Name), set: set, z: z, soa: d.SOA()}
+	h.Policy = policyOf(set)
+	if h.Policy != PolicyPassthru && z.Action == ActionWalledGarden {
+		h.Policy = PolicyWalledGarden
+	}
+	p.count(h.Policy)
+	return h
 }
 
 // ipOwner is a response-IP trigger's name for the prefix, without the
