@@ -117,7 +117,7 @@ func (t *translator) virtualBWC(o *objects.Object, v *dataplane.Virtual) {
 		return // refused above, or a dangling reference the schema reports
 	}
 	if v.MBLB != nil && v.MBLB.ExplicitProxy == nil && v.TLS != nil && v.TLS.Forward != nil {
-		t.keep(o, "bwc-policy %s is kept but not applied: openltm does not shape an http virtual that is an SSL forward proxy (its clients' forged TLS runs on the raw connection); put the policy on an explicit proxy or a TCP virtual", name)
+		t.note(o, "bwc-policy %s is kept but not applied: openltm does not shape an http virtual that is an SSL forward proxy (its clients' forged TLS runs on the raw connection); put the policy on an explicit proxy or a TCP virtual", po.Name)
 		return
 	}
 	v.BWC = po.Name
