@@ -3,11 +3,15 @@
 package dataplane
 
 import (
+	"context"
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The bandwidth controllers' classes: categories (BWC::color), priority
@@ -127,4 +131,53 @@ func TestBWCPriority(t *testing.T) {
 		t.Errorf("64 KB at level 0 beside 1 MB at level 7 took %v, less than %v", d, want)
 	}
 	wg.Wait()
+}
+
+// TestBWCMarkingUDP: a UDP virtual's datagrams reach the member with the
+// ToS of its policy, read there with IP_RECVTOS.
+func TestBWCMarkingUDP(t *testing.T) {
+	const vs, member = "127.134.4.1:5300", "127.134.4.2:5300"
+	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+		var err error
+		rc.Control(func(fd uintptr) { err = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_RECVTOS, 1) })
+		return err
+	}}
+	pc, err := lc.ListenPacket(context.Background(), "udp4", member)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	p, _ := newPlane(t)
+	cfg := udpBasic(vs, member)
+	cfg.BWC = map[string]*BWCPolicy{"/Common/m": {Name: "/Common/m", MaxRate: 10e6, Mark: BWCMark{TOS: 0x28, QoS: 2}}}
+	cfg.Virtuals["/Common/vs"].BWC = "/Common/m"
+	mustApply(t, p, cfg)
+	c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(ap(vs)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("marked")); err != nil {
+		t.Fatal(err)
+	}
+	uc := pc.(*net.UDPConn)
+	uc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	buf, oob := make([]byte, 64), make([]byte, 128)
+	n, oobn, _, _, err := uc.ReadMsgUDP(buf, oob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tos := -1
+	for _, m := range msgs {
+		if m.Header.Level == unix.IPPROTO_IP && m.Header.Type == unix.IP_TOS && len(m.Data) > 0 {
+			tos = int(m.Data[0])
+		}
+	}
+	if string(buf[:n]) != "marked" || tos != 0x28 {
+		t.Fatalf("the member got %q with ToS %#x, want \"marked\" with 0x28", buf[:n], tos)
+	}
 }
