@@ -144,10 +144,10 @@ func cmdBWCPriority(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 // flow's sockets, so every packet of the flow carries it].
 func cmdBWCMark(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	const usage = "BWC::mark policy_name ?category_name? (tos|qos) value ?(tos|qos) value?"
-	rest := args[2:]
 	if len(args) < 4 {
 		return tcl.Empty, tcl.WrongArgs(usage)
 	}
+	rest := args[2:]
 	if len(rest)%2 == 1 {
 		rest = rest[1:] // the category
 	}

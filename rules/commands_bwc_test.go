@@ -86,6 +86,10 @@ func TestBWCClassify(t *testing.T) {
 		{"BWC::mark gold tos 256", "", "not 0 to 255"},
 		{"BWC::mark gold qos 8", "", "not 0 to 7"},
 		{"BWC::mark gold dscp 8", "", "wrong # args"},
+		{"BWC::mark", "", "wrong # args"},
+		{"BWC::mark gold", "", "wrong # args"},
+		{"BWC::priority", "", "wrong # args"},
+		{"BWC::color", "", "wrong # args"},
 	} {
 		f := &bwcFake{fakeConn: newFakeConn()}
 		_, err := evalIn(t, f, nil, ClientAccepted, c.expr)

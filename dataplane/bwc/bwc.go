@@ -4,8 +4,17 @@
 // a dynamic policy gives each instance (a user) its own bucket of
 // max-user-rate (and max-user-rate-pps), inside the policy's max-rate.
 //
+// A dynamic policy's categories (BWC::color set) each have a bucket of
+// their own, shared by the flows put in them, inside the policy's;
+// a flow's priority level (BWC::priority) lets the flows of higher
+// levels take the policy's bucket first; the policy's and category's
+// ip-tos and link-qos (or BWC::mark's) are set on the flow's sockets
+// (IP_TOS, SO_PRIORITY: MarkConn, MarkSide).
+//
 // The buckets are golang.org/x/time/rate limiters counting bytes. A flow
-// that no policy applies to holds a nil *Bucket and pays one nil check.
+// that no policy applies to holds a nil *Bucket and pays one nil check;
+// each attached flow has a Bucket of its own (one allocation), over its
+// policy's and instance's limiters.
 // Streams wait on a bucket before each write (the L4 proxy's copy loops;
 // Conn for a message-based virtual's clients); datagrams wait in a
 // bounded Queue per flow and direction, dropped past it. Each policy
