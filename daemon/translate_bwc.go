@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -16,6 +17,9 @@ var (
 	bwcMaxUserRate   = netBWCPolicy.MustProp("max-user-rate")
 	bwcMaxUserPPS    = netBWCPolicy.MustProp("max-user-rate-pps")
 	bwcDynamic       = netBWCPolicy.MustProp("dynamic")
+	bwcIPTos         = netBWCPolicy.MustProp("ip-tos")
+	bwcLinkQos       = netBWCPolicy.MustProp("link-qos")
+	bwcCategories    = netBWCPolicy.MustProp("categories")
 	virtualBWCPolicy = ltmVirtual.MustProp("bwc-policy")
 )
 
@@ -80,6 +84,14 @@ func (t *translator) bwcPolicies() {
 			t.refuse("BWC policy %s: max-user-rate (%s) must not be greater than max-rate (%s)", o.Name, e(bwcMaxUserRate), e(bwcMaxRate))
 			continue
 		}
+		var err error
+		if pc.Mark, err = bwcMark(e(bwcIPTos), e(bwcLinkQos)); err != nil {
+			t.refuse("BWC policy %s: %v", o.Name, err)
+			continue
+		}
+		if !t.bwcCategories(o, pc) {
+			continue
+		}
 		if t.dc.BWC == nil {
 			t.dc.BWC = map[string]*dataplane.BWCPolicy{}
 		}
@@ -90,7 +102,11 @@ func (t *translator) bwcPolicies() {
 // virtualBWC puts v's flows under its bwc-policy: the L4 proxy's TCP
 // flows (with or without TLS and rules), a UDP virtual's datagrams (each
 // flow's queued for the bucket, dropped beyond its queue) and a
-// message-based (http) virtual's clients (requests and responses paced).
+// message-based (http) virtual's clients (requests and responses paced,
+// HTTP/2 clients and an explicit proxy's with its CONNECT tunnels too).
+// An http virtual that is an SSL forward proxy without the explicit
+// proxy keeps the setting with a warning: its clients' TLS is forged
+// on the raw connection, which openltm does not pace.
 func (t *translator) virtualBWC(o *objects.Object, v *dataplane.Virtual) {
 	name := virtualBWCPolicy.Str(o)
 	if name == "" || name == "none" {
@@ -100,5 +116,82 @@ func (t *translator) virtualBWC(o *objects.Object, v *dataplane.Virtual) {
 	if po == nil || t.dc.BWC[po.Name] == nil {
 		return // refused above, or a dangling reference the schema reports
 	}
+	if v.MBLB != nil && v.MBLB.ExplicitProxy == nil && v.TLS != nil && v.TLS.Forward != nil {
+		t.note(o, "bwc-policy %s is kept but not applied: openltm does not shape an http virtual that is an SSL forward proxy (its clients' forged TLS runs on the raw connection); put the policy on an explicit proxy or a TCP virtual", po.Name)
+		return
+	}
 	v.BWC = po.Name
+}
+
+// maxCategories is how many categories a policy may have (F5's limit).
+const maxCategories = 32
+
+// bwcCategories reads a dynamic policy's categories into pc; false
+// (refused) for one BIG-IP refuses: categories of a static policy, more
+// than 32, a rate or percentage beyond the policy's max-rate, or neither.
+func (t *translator) bwcCategories(o *objects.Object, pc *dataplane.BWCPolicy) bool {
+	c := t.cfg.Effective(o, bwcCategories.Name)
+	if c == nil || len(c.Items) == 0 {
+		return true
+	}
+	if !pc.Dynamic {
+		return t.refuse("BWC policy %s: categories apply to a dynamic policy only (dynamic enabled)", o.Name)
+	}
+	if len(c.Items) > maxCategories {
+		return t.refuse("BWC policy %s: at most %d categories", o.Name, maxCategories)
+	}
+	sub := bwcCategories.Sub
+	for _, it := range c.Items {
+		in := func(name string) string { return sub.MustProp(name).StrIn(it) }
+		cat := dataplane.BWCCategory{Name: it.Name}
+		r, ok := parseBWCRate(in("max-cat-rate"))
+		pct, err := strconv.ParseUint(in("max-cat-rate-percentage"), 10, 64)
+		switch {
+		case !ok:
+			return t.refuse("BWC policy %s: category %s: max-cat-rate %q is not a rate (a number of bps, kbps, mbps or gbps)", o.Name, it.Name, in("max-cat-rate"))
+		case err != nil || pct > 100:
+			return t.refuse("BWC policy %s: category %s: max-cat-rate-percentage must be 1 to 100", o.Name, it.Name)
+		case r > 0 && pct > 0:
+			return t.refuse("BWC policy %s: category %s: give max-cat-rate or max-cat-rate-percentage, not both", o.Name, it.Name)
+		case r == 0 && pct == 0:
+			return t.refuse("BWC policy %s: category %s: max-cat-rate or max-cat-rate-percentage must be specified", o.Name, it.Name)
+		case r > pc.MaxRate:
+			return t.refuse("BWC policy %s: category %s: max-cat-rate (%s) must not be greater than max-rate", o.Name, it.Name, in("max-cat-rate"))
+		case r > 0:
+			cat.MaxRate = r
+		default:
+			cat.MaxRate = pc.MaxRate * pct / 100
+		}
+		if cat.Mark, err = bwcMark(in("ip-tos"), in("link-qos")); err != nil {
+			return t.refuse("BWC policy %s: category %s: %v", o.Name, it.Name, err)
+		}
+		pc.Categories = append(pc.Categories, cat)
+	}
+	return true
+}
+
+// bwcMark reads ip-tos (0 to 255) and link-qos (0 to 7), each a number
+// or pass-through (-1).
+func bwcMark(tos, qos string) (dataplane.BWCMark, error) {
+	m := dataplane.BWCMark{TOS: -1, QoS: -1}
+	var err error
+	if m.TOS, err = markValue(tos, 255); err != nil {
+		return m, fmt.Errorf("ip-tos %q must be 0 to 255 or pass-through", tos)
+	}
+	if m.QoS, err = markValue(qos, 7); err != nil {
+		return m, fmt.Errorf("link-qos %q must be 0 to 7 or pass-through", qos)
+	}
+	return m, nil
+}
+
+// markValue is a marking value up to max, -1 for pass-through.
+func markValue(s string, max int) (int, error) {
+	if s == "" || s == "pass-through" || s == "passthrough" {
+		return -1, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > max {
+		return 0, fmt.Errorf("out of range")
+	}
+	return n, nil
 }

@@ -58,6 +58,8 @@ type (
 	RADIUSClient      = config.RADIUSClient
 	TFTPProfile       = config.TFTPProfile
 	BWCPolicy         = config.BWCPolicy
+	BWCCategory       = config.BWCCategory
+	BWCMark           = config.BWCMark
 	GTPProfile        = config.GTPProfile
 	DHCPProfile       = config.DHCPProfile
 	DHCPv6Option      = config.DHCPv6Option

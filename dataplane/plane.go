@@ -151,6 +151,7 @@ func New(opts Options) *Plane {
 		PersistSave:   p.PersistSave,
 		PersistDelete: p.PersistDelete,
 		Virtual:       p.virtualNamed,
+		BWC:           &p.bwc,
 		PersistDown:   p.persistDown,
 		Rst:           &p.rst,
 	})

@@ -23,10 +23,29 @@ type BWCConn interface {
 	BWCPPS(pps uint64) error
 }
 
+// BWCClassConn is implemented by a BWCConn whose flow a rule can also
+// classify within its policy: BWC::color, BWC::priority and BWC::mark
+// go through it. Without it they are Tcl errors.
+type BWCClassConn interface {
+	// BWCColor puts the flow, under the policy named, in its category
+	// named (BWC::color set).
+	BWCColor(policy, category string) error
+	// BWCPriority gives the flow its priority level in its policy, 0
+	// (served last) to 7 (served first).
+	BWCPriority(level int) error
+	// BWCMark marks the flow under the policy named: tos the IP ToS
+	// byte, qos the link priority; -1 is pass-through, -2 leaves that
+	// one as it is.
+	BWCMark(policy string, tos, qos int) error
+}
+
 func registerBWC(t *tcl.Commands) {
-	t.Register("BWC::policy", cmdBWCPolicy)
+	t.Register("BWC::policy", cmdBWCPolicy).Compile = bwcPolicyHook
 	t.Register("BWC::rate", cmdBWCRate)
 	t.Register("BWC::pps", cmdBWCPPS)
+	t.Register("BWC::color", cmdBWCColor)
+	t.Register("BWC::priority", cmdBWCPriority)
+	t.Register("BWC::mark", cmdBWCMark)
 	registerUnsupported(t, bwcUnsupported)
 }
 
@@ -35,11 +54,143 @@ func registerBWC(t *tcl.Commands) {
 // with a warning saying so (registerUnsupported), rather than run as if
 // the traffic were treated as asked.
 var bwcUnsupported = map[string]string{
-	"BWC::priority": "priority groups (a policy's categories and net bwc priority-group) are kept in the configuration but not enforced",
-	"BWC::color":    "traffic colors (color policers) are not kept",
-	"BWC::mark":     "the policy's packet marking (ip-tos, link-qos) is kept in the configuration but not applied",
-	"BWC::measure":  "measurement (the policy's measure and log-publisher) is kept in the configuration but not run; show net bwc policy counts every policy",
-	"BWC::debug":    "there is no bandwidth controller debug log; show net bwc policy counts every policy",
+	"BWC::measure": "measurement (the policy's measure and log-publisher) is kept in the configuration but not run; show net bwc policy counts every policy",
+	"BWC::debug":   "there is no bandwidth controller debug log; show net bwc policy counts every policy",
+}
+
+// bwcPolicyHook marks a rule that attaches flows to bandwidth
+// controllers: their waits block, so its virtual's connections run on
+// goroutines of their own (Program.Waits), and a message-based virtual's
+// clients get a connection a policy can pace (Program.AttachesBWC).
+func bwcPolicyHook(c *tcl.Compiler) error {
+	if r, ok := c.Context().(*Rule); ok {
+		r.waits = true
+		r.attachesBWC = true
+	}
+	return nil
+}
+
+// bwcClassConn is the rule's connection as a BWCClassConn.
+func bwcClassConn(in *tcl.Interp, cmd string) (BWCClassConn, error) {
+	_, c, err := sess(in, cmd)
+	if err != nil {
+		return nil, err
+	}
+	bc, ok := c.(BWCClassConn)
+	if !ok {
+		return nil, tcl.Errorf("%s: this connection cannot be shaped by a bandwidth controller", cmd)
+	}
+	return bc, nil
+}
+
+// cmdBWCColor is BWC::color set POLICY CATEGORY: the flow, attached to
+// the dynamic policy (BWC::policy attach first), joins the policy's
+// category, whose max-cat-rate its bytes then wait on too, and whose
+// ip-tos and link-qos mark it (F5's BWC::mark page shows the form).
+func cmdBWCColor(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	const usage = "BWC::color set policy_name category_name"
+	if len(args) != 4 || args[1].String() != "set" {
+		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	bc, err := bwcClassConn(in, "BWC::color")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if err := bc.BWCColor(args[2].String(), args[3].String()); err != nil {
+		return tcl.Empty, tcl.Errorf("BWC::color: %v", err)
+	}
+	return tcl.Empty, nil
+}
+
+// maxBWCLevel is the highest BWC::priority level.
+const maxBWCLevel = 7
+
+// cmdBWCPriority is BWC::priority ?POLICY? LEVEL: the flow's priority
+// level in its policy, 0 to 7; while a flow of a higher level waits for
+// the policy's rate, those of lower levels let it pass first [M: F5
+// documents no form of the command; openltm numbers levels as
+// FLOW::priority does, 7 the highest, and takes the policy's name, when
+// given, as a check that the flow is under it].
+func cmdBWCPriority(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	const usage = "BWC::priority ?policy_name? level"
+	if len(args) < 2 || len(args) > 3 {
+		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	s := args[len(args)-1].String()
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > maxBWCLevel {
+		return tcl.Empty, tcl.Errorf("BWC::priority: %q is not a level from 0 to %d", s, maxBWCLevel)
+	}
+	bc, err := bwcClassConn(in, "BWC::priority")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if len(args) == 3 {
+		if err := bc.BWCMark(args[1].String(), -2, -2); err != nil {
+			return tcl.Empty, tcl.Errorf("BWC::priority: %v", err)
+		}
+	}
+	if err := bc.BWCPriority(n); err != nil {
+		return tcl.Empty, tcl.Errorf("BWC::priority: %v", err)
+	}
+	return tcl.Empty, nil
+}
+
+// cmdBWCMark is BWC::mark POLICY ?CATEGORY? (tos|qos) VALUE ?(tos|qos)
+// VALUE?: the flow's ToS byte (0 to 255) and link priority (0 to 7), or
+// passthrough, in place of its policy's and category's ip-tos and
+// link-qos. A category word is accepted and the flow's own marking set
+// [M: F5 marks the packets that exceed the rate; openltm marks the
+// flow's sockets, so every packet of the flow carries it].
+func cmdBWCMark(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	const usage = "BWC::mark policy_name ?category_name? (tos|qos) value ?(tos|qos) value?"
+	if len(args) < 4 {
+		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	rest := args[2:]
+	if len(rest)%2 == 1 {
+		rest = rest[1:] // the category
+	}
+	tos, qos := -2, -2
+	for i := 0; i+1 < len(rest); i += 2 {
+		v := rest[i+1].String()
+		switch rest[i].String() {
+		case "tos":
+			n, err := markArg(v, 255)
+			if err != nil {
+				return tcl.Empty, tcl.Errorf("BWC::mark: tos %q is not 0 to 255 or passthrough", v)
+			}
+			tos = n
+		case "qos":
+			n, err := markArg(v, 7)
+			if err != nil {
+				return tcl.Empty, tcl.Errorf("BWC::mark: qos %q is not 0 to 7 or passthrough", v)
+			}
+			qos = n
+		default:
+			return tcl.Empty, tcl.WrongArgs(usage)
+		}
+	}
+	bc, err := bwcClassConn(in, "BWC::mark")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if err := bc.BWCMark(args[1].String(), tos, qos); err != nil {
+		return tcl.Empty, tcl.Errorf("BWC::mark: %v", err)
+	}
+	return tcl.Empty, nil
+}
+
+// markArg is a marking value up to max, or -1 for passthrough.
+func markArg(s string, max int) (int, error) {
+	if s == "passthrough" || s == "pass-through" {
+		return -1, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > max {
+		return 0, strconv.ErrRange
+	}
+	return n, nil
 }
 
 // bwcConn is the rule's connection as a BWCConn.

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -27,9 +28,6 @@ func TestParseBitRate(t *testing.T) {
 // fail with a Tcl error naming what is missing, whatever their words.
 func TestBWCUnsupported(t *testing.T) {
 	for _, c := range []struct{ expr, want string }{
-		{"BWC::priority gold 1", "BWC::priority: not supported: priority groups"},
-		{"BWC::color set red", "BWC::color: not supported: traffic colors"},
-		{"BWC::mark gold ip-tos 10", "BWC::mark: not supported: the policy's packet marking"},
 		{"BWC::measure start", "BWC::measure: not supported: measurement"},
 		{"BWC::debug on", "BWC::debug: not supported"},
 	} {
@@ -43,5 +41,63 @@ func TestBWCUnsupported(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one with %q", c.expr, err, c.want)
 		}
+	}
+}
+
+// bwcFake is a connection a rule can classify: it records what the
+// BWC:: commands asked.
+type bwcFake struct {
+	*fakeConn
+	got []string
+}
+
+func (f *bwcFake) BWCColor(policy, cat string) error {
+	if cat == "none" {
+		return errors.New("bwc policy " + policy + " has no category none")
+	}
+	f.got = append(f.got, "color "+policy+" "+cat)
+	return nil
+}
+
+func (f *bwcFake) BWCPriority(level int) error {
+	f.got = append(f.got, "priority "+strconv.Itoa(level))
+	return nil
+}
+
+func (f *bwcFake) BWCMark(policy string, tos, qos int) error {
+	f.got = append(f.got, "mark "+policy+" "+strconv.Itoa(tos)+" "+strconv.Itoa(qos))
+	return nil
+}
+
+// TestBWCClassify: BWC::color, BWC::priority and BWC::mark read their
+// words and ask the connection; bad words are Tcl errors that ask
+// nothing, as is a connection no controller shapes.
+func TestBWCClassify(t *testing.T) {
+	for _, c := range []struct{ expr, want, err string }{
+		{"BWC::color set gold p2p", "color gold p2p", ""},
+		{"BWC::color set gold none", "", "no category none"},
+		{"BWC::color gold p2p", "", "wrong # args"},
+		{"BWC::priority 7", "priority 7", ""},
+		{"BWC::priority gold 3", "mark gold -2 -2,priority 3", ""},
+		{"BWC::priority 8", "", "not a level from 0 to 7"},
+		{"BWC::mark gold tos 8 qos 4", "mark gold 8 4", ""},
+		{"BWC::mark gold p2p tos 32", "mark gold 32 -2", ""},
+		{"BWC::mark gold qos passthrough", "mark gold -2 -1", ""},
+		{"BWC::mark gold tos 256", "", "not 0 to 255"},
+		{"BWC::mark gold qos 8", "", "not 0 to 7"},
+		{"BWC::mark gold dscp 8", "", "wrong # args"},
+		{"BWC::mark", "", "wrong # args"},
+		{"BWC::mark gold", "", "wrong # args"},
+		{"BWC::priority", "", "wrong # args"},
+		{"BWC::color", "", "wrong # args"},
+	} {
+		f := &bwcFake{fakeConn: newFakeConn()}
+		_, err := evalIn(t, f, nil, ClientAccepted, c.expr)
+		if got := strings.Join(f.got, ","); got != c.want || (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%s: asked %q, error %v; want %q, %q", c.expr, got, err, c.want, c.err)
+		}
+	}
+	if _, err := evalIn(t, newFakeConn(), nil, ClientAccepted, "BWC::priority 1"); err == nil || !strings.Contains(err.Error(), "cannot be shaped") {
+		t.Errorf("a connection without a controller: %v", err)
 	}
 }

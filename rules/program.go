@@ -185,6 +185,8 @@ type Program struct {
 	link     bool
 	// switchesH2: a rule has HTTP2::disable or HTTP2::enable.
 	switchesH2 bool
+	// bwc: a rule calls BWC::policy (AttachesBWC).
+	bwc bool
 	// fixMaps are FIX::tag map's sender tag maps (commands_fix.go).
 	fixMaps fixMaps
 }
@@ -217,6 +219,7 @@ func NewProgram(env *Env, rules ...*Rule) *Program {
 		p.link = p.link || r.readsLink
 		p.waits = p.waits || r.waits
 		p.switchesH2 = p.switchesH2 || r.switchesH2
+		p.bwc = p.bwc || r.attachesBWC
 		for _, h := range r.handlers {
 			p.handlers[h.Event] = append(p.handlers[h.Event], progHandler{h: h, ri: i})
 		}
@@ -293,6 +296,12 @@ func (p *Program) ReadsLink() bool { return p != nil && p.link }
 // virtual's connections on goroutines of their own, where waiting holds
 // up no other client, instead of on its event loops (Blocker).
 func (p *Program) Waits() bool { return p != nil && p.waits }
+
+// AttachesBWC reports whether a rule calls BWC::policy: a message-based
+// virtual then gives its clients a connection a bandwidth controller can
+// pace (one test per read and write while none is attached), which
+// other virtuals do not pay for.
+func (p *Program) AttachesBWC() bool { return p != nil && p.bwc }
 
 // Init runs every RULE_INIT handler once, as BIG-IP does when a rule is
 // loaded or modified.

@@ -386,9 +386,11 @@ type Rule struct {
 	// (UsesPolicyCommands); policy is the policy a policy's rule runs
 	// (CompilePolicy).
 	usesPolicy bool
-	policy     *PolicyInfo
-	inEvent    Event
-	inWhen     bool
+	// attachesBWC: the rule calls BWC::policy (Program.AttachesBWC).
+	attachesBWC bool
+	policy      *PolicyInfo
+	inEvent     Event
+	inWhen      bool
 }
 
 // HTTPNeed is a use, in a rule, of an event or a command that runs only

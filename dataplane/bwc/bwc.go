@@ -4,8 +4,17 @@
 // a dynamic policy gives each instance (a user) its own bucket of
 // max-user-rate (and max-user-rate-pps), inside the policy's max-rate.
 //
+// A dynamic policy's categories (BWC::color set) each have a bucket of
+// their own, shared by the flows put in them, inside the policy's;
+// a flow's priority level (BWC::priority) lets the flows of higher
+// levels take the policy's bucket first; the policy's and category's
+// ip-tos and link-qos (or BWC::mark's) are set on the flow's sockets
+// (IP_TOS, SO_PRIORITY: MarkConn, MarkSide).
+//
 // The buckets are golang.org/x/time/rate limiters counting bytes. A flow
-// that no policy applies to holds a nil *Bucket and pays one nil check.
+// that no policy applies to holds a nil *Bucket and pays one nil check;
+// each attached flow has a Bucket of its own (one allocation), over its
+// policy's and instance's limiters.
 // Streams wait on a bucket before each write (the L4 proxy's copy loops;
 // Conn for a message-based virtual's clients); datagrams wait in a
 // bounded Queue per flow and direction, dropped past it. Each policy
@@ -14,6 +23,7 @@
 package bwc
 
 import (
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,7 +61,7 @@ func (s *Set) Apply(cfg map[string]*config.BWCPolicy) {
 	defer s.mu.Unlock()
 	next := make(map[string]*Policy, len(cfg))
 	for name, pc := range cfg {
-		if p := s.pols[name]; p != nil && p.Cfg == *pc {
+		if p := s.pols[name]; p != nil && reflect.DeepEqual(p.Cfg, *pc) {
 			next[name] = p
 			continue
 		}
@@ -87,11 +97,16 @@ type Policy struct {
 	Cfg config.BWCPolicy
 	// all is the policy's max-rate, shared by every flow; nil: none.
 	all *rate.Limiter
-	// shared is the one bucket of a static policy's flows.
-	shared *Bucket
+	// cats are a dynamic policy's categories, by name: each one's
+	// bucket is shared by the flows BWC::color puts in it.
+	cats map[string]*category
+	// active counts, per priority level, the flows waiting for the
+	// policy's bucket now: a flow of a lower level lets them pass first
+	// (BWC::priority).
+	active [Levels]atomic.Int32
 
 	mu    sync.Mutex
-	users map[string]*Bucket // a dynamic policy's instances
+	users map[string]*instance // a dynamic policy's instances
 
 	// Passed counts the bytes the policy's flows wrote, PassedPkts the
 	// writes and datagrams (a stream's write counts as the full segments
@@ -164,13 +179,31 @@ func (m *meter) bps(now time.Time) uint64 {
 
 func newPolicy(c config.BWCPolicy) *Policy {
 	p := &Policy{Cfg: c, all: limiter(c.MaxRate)}
-	if !c.Dynamic {
-		p.shared = &Bucket{p: p}
-	} else {
-		p.users = map[string]*Bucket{}
+	if c.Dynamic {
+		p.users = map[string]*instance{}
+	}
+	for _, cc := range c.Categories {
+		if p.cats == nil {
+			p.cats = map[string]*category{}
+		}
+		p.cats[cc.Name] = &category{name: cc.Name, l: limiter(cc.MaxRate), mark: cc.Mark}
 	}
 	return p
 }
+
+// category is one of a dynamic policy's categories.
+type category struct {
+	name string
+	l    *rate.Limiter
+	mark config.BWCMark
+}
+
+// Levels is how many priority levels a policy's flows have: 0 (the
+// default, served last) to 7 (served first) [M: BIG-IP's priority groups
+// order a policy's traffic; openltm gives each flow a level, as
+// FLOW::priority and 802.1p number them, and a flow waits for the
+// policy's bucket only while no flow of a higher level does].
+const Levels = 8
 
 // limiter is a byte bucket for bits per second; nil for 0 (no limit).
 func limiter(bps uint64) *rate.Limiter {
@@ -183,28 +216,35 @@ func limiter(bps uint64) *rate.Limiter {
 	return rate.NewLimiter(rate.Limit(perSec), burst)
 }
 
-// Attach is the bucket a flow attached to p waits on: the shared one of
-// a static policy, instance's own of a dynamic one (made on first use,
-// dropped when its last flow releases it). Nil for a nil policy.
-func (p *Policy) Attach(instance string) *Bucket {
+// Attach is the bucket one flow attached to p waits on: its own, over
+// the policy's (a static policy) or instance's (a dynamic one: the
+// instance is made on first use, dropped when its last flow releases
+// it). Nil for a nil policy.
+func (p *Policy) Attach(key string) *Bucket {
 	if p == nil {
 		return nil
 	}
-	if p.shared != nil {
-		return p.shared
+	b := &Bucket{p: p}
+	b.mark.Store(noMark)
+	if !p.Cfg.Dynamic {
+		return b
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	b := p.users[instance]
-	if b == nil {
-		b = &Bucket{p: p, key: instance}
-		b.user.Store(limiter(p.Cfg.MaxUserRate))
-		b.pps.Store(ppsLimiter(p.Cfg.MaxUserPPS))
-		p.users[instance] = b
+	in := p.users[key]
+	if in == nil {
+		in = &instance{key: key}
+		in.user.Store(limiter(p.Cfg.MaxUserRate))
+		in.pps.Store(ppsLimiter(p.Cfg.MaxUserPPS))
+		p.users[key] = in
 	}
-	b.refs++
+	in.refs++
+	b.in = in
 	return b
 }
+
+// Category reports whether a dynamic policy has the category named.
+func (p *Policy) Category(name string) bool { return p.cats[name] != nil }
 
 // Instances is how many users a dynamic policy has now.
 func (p *Policy) Instances() int {
@@ -213,16 +253,32 @@ func (p *Policy) Instances() int {
 	return len(p.users)
 }
 
-// Bucket is what one attached flow waits on.
-type Bucket struct {
-	p   *Policy
+// instance is a dynamic policy's user: its flows share its rates.
+type instance struct {
 	key string
-	// user is a dynamic instance's max-user-rate, pps its
-	// max-user-rate-pps (nil: none); BWC::rate and BWC::pps replace them
-	// while flows wait.
+	// user is the instance's max-user-rate, pps its max-user-rate-pps
+	// (nil: none); BWC::rate and BWC::pps replace them while flows wait.
 	user atomic.Pointer[rate.Limiter]
 	pps  atomic.Pointer[rate.Limiter]
-	refs int // flows of a dynamic instance, under p.mu
+	refs int // flows of the instance, under the policy's mu
+}
+
+// noMark is a flow's mark before BWC::mark: the category's or the
+// policy's apply.
+const noMark = -2
+
+// Bucket is what one attached flow waits on: its instance's rates (a
+// dynamic policy), its category's, the policy's, at its priority level.
+type Bucket struct {
+	p  *Policy
+	in *instance // nil for a static policy
+	// cat is the flow's category (BWC::color set); nil: none.
+	cat atomic.Pointer[category]
+	// level is the flow's priority level (BWC::priority), 0 to Levels-1.
+	level atomic.Int32
+	// mark is what BWC::mark set, tos<<8|qos+1 packed (each 0 for
+	// pass-through, else value+1), or noMark.
+	mark atomic.Int32
 }
 
 // Policy is the policy b belongs to.
@@ -230,16 +286,69 @@ func (b *Bucket) Policy() *Policy { return b.p }
 
 // Dynamic reports whether b is a dynamic policy's instance, whose rates
 // SetRate and SetPPS change.
-func (b *Bucket) Dynamic() bool { return b.p.shared != b }
+func (b *Bucket) Dynamic() bool { return b.in != nil }
 
 // SetRate gives a dynamic instance bps bits per second in place of the
 // policy's max-user-rate (BWC::rate), for every flow of the instance. 0
 // lifts the instance's own limit (max-rate still holds).
-func (b *Bucket) SetRate(bps uint64) { b.user.Store(limiter(bps)) }
+func (b *Bucket) SetRate(bps uint64) { b.in.user.Store(limiter(bps)) }
 
 // SetPPS gives a dynamic instance pps packets per second (BWC::pps); 0
 // lifts the limit.
-func (b *Bucket) SetPPS(pps uint64) { b.pps.Store(ppsLimiter(pps)) }
+func (b *Bucket) SetPPS(pps uint64) { b.in.pps.Store(ppsLimiter(pps)) }
+
+// SetCategory puts the flow in its policy's category named
+// (BWC::color set); false when the policy has none of that name.
+func (b *Bucket) SetCategory(name string) bool {
+	c := b.p.cats[name]
+	if c == nil {
+		return false
+	}
+	b.cat.Store(c)
+	return true
+}
+
+// CategoryName is the flow's category; empty for none.
+func (b *Bucket) CategoryName() string {
+	if c := b.cat.Load(); c != nil {
+		return c.name
+	}
+	return ""
+}
+
+// SetLevel gives the flow its priority level (BWC::priority); a level
+// outside 0 to Levels-1 is refused.
+func (b *Bucket) SetLevel(level int) bool {
+	if level < 0 || level >= Levels {
+		return false
+	}
+	b.level.Store(int32(level))
+	return true
+}
+
+// SetMark gives the flow its own marking (BWC::mark), in place of its
+// category's and policy's; -1 is pass-through.
+func (b *Bucket) SetMark(m config.BWCMark) {
+	b.mark.Store(int32((m.TOS+1)<<8 | (m.QoS + 1)))
+}
+
+// Mark is the marking of the flow's packets: BWC::mark's, else its
+// category's (where not pass-through), else the policy's.
+func (b *Bucket) Mark() config.BWCMark {
+	if v := b.mark.Load(); v != noMark {
+		return config.BWCMark{TOS: int(v>>8) - 1, QoS: int(v&0xff) - 1}
+	}
+	m := b.p.Cfg.Mark
+	if c := b.cat.Load(); c != nil {
+		if c.mark.TOS >= 0 {
+			m.TOS = c.mark.TOS
+		}
+		if c.mark.QoS >= 0 {
+			m.QoS = c.mark.QoS
+		}
+	}
+	return m
+}
 
 // ppsLimiter is a packet bucket; nil for 0.
 func ppsLimiter(pps uint64) *rate.Limiter {
@@ -252,14 +361,14 @@ func ppsLimiter(pps uint64) *rate.Limiter {
 // Release ends one flow's use of b: a dynamic instance with no flow left
 // is dropped. A nil b is fine.
 func (b *Bucket) Release() {
-	if b == nil || b.p.shared == b {
+	if b == nil || b.in == nil {
 		return
 	}
-	p := b.p
+	p, in := b.p, b.in
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if b.refs--; b.refs <= 0 && p.users[b.key] == b {
-		delete(p.users, b.key)
+	if in.refs--; in.refs <= 0 && p.users[in.key] == in {
+		delete(p.users, in.key)
 	}
 }
 
@@ -280,11 +389,17 @@ func (b *Bucket) wait(n, pk int) {
 	p.Passed.Add(uint64(n))
 	p.PassedPkts.Add(uint64(pk))
 	p.rate.add(time.Now(), uint64(n))
-	waited := waitBytes(b.user.Load(), n)
-	if pps := b.pps.Load(); pps != nil {
-		waited = waitBytes(pps, pk) || waited
+	waited := false
+	if in := b.in; in != nil {
+		waited = waitBytes(in.user.Load(), n)
+		if pps := in.pps.Load(); pps != nil {
+			waited = waitBytes(pps, pk) || waited
+		}
 	}
-	waited = waitBytes(p.all, n) || waited
+	if c := b.cat.Load(); c != nil {
+		waited = waitBytes(c.l, n) || waited
+	}
+	waited = p.waitAll(int(b.level.Load()), n) || waited
 	if waited {
 		p.Delayed.Add(uint64(n))
 	}
@@ -311,4 +426,35 @@ func waitBytes(l *rate.Limiter, n int) bool {
 		n -= k
 	}
 	return waited
+}
+
+// yieldTime is how long a flow of a lower level sleeps while one of a
+// higher level waits for the policy's bucket, before it looks again.
+const yieldTime = 2 * time.Millisecond
+
+// waitAll takes n bytes of the policy's bucket at priority level: while
+// a flow of a higher level waits for it, a lower one lets it go first.
+func (p *Policy) waitAll(level, n int) bool {
+	if p.all == nil {
+		return false
+	}
+	p.active[level].Add(1)
+	defer p.active[level].Add(-1)
+	waited := false
+	for p.higherWaiting(level) {
+		waited = true
+		time.Sleep(yieldTime)
+	}
+	return waitBytes(p.all, n) || waited
+}
+
+// higherWaiting reports whether a flow above level waits for the
+// policy's bucket now.
+func (p *Policy) higherWaiting(level int) bool {
+	for l := level + 1; l < Levels; l++ {
+		if p.active[l].Load() > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package bwc
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 )
 
 // queueSeconds is how much of a bucket's rate a datagram flow's queue holds
@@ -113,27 +114,43 @@ func (q *Queue[T]) Close() {
 // after they are read (holding back what the client sends, as TCP's
 // window then does), the bytes written wait before they are written. A
 // message-based (http) virtual's clients go through one, so that their
-// requests' and responses' bodies pass at the policy's rate.
+// requests' and responses' bodies pass at the policy's rate. Its bucket
+// may change while it runs (a rule's BWC::policy attach or detach);
+// without one the bytes pass at once.
 type Conn struct {
 	net.Conn
-	b *Bucket
+	b atomic.Pointer[Bucket]
 }
 
-// PacedConn is c on b.
-func PacedConn(c net.Conn, b *Bucket) *Conn { return &Conn{Conn: c, b: b} }
+// PacedConn is c on b (nil: none yet).
+func PacedConn(c net.Conn, b *Bucket) *Conn {
+	pc := &Conn{Conn: c}
+	if b != nil {
+		pc.b.Store(b)
+	}
+	return pc
+}
+
+// Swap puts c on b (nil: none) and returns the bucket it was on.
+func (c *Conn) Swap(b *Bucket) *Bucket { return c.b.Swap(b) }
+
+// Bucket is the bucket c is on; nil for none.
+func (c *Conn) Bucket() *Bucket { return c.b.Load() }
 
 // Read implements net.Conn.
 func (c *Conn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
-	if n > 0 {
-		c.b.Wait(n)
+	if b := c.b.Load(); n > 0 && b != nil {
+		b.Wait(n)
 	}
 	return n, err
 }
 
 // Write implements net.Conn.
 func (c *Conn) Write(p []byte) (int, error) {
-	c.b.Wait(len(p))
+	if b := c.b.Load(); b != nil {
+		b.Wait(len(p))
+	}
 	return c.Conn.Write(p)
 }
 

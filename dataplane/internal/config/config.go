@@ -1278,4 +1278,27 @@ type BWCPolicy struct {
 	// stands for a packet here); 0: none.
 	MaxUserPPS uint64
 	Dynamic    bool
+	// Mark is the policy's ip-tos and link-qos: the ToS byte (IP_TOS) and
+	// the queueing priority (SO_PRIORITY) of its flows' sockets.
+	Mark BWCMark
+	// Categories are a dynamic policy's categories (BWC::color set puts
+	// a flow in one), each with its own rate and marks; nil: none.
+	Categories []BWCCategory
+}
+
+// BWCMark is the marking of a policy or a category: TOS and QoS are the
+// ToS byte and the link priority, -1 for pass-through (the socket is
+// left as it is).
+type BWCMark struct {
+	TOS, QoS int
+}
+
+// BWCCategory is one of a dynamic policy's categories: MaxRate (bits per
+// second, max-cat-rate or max-cat-rate-percentage of the policy's
+// max-rate) is shared by the category's flows, within the policy's
+// rates.
+type BWCCategory struct {
+	Name    string
+	MaxRate uint64
+	Mark    BWCMark
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/openltm/openltm/dataplane/bwc"
+	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/rules"
 )
 
@@ -15,9 +16,47 @@ import (
 // a virtual's flows; openltm shapes what it sends to the client and to
 // the member alike, on one bucket].
 func (pr *proxied) attachBWC(p *bwc.Policy, instance string) {
-	if old := pr.bwc.Swap(p.Attach(instance)); old != nil {
+	b := p.Attach(instance)
+	if old := pr.bwc.Swap(b); old != nil {
 		old.Release()
 	}
+	pr.markBWC(b)
+}
+
+// markBWC marks the flow's sockets as its bucket says: the client's, and
+// the member's once connected (a member connect made afterwards takes
+// it before its SYN: serverSide). Pass-through leaves a socket as it is.
+func (pr *proxied) markBWC(b *bwc.Bucket) {
+	if b == nil {
+		return
+	}
+	b.MarkConn(pr.client)
+	if sc := pr.srv.Load(); sc != nil && sc.conn != nil {
+		b.MarkConn(sc.conn)
+	}
+}
+
+// serverSide is the flow's settings for a member connect, with its
+// bandwidth controller's marking (flow.serverSide's, copied then).
+func (pr *proxied) serverSide() *sockopt.Side {
+	s := pr.flow.serverSide()
+	b := pr.bwc.Load()
+	if b == nil {
+		return s
+	}
+	m, ok := bwc.MarkSide(b.Mark())
+	if !ok {
+		return s
+	}
+	var c sockopt.Side
+	if s != nil {
+		c = *s
+	}
+	if m.SetTOS {
+		c.TOS, c.SetTOS = m.TOS, true
+	}
+	c.Priority, c.SetPriority = m.Priority, m.SetPriority
+	return &c
 }
 
 var _ rules.BWCConn = (*proxied)(nil)
@@ -87,5 +126,68 @@ func (pr *proxied) BWCPPS(pps uint64) error {
 		return errNotDynamic
 	}
 	b.SetPPS(pps)
+	return nil
+}
+
+var _ rules.BWCClassConn = (*proxied)(nil)
+
+// attachedTo is the flow's bucket under the policy a rule names; an
+// error when the flow is not attached to it.
+func (pr *proxied) attachedTo(name string) (*bwc.Bucket, error) {
+	p, full, err := pr.bwcPolicy(name)
+	if err != nil {
+		return nil, err
+	}
+	b := pr.bwc.Load()
+	if b == nil || b.Policy() != p {
+		return nil, fmt.Errorf("the flow is not attached to bwc policy %s", full)
+	}
+	return b, nil
+}
+
+// BWCColor implements rules.BWCClassConn: the flow joins the category
+// and takes its marking.
+func (pr *proxied) BWCColor(policy, category string) error {
+	b, err := pr.attachedTo(policy)
+	if err != nil {
+		return err
+	}
+	if !b.SetCategory(category) {
+		return fmt.Errorf("bwc policy %s has no category %s", b.Policy().Cfg.Name, category)
+	}
+	pr.markBWC(b)
+	return nil
+}
+
+// BWCPriority implements rules.BWCClassConn.
+func (pr *proxied) BWCPriority(level int) error {
+	b := pr.bwc.Load()
+	if b == nil {
+		return errors.New("the flow is not attached to a bwc policy")
+	}
+	if !b.SetLevel(level) {
+		return fmt.Errorf("level %d is not 0 to %d", level, bwc.Levels-1)
+	}
+	return nil
+}
+
+// BWCMark implements rules.BWCClassConn; -2 keeps what the flow has.
+func (pr *proxied) BWCMark(policy string, tos, qos int) error {
+	b, err := pr.attachedTo(policy)
+	if err != nil {
+		return err
+	}
+	if tos == -2 && qos == -2 {
+		return nil
+	}
+	m := b.Mark()
+	if tos != -2 {
+		m.TOS = tos
+	}
+	if qos != -2 {
+		m.QoS = qos
+	}
+	b.SetMark(m)
+	pr.markBWC(b)
 	return nil
 }

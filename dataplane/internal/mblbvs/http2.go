@@ -135,6 +135,9 @@ func (mv *VS) serveHTTP2Capable(snap *state.VirtualSnap, c *net.TCPConn, head []
 		c.Close()
 		return
 	}
+	if needsPace(f, snap.BWC) {
+		conn = f.paced(conn, snap.BWC) // bwc.go: HTTP/2 and HTTP/1 clients alike
+	}
 	if !h2 {
 		gw.Close()
 		eng.Close()

@@ -63,6 +63,9 @@ type Env struct {
 	// Virtual is the running virtual server of a full name, or nil: the
 	// explicit proxy's HTTP::proxy chain connects to its destination.
 	Virtual func(name string) *state.Virtual
+	// BWC is the running bandwidth controllers, which rules attach
+	// clients to (BWC::policy).
+	BWC *bwc.Set
 }
 
 // rstArea is the code location the message-based virtuals print in their
@@ -414,9 +417,13 @@ type mblbFlow struct {
 	// addr is its virtual address's runtime when admitted (nil: none
 	// that acts), whose count finish gives back.
 	addr *state.VAddr
-	// bwc is the bucket of the virtual's bandwidth controller the
-	// client's bytes wait on (bwc.go); nil without one.
-	bwc *bwc.Bucket
+	// bwc is the bucket of the bandwidth controller the client's bytes
+	// wait on (bwc.go): the virtual's, or the one a rule attached; nil
+	// without one. pace is the client's connection that waits on it;
+	// nil when neither the virtual nor its rules have one. Under bwcMu.
+	bwcMu sync.Mutex
+	bwc   *bwc.Bucket
+	pace  *bwc.Conn
 	// cssl holds the client's TLS connection in its client-ssl profile's
 	// current connections (tls.go), until finish.
 	cssl state.SSLHeld
@@ -555,7 +562,7 @@ func (s *Set) ServeHanded(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCP
 	}
 	conn := clientTLS(c, head, snap.Cfg.TLS, f.rr, f.sslTag) // tls.go
 	f.front, _ = conn.(*frontConn)
-	if snap.BWC != nil {
+	if needsPace(f, snap.BWC) {
 		conn = f.paced(conn, snap.BWC) // bwc.go
 	}
 	f.sess = mv.eng.NewClientConn(conn, opts)

@@ -44,6 +44,10 @@ type Side struct {
 	// ip-tos-to-client or ip-tos-to-server as a number).
 	TOS    uint8
 	SetTOS bool
+	// Priority, when SetPriority, is the queueing priority of the side's
+	// packets (SO_PRIORITY: a bandwidth controller's link-qos).
+	Priority    int
+	SetPriority bool
 
 	// KeepAlive is keep-alive-interval in seconds: SO_KEEPALIVE with
 	// TCP_KEEPIDLE and TCP_KEEPINTVL both at it, so a dead peer is found

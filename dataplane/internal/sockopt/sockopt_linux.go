@@ -41,6 +41,9 @@ func (s *Side) Apply(fd int) {
 	if s.SetTOS {
 		setTOS(fd, s.TOS)
 	}
+	if s.SetPriority {
+		setInt(fd, unix.SOL_SOCKET, unix.SO_PRIORITY, s.Priority)
+	}
 	s.applyMore(fd)
 }
 

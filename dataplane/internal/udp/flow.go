@@ -479,6 +479,9 @@ func (f *flow) openLeg(dst netip.AddrPort, m *state.Member, pool *state.Pool) *l
 	if s := f.snap.Cfg.ServerTCP; s != nil {
 		s.ApplyConn(c) // the udp profile's send buffer, TTL, DF and checksums (udpopts.go)
 	}
+	if f.bwc != nil {
+		f.bwc.b.MarkConn(c) // the bandwidth controller's ip-tos and link-qos (bwc.go)
+	}
 	rc, err := c.SyscallConn()
 	if err != nil {
 		c.Close()
