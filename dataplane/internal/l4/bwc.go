@@ -1,10 +1,6 @@
 package l4
 
 import (
-	"errors"
-	"fmt"
-	"strings"
-
 	"github.com/openltm/openltm/dataplane/bwc"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/rules"
@@ -59,34 +55,24 @@ func (pr *proxied) serverSide() *sockopt.Side {
 	return &c
 }
 
-var _ rules.BWCConn = (*proxied)(nil)
+var (
+	_ rules.BWCConn      = (*proxied)(nil)
+	_ rules.BWCClassConn = (*proxied)(nil)
+)
 
-// bwcPolicy finds a running policy by the name a rule gives: a bare name
-// is in /Common, as F5's page says BIG-IP looks it up.
+// bwcPolicy finds a running policy by the name a rule gives.
 func (pr *proxied) bwcPolicy(name string) (*bwc.Policy, string, error) {
-	full := name
-	if !strings.HasPrefix(full, "/") {
-		full = "/Common/" + name
-	}
-	p := pr.e.env.BWC.Policy(full)
-	if p == nil {
-		return nil, full, fmt.Errorf("bwc policy %s not found", full)
-	}
-	return p, full, nil
+	return pr.e.env.BWC.RulePolicy(name)
 }
 
-// BWCAttach implements rules.BWCConn. A static policy takes no session,
-// a dynamic one needs one (F5's BWC::policy page).
+// BWCAttach implements rules.BWCConn.
 func (pr *proxied) BWCAttach(name, instance string) error {
 	p, full, err := pr.bwcPolicy(name)
+	if err == nil {
+		err = p.CheckSession(full, instance)
+	}
 	if err != nil {
 		return err
-	}
-	switch {
-	case p.Cfg.Dynamic && instance == "":
-		return fmt.Errorf("bwc policy %s is dynamic: a session_id is required", full)
-	case !p.Cfg.Dynamic && instance != "":
-		return fmt.Errorf("bwc policy %s is static: it takes no session_id", full)
 	}
 	pr.attachBWC(p, instance)
 	return nil
@@ -105,31 +91,11 @@ func (pr *proxied) BWCDetach(name string) error {
 	return nil
 }
 
-// errNotDynamic is BWC::rate and BWC::pps on a flow without a dynamic
-// policy's instance.
-var errNotDynamic = errors.New("the flow is not attached to a dynamic bwc policy")
-
 // BWCRate implements rules.BWCConn.
-func (pr *proxied) BWCRate(bps uint64) error {
-	b := pr.bwc.Load()
-	if b == nil || !b.Dynamic() {
-		return errNotDynamic
-	}
-	b.SetRate(bps)
-	return nil
-}
+func (pr *proxied) BWCRate(bps uint64) error { return pr.bwc.Load().RuleRate(bps) }
 
 // BWCPPS implements rules.BWCConn.
-func (pr *proxied) BWCPPS(pps uint64) error {
-	b := pr.bwc.Load()
-	if b == nil || !b.Dynamic() {
-		return errNotDynamic
-	}
-	b.SetPPS(pps)
-	return nil
-}
-
-var _ rules.BWCClassConn = (*proxied)(nil)
+func (pr *proxied) BWCPPS(pps uint64) error { return pr.bwc.Load().RulePPS(pps) }
 
 // attachedTo is the flow's bucket under the policy a rule names; an
 // error when the flow is not attached to it.
@@ -138,38 +104,25 @@ func (pr *proxied) attachedTo(name string) (*bwc.Bucket, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := pr.bwc.Load()
-	if b == nil || b.Policy() != p {
-		return nil, fmt.Errorf("the flow is not attached to bwc policy %s", full)
-	}
-	return b, nil
+	return bwc.Under(pr.bwc.Load(), p, full)
 }
 
 // BWCColor implements rules.BWCClassConn: the flow joins the category
 // and takes its marking.
 func (pr *proxied) BWCColor(policy, category string) error {
 	b, err := pr.attachedTo(policy)
+	if err == nil {
+		err = b.RuleColor(category)
+	}
 	if err != nil {
 		return err
-	}
-	if !b.SetCategory(category) {
-		return fmt.Errorf("bwc policy %s has no category %s", b.Policy().Cfg.Name, category)
 	}
 	pr.markBWC(b)
 	return nil
 }
 
 // BWCPriority implements rules.BWCClassConn.
-func (pr *proxied) BWCPriority(level int) error {
-	b := pr.bwc.Load()
-	if b == nil {
-		return errors.New("the flow is not attached to a bwc policy")
-	}
-	if !b.SetLevel(level) {
-		return fmt.Errorf("level %d is not 0 to %d", level, bwc.Levels-1)
-	}
-	return nil
-}
+func (pr *proxied) BWCPriority(level int) error { return pr.bwc.Load().RulePriority(level) }
 
 // BWCMark implements rules.BWCClassConn; -2 keeps what the flow has.
 func (pr *proxied) BWCMark(policy string, tos, qos int) error {
@@ -177,17 +130,8 @@ func (pr *proxied) BWCMark(policy string, tos, qos int) error {
 	if err != nil {
 		return err
 	}
-	if tos == -2 && qos == -2 {
-		return nil
+	if b.RuleMark(tos, qos) {
+		pr.markBWC(b)
 	}
-	m := b.Mark()
-	if tos != -2 {
-		m.TOS = tos
-	}
-	if qos != -2 {
-		m.QoS = qos
-	}
-	b.SetMark(m)
-	pr.markBWC(b)
 	return nil
 }

@@ -1,10 +1,7 @@
 package mblbvs
 
 import (
-	"errors"
-	"fmt"
 	"net"
-	"strings"
 
 	"github.com/openltm/openltm/dataplane/bwc"
 	"github.com/openltm/openltm/dataplane/internal/irules"
@@ -77,38 +74,26 @@ var (
 	_ rules.BWCClassConn = (*mblbRules)(nil)
 )
 
-// bwcPolicy finds a running policy by the name a rule gives: a bare name
-// is in /Common, as F5's page says BIG-IP looks it up.
+// bwcPolicy finds a running policy by the name a rule gives.
 func (r *mblbRules) bwcPolicy(name string) (*bwc.Policy, string, error) {
-	full := name
-	if !strings.HasPrefix(full, "/") {
-		full = "/Common/" + name
-	}
-	p := r.f.mv.env.BWC.Policy(full)
-	if p == nil {
-		return nil, full, fmt.Errorf("bwc policy %s not found", full)
-	}
-	return p, full, nil
+	return r.f.mv.env.BWC.RulePolicy(name)
 }
 
-// BWCAttach implements rules.BWCConn: the client's requests and
-// responses pass at the policy's rate from now on.
+// BWCAttach implements rules.BWCConn.
 func (r *mblbRules) BWCAttach(name, instance string) error {
 	p, full, err := r.bwcPolicy(name)
+	if err == nil {
+		err = p.CheckSession(full, instance)
+	}
 	if err != nil {
 		return err
-	}
-	switch {
-	case p.Cfg.Dynamic && instance == "":
-		return fmt.Errorf("bwc policy %s is dynamic: a session_id is required", full)
-	case !p.Cfg.Dynamic && instance != "":
-		return fmt.Errorf("bwc policy %s is static: it takes no session_id", full)
 	}
 	r.f.setBWC(p.Attach(instance))
 	return nil
 }
 
-// BWCDetach implements rules.BWCConn.
+// BWCDetach implements rules.BWCConn: the flow leaves the policy named;
+// under another one (or none) it is not touched.
 func (r *mblbRules) BWCDetach(name string) error {
 	p, _, err := r.bwcPolicy(name)
 	if err != nil {
@@ -120,82 +105,47 @@ func (r *mblbRules) BWCDetach(name string) error {
 	return nil
 }
 
-// errNotDynamic is BWC::rate and BWC::pps on a flow without a dynamic
-// policy's instance.
-var errNotDynamic = errors.New("the flow is not attached to a dynamic bwc policy")
-
 // BWCRate implements rules.BWCConn.
-func (r *mblbRules) BWCRate(bps uint64) error {
-	b := r.f.bucket()
-	if b == nil || !b.Dynamic() {
-		return errNotDynamic
-	}
-	b.SetRate(bps)
-	return nil
-}
+func (r *mblbRules) BWCRate(bps uint64) error { return r.f.bucket().RuleRate(bps) }
 
 // BWCPPS implements rules.BWCConn.
-func (r *mblbRules) BWCPPS(pps uint64) error {
-	b := r.f.bucket()
-	if b == nil || !b.Dynamic() {
-		return errNotDynamic
-	}
-	b.SetPPS(pps)
-	return nil
-}
+func (r *mblbRules) BWCPPS(pps uint64) error { return r.f.bucket().RulePPS(pps) }
 
-// attachedTo is the flow's bucket under the policy a rule names.
+// attachedTo is the flow's bucket under the policy a rule names; an
+// error when the flow is not attached to it.
 func (r *mblbRules) attachedTo(name string) (*bwc.Bucket, error) {
 	p, full, err := r.bwcPolicy(name)
 	if err != nil {
 		return nil, err
 	}
-	b := r.f.bucket()
-	if b == nil || b.Policy() != p {
-		return nil, fmt.Errorf("the flow is not attached to bwc policy %s", full)
-	}
-	return b, nil
+	return bwc.Under(r.f.bucket(), p, full)
 }
 
-// BWCColor implements rules.BWCClassConn.
+// BWCColor implements rules.BWCClassConn: the flow joins the category
+// and takes its marking.
 func (r *mblbRules) BWCColor(policy, category string) error {
 	b, err := r.attachedTo(policy)
+	if err == nil {
+		err = b.RuleColor(category)
+	}
 	if err != nil {
 		return err
-	}
-	if !b.SetCategory(category) {
-		return fmt.Errorf("bwc policy %s has no category %s", b.Policy().Cfg.Name, category)
 	}
 	r.f.markBWC(b)
 	return nil
 }
 
 // BWCPriority implements rules.BWCClassConn.
-func (r *mblbRules) BWCPriority(level int) error {
-	b := r.f.bucket()
-	if b == nil {
-		return errors.New("the flow is not attached to a bwc policy")
-	}
-	if !b.SetLevel(level) {
-		return fmt.Errorf("level %d is not 0 to %d", level, bwc.Levels-1)
-	}
-	return nil
-}
+func (r *mblbRules) BWCPriority(level int) error { return r.f.bucket().RulePriority(level) }
 
 // BWCMark implements rules.BWCClassConn; -2 keeps what the flow has.
 func (r *mblbRules) BWCMark(policy string, tos, qos int) error {
 	b, err := r.attachedTo(policy)
-	if err != nil || (tos == -2 && qos == -2) {
+	if err != nil {
 		return err
 	}
-	m := b.Mark()
-	if tos != -2 {
-		m.TOS = tos
+	if b.RuleMark(tos, qos) {
+		r.f.markBWC(b)
 	}
-	if qos != -2 {
-		m.QoS = qos
-	}
-	b.SetMark(m)
-	r.f.markBWC(b)
 	return nil
 }
