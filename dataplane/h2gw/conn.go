@@ -109,12 +109,28 @@ type conn struct {
 	hb   headerBlock    // the header block read last: the reader's
 	head []byte         // the request head being built: the reader's
 	wg   sync.WaitGroup
+
+	// Server push (push.go). noPush: the client's SETTINGS_ENABLE_PUSH
+	// is 0. pushq holds the pushes the rules asked for, not yet
+	// promised (pushWaiting says whether it has any, without pushMu).
+	// peerMaxStreams is the client's SETTINGS_MAX_CONCURRENT_STREAMS,
+	// which bounds the pushed streams open (pushed, which active
+	// counts too); lastPush is the last stream promised.
+	noPush         atomic.Bool
+	pushMu         sync.Mutex
+	pushq          []pushReq
+	pushWaiting    atomic.Bool
+	peerMaxStreams uint32
+	lastPush       uint32
+	pushed         int
+	pushHead       []byte // the promised request's head
 }
 
 func newConn(c net.Conn, cfg *Config, dial Dialer) *conn {
 	g := &conn{cfg: cfg, dial: dial, c: c, streams: map[uint32]*stream{},
 		maxStreams: defaultMaxStreams, streamWindow: defaultWindow,
-		sendWindow: defaultWindow, initialWindow: defaultWindow, maxFrame: defaultMaxFrame}
+		sendWindow: defaultWindow, initialWindow: defaultWindow, maxFrame: defaultMaxFrame,
+		peerMaxStreams: maxStreamID}
 	if cfg.MaxConcurrentStreams > 0 {
 		g.maxStreams = int(cfg.MaxConcurrentStreams)
 	}

@@ -91,6 +91,9 @@ type Stats struct {
 	// Failed counts streams answered 502 because the engine connection
 	// ended before their response.
 	Failed atomic.Int64
+	// Pushed counts the streams promised to clients (HTTP2::push);
+	// Streams and TotalStreams count them too.
+	Pushed atomic.Int64
 }
 
 // Reset zeroes the totals, keeping what is current.
@@ -99,6 +102,7 @@ func (s *Stats) Reset() {
 	s.TotalStreams.Store(s.Streams.Load())
 	s.MaxStreams.Store(0)
 	s.Failed.Store(0)
+	s.Pushed.Store(0)
 }
 
 // raise makes m at least n.

@@ -211,10 +211,13 @@ func (g *conn) handle(f http2.Frame) bool {
 }
 
 // idleStream reports whether id names a stream the client has not
-// opened: a frame on it other than HEADERS or PRIORITY is a
-// connection error.
+// opened, or the gateway not promised: a frame on it other than HEADERS
+// or PRIORITY is a connection error.
 func (g *conn) idleStream(id uint32) bool {
-	return id > g.lastID || id%2 == 0
+	if id%2 == 0 {
+		return id > g.lastPush || id == 0
+	}
+	return id > g.lastID
 }
 
 // streamError resets stream id, open or not. Under mu.
@@ -254,6 +257,10 @@ func (g *conn) onSettings(f *http2.SettingsFrame) {
 			g.maxFrame = int(st.Val)
 		case http2.SettingHeaderTableSize:
 			g.enc.SetMaxDynamicTableSize(st.Val)
+		case http2.SettingEnablePush:
+			g.noPush.Store(st.Val == 0) // push.go
+		case http2.SettingMaxConcurrentStreams:
+			g.peerMaxStreams = st.Val // the pushed streams' bound
 		}
 		return nil
 	})

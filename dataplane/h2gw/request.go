@@ -54,7 +54,7 @@ func (g *conn) onHeaders(f *headerBlock) {
 		g.fr.WriteRSTStream(id, http2.ErrCodeProtocol)
 		return
 	}
-	if g.active >= g.maxStreams || g.inflight >= inflightPerStreams*g.maxStreams {
+	if g.active-g.pushed >= g.maxStreams || g.inflight >= inflightPerStreams*g.maxStreams {
 		g.fr.WriteRSTStream(id, http2.ErrCodeRefusedStream)
 		return
 	}

@@ -54,6 +54,7 @@ func (u *upstream) readLoop() {
 			u.closing = true
 		}
 		if !s.reset && !s.respEnded && !g.closed {
+			g.promisePending() // push.go: before this stream may end
 			g.hbuf.Reset()
 			u.encodeHead(g.enc)
 			g.writeHeaderBlock(s, bodyless)

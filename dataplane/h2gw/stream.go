@@ -48,6 +48,9 @@ func (g *conn) openStream(id uint32) *stream {
 		s.recv = max(s.recv, defaultWindow)
 	}
 	g.streams[id] = s
+	if id%2 == 0 {
+		g.pushed++ // push.go
+	}
 	g.active++
 	g.nactive.Store(int32(g.active))
 	if g.active == 1 && g.idle != nil {
@@ -77,6 +80,9 @@ func (g *conn) closeStream(s *stream) {
 	}
 	s.closed = true
 	delete(g.streams, s.id)
+	if s.id%2 == 0 {
+		g.pushed--
+	}
 	g.active--
 	g.nactive.Store(int32(g.active))
 	if g.draining && g.active == 0 && !g.closed {

@@ -94,6 +94,7 @@ func (g *conn) writeData(s *stream, p []byte, end bool) (int, bool) {
 // writeTrailers ends s with its trailers, encoded now: HPACK's state is
 // the order blocks are written in.
 func (g *conn) writeTrailers(s *stream) {
+	g.promisePending() // push.go: before the stream ends
 	g.hbuf.Reset()
 	for _, f := range *s.trailers {
 		g.enc.WriteField(f)
@@ -162,6 +163,7 @@ func (g *conn) respondLocal(s *stream, status int, body string) {
 	if !s.reqEnded {
 		s.discard = true
 	}
+	g.promisePending() // push.go: before the stream ends
 	g.hbuf.Reset()
 	g.enc.WriteField(hpack.HeaderField{Name: ":status", Value: strconv.Itoa(status)})
 	if body != "" {
