@@ -2,6 +2,9 @@ package rules
 
 import (
 	"strconv"
+	"strings"
+
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/openltm/openltm/rules/tcl"
 )
@@ -32,6 +35,33 @@ type HTTP2Conn interface {
 	// HTTP2Scheme is the :scheme of the client's requests: https over
 	// client-ssl, http in clear.
 	HTTP2Scheme() string
+}
+
+// HTTP2Pusher is implemented by an HTTP2Conn whose gateway can push
+// resources to the client (HTTP2::push). HTTP2Push promises p on the
+// stream of the request the running event is about, and reports
+// whether the gateway took it: not for an HTTP/1 client, a client that
+// disabled push, or a request that is itself a pushed one. It never
+// waits for the client.
+type HTTP2Pusher interface {
+	HTTP2Push(p *HTTP2Push) bool
+}
+
+// HTTP2Push is what HTTP2::push asks for, checked.
+type HTTP2Push struct {
+	// Path is the promised request's :path; Authority its :authority
+	// (a host field of the rule's, else the request's Host; "" only with
+	// -nohost).
+	Path, Authority string
+	// Header is the promised request's other fields, names in lower case.
+	Header [][2]string
+	// Priority is -priority (0-255), -1 when not given.
+	Priority int
+	// Local: -content or -ifile, the gateway answers with Content and
+	// RespHeader (names in lower case; Server: BigIP unless -noserver).
+	Local      bool
+	Content    string
+	RespHeader [][2]string
 }
 
 // HTTP2Switch is implemented by a Conn of a virtual with an http2
@@ -68,8 +98,7 @@ func registerHTTP2(t *tcl.Commands) {
 		}
 		return tcl.Empty, nil
 	})
-	// HTTP2::push is not registered: the gateway offers no server push
-	// (browsers dropped it), so a rule with it is kept and not run.
+	t.Register("HTTP2::push", cmdHTTP2Push)
 	for name, on := range map[string]bool{"HTTP2::enable": true, "HTTP2::disable": false} {
 		t.Register(name, func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 			if len(args) != 1 {
@@ -244,3 +273,185 @@ func http2SwitchHook(c *tcl.Compiler) error {
 // SwitchesHTTP2 reports whether a rule has HTTP2::disable or
 // HTTP2::enable (http2SwitchHook).
 func (p *Program) SwitchesHTTP2() bool { return p != nil && p.switchesH2 }
+
+// cmdHTTP2Push is HTTP2::push URI ?-priority N? ?-content DATA |
+// -ifile IFILE? ?-noserver? ?-nohost? ?NAME VALUE ...? ?-- NAME VALUE
+// ...?: a PUSH_PROMISE of GET URI on the request's stream, the promised
+// request sent to the pool (its HTTP_REQUEST runs), or answered with
+// -content or the ifile's content and the response fields after `--`.
+// The request fields may also come as one list [M]. A `host` field
+// becomes the promise's :authority; without one, the request's Host
+// [M: F5 requires a Host unless -nohost]. The method is GET [M: F5's
+// syntax has none; RFC 9113 allows only safe cacheable ones].
+//
+// Valid in HTTP_REQUEST, HTTP_REQUEST_DATA and HTTP_RESPONSE, while the
+// request's stream is open [M]. For an HTTP/1 client, a client that
+// disabled push, or a pushed request's own events, it does nothing and
+// returns "" [M: F5 says the command does nothing on a pushed stream];
+// a malformed command is an error whatever the client.
+func cmdHTTP2Push(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	const usage = "HTTP2::push URI ?-priority N? ?-content DATA | -ifile IFILE? ?-noserver? ?-nohost? ?NAME VALUE ...? ?-- NAME VALUE ...?"
+	if len(args) < 2 {
+		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	s, hc, err := httpConn(in, "HTTP2::push")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	switch s.event {
+	case HTTPRequest, HTTPRequestData, HTTPResponse:
+	default:
+		return tcl.Empty, tcl.Errorf("HTTP2::push: not valid in %s (HTTP_REQUEST, HTTP_REQUEST_DATA, HTTP_RESPONSE)", s.event)
+	}
+	p := HTTP2Push{Path: args[1].String(), Priority: -1}
+	if p.Path == "" || p.Path[0] != '/' || !pushVisible(p.Path) {
+		return tcl.Empty, tcl.Errorf("HTTP2::push: bad URI %q: expected an absolute path (/...)", p.Path)
+	}
+	noServer, noHost, local := false, false, false
+	rest := args[2:]
+options:
+	for len(rest) > 0 {
+		opt := rest[0].String()
+		switch opt {
+		case "-noserver":
+			noServer = true
+		case "-nohost":
+			noHost = true
+		case "-priority", "-content", "-ifile":
+			if len(rest) < 2 {
+				return tcl.Empty, tcl.Errorf("HTTP2::push: %s needs a value", opt)
+			}
+			v := rest[1]
+			rest = rest[1:]
+			switch opt {
+			case "-priority":
+				n, err := strconv.ParseInt(v.String(), 10, 64)
+				if err != nil || n < 0 || n > 255 {
+					return tcl.Empty, tcl.Errorf("HTTP2::push: bad priority %q: expected 0 to 255", v.String())
+				}
+				p.Priority = int(n)
+			case "-content":
+				if local {
+					return tcl.Empty, tcl.Errorf("HTTP2::push: -content and -ifile exclude each other")
+				}
+				local, p.Content = true, v.String()
+			case "-ifile":
+				if local {
+					return tcl.Empty, tcl.Errorf("HTTP2::push: -content and -ifile exclude each other")
+				}
+				var f *IFile
+				ok := false
+				if env := s.prog.env; env != nil && env.IFile != nil {
+					f, ok = env.IFile(v.String())
+				}
+				if !ok {
+					return tcl.Empty, tcl.Errorf("HTTP2::push: -ifile %s: no such ltm ifile", v.String())
+				}
+				local, p.Content = true, f.content.String()
+			}
+		default:
+			break options
+		}
+		rest = rest[1:]
+	}
+	reqWords, respWords := rest, []tcl.Value(nil)
+	for i, w := range rest {
+		if w.String() == "--" {
+			reqWords, respWords = rest[:i], rest[i+1:]
+			if !local {
+				return tcl.Empty, tcl.Errorf("HTTP2::push: response fields (after --) need -content or -ifile")
+			}
+			break
+		}
+	}
+	if len(reqWords) == 1 { // the fields as one list
+		l, err := tcl.AsList(reqWords[0])
+		if err != nil {
+			return tcl.Empty, err
+		}
+		reqWords = l
+	}
+	host := ""
+	p.Header, err = pushFields(reqWords, false, func(v string) { host = v })
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if local {
+		if len(respWords) == 1 {
+			if respWords, err = tcl.AsList(respWords[0]); err != nil {
+				return tcl.Empty, err
+			}
+		}
+		if p.RespHeader, err = pushFields(respWords, true, nil); err != nil {
+			return tcl.Empty, err
+		}
+		if !noServer {
+			p.RespHeader = append(p.RespHeader, [2]string{"server", "BigIP"})
+		}
+		p.Local = true
+	}
+	p.Authority = host
+	if host == "" {
+		if h := hc.HTTPRequest(); h != nil {
+			if v, ok := h.Header("host"); ok {
+				p.Authority = string(v)
+			}
+		}
+	}
+	if p.Authority == "" && !noHost {
+		return tcl.Empty, tcl.Errorf("HTTP2::push: the request has no Host: give a host field or -nohost")
+	}
+	c, _ := hc.(HTTP2Conn)
+	pusher, _ := hc.(HTTP2Pusher)
+	if c == nil || pusher == nil || !c.HTTP2Active() {
+		return tcl.Empty, nil // an HTTP/1 client: nothing to push on
+	}
+	pusher.HTTP2Push(&p)
+	return tcl.Empty, nil
+}
+
+// pushFields reads HTTP2::push's NAME VALUE words: names in lower case,
+// tokens; values without control characters; no pseudo-headers nor the
+// fields HTTP/2 refuses (the connection's own). A request's host goes
+// to host; a response's Content-Length is the gateway's.
+func pushFields(words []tcl.Value, response bool, host func(string)) ([][2]string, error) {
+	if len(words)%2 != 0 {
+		return nil, tcl.Errorf("HTTP2::push: header %q has no value: expected NAME VALUE pairs", words[len(words)-1].String())
+	}
+	var out [][2]string
+	for i := 0; i < len(words); i += 2 {
+		name, value := strings.ToLower(words[i].String()), words[i+1].String()
+		if !httpguts.ValidHeaderFieldName(name) {
+			return nil, tcl.Errorf("HTTP2::push: bad header name %q", words[i].String())
+		}
+		if !httpguts.ValidHeaderFieldValue(value) {
+			return nil, tcl.Errorf("HTTP2::push: bad value for header %s", name)
+		}
+		switch name {
+		case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te":
+			return nil, tcl.Errorf("HTTP2::push: %s is a connection's field, which HTTP/2 does not carry", name)
+		case "content-length":
+			if response {
+				return nil, tcl.Errorf("HTTP2::push: Content-Length is computed")
+			}
+			return nil, tcl.Errorf("HTTP2::push: a pushed request (GET) has no body: no Content-Length")
+		case "host":
+			if !response {
+				host(value)
+				continue
+			}
+		}
+		out = append(out, [2]string{name, value})
+	}
+	return out, nil
+}
+
+// pushVisible reports whether a path has no space or control character.
+func pushVisible(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] == 0x7f {
+			return false
+		}
+	}
+	return true
+}

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -173,5 +174,81 @@ func TestHTTP2SwitchMarked(t *testing.T) {
 		if got := NewProgram(nil, r).SwitchesHTTP2(); got != want {
 			t.Errorf("%s: %v, want %v", src, got, want)
 		}
+	}
+}
+
+// pushFake is an HTTP/2 client that records HTTP2::push's pushes.
+type pushFake struct {
+	*h2Fake
+	pushes []*HTTP2Push
+	allow  bool // the client allows pushes
+}
+
+func (f *pushFake) HTTP2Push(p *HTTP2Push) bool {
+	if !f.allow {
+		return false
+	}
+	f.pushes = append(f.pushes, p)
+	return true
+}
+
+// TestHTTP2Push: HTTP2::push's forms: the URI, the request's fields
+// (separate words or one list; host is the :authority, else the
+// request's Host), -priority, -content with the response's fields
+// (Server: BigIP unless -noserver), and its errors; an HTTP/1 client,
+// or one that disabled push, gets nothing pushed and no error.
+func TestHTTP2Push(t *testing.T) {
+	cases := []struct {
+		name   string
+		active bool
+		allow  bool
+		ev     Event
+		expr   string
+		want   string // the pushes as "path authority fields pri local content resp", or "error: ..."
+	}{
+		{"plain", true, true, HTTPRequest, "HTTP2::push /a.css", "/a.css www.example.com:8080 [] -1 false  []"},
+		{"two", true, true, HTTPRequest, "HTTP2::push /a.css; HTTP2::push /b.js accept */*", "/a.css www.example.com:8080 [] -1 false  [] | /b.js www.example.com:8080 [[accept */*]] -1 false  []"},
+		{"fields", true, true, HTTPRequest, "HTTP2::push /a.css Accept-Encoding gzip host static.example", "/a.css static.example [[accept-encoding gzip]] -1 false  []"},
+		{"fields as a list", true, true, HTTPRequest, "HTTP2::push /a.css [list accept text/css x-a 1]", "/a.css www.example.com:8080 [[accept text/css] [x-a 1]] -1 false  []"},
+		{"priority", true, true, HTTPResponse, "HTTP2::push /a.css -priority 7", "/a.css www.example.com:8080 [] 7 false  []"},
+		{"content", true, true, HTTPRequest, "HTTP2::push /x.js -content {var x=1} accept */* -- content-type text/javascript", "/x.js www.example.com:8080 [[accept */*]] -1 true var x=1 [[content-type text/javascript] [server BigIP]]"},
+		{"content noserver", true, true, HTTPRequest, "HTTP2::push /x.js -content hi -noserver", "/x.js www.example.com:8080 [] -1 true hi []"},
+		{"not allowed", true, false, HTTPRequest, "HTTP2::push /a.css", ""},
+		{"h1", false, true, HTTPRequest, "HTTP2::push /a.css", ""},
+		{"h1 still checked", false, true, HTTPRequest, "HTTP2::push a.css", "error: expected an absolute path"},
+		{"relative", true, true, HTTPRequest, "HTTP2::push a.css", "error: expected an absolute path"},
+		{"odd fields", true, true, HTTPRequest, "HTTP2::push /a.css accept", "error: NAME VALUE pairs"},
+		{"bad name", true, true, HTTPRequest, "HTTP2::push /a.css {a b} c", "error: bad header name"},
+		{"connection field", true, true, HTTPRequest, "HTTP2::push /a.css connection close", "error: connection's field"},
+		{"pseudo", true, true, HTTPRequest, "HTTP2::push /a.css :path /b", "error: bad header name"},
+		{"priority bounds", true, true, HTTPRequest, "HTTP2::push /a.css -priority 300", "error: expected 0 to 255"},
+		{"response fields without content", true, true, HTTPRequest, "HTTP2::push /a.css -- content-type x", "error: need -content or -ifile"},
+		{"content and ifile", true, true, HTTPRequest, "HTTP2::push /a.css -content a -ifile b", "error: exclude each other"},
+		{"no ifile", true, true, HTTPRequest, "HTTP2::push /a.css -ifile missing", "error: no such ltm ifile"},
+		{"computed length", true, true, HTTPRequest, "HTTP2::push /a.css -content a -- content-length 9", "error: computed"},
+		{"wrong event", true, true, ClientAccepted, "HTTP2::push /a.css", "error: not valid in CLIENT_ACCEPTED"},
+		{"no uri", true, true, HTTPRequest, "HTTP2::push", "error: wrong # args"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := &pushFake{h2Fake: newH2Fake(t, c.active), allow: c.allow}
+			got, err := evalIn(t, f, nil, c.ev, c.expr)
+			if want, ok := strings.CutPrefix(c.want, "error: "); ok {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Fatalf("got %q, %v; want an error with %q", got, err, want)
+				}
+				return
+			}
+			if err != nil || got != "" {
+				t.Fatalf("got %q, %v", got, err)
+			}
+			var pushes []string
+			for _, p := range f.pushes {
+				pushes = append(pushes, fmt.Sprintf("%s %s %v %d %v %s %v", p.Path, p.Authority, p.Header, p.Priority, p.Local, p.Content, p.RespHeader))
+			}
+			if s := strings.Join(pushes, " | "); s != c.want {
+				t.Errorf("pushed %q\nwant   %q", s, c.want)
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 
 	"github.com/openltm/openltm/dataplane/h2gw"
 	"github.com/openltm/openltm/dataplane/internal/irules"
@@ -97,6 +98,42 @@ func (h *httpRules) HTTP2Disconnect() bool {
 		l.Disconnect()
 	}
 	return l != nil
+}
+
+var _ rules.HTTP2Pusher = (*httpRules)(nil)
+
+// HTTP2Push implements rules.HTTP2Pusher: the push goes to the gateway
+// of the lane the request came on, promised on its stream (h2gw
+// push.go); the promised request then reaches the engine on a lane like
+// the client's own, and its HTTP_REQUEST runs. Only what a rule pushes
+// is allocated here.
+func (h *httpRules) HTTP2Push(p *rules.HTTP2Push) bool {
+	l, n := h.h2Request()
+	if l == nil {
+		return false
+	}
+	push := &h2gw.Push{Scheme: h.HTTP2Scheme(), Authority: p.Authority, Path: p.Path,
+		Header: pushFields(p.Header), Local: p.Local}
+	if p.Priority >= 0 {
+		push.Weight, push.HasWeight = uint8(p.Priority), true
+	}
+	if p.Local {
+		push.Body = []byte(p.Content)
+		push.RespHeader = pushFields(p.RespHeader)
+	}
+	return l.Push(n, push)
+}
+
+// pushFields turns a rule's fields into HPACK's.
+func pushFields(f [][2]string) []hpack.HeaderField {
+	if len(f) == 0 {
+		return nil
+	}
+	out := make([]hpack.HeaderField, len(f))
+	for i, kv := range f {
+		out[i] = hpack.HeaderField{Name: kv[0], Value: kv[1]}
+	}
+	return out
 }
 
 // HTTP2Scheme implements rules.HTTP2Conn.
