@@ -194,9 +194,9 @@ func (f *pushFake) HTTP2Push(p *HTTP2Push) bool {
 
 // TestHTTP2Push: HTTP2::push's forms: the URI, the request's fields
 // (separate words or one list; host is the :authority, else the
-// request's Host), -priority, -content with the response's fields
-// (Server: BigIP unless -noserver), and its errors; an HTTP/1 client,
-// or one that disabled push, gets nothing pushed and no error.
+// request's Host), -priority, -content or -ifile with the response's
+// fields (Server: BigIP unless -noserver), and its errors; an HTTP/1
+// client, or one that disabled push, gets nothing pushed and no error.
 func TestHTTP2Push(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -213,6 +213,7 @@ func TestHTTP2Push(t *testing.T) {
 		{"priority", true, true, HTTPResponse, "HTTP2::push /a.css -priority 7", "/a.css www.example.com:8080 [] 7 false  []"},
 		{"content", true, true, HTTPRequest, "HTTP2::push /x.js -content {var x=1} accept */* -- content-type text/javascript", "/x.js www.example.com:8080 [[accept */*]] -1 true var x=1 [[content-type text/javascript] [server BigIP]]"},
 		{"content noserver", true, true, HTTPRequest, "HTTP2::push /x.js -content hi -noserver", "/x.js www.example.com:8080 [] -1 true hi []"},
+		{"ifile", true, true, HTTPRequest, "HTTP2::push /app.js -ifile app.js -nohost -- {content-type text/javascript}", "/app.js www.example.com:8080 [] -1 true let a; [[content-type text/javascript] [server BigIP]]"},
 		{"not allowed", true, false, HTTPRequest, "HTTP2::push /a.css", ""},
 		{"h1", false, true, HTTPRequest, "HTTP2::push /a.css", ""},
 		{"h1 still checked", false, true, HTTPRequest, "HTTP2::push a.css", "error: expected an absolute path"},
@@ -229,10 +230,12 @@ func TestHTTP2Push(t *testing.T) {
 		{"wrong event", true, true, ClientAccepted, "HTTP2::push /a.css", "error: not valid in CLIENT_ACCEPTED"},
 		{"no uri", true, true, HTTPRequest, "HTTP2::push", "error: wrong # args"},
 	}
+	js := NewIFile("/Common/app.js", "/Common/app.js", []byte("let a;"))
+	env := &Env{IFile: func(n string) (*IFile, bool) { return js, n == "app.js" || n == "/Common/app.js" }}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := &pushFake{h2Fake: newH2Fake(t, c.active), allow: c.allow}
-			got, err := evalIn(t, f, nil, c.ev, c.expr)
+			got, err := evalIn(t, f, env, c.ev, c.expr)
 			if want, ok := strings.CutPrefix(c.want, "error: "); ok {
 				if err == nil || !strings.Contains(err.Error(), want) {
 					t.Fatalf("got %q, %v; want an error with %q", got, err, want)
