@@ -62,11 +62,24 @@ func dialPush(t *testing.T, vs string, push bool) *pushClient {
 // path", in order) and each stream's answer ("status body").
 func (pc *pushClient) get(id uint32, path string) (promises []string, answers map[uint32]string) {
 	pc.t.Helper()
+	return pc.do(id, "GET", path, "")
+}
+
+// do is get with another method and a body.
+func (pc *pushClient) do(id uint32, method, path, reqBody string) (promises []string, answers map[uint32]string) {
+	pc.t.Helper()
 	pc.buf.Reset()
-	for _, f := range [][2]string{{":method", "GET"}, {":scheme", "http"}, {":authority", "www.example"}, {":path", path}, {"accept", "text/html"}} {
+	fields := [][2]string{{":method", method}, {":scheme", "http"}, {":authority", "www.example"}, {":path", path}, {"accept", "text/html"}}
+	if reqBody != "" {
+		fields = append(fields, [2]string{"content-length", fmt.Sprint(len(reqBody))})
+	}
+	for _, f := range fields {
 		pc.enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
 	}
-	pc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: pc.buf.Bytes(), EndStream: true, EndHeaders: true})
+	pc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: pc.buf.Bytes(), EndStream: reqBody == "", EndHeaders: true})
+	if reqBody != "" {
+		pc.fr.WriteData(id, true, []byte(reqBody))
+	}
 	pc.bw.Flush()
 	answers = map[uint32]string{}
 	open := map[uint32]bool{id: true}
@@ -131,8 +144,8 @@ func (pc *pushClient) get(id uint32, path string) (promises []string, answers ma
 // gets the page's two promises on its stream, each promised request
 // goes to the pool through the rule's HTTP_REQUEST (which sees the
 // pushed stream, and whose own push does nothing there), and the
-// answers come on the promised streams; one pushed from HTTP_RESPONSE
-// and one answered by the rule's -content; a client that disabled push
+// answers come on the promised streams; one pushed from HTTP_RESPONSE,
+// one from HTTP_REQUEST_DATA and one answered by the rule's -content; a client that disabled push
 // gets the page alone; an HTTP/1.1 client too, without an error.
 func TestHTTP2Push(t *testing.T) {
 	const vs = "127.143.2.1:80"
@@ -145,8 +158,12 @@ func TestHTTP2Push(t *testing.T) {
 				HTTP2::push /app.js
 			}
 			"/local" { HTTP2::push /inline.js -content "var x = 1;" -- Content-Type text/javascript }
+			"/form" { HTTP::collect [HTTP::header Content-Length] }
 			"/style.css" { HTTP2::push /never.css }
 		}
+	}
+	when HTTP_REQUEST_DATA {
+		HTTP2::push /thanks.css x-body [HTTP::payload]
 	}
 	when HTTP_RESPONSE {
 		if { [HTTP2::stream] == 3 } { HTTP2::push /late.png }
@@ -190,8 +207,17 @@ func TestHTTP2Push(t *testing.T) {
 		5: "200 M HTTP/1.1 GET /local xff= rule=s=5 body=0",
 		8: "200 var x = 1;",
 	})
-	if n := st.Pushed.Load(); n != 4 {
-		t.Errorf("pushed %d, want 4", n)
+	// From HTTP_REQUEST_DATA, with the body collected.
+	promises, answers = pc.do(7, "POST", "/form", "name=x")
+	if len(promises) != 1 || !strings.HasPrefix(promises[0], "7->10 ") || !strings.HasSuffix(promises[0], ":path=/thanks.css x-body=name=x") {
+		t.Errorf("promises from HTTP_REQUEST_DATA %q", promises)
+	}
+	checkAnswers(t, answers, map[uint32]string{
+		7:  "200 M HTTP/1.1 POST /form xff= rule=s=7 body=6",
+		10: "200 M HTTP/1.1 GET /thanks.css xff= rule=s=10 body=0",
+	})
+	if n := st.Pushed.Load(); n != 5 {
+		t.Errorf("pushed %d, want 5", n)
 	}
 
 	// Push disabled: the page alone.
