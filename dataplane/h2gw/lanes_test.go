@@ -65,7 +65,10 @@ func TestGatewayLanes(t *testing.T) {
 			}))
 			var protos http.Protocols
 			protos.SetUnencryptedHTTP2(true)
-			tr := &http.Transport{Protocols: &protos}
+			// One connection per host: without it Go's transport may dial
+			// a spare TCP connection while a request waits for its HTTP/2
+			// connection, which the gateway counts as a client.
+			tr := &http.Transport{Protocols: &protos, MaxConnsPerHost: 1}
 			t.Cleanup(tr.CloseIdleConnections)
 			client := &http.Client{Transport: tr, Timeout: 20 * time.Second}
 			base := "http://" + ln.Addr().String()
