@@ -64,6 +64,7 @@ type Exporter struct {
 	boot time.Time
 
 	records, messages, templates, dropped, failures atomic.Uint64
+	closed                                          atomic.Bool
 
 	// Owned by run.
 	sess    map[netip.AddrPort]*session
@@ -121,7 +122,7 @@ func (x *Exporter) Options() Options { return x.o }
 // Send queues r, encoded for the exporter's version, and says whether it
 // was queued (false: the queue is full, and r is dropped and counted).
 func (x *Exporter) Send(r *Record) bool {
-	if r == nil || r.t == nil {
+	if r == nil || r.t == nil || x.closed.Load() {
 		return false
 	}
 	bp := bufs.Get().(*[]byte)
@@ -162,14 +163,16 @@ func (x *Exporter) Stats() Stats {
 
 // Close stops the exporter; queued records are dropped.
 func (x *Exporter) Close() {
-	select {
-	case <-x.done:
+	if x.closed.Swap(true) {
 		return
-	default:
 	}
 	close(x.done)
 	x.wg.Wait()
 }
+
+// Closed reports whether Close was called: a destination holding a
+// closed exporter asks for the running one again.
+func (x *Exporter) Closed() bool { return x.closed.Load() }
 
 // tickEvery is how often the exporter looks at retransmissions and
 // deleted templates.
