@@ -6,13 +6,11 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/ipfix/ipfixtest"
 )
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -56,20 +54,11 @@ func flowRecord(t *testing.T, tm *Template, i int) *Record {
 	return r
 }
 
-// records counts the data records in msgs.
-func records(msgs []decMsg) int {
-	n := 0
-	for _, m := range msgs {
-		n += len(m.records)
-	}
-	return n
-}
-
 // TestExportUDP sends records over UDP: the first message carries the
 // template before its data, the sequence numbers count the data records
 // sent before each message, and each field decodes to what was set.
 func TestExportUDP(t *testing.T) {
-	c, addr := udpCollector(t, "127.142.1.1:0")
+	c, addr := ipfixtest.UDP(t, "127.142.1.1:0")
 	x := NewExporter(Options{Pool: "/Common/collectors", Members: fixed(addr), Retransmit: time.Hour, Domain: 7, Logger: quiet()})
 	defer x.Close()
 	tm := flowTemplate(t, NewTemplates())
@@ -78,37 +67,37 @@ func TestExportUDP(t *testing.T) {
 			t.Fatal("not queued")
 		}
 	}
-	waitFor(t, "5 records", func() bool { m, _ := c.snapshot(); return records(m) == 5 })
-	msgs, errs := c.snapshot()
+	ipfixtest.WaitFor(t, "5 records", func() bool { m, _ := c.Snapshot(); return ipfixtest.Records(m) == 5 })
+	msgs, errs := c.Snapshot()
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	if _, ok := msgs[0].templates[tm.ID]; !ok {
+	if _, ok := msgs[0].Templates[tm.ID]; !ok {
 		t.Fatalf("first message has no template %d", tm.ID)
 	}
 	seq := uint32(0)
-	var seen []decRec
+	var seen []ipfixtest.Rec
 	for _, m := range msgs {
-		if m.version != 10 || m.domain != 7 {
-			t.Fatalf("header: version %d domain %d", m.version, m.domain)
+		if m.Version != 10 || m.Domain != 7 {
+			t.Fatalf("header: version %d domain %d", m.Version, m.Domain)
 		}
-		if m.seq != seq {
-			t.Fatalf("sequence %d, want %d", m.seq, seq)
+		if m.Seq != seq {
+			t.Fatalf("sequence %d, want %d", m.Seq, seq)
 		}
-		seq += uint32(len(m.records))
-		seen = append(seen, m.records...)
+		seq += uint32(len(m.Records))
+		seen = append(seen, m.Records...)
 	}
 	for i, r := range seen {
-		if got := netip.AddrFrom4([4]byte(r.fields[0])).String(); got != "127.142.9.1" {
+		if got := netip.AddrFrom4([4]byte(r.Fields[0])).String(); got != "127.142.9.1" {
 			t.Errorf("record %d source %s", i, got)
 		}
-		if got := binary.BigEndian.Uint16(r.fields[2]); got != uint16(40000+i) {
+		if got := binary.BigEndian.Uint16(r.Fields[2]); got != uint16(40000+i) {
 			t.Errorf("record %d source port %d", i, got)
 		}
-		if got := binary.BigEndian.Uint64(r.fields[5]); got != uint64(1000+i) {
+		if got := binary.BigEndian.Uint64(r.Fields[5]); got != uint64(1000+i) {
 			t.Errorf("record %d octets %d", i, got)
 		}
-		if got := string(r.fields[9]); got != "shop.example" {
+		if got := string(r.Fields[9]); got != "shop.example" {
 			t.Errorf("record %d host %q", i, got)
 		}
 	}
@@ -120,28 +109,28 @@ func TestExportUDP(t *testing.T) {
 // TestTemplateRetransmit: over UDP the collector is sent the templates
 // it knows again every interval, without new data.
 func TestTemplateRetransmit(t *testing.T) {
-	c, addr := udpCollector(t, "127.142.1.2:0")
+	c, addr := ipfixtest.UDP(t, "127.142.1.2:0")
 	x := NewExporter(Options{Pool: "p", Members: fixed(addr), Retransmit: time.Second, Logger: quiet()})
 	defer x.Close()
 	tm := flowTemplate(t, NewTemplates())
 	x.Send(flowRecord(t, tm, 0))
-	waitFor(t, "the template sent again", func() bool {
-		msgs, _ := c.snapshot()
+	ipfixtest.WaitFor(t, "the template sent again", func() bool {
+		msgs, _ := c.Snapshot()
 		n := 0
 		for _, m := range msgs {
-			if _, ok := m.templates[tm.ID]; ok {
+			if _, ok := m.Templates[tm.ID]; ok {
 				n++
 			}
 		}
 		return n >= 3
 	})
-	msgs, errs := c.snapshot()
+	msgs, errs := c.Snapshot()
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
 	for _, m := range msgs[1:] {
-		if len(m.records) != 0 || m.seq != 1 {
-			t.Fatalf("a retransmission carries %d records, sequence %d; want 0 and 1", len(m.records), m.seq)
+		if len(m.Records) != 0 || m.Seq != 1 {
+			t.Fatalf("a retransmission carries %d records, sequence %d; want 0 and 1", len(m.Records), m.Seq)
 		}
 	}
 }
@@ -150,7 +139,7 @@ func TestTemplateRetransmit(t *testing.T) {
 // a collector that restarts gets a new session, templates first; a
 // deleted template is withdrawn after the delete delay.
 func TestExportTCP(t *testing.T) {
-	c, addr, conns := tcpCollector(t, "127.142.1.3:0")
+	c, addr, conns := ipfixtest.TCP(t, "127.142.1.3:0")
 	ts := NewTemplates()
 	x := NewExporter(Options{Pool: "p", Members: fixed(addr), TCP: true, Retransmit: time.Second, DeleteDelay: time.Second, Logger: quiet()})
 	defer x.Close()
@@ -158,17 +147,17 @@ func TestExportTCP(t *testing.T) {
 	for i := range 3 {
 		x.Send(flowRecord(t, tm, i))
 	}
-	waitFor(t, "3 records", func() bool { m, _ := c.snapshot(); return records(m) == 3 })
+	ipfixtest.WaitFor(t, "3 records", func() bool { m, _ := c.Snapshot(); return ipfixtest.Records(m) == 3 })
 	time.Sleep(1500 * time.Millisecond) // past a retransmit interval: TCP sends none
 	x.Send(flowRecord(t, tm, 3))
-	waitFor(t, "4 records", func() bool { m, _ := c.snapshot(); return records(m) == 4 })
-	msgs, errs := c.snapshot()
+	ipfixtest.WaitFor(t, "4 records", func() bool { m, _ := c.Snapshot(); return ipfixtest.Records(m) == 4 })
+	msgs, errs := c.Snapshot()
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
 	n := 0
 	for _, m := range msgs {
-		if _, ok := m.templates[tm.ID]; ok {
+		if _, ok := m.Templates[tm.ID]; ok {
 			n++
 		}
 	}
@@ -176,10 +165,10 @@ func TestExportTCP(t *testing.T) {
 		t.Fatalf("%d template sends over %d connections, want 1 and 1", n, conns())
 	}
 	ts.Delete(tm.ID)
-	waitFor(t, "the withdrawal", func() bool {
-		msgs, _ := c.snapshot()
+	ipfixtest.WaitFor(t, "the withdrawal", func() bool {
+		msgs, _ := c.Snapshot()
 		for _, m := range msgs {
-			if len(m.withdrawn) == 1 && m.withdrawn[0] == tm.ID {
+			if len(m.Withdrawn) == 1 && m.Withdrawn[0] == tm.ID {
 				return true
 			}
 		}
@@ -190,27 +179,27 @@ func TestExportTCP(t *testing.T) {
 // TestExportNetFlowV9: version 9 headers, flowset 0 templates, a
 // sequence number per packet, and fixed-length strings.
 func TestExportNetFlowV9(t *testing.T) {
-	c, addr := udpCollector(t, "127.142.1.4:0")
+	c, addr := ipfixtest.UDP(t, "127.142.1.4:0")
 	x := NewExporter(Options{Pool: "p", Members: fixed(addr), Version: NetFlowV9, Domain: 9, Logger: quiet()})
 	defer x.Close()
 	tm := flowTemplate(t, NewTemplates())
 	for i := range 3 {
 		x.Send(flowRecord(t, tm, i))
-		waitFor(t, "a record", func() bool { m, _ := c.snapshot(); return records(m) == i+1 })
+		ipfixtest.WaitFor(t, "a record", func() bool { m, _ := c.Snapshot(); return ipfixtest.Records(m) == i+1 })
 	}
-	msgs, errs := c.snapshot()
+	msgs, errs := c.Snapshot()
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
 	for i, m := range msgs {
-		if m.version != 9 || m.seq != uint32(i) || m.domain != 9 {
-			t.Fatalf("message %d: version %d sequence %d source %d", i, m.version, m.seq, m.domain)
+		if m.Version != 9 || m.Seq != uint32(i) || m.Domain != 9 {
+			t.Fatalf("message %d: version %d sequence %d source %d", i, m.Version, m.Seq, m.Domain)
 		}
 	}
-	if got := msgs[0].length; got != 2 {
+	if got := msgs[0].Length; got != 2 {
 		t.Fatalf("first packet count %d, want 2 (template and data)", got)
 	}
-	host := msgs[0].records[0].fields[9]
+	host := msgs[0].Records[0].Fields[9]
 	if len(host) != V9Len || !strings.HasPrefix(string(host), "shop.example\x00") {
 		t.Fatalf("host %q", host)
 	}
@@ -219,7 +208,7 @@ func TestExportNetFlowV9(t *testing.T) {
 // TestExportFailover: a collector that refuses TCP is skipped and the
 // records go to the other member.
 func TestExportFailover(t *testing.T) {
-	c, addr, _ := tcpCollector(t, "127.142.1.5:0")
+	c, addr, _ := ipfixtest.TCP(t, "127.142.1.5:0")
 	dead := netip.MustParseAddrPort("127.142.1.6:9")
 	x := NewExporter(Options{Pool: "p", Members: fixed(dead, addr), TCP: true, Logger: quiet()})
 	defer x.Close()
@@ -227,7 +216,7 @@ func TestExportFailover(t *testing.T) {
 	for i := range 4 {
 		x.Send(flowRecord(t, tm, i))
 	}
-	waitFor(t, "4 records", func() bool { m, _ := c.snapshot(); return records(m) == 4 })
+	ipfixtest.WaitFor(t, "4 records", func() bool { m, _ := c.Snapshot(); return ipfixtest.Records(m) == 4 })
 	if s := x.Stats(); s.Failures == 0 {
 		t.Fatalf("stats %+v: the dead member was never tried", s)
 	}
@@ -242,14 +231,14 @@ func TestNfcapd(t *testing.T) {
 			if v == NetFlowV9 {
 				port = 4740
 			}
-			out := RunNfcapd(t, "127.142.1.7", port, func(addr netip.AddrPort) {
+			out := ipfixtest.Nfcapd(t, "127.142.1.7", port, func(addr netip.AddrPort) {
 				x := NewExporter(Options{Pool: "p", Members: fixed(addr), Version: v, Logger: quiet()})
 				defer x.Close()
 				tm := flowTemplate(t, NewTemplates())
 				for i := range 3 {
 					x.Send(flowRecord(t, tm, i))
 				}
-				waitFor(t, "3 records sent", func() bool { return x.Stats().Records == 3 })
+				ipfixtest.WaitFor(t, "3 records sent", func() bool { return x.Stats().Records == 3 })
 			})
 			for i := range 3 {
 				want := fmt.Sprintf("127.142.9.1:%d", 40000+i)
@@ -262,62 +251,4 @@ func TestNfcapd(t *testing.T) {
 			}
 		})
 	}
-}
-
-// RunNfcapd starts nfcapd on ip:port, runs send with its address, stops
-// it (which writes its file) and returns what nfdump reads from the file.
-// The test is skipped when nfcapd or nfdump is missing.
-func RunNfcapd(t *testing.T, ip string, port int, send func(netip.AddrPort)) string {
-	t.Helper()
-	for _, tool := range []string{"nfcapd", "nfdump"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed (Debian package nfdump): the collector test needs it", tool)
-		}
-	}
-	dir := t.TempDir()
-	cmd := exec.Command("nfcapd", "-b", ip, "-p", fmt.Sprint(port), "-w", dir, "-t", "3600")
-	var logs strings.Builder
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	}
-	defer stop()
-	// nfcapd listens once its current file exists.
-	waitFor(t, "nfcapd to start", func() bool {
-		m, _ := filepath.Glob(filepath.Join(dir, "nfcapd.current*"))
-		return len(m) > 0
-	})
-	send(netip.AddrPortFrom(netip.MustParseAddr(ip), uint16(port)))
-	time.Sleep(500 * time.Millisecond) // nfcapd reads its socket before it stops
-	stop()
-	files, _ := filepath.Glob(filepath.Join(dir, "nfcapd.2*"))
-	if len(files) == 0 {
-		ents, _ := os.ReadDir(dir)
-		t.Fatalf("nfcapd wrote no file (%v); its log:\n%s", ents, logs.String())
-	}
-	var all strings.Builder
-	for _, f := range files {
-		out, err := exec.Command("nfdump", "-r", f, "-o", "line", "-q").CombinedOutput()
-		if err != nil {
-			t.Fatalf("nfdump -r %s: %v\n%s", f, err, out)
-		}
-		all.Write(out)
-	}
-	return all.String()
 }

@@ -109,6 +109,18 @@ func NewSet(pubs []*Publisher) *Set {
 	return s
 }
 
+// Publishers lists the set's publishers (in no order).
+func (s *Set) Publishers() []*Publisher {
+	if s == nil {
+		return nil
+	}
+	out := make([]*Publisher, 0, len(s.pubs))
+	for _, p := range s.pubs {
+		out = append(out, p)
+	}
+	return out
+}
+
 // FullName is the full path of a publisher as a rule names it: bare
 // names are in /Common.
 func FullName(name string) string {

@@ -1,4 +1,8 @@
-package ipfix
+// Package ipfixtest is an IPFIX and NetFlow v9 collector for tests,
+// written from RFC 7011 and RFC 3954 apart from the exporter it checks:
+// it listens on UDP or TCP, learns templates per session and decodes
+// data records to their raw fields.
+package ipfixtest
 
 import (
 	"encoding/binary"
@@ -10,47 +14,54 @@ import (
 	"time"
 )
 
-// A collector decoder written from RFC 7011 and RFC 3954 alone, apart
-// from the encoder, for field-level checks of what the exporter sent.
-
-// decField is a template field as a collector reads it.
-type decField struct {
-	id         uint16
-	enterprise uint32
-	length     uint16
+// TField is a template field as a collector reads it.
+type TField struct {
+	ID         uint16
+	Enterprise uint32
+	Length     uint16
 }
 
-// decMsg is one decoded message.
-type decMsg struct {
-	version   uint16
-	length    uint16 // IPFIX: the header's length; v9: its count
-	export    uint32
-	seq       uint32
-	domain    uint32
-	templates map[uint16][]decField // template records in this message
-	withdrawn []uint16
-	records   []decRec
+// Msg is one decoded message.
+type Msg struct {
+	Version   uint16
+	Length    uint16 // IPFIX: the header's length; v9: its count
+	Export    uint32
+	Seq       uint32
+	Domain    uint32
+	Templates map[uint16][]TField // template records in this message
+	Withdrawn []uint16
+	Records   []Rec
 }
 
-// decRec is one data record: its template and its raw fields.
-type decRec struct {
-	template uint16
-	fields   [][]byte
+// Rec is one data record: its template and its raw fields.
+type Rec struct {
+	Template uint16
+	Fields   [][]byte
 }
 
-// collector holds the templates a collector learned, per session.
-type collector struct {
-	mu        sync.Mutex
-	templates map[uint16][]decField
-	msgs      []decMsg
-	errs      []error
+// Collector holds the templates it learned and the messages it decoded.
+type Collector struct {
+	mu    sync.Mutex
+	tmpls map[uint16][]TField
+	msgs  []Msg
+	errs  []error
 }
 
-func newCollector() *collector { return &collector{templates: map[uint16][]decField{}} }
+// New makes a collector that knows no templates.
+func New() *Collector { return &Collector{tmpls: map[uint16][]TField{}} }
 
-// feed decodes one message (or several, back to back on TCP) and keeps
+// Records counts the data records in msgs.
+func Records(msgs []Msg) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Records)
+	}
+	return n
+}
+
+// Feed decodes one message (or several, back to back on TCP) and keeps
 // them; it returns what followed the last complete message.
-func (c *collector) feed(b []byte) []byte {
+func (c *Collector) Feed(b []byte) []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for len(b) >= 4 {
@@ -79,23 +90,23 @@ func (c *collector) feed(b []byte) []byte {
 	return b
 }
 
-func (c *collector) decode(b []byte) (decMsg, error) {
-	m := decMsg{version: binary.BigEndian.Uint16(b), length: binary.BigEndian.Uint16(b[2:]), templates: map[uint16][]decField{}}
+func (c *Collector) decode(b []byte) (Msg, error) {
+	m := Msg{Version: binary.BigEndian.Uint16(b), Length: binary.BigEndian.Uint16(b[2:]), Templates: map[uint16][]TField{}}
 	var sets []byte
 	tmplSet := uint16(2)
-	if m.version == 9 {
+	if m.Version == 9 {
 		if len(b) < 20 {
 			return m, fmt.Errorf("short v9 header")
 		}
-		m.export = binary.BigEndian.Uint32(b[8:])
-		m.seq = binary.BigEndian.Uint32(b[12:])
-		m.domain = binary.BigEndian.Uint32(b[16:])
+		m.Export = binary.BigEndian.Uint32(b[8:])
+		m.Seq = binary.BigEndian.Uint32(b[12:])
+		m.Domain = binary.BigEndian.Uint32(b[16:])
 		sets = b[20:]
 		tmplSet = 0
 	} else {
-		m.export = binary.BigEndian.Uint32(b[4:])
-		m.seq = binary.BigEndian.Uint32(b[8:])
-		m.domain = binary.BigEndian.Uint32(b[12:])
+		m.Export = binary.BigEndian.Uint32(b[4:])
+		m.Seq = binary.BigEndian.Uint32(b[8:])
+		m.Domain = binary.BigEndian.Uint32(b[12:])
 		sets = b[16:]
 	}
 	for len(sets) > 0 {
@@ -106,7 +117,7 @@ func (c *collector) decode(b []byte) (decMsg, error) {
 		if n < 4 || n > len(sets) {
 			return m, fmt.Errorf("set %d: length %d of %d", id, n, len(sets))
 		}
-		if m.version == 9 && n%4 != 0 {
+		if m.Version == 9 && n%4 != 0 {
 			return m, fmt.Errorf("v9 flowset %d: length %d not padded to 4", id, n)
 		}
 		body := sets[4:n]
@@ -120,38 +131,38 @@ func (c *collector) decode(b []byte) (decMsg, error) {
 					break
 				}
 				if cnt == 0 {
-					m.withdrawn = append(m.withdrawn, tid)
-					delete(c.templates, tid)
+					m.Withdrawn = append(m.Withdrawn, tid)
+					delete(c.tmpls, tid)
 					continue
 				}
-				var fs []decField
+				var fs []TField
 				for range cnt {
 					if len(body) < 4 {
 						return m, fmt.Errorf("template %d: short field", tid)
 					}
-					f := decField{id: binary.BigEndian.Uint16(body), length: binary.BigEndian.Uint16(body[2:])}
+					f := TField{ID: binary.BigEndian.Uint16(body), Length: binary.BigEndian.Uint16(body[2:])}
 					body = body[4:]
-					if m.version == 10 && f.id&0x8000 != 0 {
-						f.id &^= 0x8000
-						f.enterprise = binary.BigEndian.Uint32(body)
+					if m.Version == 10 && f.ID&0x8000 != 0 {
+						f.ID &^= 0x8000
+						f.Enterprise = binary.BigEndian.Uint32(body)
 						body = body[4:]
 					}
 					fs = append(fs, f)
 				}
-				m.templates[tid] = fs
-				c.templates[tid] = fs
+				m.Templates[tid] = fs
+				c.tmpls[tid] = fs
 			}
 		case id >= 256:
-			fs, ok := c.templates[id]
+			fs, ok := c.tmpls[id]
 			if !ok {
 				return m, fmt.Errorf("data set %d before its template", id)
 			}
 			for len(body) > 0 {
-				r := decRec{template: id}
+				r := Rec{Template: id}
 				start := len(body)
 				for _, f := range fs {
-					n := int(f.length)
-					if f.length == 0xFFFF {
+					n := int(f.Length)
+					if f.Length == 0xFFFF {
 						if len(body) < 1 {
 							return m, fmt.Errorf("short variable length")
 						}
@@ -161,18 +172,18 @@ func (c *collector) decode(b []byte) (decMsg, error) {
 						}
 					}
 					if len(body) < n {
-						if len(body) == start && m.version == 9 {
+						if len(body) == start && m.Version == 9 {
 							break
 						}
-						return m, fmt.Errorf("record of %d: field %d needs %d, %d left", id, f.id, n, len(body))
+						return m, fmt.Errorf("record of %d: field %d needs %d, %d left", id, f.ID, n, len(body))
 					}
-					r.fields = append(r.fields, body[:n])
+					r.Fields = append(r.Fields, body[:n])
 					body = body[n:]
 				}
-				if len(r.fields) == len(fs) {
-					m.records = append(m.records, r)
+				if len(r.Fields) == len(fs) {
+					m.Records = append(m.Records, r)
 				}
-				if m.version == 9 && len(body) < 4 && allZero(body) {
+				if m.Version == 9 && len(body) < 4 && allZero(body) {
 					break
 				}
 			}
@@ -192,21 +203,22 @@ func allZero(b []byte) bool {
 	return true
 }
 
-func (c *collector) snapshot() ([]decMsg, []error) {
+// Snapshot is what the collector decoded so far, and its errors.
+func (c *Collector) Snapshot() ([]Msg, []error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]decMsg(nil), c.msgs...), append([]error(nil), c.errs...)
+	return append([]Msg(nil), c.msgs...), append([]error(nil), c.errs...)
 }
 
-// udpCollector listens on addr and decodes each datagram.
-func udpCollector(t *testing.T, addr string) (*collector, netip.AddrPort) {
+// UDP listens on addr and decodes each datagram.
+func UDP(t *testing.T, addr string) (*Collector, netip.AddrPort) {
 	t.Helper()
 	pc, err := net.ListenPacket("udp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { pc.Close() })
-	c := newCollector()
+	c := New()
 	go func() {
 		buf := make([]byte, 65536)
 		for {
@@ -214,22 +226,22 @@ func udpCollector(t *testing.T, addr string) (*collector, netip.AddrPort) {
 			if err != nil {
 				return
 			}
-			c.feed(append([]byte(nil), buf[:n]...))
+			c.Feed(append([]byte(nil), buf[:n]...))
 		}
 	}()
 	return c, netip.MustParseAddrPort(pc.LocalAddr().String())
 }
 
-// tcpCollector accepts connections on addr and decodes their streams;
+// TCP accepts connections on addr and decodes their streams;
 // each connection is a new session, with no templates.
-func tcpCollector(t *testing.T, addr string) (*collector, netip.AddrPort, func() int) {
+func TCP(t *testing.T, addr string) (*Collector, netip.AddrPort, func() int) {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	c := newCollector()
+	c := New()
 	var mu sync.Mutex
 	conns := 0
 	go func() {
@@ -248,7 +260,7 @@ func tcpCollector(t *testing.T, addr string) (*collector, netip.AddrPort, func()
 				for {
 					n, err := conn.Read(buf)
 					if n > 0 {
-						pend = c.feed(append(pend, buf[:n]...))
+						pend = c.Feed(append(pend, buf[:n]...))
 						pend = append([]byte(nil), pend...)
 					}
 					if err != nil {
@@ -261,8 +273,8 @@ func tcpCollector(t *testing.T, addr string) (*collector, netip.AddrPort, func()
 	return c, netip.MustParseAddrPort(ln.Addr().String()), func() int { mu.Lock(); defer mu.Unlock(); return conns }
 }
 
-// waitFor polls cond for up to 10 seconds.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// WaitFor polls cond for up to 10 seconds.
+func WaitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
