@@ -17,8 +17,8 @@ func TestFormats(t *testing.T) {
 		name, msg, splunk, cef string
 	}{
 		{"free text with PRI", "<190>GET /cart from 10.0.0.1\n",
-			`<190>date_time="Dec 05 2026 15:04:05",hostname="lb1.example",severity="info",msg="GET /cart from 10.0.0.1"`,
-			`<190>CEF:0|F5|Local Traffic Manager|17.1.0|0|Log Message|3|rt=` + ms + ` dvchost=lb1.example msg=GET /cart from 10.0.0.1`},
+			`<190>date_time="Dec 05 2026 15:04:05",hostname="lb1.example",severity="info",msg="GET /cart from 10.0.0.1"` + "\n",
+			`<190>CEF:0|F5|Local Traffic Manager|17.1.0|0|Log Message|3|rt=` + ms + ` dvchost=lb1.example msg=GET /cart from 10.0.0.1` + "\n"},
 		{"pairs", `client=10.0.0.1 uri="/a b" status=200`,
 			`date_time="Dec 05 2026 15:04:05",hostname="lb1.example",severity="info",client="10.0.0.1",uri="/a b",status="200"`,
 			`CEF:0|F5|Local Traffic Manager|17.1.0|0|Log Message|3|rt=` + ms + ` dvchost=lb1.example client=10.0.0.1 uri=/a b status=200`},

@@ -187,8 +187,11 @@ func (s *Set) deliver(hub Sender, d *Destination, msg []byte, depth int) bool {
 		} else {
 			fb.out = appendCEF(fb.out[:0], s.now(), host, s.Version, &fb.p)
 		}
-		// The forward-to destination keeps nothing of the buffer past
-		// deliver: remote ones copy what they queue.
+		// A message that ended its line keeps its line end.
+		if n := len(msg); n > 0 && msg[n-1] == '\n' {
+			fb.out = append(fb.out, '\n')
+		}
+		// The queue of a remote destination keeps the bytes it is given.
 		out := append([]byte(nil), fb.out...)
 		parsedPool.Put(fb)
 		return s.deliver(hub, d.Forward, out, depth+1)
