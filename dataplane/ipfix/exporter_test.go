@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/netip"
 	"strings"
 	"testing"
@@ -250,5 +251,45 @@ func TestNfcapd(t *testing.T) {
 				t.Errorf("nfdump output:\n%s", out)
 			}
 		})
+	}
+}
+
+// BenchmarkExportUDP is one record filled and exported over UDP, the
+// records packed into messages by the exporter; after warm-up neither
+// side allocates per record.
+func BenchmarkExportUDP(b *testing.B) {
+	pc, err := net.ListenPacket("udp", "127.142.1.8:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pc.Close()
+	go func() {
+		buf := make([]byte, 65536)
+		for {
+			if _, _, err := pc.ReadFrom(buf); err != nil {
+				return
+			}
+		}
+	}()
+	addr := netip.MustParseAddrPort(pc.LocalAddr().String())
+	x := NewExporter(Options{Pool: "p", Members: fixed(addr), Retransmit: time.Hour, Logger: quiet(), Queue: 1 << 16})
+	defer x.Close()
+	tm, err := NewTemplates().Create(IANA(), "sourceIPv4Address destinationIPv4Address sourceTransportPort destinationTransportPort protocolIdentifier octetDeltaCount")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var r Record
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Reset(tm)
+		r.Set("sourceIPv4Address", 0, "10.0.0.1")
+		r.Set("destinationIPv4Address", 0, "10.0.0.2")
+		r.Set("sourceTransportPort", 0, "40000")
+		r.Set("destinationTransportPort", 0, "443")
+		r.Set("protocolIdentifier", 0, "6")
+		r.Set("octetDeltaCount", 0, "123456")
+		for !x.Send(&r) {
+			time.Sleep(time.Millisecond)
+		}
 	}
 }
