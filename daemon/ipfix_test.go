@@ -98,6 +98,25 @@ func TestIPFIXFromARule(t *testing.T) {
 			}
 		}
 	}
+
+	// transport-profile tcp: the next records go over a TCP connection
+	// to the pool's new collector, the template first.
+	tc, _, conns := ipfixtest.TCP(t, "127.142.2.31:4739")
+	mustRun(t, s,
+		"modify ltm pool collectors members replace-all-with { 127.142.2.31:4739 }",
+		"modify sys log-config destination ipfix ipfix_dest transport-profile tcp",
+	)
+	for i := range 2 {
+		askVS(t, "127.142.2.20:9000", fmt.Sprint("T", i))
+	}
+	eventually(t, 10*time.Second, "2 records over TCP", func() bool {
+		m, _ := tc.Snapshot()
+		return ipfixtest.Records(m) == 2
+	})
+	msgs, errs = tc.Snapshot()
+	if len(errs) > 0 || conns() != 1 || len(msgs[0].Templates[256]) != 8 {
+		t.Fatalf("errors %v, %d connections, first message's templates %v", errs, conns(), msgs[0].Templates)
+	}
 }
 
 // TestIPFIXConfigErrors: what cannot export is refused, and nothing
