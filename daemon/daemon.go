@@ -266,6 +266,7 @@ func (e *Engine) Close() error {
 	if e.hsl != nil {
 		e.hsl.Close()
 	}
+	e.rules.rt.hsl.closeIPFIX()
 	if e.logs != nil {
 		e.logs.Close()
 	}

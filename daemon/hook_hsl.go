@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/hsl"
+	"github.com/openltm/openltm/dataplane/ipfix"
 	"github.com/openltm/openltm/dataplane/logpub"
 )
 
@@ -16,9 +18,17 @@ import (
 // it without a lock.
 // pubs are the running configuration's log publishers (HSL::open
 // -publisher), swapped at each commit.
+// elements, templates and ipfix are what the IPFIX:: commands reach
+// (hook_ipfix.go): the running configuration's information elements,
+// the templates rules made, and the ipfix destinations' exporters.
 type hslSwitch struct {
 	hub  atomic.Pointer[hsl.Hub]
 	pubs atomic.Pointer[logpub.Set]
+
+	elements  atomic.Pointer[ipfix.Elements]
+	tmplOnce  sync.Once
+	templates *ipfix.Templates
+	ipfix     atomic.Pointer[ipfixHub]
 }
 
 // pubHandle starts the handles of publishers; the hub's start "hsl:".
@@ -78,6 +88,9 @@ func (e *Engine) attachHSL(p *dataplane.Plane) {
 	h := hsl.New(hsl.Options{Members: p.PoolAvailable, Pick: p.PoolPick, Logger: e.log})
 	e.hsl = h
 	e.rules.rt.hsl.hub.Store(h)
+	x := &ipfixHub{members: p.PoolAvailable, pick: p.PoolPick, log: e.log, exps: map[string]*ipfix.Exporter{}}
+	e.rules.rt.hsl.ipfix.Store(x)
+	x.retain(e.rules.rt.hsl.pubs.Load())
 }
 
 // HSLStats is the high-speed logging counters (messages sent and dropped

@@ -270,6 +270,7 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 			return rules.DefaultTrafficGroup
 		},
 		HSL:    &rt.hsl,
+		IPFIX:  ipfixSwitch{&rt.hsl},
 		IFile:  func(name string) (*rules.IFile, bool) { return rt.ifiles.Load().lookup(name) },
 		IFiles: func() []string { return rt.ifiles.Load().names },
 		Log: func(facility, line string) {
@@ -623,7 +624,12 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 	if tr.logs.pubs != nil {
 		tr.logs.pubs.Local = rt.env.Log
 		rt.hsl.pubs.Store(tr.logs.pubs)
+		if x := rt.hsl.ipfix.Load(); x != nil {
+			x.retain(tr.logs.pubs) // hook_ipfix.go
+		}
 	}
+	prevElements := rt.hsl.elements.Load()
+	rt.hsl.elements.Store(tr.logs.elements)
 	prevStats := rt.statsDefs
 	rt.env.Stats.Define(tr.stats)
 	rt.statsDefs = tr.stats
@@ -645,6 +651,7 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 		rt.vlanTags.Store(prevTags)
 		rt.vsTGs.Store(prevTGs)
 		rt.hsl.pubs.Store(prevPubs)
+		rt.hsl.elements.Store(prevElements)
 		rt.env.Stats.Define(prevStats)
 		rt.statsDefs = prevStats
 		rt.mu.Lock()

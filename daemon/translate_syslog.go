@@ -142,7 +142,7 @@ func (c *syslogChange) Abort() {
 // servers, and what the log queue and the HSL senders dropped.
 func syslogCommands(e *Engine) []RuntimeCommand {
 	return []RuntimeCommand{{"show", "sys syslog", func(ctx context.Context, s *Session, _, _ []string, w io.Writer) error {
-		st := render.SyslogStats{File: filepath.Join(e.opts.StateDir, LogFile), HSL: e.HSLStats()}
+		st := render.SyslogStats{File: filepath.Join(e.opts.StateDir, LogFile), HSL: e.HSLStats(), IPFIX: e.IPFIXStats()}
 		if e.logs != nil {
 			st.Dropped, st.Remotes = e.logs.Dropped(), e.logs.Remotes()
 		}

@@ -324,6 +324,16 @@ func httpRouterBounds(k *Kind) *Kind {
 	return k
 }
 
+// ipfixElementBounds bounds an IPFIX element's numbers as the protocol
+// does: a 32-bit enterprise number, a 15-bit id (the 16th bit is the
+// enterprise bit) and a 16-bit length.
+func ipfixElementBounds(k *Kind) *Kind {
+	k.row("enterprise-id").Max = math.MaxUint32
+	k.row("id").Max = 32767
+	k.row("size").Max = 65535
+	return k
+}
+
 // row finds a row before the kind is indexed (while tables are built).
 func (k *Kind) row(name string) *Prop {
 	for _, p := range k.Props {
@@ -1448,20 +1458,30 @@ protocol enum tcp tcp|udp
 		actOn(pk("sys log-config destination local-syslog", "Log Destination", "", tmshRef("sys log-config destination local-syslog")+vocab, ""),
 			"F5 sys log-config destination local-syslog: the system's own log (openltm: ltmd's log and STATE-DIR/log/ltm)"),
 		pk("sys log-config destination local-database", "Log Destination", "", tmshRef("sys log-config destination local-database")+vocab, ""),
-		pk("sys log-config destination splunk", "Log Destination", "", tmshRef("sys log-config destination splunk")+vocab, `
+		actOn(pk("sys log-config destination splunk", "Log Destination", "", tmshRef("sys log-config destination splunk")+vocab, `
 forward-to ref sys+log-config+destination+ none
-`),
-		pk("sys log-config destination arcsight", "Log Destination", "", tmshRef("sys log-config destination arcsight")+vocab, `
+`), "F5 sys log-config destination splunk: each message as Splunk's key=\"value\" pairs, forwarded to the forward-to destination", "forward-to"),
+		actOn(pk("sys log-config destination arcsight", "Log Destination", "", tmshRef("sys log-config destination arcsight")+vocab, `
 forward-to ref sys+log-config+destination+ none
-`),
-		pk("sys log-config destination ipfix", "Log Destination", "", tmshRef("sys log-config destination ipfix")+vocab, `
+`), "F5 sys log-config destination arcsight: each message in ArcSight's Common Event Format (CEF), forwarded to the forward-to destination", "forward-to"),
+		actOn(pk("sys log-config destination ipfix", "Log Destination", "", tmshRef("sys log-config destination ipfix")+vocab, `
 pool-name ref ltm+pool none
 protocol-version enum ipfix ipfix|netflow-v9
 serverssl-profile str none
 template-delete-delay int 0
 template-retransmit-interval int 600
 transport-profile str none
-`),
+`), "F5 sys log-config destination ipfix: IPFIX::destination send's records as IPFIX or NetFlow v9 to the pool's collectors, over UDP or TCP (transport-profile), templates sent again every template-retransmit-interval on UDP",
+			"pool-name", "protocol-version", "template-delete-delay", "template-retransmit-interval", "transport-profile"),
+		// [M] data-type takes the data types' names as RFC 7012 and the
+		// IANA registry write them (unsigned32, ipv4Address, string).
+		ipfixElementBounds(actOn(pk("sys ipfix element", "IPFIX Information Element", "", tmshRef("sys ipfix element")+vocab, `
+data-type enum - octetArray|unsigned8|unsigned16|unsigned32|unsigned64|signed8|signed16|signed32|signed64|float32|float64|boolean|macAddress|string|dateTimeSeconds|dateTimeMilliseconds|dateTimeMicroseconds|dateTimeNanoseconds|ipv4Address|ipv6Address
+enterprise-id int 0
+id int 0
+size int 0
+`), "F5 sys ipfix element: a custom (enterprise) information element IPFIX::template create names",
+			"data-type", "enterprise-id", "id", "size")),
 		pk("sys log-config destination management-port", "Log Destination", "", tmshRef("sys log-config destination management-port")+vocab, `
 ip-address ip -
 port int 0

@@ -109,6 +109,8 @@ type Env struct {
 	// keep table entries apart per traffic group; nil answers
 	// DefaultTrafficGroup.
 	TrafficGroup func(virtual string) string
+	// IPFIX answers the IPFIX:: commands; nil makes them Tcl errors.
+	IPFIX IPFIX
 }
 
 // budget is the steps and the time one event (or one script `after`
@@ -404,6 +406,9 @@ type ConnState struct {
 	// (commands_name.go).
 	names    []*nameLookup
 	nameResp tcl.Value
+	// ipfix is the IPFIX::msg messages of the connection
+	// (commands_ipfix.go; nil until a rule makes one).
+	ipfix *ipfixState
 }
 
 // addrText is an endpoint's address and its text.
@@ -452,6 +457,9 @@ func (s *ConnState) Release() {
 	s.closeSidebands()
 	s.cancelAfters()
 	s.cancelNames()
+	if s.ipfix != nil {
+		s.ipfix.reset()
+	}
 	s.nameResp = tcl.Value{}
 	s.sidebandSeq = 0
 	s.searchSeq = 0

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/openltm/openltm/dataplane/hsl"
+	"github.com/openltm/openltm/dataplane/ipfix"
 	"github.com/openltm/openltm/dataplane/syslog"
 )
 
@@ -16,6 +17,8 @@ type SyslogStats struct {
 	Dropped uint64
 	Remotes []syslog.Remote
 	HSL     []hsl.Stats
+	// IPFIX are the ipfix destinations' exporters.
+	IPFIX []ipfix.Stats
 }
 
 // Syslog prints `show sys syslog`, an openltm page: BIG-IP shows no
@@ -51,6 +54,22 @@ func Syslog(w io.Writer, st SyslogStats, o Options) error {
 			{"Connections", ""},
 			{"Opened", u(h.Connects)},
 			{"Failures", u(h.Failures)},
+		}); err != nil {
+			return err
+		}
+	}
+	for _, x := range st.IPFIX {
+		proto := "UDP"
+		if x.TCP {
+			proto = "TCP"
+		}
+		if err := statBlock(w, "Sys::IPFIX: "+o.rel(x.Pool)+" ("+x.Version.String()+", "+proto+")", [][2]string{
+			{"Records", ""},
+			{"Sent", u(x.Records)},
+			{"Dropped", u(x.Dropped)},
+			{"Messages", u(x.Messages)},
+			{"Templates Sent", u(x.Templates)},
+			{"Failures", u(x.Failures)},
 		}); err != nil {
 			return err
 		}
