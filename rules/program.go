@@ -404,6 +404,8 @@ type ConnState struct {
 	// (commands_name.go).
 	names    []*nameLookup
 	nameResp tcl.Value
+	// xml is the xml profile's state (commands_xml.go; nil until used).
+	xml *XMLState
 }
 
 // addrText is an endpoint's address and its text.
@@ -453,6 +455,7 @@ func (s *ConnState) Release() {
 	s.cancelAfters()
 	s.cancelNames()
 	s.nameResp = tcl.Value{}
+	s.xml = nil
 	s.sidebandSeq = 0
 	s.searchSeq = 0
 	s.respondedTo = 0
