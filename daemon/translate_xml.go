@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/openltm/openltm/dataplane/xmlcbr"
@@ -15,6 +16,13 @@ var (
 	xmlMultiple    = profileXML.MustProp("multiple-query-matches")
 	xmlNamespaces  = profileXML.MustProp("namespace-mappings")
 	xmlQueriesProp = profileXML.MustProp("xpath-queries")
+	xmlAbort       = profileXML.MustProp("abort-on-error")
+	xmlMaxBuffer   = profileXML.MustProp("max-buffer-size")
+	// xmlMaxBufferLimit bounds max-buffer-size [M: BIG-IP's bound is
+	// not documented]; the HTTP engine holds a message of its
+	// max-message-size (1 MB) at most, and a longer body streams on
+	// unparsed whatever the setting.
+	xmlMaxBufferLimit = 16 << 20
 )
 
 // xmlProfileOf is the virtual's xml profile compiled, as the HTTP engine
@@ -58,7 +66,18 @@ func (t *translator) xmlBuild(p *objects.Object) (*xmlcbr.Profile, error) {
 	if v := t.cfg.Effective(p, xmlQueriesProp.Name); v != nil {
 		queries = v.List
 	}
-	return xmlcbr.Compile(p.Name, ns, queries, xmlMultiple.Effective(t.cfg, p) == "enabled")
+	v := xmlMaxBuffer.Effective(t.cfg, p)
+	size, err := strconv.Atoi(v)
+	if err != nil || size < 1 || size > xmlMaxBufferLimit {
+		return nil, fmt.Errorf("max-buffer-size %q is out of range: 1 to %d", v, xmlMaxBufferLimit)
+	}
+	prof, err := xmlcbr.Compile(p.Name, ns, queries, xmlMultiple.Effective(t.cfg, p) == "enabled")
+	if err != nil {
+		return nil, err
+	}
+	prof.AbortOnError = xmlAbort.Effective(t.cfg, p) == "enabled"
+	prof.MaxBufferSize = size
+	return prof, nil
 }
 
 // xmlNamespaceMap reads namespace-mappings: entries written

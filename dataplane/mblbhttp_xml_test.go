@@ -178,3 +178,152 @@ func TestHTTPXMLMatchesSeen(t *testing.T) {
 		p.Close()
 	}
 }
+
+// TestHTTPXMLAbortAndBuffer: with abort-on-error a body that is not
+// well-formed resets the client's connection (no member sees it);
+// without it such a body goes on unparsed; a body over max-buffer-size
+// goes on unparsed either way. show ltm profile xml counts the
+// documents inspected, by matches, and the malformed ones.
+func TestHTTPXMLAbortAndBuffer(t *testing.T) {
+	const vs, general, finance = "127.139.0.30:80", "127.139.0.31:80", "127.139.0.32:80"
+	startXMLServer(t, general, "general")
+	startXMLServer(t, finance, "finance")
+	prof, err := xmlcbr.Compile("/Common/x", nil, []string{"//FinanceObject"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof.AbortOnError, prof.MaxBufferSize = true, 300
+	cfg := mblbConfig(vs, &MBLB{Request: mblb.Framing{Mode: mblb.HTTP, HTTP: mblb.HTTPOptions{XML: prof}}}, general)
+	fa := ap(finance)
+	cfg.Pools["/Common/finance"] = &Pool{Name: "/Common/finance", LBMode: RoundRobin,
+		Members: []Member{{Node: "/Common/" + fa.Addr().String(), Addr: fa}}}
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, xmlRouteRule)
+	p, _ := newPlane(t)
+	mustApply(t, p, cfg)
+
+	post := func(body string) (string, error) {
+		conn, err := net.DialTimeout("tcp", vs, 5*time.Second)
+		if err != nil {
+			return "", err
+		}
+		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		conn.Write([]byte("POST / HTTP/1.1\r\nHost: h\r\nContent-Type: text/xml\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			return "", err
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return string(b), err
+	}
+	padded := "<o><FinanceObject>Route to Financing</FinanceObject>" + strings.Repeat("<p/>", 70) + "</o>" // over 300 bytes
+	for _, c := range []struct {
+		name, body, member string
+	}{
+		{"matched", "<o><FinanceObject>Route to Financing</FinanceObject></o>", "finance"},
+		{"no match", "<o/>", "general"},
+		{"over max-buffer-size", padded, "general"},
+		{"malformed aborts", "<o><FinanceObject>", ""},
+	} {
+		got, err := post(c.body)
+		if c.member == "" {
+			if err == nil {
+				t.Errorf("%s: answered %q, want the connection reset", c.name, got)
+			}
+			continue
+		}
+		if err != nil || got != c.member {
+			t.Errorf("%s: answer %q (%v), want %q", c.name, got, err, c.member)
+		}
+	}
+	st := p.ProfileStats(ProfileXML, "/Common/x", []string{"/Common/vs"}).XML
+	if want := (XMLProfileStats{Inspected: 3, OneMatch: 1, NoMatch: 1, Malformed: 1}); st != want {
+		t.Errorf("stats %+v, want %+v", st, want)
+	}
+	p.ResetProfileStats(ProfileXML, "/Common/x", []string{"/Common/vs"})
+	if st := p.ProfileStats(ProfileXML, "/Common/x", []string{"/Common/vs"}).XML; st != (XMLProfileStats{}) {
+		t.Errorf("after reset-stats %+v", st)
+	}
+
+	// Without abort-on-error the malformed body reaches the member.
+	prof2, _ := xmlcbr.Compile("/Common/x", nil, []string{"//FinanceObject"}, false)
+	cfg.Virtuals["/Common/vs"].MBLB.Request.HTTP.XML = prof2
+	mustApply(t, p, cfg)
+	if got, err := post("<o><FinanceObject>"); err != nil || got != "general" {
+		t.Errorf("malformed without abort-on-error: %q (%v), want general", got, err)
+	}
+}
+
+// TestHTTPXMLStreamed: a body that arrives after its head (a slow
+// client, one that waits for 100 Continue, a chunked one) is read whole
+// before the profile parses it, when max-buffer-size allows; a longer
+// one goes on unparsed. A document the rule replaced takes the streamed
+// body's place.
+func TestHTTPXMLStreamed(t *testing.T) {
+	const vs, general, finance = "127.139.0.40:80", "127.139.0.41:80", "127.139.0.42:80"
+	startXMLServer(t, general, "general")
+	startXMLServer(t, finance, "finance")
+	prof, err := xmlcbr.Compile("/Common/x", nil, []string{"//FinanceObject"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof.MaxBufferSize = 512
+	cfg := mblbConfig(vs, &MBLB{Request: mblb.Framing{Mode: mblb.HTTP, HTTP: mblb.HTTPOptions{XML: prof}}}, general)
+	fa := ap(finance)
+	cfg.Pools["/Common/finance"] = &Pool{Name: "/Common/finance", LBMode: RoundRobin,
+		Members: []Member{{Node: "/Common/" + fa.Addr().String(), Addr: fa}}}
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, xmlRouteRule)
+	p, _ := newPlane(t)
+	mustApply(t, p, cfg)
+
+	doc := "<o><FinanceObject>Route to Financing</FinanceObject></o>"
+	long := "<o><FinanceObject>Route to Financing</FinanceObject>" + strings.Repeat("<p/>", 200) + "</o>"
+	chunk := func(s string) string { return fmt.Sprintf("%x\r\n%s\r\n", len(s), s) }
+	for _, c := range []struct {
+		name, path, head, body, member, got string
+	}{
+		{"split content-length", "/", "Content-Length: " + strconv.Itoa(len(doc)) + "\r\n", doc, "finance", doc},
+		{"100 continue", "/", "Expect: 100-continue\r\nContent-Length: " + strconv.Itoa(len(doc)) + "\r\n", doc, "finance", doc},
+		{"split chunked", "/", "Transfer-Encoding: chunked\r\n", chunk(doc[:10]) + chunk(doc[10:]) + "0\r\n\r\n", "finance", doc},
+		{"split and edited", "/edit", "Content-Length: " + strconv.Itoa(len(doc)) + "\r\n", doc, "finance", "<!-- routed -->" + doc},
+		{"split over max-buffer-size", "/", "Content-Length: " + strconv.Itoa(len(long)) + "\r\n", long, "general", long},
+		{"chunked over max-buffer-size", "/", "Transfer-Encoding: chunked\r\n", chunk(long[:300]) + chunk(long[300:]) + "0\r\n\r\n", "general", long},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			conn, err := net.DialTimeout("tcp", vs, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			conn.SetDeadline(time.Now().Add(10 * time.Second))
+			if _, err := conn.Write([]byte("POST " + c.path + " HTTP/1.1\r\nHost: h\r\nContent-Type: text/xml\r\n" + c.head + "\r\n")); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(conn)
+			if strings.Contains(c.head, "100-continue") {
+				line, err := br.ReadString('\n')
+				if err != nil || !strings.Contains(line, " 100 ") {
+					t.Fatalf("interim %q (%v), want 100 Continue", line, err)
+				}
+				for line != "\r\n" && err == nil {
+					line, err = br.ReadString('\n')
+				}
+			} else {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if _, err := conn.Write([]byte(c.body)); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if string(b) != c.member || resp.Header.Get("X-Got") != c.got {
+				t.Fatalf("answer %q, member got %q; want %q, %q", b, resp.Header.Get("X-Got"), c.member, c.got)
+			}
+		})
+	}
+}

@@ -5,7 +5,9 @@
 //
 // BIG-IP's profile (ltm profile xml) has namespace-mappings (the
 // prefixes the queries may use, each bound to a namespace URI),
-// xpath-queries (at most three, in order) and multiple-query-matches.
+// xpath-queries (at most three, in order) and multiple-query-matches;
+// older versions also abort-on-error and max-buffer-size, which F5's MIB
+// keeps as deprecated and openltm acts on.
 // The queries compile once, when the configuration is committed; a
 // query that does not compile refuses the commit, naming the query and
 // what is wrong with it.
@@ -19,14 +21,15 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/antchfx/xmlquery"
 	"github.com/antchfx/xpath"
 )
 
 // MaxQueries is how many XPath queries one profile holds: BIG-IP's
-// profile takes up to three [M: from F5's "Routing Based on XML
-// Content" guide, which says a profile has up to three queries].
+// profile takes up to three (its MIB counts documents with one, two and
+// three matches, ltmXmlProfileStat) [M: the commit's message is ours].
 const MaxQueries = 3
 
 // MaxMatches bounds the matches one document reports with
@@ -45,6 +48,51 @@ type Profile struct {
 	// Multiple is multiple-query-matches: every query that matches is
 	// reported; otherwise only the first one (in the profile's order).
 	Multiple bool
+	// AbortOnError is abort-on-error: a body that is not a well-formed
+	// document resets the client's connection instead of going on
+	// unparsed.
+	AbortOnError bool
+	// MaxBufferSize is max-buffer-size: a body longer than this (once
+	// de-chunked) is not parsed, and goes on as it came.
+	MaxBufferSize int
+}
+
+// DefaultMaxBufferSize is max-buffer-size of the built-in profile [M:
+// BIG-IP's MIB has the setting (ltmXmlProfileMaxBufferSize, deprecated)
+// but no default is at hand].
+const DefaultMaxBufferSize = 65536
+
+// Counts are an xml profile's statistics as a virtual server counts
+// them (show ltm profile xml), after BIG-IP's ltmXmlProfileStat: the
+// documents inspected, by how many queries matched, and the malformed
+// ones.
+type Counts struct {
+	Inspected, OneMatch, TwoMatches, ThreeMatches, NoMatch, Malformed atomic.Uint64
+}
+
+// Count counts one inspected document: the matches it had, or err when
+// it did not parse.
+func (c *Counts) Count(matches int, err error) {
+	c.Inspected.Add(1)
+	switch {
+	case err != nil:
+		c.Malformed.Add(1)
+	case matches == 0:
+		c.NoMatch.Add(1)
+	case matches == 1:
+		c.OneMatch.Add(1)
+	case matches == 2:
+		c.TwoMatches.Add(1)
+	default:
+		c.ThreeMatches.Add(1)
+	}
+}
+
+// Reset zeroes the counts (reset-stats ltm profile xml).
+func (c *Counts) Reset() {
+	for _, n := range []*atomic.Uint64{&c.Inspected, &c.OneMatch, &c.TwoMatches, &c.ThreeMatches, &c.NoMatch, &c.Malformed} {
+		n.Store(0)
+	}
 }
 
 // Query is one compiled XPath query.
@@ -70,7 +118,7 @@ func Compile(name string, namespaces map[string]string, queries []string, multip
 	if len(queries) > MaxQueries {
 		return nil, fmt.Errorf("xpath-queries has %d queries: a profile holds at most %d", len(queries), MaxQueries)
 	}
-	p := &Profile{Name: name, Namespaces: namespaces, Multiple: multiple}
+	p := &Profile{Name: name, Namespaces: namespaces, Multiple: multiple, MaxBufferSize: DefaultMaxBufferSize}
 	for _, q := range queries {
 		if strings.TrimSpace(q) == "" {
 			return nil, errors.New("xpath-queries has an empty query")

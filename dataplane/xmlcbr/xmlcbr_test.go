@@ -124,3 +124,19 @@ func TestPrefixesOf(t *testing.T) {
 		}
 	}
 }
+
+func TestCounts(t *testing.T) {
+	var c Counts
+	for _, n := range []int{0, 1, 1, 2, 3} {
+		c.Count(n, nil)
+	}
+	c.Count(0, ErrMalformed)
+	got := [...]uint64{c.Inspected.Load(), c.OneMatch.Load(), c.TwoMatches.Load(), c.ThreeMatches.Load(), c.NoMatch.Load(), c.Malformed.Load()}
+	if got != [...]uint64{6, 2, 1, 1, 1, 1} {
+		t.Fatalf("counts %v", got)
+	}
+	c.Reset()
+	if c.Inspected.Load() != 0 || c.Malformed.Load() != 0 {
+		t.Fatal("not reset")
+	}
+}

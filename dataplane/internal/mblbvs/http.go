@@ -45,8 +45,11 @@ type httpRules struct {
 	// the json profile, and its DATA turn runs the JSON_ event only.
 	jsonWaiting bool
 	// xml: the rules have XML_CONTENT_BASED_ROUTING, with an xml
-	// profile (xml.go); nil otherwise.
-	xml *xmlState
+	// profile (xml.go); nil otherwise. xmlWaiting: the engine is
+	// reading a streamed XML body whole for it, and the DATA turn runs
+	// the profile only.
+	xml        *xmlState
+	xmlWaiting bool
 	// cacheEvents: the rules' CACHE_ events (cache.go), and the cached
 	// answer they read while one runs.
 	cacheEvents mblb.CacheEvents
@@ -192,6 +195,10 @@ func (h *httpRules) OnHTTPRequest(x *mblb.HTTPEvent) error {
 		h.jsonWaiting = true
 		return nil
 	}
+	if h.xmlAwait(x) { // xml.go
+		h.xmlWaiting = true
+		return nil
+	}
 	if err := h.collected(x, rules.HTTPRequestData, &h.Request); err != nil {
 		return err
 	}
@@ -224,15 +231,32 @@ func (h *httpRules) OnHTTPRequestData(x *mblb.HTTPEvent) error {
 		h.sentGen = h.Request.Gen()
 		return nil
 	}
+	if h.xmlWaiting {
+		// The whole XML body the xml profile awaited (xml.go).
+		h.xmlWaiting = false
+		if err := h.xmlEvent(x); err != nil {
+			return err
+		}
+		h.sentGen = h.Request.Gen()
+		return nil
+	}
 	h.collectPending, h.collectLen = true, x.Asked()
 	if err := h.collected(x, rules.HTTPRequestData, &h.Request); err != nil {
 		return err
 	}
-	if !h.collectPending { // the rules' last DATA turn: the json profile's
-		if h.jsonAwait(x, &h.Request) { // json.go
+	if !h.collectPending { // the rules' last DATA turn: the json and xml profiles'
+		switch {
+		case h.jsonAwait(x, &h.Request): // json.go
 			h.jsonWaiting = true
-		} else if err := h.jsonEvent(x, &h.Request); err != nil {
-			return err
+		case h.xmlAwait(x): // xml.go
+			h.xmlWaiting = true
+		default:
+			if err := h.jsonEvent(x, &h.Request); err != nil {
+				return err
+			}
+			if err := h.xmlEvent(x); err != nil {
+				return err
+			}
 		}
 	}
 	h.sentGen = h.Request.Gen()
