@@ -31,13 +31,14 @@ var profileShows = []struct {
 	{profileRTSP, dataplane.ProfileRTSP, render.RTSPProfile},
 	{profileFastHTTP, dataplane.ProfileFastHTTP, render.FastHTTPProfile},
 	{profileNTLM, dataplane.ProfileNTLM, render.NTLMProfile},
+	{profileXML, dataplane.ProfileXML, render.XMLProfile},           // translate_xml.go
 	{mrfProtocol, dataplane.ProfileMRFProtocol, render.MRFProtocol}, // translate_mrf.go
 	{mrfRouter, dataplane.ProfileMRFRouter, render.MRFRouter},
 }
 
 // profileStatsCommands answers show and reset-stats of the http,
 // http-compression, tcp, udp, client-ssl, server-ssl, request-adapt,
-// response-adapt, mqtt, fix, diameter, rtsp, fasthttp and ntlm profiles
+// response-adapt, mqtt, fix, diameter, rtsp, fasthttp, ntlm and xml profiles
 // and the generic message-routing protocol and router: one block per
 // profile, its figures summed over the virtuals using it.
 func profileStatsCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {

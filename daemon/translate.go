@@ -58,6 +58,9 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	for _, o := range cfg.Of(profileJSON) {
 		t.jsonProfile(o) // translate_json.go
 	}
+	for _, o := range cfg.Of(profileXML) {
+		t.xmlProfile(o) // translate_xml.go
+	}
 	t.htmlChecks() // translate_html.go
 	for _, o := range cfg.Of(profileRewrite) {
 		t.rewriteProfile(o) // translate_rewrite.go
@@ -130,6 +133,9 @@ type translator struct {
 	// vaddrs are the virtual-address objects by address key, read when
 	// one is not under its address's name (translate_vaddr.go).
 	vaddrs map[string]*objects.Object
+	// xmlProfiles are the xml profiles compiled, once each
+	// (translate_xml.go).
+	xmlProfiles map[*objects.Object]xmlCompiled
 }
 
 // refuse records a combination BIG-IP refuses: the virtual is left out,
@@ -553,7 +559,7 @@ func (t *translator) virtual(o *objects.Object) {
 			t.attachError(o, err)
 			return
 		}
-		if !t.httpNeeds(o, list) || !t.streamNeeds(o, list) || !t.compressNeeds(o, list) || !t.cacheNeeds(o, list) || !t.wsNeeds(o, list) || !t.jsonNeeds(o, list) || !t.mqttNeeds(o, list) || !t.fixNeeds(o, list) || !t.rtspNeeds(o, list) || !t.diameterNeeds(o, list) || !t.mrfNeeds(o, list) || !t.helloNeeds(o, list) || !t.sipNeeds(o, list) || !t.profileNeeds(o, list, profileSocks, "SOCKS", (*rules.Rule).SOCKSNeeds) { // translate_http.go, translate_stream.go, translate_compress.go, translate_cache.go, translate_websocket.go, translate_json.go, translate_mqtt.go, translate_fix.go, translate_rtsp.go, translate_diameter.go, translate_sni.go, translate_sip.go
+		if !t.httpNeeds(o, list) || !t.streamNeeds(o, list) || !t.compressNeeds(o, list) || !t.cacheNeeds(o, list) || !t.wsNeeds(o, list) || !t.jsonNeeds(o, list) || !t.xmlNeeds(o, list) || !t.mqttNeeds(o, list) || !t.fixNeeds(o, list) || !t.rtspNeeds(o, list) || !t.diameterNeeds(o, list) || !t.mrfNeeds(o, list) || !t.helloNeeds(o, list) || !t.sipNeeds(o, list) || !t.profileNeeds(o, list, profileSocks, "SOCKS", (*rules.Rule).SOCKSNeeds) { // translate_http.go, translate_stream.go, translate_compress.go, translate_cache.go, translate_websocket.go, translate_json.go, translate_xml.go, translate_mqtt.go, translate_fix.go, translate_rtsp.go, translate_diameter.go, translate_sni.go, translate_sip.go
 			return
 		}
 		if !t.htmlNeeds(o, list) { // translate_html.go
@@ -578,7 +584,7 @@ func (t *translator) virtual(o *objects.Object) {
 	if !t.rewriteNeedsHTTP(o) || !t.ntlmNeedsHTTP(o) { // translate_rewrite.go, translate_fasthttp.go
 		return
 	}
-	if !t.compressNeedsHTTP(o) || !t.webSocketNeedsHTTP(o) || !t.jsonNeedsHTTP(o) || !t.requestLogNeedsHTTP(o) || !t.adaptNeedsHTTP(o) || !t.udp(o, v) || !t.mblb(o, v) || !t.persist(o, v) || !t.tls(o, v) || !t.http2(o, v) || !t.ftp(o, v) || !t.mqtt(o, v) || !t.fix(o, v) || !t.rtsp(o, v) || !t.diameter(o, v) || !t.mrf(o, v) || !t.starttls(o, v) || !t.socksProfile(o, v) || !t.dnsProfile(o, v) || !t.vlans(o, v) { // translate_ftp.go, translate_mqtt.go, translate_fix.go, translate_rtsp.go, translate_diameter.go, translate_starttls.go, translate_dns.go, translate_vlans.go
+	if !t.compressNeedsHTTP(o) || !t.webSocketNeedsHTTP(o) || !t.jsonNeedsHTTP(o) || !t.xmlNeedsHTTP(o) || !t.requestLogNeedsHTTP(o) || !t.adaptNeedsHTTP(o) || !t.udp(o, v) || !t.mblb(o, v) || !t.persist(o, v) || !t.tls(o, v) || !t.http2(o, v) || !t.ftp(o, v) || !t.mqtt(o, v) || !t.fix(o, v) || !t.rtsp(o, v) || !t.diameter(o, v) || !t.mrf(o, v) || !t.starttls(o, v) || !t.socksProfile(o, v) || !t.dnsProfile(o, v) || !t.vlans(o, v) { // translate_ftp.go, translate_mqtt.go, translate_fix.go, translate_rtsp.go, translate_diameter.go, translate_starttls.go, translate_dns.go, translate_vlans.go
 		return
 	}
 	t.virtualAddress(o, v) // translate_vaddr.go

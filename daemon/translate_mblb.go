@@ -334,6 +334,10 @@ func (t *translator) httpOptions(o *objects.Object, v *dataplane.Virtual, prof *
 		t.skip(o, "%v", err)
 		return opts, false
 	}
+	if opts.XML, err = t.xmlProfileOf(o); err != nil { // translate_xml.go
+		t.skip(o, "%v", err)
+		return opts, false
+	}
 	if opts.HTML, err = t.htmlOptions(o); err != nil { // translate_html.go
 		t.skip(o, "%v", err)
 		return opts, false

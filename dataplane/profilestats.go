@@ -27,6 +27,7 @@ const (
 	ProfileRTSP      ProfileKind = "rtsp"
 	ProfileFastHTTP  ProfileKind = "fasthttp"
 	ProfileNTLM      ProfileKind = "ntlm"
+	ProfileXML       ProfileKind = "xml"
 	// ProfileMRFProtocol and ProfileMRFRouter are the generic
 	// message-routing profiles (show ltm message-routing generic
 	// protocol|router).
@@ -51,6 +52,7 @@ type ProfileStats struct {
 	FastHTTP FastHTTPProfileStats
 	NTLM     NTLMProfileStats
 	MRF      MRFProfileStats
+	XML      XMLProfileStats
 }
 
 // MRFProfileStats are a generic protocol's and router's messages
@@ -75,6 +77,12 @@ type MRFProfileStats struct {
 // channels (rtsp.Counts).
 type RTSPProfileStats struct {
 	Requests, Responses, Interleaved, Channels, Malformed uint64
+}
+
+// XMLProfileStats are an xml profile's inspected request bodies
+// (xmlcbr.Counts): by how many queries matched, and the malformed ones.
+type XMLProfileStats struct {
+	Inspected, OneMatch, TwoMatches, ThreeMatches, NoMatch, Malformed uint64
 }
 
 // FastHTTPProfileStats are a fasthttp profile's figures, read from what
@@ -346,6 +354,14 @@ func (p *Plane) ProfileStats(kind ProfileKind, name string, virtuals []string) P
 			} {
 				*f.to += f.from.Load()
 			}
+		case ProfileXML:
+			m, x := &st.XML, &pc.XML
+			m.Inspected += x.Inspected.Load()
+			m.OneMatch += x.OneMatch.Load()
+			m.TwoMatches += x.TwoMatches.Load()
+			m.ThreeMatches += x.ThreeMatches.Load()
+			m.NoMatch += x.NoMatch.Load()
+			m.Malformed += x.Malformed.Load()
 		case ProfileFastHTTP:
 			p.fastHTTPStats(&st.FastHTTP, v)
 		case ProfileNTLM:
@@ -423,6 +439,8 @@ func (p *Plane) ResetProfileStats(kind ProfileKind, name string, virtuals []stri
 			v.Prof.Diameter.Reset()
 		case ProfileRTSP:
 			v.Prof.RTSP.Reset()
+		case ProfileXML:
+			v.Prof.XML.Reset()
 		case ProfileMRFProtocol:
 			v.Prof.MRF.ResetProtocol()
 		case ProfileMRFRouter:

@@ -24,6 +24,7 @@ ltm profile one-connect /Common/oneconnect { idle-timeout-override disabled limi
 ltm profile mblb /Common/mblb { }
 ltm profile stream /Common/stream { }
 ltm profile json /Common/json { }
+ltm profile xml /Common/xml { }
 ltm profile html /Common/html { }
 ltm profile mqtt /Common/mqtt { }
 ltm profile fix /Common/fix { }

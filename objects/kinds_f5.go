@@ -925,6 +925,23 @@ maximum-entries int 2048
 maximum-non-json-bytes int 32768
 `), "F5 ltm profile json (BIG-IP 16.1+): JSON request and response bodies parsed for the JSON_ events and JSON:: commands of the rules",
 			"maximum-bytes", "maximum-entries"),
+		// The xml profile: namespace-mappings is a block of entries,
+		// each a mapping-prefix and a mapping-namespace (REST
+		// namespaceMappings [{mappingPrefix, mappingNamespace}]), kept
+		// as written and read by the translation; xpath-queries holds
+		// up to three queries. abort-on-error and max-buffer-size are
+		// the settings of older versions (F5-BIGIP-LOCAL-MIB 11.5's
+		// ltmXmlProfileAbortOnError and ltmXmlProfileMaxBufferSize,
+		// deprecated; BIG-IP 14.1's REST has neither), taken so their
+		// configurations load [M: their defaults are openltm's].
+		actOn(profileKind("xml", "xml", `
+abort-on-error ed disabled
+max-buffer-size int 65536
+multiple-query-matches ed disabled
+namespace-mappings raw
+xpath-queries list
+`), "F5 ltm profile xml: request bodies of an http virtual parsed as XML, its XPath queries evaluated and XML_CONTENT_BASED_ROUTING raised for the rules when one matches",
+			"abort-on-error", "max-buffer-size", "multiple-query-matches", "namespace-mappings", "xpath-queries"),
 		// The mqtt profile has no settings of its own [M: none are
 		// documented beside defaults-from and description].
 		actOn(profileKind("mqtt", "mqtt", ``), "F5 ltm profile mqtt: MQTT packets of a TCP virtual framed and checked, the member chosen at CONNECT, MQTT_ events and MQTT:: commands for the rules"),

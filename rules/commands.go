@@ -146,6 +146,7 @@ func commandTable() *tcl.Commands {
 				return tcl.Int(v), nil
 			})
 		}
+		registerXML(t) // commands_xml.go
 		for _, n := range t.Names() {
 			if strings.HasPrefix(n, "HTTP::") {
 				cmd := t.Lookup(n)

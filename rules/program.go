@@ -409,6 +409,8 @@ type ConnState struct {
 	// ipfix is the IPFIX::msg messages of the connection
 	// (commands_ipfix.go; nil until a rule makes one).
 	ipfix *ipfixState
+	// xml is the xml profile's state (commands_xml.go; nil until used).
+	xml *XMLState
 }
 
 // addrText is an endpoint's address and its text.
@@ -461,6 +463,7 @@ func (s *ConnState) Release() {
 		s.ipfix.reset()
 	}
 	s.nameResp = tcl.Value{}
+	s.xml = nil
 	s.sidebandSeq = 0
 	s.searchSeq = 0
 	s.respondedTo = 0

@@ -218,6 +218,11 @@ const (
 	ClientSSLPassthrough
 	ServerSSLServerHello
 	ServerSSLServerCert
+	// XMLContentBasedRouting runs when an xml profile's XPath query
+	// matched a request's XML body, after HTTP_REQUEST (and
+	// HTTP_REQUEST_DATA) and before the request is balanced; XML_count,
+	// XML_queries and XML_values say what matched (commands_xml.go).
+	XMLContentBasedRouting
 	numEvents
 )
 
@@ -256,6 +261,7 @@ var eventNames = [numEvents]string{
 	"GENERICMESSAGE_INGRESS", "GENERICMESSAGE_EGRESS", "MR_INGRESS", "MR_EGRESS", "MR_FAILED", "MR_DATA",
 	"DIAMETER_RETRANSMISSION",
 	"CLIENTSSL_SERVERHELLO_SEND", "CLIENTSSL_PASSTHROUGH", "SERVERSSL_SERVERHELLO", "SERVERSSL_SERVERCERT",
+	"XML_CONTENT_BASED_ROUTING",
 }
 
 func (e Event) String() string {
@@ -521,6 +527,20 @@ func (r *Rule) HTMLNeeds() []HTTPNeed {
 	var out []HTTPNeed
 	for _, h := range r.handlers {
 		if h.Event == HTMLTagMatched || h.Event == HTMLCommentMatched {
+			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
+		}
+	}
+	return out
+}
+
+// XMLNeeds lists the rule's XML_CONTENT_BASED_ROUTING handlers, which
+// need an xml profile on the virtual server (01070394 [M]). XML::
+// commands need none: outside the event they have no document and fail
+// when run.
+func (r *Rule) XMLNeeds() []HTTPNeed {
+	var out []HTTPNeed
+	for _, h := range r.handlers {
+		if h.Event == XMLContentBasedRouting {
 			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
 		}
 	}

@@ -324,6 +324,24 @@ func RTSPProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options)
 	})
 }
 
+// XMLProfile prints one `Ltm::XML Profile` block: the request bodies
+// inspected, by how many of the profile's queries matched, and the
+// malformed ones [M: the counters are BIG-IP's ltmXmlProfileStat; the
+// layout and labels are openltm's].
+func XMLProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
+	x := st.XML
+	return statBlock(w, "Ltm::XML Profile: "+o.rel(name), [][2]string{
+		{"Virtual Server Name", "N/A"},
+		{"Documents", ""},
+		{"  Inspected", o.num(x.Inspected)},
+		{"  One Match", o.num(x.OneMatch)},
+		{"  Two Matches", o.num(x.TwoMatches)},
+		{"  Three Matches", o.num(x.ThreeMatches)},
+		{"  No Matches", o.num(x.NoMatch)},
+		{"  Malformed", o.num(x.Malformed)},
+	})
+}
+
 // FastHTTPProfile prints one `Ltm::FastHTTP Profile` block, with the
 // groups of BIG-IP's fasthttp statistics (client, server, connection
 // pool, requests, responses) [M: the field names follow F5's fasthttp

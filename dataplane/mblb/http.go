@@ -12,6 +12,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/rewrite"
 	"github.com/openltm/openltm/dataplane/wsframe"
+	"github.com/openltm/openltm/dataplane/xmlcbr"
 )
 
 // The http profile on the engine. Each HTTP/1.1 request is a message; its
@@ -124,6 +125,11 @@ type HTTPOptions struct {
 	// JSON content type are parsed for the rules' JSON_ events
 	// (internal/mblbvs/json.go).
 	JSON *JSONOptions
+	// XML is the virtual's xml profile (nil: none): request bodies with
+	// an XML content type are parsed and its XPath queries evaluated
+	// for the rules' XML_CONTENT_BASED_ROUTING
+	// (internal/mblbvs/xml.go).
+	XML *xmlcbr.Profile
 	// RequestAdapt and ResponseAdapt are the virtual's request-adapt and
 	// response-adapt profiles (nil: none; adapt.go). Either makes the
 	// messages of that side whole before they go on (no streaming, up to

@@ -44,6 +44,12 @@ type httpRules struct {
 	// jsonWaiting: the engine is reading a streamed JSON body whole for
 	// the json profile, and its DATA turn runs the JSON_ event only.
 	jsonWaiting bool
+	// xml: the rules have XML_CONTENT_BASED_ROUTING, with an xml
+	// profile (xml.go); nil otherwise. xmlWaiting: the engine is
+	// reading a streamed XML body whole for it, and the DATA turn runs
+	// the profile only.
+	xml        *xmlState
+	xmlWaiting bool
 	// cacheEvents: the rules' CACHE_ events (cache.go), and the cached
 	// answer they read while one runs.
 	cacheEvents mblb.CacheEvents
@@ -118,6 +124,10 @@ func newHTTPRules(r *mblbRules) *httpRules {
 		h.handlesReq = h.handlesReq || h.handlesJSON&1 != 0
 		h.handlesResp = h.handlesResp || h.handlesJSON&2 != 0
 	}
+	if r.f.mv.cfg.Request.HTTP.XML != nil && handlesXML(prog) { // xml.go
+		h.xml = &xmlState{}
+		h.handlesReq = true
+	}
 	if r.f.mv.cfg.Request.HTTP.Cache != nil {
 		h.cacheEvents = cacheEventsOf(prog) // cache.go
 	}
@@ -185,10 +195,17 @@ func (h *httpRules) OnHTTPRequest(x *mblb.HTTPEvent) error {
 		h.jsonWaiting = true
 		return nil
 	}
+	if h.xmlAwait(x) { // xml.go
+		h.xmlWaiting = true
+		return nil
+	}
 	if err := h.collected(x, rules.HTTPRequestData, &h.Request); err != nil {
 		return err
 	}
 	if err := h.jsonEvent(x, &h.Request); err != nil { // json.go
+		return err
+	}
+	if err := h.xmlEvent(x); err != nil { // xml.go
 		return err
 	}
 	h.sentGen = h.Request.Gen()
@@ -214,15 +231,32 @@ func (h *httpRules) OnHTTPRequestData(x *mblb.HTTPEvent) error {
 		h.sentGen = h.Request.Gen()
 		return nil
 	}
+	if h.xmlWaiting {
+		// The whole XML body the xml profile awaited (xml.go).
+		h.xmlWaiting = false
+		if err := h.xmlEvent(x); err != nil {
+			return err
+		}
+		h.sentGen = h.Request.Gen()
+		return nil
+	}
 	h.collectPending, h.collectLen = true, x.Asked()
 	if err := h.collected(x, rules.HTTPRequestData, &h.Request); err != nil {
 		return err
 	}
-	if !h.collectPending { // the rules' last DATA turn: the json profile's
-		if h.jsonAwait(x, &h.Request) { // json.go
+	if !h.collectPending { // the rules' last DATA turn: the json and xml profiles'
+		switch {
+		case h.jsonAwait(x, &h.Request): // json.go
 			h.jsonWaiting = true
-		} else if err := h.jsonEvent(x, &h.Request); err != nil {
-			return err
+		case h.xmlAwait(x): // xml.go
+			h.xmlWaiting = true
+		default:
+			if err := h.jsonEvent(x, &h.Request); err != nil {
+				return err
+			}
+			if err := h.xmlEvent(x); err != nil {
+				return err
+			}
 		}
 	}
 	h.sentGen = h.Request.Gen()
@@ -527,7 +561,7 @@ func (h *httpRules) event(x *mblb.HTTPEvent, ev rules.Event, head *rules.HTTPHea
 // obeyed.
 func (h *httpRules) HTTPDo(a rules.HTTPAction) error {
 	ev := h.httpEv
-	inReq := h.hx != nil && !h.hx.IsResponse() && (ev == rules.HTTPRequest || ev == rules.HTTPRequestData || isJSONEvent(ev)) // json.go
+	inReq := h.hx != nil && !h.hx.IsResponse() && (ev == rules.HTTPRequest || ev == rules.HTTPRequestData || isJSONEvent(ev) || ev == rules.XMLContentBasedRouting) // json.go, xml.go
 	inResp := h.hx != nil && h.hx.IsResponse() && (ev == rules.HTTPResponse || ev == rules.HTTPResponseData || isJSONEvent(ev))
 	inCache := h.hx != nil && ev == rules.CacheResponse                                                                                                                  // the cached answer (cache.go)
 	inAdapt := h.hx != nil && (ev == rules.AdaptRequestHeaders || ev == rules.AdaptRequestResult || ev == rules.AdaptResponseHeaders || ev == rules.AdaptResponseResult) // adapt.go

@@ -25,7 +25,7 @@ var (
 // CollectsRequests implements mblb.HTTPCollector.
 func (h *httpRules) CollectsRequests() bool {
 	prog := irules.Program(h.rules)
-	return prog != nil && prog.Handles(rules.HTTPRequestData) || h.handlesJSON&1 != 0
+	return prog != nil && prog.Handles(rules.HTTPRequestData) || h.handlesJSON&1 != 0 || h.xml != nil // xml.go
 }
 
 // CollectsResponses implements mblb.HTTPResponseCollector.

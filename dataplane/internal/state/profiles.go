@@ -19,6 +19,7 @@ import (
 	"github.com/openltm/openltm/dataplane/mrf"
 	"github.com/openltm/openltm/dataplane/rtsp"
 	"github.com/openltm/openltm/dataplane/tlsprof"
+	"github.com/openltm/openltm/dataplane/xmlcbr"
 )
 
 // ProfileCounters are what a virtual counts for the shows of its
@@ -49,6 +50,8 @@ type ProfileCounters struct {
 	// MRF are the messages of the virtual's generic protocol and router
 	// profiles, kept across the routers its commits make.
 	MRF mrf.Counters
+	// XML are the request bodies the virtual's xml profile inspected.
+	XML xmlcbr.Counts
 	// FastHTTPBase and NTLMBase are the virtual's engine counters
 	// (mblb.Stats) when reset-stats last zeroed its fasthttp or ntlm
 	// profile's figures, which are counted from there; nil: never.
