@@ -403,6 +403,12 @@ func (f *flow) pickOnce(mayRetry bool) (lg *leg, again bool) {
 			return lg, false
 		}
 	}
+	if !f.serverInit(pool, dst) { // rules.go
+		if !f.dgram {
+			m.Release()
+		}
+		return nil, false
+	}
 	if f.dgram {
 		m.ReserveOverride() // balancing respected the limits; the leg holds the count
 	}
@@ -437,6 +443,9 @@ func (f *flow) nodeLeg(a netip.AddrPort) *leg {
 			f.last.Store(lg)
 			return lg
 		}
+	}
+	if !f.serverInit(nil, a) {
+		return nil
 	}
 	lg := f.openLeg(a, nil, nil)
 	if lg == nil || !f.addLeg(lg) || !f.serverConnected(lg) {
