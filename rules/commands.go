@@ -124,6 +124,7 @@ func commandTable() *tcl.Commands {
 		registerMRF(t)                    // commands_mrf.go
 		registerSSLAuth(t)                // commands_sslauth.go
 		registerRateLimits(t)             // commands_ratelimit.go
+		registerConnLimit(t)              // commands_connlimit.go
 		t.Register("getfield", cmdGetfield)
 		t.Register("findstr", cmdFindstr)
 		t.Register("substr", cmdSubstr)

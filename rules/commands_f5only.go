@@ -12,7 +12,6 @@ var unbacked = map[string]string{
 	"LB::class":          "openltm has no traffic classes (ltm traffic-class) for a connection to match",
 	"LB::command":        "openltm has none of the F5 modules (PEM, CGNAT) whose load balancing this command drives",
 	"LB::context_id":     "openltm keeps no load balancing context shared with F5 modules to name",
-	"LB::connlimit":      "openltm has no per-key connection limits; use the virtual's, node's or member's connection-limit",
 	"LB::dst_tag":        "openltm's pool members carry no tags to select by",
 	"LB::src_tag":        "openltm's pool members carry no tags to select by",
 	"LINK::lasthop":      "Linux does not give an accepted connection the MAC address its packets came from",

@@ -185,6 +185,25 @@ func (pr *proxied) Addr(e rules.Endpoint) netip.AddrPort {
 // Protocol implements rules.Conn.
 func (pr *proxied) Protocol() int { return 6 }
 
+var _ rules.ConnLimiter = (*proxied)(nil)
+
+// SetConnLimit implements rules.ConnLimiter: the flow's member choices
+// from now on (a later LB decision, LB::reselect, a retry) honour it.
+func (pr *proxied) SetConnLimit(scope rules.LimitScope, limit int64) error {
+	return pr.rs.SetConnLimit(scope, limit)
+}
+
+// ConnLimit implements rules.ConnLimiter.
+func (pr *proxied) ConnLimit(scope rules.LimitScope) int64 { return pr.rs.ConnLimit(scope) }
+
+// ruleLimits is the rule's LB::connlimit limits for a member choice.
+func (fl *flow) ruleLimits() state.RuleLimits {
+	if fl.rs == nil {
+		return state.RuleLimits{}
+	}
+	return fl.rs.Limits
+}
+
 // Decide implements rules.Conn.
 func (pr *proxied) Decide(d rules.Decision) error {
 	rs := pr.rs

@@ -44,6 +44,11 @@ type mblbRules struct {
 	verdict irules.Verdict
 	server  netip.AddrPort // the server side of a SERVER_CONNECTED
 	local   netip.AddrPort
+	// limits are the rule's LB::connlimit limits (virtual, node,
+	// poolmember), read by each request's member choice on another
+	// goroutine; limited is set once a rule set one (connlimit.go).
+	limits  [3]atomic.Int64
+	limited atomic.Bool
 	// init takes the snat decisions of a SERVER_INIT running
 	// (serverinit.go); nil in other events.
 	init *irules.Target

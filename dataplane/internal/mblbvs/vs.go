@@ -780,8 +780,15 @@ func (mv *VS) choose(c mblb.Choice) (mblb.Member, error) {
 	// The message's keys, found once for the lookup and the record (a
 	// hash profile's payload key is a scan of the message).
 	ks, n := mv.persistKeys(snap, pool, c)
+	how := state.Chooser{Avoid: mv.suspected(), Room: mv.room}
+	if f, ok := c.Tag.(*mblbFlow); ok && f.rr != nil && f.rr.limited.Load() {
+		how.Limits = f.rr.ruleLimits() // connlimit.go
+		if how.Limits.VirtualOver(mv.vs) {
+			return mblb.Member{}, mblb.ErrNoMember
+		}
+	}
 	m, _, by := state.Choose(pool, named, func() (*state.Pool, *state.Member) { return mv.persistLookup(&ks, n) },
-		exclude, state.Chooser{Avoid: mv.suspected(), Room: mv.room})
+		exclude, how)
 	if m == nil {
 		return mblb.Member{}, mblb.ErrNoMember
 	}

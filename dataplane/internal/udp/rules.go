@@ -596,3 +596,14 @@ func (f *flow) UDPSocket(s rules.Side, fn func(fd int) error) error {
 	}
 	return ferr
 }
+
+var _ rules.ConnLimiter = (*flow)(nil)
+
+// SetConnLimit implements rules.ConnLimiter: the flow's member choices
+// from now on honour it (each datagram's on a per-datagram virtual).
+func (f *flow) SetConnLimit(scope rules.LimitScope, limit int64) error {
+	return f.rs.SetConnLimit(scope, limit)
+}
+
+// ConnLimit implements rules.ConnLimiter.
+func (f *flow) ConnLimit(scope rules.LimitScope) int64 { return f.rs.ConnLimit(scope) }
