@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -40,5 +41,35 @@ func TestConnLimitCommand(t *testing.T) {
 	}
 	if _, err := evalIn(t, newFakeConn(), &Env{}, ClientAccepted, "LB::connlimit poolmember limit 1"); err == nil || !strings.Contains(err.Error(), "no rule limits") {
 		t.Errorf("on a connection without rule limits: %v", err)
+	}
+}
+
+// offsetConn counts 42 bytes on the client side and has no server side.
+type offsetConn struct{ *fakeConn }
+
+func (offsetConn) StreamOffset(s Side) (int64, error) {
+	if s == ServerSide {
+		return 0, errNoServer
+	}
+	return 42, nil
+}
+
+var errNoServer = errors.New("no server connection yet")
+
+// TestTCPOffsetCommand: TCP::offset answers the event side's position,
+// and says why when it has none.
+func TestTCPOffsetCommand(t *testing.T) {
+	c := offsetConn{newFakeConn()}
+	if got, err := evalIn(t, c, &Env{}, ClientData, "TCP::offset"); err != nil || got != "42" {
+		t.Errorf("TCP::offset in CLIENT_DATA = %q, %v", got, err)
+	}
+	if _, err := evalIn(t, c, &Env{}, ServerData, "TCP::offset"); err == nil || !strings.Contains(err.Error(), "no server connection") {
+		t.Errorf("TCP::offset without a server side: %v", err)
+	}
+	if _, err := evalIn(t, c, &Env{}, ClientData, "TCP::offset 3"); err == nil || !strings.Contains(err.Error(), "wrong # args") {
+		t.Errorf("TCP::offset 3: %v", err)
+	}
+	if _, err := evalIn(t, newFakeConn(), &Env{}, ClientData, "TCP::offset"); err == nil || !strings.Contains(err.Error(), "no TCP byte stream") {
+		t.Errorf("on a connection without counts: %v", err)
 	}
 }

@@ -17,7 +17,6 @@ var unbacked = map[string]string{
 	"LINK::lasthop":      "Linux does not give an accepted connection the MAC address its packets came from",
 	"LINK::qos":          "Linux does not give an accepted connection the 802.1p priority its frames carried",
 	"ONECONNECT::select": "openltm picks the idle member connection a request reuses itself (by label, ONECONNECT::label)",
-	"TCP::offset":        "openltm does not count the stream position of collected data",
 	"DNS::rrname":        "the command reads the record of BIG-IP DNS's resolver and cache, which openltm does not have",
 	"DNS::rrtype":        "the command reads the record of BIG-IP DNS's resolver and cache, which openltm does not have",
 }

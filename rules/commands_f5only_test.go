@@ -21,7 +21,6 @@ func TestF5OnlyCommands(t *testing.T) {
 		{"LB::src_tag t1", "no tags"},
 		{"LINK::qos", "802.1p"},
 		{"ONECONNECT::select", "idle member connection"},
-		{"TCP::offset", "stream position"},
 		{"DNS::rrname", "resolver and cache"},
 		{"DNS::rrtype", "resolver and cache"},
 	} {

@@ -806,6 +806,7 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 			}
 		} else {
 			x.reset(b, h, true, sc.leg.Remote)
+			x.leg = &sc.leg
 			if x.partial = sc.strm.head; x.partial {
 				// The body's start too (upload.go).
 				x.msg, x.full = sc.strm.held[h.Start:], sc.strm.held

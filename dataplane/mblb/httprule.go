@@ -111,6 +111,7 @@ type HTTPEvent struct {
 	head     httpx.Head
 	response bool
 	server   netip.AddrPort
+	leg      *Leg // a response's server connection (ServerLeg)
 	// request and requestNum: for a response, the request it answers;
 	// requestNum and sess: the request's number on its client session,
 	// and the session (HTTP_REQUEST, HTTP_REQUEST_SEND, HTTP_RESPONSE).
@@ -200,6 +201,10 @@ func (x *HTTPEvent) IsResponse() bool { return x.response }
 // Server is the member that sent a response (IP::server_addr in
 // HTTP_RESPONSE); invalid in HTTP_REQUEST.
 func (x *HTTPEvent) Server() netip.AddrPort { return x.server }
+
+// ServerLeg is, in HTTP_RESPONSE, the server connection the response came
+// on (its byte counts are TCP::offset's); nil elsewhere.
+func (x *HTTPEvent) ServerLeg() *Leg { return x.leg }
 
 // Request is, in HTTP_RESPONSE, the request this response answers as it
 // was sent to the member; nil in HTTP_REQUEST.

@@ -321,6 +321,7 @@ func (e *Engine) newServerConn(s *ClientConn, m Member, owner *ClientConn, ms *m
 	sc.lastRd.Store(now.UnixNano())
 	sc.data.side = ServerSide
 	sc.data.server = remote
+	sc.data.leg = &sc.leg
 	return sc
 }
 
