@@ -36,7 +36,7 @@ type note struct {
 // only during the handler call: the engine reuses it and its payload.
 type Data struct {
 	side    Side
-	leg     *Leg // the server side's connection; nil on the client side
+	leg     *Leg   // the server side's connection; nil on the client side
 	buf     []byte // released-but-not-notified bytes, then the payload
 	rel     int
 	notes   []note
