@@ -20,7 +20,6 @@ func TestF5OnlyCommands(t *testing.T) {
 		{"LB::dst_tag t1", "no tags"},
 		{"LB::src_tag t1", "no tags"},
 		{"LINK::qos", "802.1p"},
-		{"ONECONNECT::select", "idle member connection"},
 		{"DNS::rrname", "resolver and cache"},
 		{"DNS::rrtype", "resolver and cache"},
 	} {

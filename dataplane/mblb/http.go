@@ -418,9 +418,12 @@ func (s *ClientConn) decide(m *msg, b []byte, h *httpx.Head, x *HTTPEvent) {
 		if x.labelSet {
 			s.label = x.label
 		}
+		if x.selPers != 0 {
+			s.selPersist = x.selPers > 0
+		}
 		m.hx.fallback = x.fallback
 	}
-	m.hx.label = s.label
+	m.hx.label = s.ocLabel(m.persist)
 	if opts.NTLM {
 		s.ntlmRequest(m, b, h) // ntlm.go
 	}
