@@ -1,9 +1,12 @@
 package dataplane
 
 import (
+	"bufio"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/mblb"
 )
@@ -40,7 +43,14 @@ when LB_FAILED { log local0. "failed" }`)
 			var held []*client
 			served := 0
 			for k := 0; k < 4; k++ {
-				c := dialFrom(t, "127.140.4.9", vs)
+				// A refused client's reset may reach its connect first.
+				d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.140.4.9")}}
+				conn, err := d.Dial("tcp", vs)
+				if err != nil {
+					continue
+				}
+				t.Cleanup(func() { conn.Close() })
+				c := &client{t: t, c: conn.(*net.TCPConn), r: bufio.NewReader(conn)}
 				if _, err := c.ask("hi"); err == nil {
 					served++
 					held = append(held, c)

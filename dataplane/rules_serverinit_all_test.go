@@ -95,7 +95,10 @@ when SERVER_INIT {
 			cfg := mblbConfig(vs, &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}, "127.140.1.2:80")
 			cfg.Virtuals["/Common/vs"].SNAT = SNAT{}
 			if oc {
-				cfg.Virtuals["/Common/vs"].MBLB.OneConnect = &OneConnect{Profile: "/Common/oc", MaxSize: 4}
+				// One connection per pool: a client on another event loop
+				// than the idle connection's is lent it, rather than
+				// opening one of its own beside it.
+				cfg.Virtuals["/Common/vs"].MBLB.OneConnect = &OneConnect{Profile: "/Common/oc", MaxSize: 1}
 			}
 			var lg *ruleLog
 			cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, rule)
