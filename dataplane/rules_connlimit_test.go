@@ -103,3 +103,28 @@ when LB_FAILED { HTTP::respond 503 content "full" }`)
 		return err == nil && r.StatusCode == 200
 	})
 }
+
+// LB::connlimit on a UDP virtual: each client flow holds a connection
+// on its member, so with a poolmember limit of 1 and two members a
+// third client's flow finds none (LB_FAILED) while the first two live.
+func TestRulesConnLimitUDP(t *testing.T) {
+	t.Parallel()
+	startSourceUDP(t, "127.140.4.12:5300")
+	startSourceUDP(t, "127.140.4.13:5300")
+	p, _ := newPlane(t)
+	cfg := udpBasic("127.140.4.11:53", "127.140.4.12:5300", "127.140.4.13:5300")
+	var lg *ruleLog
+	cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, `
+when CLIENT_ACCEPTED { LB::connlimit poolmember limit 1 }
+when LB_FAILED { log local0. "failed" }`)
+	mustApply(t, p, cfg)
+	lg.showOnFailure(t)
+	a, b := dialUDP(t, "127.140.4.19:0", "127.140.4.11:53"), dialUDP(t, "127.140.4.19:0", "127.140.4.11:53")
+	a.mustAsk("q")
+	b.mustAsk("q")
+	c := dialUDP(t, "127.140.4.19:0", "127.140.4.11:53")
+	if got := c.ask("q"); got != "" {
+		t.Fatalf("a third flow was answered (%q) with both members at the rule's limit", got)
+	}
+	eventually(t, "LB_FAILED to run", func() bool { return strings.Contains(lg.String(), "failed") })
+}
