@@ -154,6 +154,7 @@ func New(opts Options) *Plane {
 		BWC:           &p.bwc,
 		PersistDown:   p.persistDown,
 		Rst:           &p.rst,
+		SnatPool:      p.snatPoolNamed, // rules.go
 	})
 	p.l4 = l4.New(l4.Env{
 		Table:          p.table,

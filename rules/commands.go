@@ -125,6 +125,8 @@ func commandTable() *tcl.Commands {
 		registerSSLAuth(t)                // commands_sslauth.go
 		registerRateLimits(t)             // commands_ratelimit.go
 		registerIPFIX(t)                  // commands_ipfix.go
+		registerConnLimit(t)              // commands_connlimit.go
+		registerTCPOffset(t)              // commands_tcpoffset.go
 		t.Register("getfield", cmdGetfield)
 		t.Register("findstr", cmdFindstr)
 		t.Register("substr", cmdSubstr)

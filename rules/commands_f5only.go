@@ -8,19 +8,16 @@ import "github.com/openltm/openltm/rules/tcl"
 
 // unbacked is each command's reason, as the Tcl error words it.
 var unbacked = map[string]string{
-	"LB::bias":           "openltm's balancing takes no per-connection bias; use ratio or priority groups on the pool",
-	"LB::class":          "openltm has no traffic classes (ltm traffic-class) for a connection to match",
-	"LB::command":        "openltm has none of the F5 modules (PEM, CGNAT) whose load balancing this command drives",
-	"LB::context_id":     "openltm keeps no load balancing context shared with F5 modules to name",
-	"LB::connlimit":      "openltm has no per-key connection limits; use the virtual's, node's or member's connection-limit",
-	"LB::dst_tag":        "openltm's pool members carry no tags to select by",
-	"LB::src_tag":        "openltm's pool members carry no tags to select by",
-	"LINK::lasthop":      "Linux does not give an accepted connection the MAC address its packets came from",
-	"LINK::qos":          "Linux does not give an accepted connection the 802.1p priority its frames carried",
-	"ONECONNECT::select": "openltm picks the idle member connection a request reuses itself (by label, ONECONNECT::label)",
-	"TCP::offset":        "openltm does not count the stream position of collected data",
-	"DNS::rrname":        "the command reads the record of BIG-IP DNS's resolver and cache, which openltm does not have",
-	"DNS::rrtype":        "the command reads the record of BIG-IP DNS's resolver and cache, which openltm does not have",
+	"LB::bias":       "openltm's balancing takes no per-connection bias; use ratio or priority groups on the pool",
+	"LB::class":      "openltm has no traffic classes (ltm traffic-class) for a connection to match",
+	"LB::command":    "openltm has none of the F5 modules (PEM, CGNAT) whose load balancing this command drives",
+	"LB::context_id": "openltm keeps no load balancing context shared with F5 modules to name",
+	"LB::dst_tag":    "openltm's pool members carry no tags to select by",
+	"LB::src_tag":    "openltm's pool members carry no tags to select by",
+	"LINK::lasthop":  "Linux does not give an accepted connection the MAC address its packets came from",
+	"LINK::qos":      "Linux does not give an accepted connection the 802.1p priority its frames carried",
+	"DNS::rrname":    "the command reads the record of BIG-IP DNS's resolver and cache, which openltm does not have",
+	"DNS::rrtype":    "the command reads the record of BIG-IP DNS's resolver and cache, which openltm does not have",
 }
 
 // registerF5Only adds the unbacked commands, and LINK::lasthop and

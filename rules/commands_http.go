@@ -144,10 +144,6 @@ func registerHTTP(t *tcl.Commands) {
 	onOff("ONECONNECT::detach", OneConnectDetach)
 	onOff("ONECONNECT::reuse", OneConnectReuse)
 	t.Register("ONECONNECT::label", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-		_, hc, err := httpConn(in, "ONECONNECT::label")
-		if err != nil {
-			return tcl.Empty, err
-		}
 		a := args[1:]
 		if len(a) == 2 && a[0].String() == "update" {
 			a = a[1:]
@@ -155,8 +151,16 @@ func registerHTTP(t *tcl.Commands) {
 		if len(a) != 1 {
 			return tcl.Empty, tcl.WrongArgs("ONECONNECT::label ?update? label")
 		}
+		if k, ok := oneConnectKeyer(in); ok {
+			return tcl.Empty, tclErr(k.OneConnectLabel(a[0].String()))
+		}
+		_, hc, err := httpConn(in, "ONECONNECT::label")
+		if err != nil {
+			return tcl.Empty, err
+		}
 		return tcl.Empty, tclErr(hc.HTTPDo(HTTPAction{Kind: OneConnectLabel, Text: a[0].String()}))
 	})
+	t.Register("ONECONNECT::select", cmdOneConnectSelect) // commands_oneconnect.go
 }
 
 // httpConn returns the session and its HTTP connection, refusing HTTP::

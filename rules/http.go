@@ -82,9 +82,13 @@ const (
 	// connections on or off (Enable) for this client connection
 	// (NTLM::enable, NTLM::disable).
 	NTLMSwitch
+	// OneConnectSelect keys the client's server connections by each
+	// request's persistence key from this request on (Enable:
+	// ONECONNECT::select persist), or stops (none).
+	OneConnectSelect
 )
 
-var httpActionNames = [...]string{"HTTP::respond", "HTTP::close", "HTTP::collect", "HTTP::release", "HTTP::disable", "HTTP::enable", "HTTP::retry", "HTTP::fallback", "ONECONNECT::detach", "ONECONNECT::reuse", "ONECONNECT::label", "NTLM::enable|disable"}
+var httpActionNames = [...]string{"HTTP::respond", "HTTP::close", "HTTP::collect", "HTTP::release", "HTTP::disable", "HTTP::enable", "HTTP::retry", "HTTP::fallback", "ONECONNECT::detach", "ONECONNECT::reuse", "ONECONNECT::label", "NTLM::enable|disable", "ONECONNECT::select"}
 
 func (k HTTPActionKind) String() string {
 	if int(k) < len(httpActionNames) {

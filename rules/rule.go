@@ -181,8 +181,10 @@ const (
 	// HTTPReject when the filter rejects a client's request it cannot
 	// take (HTTP::reject_reason says why), before the client is
 	// answered or reset. ServerInit runs once a member is chosen, just
-	// before the server connection's SYN leaves, while its source (snat,
-	// snatpool) may still change.
+	// before the connection to it is opened (a standard virtual's SYN,
+	// each member connection of an http or message-based virtual, each
+	// server-side flow of a UDP one), while its source (snat, snatpool)
+	// may still change.
 	HTTPDisabled
 	HTTPReject
 	ServerInit

@@ -202,6 +202,15 @@ type Config struct {
 	// source binding and connect timeout are the proxy's).
 	Dial func(ctx context.Context, client netip.AddrPort, m Member) (net.Conn, error)
 
+	// ServerInit, when set, runs before each server connection a
+	// client's message opens, with the client's Tag and the member: the
+	// proxy's SERVER_INIT, raised only for a connection about to be made
+	// (never for one OneConnect lends, nor one min-conn opened ahead of
+	// any client), just before Dial or DialFD runs for it on the same
+	// goroutine. An error fails that connect without blaming the member
+	// (the rule ended its client).
+	ServerInit func(tag any, client netip.AddrPort, m Member) error
+
 	// DialFD, when set, opens a server connection for an event loop: a
 	// non-blocking socket whose connect is under way (done false) or
 	// complete, and its source when known (SNAT as for Dial). Without it

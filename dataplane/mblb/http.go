@@ -424,9 +424,12 @@ func (s *ClientConn) decide(m *msg, b []byte, h *httpx.Head, x *HTTPEvent) {
 		if x.labelSet {
 			s.label = x.label
 		}
+		if x.selPers != 0 {
+			s.selPersist = x.selPers > 0
+		}
 		m.hx.fallback = x.fallback
 	}
-	m.hx.label = s.label
+	m.hx.label = s.ocLabel(m.persist)
 	if opts.NTLM {
 		s.ntlmRequest(m, b, h) // ntlm.go
 	}
@@ -812,6 +815,7 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 			}
 		} else {
 			x.reset(b, h, true, sc.leg.Remote)
+			x.leg = &sc.leg
 			if x.partial = sc.strm.head; x.partial {
 				// The body's start too (upload.go).
 				x.msg, x.full = sc.strm.held[h.Start:], sc.strm.held

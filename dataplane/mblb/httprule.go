@@ -111,6 +111,7 @@ type HTTPEvent struct {
 	head     httpx.Head
 	response bool
 	server   netip.AddrPort
+	leg      *Leg // a response's server connection (ServerLeg)
 	// request and requestNum: for a response, the request it answers;
 	// requestNum and sess: the request's number on its client session,
 	// and the session (HTTP_REQUEST, HTTP_REQUEST_SEND, HTTP_RESPONSE).
@@ -149,6 +150,7 @@ type HTTPEvent struct {
 	label    string
 	labelSet bool
 	detach   int8 // 1 enable, -1 disable, 0 unchanged
+	selPers  int8 // ONECONNECT::select: 1 persist, -1 none, 0 unchanged
 	// partial: the body is streamed, not here (a message over the
 	// maximum message size). held, when set, is what has arrived of a
 	// streamed request's body (Body); await is the length of it the
@@ -200,6 +202,10 @@ func (x *HTTPEvent) IsResponse() bool { return x.response }
 // Server is the member that sent a response (IP::server_addr in
 // HTTP_RESPONSE); invalid in HTTP_REQUEST.
 func (x *HTTPEvent) Server() netip.AddrPort { return x.server }
+
+// ServerLeg is, in HTTP_RESPONSE, the server connection the response came
+// on (its byte counts are TCP::offset's); nil elsewhere.
+func (x *HTTPEvent) ServerLeg() *Leg { return x.leg }
 
 // Request is, in HTTP_RESPONSE, the request this response answers as it
 // was sent to the member; nil in HTTP_REQUEST.
@@ -389,6 +395,16 @@ func (x *HTTPEvent) NoReuse() { x.noReuse = true }
 // Label makes the request use only server connections opened with the
 // same label (ONECONNECT::label).
 func (x *HTTPEvent) Label(l string) { x.label, x.labelSet = l, true }
+
+// SelectPersist makes the client's requests from this one on key their
+// server connections by their persistence key instead of a label
+// (ONECONNECT::select persist), or stop (none).
+func (x *HTTPEvent) SelectPersist(on bool) {
+	x.selPers = -1
+	if on {
+		x.selPers = 1
+	}
+}
 
 // Detach says whether the client's requests from now on are balanced one
 // by one (ONECONNECT::detach enable) or stay on the member of the current

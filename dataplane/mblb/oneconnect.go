@@ -450,3 +450,30 @@ func (p *connPool) expire(now int64) {
 		sc.shutdown()
 	}
 }
+
+// persistLabel starts the label of a server connection keyed by a
+// persistence key (ONECONNECT::select persist), so that no
+// ONECONNECT::label a rule writes is ever taken for one.
+const persistLabel = "\x00persist "
+
+// ocLabel is the OneConnect label a message with persistence key persist
+// is sent on: under ONECONNECT::select persist its persistence key (a
+// message without one keeps the label [M: F5 does not say]), else the
+// ONECONNECT::label in force. Reader only.
+func (s *ClientConn) ocLabel(persist string) string {
+	if s.selPersist && persist != "" {
+		return persistLabel + persist
+	}
+	return s.label
+}
+
+// SetOneConnectLabel makes the client's later messages use only server
+// connections opened with label l (ONECONNECT::label on a message-based
+// virtual, in CLIENT_DATA); "" shares them with every client again.
+// From the client's reader only (its rule events).
+func (s *ClientConn) SetOneConnectLabel(l string) { s.label = l }
+
+// SelectPersist makes the client's later messages key their server
+// connections by their persistence key (ONECONNECT::select persist, in
+// CLIENT_DATA) or stop (none). From the client's reader only.
+func (s *ClientConn) SelectPersist(on bool) { s.selPersist = on }

@@ -36,6 +36,7 @@ type note struct {
 // only during the handler call: the engine reuses it and its payload.
 type Data struct {
 	side    Side
+	leg     *Leg   // the server side's connection; nil on the client side
 	buf     []byte // released-but-not-notified bytes, then the payload
 	rel     int
 	notes   []note
@@ -110,6 +111,10 @@ func (d *Data) Client() netip.AddrPort { return d.client }
 // Server is the member's address on the server side (IP::server_addr); it
 // is invalid on the client side.
 func (d *Data) Server() netip.AddrPort { return d.server }
+
+// Leg is the server connection the data came from (its byte counts are
+// TCP::offset's); nil on the client side.
+func (d *Data) Leg() *Leg { return d.leg }
 
 // reset prepares d for an event over buf, keeping rel released bytes.
 func (d *Data) reset(side Side, buf []byte, rel int) {

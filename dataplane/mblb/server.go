@@ -250,6 +250,11 @@ type serverConn struct {
 // reachable. On an event loop (cur) the connect does not wait: the
 // connection is returned connecting, and lives on cur.
 func (e *Engine) dial(s *ClientConn, m Member, owner *ClientConn, cur *evl) (*serverConn, error) {
+	if s != nil && e.cfg.ServerInit != nil {
+		if err := e.cfg.ServerInit(s.tag, s.clientAddr(), m); err != nil {
+			return nil, errClosed
+		}
+	}
 	if cur != nil {
 		return e.dialLoop(s, m, owner, cur)
 	}
@@ -316,6 +321,7 @@ func (e *Engine) newServerConn(s *ClientConn, m Member, owner *ClientConn, ms *m
 	sc.lastRd.Store(now.UnixNano())
 	sc.data.side = ServerSide
 	sc.data.server = remote
+	sc.data.leg = &sc.leg
 	return sc
 }
 

@@ -115,6 +115,9 @@ type ClientConn struct {
 	upgrading bool
 	label     string
 	reframe   []byte
+	// selPersist: ONECONNECT::select persist is in force (oneconnect.go);
+	// reader only, as label.
+	selPersist bool
 	// current is the target a rule chose last (SetTarget, or a request's
 	// HTTP_REQUEST): the client's later requests go there too until a
 	// rule chooses another, as a BIG-IP client-side connection keeps its
@@ -578,6 +581,9 @@ func (s *ClientConn) emit(b []byte, t Target, persist string) error {
 	m := getMsg(len(b))
 	copy(m.b, b)
 	m.target, m.persist = t, persist
+	if s.e.pool != nil {
+		m.hx.label = s.ocLabel(persist)
+	}
 	if c := s.e.cfg.Clone; c != nil {
 		c(s.client, b, b)
 	}

@@ -860,9 +860,11 @@ const (
 	EventGTPPrimeEgress       Event = "GTP_PRIME_EGRESS"
 	EventGTPSignallingIngress Event = "GTP_SIGNALLING_INGRESS"
 	EventGTPSignallingEgress  Event = "GTP_SIGNALLING_EGRESS"
-	// EventServerInit runs on a standard virtual once its member is
-	// chosen (after LB_SELECTED), just before the server connection's
-	// SYN leaves: a rule's snat or snatpool there sets its source.
+	// EventServerInit runs once a member is chosen (after LB_SELECTED),
+	// just before the connection to it is opened: a standard virtual's
+	// server connection, each member connection an http or message-based
+	// virtual opens (not one OneConnect lends), each server-side flow of
+	// a UDP virtual. A rule's snat or snatpool there sets its source.
 	EventServerInit Event = "SERVER_INIT"
 )
 

@@ -26,6 +26,28 @@ type Target struct {
 	// Xlate is the rule's translate choice, which replaces the
 	// virtual's translate-address and translate-port when Set.
 	Xlate Translation
+	// Limits are the rule's LB::connlimit limits for the flow's member
+	// choices (state.Chooser.Limits).
+	Limits state.RuleLimits
+}
+
+// SetConnLimit implements rules.ConnLimiter.
+func (t *Target) SetConnLimit(scope rules.LimitScope, limit int64) error {
+	*t.limit(scope) = limit
+	return nil
+}
+
+// ConnLimit implements rules.ConnLimiter.
+func (t *Target) ConnLimit(scope rules.LimitScope) int64 { return *t.limit(scope) }
+
+func (t *Target) limit(scope rules.LimitScope) *int64 {
+	switch scope {
+	case rules.LimitVirtual:
+		return &t.Limits.Virtual
+	case rules.LimitNode:
+		return &t.Limits.Node
+	}
+	return &t.Limits.Member
 }
 
 // Translation is a rule's `translate address|port` choice for one flow.

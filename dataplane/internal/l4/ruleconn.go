@@ -38,6 +38,9 @@ type sideState struct {
 	// ssl is set by SSL::collect: the held bytes go to CLIENTSSL_DATA or
 	// SERVERSSL_DATA instead of CLIENT_DATA or SERVER_DATA (tls.go).
 	ssl bool
+	// grown is how much TCP::payload replace grew (shrank) the bytes
+	// still held, which TCP::offset takes back out; 0 once none are.
+	grown int
 }
 
 // lbPick is a load-balancing choice not yet connected (LB_SELECTED).
@@ -185,6 +188,25 @@ func (pr *proxied) Addr(e rules.Endpoint) netip.AddrPort {
 // Protocol implements rules.Conn.
 func (pr *proxied) Protocol() int { return 6 }
 
+var _ rules.ConnLimiter = (*proxied)(nil)
+
+// SetConnLimit implements rules.ConnLimiter: the flow's member choices
+// from now on (a later LB decision, LB::reselect, a retry) honour it.
+func (pr *proxied) SetConnLimit(scope rules.LimitScope, limit int64) error {
+	return pr.rs.SetConnLimit(scope, limit)
+}
+
+// ConnLimit implements rules.ConnLimiter.
+func (pr *proxied) ConnLimit(scope rules.LimitScope) int64 { return pr.rs.ConnLimit(scope) }
+
+// ruleLimits is the rule's LB::connlimit limits for a member choice.
+func (fl *flow) ruleLimits() state.RuleLimits {
+	if fl.rs == nil {
+		return state.RuleLimits{}
+	}
+	return fl.rs.Limits
+}
+
 // Decide implements rules.Conn.
 func (pr *proxied) Decide(d rules.Decision) error {
 	rs := pr.rs
@@ -258,6 +280,7 @@ func (pr *proxied) Release(s rules.Side, length int) error {
 	n := copy(st.held, st.held[k:])
 	st.held = st.held[:n]
 	if n == 0 {
+		st.grown = 0
 		// Everything went: the side resumes the zero-copy path unless the
 		// rule collects again later in this event.
 		st.collecting = false
@@ -283,7 +306,27 @@ func (pr *proxied) ReplacePayload(s rules.Side, offset, length int, data []byte)
 	}
 	tail := append([]byte(nil), st.held[end:]...)
 	st.held = append(append(st.held[:offset], data...), tail...)
+	st.grown += len(data) - (end - offset)
 	return nil
+}
+
+var _ rules.StreamOffsetter = (*proxied)(nil)
+
+// StreamOffset implements rules.StreamOffsetter (TCP::offset) from the
+// flow's byte counts: a side's bytes received less those still held.
+func (pr *proxied) StreamOffset(s rules.Side) (int64, error) {
+	var in uint64
+	if s == rules.ClientSide {
+		in = pr.BytesIn.Load()
+	} else {
+		sc := pr.srv.Load()
+		if sc == nil {
+			return 0, errors.New("no server connection yet")
+		}
+		in = sc.leg.BytesIn.Load()
+	}
+	st := &pr.rs.side[s]
+	return max(int64(in)-int64(len(st.held)-st.grown), 0), nil
 }
 
 // Respond implements rules.Conn.

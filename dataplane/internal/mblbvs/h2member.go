@@ -60,7 +60,7 @@ func (h *memberHTTP2) alpn(c *tls.Config) *tls.Config {
 
 // dialHTTP2 is the engine's Dial for members that speak HTTP/2.
 func (mv *VS) dialHTTP2(ctx context.Context, snap *state.VirtualSnap, client netip.AddrPort, m mblb.Member) (net.Conn, error) {
-	src := mv.source(snap, client, m.Addr, poolOf(m))
+	src := mv.sourceFor(snap, client, m)
 	src = netip.AddrPortFrom(src.Addr(), 0) // a shared connection keeps no client's port
 	t := snap.Cfg.TLS
 	var tc *tls.Config

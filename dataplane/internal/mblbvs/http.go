@@ -545,6 +545,8 @@ func (h *httpRules) event(x *mblb.HTTPEvent, ev rules.Event, head *rules.HTTPHea
 			}
 		case rules.OneConnectLabel:
 			x.Label(a.Text)
+		case rules.OneConnectSelect:
+			x.SelectPersist(a.Enable)
 		case rules.NTLMSwitch:
 			x.NTLM(a.Enable)
 		}
@@ -595,7 +597,7 @@ func (h *httpRules) HTTPDo(a rules.HTTPAction) error {
 		if !inReq && !h.lbFailed {
 			return errors.New("HTTP::fallback works in HTTP_REQUEST, HTTP_REQUEST_DATA and LB_FAILED on this virtual server")
 		}
-	case rules.OneConnectDetach, rules.OneConnectReuse, rules.OneConnectLabel, rules.NTLMSwitch:
+	case rules.OneConnectDetach, rules.OneConnectReuse, rules.OneConnectLabel, rules.NTLMSwitch, rules.OneConnectSelect:
 		if !inReq {
 			return fmt.Errorf("%s works in HTTP_REQUEST and HTTP_REQUEST_DATA on this virtual server", a.Kind)
 		}

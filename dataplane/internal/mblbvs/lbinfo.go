@@ -50,9 +50,14 @@ func (r *mblbRules) VirtualProfiles() []rules.ProfileRef { return r.snap.Cfg.Pro
 
 var _ rules.SNATReader = (*mblbRules)(nil)
 
-// SNATDecision implements rules.SNATReader: the virtual's
-// source-address-translation, which rules do not change here.
-func (r *mblbRules) SNATDecision() string { return irules.VirtualSNAT(r.snap.Cfg) }
+// SNATDecision implements rules.SNATReader: a SERVER_INIT's snat
+// decision while it runs, else the virtual's source-address-translation.
+func (r *mblbRules) SNATDecision() string {
+	if r.init != nil {
+		return r.init.SNATDecision(r.snap.Cfg)
+	}
+	return irules.VirtualSNAT(r.snap.Cfg)
+}
 
 var _ rules.DecisionLogger = (*mblbRules)(nil)
 

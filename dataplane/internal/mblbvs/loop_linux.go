@@ -27,7 +27,7 @@ func (mv *VS) Loopable() bool { return mv.fwd == nil && mv.eng.Loopable() }
 func (mv *VS) dialFD() func(netip.AddrPort, mblb.Member) (int, bool, netip.AddrPort, error) {
 	return func(client netip.AddrPort, m mblb.Member) (int, bool, netip.AddrPort, error) {
 		snap := mv.vs.Snap.Load()
-		fd, done, local, errno := rawsock.DialSide(mv.source(snap, client, m.Addr, poolOf(m)), m.Addr, snap.Cfg.ServerTCP)
+		fd, done, local, errno := rawsock.DialSide(mv.sourceFor(snap, client, m), m.Addr, snap.Cfg.ServerTCP)
 		if errno != 0 {
 			return -1, false, netip.AddrPort{}, errno
 		}

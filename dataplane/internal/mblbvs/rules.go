@@ -44,6 +44,14 @@ type mblbRules struct {
 	verdict irules.Verdict
 	server  netip.AddrPort // the server side of a SERVER_CONNECTED
 	local   netip.AddrPort
+	// limits are the rule's LB::connlimit limits (virtual, node,
+	// poolmember), read by each request's member choice on another
+	// goroutine; limited is set once a rule set one (connlimit.go).
+	limits  [3]atomic.Int64
+	limited atomic.Bool
+	// init takes the snat decisions of a SERVER_INIT running
+	// (serverinit.go); nil in other events.
+	init *irules.Target
 	// beforeTLS is set while SERVER_CONNECTED runs for a server-ssl
 	// connection whose handshake has not started (connectedBeforeTLS):
 	// SSL::disable and SSL::enable serverside then set its clear.
@@ -394,6 +402,9 @@ func (r *mblbRules) Protocol() int { return 6 }
 // Decide implements rules.Conn: pool, member and node decisions direct the
 // messages notified after them, one by one (seed 000 §4.2).
 func (r *mblbRules) Decide(d rules.Decision) error {
+	if r.init != nil {
+		return r.initDecide(d) // serverinit.go
+	}
 	switch d.Kind {
 	case rules.DecidePool, rules.DecideMember:
 		pool := r.namedPool(d.Pool)
@@ -434,7 +445,7 @@ func (r *mblbRules) Decide(d rules.Decision) error {
 	case rules.DecideDrop, rules.DecideDiscard:
 		r.verdict = irules.Drop
 	case rules.DecideSnat, rules.DecideSnatAuto, rules.DecideSnatNone, rules.DecideSnatPool:
-		return errors.New("snat decisions are not supported on a message-based virtual; set source-address-translation")
+		return errors.New("snat decisions are acted on in SERVER_INIT on a message-based or HTTP virtual (each server connection's source); elsewhere set source-address-translation")
 	default:
 		return fmt.Errorf("%s is not supported on a message-based virtual", d.Kind)
 	}

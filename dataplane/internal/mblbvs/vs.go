@@ -66,6 +66,9 @@ type Env struct {
 	// BWC is the running bandwidth controllers, which rules attach
 	// clients to (BWC::policy).
 	BWC *bwc.Set
+	// SnatPool resolves a snatpool a rule names in SERVER_INIT (a full
+	// path, or a bare name in /Common); nil resolves none.
+	SnatPool func(name string) ([]netip.Addr, bool)
 }
 
 // rstArea is the code location the message-based virtuals print in their
@@ -119,6 +122,10 @@ type VS struct {
 	// SERVER_CONNECTED ran before their handshake (connectedBeforeTLS),
 	// until legOpened sees them.
 	ranConnected sync.Map
+	// initSrc holds, by client address, the source a client's
+	// SERVER_INIT chose (snat, snatpool) for the server connection
+	// about to be dialled, until its dial takes it (serverinit.go).
+	initSrc sync.Map
 
 	// room decides whether a member's connection limit lets it take a
 	// request, with OneConnect (connqueue.go); nil: its connections
@@ -307,6 +314,7 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, ct 
 		Rst:             s.env.Rst,
 		Pick:            mv.pickTLS, // tls.go
 		Dial:            mv.dial,
+		ServerInit:      mv.serverInit, // serverinit.go
 		Request:         cfg.Request,
 		Response:        cfg.Response,
 		MaxMessageSize:  cfg.MaxMessageSize,
@@ -772,8 +780,15 @@ func (mv *VS) choose(c mblb.Choice) (mblb.Member, error) {
 	// The message's keys, found once for the lookup and the record (a
 	// hash profile's payload key is a scan of the message).
 	ks, n := mv.persistKeys(snap, pool, c)
+	how := state.Chooser{Avoid: mv.suspected(), Room: mv.room}
+	if f, ok := c.Tag.(*mblbFlow); ok && f.rr != nil && f.rr.limited.Load() {
+		how.Limits = f.rr.ruleLimits() // connlimit.go
+		if how.Limits.VirtualOver(mv.vs) {
+			return mblb.Member{}, mblb.ErrNoMember
+		}
+	}
 	m, _, by := state.Choose(pool, named, func() (*state.Pool, *state.Member) { return mv.persistLookup(&ks, n) },
-		exclude, state.Chooser{Avoid: mv.suspected(), Room: mv.room})
+		exclude, how)
 	if m == nil {
 		return mblb.Member{}, mblb.ErrNoMember
 	}
@@ -863,7 +878,7 @@ func (mv *VS) dial(ctx context.Context, client netip.AddrPort, m mblb.Member) (n
 	if mv.h2 != nil {
 		return mv.dialHTTP2(ctx, snap, client, m) // h2member.go
 	}
-	c, err := mv.dialSide(snap, mv.source(snap, client, m.Addr, poolOf(m)), m.Addr) // tcpopts.go
+	c, err := mv.dialSide(snap, mv.sourceFor(snap, client, m), m.Addr) // tcpopts.go
 	if err != nil {
 		return nil, err
 	}

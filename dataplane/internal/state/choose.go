@@ -28,12 +28,58 @@ type Chooser struct {
 	// Room, when set, decides whether a member's connection limit lets
 	// the balancing choose it (PickWith).
 	Room func(*Member) bool
+	// Limits are a rule's own connection limits for this decision
+	// (LB::connlimit); the zero value sets none.
+	Limits RuleLimits
+}
+
+// RuleLimits are the connection limits a rule sets for its connection's
+// decisions (LB::connlimit), on top of the configured ones: a member with
+// Member current connections or more, or whose node has Node or more, is
+// not chosen; Virtual fails the choice while the virtual holds more than
+// that many connections. 0 sets no limit.
+type RuleLimits struct{ Virtual, Node, Member int64 }
+
+// VirtualOver reports whether v holds more connections than the rule's
+// virtual limit lets a connection be balanced with (the caller's own
+// connection is among them).
+func (l *RuleLimits) VirtualOver(v *Virtual) bool {
+	return l.Virtual > 0 && v.Stats.Cur.Load() > l.Virtual
+}
+
+// allow reports whether m is within the limits.
+func (l *RuleLimits) allow(m *Member) bool {
+	return (l.Member == 0 || m.Stats.Cur.Load() < l.Member) &&
+		(l.Node == 0 || m.Node.Stats.Cur.Load() < l.Node)
+}
+
+// withRuleLimits is how with its Room passing over the members the rule's
+// limits keep out (the configured limits still apply); how itself when
+// the rule set none, so that a decision without them costs a comparison.
+func (how Chooser) withRuleLimits() Chooser {
+	if how.Limits.Member == 0 && how.Limits.Node == 0 {
+		return how
+	}
+	lim, room := how.Limits, how.Room
+	how.Room = func(m *Member) bool {
+		if !lim.allow(m) {
+			return false
+		}
+		if room == nil {
+			return !m.AtLimit()
+		}
+		return room(m)
+	}
+	return how
 }
 
 // take counts a new connection on m as how says; every path counts it
 // within the member's and node's rate limits, which
 // override-connection-limit does not lift.
 func (how *Chooser) take(m *Member, persisted bool) bool {
+	if how.Limits != (RuleLimits{}) && !how.Limits.allow(m) {
+		return false
+	}
 	if !m.takeRate() {
 		return false
 	}
@@ -68,6 +114,9 @@ const (
 // member, the pool it belongs to and the rule that chose it; nil when
 // none is available, or when the named member cannot be taken.
 func Choose(pool *Pool, t Target, persisted func() (*Pool, *Member), exclude []*Member, how Chooser) (*Member, *Pool, ChosenBy) {
+	if how.Limits != (RuleLimits{}) {
+		how = how.withRuleLimits()
+	}
 	if t.Addr.IsValid() {
 		if m := MemberAt(pool, t.Addr); m != nil && !containsMember(exclude, m) && m.Availability() <= t.Accept {
 			if how.take(m, false) {

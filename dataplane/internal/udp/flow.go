@@ -341,11 +341,13 @@ func (f *flow) pickOnce(mayRetry bool) (lg *leg, again bool) {
 	pool, want := f.pool, netip.AddrPort{}
 	var mode *state.ModeSpec
 	var xlate irules.Target // only its translate choice (Xlate)
+	var limits state.RuleLimits
 	if rs := f.rs; rs != nil {
 		rs.mu.Lock()
 		nodeSel, selPool, selAddr := rs.Node, rs.Pool, rs.Addr
 		mode, rs.Changed = rs.LBMode, false
 		xlate.Xlate = rs.Xlate
+		limits = rs.Limits
 		rs.mu.Unlock()
 		if nodeSel {
 			return f.nodeLeg(selAddr), false
@@ -358,7 +360,10 @@ func (f *flow) pickOnce(mayRetry bool) (lg *leg, again bool) {
 		return nil, f.lbFailed(mayRetry)
 	}
 	var persisted func() (*state.Pool, *state.Member)
-	how := state.Chooser{Reserve: !f.dgram, Mode: mode}
+	how := state.Chooser{Reserve: !f.dgram, Mode: mode, Limits: limits}
+	if how.Limits.VirtualOver(f.vs) {
+		return nil, f.lbFailed(mayRetry) // LB::connlimit virtual (rules/commands_connlimit.go)
+	}
 	if f.rs != nil {
 		f.rulePersist()
 	}
@@ -403,6 +408,12 @@ func (f *flow) pickOnce(mayRetry bool) (lg *leg, again bool) {
 			return lg, false
 		}
 	}
+	if !f.serverInit(pool, dst) { // rules.go
+		if !f.dgram {
+			m.Release()
+		}
+		return nil, false
+	}
 	if f.dgram {
 		m.ReserveOverride() // balancing respected the limits; the leg holds the count
 	}
@@ -437,6 +448,9 @@ func (f *flow) nodeLeg(a netip.AddrPort) *leg {
 			f.last.Store(lg)
 			return lg
 		}
+	}
+	if !f.serverInit(nil, a) {
+		return nil
 	}
 	lg := f.openLeg(a, nil, nil)
 	if lg == nil || !f.addLeg(lg) || !f.serverConnected(lg) {

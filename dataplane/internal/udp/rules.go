@@ -134,6 +134,30 @@ func (f *flow) serverConnected(lg *leg) bool {
 	return ok && fwd
 }
 
+// serverInit runs SERVER_INIT before a new server side (leg) toward dst,
+// a member of pool (nil: a node a rule named), is opened: once per
+// server-side flow, as BIG-IP raises it, not per datagram. LB::server
+// names dst; a snat or snatpool there sets the source openLeg takes.
+// False when the rule dropped the datagram or ended the flow.
+func (f *flow) serverInit(pool *state.Pool, dst netip.AddrPort) bool {
+	if f.rs == nil || !f.handles(config.EventServerInit) {
+		return true
+	}
+	rs := f.rs
+	name := ""
+	if pool != nil {
+		name = pool.Name
+	}
+	rs.mu.Lock()
+	rs.pick = lbPick{pool: name, addr: dst}
+	rs.mu.Unlock()
+	_, fwd, _, ok := f.run(config.EventServerInit, nil, nil)
+	rs.mu.Lock()
+	rs.pick = lbPick{}
+	rs.mu.Unlock()
+	return ok && fwd
+}
+
 // UDPHold implements rules.UDPHolder (CLIENT_ACCEPTED).
 func (f *flow) UDPHold() error {
 	f.rs.holding = true
@@ -333,6 +357,9 @@ func (f *flow) Addr(e rules.Endpoint) netip.AddrPort {
 	case rules.EndVirtual:
 		return f.Local
 	case rules.EndServerLocal:
+		if f.rs.ev == config.EventServerInit {
+			return netip.AddrPort{} // not opened yet
+		}
 		if lg := f.curLeg(); lg != nil {
 			return lg.rec.Client
 		}
@@ -353,6 +380,15 @@ func (f *flow) Protocol() int { return 17 }
 // Decide implements rules.Conn.
 func (f *flow) Decide(d rules.Decision) error {
 	rs := f.rs
+	if rs.ev == config.EventServerInit {
+		// The member is chosen and its server side being opened: only
+		// the source may still change [M: as on a standard virtual].
+		switch d.Kind {
+		case rules.DecidePool, rules.DecideMember, rules.DecideNode, rules.DecideForward,
+			rules.DecideReselect, rules.DecideVirtual, rules.DecideLBMode, rules.DecideDetach:
+			return fmt.Errorf("%s is not valid in SERVER_INIT: the member is chosen already (use LB_SELECTED)", d.Kind)
+		}
+	}
 	if ok, err := rs.Target.Decide(d, f.l.e.env.Pools(), f.Virtual, f.Local, f.snatPoolNamed); ok {
 		return err
 	}
@@ -560,3 +596,14 @@ func (f *flow) UDPSocket(s rules.Side, fn func(fd int) error) error {
 	}
 	return ferr
 }
+
+var _ rules.ConnLimiter = (*flow)(nil)
+
+// SetConnLimit implements rules.ConnLimiter: the flow's member choices
+// from now on honour it (each datagram's on a per-datagram virtual).
+func (f *flow) SetConnLimit(scope rules.LimitScope, limit int64) error {
+	return f.rs.SetConnLimit(scope, limit)
+}
+
+// ConnLimit implements rules.ConnLimiter.
+func (f *flow) ConnLimit(scope rules.LimitScope) int64 { return f.rs.ConnLimit(scope) }

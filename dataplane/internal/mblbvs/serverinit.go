@@ -1,0 +1,93 @@
+package mblbvs
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/rules"
+)
+
+// SERVER_INIT on message-based and HTTP virtuals: the engine asks
+// (mblb.Config.ServerInit) before each server connection a client's
+// message opens, never for one OneConnect lends it, so the event runs
+// once per member connection as BIG-IP raises it once per server-side
+// flow. The rule sees the member chosen (LB::server) and may set that
+// connection's source (snat, snatpool); its choice is kept by client
+// address until the dial that follows on the same goroutine takes it.
+
+// errServerInit ends a connect whose SERVER_INIT ended the client.
+var errServerInit = errors.New("SERVER_INIT ended the client")
+
+// serverInit is the engine's ServerInit: a bit test for a client whose
+// rules do not handle the event.
+func (mv *VS) serverInit(tag any, client netip.AddrPort, m mblb.Member) error {
+	f, ok := tag.(*mblbFlow)
+	if !ok || f.rr == nil || !f.rr.rules.Handles(config.EventServerInit) {
+		return nil
+	}
+	return f.rr.serverInit(client, m)
+}
+
+// sourceFor is the source of a server connection to m for client: what
+// its SERVER_INIT chose, else the virtual's source-address-translation.
+func (mv *VS) sourceFor(snap *state.VirtualSnap, client netip.AddrPort, m mblb.Member) netip.AddrPort {
+	if client.IsValid() {
+		if v, ok := mv.initSrc.LoadAndDelete(client); ok {
+			return v.(netip.AddrPort)
+		}
+	}
+	return mv.source(snap, client, m.Addr, poolOf(m))
+}
+
+// serverInit runs SERVER_INIT for a connection to m about to be made:
+// LB::server names m; a snat or snatpool decision sets its source
+// (state.SNATSource, as on a standard virtual). A Tcl error, reject or
+// drop there ends the client (goOn) and the connect with it.
+func (r *mblbRules) serverInit(client netip.AddrPort, m mblb.Member) error {
+	r.mu.Lock()
+	r.server = m.Addr
+	r.init = &irules.Target{}
+	err := r.runHandled(config.EventServerInit, nil)
+	t := r.init
+	r.init = nil
+	r.server = netip.AddrPort{}
+	v := r.verdict
+	r.verdict = irules.GoOn
+	r.mu.Unlock()
+	if !r.goOn(err, v) {
+		return errServerInit
+	}
+	if t.SNAT.Set {
+		mv := r.f.mv
+		src := state.SNATSource(mv.vs, mv.vs.Snap.Load(), client, r.f.Local, m.Addr, &t.SNAT, poolOf(m))
+		mv.initSrc.Store(client, src)
+	}
+	return nil
+}
+
+// initDecide is Decide during SERVER_INIT: the member is chosen and
+// being connected to, so only the connection's source may change [M: as
+// on a standard virtual, choosing again there is the rule's error].
+func (r *mblbRules) initDecide(d rules.Decision) error {
+	switch d.Kind {
+	case rules.DecideSnat, rules.DecideSnatAuto, rules.DecideSnatNone, rules.DecideSnatPool:
+		snatPool := r.f.mv.env.SnatPool
+		if snatPool == nil {
+			snatPool = func(string) ([]netip.Addr, bool) { return nil, false }
+		}
+		_, err := r.init.Decide(d, *r.f.mv.env.Pools(), r.f.Virtual, r.f.Local, snatPool)
+		return err
+	case rules.DecideReject:
+		r.verdict = irules.Reject
+		return nil
+	case rules.DecideDrop, rules.DecideDiscard:
+		r.verdict = irules.Drop
+		return nil
+	}
+	return fmt.Errorf("%s is not valid in SERVER_INIT: the member is chosen already (use LB_SELECTED)", d.Kind)
+}
