@@ -22,8 +22,10 @@ type Message struct {
 	// none unless a rule sets them.
 	Src, Dst string
 	// Request: an answer is expected (false for a message from a peer,
-	// and for every message with no-response).
-	Request bool
+	// and for every message with no-response). Answer: it answers a
+	// request (a protocol's, matched by key); Bad: the protocol could
+	// not read it.
+	Request, Answer, Bad bool
 	// Status is MR::message status.
 	Status string
 	// Retries counts MR::retry.

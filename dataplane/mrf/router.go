@@ -51,6 +51,10 @@ type Counters struct {
 	// connections opened, reused and that could not be opened.
 	Routed, Answered, Unsolicited, Dropped, Failed, Retried, Returned, PendingFull atomic.Uint64
 	ConnsOpened, ConnsReused, ConnsFailed                                          atomic.Uint64
+	// A protocol's: messages it answered by itself (Local: capabilities
+	// exchanges, watchdogs, keep-alives, requests past their hops) and
+	// failed requests it answered (FailAnswered).
+	Local, FailAnswered atomic.Uint64
 }
 
 // ResetProtocol zeroes the protocol's counts (reset-stats ltm
@@ -65,7 +69,7 @@ func (c *Counters) ResetProtocol() {
 // message-routing generic router).
 func (c *Counters) ResetRouter() {
 	for _, x := range []*atomic.Uint64{&c.Routed, &c.Answered, &c.Unsolicited, &c.Dropped, &c.Failed, &c.Retried,
-		&c.Returned, &c.PendingFull, &c.ConnsOpened, &c.ConnsReused, &c.ConnsFailed} {
+		&c.Returned, &c.PendingFull, &c.ConnsOpened, &c.ConnsReused, &c.ConnsFailed, &c.Local, &c.FailAnswered} {
 		x.Store(0)
 	}
 }
@@ -164,10 +168,23 @@ func (r *Router) DeleteRoute(src, dst string) bool {
 // Lookup is the route a message from src to dst takes: the best of the
 // static routes and those added on the fly.
 func (r *Router) Lookup(src, dst string) *Route {
-	best, score := lookup(nil, -1, r.cfg.Routes, src, dst)
+	keys := RouteKeys{src, dst}
+	best, score := lookup(nil, -1, r.cfg.Routes, nil, &keys)
 	r.mu.Lock()
-	best, _ = lookup(best, score, r.routes, src, dst)
+	best, _ = lookup(best, score, r.routes, nil, &keys)
 	r.mu.Unlock()
+	return best
+}
+
+// route is the route message m takes: by its source and destination
+// addresses (the generic protocol), else by its protocol's route fields.
+func (r *Router) route(m *Message) *Route {
+	p := r.cfg.Proto
+	if p == nil {
+		return r.Lookup(m.Src, m.Dst)
+	}
+	keys := p.RouteKeys(m)
+	best, _ := lookup(nil, -1, r.cfg.Routes, p, &keys)
 	return best
 }
 
@@ -295,14 +312,60 @@ func (s *Session) Close() {
 // Message makes a message of the client's data (copied) as the protocol
 // reads it.
 func (s *Session) Message(data []byte) *Message {
-	return &Message{Data: append([]byte(nil), data...), Request: !s.r.cfg.NoResponse, Status: StatusUnprocessed,
+	m := &Message{Data: append([]byte(nil), data...), Request: !s.r.cfg.NoResponse, Status: StatusUnprocessed,
 		MaxRetries: s.r.cfg.MaxRetries, Instance: -1, origin: s}
+	if p := s.r.cfg.Proto; p != nil {
+		c := p.Classify(data)
+		m.Request = !c.Answer && !c.OneWay && !c.Bad
+		m.Answer, m.Bad = c.Answer, c.Bad
+	}
+	return m
+}
+
+// Local answers a client's message its protocol handles by itself (a
+// capabilities exchange, a watchdog, a keep-alive, a request past its
+// hops): handled true, and ok false when the connection is to end.
+func (s *Session) Local(data []byte) (handled, ok bool) {
+	p := s.r.cfg.Proto
+	if p == nil {
+		return false, true
+	}
+	s.wmu.Lock()
+	reply, handled, end := p.Local(s.buf[:0], data, false)
+	var err error
+	if reply != nil {
+		s.buf = reply
+		err = s.write(reply)
+	}
+	s.wmu.Unlock()
+	if handled {
+		s.r.C.Received.Add(1)
+		s.r.C.Local.Add(1)
+	}
+	return handled, err == nil && !end
+}
+
+// Send writes a message to the session's client as it is, with no event
+// (a rule's own answer: SIP::respond, DIAMETER::respond).
+func (s *Session) Send(data []byte) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	err := s.write(data)
+	if err == nil {
+		s.r.C.Delivered.Add(1)
+	}
+	return err
 }
 
 // Handle runs a client's message through the ingress events and routes
-// it; false when the connection is to end.
+// it; false when the connection is to end. A protocol's message that
+// answers nothing the virtual sent, or cannot be read, is dropped [M].
 func (s *Session) Handle(m *Message) bool {
 	s.r.C.Received.Add(1)
+	if m.Answer || m.Bad {
+		s.r.C.Dropped.Add(1)
+		return true
+	}
 	return s.handle(m)
 }
 
@@ -388,13 +451,11 @@ func (s *Session) fail(m *Message, err error) {
 		m.Status = StatusConnFailed
 	}
 	s.r.C.Failed.Add(1)
-	if s.hooks == nil {
-		s.r.C.Dropped.Add(1)
-		return
-	}
-	m.Retry, m.Return, m.Drop = false, false, false
-	if !s.hooks.Failed(m) {
-		return
+	if s.hooks != nil {
+		m.Retry, m.Return, m.Drop = false, false, false
+		if !s.hooks.Failed(m) {
+			return
+		}
 	}
 	switch {
 	case m.Retry && m.Retries < m.MaxRetries:
@@ -407,6 +468,16 @@ func (s *Session) fail(m *Message, err error) {
 		s.r.C.Returned.Add(1)
 		s.deliver(m)
 	default:
+		// The protocol's own answer (Diameter's
+		// DIAMETER_UNABLE_TO_DELIVER, SIP's generated response), when
+		// it has one and the request wanted an answer.
+		if p := s.r.cfg.Proto; p != nil && m.Request && !m.Drop {
+			if ans := p.Failed(m); ans != nil {
+				s.r.C.FailAnswered.Add(1)
+				s.deliver(&Message{Data: ans, Status: m.Status, Peer: m.Peer, origin: s, Instance: -1, Answer: true, Store: m.Store})
+				return
+			}
+		}
 		s.r.C.Dropped.Add(1)
 	}
 }
@@ -429,7 +500,7 @@ func (s *Session) pick(m *Message) (*outgoing, error) {
 		}
 		return s.among(ps, m.RouteRatio, "rule", m)
 	}
-	if rt := r.Lookup(m.Src, m.Dst); rt != nil {
+	if rt := r.route(m); rt != nil {
 		return s.among(rt.Peers, rt.Ratio, rt.Name, m)
 	}
 	if r.cfg.DefaultPool != "" {
@@ -597,7 +668,13 @@ type outgoing struct {
 
 	mu   sync.Mutex
 	pend []*Message
-	dead bool
+	// keyed are the requests in flight by the key their answers carry
+	// (a protocol's), seq the last request's number on the connection.
+	keyed map[uint64]*Message
+	seq   uint64
+	pbufs [2][]byte
+	rd    *Reader
+	dead  bool
 	last time.Time
 	// waiting and waitBytes are the messages, and their bytes, waiting
 	// for the connection to open (the one that opens it included).
@@ -667,6 +744,25 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 		o.unlist()
 		return err
 	}
+	rd := &Reader{R: idleReader{o}, Term: o.r.cfg.Term, Max: o.r.cfg.Max}
+	if p := o.r.cfg.Proto; p != nil {
+		// The handshake reads the connection itself, bounded; what it
+		// leaves in the reader's buffer is read after it.
+		rd.F, rd.R = p.NewFramer(), c
+		c.SetDeadline(time.Now().Add(handshakeMax))
+		err := p.Open(c, rd)
+		c.SetDeadline(time.Time{})
+		rd.R = idleReader{o}
+		if err != nil {
+			c.Close()
+			if done != nil {
+				done()
+			}
+			o.err = err
+			o.unlist()
+			return err
+		}
+	}
 	o.mu.Lock()
 	if o.dead { // closed (the router, its session) while it opened
 		o.mu.Unlock()
@@ -677,7 +773,7 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 		o.err = net.ErrClosed
 		return o.err
 	}
-	o.conn, o.done, o.addr = c, done, addr
+	o.conn, o.done, o.addr, o.rd = c, done, addr, rd
 	o.last = time.Now()
 	if o.owner == nil {
 		o.sess = &Session{r: o.r, write: o.writeBack, peer: o}
@@ -722,14 +818,29 @@ func (o *outgoing) send(m *Message, term []byte) bool {
 		m.origin.fail(m, net.ErrClosed)
 		return false
 	}
-	if m.Request {
+	var out []byte
+	if p := o.r.cfg.Proto; p != nil {
+		o.seq++
+		var key uint64
+		out, key = p.Outbound(&o.pbufs, m, o.seq)
+		if m.Request {
+			if o.keyed == nil {
+				o.keyed = map[uint64]*Message{}
+			}
+			o.keyed[key] = m
+			m.origin.inflight.Add(1)
+		}
+	} else if m.Request {
 		o.pend = append(o.pend, m)
 		m.origin.inflight.Add(1)
 	}
 	o.last = time.Now()
 	o.mu.Unlock()
-	o.wbuf = Frame(o.wbuf[:0], m.Data, term)
-	_, err := o.conn.Write(o.wbuf)
+	if out == nil {
+		o.wbuf = Frame(o.wbuf[:0], m.Data, term)
+		out = o.wbuf
+	}
+	_, err := o.conn.Write(out)
 	o.wmu.Unlock()
 	if err == nil {
 		o.r.C.Sent.Add(1)
@@ -762,13 +873,19 @@ func (o *outgoing) writeBack(b []byte) error {
 // (F5: every message is routed), its answer coming back on this
 // connection.
 func (o *outgoing) read() {
-	cfg := o.r.cfg
-	rd := Reader{R: idleReader{o}, Term: cfg.Term, Max: cfg.Max}
+	rd := o.rd
 	for {
 		data, err := rd.Next()
 		if err != nil {
 			o.close()
 			return
+		}
+		if o.r.cfg.Proto != nil {
+			if !o.readProto(data) {
+				o.close()
+				return
+			}
+			continue
 		}
 		o.mu.Lock()
 		var req *Message
@@ -804,6 +921,62 @@ func (o *outgoing) read() {
 	}
 }
 
+// readProto takes one message of a protocol's peer: what the protocol
+// answers by itself (a watchdog), an answer to the request in flight
+// with its key (to that request's originator; a provisional one leaves
+// the request in flight), else a request of the peer's, routed as a
+// client's is. An answer to nothing in flight is dropped. false when the
+// connection is to close.
+func (o *outgoing) readProto(data []byte) bool {
+	p := o.r.cfg.Proto
+	o.r.C.FromPeers.Add(1)
+	o.wmu.Lock()
+	reply, handled, end := p.Local(o.wbuf[:0], data, true)
+	var err error
+	if reply != nil {
+		o.wbuf = reply
+		_, err = o.conn.Write(reply)
+	}
+	o.wmu.Unlock()
+	if handled {
+		o.r.C.Local.Add(1)
+		return err == nil && !end
+	}
+	c := p.Classify(data)
+	o.mu.Lock()
+	o.last = time.Now()
+	if !c.Answer || c.Bad {
+		o.mu.Unlock()
+		if c.Bad || o.sess == nil {
+			o.r.C.Dropped.Add(1)
+			return true
+		}
+		o.r.C.Unsolicited.Add(1)
+		return o.sess.handle(o.sess.Message(data))
+	}
+	req := o.keyed[c.Key]
+	if req != nil && c.Final {
+		delete(o.keyed, c.Key)
+	}
+	o.mu.Unlock()
+	if req == nil {
+		o.r.C.Dropped.Add(1)
+		return true
+	}
+	if c.Final {
+		req.origin.inflight.Add(-1)
+		o.r.C.Answered.Add(1)
+	}
+	a := &Message{Data: append([]byte(nil), data...), Status: StatusRouted, Peer: o.key.peer, Member: o.addr, origin: req.origin,
+		Instance: -1, Answer: true, Src: req.Dst, Dst: req.Src, Store: req.Store}
+	p.Inbound(a, req)
+	req.origin.deliver(a)
+	return true
+}
+
+// handshakeMax bounds a protocol's handshake on a new peer connection.
+const handshakeMax = 10 * time.Second
+
 // idleReader reads the peer's connection, closing it once it has stayed
 // idle with no request in flight for the router's idle time.
 type idleReader struct{ o *outgoing }
@@ -820,7 +993,7 @@ func (ir idleReader) Read(p []byte) (int, error) {
 			return n, err
 		}
 		o.mu.Lock()
-		quiet := len(o.pend) == 0 && time.Since(o.last) >= idle
+		quiet := len(o.pend) == 0 && len(o.keyed) == 0 && time.Since(o.last) >= idle
 		o.mu.Unlock()
 		if quiet {
 			return 0, io.EOF
@@ -839,6 +1012,10 @@ func (o *outgoing) close() {
 	o.dead = true
 	pend := o.pend
 	o.pend = nil
+	for _, m := range o.keyed {
+		pend = append(pend, m)
+	}
+	o.keyed = nil
 	sess, conn, done := o.sess, o.conn, o.done // set by open under mu
 	o.mu.Unlock()
 	o.unlist()
