@@ -19,7 +19,8 @@
 // every message the virtual forwards, dest-host-rewrite and
 // dest-realm-rewrite in the requests. A request no peer takes is
 // answered DIAMETER_UNABLE_TO_DELIVER (3002, E flag) from the virtual's
-// identity, as RFC 6733 6.1.8 has an agent do.
+// identity, as RFC 6733 6.1.8 has an agent do (respond-unroutable; else
+// dropped).
 package mrfdiam
 
 import (
@@ -54,6 +55,9 @@ type Session struct {
 	Max int
 	// HostIP is the virtual's address, the Host-IP-Address of its CEA.
 	HostIP netip.Addr
+	// Respond is respond-unroutable: a request no peer takes is
+	// answered (else dropped).
+	Respond bool
 
 	e2e atomic.Uint32
 }
@@ -62,8 +66,8 @@ type Session struct {
 func (s *Session) Name() string { return "diameter" }
 
 func (s *Session) String() string {
-	return fmt.Sprintf("%q %q %q %q %q %q %q %d %v %v %d", s.OriginHost, s.OriginRealm, s.OriginHostRewrite, s.OriginRealmRewrite,
-		s.DestHostRewrite, s.DestRealmRewrite, s.ProductName, s.VendorID, s.AuthApps, s.AcctApps, s.Max)
+	return fmt.Sprintf("%q %q %q %q %q %q %q %d %v %v %d %v %t", s.OriginHost, s.OriginRealm, s.OriginHostRewrite, s.OriginRealmRewrite,
+		s.DestHostRewrite, s.DestRealmRewrite, s.ProductName, s.VendorID, s.AuthApps, s.AcctApps, s.Max, s.HostIP, s.Respond)
 }
 
 // NewFramer frames on the header's length.
@@ -278,6 +282,9 @@ func (s *Session) Open(c net.Conn, rd *mrf.Reader) error {
 
 // Failed is DIAMETER_UNABLE_TO_DELIVER from the virtual's identity.
 func (s *Session) Failed(msg *mrf.Message) []byte {
+	if !s.Respond {
+		return nil
+	}
 	m, err := diammsg.Parse(msg.Data)
 	if err != nil || !m.Request() {
 		return nil
