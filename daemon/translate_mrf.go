@@ -49,7 +49,7 @@ var (
 // and router profiles, routes, peers and transport-configs, which share
 // the generic protocol's router, peers and transport-configs.
 type mrfFamily struct {
-	label                                string // "generic", "sip", "diameter"
+	label                                 string // "generic", "sip", "diameter"
 	proto, router, route, peer, transport *objects.Kind
 }
 

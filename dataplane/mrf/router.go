@@ -675,7 +675,7 @@ type outgoing struct {
 	pbufs [2][]byte
 	rd    *Reader
 	dead  bool
-	last time.Time
+	last  time.Time
 	// waiting and waitBytes are the messages, and their bytes, waiting
 	// for the connection to open (the one that opens it included).
 	waiting, waitBytes int

@@ -71,7 +71,9 @@ func (s *Session) String() string {
 }
 
 // mark is the start of the branch of every Via the virtual inserts.
-func (s *Session) mark() string { return "z9hG4bK-ltm" + strconv.FormatUint(s.Salt&0xffffffff, 36) + "-" }
+func (s *Session) mark() string {
+	return "z9hG4bK-ltm" + strconv.FormatUint(s.Salt&0xffffffff, 36) + "-"
+}
 
 // viaPrefix is the Via line up to the branch's number.
 func (s *Session) viaPrefix() []byte {
