@@ -293,7 +293,15 @@ func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 			err = sess.Run(ev)
 			end = !mrfDiameterOutcome(m, sess.EndDiameter())
 		default:
-			err = sess.Run(ev)
+			if h.proto == mrfDiameter {
+				// The DIAMETER:: commands read the message in the MR_
+				// events too.
+				sess.BeginDiameterWith(m.Data, rules.DiameterContext{ClientSide: true})
+				err = sess.Run(ev)
+				end = !mrfDiameterOutcome(m, sess.EndDiameter())
+			} else {
+				err = sess.Run(ev)
+			}
 		}
 		sess.EndMR()
 		v, detach := rs.verdict, rs.detach
