@@ -171,8 +171,8 @@ func (s *Session) RouteKeys(msg *mrf.Message) mrf.RouteKeys {
 
 // MatchKey compares a route's URI with a message's, ignoring case and
 // the message's URI parameters; a route's value without a scheme matches
-// the URI's user@host, or its host alone [M: F5 documents the fields,
-// not how they match].
+// the URI's user@host, its user or its host alone [M: F5 documents the
+// fields, not how they match].
 func (s *Session) MatchKey(_ int, route, msg string) bool {
 	u := msg
 	if i := strings.IndexByte(u, ';'); i >= 0 {
@@ -195,6 +195,9 @@ func (s *Session) MatchKey(_ int, route, msg string) bool {
 		return true
 	}
 	if i := strings.IndexByte(rest, '@'); i >= 0 {
+		if strings.EqualFold(route, rest[:i]) {
+			return true
+		}
 		rest = rest[i+1:]
 	}
 	return strings.EqualFold(route, rest)
