@@ -1,6 +1,9 @@
 package mrf
 
-import "net"
+import (
+	"net"
+	"unsafe"
+)
 
 // Protocol is what a message protocol adds to the generic router, so that
 // SIP (dataplane/mrfsip) and Diameter (dataplane/mrfdiam) route over the
@@ -64,8 +67,19 @@ type Class struct {
 
 // RouteKeys are a protocol's route fields, most specific last: a route
 // matching field i scores 1<<i (the generic protocol's are the source
-// and destination addresses).
+// and destination addresses). A protocol may give views of the message's
+// own bytes (BytesKey): the keys live only while its route is looked up.
 type RouteKeys [4]string
+
+// BytesKey is b as a route key without a copy, valid while b is not
+// changed: the message's bytes stay as they are while its route is
+// looked up, and the key is not kept.
+func BytesKey(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
 
 // Framer finds the first message of a stream's bytes: n is its length
 // once complete; incomplete, n is its length when known (0: not yet).

@@ -183,6 +183,9 @@ func (r *Router) route(m *Message) *Route {
 	if p == nil {
 		return r.Lookup(m.Src, m.Dst)
 	}
+	if len(r.cfg.Routes) == 0 {
+		return nil
+	}
 	keys := p.RouteKeys(m)
 	best, _ := lookup(nil, -1, r.cfg.Routes, p, &keys)
 	return best

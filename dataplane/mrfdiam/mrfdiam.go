@@ -161,16 +161,16 @@ const (
 )
 
 // RouteKeys are a request's Origin-Realm, application id and
-// Destination-Realm.
+// Destination-Realm (views of its bytes).
 func (s *Session) RouteKeys(msg *mrf.Message) mrf.RouteKeys {
 	var k mrf.RouteKeys
 	m, err := diammsg.Parse(msg.Data)
 	if err != nil {
 		return k
 	}
-	k[KeyOriginRealm] = string(m.Get(diammsg.AVPOriginRealm))
+	k[KeyOriginRealm] = mrf.BytesKey(m.Get(diammsg.AVPOriginRealm))
 	k[KeyApp] = strconv.FormatUint(uint64(m.AppID()), 10)
-	k[KeyDestRealm] = string(m.Get(diammsg.AVPDestinationRealm))
+	k[KeyDestRealm] = mrf.BytesKey(m.Get(diammsg.AVPDestinationRealm))
 	return k
 }
 

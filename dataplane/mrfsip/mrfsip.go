@@ -152,7 +152,8 @@ const (
 	KeyRequest
 )
 
-// RouteKeys are a request's From and To URIs and Request-URI.
+// RouteKeys are a request's From and To URIs and Request-URI (views of
+// its bytes).
 func (s *Session) RouteKeys(msg *mrf.Message) mrf.RouteKeys {
 	var k mrf.RouteKeys
 	m, err := sipmsg.Parse(msg.Data)
@@ -160,12 +161,12 @@ func (s *Session) RouteKeys(msg *mrf.Message) mrf.RouteKeys {
 		return k
 	}
 	if v, ok := m.Header(sipmsg.From); ok {
-		k[KeyFrom] = string(sipmsg.AddrOfRecord(v))
+		k[KeyFrom] = mrf.BytesKey(sipmsg.AddrOfRecord(v))
 	}
 	if v, ok := m.Header(sipmsg.To); ok {
-		k[KeyTo] = string(sipmsg.AddrOfRecord(v))
+		k[KeyTo] = mrf.BytesKey(sipmsg.AddrOfRecord(v))
 	}
-	k[KeyRequest] = string(m.URI)
+	k[KeyRequest] = mrf.BytesKey(m.URI)
 	return k
 }
 
