@@ -31,7 +31,6 @@ var (
 	mrfMaxPendingB    = mrfRouter.MustProp("max-pending-bytes")
 	mrfRouteDst       = mrfRoute.MustProp("destination-address")
 	mrfRouteSrc       = mrfRoute.MustProp("source-address")
-	mrfRouteMode      = mrfRoute.MustProp("peer-selection-mode")
 	mrfRoutePeers     = mrfRoute.MustProp("peers")
 	mrfPeerPool       = mrfPeer.MustProp("pool")
 	mrfPeerMode       = mrfPeer.MustProp("connection-mode")
