@@ -219,7 +219,11 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 			case "diameter":
 				r.Keys[mrfdiam.KeyOriginRealm], r.Keys[mrfdiam.KeyApp], r.Keys[mrfdiam.KeyDestRealm] = e("origin-realm"), e("application-id"), e("destination-realm")
 			}
-			if vs := e("virtual-server"); fam.label != "generic" && vs != "" {
+			vs := ""
+			if fam.label != "generic" {
+				vs = e("virtual-server")
+			}
+			if vs != "" {
 				// A route of another virtual's is left out of this
 				// virtual's router [M].
 				if vo := t.cfg.Lookup(t.s, []string{"ltm virtual"}, vs); vo == nil || vo.Name != o.Name {
