@@ -103,9 +103,6 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 			return t.refuse("profile %s (%s) cannot be used with %s profile %s on the virtual server (%s)", what.Name, f.label, fam.label, first.Name, o.Name)
 		}
 		fam, proto, router = f, p, r
-		if proto == nil || router == nil {
-			break
-		}
 	}
 	if fam == nil {
 		return true

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -79,9 +80,11 @@ func (t *translator) mrfDiameter(o *objects.Object, v *dataplane.Virtual, sess *
 		if n, err := strconv.ParseUint(e(one), 10, 32); err == nil && n != 0 {
 			out = append(out, uint32(n))
 		}
-		for _, w := range strings.Fields(strings.NewReplacer("{", " ", "}", " ").Replace(e(many))) {
-			if n, err := strconv.ParseUint(w, 10, 32); err == nil {
-				out = append(out, uint32(n))
+		if v := t.cfg.Effective(sess, many); v != nil {
+			for _, w := range v.List {
+				if n, err := strconv.ParseUint(w, 10, 32); err == nil && n != 0 && !slices.Contains(out, uint32(n)) {
+					out = append(out, uint32(n))
+				}
 			}
 		}
 		return out

@@ -187,9 +187,9 @@ func mrfDiameterKinds() []*Kind {
 	sess := actOn(pk(mrfDiameter+"profile session", "Session", "/Common/diametersession", tmshRef(mrfDiameter+"profile session"), `
 defaults-from ref ltm+message-routing+diameter+profile+session
 acct-application-id int 0
-array-acct-application-id str none
-array-auth-application-id str none
-array-retransmission-result-codes str none
+array-acct-application-id list -
+array-auth-application-id list -
+array-retransmission-result-codes list -
 auth-application-id int 0
 dest-host-rewrite str none
 dest-realm-rewrite str none
