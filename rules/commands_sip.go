@@ -3,6 +3,7 @@ package rules
 import (
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/mrf"
 	"github.com/openltm/openltm/dataplane/sipmsg"
@@ -425,6 +426,9 @@ func cmdSIPPersist(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if err != nil {
 		return tcl.Empty, err
 	}
+	if cs, _, _ := sess(in, "SIP::persist"); cs.mr != nil && cs.mr.msg != nil {
+		return sipPersistMR(cs.mr, st, &m, args)
+	}
 	_, c, _ := sess(in, "SIP::persist")
 	pc, ok := c.(PersistConn)
 	if !ok {
@@ -692,4 +696,35 @@ func sipRouteMR(m *mrf.Message, c Conn, args []tcl.Value, usage string) (tcl.Val
 
 func sipRouteWord(w string) bool {
 	return w == "virtual" || w == "peer" || w == "host" || w == "config" || w == "transport"
+}
+
+// sipPersistMR is SIP::persist on a virtual with SIP message routing:
+// the request persists on KEY in its router's records (to the peer and
+// member KEY's earlier requests went to, for TIMEOUT seconds or 180);
+// reset forgets the record of its key [M].
+func sipPersistMR(mr *MRState, st *SIPState, m *sipmsg.Message, args []tcl.Value) (tcl.Value, error) {
+	if args[1].String() == "reset" && len(args) == 2 {
+		key := mr.msg.Persist
+		if key == "" {
+			key = st.persistKey(m)
+		}
+		if key != "" && mr.router != nil {
+			mr.router.Unpersist(key)
+		}
+		return tcl.Empty, nil
+	}
+	key := args[1].String()
+	if key == "" {
+		return tcl.Empty, tcl.Errorf("SIP::persist: the key may not be empty")
+	}
+	mr.msg.Persist, mr.msg.PersistTTL = key, 0
+	if len(args) == 3 {
+		n, err := args[2].Int64()
+		if err != nil || n < 0 {
+			return tcl.Empty, tcl.Errorf("SIP::persist: expected a timeout in seconds but got %q", args[2].String())
+		}
+		mr.msg.PersistTTL = time.Duration(n) * time.Second
+	}
+	st.PersistKey, st.PersistSet = key, true
+	return tcl.Empty, nil
 }

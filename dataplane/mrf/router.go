@@ -85,6 +85,9 @@ type Router struct {
 
 	mu     sync.Mutex
 	shared map[connKey]*outgoing
+	// persists are the peers (and members) persistence keys were routed
+	// to (SIP::persist, DIAMETER::persist), by key.
+	persists map[string]persistRec
 	dyn    map[string]*Peer
 	routes []*Route // GENERICMESSAGE::route add
 	rot    map[string]uint64
@@ -262,6 +265,81 @@ func (r *Router) Close() {
 	}
 }
 
+// persistRec is where a persistence key's messages go, and until when.
+type persistRec struct {
+	peer *Peer
+	addr netip.AddrPort
+	exp  time.Time
+}
+
+// maxPersists bounds the router's persistence records; past it, about
+// half are forgotten.
+const maxPersists = 1 << 16
+
+// DefaultPersistTTL is a persistence record's life when the rule names
+// none [M: the sip and diameter profiles' persist-timeout default].
+const DefaultPersistTTL = 180 * time.Second
+
+// persisted is the record of m's persistence key, when it has a live
+// one (and no rule routed it otherwise).
+func (r *Router) persisted(m *Message) (persistRec, bool) {
+	if m.Persist == "" || m.RouteHost.IsValid() || m.RoutePool != "" || len(m.RoutePeers) > 0 {
+		return persistRec{}, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec, ok := r.persists[m.Persist]
+	if ok && time.Now().After(rec.exp) {
+		delete(r.persists, m.Persist)
+		ok = false
+	}
+	return rec, ok
+}
+
+// persist records that m's key goes where m went.
+func (r *Router) persist(m *Message, o *outgoing) {
+	ttl := m.PersistTTL
+	if ttl <= 0 {
+		ttl = DefaultPersistTTL
+	}
+	p := r.Peer(m.Peer)
+	if p == nil {
+		// The virtual's pool (its member pinned), or a rule's host or
+		// pool: that member.
+		p = &Peer{Name: m.Peer, Conns: 1, Pool: r.cfg.DefaultPool}
+		if m.Peer != "" {
+			p.Pool, p.Host = "", o.addr
+		}
+	}
+	r.mu.Lock()
+	if r.persists == nil {
+		r.persists = map[string]persistRec{}
+	}
+	if len(r.persists) >= maxPersists {
+		n := len(r.persists) / 2
+		for k := range r.persists {
+			if n == 0 {
+				break
+			}
+			delete(r.persists, k)
+			n--
+		}
+	}
+	r.persists[m.Persist] = persistRec{peer: p, addr: o.addr, exp: time.Now().Add(ttl)}
+	r.mu.Unlock()
+}
+
+// unpersist forgets key's record (SIP::persist reset; a peer that
+// cannot be reached).
+func (r *Router) unpersist(key string) {
+	r.mu.Lock()
+	delete(r.persists, key)
+	r.mu.Unlock()
+}
+
+// Unpersist forgets the record of a persistence key.
+func (r *Router) Unpersist(key string) { r.unpersist(key) }
+
 // Session is one client connection of the router.
 type Session struct {
 	r     *Router
@@ -428,10 +506,24 @@ var errNoRoute = errors.New("no route")
 
 // route sends m to its peer; on failure the message fails (MR_FAILED).
 func (s *Session) route(m *Message) {
-	o, err := s.pick(m)
-	if err != nil {
-		s.fail(m, err)
-		return
+	var o *outgoing
+	var err error
+	rec, pinned := s.r.persisted(m)
+	if pinned {
+		m.pinned = rec.addr
+		if o, err = s.conn(rec.peer, m); err != nil {
+			s.r.unpersist(m.Persist)
+			pinned = false
+		}
+	}
+	if !pinned {
+		if o, err = s.pick(m); err != nil {
+			s.fail(m, err)
+			return
+		}
+	}
+	if m.Persist != "" {
+		s.r.persist(m, o)
 	}
 	m.Status = StatusRouted
 	s.r.C.Routed.Add(1)
@@ -581,7 +673,10 @@ func (s *Session) conn(p *Peer, m *Message) (*outgoing, error) {
 	conns := max(p.Conns, 1)
 	k := connKey{peer: p.Name}
 	if p.Name == "" { // the default pool: one connection per member
-		addr, ok := r.env.Pick(p.Pool, m.attempted)
+		addr, ok := m.pinned, m.pinned.IsValid()
+		if !ok {
+			addr, ok = r.env.Pick(p.Pool, m.attempted)
+		}
 		if !ok {
 			return nil, errNoMember
 		}

@@ -341,7 +341,7 @@ func mrfSIPOutcome(m *mrf.Message, out rules.SIPState) bool {
 }
 
 // mrfDiameterOutcome applies what DIAMETER_INGRESS or DIAMETER_EGRESS
-// did to m: its edits, DIAMETER::drop, DIAMETER::respond (the rule's
+// did to m: its edits, DIAMETER::drop, DIAMETER::persist, DIAMETER::respond (the rule's
 // answer to the client) and DIAMETER::disconnect (false: the client's
 // connection closes).
 func mrfDiameterOutcome(m *mrf.Message, out rules.DiameterOutcome) bool {
@@ -350,6 +350,9 @@ func mrfDiameterOutcome(m *mrf.Message, out rules.DiameterOutcome) bool {
 	}
 	if out.Drop {
 		m.Drop = true
+	}
+	if out.Persist != "" {
+		m.Persist = out.Persist // the router's persistence records
 	}
 	for _, r := range out.Respond {
 		if s := m.Originator(); s != nil && s.Send(r) != nil {
