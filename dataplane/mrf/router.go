@@ -88,10 +88,10 @@ type Router struct {
 	// persists are the peers (and members) persistence keys were routed
 	// to (SIP::persist, DIAMETER::persist), by key.
 	persists map[string]persistRec
-	dyn    map[string]*Peer
-	routes []*Route // GENERICMESSAGE::route add
-	rot    map[string]uint64
-	closed bool
+	dyn      map[string]*Peer
+	routes   []*Route // GENERICMESSAGE::route add
+	rot      map[string]uint64
+	closed   bool
 	// stop ends the auto-initialization keeper (nil: none runs).
 	stop chan struct{}
 }
