@@ -319,3 +319,25 @@ func BenchmarkRouter(b *testing.B) {
 		<-done
 	}
 }
+
+// TestPeerGoesDown: requests in flight on a peer connection that ends
+// fail (MR_FAILED) and are answered DIAMETER_UNABLE_TO_DELIVER.
+func TestPeerGoesDown(t *testing.T) {
+	p := listen(t, "silent.example")
+	p.Silent(true)
+	r := newRouter(t, &Session{OriginHost: "lb.example", OriginRealm: "lb-realm.example", Respond: true},
+		map[string]netip.AddrPort{"pdef": netip.MustParseAddrPort(p.Addr())})
+	c := newClient(r)
+	c.send(t, request("s;1", "any", 5))
+	for i := 0; i < 100 && len(p.Got()) < 2; i++ { // the CER and the request
+		time.Sleep(50 * time.Millisecond)
+	}
+	p.Close()
+	m := c.next(t)
+	if m.HopByHop() != 5 || result(m) != diammsg.ResultUnableToDeliver {
+		t.Fatalf("answer hbh %d result %d", m.HopByHop(), result(m))
+	}
+	if r.C.Failed.Load() != 1 {
+		t.Fatalf("%d failed, want 1", r.C.Failed.Load())
+	}
+}
