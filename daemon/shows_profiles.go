@@ -34,6 +34,10 @@ var profileShows = []struct {
 	{profileXML, dataplane.ProfileXML, render.XMLProfile},           // translate_xml.go
 	{mrfProtocol, dataplane.ProfileMRFProtocol, render.MRFProtocol}, // translate_mrf.go
 	{mrfRouter, dataplane.ProfileMRFRouter, render.MRFRouter},
+	{mrfSIPSession, dataplane.ProfileMRFProtocol, render.MRFSIPSession},
+	{mrfSIPRouter, dataplane.ProfileMRFRouter, render.MRFSIPRouter},
+	{mrfDiamSession, dataplane.ProfileMRFProtocol, render.MRFDiameterSession},
+	{mrfDiamRouter, dataplane.ProfileMRFRouter, render.MRFDiameterRouter},
 }
 
 // profileStatsCommands answers show and reset-stats of the http,

@@ -120,5 +120,8 @@ func (t *translator) diameter(o *objects.Object, v *dataplane.Virtual) bool {
 // diameterNeeds refuses a rule list whose DIAMETER_ events need a
 // diameter profile the virtual server lacks (01070394 [M]).
 func (t *translator) diameterNeeds(o *objects.Object, list []*rules.Rule) bool {
+	if t.profile(o, mrfDiamSession) != nil { // translate_mrf.go: Diameter message routing
+		return true
+	}
 	return t.profileNeeds(o, list, profileDiameter, "DIAMETER", (*rules.Rule).DiameterNeeds) // translate_stream.go
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/mrf"
+	"github.com/openltm/openltm/dataplane/mrfdiam"
+	"github.com/openltm/openltm/dataplane/mrfsip"
 	"github.com/openltm/openltm/objects"
 	"github.com/openltm/openltm/rules"
 )
@@ -29,7 +31,6 @@ var (
 	mrfMaxPendingB    = mrfRouter.MustProp("max-pending-bytes")
 	mrfRouteDst       = mrfRoute.MustProp("destination-address")
 	mrfRouteSrc       = mrfRoute.MustProp("source-address")
-	mrfRouteMode      = mrfRoute.MustProp("peer-selection-mode")
 	mrfRoutePeers     = mrfRoute.MustProp("peers")
 	mrfPeerPool       = mrfPeer.MustProp("pool")
 	mrfPeerMode       = mrfPeer.MustProp("connection-mode")
@@ -41,6 +42,30 @@ var (
 	mrfTCRules        = mrfTransport.MustProp("rules")
 	mrfTCProfiles     = mrfTransport.MustProp("profiles")
 	mrfTCSNAT         = mrfTransport.MustProp("source-address-translation")
+)
+
+// mrfFamily is one message protocol's kinds: its protocol (session)
+// and router profiles, routes, peers and transport-configs, which share
+// the generic protocol's router, peers and transport-configs.
+type mrfFamily struct {
+	label                                 string // "generic", "sip", "diameter"
+	proto, router, route, peer, transport *objects.Kind
+}
+
+// The message protocols, generic first.
+var mrfFamilies = []*mrfFamily{
+	{"generic", mrfProtocol, mrfRouter, mrfRoute, mrfPeer, mrfTransport},
+	{"sip", mrfSIPSession, mrfSIPRouter, schema.MustKind("ltm message-routing sip route"),
+		schema.MustKind("ltm message-routing sip peer"), schema.MustKind("ltm message-routing sip transport-config")},
+	{"diameter", mrfDiamSession, mrfDiamRouter, schema.MustKind("ltm message-routing diameter route"),
+		schema.MustKind("ltm message-routing diameter peer"), schema.MustKind("ltm message-routing diameter transport-config")},
+}
+
+var (
+	mrfSIPSession  = schema.MustKind("ltm message-routing sip profile session")
+	mrfSIPRouter   = schema.MustKind("ltm message-routing sip profile router")
+	mrfDiamSession = schema.MustKind("ltm message-routing diameter profile session")
+	mrfDiamRouter  = schema.MustKind("ltm message-routing diameter profile router")
 )
 
 // mrfIdle is how long a shared peer connection with nothing in flight
@@ -60,31 +85,62 @@ const mrfIdle = 300 * time.Second
 // and opened again where they closed, each auto-initialization-interval.
 // It returns false when the virtual was left out.
 func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
-	proto, router := t.profile(o, mrfProtocol), t.profile(o, mrfRouter)
-	if proto == nil && router == nil {
+	var fam *mrfFamily
+	var proto, router *objects.Object
+	for _, f := range mrfFamilies {
+		p, r := t.profile(o, f.proto), t.profile(o, f.router)
+		if p == nil && r == nil {
+			continue
+		}
+		if fam != nil {
+			what, first := p, proto
+			if what == nil {
+				what = r
+			}
+			if first == nil {
+				first = router
+			}
+			return t.refuse("profile %s (%s) cannot be used with %s profile %s on the virtual server (%s)", what.Name, f.label, fam.label, first.Name, o.Name)
+		}
+		fam, proto, router = f, p, r
+	}
+	if fam == nil {
 		return true
 	}
+	pk, rk := fam.label+" protocol", fam.label+" router"
+	if fam.label != "generic" {
+		pk, rk = fam.label+" session", fam.label+" router"
+	}
 	if proto == nil {
-		return t.refuse("profile %s (generic router) requires a generic protocol profile (ltm message-routing generic protocol) on the virtual server (%s)", router.Name, o.Name)
+		return t.refuse("profile %s (%s) requires a %s profile (%s) on the virtual server (%s)", router.Name, rk, pk, fam.proto.Key(), o.Name)
 	}
 	if router == nil {
-		return t.refuse("profile %s (generic protocol) requires a generic router profile (ltm message-routing generic router) on the virtual server (%s)", proto.Name, o.Name)
+		return t.refuse("profile %s (%s) requires a %s profile (%s) on the virtual server (%s)", proto.Name, pk, rk, fam.router.Key(), o.Name)
 	}
 	for _, k := range []*objects.Kind{profileHTTP, profileFTP, profileSIP, profileMQTT, profileFIX, profileDiameter} {
 		if other := t.profile(o, k); other != nil {
-			return t.refuse("profile %s (generic protocol) cannot be used with %s profile %s on the virtual server (%s)", proto.Name, k.Words[len(k.Words)-1], other.Name, o.Name)
+			return t.refuse("profile %s (%s) cannot be used with %s profile %s on the virtual server (%s)", proto.Name, pk, k.Words[len(k.Words)-1], other.Name, o.Name)
 		}
 	}
 	if t.profile(o, profileTCP) == nil || v.IsUDP() {
-		return t.refuse("profile %s (generic protocol) requires a tcp profile on the virtual server (%s)", proto.Name, o.Name)
+		// [M: openltm's message routing reads TCP streams; F5's SIP
+		// routing also takes UDP, which openltm's sip profile serves.]
+		return t.refuse("profile %s (%s) requires a tcp profile on the virtual server (%s)", proto.Name, pk, o.Name)
 	}
-	pe := func(pr *objects.Prop) string { return pr.Effective(t.cfg, proto) }
-	re := func(pr *objects.Prop) string { return pr.Effective(t.cfg, router) }
+	pe := func(name string) string { return fam.proto.MustProp(name).Effective(t.cfg, proto) }
+	re := func(pr *objects.Prop) string { return fam.router.MustProp(pr.Name).Effective(t.cfg, router) }
 	cfg := &mrf.Config{Protocol: proto.Name, Router: router.Name, DefaultPool: v.Pool, Idle: mrfIdle, Local: v.Destination.Addr(),
-		NoResponse: pe(mrfNoResponse) == "yes", DisableParser: pe(mrfDisable) == "yes", Peers: map[string]*mrf.Peer{},
-		Transports: map[string]*mrf.Transport{}}
-	if s := pe(mrfTerm); s != "none" && s != "" {
-		cfg.Term = []byte(unescapeTerm(s))
+		Peers: map[string]*mrf.Peer{}, Transports: map[string]*mrf.Transport{}}
+	switch fam.label {
+	case "generic":
+		cfg.NoResponse, cfg.DisableParser = pe(mrfNoResponse.Name) == "yes", pe(mrfDisable.Name) == "yes"
+		if s := pe(mrfTerm.Name); s != "none" && s != "" {
+			cfg.Term = []byte(unescapeTerm(s))
+		}
+	case "sip":
+		cfg.Proto = t.mrfSIP(o, v, proto, pe)
+	case "diameter":
+		cfg.Proto = t.mrfDiameter(o, v, proto, pe)
 	}
 	var bad string
 	num := func(s string, what string) int {
@@ -94,7 +150,9 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 		return n
 	}
-	cfg.Max = num(pe(mrfMaxSize), "max-message-size")
+	if fam.label == "generic" {
+		cfg.Max = num(pe(mrfMaxSize.Name), "max-message-size")
+	}
 	cfg.MaxRetries = num(re(mrfMaxRetries), "max-retries")
 	cfg.MaxPending = num(re(mrfMaxPending), "max-pending-messages")
 	cfg.MaxPendingBytes = num(re(mrfMaxPendingB), "max-pending-bytes")
@@ -105,11 +163,11 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 		if p := cfg.Peers[name]; p != nil {
 			return p
 		}
-		po := t.cfg.Lookup(t.s, []string{mrfPeer.Key()}, name)
+		po := t.cfg.Lookup(t.s, []string{fam.peer.Key()}, name)
 		if po == nil {
 			return nil
 		}
-		e := func(pr *objects.Prop) string { return pr.Effective(t.cfg, po) }
+		e := func(pr *objects.Prop) string { return fam.peer.MustProp(pr.Name).Effective(t.cfg, po) }
 		p := &mrf.Peer{Name: po.Name, Conns: max(atoi(e(mrfPeerConns)), 1), Ratio: max(atoi(e(mrfPeerRatio)), 1)}
 		p.Mode, _ = mrf.ParseConnMode(e(mrfPeerMode))
 		if pool := e(mrfPeerPool); pool != "none" && pool != "" {
@@ -118,17 +176,17 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 			}
 		}
 		if p.Pool == "" {
-			t.keep(po, "generic peer %s has no pool: messages routed to it fail (MR_FAILED)", po.Name)
+			t.keep(po, "%s peer %s has no pool: messages routed to it fail (MR_FAILED)", fam.label, po.Name)
 		}
 		if tc := e(mrfPeerTC); tc != "none" && tc != "" {
 			p.Transport = tc
-			if p.TC = t.mrfTransport(cfg, tc); p.TC != nil {
+			if p.TC = t.mrfTransport(cfg, fam, tc); p.TC != nil {
 				p.Transport = p.TC.Name
 			}
 		}
 		if e(mrfPeerAutoInit) == "enabled" {
 			if p.Mode == mrf.PerClient {
-				t.keep(po, "generic peer %s: auto-initialization is kept; openltm opens a per-client peer's connections for its clients only", po.Name)
+				t.keep(po, "%s peer %s: auto-initialization is kept; openltm opens a per-client peer's connections for its clients only", fam.label, po.Name)
 			} else {
 				p.AutoInit = time.Duration(max(atoi(e(mrfPeerAutoInitIv)), 100)) * time.Millisecond // [M: at least 100ms]
 			}
@@ -138,13 +196,38 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 	}
 	if rv := t.cfg.Effective(router, mrfRoutes.Name); rv != nil {
 		for _, rn := range rv.List {
-			ro := t.cfg.Lookup(t.s, []string{mrfRoute.Key()}, rn)
+			ro := t.cfg.Lookup(t.s, []string{fam.route.Key()}, rn)
 			if ro == nil {
 				return t.refuse("profile %s: route %s does not exist", router.Name, rn)
 			}
-			e := func(pr *objects.Prop) string { return pr.Effective(t.cfg, ro) }
-			r := &mrf.Route{Name: ro.Name, Src: e(mrfRouteSrc), Dst: e(mrfRouteDst), Ratio: e(mrfRouteMode) == "ratio"}
-			if pv := mrfRoutePeers.Get(ro); pv != nil {
+			e := func(name string) string {
+				s := fam.route.MustProp(name).Effective(t.cfg, ro)
+				if s == "-" || s == "none" {
+					return ""
+				}
+				return s
+			}
+			r := &mrf.Route{Name: ro.Name, Ratio: e("peer-selection-mode") == "ratio"}
+			switch fam.label {
+			case "generic":
+				r.Src, r.Dst = e(mrfRouteSrc.Name), e(mrfRouteDst.Name)
+			case "sip":
+				r.Keys[mrfsip.KeyFrom], r.Keys[mrfsip.KeyTo], r.Keys[mrfsip.KeyRequest] = e("from-uri"), e("to-uri"), e("request-uri")
+			case "diameter":
+				r.Keys[mrfdiam.KeyOriginRealm], r.Keys[mrfdiam.KeyApp], r.Keys[mrfdiam.KeyDestRealm] = e("origin-realm"), e("application-id"), e("destination-realm")
+			}
+			vs := ""
+			if fam.label != "generic" {
+				vs = e("virtual-server")
+			}
+			if vs != "" {
+				// A route of another virtual's is left out of this
+				// virtual's router [M].
+				if vo := t.cfg.Lookup(t.s, []string{"ltm virtual"}, vs); vo == nil || vo.Name != o.Name {
+					continue
+				}
+			}
+			if pv := fam.route.MustProp(mrfRoutePeers.Name).Get(ro); pv != nil {
 				for _, pn := range pv.List {
 					p := peer(pn)
 					if p == nil {
@@ -157,7 +240,7 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 	}
 	// Every configured peer can be named by MR::message route peer.
-	for _, po := range t.cfg.Of(mrfPeer) {
+	for _, po := range t.cfg.Of(fam.peer) {
 		peer(po.Name)
 	}
 	if cfg.DisableParser {
@@ -166,6 +249,9 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 	}
 	if why := plainGatewayBlocked(v); why != "" { // translate_ftp.go
 		t.keep(o, "profile %s: openltm's message routing %s; the virtual passes the stream through one member per connection", proto.Name, why)
+		if fam.label != "generic" {
+			return t.refuse("profile %s (%s): openltm's message routing %s", proto.Name, pk, why)
+		}
 		return true
 	}
 	v.MRF = cfg
@@ -178,8 +264,8 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 // snatpool's addresses in turn) and its tcp profile's socket settings.
 // Its rules and profiles other than tcp and generic protocol are kept
 // with a warning.
-func (t *translator) mrfTransport(cfg *mrf.Config, name string) *mrf.Transport {
-	tco := t.cfg.Lookup(t.s, []string{mrfTransport.Key()}, name)
+func (t *translator) mrfTransport(cfg *mrf.Config, fam *mrfFamily, name string) *mrf.Transport {
+	tco := t.cfg.Lookup(t.s, []string{fam.transport.Key()}, name)
 	if tco == nil {
 		return nil
 	}
@@ -195,7 +281,7 @@ func (t *translator) mrfTransport(cfg *mrf.Config, name string) *mrf.Transport {
 		}
 		return tco.Name[:strings.LastIndexByte(tco.Name, '/')+1] + n
 	}
-	if sat := mrfTCSNAT.Get(tco); sat != nil {
+	if sat := fam.transport.MustProp(mrfTCSNAT.Name).Get(tco); sat != nil {
 		// The block as a virtual's: { type automap } or { type snat pool NAME }.
 		w := strings.Fields(strings.NewReplacer("{", " ", "}", " ").Replace(sat.Str))
 		kv := map[string]string{}
@@ -215,19 +301,19 @@ func (t *translator) mrfTransport(cfg *mrf.Config, name string) *mrf.Transport {
 			}
 		}
 	}
-	if pv := mrfTCProfiles.Get(tco); pv != nil {
+	if pv := fam.transport.MustProp(mrfTCProfiles.Name).Get(tco); pv != nil {
 		for _, it := range pv.Items {
 			if p := t.cfg.Lookup(t.s, []string{profileTCP.Key()}, full(it.Name)); p != nil {
 				x.TCP = t.tcpSide(p, congestionAvailable()) // translate_tcpopts.go
 				continue
 			}
-			if t.cfg.Lookup(t.s, []string{mrfProtocol.Key()}, full(it.Name)) != nil {
+			if t.cfg.Lookup(t.s, []string{fam.proto.Key()}, full(it.Name)) != nil {
 				continue // the virtual's protocol cuts the peers' streams [M]
 			}
 			t.keep(tco, "transport-config %s: profile %s is kept; openltm applies a transport-config's tcp profile only", tco.Name, it.Name)
 		}
 	}
-	if rv := mrfTCRules.Get(tco); rv != nil && len(rv.List) > 0 {
+	if rv := fam.transport.MustProp(mrfTCRules.Name).Get(tco); rv != nil && len(rv.List) > 0 {
 		t.keep(tco, "transport-config %s: rules are kept; openltm runs no rules on peer connections", tco.Name)
 	}
 	return x
@@ -274,5 +360,18 @@ func unescapeTerm(s string) string {
 // mrfNeeds refuses a rule list whose GENERICMESSAGE_ and MR_ events need
 // the generic protocol profile the virtual server lacks (01070394 [M]).
 func (t *translator) mrfNeeds(o *objects.Object, list []*rules.Rule) bool {
+	if t.profile(o, mrfSIPSession, mrfDiamSession) != nil {
+		// MR_ events run under every message protocol; the generic
+		// protocol's own events need it [M].
+		return t.profileNeeds(o, list, mrfProtocol, "GENERICMESSAGE", func(r *rules.Rule) []rules.HTTPNeed {
+			var out []rules.HTTPNeed
+			for _, n := range r.MRFNeeds() {
+				if n.Event == rules.GenericMessageIngress || n.Event == rules.GenericMessageEgress {
+					out = append(out, n)
+				}
+			}
+			return out
+		})
+	}
 	return t.profileNeeds(o, list, mrfProtocol, "GENERICMESSAGE", (*rules.Rule).MRFNeeds) // translate_stream.go
 }

@@ -133,7 +133,7 @@ func (t *translator) sipPersist(o *objects.Object, v *dataplane.Virtual, prof *o
 // server without a sip profile, where they could never run. BIG-IP
 // reports the first such rule; so does this.
 func (t *translator) sipNeeds(o *objects.Object, list []*rules.Rule) bool {
-	if t.profile(o, profileSIP) != nil {
+	if t.profile(o, profileSIP, mrfSIPSession) != nil { // translate_mrf.go: SIP message routing
 		return true
 	}
 	for _, r := range list {

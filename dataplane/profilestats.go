@@ -71,6 +71,9 @@ type MRFProfileStats struct {
 	// ConnsReused and ConnsFailed the peer connections.
 	Routed, Answered, Unsolicited, Dropped, Failed, Retried, Returned, PendingFull uint64
 	ConnsOpened, ConnsReused, ConnsFailed                                          uint64
+	// Local counts the messages a protocol (SIP, Diameter) answered by
+	// itself, FailAnswered the failed requests it answered.
+	Local, FailAnswered uint64
 }
 
 // RTSPProfileStats are an rtsp profile's control messages and data
@@ -351,6 +354,7 @@ func (p *Plane) ProfileStats(kind ProfileKind, name string, virtuals []string) P
 				{&m.Unsolicited, &x.Unsolicited}, {&m.Dropped, &x.Dropped}, {&m.Failed, &x.Failed},
 				{&m.Retried, &x.Retried}, {&m.Returned, &x.Returned}, {&m.PendingFull, &x.PendingFull},
 				{&m.ConnsOpened, &x.ConnsOpened}, {&m.ConnsReused, &x.ConnsReused}, {&m.ConnsFailed, &x.ConnsFailed},
+				{&m.Local, &x.Local}, {&m.FailAnswered, &x.FailAnswered},
 			} {
 				*f.to += f.from.Load()
 			}

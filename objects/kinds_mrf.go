@@ -1,5 +1,10 @@
 package objects
 
+import (
+	"math"
+	"strings"
+)
+
 // The generic message-routing framework (MRF): `ltm message-routing
 // generic protocol` and `generic router` are profiles a TCP virtual
 // carries beside tcp; `generic route`, `generic peer` and `generic
@@ -54,27 +59,194 @@ source-address str -
 `), "F5 ltm message-routing generic route: messages whose source-address and destination-address match (unset: any) go to one of its peers (sequential: the first that can be connected; ratio: by the peers' ratio)",
 		"destination-address", "peer-selection-mode", "peers", "source-address")
 	route.row("peers").Checked = true
-	peer := actOn(pk(mrfGeneric+"peer", "Peer", "", tmshRef(mrfGeneric+"peer"), `
+	peer, tc := mrfPeerKinds(mrfGeneric)
+	return []*Kind{proto, router, route, peer, tc}
+}
+
+// mrfPeerKinds are the peer and transport-config kinds of a message
+// protocol (prefix "ltm message-routing generic " and so on): the same
+// rows for every protocol, peers naming their protocol's
+// transport-configs.
+func mrfPeerKinds(prefix string) (*Kind, *Kind) {
+	tcRef := strings.ReplaceAll(prefix, " ", "+") + "transport-config"
+	peer := actOn(pk(prefix+"peer", "Peer", "", tmshRef(prefix+"peer"), `
 auto-initialization ed disabled
 auto-initialization-interval int 5000
 connection-mode enum per-peer per-peer|per-blade|per-tmm|per-client|per-client-per-blade|per-client-per-tmm|per-peer-alternate-tmm|per-client-alternate-tmm
 number-connections int 1
 pool ref ltm+pool none
 ratio int 1
-transport-config ref ltm+message-routing+generic+transport-config none
-`), "F5 ltm message-routing generic peer: a pool whose members receive routed messages over connections kept per connection-mode (per-peer, per-blade and per-tmm shared by every client connection, per-client owned by one), number-connections of them; with auto-initialization they are opened as the virtual starts and reopened each auto-initialization-interval (ms) where they closed",
+transport-config ref `+tcRef+` none
+`), "F5 "+prefix+"peer: a pool whose members receive routed messages over connections kept per connection-mode (per-peer, per-blade and per-tmm shared by every client connection, per-client owned by one), number-connections of them; with auto-initialization they are opened as the virtual starts and reopened each auto-initialization-interval (ms) where they closed",
 		"connection-mode", "number-connections", "pool", "ratio", "transport-config", "auto-initialization", "auto-initialization-interval")
 	peer.row("number-connections").Max = 65535
 	peer.row("ratio").Max = 65535
-	tc := actOn(pk(mrfGeneric+"transport-config", "Transport Config", "", tmshRef(mrfGeneric+"transport-config"), `
+	tc := actOn(pk(prefix+"transport-config", "Transport Config", "", tmshRef(prefix+"transport-config"), `
 ip-protocol enum tcp tcp|udp|sctp
 profiles coll
 rules reflist ltm+rule
 source-address-translation raw
 source-port int 0
-`), "F5 ltm message-routing generic transport-config: how the connections to the peers naming it are made: from its source-address-translation's address (automap: the virtual's; snat: the snatpool's in turn) with its tcp profile's settings",
+`), "F5 "+prefix+"transport-config: how the connections to the peers naming it are made: from its source-address-translation's address (automap: the virtual's; snat: the snatpool's in turn) with its tcp profile's settings",
 		"profiles", "source-address-translation")
 	tc.row("rules").Checked = true
 	tc.row("source-port").Max = 65535
-	return []*Kind{proto, router, route, peer, tc}
+	return peer, tc
+}
+
+// mrfRouterRows are the router profile's rows every message protocol
+// shares.
+const mrfRouterRows = `
+ignore-client-port yn no
+inherited-traffic-group tf false
+max-pending-bytes int 32768
+max-pending-messages int 64
+max-retries int 1
+mirror ed disabled
+mirrored-message-sweeper-interval int 1000
+traffic-group str /Common/traffic-group-1
+use-local-connection ed enabled
+`
+
+const (
+	mrfSIP      = "ltm message-routing sip "
+	mrfDiameter = "ltm message-routing diameter "
+)
+
+// mrfSIPKinds are SIP over the message-routing framework: `sip profile
+// session` and `sip profile router` on a TCP virtual (built-ins
+// sipsession and siprouter), routes matched on from-uri, to-uri and
+// request-uri, peers and transport-configs as the generic protocol's
+// (dataplane/mrfsip). [M: the session profile's defaults are F5's
+// documented behaviour (a Via inserted, Max-Forwards checked, no
+// Record-Route) and the tmsh reference's options; the sizes are
+// openltm's.]
+func mrfSIPKinds() []*Kind {
+	sess := actOn(pk(mrfSIP+"profile session", "Session", "/Common/sipsession", tmshRef(mrfSIP+"profile session"), `
+defaults-from ref ltm+message-routing+sip+profile+session
+allow-unknown-methods ed disabled
+custom-via str none
+do-not-connect-back ed disabled
+enable-sip-firewall yn no
+generate-response-on-failure ed disabled
+honor-route-header ed disabled
+honor-route-mode enum loose loose|strict
+honor-via ed enabled
+insert-record-route-header ed disabled
+insert-via-header ed enabled
+loop-detection ed disabled
+loop-detection-mode enum loose loose|strict|Loose|Strict
+maintenance-mode ed disabled
+max-forwards-check ed enabled
+max-msg-header-count int 64
+max-msg-header-size int 8192
+max-msg-size int 65536
+passthru-mode ed disabled
+persistence raw
+record-route-mode enum single single|double
+service-port int 0
+`), "F5 ltm message-routing sip profile session: SIP messages cut on Content-Length; each request forwarded with the virtual's Via (insert-via-header, custom-via), Record-Route (insert-record-route-header) and Max-Forwards one less (max-forwards-check: 0 is answered 483); responses back to the requester by the Via's branch; a request no peer takes answered 503 with generate-response-on-failure",
+		"insert-via-header", "custom-via", "insert-record-route-header", "max-forwards-check", "generate-response-on-failure", "max-msg-size", "max-msg-header-size", "honor-via")
+	sess.Lower = "profile"
+	sess.row("max-msg-size").Max = 1 << 24
+	router := actOn(pk(mrfSIP+"profile router", "Router", "/Common/siprouter", tmshRef(mrfSIP+"profile router"), `
+defaults-from ref ltm+message-routing+sip+profile+router
+operation-mode enum load-balancing load-balancing|application-level-gateway
+routes reflist ltm+message-routing+sip+route
+session raw
+`+mrfRouterRows), "F5 ltm message-routing sip profile router: the virtual's SIP requests routed by its routes (from-uri, to-uri, request-uri) to their peers, else to the virtual's pool; max-retries bounds MR::retry; max-pending-messages and max-pending-bytes bound the messages waiting for a peer connection to open",
+		"routes", "max-retries", "max-pending-messages", "max-pending-bytes", "operation-mode")
+	router.Lower = "profile"
+	router.row("routes").Checked = true
+	router.row("max-retries").Max = 255
+	httpRouterBounds(router)
+	route := actOn(pk(mrfSIP+"route", "Route", "", tmshRef(mrfSIP+"route"), `
+from-uri str -
+peer-selection-mode enum sequential sequential|ratio
+peers reflist ltm+message-routing+sip+peer
+request-uri str -
+to-uri str -
+virtual-server ref ltm+virtual none
+`), "F5 ltm message-routing sip route: requests whose from-uri, to-uri and request-uri match (unset: any; a value without a scheme matches the URI's user@host or host) go to one of its peers; with virtual-server, only those of that virtual",
+		"from-uri", "peer-selection-mode", "peers", "request-uri", "to-uri", "virtual-server")
+	route.row("peers").Checked = true
+	peer, tc := mrfPeerKinds(mrfSIP)
+	return []*Kind{sess, router, route, peer, tc}
+}
+
+// mrfDiameterKinds are Diameter over the message-routing framework:
+// `diameter profile session` and `diameter profile router` on a TCP
+// virtual (built-ins diametersession and diameterrouter), routes matched
+// on destination-realm, application-id and origin-realm, peers and
+// transport-configs as the generic protocol's (dataplane/mrfdiam). [M:
+// the defaults are the tmsh reference's options with openltm's values
+// where F5's documents give none: no origin-host or origin-realm (the
+// virtual then speaks as "openltm" of realm "openltm"), vendor-id 3375
+// (F5's enterprise number).]
+func mrfDiameterKinds() []*Kind {
+	sess := actOn(pk(mrfDiameter+"profile session", "Session", "/Common/diametersession", tmshRef(mrfDiameter+"profile session"), `
+defaults-from ref ltm+message-routing+diameter+profile+session
+acct-application-id int 0
+array-acct-application-id list -
+array-auth-application-id list -
+array-retransmission-result-codes list -
+auth-application-id int 0
+dest-host-rewrite str none
+dest-realm-rewrite str none
+disconnect-peer-action enum none none|disable|force-offline
+discard-unroutable ed disabled
+dynamic-route-insertion ed disabled
+dynamic-route-lookup ed disabled
+dynamic-route-timeout int 300
+egress-critical-message-rate-limit int 0
+egress-major-message-rate-limit int 0
+handshake-timeout int 10
+host-ip-address ed enabled
+ingress-critical-message-rate-limit int 0
+ingress-major-message-rate-limit int 0
+loop-detection ed enabled
+max-message-size int 0
+max-retransmissions int 1
+max-watchdog-failures int 1
+origin-host str none
+origin-host-rewrite str none
+origin-realm str none
+origin-realm-rewrite str none
+persist-avp str none
+persist-timeout int 180
+persist-type enum none avp|custom|none
+product-name str none
+reset-on-timeout ed enabled
+respond-unroutable ed enabled
+retransmission-action enum disabled disabled|busy|unable|retransmit
+vendor-id int 3375
+watchdog-timeout int 0
+`), "F5 ltm message-routing diameter profile session: the virtual answers its clients' capabilities exchange, watchdogs and disconnects as origin-host of origin-realm (product-name, vendor-id, the clients' applications) and opens its peer connections with its own CER (auth-application-id, acct-application-id); origin-host-rewrite, origin-realm-rewrite, dest-host-rewrite and dest-realm-rewrite rewrite the forwarded messages; a request no peer takes is answered DIAMETER_UNABLE_TO_DELIVER",
+		"origin-host", "origin-realm", "origin-host-rewrite", "origin-realm-rewrite", "dest-host-rewrite", "dest-realm-rewrite", "product-name", "vendor-id", "auth-application-id", "acct-application-id", "max-message-size", "respond-unroutable")
+	sess.Lower = "profile"
+	sess.row("vendor-id").Max = math.MaxUint32
+	sess.row("auth-application-id").Max = math.MaxUint32
+	sess.row("acct-application-id").Max = math.MaxUint32
+	sess.row("max-message-size").Max = 1 << 24
+	router := actOn(pk(mrfDiameter+"profile router", "Router", "/Common/diameterrouter", tmshRef(mrfDiameter+"profile router"), `
+defaults-from ref ltm+message-routing+diameter+profile+router
+routes reflist ltm+message-routing+diameter+route
+`+mrfRouterRows), "F5 ltm message-routing diameter profile router: the virtual's Diameter requests routed by its routes (destination-realm, application-id, origin-realm) to their peers, else to the virtual's pool, answers back by hop-by-hop identifier; max-retries bounds MR::retry; max-pending-messages and max-pending-bytes bound the messages waiting for a peer connection to open",
+		"routes", "max-retries", "max-pending-messages", "max-pending-bytes")
+	router.Lower = "profile"
+	router.row("routes").Checked = true
+	router.row("max-retries").Max = 255
+	httpRouterBounds(router)
+	route := actOn(pk(mrfDiameter+"route", "Route", "", tmshRef(mrfDiameter+"route"), `
+application-id str -
+destination-realm str -
+origin-realm str -
+peer-selection-mode enum sequential sequential|ratio
+peers reflist ltm+message-routing+diameter+peer
+virtual-server ref ltm+virtual none
+`), "F5 ltm message-routing diameter route: requests whose destination-realm, application-id and origin-realm match (unset: any; the most specific route wins) go to one of its peers; with virtual-server, only those of that virtual",
+		"application-id", "destination-realm", "origin-realm", "peer-selection-mode", "peers", "virtual-server")
+	route.row("peers").Checked = true
+	peer, tc := mrfPeerKinds(mrfDiameter)
+	return []*Kind{sess, router, route, peer, tc}
 }

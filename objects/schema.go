@@ -326,6 +326,8 @@ func allKinds() []*Kind {
 	ks = append(ks, gtmMonitorKinds()...)
 	ks = append(ks, htmlKinds()...) // kinds_html.go
 	ks = append(ks, mrfKinds()...)  // kinds_mrf.go
+	ks = append(ks, mrfSIPKinds()...)
+	ks = append(ks, mrfDiameterKinds()...)
 	ks = append(ks, sslFileKinds()...)
 	actSocketRows(ks) // kinds_tcpopts.go
 	return ks

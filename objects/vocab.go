@@ -157,6 +157,10 @@ ltm eviction-policy: default-eviction-policy
 ltm auth profile: ldap radius tacacs ssl_cc_ldap ssl_crldp ssl_ocsp krbdelegate
 ltm message-routing generic protocol: genericmsg
 ltm message-routing generic router: messagerouter
+ltm message-routing sip profile router: siprouter
+ltm message-routing sip profile session: sipsession
+ltm message-routing diameter profile router: diameterrouter
+ltm message-routing diameter profile session: diametersession
 ltm message-routing mqtt profile router: mqttrouter
 ltm message-routing mqtt profile session: mqttsession
 ltm tacdb licenseddb: licensed-tacdb

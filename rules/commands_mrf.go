@@ -59,7 +59,7 @@ func registerMRF(t *tcl.Commands) {
 		"MR::store":               cmdMRStore,
 		"MR::restore":             cmdMRRestore,
 		"MR::instance":            mrConst("MR::instance", tcl.Int(0)),
-		"MR::protocol":            mrConst("MR::protocol", tcl.Str("genericmsg")),
+		"MR::protocol":            cmdMRProtocol,
 		"MR::transport":           cmdMRTransport,
 		"MR::payload":             cmdMRPayload,
 		"MR::collect":             mrNoop("MR::collect"),
@@ -624,4 +624,22 @@ func cmdMRConnInstance(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return tcl.Empty, nil
 	}
 	return tcl.Int(int64(max(st.msg.Instance, 0))), nil
+}
+
+// cmdMRProtocol is MR::protocol: the connection's message protocol
+// (genericmsg, sip, diameter).
+func cmdMRProtocol(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) != 1 {
+		return tcl.Empty, tcl.WrongArgs("MR::protocol")
+	}
+	st, err := mrMsg(in, "MR::protocol", false)
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if st.router != nil {
+		if p := st.router.Config().Proto; p != nil {
+			return tcl.Str(p.Name()), nil
+		}
+	}
+	return tcl.Str("genericmsg"), nil
 }

@@ -1,8 +1,11 @@
 package rules
 
 import (
+	"net/netip"
 	"strings"
+	"time"
 
+	"github.com/openltm/openltm/dataplane/mrf"
 	"github.com/openltm/openltm/dataplane/sipmsg"
 	"github.com/openltm/openltm/rules/tcl"
 )
@@ -423,6 +426,9 @@ func cmdSIPPersist(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if err != nil {
 		return tcl.Empty, err
 	}
+	if cs, _, _ := sess(in, "SIP::persist"); cs.mr != nil && cs.mr.msg != nil {
+		return sipPersistMR(cs.mr, st, &m, args)
+	}
 	_, c, _ := sess(in, "SIP::persist")
 	pc, ok := c.(PersistConn)
 	if !ok {
@@ -541,6 +547,9 @@ func cmdSIPRoute(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if _, _, err := sipOf(in, "SIP::route", SIPRequest); err != nil {
 		return tcl.Empty, err
 	}
+	if st, c, _ := sess(in, "SIP::route"); st.mr != nil && st.mr.msg != nil {
+		return sipRouteMR(st.mr.msg, c, args[1:], usage)
+	}
 	_, c, _ := sess(in, "SIP::route")
 	var d Decision
 	set := false
@@ -621,10 +630,101 @@ func cmdSIPRouteStatus(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	}
 	s, _, _ := sess(in, "SIP::route_status")
 	switch {
+	case s.mr != nil && s.mr.msg != nil && !st.Discard:
+		return tcl.Str(s.mr.msg.Status), nil // message routing's (MR::message status)
 	case st.Discard:
 		return tcl.Str("dropped"), nil
 	case s.event == SIPRequest || s.event == SIPResponse:
 		return tcl.Str("unprocessed"), nil
 	}
 	return tcl.Str("route found"), nil
+}
+
+// sipRouteMR is SIP::route on a virtual with SIP message routing: the
+// request goes to the router's peer NAME, or to host ADDR ?PORT? (port
+// 5060 when none), as MR::message route would send it; `virtual` names
+// the virtual server it arrived on, and `config`/`transport` a
+// transport-config, which the peers' own settings make [M].
+func sipRouteMR(m *mrf.Message, c Conn, args []tcl.Value, usage string) (tcl.Value, error) {
+	set := false
+	for rest := args; len(rest) > 0; {
+		if len(rest) < 2 {
+			return tcl.Empty, tcl.WrongArgs(usage)
+		}
+		switch kw := rest[0].String(); kw {
+		case "virtual":
+			name := rest[1].String()
+			if li, ok := c.(LBInfo); !ok || !sameObject(li.VirtualName(), name) {
+				return tcl.Empty, tcl.Errorf("SIP::route: virtual %s: openltm routes a request over the virtual server it arrived on", name)
+			}
+			rest = rest[2:]
+		case "config", "transport":
+			rest = rest[2:]
+		case "host":
+			if set {
+				return tcl.Empty, tcl.WrongArgs(usage)
+			}
+			n := 2
+			if len(rest) > 2 && !sipRouteWord(rest[2].String()) {
+				n = 3
+			}
+			words := rest[1:n]
+			if _, err := netip.ParseAddr(words[0].String()); n == 2 && err == nil {
+				words = []tcl.Value{words[0], tcl.Str("5060")}
+			}
+			ap, err := parseHostPort(words)
+			if err != nil {
+				return tcl.Empty, tcl.Errorf("SIP::route: %v", err)
+			}
+			m.RoutePeers, m.RoutePool, m.RouteHost, set = nil, "", ap, true
+			rest = rest[n:]
+		case "peer":
+			if set || rest[1].String() == "" {
+				return tcl.Empty, tcl.WrongArgs(usage)
+			}
+			m.RoutePeers, m.RoutePool, m.RouteHost, set = []string{rest[1].String()}, "", netip.AddrPort{}, true
+			rest = rest[2:]
+		default:
+			return tcl.Empty, tcl.WrongArgs(usage)
+		}
+	}
+	if !set {
+		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	return tcl.Empty, nil
+}
+
+func sipRouteWord(w string) bool {
+	return w == "virtual" || w == "peer" || w == "host" || w == "config" || w == "transport"
+}
+
+// sipPersistMR is SIP::persist on a virtual with SIP message routing:
+// the request persists on KEY in its router's records (to the peer and
+// member KEY's earlier requests went to, for TIMEOUT seconds or 180);
+// reset forgets the record of its key [M].
+func sipPersistMR(mr *MRState, st *SIPState, m *sipmsg.Message, args []tcl.Value) (tcl.Value, error) {
+	if args[1].String() == "reset" && len(args) == 2 {
+		key := mr.msg.Persist
+		if key == "" {
+			key = st.persistKey(m)
+		}
+		if key != "" && mr.router != nil {
+			mr.router.Unpersist(key)
+		}
+		return tcl.Empty, nil
+	}
+	key := args[1].String()
+	if key == "" {
+		return tcl.Empty, tcl.Errorf("SIP::persist: the key may not be empty")
+	}
+	mr.msg.Persist, mr.msg.PersistTTL = key, 0
+	if len(args) == 3 {
+		n, err := args[2].Int64()
+		if err != nil || n < 0 {
+			return tcl.Empty, tcl.Errorf("SIP::persist: expected a timeout in seconds but got %q", args[2].String())
+		}
+		mr.msg.PersistTTL = time.Duration(n) * time.Second
+	}
+	st.PersistKey, st.PersistSet = key, true
+	return tcl.Empty, nil
 }

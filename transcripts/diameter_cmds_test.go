@@ -84,14 +84,15 @@ func cmdDiamSeen(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Stdout().Write([]byte(b.String()))
 }
 
-// diamclient ?-tls CAFILE NAME? ADDR HOST SESSION...: a Diameter peer
+// diamclient ?-tls CAFILE NAME? ?-realm REALM? ADDR HOST SESSION...: a Diameter peer
 // HOST connected to ADDR: a CER, then one Credit-Control-Request per
 // SESSION, all sent at once, printing the CEA ("cea origin=... realm=...
 // host-ip=...") and each answer in request order ("cca SESSION
 // origin=... result=..."). -tls speaks TLS from the connection's start
 // (crypto/tls), checking the server's certificate for NAME against
-// CAFILE. -raw STRING as the only SESSION sends STRING instead of a CER
-// and expects the connection reset.
+// CAFILE. -realm gives the requests' Destination-Realm
+// (members.example). -raw STRING as the only SESSION sends STRING
+// instead of a CER and expects the connection reset.
 func cmdDiamClient(ts *testscript.TestScript, neg bool, args []string) {
 	var tc *tls.Config
 	if len(args) > 0 && args[0] == "-tls" {
@@ -106,6 +107,10 @@ func cmdDiamClient(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		tc = &tls.Config{RootCAs: roots, ServerName: args[2]}
 		args = args[3:]
+	}
+	realm := "members.example"
+	if len(args) > 1 && args[0] == "-realm" {
+		realm, args = args[1], args[2:]
 	}
 	if len(args) < 2 {
 		ts.Fatalf("usage: diamclient ?-tls CAFILE NAME? ADDR HOST SESSION... | diamclient ADDR -raw STRING")
@@ -146,7 +151,7 @@ func cmdDiamClient(ts *testscript.TestScript, neg bool, args []string) {
 		codes := make([]uint32, len(sessions))
 		avps := make([][]byte, len(sessions))
 		for i, s := range sessions {
-			codes[i], avps[i] = 272, diamtest.Request(args[1], s, "")
+			codes[i], avps[i] = 272, diamtest.RequestTo(args[1], s, realm, "")
 		}
 		ans, err := c.Exchange(codes, 4, avps...)
 		if err != nil {

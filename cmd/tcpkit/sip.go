@@ -230,6 +230,8 @@ func sipClientMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	udp := fs.Bool("udp", false, "SIP over UDP: one message per datagram")
 	headers := fs.Bool("headers", false, "print each answer's Via and Record-Route fields too")
 	waitClose := fs.Bool("wait-close", false, "at the end, wait for the virtual to close the connection and say so")
+	callee := fs.String("user", "service", "the user called: the Request-URI's and To's (sip:USER@ADDR)")
+	maxFwd := fs.Int("max-forwards", 70, "the requests' Max-Forwards")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -260,8 +262,8 @@ func sipClientMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	request := func(method, callID string, cseq int, body string) string {
 		n++
 		var b strings.Builder
-		fmt.Fprintf(&b, "%s sip:service@%s SIP/2.0\r\n%s: SIP/2.0/"+strings.ToUpper(network)+" %s;branch=z9hG4bK-%s-%d\r\nMax-Forwards: 70\r\n%s: <sip:%s@%s>;tag=%s\r\n%s: <sip:service@%s>\r\n%s: %s\r\nCSeq: %d %s\r\n",
-			method, *connect, names[0], local, *label, n, names[1], *label, local, *label, names[2], *connect, names[3], callID, cseq, method)
+		fmt.Fprintf(&b, "%s sip:%s@%s SIP/2.0\r\n%s: SIP/2.0/"+strings.ToUpper(network)+" %s;branch=z9hG4bK-%s-%d\r\nMax-Forwards: %d\r\n%s: <sip:%s@%s>;tag=%s\r\n%s: <sip:%s@%s>\r\n%s: %s\r\nCSeq: %d %s\r\n",
+			method, *callee, *connect, names[0], local, *label, n, *maxFwd, names[1], *label, local, *label, names[2], *callee, *connect, names[3], callID, cseq, method)
 		if *tag != "" {
 			fmt.Fprintf(&b, "X-Tag: %s\r\n", *tag)
 		}
@@ -315,7 +317,7 @@ func sipClientMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	for i := 1; i <= *register; i++ {
 		user := fmt.Sprintf("%s-user-%d", *label, i)
 		reg := request("REGISTER", user, 1, "")
-		reg = strings.Replace(reg, "<sip:service@"+*connect+">", "<sip:"+user+"@"+*connect+">", 1)
+		reg = strings.Replace(reg, "<sip:"+*callee+"@"+*connect+">", "<sip:"+user+"@"+*connect+">", 1)
 		reg = strings.Replace(reg, "\r\nCSeq:", "\r\nContact: <sip:"+user+"@"+local+">\r\nExpires: 60\r\nCSeq:", 1)
 		if err := send(reg); err != nil {
 			return err
@@ -344,7 +346,7 @@ func sipClientMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 				contact = "Contact: <sip:" + user + "@" + local + ">;expires=" + strconv.FormatUint(n, 10) + "\r\n"
 			}
 			reg := request("REGISTER", "reg-"+user, i+2, "")
-			reg = strings.Replace(reg, "<sip:service@"+*connect+">", "<sip:"+user+"@"+*connect+">", 1)
+			reg = strings.Replace(reg, "<sip:"+*callee+"@"+*connect+">", "<sip:"+user+"@"+*connect+">", 1)
 			reg = strings.Replace(reg, "\r\nCSeq:", "\r\n"+contact+"CSeq:", 1)
 			if err := send(reg); err != nil {
 				return err

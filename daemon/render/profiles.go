@@ -392,8 +392,37 @@ func NTLMProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options)
 // the messages the protocol cut from each side's stream and wrote to it
 // [M: the layout and the field names].
 func MRFProtocol(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
+	return mrfProtocol(w, "Ltm::Message Routing Generic Protocol: "+o.rel(name), st, o, false)
+}
+
+// MRFSIPSession and MRFDiameterSession print the protocol block of a
+// sip or diameter session profile, with the messages the protocol
+// answered by itself (keep-alives, Max-Forwards 0; capabilities
+// exchanges, watchdogs) and the failed requests it answered [M: the
+// layout and the field names].
+func MRFSIPSession(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
+	return mrfProtocol(w, "Ltm::Message Routing SIP Session: "+o.rel(name), st, o, true)
+}
+
+// MRFDiameterSession: see MRFSIPSession.
+func MRFDiameterSession(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
+	return mrfProtocol(w, "Ltm::Message Routing Diameter Session: "+o.rel(name), st, o, true)
+}
+
+// MRFSIPRouter and MRFDiameterRouter print a sip or diameter router
+// profile's block, as MRFRouter does a generic router's.
+func MRFSIPRouter(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
+	return mrfRouter(w, "Ltm::Message Routing SIP Router: "+o.rel(name), st, o)
+}
+
+// MRFDiameterRouter: see MRFSIPRouter.
+func MRFDiameterRouter(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
+	return mrfRouter(w, "Ltm::Message Routing Diameter Router: "+o.rel(name), st, o)
+}
+
+func mrfProtocol(w io.Writer, title string, st dataplane.ProfileStats, o Options, local bool) error {
 	m := st.MRF
-	return statBlock(w, "Ltm::Message Routing Generic Protocol: "+o.rel(name), [][2]string{
+	rows := [][2]string{
 		{"Virtual Server Name", "N/A"},
 		{"Client Messages", ""},
 		{"  Received", o.num(m.Received)},
@@ -402,15 +431,23 @@ func MRFProtocol(w io.Writer, name string, st dataplane.ProfileStats, o Options)
 		{"Peer Messages", ""},
 		{"  Received", o.num(m.FromPeers)},
 		{"  Sent", o.num(m.Sent)},
-	})
+	}
+	if local {
+		rows = append(rows, [2]string{"Answered by the Virtual", ""}, [2]string{"  Locally", o.num(m.Local)}, [2]string{"  Failures", o.num(m.FailAnswered)})
+	}
+	return statBlock(w, title, rows)
 }
 
 // MRFRouter prints one `Ltm::Message Routing Generic Router` block: what
 // the router did with the messages, and its peer connections [M: the
 // layout and the field names].
 func MRFRouter(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
+	return mrfRouter(w, "Ltm::Message Routing Generic Router: "+o.rel(name), st, o)
+}
+
+func mrfRouter(w io.Writer, title string, st dataplane.ProfileStats, o Options) error {
 	m := st.MRF
-	return statBlock(w, "Ltm::Message Routing Generic Router: "+o.rel(name), [][2]string{
+	return statBlock(w, title, [][2]string{
 		{"Virtual Server Name", "N/A"},
 		{"Messages", ""},
 		{"  Routed", o.num(m.Routed)},

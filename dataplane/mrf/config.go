@@ -132,7 +132,10 @@ type Route struct {
 	Name string
 	// Src and Dst are the addresses matched ("": any).
 	Src, Dst string
-	Peers    []*Peer
+	// Keys are a protocol's route fields ("": any; see
+	// Protocol.RouteKeys), for a router with a Protocol.
+	Keys  RouteKeys
+	Peers []*Peer
 	// Ratio: peer-selection-mode ratio; else sequential.
 	Ratio bool
 }
@@ -140,6 +143,9 @@ type Route struct {
 // Config is a virtual's generic protocol and router profiles, resolved.
 type Config struct {
 	Protocol, Router string
+	// Proto is the message protocol (nil: the generic protocol, cut on
+	// Term and answered in order).
+	Proto Protocol
 	// Term is the message-terminator (nil: the stream is not cut).
 	Term []byte
 	// Max is max-message-size (0: none).
@@ -188,9 +194,12 @@ func (c *Config) Same(o *Config) bool { return c.key() == o.key() }
 
 func (c *Config) key() string {
 	var b strings.Builder
+	if c.Proto != nil {
+		fmt.Fprintf(&b, "%s %s|", c.Proto.Name(), c.Proto.String())
+	}
 	fmt.Fprintf(&b, "%q %d %t %t %d %d %d %q %v %d|", c.Term, c.Max, c.NoResponse, c.DisableParser, c.MaxPending, c.MaxPendingBytes, c.MaxRetries, c.DefaultPool, c.Local, c.Idle)
 	for _, r := range c.Routes {
-		fmt.Fprintf(&b, "%q %q %q %t", r.Name, r.Src, r.Dst, r.Ratio)
+		fmt.Fprintf(&b, "%q %q %q %q %t", r.Name, r.Src, r.Dst, r.Keys, r.Ratio)
 		for _, p := range r.Peers {
 			fmt.Fprintf(&b, " %q", p.Name)
 		}
@@ -241,28 +250,32 @@ func (c *Config) AutoInit() bool { return len(c.autoPeers()) > 0 }
 // the static routes (both addresses match, then the destination, then
 // the source, then a route with neither set), nil when none matches.
 func (c *Config) Lookup(src, dst string) *Route {
-	r, _ := lookup(nil, -1, c.Routes, src, dst)
+	r, _ := lookup(nil, -1, c.Routes, nil, &RouteKeys{src, dst})
 	return r
 }
 
-// lookup scores routes against src and dst, starting from best with
-// score bestScore; a later route wins a tie.
-func lookup(best *Route, bestScore int, routes []*Route, src, dst string) (*Route, int) {
+// lookup scores routes against a message's route fields (the generic
+// protocol's: its source and destination addresses), starting from best
+// with score bestScore; a later route wins a tie.
+func lookup(best *Route, bestScore int, routes []*Route, p Protocol, keys *RouteKeys) (*Route, int) {
 	for _, r := range routes {
 		s := 0
-		if r.Src != "" {
-			if !addrMatch(r.Src, src) {
+		rk := &r.Keys
+		if p == nil {
+			rk = &RouteKeys{r.Src, r.Dst}
+		}
+		ok := true
+		for i, v := range rk {
+			if v == "" {
 				continue
 			}
-			s++
-		}
-		if r.Dst != "" {
-			if !addrMatch(r.Dst, dst) {
-				continue
+			if p == nil && !addrMatch(v, keys[i]) || p != nil && !p.MatchKey(i, v, keys[i]) {
+				ok = false
+				break
 			}
-			s += 2
+			s += 1 << i
 		}
-		if s >= bestScore {
+		if ok && s >= bestScore {
 			best, bestScore = r, s
 		}
 	}

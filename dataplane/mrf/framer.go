@@ -22,6 +22,9 @@ type Reader struct {
 	Term []byte
 	// Max bounds a message (0: no bound).
 	Max int
+	// F, when set, frames the stream instead of Term (a protocol's
+	// messages: SIP on Content-Length, Diameter on its header's length).
+	F   Framer
 	buf []byte
 	off int
 	tmp []byte
@@ -31,6 +34,9 @@ type Reader struct {
 // end of the stream a partial message (no terminator yet) is dropped and
 // io.EOF returned.
 func (r *Reader) Next() ([]byte, error) {
+	if r.F != nil {
+		return r.framed()
+	}
 	if len(r.Term) == 0 {
 		if r.tmp == nil {
 			n := 16 << 10
@@ -58,6 +64,49 @@ func (r *Reader) Next() ([]byte, error) {
 			r.buf, r.off = r.buf[:n], 0
 		}
 		if cap(r.buf)-len(r.buf) < 4096 {
+			nb := make([]byte, len(r.buf), 2*cap(r.buf)+4096)
+			copy(nb, r.buf)
+			r.buf = nb
+		}
+		n, err := r.R.Read(r.buf[len(r.buf):cap(r.buf)])
+		r.buf = r.buf[:len(r.buf)+n]
+		if n == 0 && err != nil {
+			if err == io.ErrUnexpectedEOF {
+				err = io.EOF
+			}
+			return nil, err
+		}
+	}
+}
+
+// framed is Next with a Framer: the buffer grows to the length the
+// framer says the message has, and is reused message after message.
+func (r *Reader) framed() ([]byte, error) {
+	for {
+		p := r.buf[r.off:]
+		if len(p) > 0 {
+			n, ok, err := r.F.Frame(p)
+			if err != nil {
+				return nil, err
+			}
+			if r.Max > 0 && n > r.Max {
+				return nil, ErrTooLarge
+			}
+			if ok {
+				r.off += n
+				return p[:n:n], nil
+			}
+			if need := r.off + n; need > cap(r.buf) {
+				nb := make([]byte, len(r.buf)-r.off, n+4096)
+				copy(nb, p)
+				r.buf, r.off = nb, 0
+			}
+		}
+		if r.off > 0 {
+			n := copy(r.buf, r.buf[r.off:])
+			r.buf, r.off = r.buf[:n], 0
+		}
+		if cap(r.buf)-len(r.buf) < 1024 {
 			nb := make([]byte, len(r.buf), 2*cap(r.buf)+4096)
 			copy(nb, r.buf)
 			r.buf = nb

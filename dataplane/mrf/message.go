@@ -1,6 +1,9 @@
 package mrf
 
-import "net/netip"
+import (
+	"net/netip"
+	"time"
+)
 
 // Status words of MR::message status [M: F5 names route found and no
 // route found; the others are openltm's].
@@ -22,8 +25,10 @@ type Message struct {
 	// none unless a rule sets them.
 	Src, Dst string
 	// Request: an answer is expected (false for a message from a peer,
-	// and for every message with no-response).
-	Request bool
+	// and for every message with no-response). Answer: it answers a
+	// request (a protocol's, matched by key); Bad: the protocol could
+	// not read it.
+	Request, Answer, Bad bool
 	// Status is MR::message status.
 	Status string
 	// Retries counts MR::retry.
@@ -52,12 +57,20 @@ type Message struct {
 	// Store is MR::store's variables, carried to the answer.
 	Store map[string]string
 
+	// Persist is the message's persistence key (SIP::persist KEY): it
+	// goes where the key's earlier messages went, while that record
+	// lives (PersistTTL, else DefaultPersistTTL), and records where it
+	// went otherwise.
+	Persist    string
+	PersistTTL time.Duration
+
 	// Peer is the peer the message was last routed to ("" none) and
 	// Member the address it went to.
 	Peer   string
 	Member netip.AddrPort
 
 	origin    *Session
+	pinned    netip.AddrPort // the member a persistence record names
 	attempted []netip.AddrPort
 	tried     []string
 }

@@ -51,6 +51,10 @@ type Counters struct {
 	// connections opened, reused and that could not be opened.
 	Routed, Answered, Unsolicited, Dropped, Failed, Retried, Returned, PendingFull atomic.Uint64
 	ConnsOpened, ConnsReused, ConnsFailed                                          atomic.Uint64
+	// A protocol's: messages it answered by itself (Local: capabilities
+	// exchanges, watchdogs, keep-alives, requests past their hops) and
+	// failed requests it answered (FailAnswered).
+	Local, FailAnswered atomic.Uint64
 }
 
 // ResetProtocol zeroes the protocol's counts (reset-stats ltm
@@ -65,7 +69,7 @@ func (c *Counters) ResetProtocol() {
 // message-routing generic router).
 func (c *Counters) ResetRouter() {
 	for _, x := range []*atomic.Uint64{&c.Routed, &c.Answered, &c.Unsolicited, &c.Dropped, &c.Failed, &c.Retried,
-		&c.Returned, &c.PendingFull, &c.ConnsOpened, &c.ConnsReused, &c.ConnsFailed} {
+		&c.Returned, &c.PendingFull, &c.ConnsOpened, &c.ConnsReused, &c.ConnsFailed, &c.Local, &c.FailAnswered} {
 		x.Store(0)
 	}
 }
@@ -81,10 +85,13 @@ type Router struct {
 
 	mu     sync.Mutex
 	shared map[connKey]*outgoing
-	dyn    map[string]*Peer
-	routes []*Route // GENERICMESSAGE::route add
-	rot    map[string]uint64
-	closed bool
+	// persists are the peers (and members) persistence keys were routed
+	// to (SIP::persist, DIAMETER::persist), by key.
+	persists map[string]persistRec
+	dyn      map[string]*Peer
+	routes   []*Route // GENERICMESSAGE::route add
+	rot      map[string]uint64
+	closed   bool
 	// stop ends the auto-initialization keeper (nil: none runs).
 	stop chan struct{}
 }
@@ -164,10 +171,26 @@ func (r *Router) DeleteRoute(src, dst string) bool {
 // Lookup is the route a message from src to dst takes: the best of the
 // static routes and those added on the fly.
 func (r *Router) Lookup(src, dst string) *Route {
-	best, score := lookup(nil, -1, r.cfg.Routes, src, dst)
+	keys := RouteKeys{src, dst}
+	best, score := lookup(nil, -1, r.cfg.Routes, nil, &keys)
 	r.mu.Lock()
-	best, _ = lookup(best, score, r.routes, src, dst)
+	best, _ = lookup(best, score, r.routes, nil, &keys)
 	r.mu.Unlock()
+	return best
+}
+
+// route is the route message m takes: by its source and destination
+// addresses (the generic protocol), else by its protocol's route fields.
+func (r *Router) route(m *Message) *Route {
+	p := r.cfg.Proto
+	if p == nil {
+		return r.Lookup(m.Src, m.Dst)
+	}
+	if len(r.cfg.Routes) == 0 {
+		return nil
+	}
+	keys := p.RouteKeys(m)
+	best, _ := lookup(nil, -1, r.cfg.Routes, p, &keys)
 	return best
 }
 
@@ -242,6 +265,81 @@ func (r *Router) Close() {
 	}
 }
 
+// persistRec is where a persistence key's messages go, and until when.
+type persistRec struct {
+	peer *Peer
+	addr netip.AddrPort
+	exp  time.Time
+}
+
+// maxPersists bounds the router's persistence records; past it, about
+// half are forgotten.
+const maxPersists = 1 << 16
+
+// DefaultPersistTTL is a persistence record's life when the rule names
+// none [M: the sip and diameter profiles' persist-timeout default].
+const DefaultPersistTTL = 180 * time.Second
+
+// persisted is the record of m's persistence key, when it has a live
+// one (and no rule routed it otherwise).
+func (r *Router) persisted(m *Message) (persistRec, bool) {
+	if m.Persist == "" || m.RouteHost.IsValid() || m.RoutePool != "" || len(m.RoutePeers) > 0 {
+		return persistRec{}, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec, ok := r.persists[m.Persist]
+	if ok && time.Now().After(rec.exp) {
+		delete(r.persists, m.Persist)
+		ok = false
+	}
+	return rec, ok
+}
+
+// persist records that m's key goes where m went.
+func (r *Router) persist(m *Message, o *outgoing) {
+	ttl := m.PersistTTL
+	if ttl <= 0 {
+		ttl = DefaultPersistTTL
+	}
+	p := r.Peer(m.Peer)
+	if p == nil {
+		// The virtual's pool (its member pinned), or a rule's host or
+		// pool: that member.
+		p = &Peer{Name: m.Peer, Conns: 1, Pool: r.cfg.DefaultPool}
+		if m.Peer != "" {
+			p.Pool, p.Host = "", o.addr
+		}
+	}
+	r.mu.Lock()
+	if r.persists == nil {
+		r.persists = map[string]persistRec{}
+	}
+	if len(r.persists) >= maxPersists {
+		n := len(r.persists) / 2
+		for k := range r.persists {
+			if n == 0 {
+				break
+			}
+			delete(r.persists, k)
+			n--
+		}
+	}
+	r.persists[m.Persist] = persistRec{peer: p, addr: o.addr, exp: time.Now().Add(ttl)}
+	r.mu.Unlock()
+}
+
+// unpersist forgets key's record (SIP::persist reset; a peer that
+// cannot be reached).
+func (r *Router) unpersist(key string) {
+	r.mu.Lock()
+	delete(r.persists, key)
+	r.mu.Unlock()
+}
+
+// Unpersist forgets the record of a persistence key.
+func (r *Router) Unpersist(key string) { r.unpersist(key) }
+
 // Session is one client connection of the router.
 type Session struct {
 	r     *Router
@@ -295,14 +393,60 @@ func (s *Session) Close() {
 // Message makes a message of the client's data (copied) as the protocol
 // reads it.
 func (s *Session) Message(data []byte) *Message {
-	return &Message{Data: append([]byte(nil), data...), Request: !s.r.cfg.NoResponse, Status: StatusUnprocessed,
+	m := &Message{Data: append([]byte(nil), data...), Request: !s.r.cfg.NoResponse, Status: StatusUnprocessed,
 		MaxRetries: s.r.cfg.MaxRetries, Instance: -1, origin: s}
+	if p := s.r.cfg.Proto; p != nil {
+		c := p.Classify(data)
+		m.Request = !c.Answer && !c.OneWay && !c.Bad
+		m.Answer, m.Bad = c.Answer, c.Bad
+	}
+	return m
+}
+
+// Local answers a client's message its protocol handles by itself (a
+// capabilities exchange, a watchdog, a keep-alive, a request past its
+// hops): handled true, and ok false when the connection is to end.
+func (s *Session) Local(data []byte) (handled, ok bool) {
+	p := s.r.cfg.Proto
+	if p == nil {
+		return false, true
+	}
+	s.wmu.Lock()
+	reply, handled, end := p.Local(s.buf[:0], data, false)
+	var err error
+	if reply != nil {
+		s.buf = reply
+		err = s.write(reply)
+	}
+	s.wmu.Unlock()
+	if handled {
+		s.r.C.Received.Add(1)
+		s.r.C.Local.Add(1)
+	}
+	return handled, err == nil && !end
+}
+
+// Send writes a message to the session's client as it is, with no event
+// (a rule's own answer: SIP::respond, DIAMETER::respond).
+func (s *Session) Send(data []byte) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	err := s.write(data)
+	if err == nil {
+		s.r.C.Delivered.Add(1)
+	}
+	return err
 }
 
 // Handle runs a client's message through the ingress events and routes
-// it; false when the connection is to end.
+// it; false when the connection is to end. A protocol's message that
+// answers nothing the virtual sent, or cannot be read, is dropped [M].
 func (s *Session) Handle(m *Message) bool {
 	s.r.C.Received.Add(1)
+	if m.Answer || m.Bad {
+		s.r.C.Dropped.Add(1)
+		return true
+	}
 	return s.handle(m)
 }
 
@@ -362,10 +506,24 @@ var errNoRoute = errors.New("no route")
 
 // route sends m to its peer; on failure the message fails (MR_FAILED).
 func (s *Session) route(m *Message) {
-	o, err := s.pick(m)
-	if err != nil {
-		s.fail(m, err)
-		return
+	var o *outgoing
+	var err error
+	rec, pinned := s.r.persisted(m)
+	if pinned {
+		m.pinned = rec.addr
+		if o, err = s.conn(rec.peer, m); err != nil {
+			s.r.unpersist(m.Persist)
+			pinned = false
+		}
+	}
+	if !pinned {
+		if o, err = s.pick(m); err != nil {
+			s.fail(m, err)
+			return
+		}
+	}
+	if m.Persist != "" {
+		s.r.persist(m, o)
 	}
 	m.Status = StatusRouted
 	s.r.C.Routed.Add(1)
@@ -388,13 +546,11 @@ func (s *Session) fail(m *Message, err error) {
 		m.Status = StatusConnFailed
 	}
 	s.r.C.Failed.Add(1)
-	if s.hooks == nil {
-		s.r.C.Dropped.Add(1)
-		return
-	}
-	m.Retry, m.Return, m.Drop = false, false, false
-	if !s.hooks.Failed(m) {
-		return
+	if s.hooks != nil {
+		m.Retry, m.Return, m.Drop = false, false, false
+		if !s.hooks.Failed(m) {
+			return
+		}
 	}
 	switch {
 	case m.Retry && m.Retries < m.MaxRetries:
@@ -407,6 +563,16 @@ func (s *Session) fail(m *Message, err error) {
 		s.r.C.Returned.Add(1)
 		s.deliver(m)
 	default:
+		// The protocol's own answer (Diameter's
+		// DIAMETER_UNABLE_TO_DELIVER, SIP's generated response), when
+		// it has one and the request wanted an answer.
+		if p := s.r.cfg.Proto; p != nil && m.Request && !m.Drop {
+			if ans := p.Failed(m); ans != nil {
+				s.r.C.FailAnswered.Add(1)
+				s.deliver(&Message{Data: ans, Status: m.Status, Peer: m.Peer, origin: s, Instance: -1, Answer: true, Store: m.Store})
+				return
+			}
+		}
 		s.r.C.Dropped.Add(1)
 	}
 }
@@ -429,7 +595,7 @@ func (s *Session) pick(m *Message) (*outgoing, error) {
 		}
 		return s.among(ps, m.RouteRatio, "rule", m)
 	}
-	if rt := r.Lookup(m.Src, m.Dst); rt != nil {
+	if rt := r.route(m); rt != nil {
 		return s.among(rt.Peers, rt.Ratio, rt.Name, m)
 	}
 	if r.cfg.DefaultPool != "" {
@@ -507,7 +673,10 @@ func (s *Session) conn(p *Peer, m *Message) (*outgoing, error) {
 	conns := max(p.Conns, 1)
 	k := connKey{peer: p.Name}
 	if p.Name == "" { // the default pool: one connection per member
-		addr, ok := r.env.Pick(p.Pool, m.attempted)
+		addr, ok := m.pinned, m.pinned.IsValid()
+		if !ok {
+			addr, ok = r.env.Pick(p.Pool, m.attempted)
+		}
 		if !ok {
 			return nil, errNoMember
 		}
@@ -597,8 +766,14 @@ type outgoing struct {
 
 	mu   sync.Mutex
 	pend []*Message
-	dead bool
-	last time.Time
+	// keyed are the requests in flight by the key their answers carry
+	// (a protocol's), seq the last request's number on the connection.
+	keyed map[uint64]*Message
+	seq   uint64
+	pbufs [2][]byte
+	rd    *Reader
+	dead  bool
+	last  time.Time
 	// waiting and waitBytes are the messages, and their bytes, waiting
 	// for the connection to open (the one that opens it included).
 	waiting, waitBytes int
@@ -667,6 +842,25 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 		o.unlist()
 		return err
 	}
+	rd := &Reader{R: idleReader{o}, Term: o.r.cfg.Term, Max: o.r.cfg.Max}
+	if p := o.r.cfg.Proto; p != nil {
+		// The handshake reads the connection itself, bounded; what it
+		// leaves in the reader's buffer is read after it.
+		rd.F, rd.R = p.NewFramer(), c
+		c.SetDeadline(time.Now().Add(handshakeMax))
+		err := p.Open(c, rd)
+		c.SetDeadline(time.Time{})
+		rd.R = idleReader{o}
+		if err != nil {
+			c.Close()
+			if done != nil {
+				done()
+			}
+			o.err = err
+			o.unlist()
+			return err
+		}
+	}
 	o.mu.Lock()
 	if o.dead { // closed (the router, its session) while it opened
 		o.mu.Unlock()
@@ -677,7 +871,7 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 		o.err = net.ErrClosed
 		return o.err
 	}
-	o.conn, o.done, o.addr = c, done, addr
+	o.conn, o.done, o.addr, o.rd = c, done, addr, rd
 	o.last = time.Now()
 	if o.owner == nil {
 		o.sess = &Session{r: o.r, write: o.writeBack, peer: o}
@@ -722,14 +916,29 @@ func (o *outgoing) send(m *Message, term []byte) bool {
 		m.origin.fail(m, net.ErrClosed)
 		return false
 	}
-	if m.Request {
+	var out []byte
+	if p := o.r.cfg.Proto; p != nil {
+		o.seq++
+		var key uint64
+		out, key = p.Outbound(&o.pbufs, m, o.seq)
+		if m.Request {
+			if o.keyed == nil {
+				o.keyed = map[uint64]*Message{}
+			}
+			o.keyed[key] = m
+			m.origin.inflight.Add(1)
+		}
+	} else if m.Request {
 		o.pend = append(o.pend, m)
 		m.origin.inflight.Add(1)
 	}
 	o.last = time.Now()
 	o.mu.Unlock()
-	o.wbuf = Frame(o.wbuf[:0], m.Data, term)
-	_, err := o.conn.Write(o.wbuf)
+	if out == nil {
+		o.wbuf = Frame(o.wbuf[:0], m.Data, term)
+		out = o.wbuf
+	}
+	_, err := o.conn.Write(out)
 	o.wmu.Unlock()
 	if err == nil {
 		o.r.C.Sent.Add(1)
@@ -762,13 +971,19 @@ func (o *outgoing) writeBack(b []byte) error {
 // (F5: every message is routed), its answer coming back on this
 // connection.
 func (o *outgoing) read() {
-	cfg := o.r.cfg
-	rd := Reader{R: idleReader{o}, Term: cfg.Term, Max: cfg.Max}
+	rd := o.rd
 	for {
 		data, err := rd.Next()
 		if err != nil {
 			o.close()
 			return
+		}
+		if o.r.cfg.Proto != nil {
+			if !o.readProto(data) {
+				o.close()
+				return
+			}
+			continue
 		}
 		o.mu.Lock()
 		var req *Message
@@ -804,6 +1019,62 @@ func (o *outgoing) read() {
 	}
 }
 
+// readProto takes one message of a protocol's peer: what the protocol
+// answers by itself (a watchdog), an answer to the request in flight
+// with its key (to that request's originator; a provisional one leaves
+// the request in flight), else a request of the peer's, routed as a
+// client's is. An answer to nothing in flight is dropped. false when the
+// connection is to close.
+func (o *outgoing) readProto(data []byte) bool {
+	p := o.r.cfg.Proto
+	o.r.C.FromPeers.Add(1)
+	o.wmu.Lock()
+	reply, handled, end := p.Local(o.wbuf[:0], data, true)
+	var err error
+	if reply != nil {
+		o.wbuf = reply
+		_, err = o.conn.Write(reply)
+	}
+	o.wmu.Unlock()
+	if handled {
+		o.r.C.Local.Add(1)
+		return err == nil && !end
+	}
+	c := p.Classify(data)
+	o.mu.Lock()
+	o.last = time.Now()
+	if !c.Answer || c.Bad {
+		o.mu.Unlock()
+		if c.Bad || o.sess == nil {
+			o.r.C.Dropped.Add(1)
+			return true
+		}
+		o.r.C.Unsolicited.Add(1)
+		return o.sess.handle(o.sess.Message(data))
+	}
+	req := o.keyed[c.Key]
+	if req != nil && c.Final {
+		delete(o.keyed, c.Key)
+	}
+	o.mu.Unlock()
+	if req == nil {
+		o.r.C.Dropped.Add(1)
+		return true
+	}
+	if c.Final {
+		req.origin.inflight.Add(-1)
+		o.r.C.Answered.Add(1)
+	}
+	a := &Message{Data: append([]byte(nil), data...), Status: StatusRouted, Peer: o.key.peer, Member: o.addr, origin: req.origin,
+		Instance: -1, Answer: true, Src: req.Dst, Dst: req.Src, Store: req.Store}
+	p.Inbound(a, req)
+	req.origin.deliver(a)
+	return true
+}
+
+// handshakeMax bounds a protocol's handshake on a new peer connection.
+const handshakeMax = 10 * time.Second
+
 // idleReader reads the peer's connection, closing it once it has stayed
 // idle with no request in flight for the router's idle time.
 type idleReader struct{ o *outgoing }
@@ -820,7 +1091,7 @@ func (ir idleReader) Read(p []byte) (int, error) {
 			return n, err
 		}
 		o.mu.Lock()
-		quiet := len(o.pend) == 0 && time.Since(o.last) >= idle
+		quiet := len(o.pend) == 0 && len(o.keyed) == 0 && time.Since(o.last) >= idle
 		o.mu.Unlock()
 		if quiet {
 			return 0, io.EOF
@@ -839,6 +1110,10 @@ func (o *outgoing) close() {
 	o.dead = true
 	pend := o.pend
 	o.pend = nil
+	for _, m := range o.keyed {
+		pend = append(pend, m)
+	}
+	o.keyed = nil
 	sess, conn, done := o.sess, o.conn, o.done // set by open under mu
 	o.mu.Unlock()
 	o.unlist()

@@ -241,11 +241,16 @@ func (c *Client) CER(host string) (Answer, error) {
 // Request is a Credit-Control-Request (272, application 4) of one
 // session from host, with Destination-Host dest when not "".
 func Request(host, session, dest string) []byte {
+	return RequestTo(host, session, "members.example", dest)
+}
+
+// RequestTo is Request with Destination-Realm realm.
+func RequestTo(host, session, realm, dest string) []byte {
 	var b []byte
 	b = diammsg.AppendAVP(b, diammsg.AVPSessionID, diammsg.AVPFlagMandatory, 0, []byte(session))
 	b = diammsg.AppendAVP(b, diammsg.AVPOriginHost, diammsg.AVPFlagMandatory, 0, []byte(host))
 	b = diammsg.AppendAVP(b, diammsg.AVPOriginRealm, diammsg.AVPFlagMandatory, 0, []byte("clients.example"))
-	b = diammsg.AppendAVP(b, diammsg.AVPDestinationRealm, diammsg.AVPFlagMandatory, 0, []byte("members.example"))
+	b = diammsg.AppendAVP(b, diammsg.AVPDestinationRealm, diammsg.AVPFlagMandatory, 0, []byte(realm))
 	if dest != "" {
 		b = diammsg.AppendAVP(b, diammsg.AVPDestinationHost, diammsg.AVPFlagMandatory, 0, []byte(dest))
 	}

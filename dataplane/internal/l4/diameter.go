@@ -742,18 +742,7 @@ func (x *diamFlow) undeliverable(raw []byte, code uint32, reason string, spent b
 	if len(realm) == 0 {
 		realm = m.Get(diammsg.AVPDestinationRealm)
 	}
-	var b []byte
-	if sid := m.Get(diammsg.AVPSessionID); sid != nil {
-		b = diammsg.AppendAVP(b, diammsg.AVPSessionID, diammsg.AVPFlagMandatory, 0, sid)
-	}
-	b = diammsg.AppendAVP(b, diammsg.AVPResultCode, diammsg.AVPFlagMandatory, 0, diammsg.U32(code))
-	if len(host) > 0 {
-		b = diammsg.AppendAVP(b, diammsg.AVPOriginHost, diammsg.AVPFlagMandatory, 0, host)
-	}
-	if len(realm) > 0 {
-		b = diammsg.AppendAVP(b, diammsg.AVPOriginRealm, diammsg.AVPFlagMandatory, 0, realm)
-	}
-	ans := diammsg.Build(m.Flags()&diammsg.FlagProxiable|diammsg.FlagError, m.Code(), m.AppID(), m.HopByHop(), m.EndToEnd(), b)
+	ans := diammsg.AppendAnswer(nil, m, code, host, realm, nil)
 	if x.prog != nil && x.prog.Handles(rules.DiameterRetransmission) {
 		out, ok := x.run(rules.DiameterRetransmission, ans, diamCtx{client: true, reason: reason})
 		if !ok {

@@ -51,7 +51,7 @@ func (pr *proxied) serveMRF(head []byte) {
 	var hooks mrf.Hooks
 	if pr.rs != nil {
 		if prog := irules.Program(pr.rules); prog != nil && handlesMRF(prog) {
-			hooks = &mrfHooks{pr: pr, prog: prog, r: r, transport: "virtual " + pr.vs.Name}
+			hooks = &mrfHooks{pr: pr, prog: prog, r: r, transport: "virtual " + pr.vs.Name, proto: protoOf(cfg)}
 		}
 	}
 	s := r.NewSession(write, hooks)
@@ -61,6 +61,9 @@ func (pr *proxied) serveMRF(head []byte) {
 		src = io.MultiReader(bytes.NewReader(head), pr.client)
 	}
 	rd := mrf.Reader{R: src, Term: cfg.Term, Max: cfg.Max}
+	if cfg.Proto != nil {
+		rd.F = cfg.Proto.NewFramer()
+	}
 	for {
 		data, err := pr.readMsg(pr.client, rd.Next) // msgflow.go
 		if err != nil {
@@ -83,6 +86,14 @@ func (pr *proxied) serveMRF(head []byte) {
 			return
 		}
 		pr.countRead(len(data)+len(cfg.Term), true, nil)
+		if handled, ok := s.Local(data); handled {
+			if !ok {
+				s.Drain(mrfLocalDrain)
+				pr.closeGraceful()
+				return
+			}
+			continue
+		}
 		if !s.Handle(s.Message(data)) {
 			return
 		}
@@ -121,7 +132,8 @@ func (e *Engine) mrfRouter(virtual string, cfg *mrf.Config, c *mrf.Counters) *mr
 }
 
 func handlesMRF(p *rules.Program) bool {
-	for _, ev := range []rules.Event{rules.GenericMessageIngress, rules.GenericMessageEgress, rules.MRIngress, rules.MREgress, rules.MRFailed} {
+	for _, ev := range []rules.Event{rules.GenericMessageIngress, rules.GenericMessageEgress, rules.MRIngress, rules.MREgress, rules.MRFailed,
+		rules.SIPRequest, rules.SIPResponse, rules.DiameterIngress, rules.DiameterEgress} {
 		if p.Handles(ev) {
 			return true
 		}
@@ -208,13 +220,46 @@ type mrfHooks struct {
 	prog      *rules.Program
 	r         *mrf.Router
 	transport string
+	proto     string
 }
 
+// The message protocols' names (mrf.Protocol.Name), "" the generic one.
+const (
+	mrfSIP      = "sip"
+	mrfDiameter = "diameter"
+)
+
+func protoOf(cfg *mrf.Config) string {
+	if cfg.Proto == nil {
+		return ""
+	}
+	return cfg.Proto.Name()
+}
+
+// Ingress runs a client's message through its protocol's event
+// (GENERICMESSAGE_INGRESS, SIP_REQUEST, DIAMETER_INGRESS), then
+// MR_INGRESS.
 func (h *mrfHooks) Ingress(m *mrf.Message) bool {
+	switch h.proto {
+	case mrfSIP:
+		return h.run(m, rules.SIPRequest, rules.MRIngress)
+	case mrfDiameter:
+		return h.run(m, rules.DiameterIngress, rules.MRIngress)
+	}
 	return h.run(m, rules.GenericMessageIngress, rules.MRIngress)
 }
 
+// Egress runs a message going to the client through MR_EGRESS, then its
+// protocol's event (GENERICMESSAGE_EGRESS, SIP_RESPONSE, DIAMETER_EGRESS)
+// [M: openltm runs no rules on peer connections, so a peer's response
+// runs SIP_RESPONSE as it leaves toward the client].
 func (h *mrfHooks) Egress(m *mrf.Message) bool {
+	switch h.proto {
+	case mrfSIP:
+		return h.run(m, rules.MREgress, rules.SIPResponse)
+	case mrfDiameter:
+		return h.run(m, rules.MREgress, rules.DiameterEgress)
+	}
 	return h.run(m, rules.MREgress, rules.GenericMessageEgress)
 }
 
@@ -236,12 +281,36 @@ func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 		sess := pr.RuleSession(h.prog)
 		rs.ev = config.Event(ev.String())
 		sess.BeginMR(m, h.r, h.transport)
-		err := sess.Run(ev)
+		var err error
+		end := false
+		switch ev {
+		case rules.SIPRequest, rules.SIPResponse:
+			sess.BeginSIP(m.Data)
+			err = sess.Run(ev)
+			end = !mrfSIPOutcome(m, sess.EndSIP())
+		case rules.DiameterIngress, rules.DiameterEgress:
+			sess.BeginDiameterWith(m.Data, rules.DiameterContext{ClientSide: true})
+			err = sess.Run(ev)
+			end = !mrfDiameterOutcome(m, sess.EndDiameter())
+		default:
+			if h.proto == mrfDiameter {
+				// The DIAMETER:: commands read the message in the MR_
+				// events too.
+				sess.BeginDiameterWith(m.Data, rules.DiameterContext{ClientSide: true})
+				err = sess.Run(ev)
+				end = !mrfDiameterOutcome(m, sess.EndDiameter())
+			} else {
+				err = sess.Run(ev)
+			}
+		}
 		sess.EndMR()
 		v, detach := rs.verdict, rs.detach
 		rs.verdict, rs.detach, rs.prime = irules.GoOn, false, false
 		rs.mu.Unlock()
-		if !pr.applyRule(config.Event(ev.String()), err, v, detach) {
+		if !pr.applyRule(config.Event(ev.String()), err, v, detach) || end {
+			if end {
+				pr.end(false)
+			}
 			return false
 		}
 		if m.Drop || m.Return {
@@ -250,6 +319,52 @@ func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 	}
 	return true
 }
+
+// mrfSIPOutcome applies what SIP_REQUEST or SIP_RESPONSE did to m: its
+// edits, SIP::discard (the message is dropped) and SIP::respond (the
+// rule's answer goes to the client at once; the request goes on unless
+// discarded too, as on the sip profile's flows). false: the connection
+// could not be written.
+func mrfSIPOutcome(m *mrf.Message, out rules.SIPState) bool {
+	if out.Edited {
+		m.Data = out.Msg
+	}
+	if out.Discard {
+		m.Drop = true
+	}
+	if out.Reply != nil {
+		if s := m.Originator(); s != nil && s.Send(out.Reply) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// mrfDiameterOutcome applies what DIAMETER_INGRESS or DIAMETER_EGRESS
+// did to m: its edits, DIAMETER::drop, DIAMETER::persist, DIAMETER::respond (the rule's
+// answer to the client) and DIAMETER::disconnect (false: the client's
+// connection closes).
+func mrfDiameterOutcome(m *mrf.Message, out rules.DiameterOutcome) bool {
+	if out.Edited {
+		m.Data = out.Raw
+	}
+	if out.Drop {
+		m.Drop = true
+	}
+	if out.Persist != "" {
+		m.Persist = out.Persist // the router's persistence records
+	}
+	for _, r := range out.Respond {
+		if s := m.Originator(); s != nil && s.Send(r) != nil {
+			return false
+		}
+	}
+	return !out.Disconnect
+}
+
+// mrfLocalDrain bounds how long a client that asked to disconnect (a
+// Diameter DPR) waits for the answers still due to it.
+const mrfLocalDrain = 5 * time.Second
 
 // mrfDrainMax bounds how long a closed client waits for its answers
 // when the virtual has no idle timeout.

@@ -1,0 +1,105 @@
+package daemon
+
+import (
+	"hash/fnv"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/mrf"
+	"github.com/openltm/openltm/dataplane/mrfdiam"
+	"github.com/openltm/openltm/dataplane/mrfsip"
+	"github.com/openltm/openltm/objects"
+)
+
+// mrfSIP is a virtual's sip session profile as its router applies it
+// (dataplane/mrfsip). What openltm does not act on yet is kept with a
+// warning where it differs from the default: honor-via disabled (the
+// response always goes back by the virtual's own Via), loop-detection,
+// do-not-connect-back, persistence and the firewall.
+func (t *translator) mrfSIP(o *objects.Object, v *dataplane.Virtual, sess *objects.Object, e func(string) string) mrf.Protocol {
+	s := &mrfsip.Session{
+		InsertVia:   e("insert-via-header") == "enabled",
+		RecordRoute: e("insert-record-route-header") == "enabled",
+		MaxForwards: e("max-forwards-check") == "enabled",
+		Respond:     e("generate-response-on-failure") == "enabled",
+		MaxSize:     atoi(e("max-msg-size")),
+		MaxHeader:   atoi(e("max-msg-header-size")),
+		Host:        v.Destination.String(),
+	}
+	if cv := e("custom-via"); cv != "none" && cv != "" {
+		s.CustomVia = cv
+	}
+	h := fnv.New64a()
+	h.Write([]byte(o.Name))
+	s.Salt = h.Sum64()
+	for _, kept := range []struct{ name, def string }{
+		{"honor-via", "enabled"}, {"loop-detection", "disabled"}, {"do-not-connect-back", "disabled"},
+		{"honor-route-header", "disabled"}, {"maintenance-mode", "disabled"}, {"passthru-mode", "disabled"},
+		{"enable-sip-firewall", "no"},
+	} {
+		if got := e(kept.name); got != kept.def && got != "" {
+			t.keep(sess, "sip session %s: %s %s is kept; openltm's SIP routing acts as with %s", sess.Name, kept.name, got, kept.def)
+		}
+	}
+	if p := e("persistence"); p != "" && p != "none" && strings.Contains(p, "session") {
+		t.keep(sess, "sip session %s: persistence is kept; openltm's SIP routing does not persist yet", sess.Name)
+	}
+	return mrfsip.New(s)
+}
+
+// mrfDiameter is a virtual's diameter session profile as its router
+// applies it (dataplane/mrfdiam). Its retransmission, watchdog,
+// persistence, dynamic-route and rate-limit settings are kept with a
+// warning where they differ from the defaults.
+func (t *translator) mrfDiameter(o *objects.Object, v *dataplane.Virtual, sess *objects.Object, e func(string) string) mrf.Protocol {
+	str := func(name, def string) string {
+		if s := e(name); s != "" && s != "none" {
+			return s
+		}
+		return def
+	}
+	s := &mrfdiam.Session{
+		OriginHost:         str("origin-host", "openltm"), // [M]
+		OriginRealm:        str("origin-realm", "openltm"),
+		OriginHostRewrite:  str("origin-host-rewrite", ""),
+		OriginRealmRewrite: str("origin-realm-rewrite", ""),
+		DestHostRewrite:    str("dest-host-rewrite", ""),
+		DestRealmRewrite:   str("dest-realm-rewrite", ""),
+		ProductName:        str("product-name", "openltm"),
+		Max:                atoi(e("max-message-size")),
+		HostIP:             v.Destination.Addr(),
+		Respond:            e("respond-unroutable") == "enabled",
+	}
+	if n, err := strconv.ParseUint(e("vendor-id"), 10, 32); err == nil {
+		s.VendorID = uint32(n)
+	}
+	apps := func(one, many string) []uint32 {
+		var out []uint32
+		if n, err := strconv.ParseUint(e(one), 10, 32); err == nil && n != 0 {
+			out = append(out, uint32(n))
+		}
+		if v := t.cfg.Effective(sess, many); v != nil {
+			for _, w := range v.List {
+				if n, err := strconv.ParseUint(w, 10, 32); err == nil && n != 0 && !slices.Contains(out, uint32(n)) {
+					out = append(out, uint32(n))
+				}
+			}
+		}
+		return out
+	}
+	s.AuthApps = apps("auth-application-id", "array-auth-application-id")
+	s.AcctApps = apps("acct-application-id", "array-acct-application-id")
+	for _, kept := range []struct{ name, def string }{
+		{"dynamic-route-insertion", "disabled"}, {"dynamic-route-lookup", "disabled"}, {"persist-type", "none"},
+		{"watchdog-timeout", "0"}, {"retransmission-action", "disabled"}, {"discard-unroutable", "disabled"},
+		{"egress-critical-message-rate-limit", "0"}, {"egress-major-message-rate-limit", "0"},
+		{"ingress-critical-message-rate-limit", "0"}, {"ingress-major-message-rate-limit", "0"},
+	} {
+		if got := e(kept.name); got != kept.def && got != "" {
+			t.keep(sess, "diameter session %s: %s %s is kept; openltm's Diameter routing acts as with %s", sess.Name, kept.name, got, kept.def)
+		}
+	}
+	return s
+}

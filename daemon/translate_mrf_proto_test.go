@@ -1,0 +1,85 @@
+package daemon
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/openltm/openltm/dataplane/mrfdiam"
+	"github.com/openltm/openltm/dataplane/mrfsip"
+)
+
+// TestMRFProtocolsTranslated: a virtual's sip and diameter session and
+// router profiles give its router their protocol, routes (their fields,
+// a route of another virtual left out) and peers; settings openltm does
+// not act on are kept with a warning; the refusals (a session without
+// its router, two protocols, no tcp, GENERICMESSAGE_ events beside a
+// SIP session) change nothing.
+func TestMRFProtocolsTranslated(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool p members add { 127.138.5.11:5060 }",
+		"create ltm message-routing sip peer sp { pool p }",
+		"create ltm message-routing sip route sr { request-uri alice from-uri sip:bob@example.com peers { sp } }",
+		"create ltm virtual vdef destination 127.138.5.3:5060 pool p profiles replace-all-with { tcp { } sipsession { } siprouter { } }",
+		"create ltm message-routing sip route sr_other { to-uri carol peers { sp } virtual-server vdef }",
+		"create ltm message-routing sip profile session ss { defaults-from sipsession insert-via-header disabled custom-via \"SIP/2.0/TCP sbc.example:5060\" }",
+		"create ltm message-routing sip profile router sr_rt { defaults-from siprouter routes { sr sr_other } }",
+		"create ltm message-routing diameter peer dp { pool p }",
+		"create ltm message-routing diameter route dr { destination-realm realm-a application-id 4 peers { dp } }",
+		"create ltm message-routing diameter profile session ds { defaults-from diametersession origin-host lb.example origin-realm lb-realm array-auth-application-id { 4 16777238 } }",
+		"create ltm message-routing diameter profile router dr_rt { defaults-from diameterrouter routes { dr } }",
+		"create ltm virtual vsip destination 127.138.5.1:5060 pool p profiles replace-all-with { tcp { } ss { } sr_rt { } }",
+		"create ltm virtual vdia destination 127.138.5.2:3868 pool p profiles replace-all-with { tcp { } ds { } dr_rt { } }",
+		"create ltm rule gm { when GENERICMESSAGE_INGRESS { log local0. x } }",
+		"create ltm rule mr { when MR_INGRESS { log local0. [MR::protocol] } }",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	dc, _ := Translate(e.schema, e.Config())
+	vs, vd, vdef := dc.Virtuals["/Common/vsip"], dc.Virtuals["/Common/vdia"], dc.Virtuals["/Common/vdef"]
+	if vs == nil || vs.MRF == nil || vd == nil || vd.MRF == nil || vdef == nil || vdef.MRF == nil {
+		t.Fatal("no message routing on the virtuals")
+	}
+	sp, ok := vs.MRF.Proto.(*mrfsip.Session)
+	if !ok || sp.InsertVia || sp.CustomVia != "SIP/2.0/TCP sbc.example:5060" || !sp.MaxForwards {
+		t.Fatalf("sip session %+v", vs.MRF.Proto)
+	}
+	if len(vs.MRF.Routes) != 1 || vs.MRF.Routes[0].Keys[mrfsip.KeyRequest] != "alice" || vs.MRF.Routes[0].Keys[mrfsip.KeyFrom] != "sip:bob@example.com" ||
+		vs.MRF.Routes[0].Keys[mrfsip.KeyTo] != "" || len(vs.MRF.Routes[0].Peers) != 1 || vs.MRF.Routes[0].Peers[0].Pool != "/Common/p" {
+		t.Fatalf("sip routes %+v", vs.MRF.Routes)
+	}
+	if d, ok := vdef.MRF.Proto.(*mrfsip.Session); !ok || !d.InsertVia || d.RecordRoute || d.Respond {
+		t.Fatalf("the built-in sipsession %+v", vdef.MRF.Proto)
+	}
+	dp, ok := vd.MRF.Proto.(*mrfdiam.Session)
+	if !ok || dp.OriginHost != "lb.example" || dp.OriginRealm != "lb-realm" || dp.VendorID != 3375 || !dp.Respond || len(dp.AuthApps) != 2 || dp.AuthApps[1] != 16777238 {
+		t.Fatalf("diameter session %+v", vd.MRF.Proto)
+	}
+	if r := vd.MRF.Routes; len(r) != 1 || r[0].Keys[mrfdiam.KeyDestRealm] != "realm-a" || r[0].Keys[mrfdiam.KeyApp] != "4" {
+		t.Fatalf("diameter routes %+v", r)
+	}
+	out, _ := run(t, s, "modify ltm message-routing sip profile session ss loop-detection enabled")
+	if !strings.Contains(out, "loop-detection enabled is kept") {
+		t.Errorf("no warning for loop-detection: %q", out)
+	}
+	if _, err := run(t, s, "modify ltm virtual vsip rules { mr }"); err != "" {
+		t.Errorf("MR_INGRESS on a SIP virtual: %s", err)
+	}
+	for _, c := range []struct{ cmd, want string }{
+		{"create ltm virtual bad1 destination 127.138.5.4:5060 pool p profiles replace-all-with { tcp { } ss { } }", "requires a sip router profile"},
+		{"create ltm virtual bad2 destination 127.138.5.5:5060 pool p profiles replace-all-with { tcp { } ss { } dr_rt { } }", "dr_rt (diameter) cannot be used with sip profile /Common/ss"},
+		{"create ltm virtual bad3 destination 127.138.5.6:5060 ip-protocol udp pool p profiles replace-all-with { udp { } ss { } sr_rt { } }", "requires a tcp profile"},
+		{"create ltm virtual bad4 destination 127.138.5.7:5060 pool p profiles replace-all-with { tcp { } ss { } sr_rt { } } rules { gm }", "requires an associated GENERICMESSAGE profile"},
+		{"create ltm virtual bad5 destination 127.138.5.8:5060 pool p profiles replace-all-with { tcp { } sip { } ss { } sr_rt { } }", "cannot be used with sip profile /Common/sip"},
+	} {
+		if _, err := run(t, s, c.cmd); !strings.Contains(err, c.want) {
+			t.Errorf("%s: error %q, want %q", c.cmd, err, c.want)
+		}
+	}
+	if out, _ := run(t, s, "list ltm virtual"); strings.Contains(out, "bad") {
+		t.Errorf("a refused virtual was kept:\n%s", out)
+	}
+}

@@ -1,0 +1,293 @@
+// Package mrfdiam is Diameter over the message-routing framework: the
+// Protocol a TCP virtual with an `ltm message-routing diameter profile
+// session` and `diameter profile router` gives its router
+// (dataplane/mrf). Messages are framed on the header's length
+// (dataplane/diammsg). The virtual is the clients' Diameter peer: it
+// answers their capabilities exchange (CEA, DIAMETER_SUCCESS, with the
+// session profile's origin-host, origin-realm, product-name and
+// vendor-id and the applications the client offered), their watchdogs
+// (DWA) and disconnects (DPA, then the connection closes). Each new
+// connection to a peer starts with the virtual's own CER, and the
+// connection is used once the peer's CEA says DIAMETER_SUCCESS; the
+// peer's watchdogs and disconnects are answered the same way. A request
+// is routed by the router's diameter routes (destination-realm,
+// application-id, origin-realm), a rule (MR::message route) or the
+// virtual's pool, with a hop-by-hop identifier of the peer connection's
+// (clients sharing the connection may have chosen the same one), the
+// answer matched back by it and given the client's identifier again.
+// origin-host-rewrite and origin-realm-rewrite replace those AVPs in
+// every message the virtual forwards, dest-host-rewrite and
+// dest-realm-rewrite in the requests. A request no peer takes is
+// answered DIAMETER_UNABLE_TO_DELIVER (3002, E flag) from the virtual's
+// identity, as RFC 6733 6.1.8 has an agent do (respond-unroutable; else
+// dropped).
+package mrfdiam
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/openltm/openltm/dataplane/diammsg"
+	"github.com/openltm/openltm/dataplane/mrf"
+)
+
+// Session is a virtual's diameter session profile, as its router
+// applies it; it is the virtual's mrf.Protocol.
+type Session struct {
+	// OriginHost and OriginRealm are the virtual's identity in the
+	// messages it makes (CER, CEA, DWA, its error answers).
+	OriginHost, OriginRealm string
+	// The rewrites of forwarded messages ("": none).
+	OriginHostRewrite, OriginRealmRewrite string
+	DestHostRewrite, DestRealmRewrite     string
+	ProductName                           string
+	VendorID                              uint32
+	// AuthApps and AcctApps are the applications the virtual offers in
+	// its own CER (none: the relay application, 0xffffffff).
+	AuthApps, AcctApps []uint32
+	// Max is max-message-size (0: diammsg's bound).
+	Max int
+	// HostIP is the virtual's address, the Host-IP-Address of its CEA.
+	HostIP netip.Addr
+	// Respond is respond-unroutable: a request no peer takes is
+	// answered (else dropped).
+	Respond bool
+
+	e2e atomic.Uint32
+}
+
+// Name is the protocol's name to MR::protocol.
+func (s *Session) Name() string { return "diameter" }
+
+func (s *Session) String() string {
+	return fmt.Sprintf("%q %q %q %q %q %q %q %d %v %v %d %v %t", s.OriginHost, s.OriginRealm, s.OriginHostRewrite, s.OriginRealmRewrite,
+		s.DestHostRewrite, s.DestRealmRewrite, s.ProductName, s.VendorID, s.AuthApps, s.AcctApps, s.Max, s.HostIP, s.Respond)
+}
+
+// NewFramer frames on the header's length.
+func (s *Session) NewFramer() mrf.Framer { return &diammsg.Framer{Max: s.Max} }
+
+// Classify: a request wants an answer; an answer is matched by its
+// hop-by-hop identifier.
+func (s *Session) Classify(data []byte) mrf.Class {
+	m, err := diammsg.Parse(data)
+	if err != nil {
+		return mrf.Class{Bad: true}
+	}
+	if m.Request() {
+		return mrf.Class{}
+	}
+	return mrf.Class{Answer: true, Final: true, Key: uint64(m.HopByHop())}
+}
+
+// Local answers capabilities exchanges, watchdogs and disconnects, and
+// takes a peer's answers to them.
+func (s *Session) Local(dst, data []byte, fromPeer bool) ([]byte, bool, bool) {
+	m, err := diammsg.Parse(data)
+	if err != nil {
+		return nil, false, false
+	}
+	switch m.Code() {
+	case diammsg.CmdCapabilitiesExchange, diammsg.CmdDeviceWatchdog, diammsg.CmdDisconnectPeer:
+	default:
+		return nil, false, false
+	}
+	if !m.Request() {
+		return nil, true, false // the answer to the virtual's own
+	}
+	host, realm := []byte(s.OriginHost), []byte(s.OriginRealm)
+	switch m.Code() {
+	case diammsg.CmdCapabilitiesExchange:
+		if fromPeer {
+			return nil, true, true // a peer may not exchange capabilities again
+		}
+		return diammsg.AppendAnswer(dst, m, diammsg.ResultSuccess, host, realm, s.capabilities(nil, m, s.HostIP)), true, false
+	case diammsg.CmdDisconnectPeer:
+		return diammsg.AppendAnswer(dst, m, diammsg.ResultSuccess, host, realm, nil), true, true
+	}
+	return diammsg.AppendAnswer(dst, m, diammsg.ResultSuccess, host, realm, nil), true, false
+}
+
+// capabilities are the AVPs of the virtual's CER or CEA after its
+// identity: Host-IP-Address (local, when valid), Vendor-Id,
+// Product-Name, then the applications: the CER's own (the CEA to a
+// client: the applications it offered, the virtual relaying them all),
+// else the profile's, else the relay application.
+func (s *Session) capabilities(dst []byte, cer diammsg.Msg, local netip.Addr) []byte {
+	if local.IsValid() {
+		dst = diammsg.AppendAVP(dst, diammsg.AVPHostIPAddress, diammsg.AVPFlagMandatory, 0, diammsg.Address(local))
+	}
+	dst = diammsg.AppendAVP(dst, diammsg.AVPVendorID, diammsg.AVPFlagMandatory, 0, diammsg.U32(s.VendorID))
+	dst = diammsg.AppendAVP(dst, diammsg.AVPProductName, 0, 0, []byte(s.ProductName))
+	apps := 0
+	if cer.Raw != nil {
+		cer.Each(func(a diammsg.AVP) bool {
+			switch a.Code {
+			case diammsg.AVPAuthAppID, diammsg.AVPAcctAppID, diammsg.AVPVendorSpecificApp:
+				dst = diammsg.AppendAVP(dst, a.Code, a.Flags, a.Vendor, a.Data)
+				apps++
+			}
+			return true
+		})
+	}
+	if apps == 0 {
+		for _, id := range s.AuthApps {
+			dst = diammsg.AppendAVP(dst, diammsg.AVPAuthAppID, diammsg.AVPFlagMandatory, 0, diammsg.U32(id))
+			apps++
+		}
+		for _, id := range s.AcctApps {
+			dst = diammsg.AppendAVP(dst, diammsg.AVPAcctAppID, diammsg.AVPFlagMandatory, 0, diammsg.U32(id))
+			apps++
+		}
+	}
+	if apps == 0 {
+		dst = diammsg.AppendAVP(dst, diammsg.AVPAuthAppID, diammsg.AVPFlagMandatory, 0, diammsg.U32(0xffffffff))
+	}
+	return dst
+}
+
+// Route fields: origin-realm, application-id, destination-realm, most
+// specific last [M: F5 documents the fields, not their precedence].
+const (
+	KeyOriginRealm = iota
+	KeyApp
+	KeyDestRealm
+)
+
+// RouteKeys are a request's Origin-Realm, application id and
+// Destination-Realm (views of its bytes).
+func (s *Session) RouteKeys(msg *mrf.Message) mrf.RouteKeys {
+	var k mrf.RouteKeys
+	m, err := diammsg.Parse(msg.Data)
+	if err != nil {
+		return k
+	}
+	k[KeyOriginRealm] = mrf.BytesKey(m.Get(diammsg.AVPOriginRealm))
+	k[KeyApp] = strconv.FormatUint(uint64(m.AppID()), 10)
+	k[KeyDestRealm] = mrf.BytesKey(m.Get(diammsg.AVPDestinationRealm))
+	return k
+}
+
+// MatchKey compares realms without case (DiameterIdentity is a domain
+// name), application ids as numbers.
+func (s *Session) MatchKey(i int, route, msg string) bool {
+	if i == KeyApp {
+		a, err1 := strconv.ParseUint(route, 10, 32)
+		b, err2 := strconv.ParseUint(msg, 10, 32)
+		return err1 == nil && err2 == nil && a == b
+	}
+	return strings.EqualFold(route, msg)
+}
+
+// Outbound is a message as it leaves for a peer: the connection's
+// hop-by-hop identifier (a request's), the profile's rewrites.
+func (s *Session) Outbound(bufs *[2][]byte, msg *mrf.Message, seq uint64) ([]byte, uint64) {
+	m, err := diammsg.Parse(msg.Data)
+	if err != nil {
+		return append(bufs[0][:0], msg.Data...), 0
+	}
+	i := 0
+	set := func(code uint32, v string) {
+		if v == "" {
+			return
+		}
+		bufs[i] = m.Set(bufs[i][:0], code, []byte(v))
+		m = diammsg.Msg{Raw: bufs[i]}
+		i ^= 1
+	}
+	set(diammsg.AVPOriginHost, s.OriginHostRewrite)
+	set(diammsg.AVPOriginRealm, s.OriginRealmRewrite)
+	if m.Request() {
+		if s.DestHostRewrite != "" && m.Get(diammsg.AVPDestinationHost) != nil {
+			set(diammsg.AVPDestinationHost, s.DestHostRewrite)
+		}
+		set(diammsg.AVPDestinationRealm, s.DestRealmRewrite)
+	}
+	if &m.Raw[0] == &msg.Data[0] { // no rewrite: a copy, for the new identifier
+		bufs[i] = append(bufs[i][:0], m.Raw...)
+		m = diammsg.Msg{Raw: bufs[i]}
+	}
+	key := uint32(seq)
+	if m.Request() {
+		m.SetHopByHop(key)
+	}
+	return m.Raw, uint64(key)
+}
+
+// Inbound gives the answer the client's hop-by-hop identifier again, and
+// the profile's origin rewrites.
+func (s *Session) Inbound(a *mrf.Message, req *mrf.Message) {
+	if len(a.Data) >= diammsg.HeaderLen && len(req.Data) >= diammsg.HeaderLen {
+		copy(a.Data[12:16], req.Data[12:16])
+	}
+	if s.OriginHostRewrite == "" && s.OriginRealmRewrite == "" {
+		return
+	}
+	m, err := diammsg.Parse(a.Data)
+	if err != nil {
+		return
+	}
+	if s.OriginHostRewrite != "" {
+		m = diammsg.Msg{Raw: m.Set(nil, diammsg.AVPOriginHost, []byte(s.OriginHostRewrite))}
+	}
+	if s.OriginRealmRewrite != "" {
+		m = diammsg.Msg{Raw: m.Set(nil, diammsg.AVPOriginRealm, []byte(s.OriginRealmRewrite))}
+	}
+	a.Data = m.Raw
+}
+
+// ErrRefused is a peer whose CEA does not say DIAMETER_SUCCESS.
+var ErrRefused = errors.New("diameter peer refused the capabilities exchange")
+
+// Open sends the virtual's CER and waits for the peer's CEA.
+func (s *Session) Open(c net.Conn, rd *mrf.Reader) error {
+	var b []byte
+	b = diammsg.AppendAVP(b, diammsg.AVPOriginHost, diammsg.AVPFlagMandatory, 0, []byte(s.OriginHost))
+	b = diammsg.AppendAVP(b, diammsg.AVPOriginRealm, diammsg.AVPFlagMandatory, 0, []byte(s.OriginRealm))
+	local := s.HostIP
+	if ta, ok := c.LocalAddr().(*net.TCPAddr); ok {
+		local = ta.AddrPort().Addr()
+	}
+	b = s.capabilities(b, diammsg.Msg{}, local)
+	hbh := s.e2e.Add(1)
+	cer := diammsg.Build(diammsg.FlagRequest, diammsg.CmdCapabilitiesExchange, 0, hbh, hbh, b)
+	if _, err := c.Write(cer); err != nil {
+		return err
+	}
+	for range 16 {
+		data, err := rd.Next()
+		if err != nil {
+			return err
+		}
+		m, err := diammsg.Parse(data)
+		if err != nil {
+			return err
+		}
+		if m.Code() != diammsg.CmdCapabilitiesExchange || m.Request() {
+			continue // [M: nothing else is taken before the CEA]
+		}
+		if rc := m.Get(diammsg.AVPResultCode); len(rc) != 4 || binary.BigEndian.Uint32(rc) != diammsg.ResultSuccess {
+			return ErrRefused
+		}
+		return nil
+	}
+	return ErrRefused
+}
+
+// Failed is DIAMETER_UNABLE_TO_DELIVER from the virtual's identity.
+func (s *Session) Failed(msg *mrf.Message) []byte {
+	if !s.Respond {
+		return nil
+	}
+	m, err := diammsg.Parse(msg.Data)
+	if err != nil || !m.Request() {
+		return nil
+	}
+	return diammsg.AppendAnswer(nil, m, diammsg.ResultUnableToDeliver, []byte(s.OriginHost), []byte(s.OriginRealm), nil)
+}

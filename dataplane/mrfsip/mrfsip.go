@@ -1,0 +1,261 @@
+// Package mrfsip is SIP over the message-routing framework: the
+// Protocol a TCP virtual with an `ltm message-routing sip profile
+// session` and `sip profile router` gives its router (dataplane/mrf).
+// The stream is cut into SIP messages on Content-Length; requests are
+// routed by the router's sip routes (from-uri, to-uri, request-uri), a
+// rule (MR::message route, SIP::route) or the virtual's pool, with the
+// session profile's Via (insert-via-header, custom-via) and
+// Record-Route (insert-record-route-header) as the first fields and
+// Max-Forwards one less (max-forwards-check); a request whose
+// Max-Forwards is 0 is answered 483 by the virtual. Responses go back to
+// the connection the request came from by the branch of the Via the
+// virtual inserted (a number of the peer connection's), which is taken
+// off before the response leaves; without Via insertion, by the client's
+// own top Via. Provisional responses leave the request in flight; the
+// final one ends it. A request no peer takes is answered 503 Service
+// Unavailable when generate-response-on-failure is enabled, else
+// dropped. Keep-alives (RFC 5626 CRLFCRLF) are answered CRLF.
+package mrfsip
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/dataplane/mrf"
+	"github.com/openltm/openltm/dataplane/sipmsg"
+)
+
+// Session is a virtual's sip session profile, as its router applies it;
+// it is the virtual's mrf.Protocol.
+type Session struct {
+	// InsertVia is insert-via-header; CustomVia custom-via ("": the
+	// virtual's own, SIP/2.0/TCP at Host).
+	InsertVia bool
+	CustomVia string
+	// RecordRoute is insert-record-route-header: a request that opens a
+	// dialog gets the virtual's Record-Route.
+	RecordRoute bool
+	// MaxForwards is max-forwards-check.
+	MaxForwards bool
+	// Respond is generate-response-on-failure.
+	Respond bool
+	// MaxSize is max-msg-size and MaxHeader max-msg-header-size (0: the
+	// framer's defaults).
+	MaxSize, MaxHeader int
+	// Host is the virtual's address:port, for its Via and Record-Route.
+	Host string
+	// Salt tells this virtual's branches from another's.
+	Salt uint64
+
+	via, rr []byte
+}
+
+// New readies s (its Via and Record-Route lines) and returns it.
+func New(s *Session) *Session {
+	s.via = s.viaPrefix()
+	if s.RecordRoute {
+		s.rr = []byte("Record-Route: <sip:" + s.Host + ";transport=tcp;lr>\r\n")
+	}
+	return s
+}
+
+// Name is the protocol's name to MR::protocol.
+func (s *Session) Name() string { return "sip" }
+
+func (s *Session) String() string {
+	return fmt.Sprintf("%t %q %t %t %t %d %d %q %d", s.InsertVia, s.CustomVia, s.RecordRoute, s.MaxForwards, s.Respond, s.MaxSize, s.MaxHeader, s.Host, s.Salt)
+}
+
+// mark is the start of the branch of every Via the virtual inserts.
+func (s *Session) mark() string {
+	return "z9hG4bK-ltm" + strconv.FormatUint(s.Salt&0xffffffff, 36) + "-"
+}
+
+// viaPrefix is the Via line up to the branch's number.
+func (s *Session) viaPrefix() []byte {
+	v := "Via: SIP/2.0/TCP " + s.Host
+	if s.CustomVia != "" {
+		v = "Via: " + strings.TrimSpace(s.CustomVia)
+	}
+	return []byte(v + ";branch=" + s.mark())
+}
+
+// NewFramer cuts the stream on Content-Length (the TCP proxy's framer).
+func (s *Session) NewFramer() mrf.Framer {
+	return &mblb.SIPFramer{Max: s.MaxSize, MaxHeader: s.MaxHeader}
+}
+
+// Classify: a response answers the request its top Via's branch names
+// (final from 200 on); an ACK is a request with no answer.
+func (s *Session) Classify(data []byte) mrf.Class {
+	m, err := sipmsg.Parse(data)
+	if err != nil {
+		return mrf.Class{Bad: true}
+	}
+	if m.Request {
+		return mrf.Class{OneWay: string(m.Method) == "ACK"}
+	}
+	return mrf.Class{Answer: true, Final: m.Code >= 200, Key: s.key(&m, false)}
+}
+
+// key is the key of a message's transaction: the number of the branch
+// the virtual inserted (ours: the top Via is the virtual's, on a
+// response coming back), else a hash of the top Via's branch.
+func (s *Session) key(m *sipmsg.Message, request bool) uint64 {
+	br := m.Branch()
+	if s.InsertVia && !request {
+		mark := s.mark()
+		if len(br) > len(mark) && string(br[:len(mark)]) == mark {
+			if n, err := strconv.ParseUint(string(br[len(mark):]), 36, 64); err == nil {
+				return n
+			}
+		}
+	}
+	h := uint64(14695981039346656037)
+	for _, c := range br {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h | 1<<63 // never a connection's request number
+}
+
+// Local answers a keep-alive, and a client's request whose Max-Forwards
+// is 0 (483 Too Many Hops) under max-forwards-check.
+func (s *Session) Local(dst, data []byte, fromPeer bool) ([]byte, bool, bool) {
+	if sipmsg.IsKeepAlive(data) {
+		if len(data) >= 4 {
+			return append(dst, "\r\n"...), true, false
+		}
+		return nil, true, false
+	}
+	if fromPeer || !s.MaxForwards {
+		return nil, false, false
+	}
+	m, err := sipmsg.Parse(data)
+	if err != nil || !m.Request || string(m.Method) == "ACK" {
+		return nil, false, false
+	}
+	if n, ok := m.MaxForwardsValue(); ok && n == 0 {
+		return append(dst, sipmsg.Reject(&m, 483, "Too Many Hops")...), true, false
+	}
+	return nil, false, false
+}
+
+// Route fields: from-uri, to-uri, request-uri, most specific last.
+const (
+	KeyFrom = iota
+	KeyTo
+	KeyRequest
+)
+
+// RouteKeys are a request's From and To URIs and Request-URI (views of
+// its bytes).
+func (s *Session) RouteKeys(msg *mrf.Message) mrf.RouteKeys {
+	var k mrf.RouteKeys
+	m, err := sipmsg.Parse(msg.Data)
+	if err != nil || !m.Request {
+		return k
+	}
+	if v, ok := m.Header(sipmsg.From); ok {
+		k[KeyFrom] = mrf.BytesKey(sipmsg.AddrOfRecord(v))
+	}
+	if v, ok := m.Header(sipmsg.To); ok {
+		k[KeyTo] = mrf.BytesKey(sipmsg.AddrOfRecord(v))
+	}
+	k[KeyRequest] = mrf.BytesKey(m.URI)
+	return k
+}
+
+// MatchKey compares a route's URI with a message's, ignoring case and
+// the message's URI parameters; a route's value without a scheme matches
+// the URI's user@host, its user or its host alone [M: F5 documents the
+// fields, not how they match].
+func (s *Session) MatchKey(_ int, route, msg string) bool {
+	u := msg
+	if i := strings.IndexByte(u, ';'); i >= 0 {
+		u = u[:i]
+	}
+	if i := strings.IndexByte(u, '?'); i >= 0 {
+		u = u[:i]
+	}
+	if strings.EqualFold(route, u) {
+		return true
+	}
+	if strings.Contains(route, ":") {
+		return false
+	}
+	rest := u
+	if i := strings.IndexByte(rest, ':'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	if strings.EqualFold(route, rest) {
+		return true
+	}
+	if i := strings.IndexByte(rest, '@'); i >= 0 {
+		if strings.EqualFold(route, rest[:i]) {
+			return true
+		}
+		rest = rest[i+1:]
+	}
+	return strings.EqualFold(route, rest)
+}
+
+// Outbound is a request as the virtual forwards it: its Via, a
+// Record-Route when it opens a dialog, Max-Forwards one less.
+func (s *Session) Outbound(bufs *[2][]byte, msg *mrf.Message, seq uint64) ([]byte, uint64) {
+	m, err := sipmsg.Parse(msg.Data)
+	if err != nil {
+		return append(bufs[0][:0], msg.Data...), 0
+	}
+	var lines [2][]byte
+	n := 0
+	key := seq
+	if s.InsertVia {
+		l := append(bufs[1][:0], s.via...)
+		l = strconv.AppendUint(l, seq, 36)
+		l = append(l, "\r\n"...)
+		bufs[1] = l
+		lines[n] = l
+		n++
+	} else {
+		key = s.key(&m, true)
+	}
+	if s.rr != nil && sipmsg.OpensDialog(&m) {
+		lines[n] = s.rr
+		n++
+	}
+	bufs[0] = sipmsg.AppendForward(bufs[0][:0], &m, s.MaxForwards && m.Request, lines[:n]...)
+	return bufs[0], key
+}
+
+// Inbound takes the virtual's Via off a response going back.
+func (s *Session) Inbound(a *mrf.Message, _ *mrf.Message) {
+	if !s.InsertVia {
+		return
+	}
+	m, err := sipmsg.Parse(a.Data)
+	if err != nil || !bytes.HasPrefix(m.Branch(), []byte(s.mark())) {
+		return
+	}
+	a.Data = sipmsg.AppendWithoutTopVia(a.Data[:0], &m)
+}
+
+// Open: SIP has no handshake.
+func (s *Session) Open(net.Conn, *mrf.Reader) error { return nil }
+
+// Failed is 503 Service Unavailable under generate-response-on-failure
+// [M: F5 names the setting, not the code].
+func (s *Session) Failed(msg *mrf.Message) []byte {
+	if !s.Respond {
+		return nil
+	}
+	m, err := sipmsg.Parse(msg.Data)
+	if err != nil || !m.Request || string(m.Method) == "ACK" {
+		return nil
+	}
+	return sipmsg.Reject(&m, 503, "Service Unavailable")
+}
