@@ -109,6 +109,9 @@ type Env struct {
 	// keep table entries apart per traffic group; nil answers
 	// DefaultTrafficGroup.
 	TrafficGroup func(virtual string) string
+	// Auth finds the auth profile AUTH::start names (commands_auth.go);
+	// nil makes AUTH::start a Tcl error.
+	Auth AuthService
 }
 
 // budget is the steps and the time one event (or one script `after`
@@ -404,6 +407,9 @@ type ConnState struct {
 	// (commands_name.go).
 	names    []*nameLookup
 	nameResp tcl.Value
+	// auth are the AUTH:: sessions (commands_auth.go); nil until the
+	// first AUTH::start.
+	auth *authState
 }
 
 // addrText is an endpoint's address and its text.
@@ -452,6 +458,8 @@ func (s *ConnState) Release() {
 	s.closeSidebands()
 	s.cancelAfters()
 	s.cancelNames()
+	s.cancelAuth()
+	s.auth = nil
 	s.nameResp = tcl.Value{}
 	s.sidebandSeq = 0
 	s.searchSeq = 0
@@ -528,6 +536,11 @@ func (s *ConnState) Run(ev Event) error {
 		h.stats.record(s.shard, d, o)
 	}
 	s.cur = nil
+	if s.auth.waiting() {
+		if err := s.raiseAuthResults(ev); err != nil || s.names == nil { // commands_auth.go
+			return err
+		}
+	}
 	if s.names != nil && ev != NameResolved {
 		return s.raiseNameResolved(ev) // commands_name.go
 	}

@@ -218,6 +218,17 @@ const (
 	ClientSSLPassthrough
 	ServerSSLServerHello
 	ServerSSLServerCert
+	// The auth profiles' events (commands_auth.go): AuthResult runs over
+	// each answer to an AUTH::authenticate, right after the event that
+	// asked and with its message still in hand; then the older event of
+	// the answer's kind (AUTH_SUCCESS, AUTH_FAILURE, AUTH_ERROR,
+	// AUTH_WANTCREDENTIAL), which F5 keeps for rules written before
+	// AUTH_RESULT.
+	AuthResult
+	AuthSuccess
+	AuthFailure
+	AuthError
+	AuthWantCredential
 	numEvents
 )
 
@@ -256,6 +267,7 @@ var eventNames = [numEvents]string{
 	"GENERICMESSAGE_INGRESS", "GENERICMESSAGE_EGRESS", "MR_INGRESS", "MR_EGRESS", "MR_FAILED", "MR_DATA",
 	"DIAMETER_RETRANSMISSION",
 	"CLIENTSSL_SERVERHELLO_SEND", "CLIENTSSL_PASSTHROUGH", "SERVERSSL_SERVERHELLO", "SERVERSSL_SERVERCERT",
+	"AUTH_RESULT", "AUTH_SUCCESS", "AUTH_FAILURE", "AUTH_ERROR", "AUTH_WANTCREDENTIAL",
 }
 
 func (e Event) String() string {
