@@ -87,9 +87,9 @@ type Backend interface {
 // Stats are one auth profile's counters, as `show ltm auth profile`
 // prints them.
 type Stats struct {
-	Current, Max, Total                  int64
+	Current, Max, Total                     int64
 	Success, Failure, Error, WantCredential int64
-	CacheHits                            int64
+	CacheHits                               int64
 }
 
 // Profile is one `ltm auth profile` in service: its back end, the
@@ -113,8 +113,8 @@ type Profile struct {
 }
 
 type counters struct {
-	current, max, total                   atomic.Int64
-	success, failure, errs, want, hits    atomic.Int64
+	current, max, total                atomic.Int64
+	success, failure, errs, want, hits atomic.Int64
 }
 
 // NewProfile builds a profile; keep, when not nil, is the profile of
