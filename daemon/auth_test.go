@@ -93,7 +93,7 @@ func authRADIUSServer(t *testing.T, addr, secret string) *atomic.Int64 {
 // and gives the status, the WWW-Authenticate header and the body.
 func authGet(t *testing.T, url, user, pass string) (int, string, string) {
 	t.Helper()
-	c := &http.Client{Timeout: 20 * time.Second}
+	c := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		req, _ := http.NewRequest(http.MethodGet, url, nil)
