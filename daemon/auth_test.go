@@ -7,14 +7,11 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"layeh.com/radius"
-	"layeh.com/radius/rfc2865"
-
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/authn/authntest"
 )
 
 // openAuthEngine opens an engine with a dataplane whose log the test
@@ -50,42 +47,12 @@ func authBackend(t *testing.T, addr string) {
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, _, _ := r.BasicAuth()
 		fmt.Fprintf(w, "member saw %s", u)
+		if m := r.Header.Get("X-Mail"); m != "" {
+			fmt.Fprintf(w, " %s", m)
+		}
 	})}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-}
-
-// authRADIUSServer answers Access-Requests: alice/wonder is accepted, bob
-// is challenged (and accepted once he answers 1234), anyone else
-// rejected. It counts the requests.
-func authRADIUSServer(t *testing.T, addr, secret string) *atomic.Int64 {
-	t.Helper()
-	pc, err := net.ListenPacket("udp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n atomic.Int64
-	srv := &radius.PacketServer{SecretSource: radius.StaticSecretSource([]byte(secret)), Handler: radius.HandlerFunc(func(w radius.ResponseWriter, r *radius.Request) {
-		n.Add(1)
-		u, p := rfc2865.UserName_GetString(r.Packet), rfc2865.UserPassword_GetString(r.Packet)
-		code := radius.CodeAccessReject
-		resp := r.Response(code)
-		switch {
-		case u == "alice" && p == "wonder":
-			resp = r.Response(radius.CodeAccessAccept)
-			rfc2865.FilterID_SetString(resp, "staff")
-		case u == "bob" && string(rfc2865.State_Get(r.Packet)) == "chal" && p == "1234":
-			resp = r.Response(radius.CodeAccessAccept)
-		case u == "bob":
-			resp = r.Response(radius.CodeAccessChallenge)
-			rfc2865.ReplyMessage_SetString(resp, "Enter the PIN")
-			rfc2865.State_SetString(resp, "chal")
-		}
-		w.Write(resp)
-	})}
-	go srv.Serve(pc)
-	t.Cleanup(func() { srv.Shutdown(t.Context()) })
-	return &n
 }
 
 // authGet sends one GET to url with the given basic credentials (none
@@ -122,7 +89,12 @@ func authGet(t *testing.T, url, user, pass string) (int, string, string) {
 // every client through.
 func TestAuthRADIUS(t *testing.T) {
 	authBackend(t, "127.141.1.11:8080")
-	asked := authRADIUSServer(t, "127.141.1.20:1812", "s3cret")
+	rs, err := authntest.StartRADIUS("127.141.1.20:1812", "s3cret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rs.Close)
+	asked := &rs.Requests
 	s, logs := openAuthEngine(t)
 	mustRun(t, s,
 		"create ltm pool p members add { 127.141.1.11:8080 }",
@@ -179,6 +151,65 @@ when AUTH_WANTCREDENTIAL {
 			t.Fatalf("mode disabled: %d %q", code, body)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestAuthLDAP: an http virtual with an ldap auth profile, against a
+// real slapd: the user is searched under search-base-dn as bind-dn, then
+// bound to with the client's password, and must be in group-dn; 401
+// with WWW-Authenticate otherwise. A rule that subscribes reads the
+// user's entry in AUTH::response_data.
+func TestAuthLDAP(t *testing.T) {
+	if err := authntest.Available(); err != nil {
+		t.Skipf("the directory is OpenLDAP's slapd: %v", err)
+	}
+	sd, err := authntest.StartSlapd(t.TempDir(), "127.141.2.20:3890")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sd.Close)
+	authBackend(t, "127.141.2.11:8080")
+	s, _ := openAuthEngine(t)
+	mustRun(t, s,
+		"create ltm pool p members add { 127.141.2.11:8080 }",
+		"create ltm auth ldap dir servers add { 127.141.2.99 127.141.2.20 } port 3890 search-base-dn ou=people,"+authntest.Suffix+
+			" bind-dn "+authntest.RootDN+" bind-pw "+authntest.RootPW+" group-dn cn=staff,ou=groups,"+authntest.Suffix+" bind-timeout 2",
+		"create ltm auth profile ldapprof defaults-from ldap config dir idle-timeout 0",
+		`create ltm rule mail {
+when HTTP_REQUEST priority 100 {
+    set tmm_auth_subscription 1
+}
+when AUTH_RESULT {
+    array set data [AUTH::response_data]
+    if {[info exists data(ldap:attr:mail)]} {
+        HTTP::header insert X-Mail $data(ldap:attr:mail)
+    }
+}
+}`,
+		"create ltm virtual vs destination 127.141.2.1:80 pool p profiles replace-all-with { tcp http } source-address-translation { type automap } auth { ldapprof } rules { mail }",
+	)
+	url := "http://127.141.2.1/"
+	for _, c := range []struct {
+		user, pass string
+		code       int
+		body       string
+	}{
+		{"", "", 401, ""},
+		{"carol", "wrong", 401, ""},
+		{"nobody", "x", 401, ""},
+		{"carol", "", 401, ""},
+		{"erin", "erinpw", 401, ""}, // not in cn=staff
+		{"carol", "ldappw", 200, "member saw carol carol@example.com"},
+		{"dave", "davepw", 200, "member saw dave dave@example.com"},
+	} {
+		code, www, body := authGet(t, url, c.user, c.pass)
+		if code != c.code || c.code == 401 && !strings.HasPrefix(www, "Basic realm=") || c.code == 200 && body != c.body {
+			t.Errorf("%s/%s: %d %q %q, want %d %q", c.user, c.pass, code, www, body, c.code, c.body)
+		}
+	}
+	out, _ := run(t, s, "show ltm auth profile ldapprof")
+	if !strings.Contains(out, "Success") {
+		t.Errorf("show:\n%s", out)
 	}
 }
 
