@@ -1,17 +1,22 @@
 package daemon
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/authn/authntest"
+	"github.com/openltm/openltm/dataplane/tlsprof/ocsptest"
 )
 
 // openAuthEngine opens an engine with a dataplane whose log the test
@@ -241,5 +246,97 @@ func TestAuthChecks(t *testing.T) {
 	out, _ := run(t, s, "list ltm auth profile ldap all-properties")
 	if !strings.Contains(out, "rule _sys_auth_ldap") || !strings.Contains(out, "idle-timeout 300") {
 		t.Errorf("built-in ldap profile:\n%s", out)
+	}
+}
+
+// TestAuthSSLOCSP: an https virtual whose client-ssl profile requests a
+// client certificate, with an ssl_ocsp auth profile: openssl's OCSP
+// responder is asked about the certificate (its issuer found in the
+// responder's ca-file); a good one gets through to the member, a
+// revoked one is reset, as is any certificate while no responder
+// answers; a client without a certificate is not asked about.
+func TestAuthSSLOCSP(t *testing.T) {
+	if err := ocsptest.Available(); err != nil {
+		t.Skipf("the responder is openssl ocsp: %v", err)
+	}
+	pki := newTestPKI(t)
+	now := time.Now()
+	scrt, skey, _ := pki.issue(t, "site", "site.example", false, now.Add(-time.Hour), now.Add(24*time.Hour))
+	acrt, akey, aserial := pki.issue(t, "alice", "alice", true, now.Add(-time.Hour), now.Add(24*time.Hour))
+	mcrt, mkey, mserial := pki.issue(t, "mallory", "mallory", true, now.Add(-time.Hour), now.Add(24*time.Hour))
+	kd, err := x509.MarshalPKCS8PrivateKey(pki.caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caKey := pki.write(t, "ca.key", "PRIVATE KEY", kd)
+	exp := now.Add(24 * time.Hour).UTC().Format("060102150405Z")
+	index := filepath.Join(pki.dir, "index.txt")
+	os.WriteFile(index, []byte(fmt.Sprintf("V\t%s\t\t%X\tunknown\t/CN=alice\nR\t%s\t%s\t%X\tunknown\t/CN=mallory\n",
+		exp, aserial, exp, now.Add(-time.Minute).UTC().Format("060102150405Z"), mserial)), 0o600)
+	r := &ocsptest.Responder{Index: index, CA: filepath.Join(pki.dir, "ca.crt"), Signer: filepath.Join(pki.dir, "ca.crt"), SignerKey: caKey, Minutes: 10}
+	if err := r.Start("127.141.3.20:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	authBackend(t, "127.141.3.11:8080")
+	s, _ := openAuthEngine(t)
+	mustRun(t, s,
+		"install sys crypto cert site.crt from-local-file "+scrt,
+		"install sys crypto key site.key from-local-file "+skey,
+		"install sys crypto cert ca.crt from-local-file "+filepath.Join(pki.dir, "ca.crt"),
+		"create ltm profile client-ssl req cert-key-chain replace-all-with { site { cert site.crt key site.key } } peer-cert-mode request ca-file ca.crt",
+		"create ltm auth ocsp-responder resp url "+r.URL()+" ca-file ca.crt",
+		"create ltm auth ocsp-responder down url http://127.141.3.21:9/ ca-file ca.crt",
+		"create ltm auth ssl-ocsp ocsp responders add { resp } max-timeout 10",
+		"create ltm auth ssl-ocsp dead responders add { down } max-timeout 10",
+		"create ltm auth profile ocspprof defaults-from ssl_ocsp config ocsp idle-timeout 0",
+		"create ltm auth profile deadprof defaults-from ssl_ocsp config dead",
+		"create ltm pool p members add { 127.141.3.11:8080 }",
+		"create ltm virtual vs destination 127.141.3.1:443 pool p profiles replace-all-with { tcp http req } source-address-translation { type automap } auth { ocspprof }",
+		"create ltm virtual vs_dead destination 127.141.3.2:443 pool p profiles replace-all-with { tcp http req } source-address-translation { type automap } auth { deadprof }",
+	)
+	pair := func(crt, key string) []tls.Certificate {
+		c, err := tls.LoadX509KeyPair(crt, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []tls.Certificate{c}
+	}
+	get := func(addr string, certs []tls.Certificate) (int, error) {
+		tr := &http.Transport{DisableKeepAlives: true, TLSClientConfig: &tls.Config{RootCAs: pki.roots, ServerName: "site.example", Certificates: certs}}
+		c := &http.Client{Timeout: 20 * time.Second, Transport: tr}
+		var resp *http.Response
+		var err error
+		for i := 0; i < 100; i++ { // until the virtual listens
+			resp, err = c.Get("https://" + addr + "/")
+			if err == nil || !strings.Contains(err.Error(), "connection refused") {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	alice, mallory := pair(acrt, akey), pair(mcrt, mkey)
+	for _, c := range []struct {
+		name, addr string
+		certs      []tls.Certificate
+		ok         bool
+	}{
+		{"good certificate", "127.141.3.1:443", alice, true},
+		{"revoked certificate", "127.141.3.1:443", mallory, false},
+		{"no certificate", "127.141.3.1:443", nil, true},
+		{"no responder answers", "127.141.3.2:443", alice, false},
+	} {
+		code, err := get(c.addr, c.certs)
+		if c.ok != (err == nil && code == 200) {
+			t.Errorf("%s: %d %v, want through %v", c.name, code, err, c.ok)
+		}
+	}
+	if r.Requests() < 2 {
+		t.Errorf("the responder was asked %d times", r.Requests())
 	}
 }
