@@ -81,7 +81,7 @@ func (t *translator) virtualAuth(o *objects.Object, v *dataplane.Virtual) ([]str
 		}
 		seen[typ.Type] = true
 		if !typ.Acted {
-			t.keep(o, "auth profile %s is of type %s, which openltm keeps without acting on: the virtual server runs without it", p.Name, typ.Type)
+			t.note(o, "auth profile %s is of type %s, which openltm keeps without acting on: the virtual server runs without it", p.Name, typ.Type)
 			continue
 		}
 		spec, err := t.authSpec(p, typ)
