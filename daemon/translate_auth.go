@@ -13,10 +13,11 @@ import (
 	"time"
 
 	"github.com/go-ldap/ldap/v3"
+	"layeh.com/radius/rfc2865"
+
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/authn"
 	"github.com/openltm/openltm/objects"
-	"layeh.com/radius/rfc2865"
 )
 
 // A virtual server's auth profiles (`auth { ... }`) are acted on as

@@ -93,11 +93,6 @@ debug ed disabled
 func authKinds() []*Kind {
 	vocab := "; property names: F5 tmsh reference as listed in openltm's vocabulary notes"
 	src := func(key string) string { return tmshRef(key) + vocab }
-	profileTypes := make([]string, 0, len(authProfileTypes)+1)
-	for _, t := range authProfileTypes {
-		profileTypes = append(profileTypes, t.typ)
-	}
-	profileTypes = append(profileTypes, "generic")
 	profile := actOn(pk("ltm auth profile", "Auth Profile", "/Common/ldap", src("ltm auth profile")+restDefaults("/Common/ldap"), `
 defaults-from ref ltm+auth+profile
 config ref ltm+auth+ldap,ltm+auth+radius,ltm+auth+ssl-ocsp,ltm+auth+ssl-crldp,ltm+auth+ssl-cc-ldap,ltm+auth+tacacs,ltm+auth+kerberos-delegation none

@@ -3,8 +3,9 @@ package transcripts
 import (
 	"path/filepath"
 
-	"github.com/openltm/openltm/dataplane/authn/authntest"
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/openltm/openltm/dataplane/authn/authntest"
 )
 
 // slapd ADDR: run OpenLDAP's slapd on ADDR with its configuration and
