@@ -340,3 +340,44 @@ func TestAuthSSLOCSP(t *testing.T) {
 		t.Errorf("the responder was asked %d times", r.Requests())
 	}
 }
+
+// TestAuthProfileRule: a profile's rule may be the user's own, written
+// as F5's examples are (HTTP::collect in HTTP_REQUEST, HTTP::release in
+// AUTH_RESULT); it replaces the built-in one.
+func TestAuthProfileRule(t *testing.T) {
+	rs, err := authntest.StartRADIUS("127.141.5.20:1812", "s3cret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rs.Close)
+	authBackend(t, "127.141.5.11:8080")
+	s, _ := openAuthEngine(t)
+	mustRun(t, s,
+		"create ltm pool p members add { 127.141.5.11:8080 }",
+		"create ltm auth radius-server rs1 server 127.141.5.20 secret s3cret timeout 2",
+		"create ltm auth radius rad servers add { rs1 } retries 2",
+		`create ltm rule mine {
+when HTTP_REQUEST {
+    set sid [AUTH::start pam default_radius]
+    AUTH::username_credential $sid [HTTP::username]
+    AUTH::password_credential $sid [HTTP::password]
+    AUTH::authenticate $sid
+    HTTP::collect
+}
+when AUTH_RESULT {
+    if {[AUTH::status] == 0} { HTTP::release } else { HTTP::respond 401 }
+}
+}`,
+		"create ltm auth profile radprof defaults-from radius config rad idle-timeout 0 rule mine",
+		"create ltm virtual vs destination 127.141.5.1:80 pool p profiles replace-all-with { tcp http } source-address-translation { type automap } auth { radprof }",
+	)
+	for _, c := range []struct {
+		u, p string
+		code int
+	}{{"alice", "wonder", 200}, {"alice", "x", 401}, {"", "", 401}} {
+		code, _, _ := authGet(t, "http://127.141.5.1/", c.u, c.p)
+		if code != c.code {
+			t.Errorf("%s: %d", c.u, code)
+		}
+	}
+}
