@@ -214,6 +214,8 @@ type ruleRuntime struct {
 	// statsDefs are the statistics profiles in service (their fields),
 	// which an undone commit puts back.
 	statsDefs map[string][]string
+	// auth are the auth profiles in service (hook_auth.go).
+	auth atomic.Pointer[authRuntime]
 }
 
 // statsProfiles are the statistics profiles of cfg: each one's named
@@ -262,7 +264,9 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 	rt.vlanTags.Store(&noTags)
 	noTGs := map[string]string{}
 	rt.vsTGs.Store(&noTGs)
+	rt.auth.Store(&authRuntime{})
 	rt.env = &rules.Env{
+		Auth: rt.authService, // hook_auth.go
 		TrafficGroup: func(virtual string) string {
 			if tg, ok := (*rt.vsTGs.Load())[virtual]; ok {
 				return tg
@@ -425,6 +429,8 @@ type ruleBinder struct {
 	icapBy map[string]*icapRules
 	// notes are the translation's warnings on what runs (translate.go).
 	notes []string
+	// auth are the virtual servers' auth profiles (translate_auth.go).
+	auth authSet
 }
 
 // compileNamed compiles the rule named n (through the engine's cache
@@ -532,6 +538,9 @@ type ltmTranslation struct {
 	// tgs are the traffic groups of dc's virtual servers' addresses,
 	// which traffic_group answers.
 	tgs map[string]string
+	// auth are the virtual servers' auth profiles, which AUTH::start
+	// opens sessions with (translate_auth.go).
+	auth authSet
 }
 
 // translate is Translate with the engine's compiled rules, and without
@@ -551,7 +560,7 @@ func (e *Engine) translate(cfg *objects.Config) *ltmTranslation {
 	dgs := dataGroups(e.schema, cfg)
 	e.externalDataGroups(cfg, &dgs) // translate_datagroup_ext.go
 	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, notes: b.notes, refused: refused, rules: b.pending, icap: b.icap, dgs: dgs, ifiles: e.ifiles(cfg), stats: statsProfiles(cfg), logs: logs,
-		resolvers: e.netResolvers(cfg), vlanTags: vlanTags(cfg), tgs: virtualTrafficGroups(cfg, dc)}
+		resolvers: e.netResolvers(cfg), vlanTags: vlanTags(cfg), tgs: virtualTrafficGroups(cfg, dc), auth: b.auth}
 }
 
 // netResolvers are cfg's net dns-resolvers as rules ask them; one whose
@@ -630,6 +639,8 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 	}
 	prevElements := rt.hsl.elements.Load()
 	rt.hsl.elements.Store(tr.logs.elements)
+	prevAuth := rt.auth.Load()
+	rt.auth.Store(newAuthRuntime(tr.auth, prevAuth)) // hook_auth.go
 	prevStats := rt.statsDefs
 	rt.env.Stats.Define(tr.stats)
 	rt.statsDefs = tr.stats
@@ -652,6 +663,7 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 		rt.vsTGs.Store(prevTGs)
 		rt.hsl.pubs.Store(prevPubs)
 		rt.hsl.elements.Store(prevElements)
+		rt.auth.Store(prevAuth)
 		rt.env.Stats.Define(prevStats)
 		rt.statsDefs = prevStats
 		rt.mu.Lock()

@@ -117,10 +117,10 @@ func TestShowLtmRule(t *testing.T) {
 		t.Fatalf("priority: %v", m)
 	}
 
-	// All rules (the built-in _sys_https_redirect too, as on BIG-IP), and
-	// the detail lines with the times.
+	// All rules (the built-in _sys_https_redirect and _sys_auth_* too, as
+	// on BIG-IP), and the detail lines with the times.
 	out := showRun(t, s, "show ltm rule detail")
-	if strings.Count(out, "Ltm::Rule Event: ") != 4 || !strings.Contains(out, "Ltm::Rule Event: _sys_https_redirect:HTTP_REQUEST") || !regexp.MustCompile(`Time on Executing \(us\)\n  Average +\d+\.\d{3}\n`).MatchString(out) {
+	if strings.Count(out, "Ltm::Rule Event: ")-strings.Count(out, "Ltm::Rule Event: _sys_auth_") != 4 || !strings.Contains(out, "Ltm::Rule Event: _sys_auth_ldap:AUTH_RESULT") || !strings.Contains(out, "Ltm::Rule Event: _sys_https_redirect:HTTP_REQUEST") || !regexp.MustCompile(`Time on Executing \(us\)\n  Average +\d+\.\d{3}\n`).MatchString(out) {
 		t.Fatalf("show ltm rule detail:\n%s", out)
 	}
 

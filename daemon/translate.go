@@ -549,10 +549,14 @@ func (t *translator) virtual(o *objects.Object) {
 	if !ok {
 		return
 	}
-	if rv := virtualRules.Get(o); len(pre) > 0 || rv != nil && len(rv.List) > 0 {
-		var names []string
+	authRules, ok := t.virtualAuth(o, v) // translate_auth.go
+	if !ok {
+		return
+	}
+	if rv := virtualRules.Get(o); len(pre) > 0 || len(authRules) > 0 || rv != nil && len(rv.List) > 0 {
+		names := authRules
 		if rv != nil {
-			names = rv.List
+			names = append(names, rv.List...)
 		}
 		list, err := t.rules.attach(t.s, t.cfg, v, pre, names)
 		if err != nil {

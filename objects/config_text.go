@@ -108,13 +108,13 @@ gtm global-settings general { }
 // Builtins returns the configuration a new daemon starts from.
 func (s *Schema) Builtins() *Config {
 	c := NewConfig()
-	for _, text := range []string{builtinText, singletonText} {
+	for i, text := range []string{builtinText + authBuiltinText(), singletonText} {
 		objs, err := s.ReadConfig("builtin", []byte(text), nil)
 		if err != nil {
 			panic("objects: built-in configuration does not parse: " + err.Error())
 		}
 		for _, o := range objs {
-			o.BuiltIn = text == builtinText
+			o.BuiltIn = i == 0
 			c.Put(o)
 		}
 	}

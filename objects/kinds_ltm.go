@@ -53,6 +53,7 @@ func ltmKinds() []*Kind {
 		}}}, "persistence profiles"),
 		ref("fallback-persistence", "ltm persistence "),
 		help(&Prop{Name: "rules", Type: TList, Ref: []string{"ltm rule"}}, "iRules, run in list order"),
+		help(&Prop{Name: "auth", Type: TList, Ref: []string{"ltm auth profile"}}, "auth profiles: each authenticates the clients (HTTP basic credentials, or the client certificate) through its rule before the request goes on"),
 		str("source", "0.0.0.0/0"),
 		help(&Prop{Name: "source-address-translation", Type: TStruct, Sub: &Kind{Title: "SNAT", Props: []*Prop{
 			enum("type", "none", "none", "automap", "snat", "lsn"),

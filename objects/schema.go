@@ -323,6 +323,7 @@ func allKinds() []*Kind {
 	ks = append(ks, fileLogKinds()...)
 	describeModeled(ks)
 	ks = append(ks, f5Kinds()...)
+	ks = append(ks, authKinds()...) // kinds_auth.go
 	ks = append(ks, gtmMonitorKinds()...)
 	ks = append(ks, htmlKinds()...) // kinds_html.go
 	ks = append(ks, mrfKinds()...)  // kinds_mrf.go

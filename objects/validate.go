@@ -277,6 +277,9 @@ func (c *Config) Validate(s *Schema) error {
 		if err := checkAdapt(s, c, o); err != nil { // adapt.go
 			return err
 		}
+		if err := checkAuth(c, s, o); err != nil { // kinds_auth.go
+			return err
+		}
 	}
 	return nil
 }

@@ -135,6 +135,7 @@ func commandTable() *tcl.Commands {
 		t.Register("NAME::response", cmdNameResponse)
 		t.Register("RESOLVER::summarize", cmdResolverSummarize)
 		registerIPUnsupported(t) // commands_ipintel.go
+		registerAuth(t)          // commands_auth.go
 		// TMM::*: openltm is one traffic process whose tables, statics and
 		// persistence are shared by all its event loops, which is what
 		// one TMM is to a rule: unit 0 of 1, in group 0 of 1 (rules ask

@@ -111,6 +111,9 @@ type Env struct {
 	TrafficGroup func(virtual string) string
 	// IPFIX answers the IPFIX:: commands; nil makes them Tcl errors.
 	IPFIX IPFIX
+	// Auth finds the auth profile AUTH::start names (commands_auth.go);
+	// nil makes AUTH::start a Tcl error.
+	Auth AuthService
 }
 
 // budget is the steps and the time one event (or one script `after`
@@ -411,6 +414,9 @@ type ConnState struct {
 	ipfix *ipfixState
 	// xml is the xml profile's state (commands_xml.go; nil until used).
 	xml *XMLState
+	// auth are the AUTH:: sessions (commands_auth.go); nil until the
+	// first AUTH::start.
+	auth *authState
 }
 
 // addrText is an endpoint's address and its text.
@@ -462,6 +468,8 @@ func (s *ConnState) Release() {
 	if s.ipfix != nil {
 		s.ipfix.reset()
 	}
+	s.cancelAuth()
+	s.auth = nil
 	s.nameResp = tcl.Value{}
 	s.xml = nil
 	s.sidebandSeq = 0
@@ -539,6 +547,11 @@ func (s *ConnState) Run(ev Event) error {
 		h.stats.record(s.shard, d, o)
 	}
 	s.cur = nil
+	if s.auth.waiting() {
+		if err := s.raiseAuthResults(ev); err != nil || s.names == nil { // commands_auth.go
+			return err
+		}
+	}
 	if s.names != nil && ev != NameResolved {
 		return s.raiseNameResolved(ev) // commands_name.go
 	}

@@ -225,6 +225,17 @@ const (
 	// HTTP_REQUEST_DATA) and before the request is balanced; XML_count,
 	// XML_queries and XML_values say what matched (commands_xml.go).
 	XMLContentBasedRouting
+	// The auth profiles' events (commands_auth.go): AuthResult runs over
+	// each answer to an AUTH::authenticate, right after the event that
+	// asked and with its message still in hand; then the older event of
+	// the answer's kind (AUTH_SUCCESS, AUTH_FAILURE, AUTH_ERROR,
+	// AUTH_WANTCREDENTIAL), which F5 keeps for rules written before
+	// AUTH_RESULT.
+	AuthResult
+	AuthSuccess
+	AuthFailure
+	AuthError
+	AuthWantCredential
 	numEvents
 )
 
@@ -264,6 +275,7 @@ var eventNames = [numEvents]string{
 	"DIAMETER_RETRANSMISSION",
 	"CLIENTSSL_SERVERHELLO_SEND", "CLIENTSSL_PASSTHROUGH", "SERVERSSL_SERVERHELLO", "SERVERSSL_SERVERCERT",
 	"XML_CONTENT_BASED_ROUTING",
+	"AUTH_RESULT", "AUTH_SUCCESS", "AUTH_FAILURE", "AUTH_ERROR", "AUTH_WANTCREDENTIAL",
 }
 
 func (e Event) String() string {
