@@ -1,11 +1,11 @@
 package mblb
 
 import (
-	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"net/netip"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/httpx"
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
 )
 
 // Uploads. A request whose body passes MaxMessageSize, or has not all

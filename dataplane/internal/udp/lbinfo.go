@@ -1,9 +1,9 @@
 package udp
 
 import (
-	"github.com/openltm/openltm/dataplane/internal/irules"
 	"net/netip"
 
+	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/rules"
 )
