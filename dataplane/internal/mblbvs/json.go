@@ -105,7 +105,7 @@ func (h *httpRules) jsonEvent(x *mblb.HTTPEvent, head *rules.HTTPHead) error {
 	if x.IsResponse() {
 		ev, missing, bad = rules.JSONResponse, rules.JSONResponseMissing, rules.JSONResponseError
 	}
-	body, k, ok := h.jsonBody(x)
+	body, k, ok := wholeBody(x, &h.jsonBuf)
 	if !ok {
 		return h.event(x, bad, head)
 	}
@@ -132,12 +132,13 @@ func (h *httpRules) jsonEvent(x *mblb.HTTPEvent, head *rules.HTTPHead) error {
 	return nil
 }
 
-// jsonBody is the body to parse: a replacement an earlier event made,
-// the held body de-chunked, or all of a streamed one when the engine
-// holds it; ok false when it is not all there (streamed past
-// maximum-bytes or the engine's message size). k is, for a streamed
-// body, the length of the start a new body replaces (ReplaceStart).
-func (h *httpRules) jsonBody(x *mblb.HTTPEvent) (body []byte, k int, ok bool) {
+// wholeBody is the body a json or xml profile parses: a replacement an
+// earlier event made, the held body de-chunked into *buf, or all of a
+// streamed one when the engine holds it; ok false when it is not all
+// there (streamed past the profile's bound or the engine's message
+// size). k is, for a streamed body, the length of the start a new body
+// replaces (ReplaceStart).
+func wholeBody(x *mblb.HTTPEvent, buf *[]byte) (body []byte, k int, ok bool) {
 	if b, k, ok := x.NewBody(); ok {
 		return b, k, true
 	}
@@ -151,11 +152,11 @@ func (h *httpRules) jsonBody(x *mblb.HTTPEvent) (body []byte, k int, ok bool) {
 	if x.Head().Chunked {
 		// (A streamed one is whole when its last chunk is in.)
 		var err error
-		h.jsonBuf, err = httpx.Dechunk(h.jsonBuf[:0], x.Body())
+		*buf, err = httpx.Dechunk((*buf)[:0], x.Body())
 		if err != nil {
 			return nil, 0, false
 		}
-		return h.jsonBuf, len(h.jsonBuf), true
+		return *buf, len(*buf), true
 	}
 	return x.Body(), 0, true
 }

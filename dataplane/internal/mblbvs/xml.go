@@ -88,7 +88,7 @@ func (h *httpRules) xmlEvent(x *mblb.HTTPEvent) error {
 		return nil
 	}
 	p := h.f.mv.cfg.Request.HTTP.XML
-	body, k, ok := h.xmlBody(x)
+	body, k, ok := wholeBody(x, &h.xml.buf)
 	if !ok || len(body) == 0 || len(body) > p.MaxBufferSize {
 		// Not all there (longer than the engine holds), or over
 		// max-buffer-size: it goes on unparsed.
@@ -128,32 +128,4 @@ func (h *httpRules) xmlEvent(x *mblb.HTTPEvent) error {
 		x.SetBody(doc)
 	}
 	return nil
-}
-
-// xmlBody is the request's whole body: a replacement an earlier event
-// made, the held body de-chunked, or all of a streamed one when the
-// engine holds it; ok false when it is not all there. k is, for a
-// streamed body, the length of the start a new body replaces
-// (ReplaceStart).
-func (h *httpRules) xmlBody(x *mblb.HTTPEvent) (body []byte, k int, ok bool) {
-	if b, k, ok := x.NewBody(); ok {
-		return b, k, true
-	}
-	if x.Partial() && !x.Head().Chunked {
-		cl := x.Head().ContentLength
-		if cl < 0 || len(x.Body()) < int(cl) {
-			return nil, 0, false
-		}
-		return x.Body()[:cl], int(cl), true
-	}
-	if x.Head().Chunked {
-		// (A streamed one is whole when its last chunk is in.)
-		var err error
-		h.xml.buf, err = httpx.Dechunk(h.xml.buf[:0], x.Body())
-		if err != nil {
-			return nil, 0, false
-		}
-		return h.xml.buf, len(h.xml.buf), true
-	}
-	return x.Body(), 0, true
 }
