@@ -59,21 +59,7 @@ func (r *Reader) Next() ([]byte, error) {
 		if m, ok, err := r.cut(); ok || err != nil {
 			return m, err
 		}
-		if r.off > 0 {
-			n := copy(r.buf, r.buf[r.off:])
-			r.buf, r.off = r.buf[:n], 0
-		}
-		if cap(r.buf)-len(r.buf) < 4096 {
-			nb := make([]byte, len(r.buf), 2*cap(r.buf)+4096)
-			copy(nb, r.buf)
-			r.buf = nb
-		}
-		n, err := r.R.Read(r.buf[len(r.buf):cap(r.buf)])
-		r.buf = r.buf[:len(r.buf)+n]
-		if n == 0 && err != nil {
-			if err == io.ErrUnexpectedEOF {
-				err = io.EOF
-			}
+		if err := r.fill(4096); err != nil {
 			return nil, err
 		}
 	}
@@ -102,24 +88,35 @@ func (r *Reader) framed() ([]byte, error) {
 				r.buf, r.off = nb, 0
 			}
 		}
-		if r.off > 0 {
-			n := copy(r.buf, r.buf[r.off:])
-			r.buf, r.off = r.buf[:n], 0
-		}
-		if cap(r.buf)-len(r.buf) < 1024 {
-			nb := make([]byte, len(r.buf), 2*cap(r.buf)+4096)
-			copy(nb, r.buf)
-			r.buf = nb
-		}
-		n, err := r.R.Read(r.buf[len(r.buf):cap(r.buf)])
-		r.buf = r.buf[:len(r.buf)+n]
-		if n == 0 && err != nil {
-			if err == io.ErrUnexpectedEOF {
-				err = io.EOF
-			}
+		if err := r.fill(1024); err != nil {
 			return nil, err
 		}
 	}
+}
+
+// fill moves what is left of the buffer to its start, grows it when
+// less than room bytes are free, and reads once more into it; the
+// error is the read's when it gave nothing (io.EOF for a stream cut
+// short).
+func (r *Reader) fill(room int) error {
+	if r.off > 0 {
+		n := copy(r.buf, r.buf[r.off:])
+		r.buf, r.off = r.buf[:n], 0
+	}
+	if cap(r.buf)-len(r.buf) < room {
+		nb := make([]byte, len(r.buf), 2*cap(r.buf)+4096)
+		copy(nb, r.buf)
+		r.buf = nb
+	}
+	n, err := r.R.Read(r.buf[len(r.buf):cap(r.buf)])
+	r.buf = r.buf[:len(r.buf)+n]
+	if n == 0 && err != nil {
+		if err == io.ErrUnexpectedEOF {
+			err = io.EOF
+		}
+		return err
+	}
+	return nil
 }
 
 // cut takes one message off the buffer when a terminator is in it.
