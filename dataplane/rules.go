@@ -2,7 +2,6 @@ package dataplane
 
 import (
 	"net/netip"
-	"strings"
 
 	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/rules"
@@ -17,20 +16,7 @@ func NewRules(p *rules.Program) Rules { return irules.New(p) }
 func Program(r Rules) *rules.Program { return irules.Program(r) }
 
 // snatPoolNamed resolves a snatpool a rule names on a message-based or
-// HTTP virtual (SERVER_INIT's snatpool): a full path, or a bare name in
-// /Common.
+// HTTP virtual (SERVER_INIT's snatpool) in the running configuration.
 func (p *Plane) snatPoolNamed(name string) ([]netip.Addr, bool) {
-	cfg := p.running.Load()
-	if cfg == nil {
-		return nil, false
-	}
-	for _, n := range []string{name, "/Common/" + name} {
-		if a, ok := cfg.SnatPools[n]; ok {
-			return a, true
-		}
-		if strings.HasPrefix(name, "/") {
-			break
-		}
-	}
-	return nil, false
+	return p.running.Load().SnatPool(name)
 }

@@ -66,6 +66,24 @@ type Config struct {
 	DNSNDots  int
 }
 
+// SnatPool resolves a snatpool a rule names (snatpool, or SERVER_INIT's
+// snat on any virtual): a full path, or a bare name in /Common; false on
+// a nil Config or an unknown name.
+func (c *Config) SnatPool(name string) ([]netip.Addr, bool) {
+	if c == nil {
+		return nil, false
+	}
+	for _, n := range []string{name, "/Common/" + name} {
+		if a, ok := c.SnatPools[n]; ok {
+			return a, true
+		}
+		if strings.HasPrefix(name, "/") {
+			break
+		}
+	}
+	return nil, false
+}
+
 // Virtual is an `ltm virtual`: where clients connect and where they are sent.
 type Virtual struct {
 	Name string

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"strings"
 	"sync"
 	"time"
 
@@ -403,22 +402,9 @@ func (f *flow) Decide(d rules.Decision) error {
 	return nil
 }
 
-// snatPoolNamed resolves a snatpool name: a full path, or a bare name in
-// /Common.
+// snatPoolNamed resolves a snatpool name in the running configuration.
 func (f *flow) snatPoolNamed(name string) ([]netip.Addr, bool) {
-	cfg := f.l.e.env.Running()
-	if cfg == nil {
-		return nil, false
-	}
-	for _, n := range []string{name, "/Common/" + name} {
-		if a, ok := cfg.SnatPools[n]; ok {
-			return a, true
-		}
-		if strings.HasPrefix(name, "/") {
-			break
-		}
-	}
-	return nil, false
+	return f.l.e.env.Running().SnatPool(name)
 }
 
 // errNoStream is what the byte-stream commands say on a datagram flow.
