@@ -156,15 +156,7 @@ func (g *conn) promise(assoc uint32, p *Push) {
 	}
 	rq := request{method: "GET", path: p.Path, authority: p.Authority, length: -1}
 	g.pushHead, _ = rq.appendHead(g.pushHead[:0], p.Header, g.cfg.InsertHeader, true)
-	if len(g.waiting) == 0 {
-		if u := g.freeLane(s); u != nil {
-			g.handRequest(u, s, g.pushHead)
-			return
-		}
-	}
-	s.req = append(s.req, g.pushHead...)
-	g.waiting = append(g.waiting, s)
-	g.advance()
+	g.dispatch(s, g.pushHead)
 }
 
 // answerPush answers the promised stream s with p's own response. Under

@@ -75,14 +75,20 @@ func (g *conn) onHeaders(f *headerBlock) {
 	}
 	s.left = rq.length
 	g.head, s.chunked = rq.appendHead(g.head[:0], f.fields, g.cfg.InsertHeader, s.reqEnded)
+	g.dispatch(s, g.head)
+}
+
+// dispatch gives s's request head to a free lane at once when no stream
+// waits before it (the head goes from the caller's buffer), else queues
+// a copy behind the waiting ones.
+func (g *conn) dispatch(s *stream, head []byte) {
 	if len(g.waiting) == 0 {
 		if u := g.freeLane(s); u != nil {
-			// Nothing waits: the head goes now, from the reader's buffer.
-			g.handRequest(u, s, g.head)
+			g.handRequest(u, s, head)
 			return
 		}
 	}
-	s.req = append(s.req, g.head...)
+	s.req = append(s.req, head...)
 	g.waiting = append(g.waiting, s)
 	g.advance()
 }
