@@ -139,6 +139,7 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 	case "sip":
 		cfg.Proto = t.mrfSIP(o, v, proto, pe)
+		cfg.Persist, cfg.PersistTTL = t.sipPersistence(proto, pe("persistence"))
 	case "diameter":
 		cfg.Proto = t.mrfDiameter(o, v, proto, pe)
 	}

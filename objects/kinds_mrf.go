@@ -145,8 +145,8 @@ passthru-mode ed disabled
 persistence raw
 record-route-mode enum single single|double
 service-port int 0
-`), "F5 ltm message-routing sip profile session: SIP messages cut on Content-Length; each request forwarded with the virtual's Via (insert-via-header, custom-via), Record-Route (insert-record-route-header) and Max-Forwards one less (max-forwards-check: 0 is answered 483); responses back to the requester by the Via's branch; a request no peer takes answered 503 with generate-response-on-failure",
-		"insert-via-header", "custom-via", "insert-record-route-header", "max-forwards-check", "generate-response-on-failure", "max-msg-size", "max-msg-header-size", "honor-via")
+`), "F5 ltm message-routing sip profile session: SIP messages cut on Content-Length; each request forwarded with the virtual's Via (insert-via-header, custom-via), Record-Route (insert-record-route-header) and Max-Forwards one less (max-forwards-check: 0 is answered 483); responses back to the requester by the Via's branch; a request no peer takes answered 503 with generate-response-on-failure; persistence { persist-type session persist-key Call-ID|Src-Addr|Custom persist-timeout SECONDS }: a call's requests (or a client address's) go to the member its first went to",
+		"insert-via-header", "custom-via", "insert-record-route-header", "max-forwards-check", "generate-response-on-failure", "max-msg-size", "max-msg-header-size", "honor-via", "persistence")
 	sess.Lower = "profile"
 	sess.row("max-msg-size").Max = 1 << 24
 	router := actOn(pk(mrfSIP+"profile router", "Router", "/Common/siprouter", tmshRef(mrfSIP+"profile router"), `

@@ -126,6 +126,27 @@ func (t *Transport) key() string {
 	return fmt.Sprintf("%q %q %v %+v", t.Name, t.SNAT, t.SNATAddrs, t.TCP)
 }
 
+// PersistBy is a session profile's persist-key: what a request is
+// persisted by when a rule gives it no key of its own.
+type PersistBy uint8
+
+// The persist-keys. PersistCustom persists only by the key a rule gives
+// (SIP::persist KEY), as no persistence does; it is kept apart so that a
+// commit that changes it is seen.
+const (
+	PersistNone PersistBy = iota
+	PersistCallID
+	PersistSrcAddr
+	PersistCustom
+)
+
+// CallIDer is a protocol whose requests carry a call's identity (SIP's
+// Call-ID), for PersistCallID.
+type CallIDer interface {
+	// CallID is the request's call identity, a view of data (nil: none).
+	CallID(data []byte) []byte
+}
+
 // Route is a static route: messages whose source and destination
 // addresses match go to one of its peers.
 type Route struct {
@@ -174,6 +195,12 @@ type Config struct {
 	// Idle closes a shared peer connection with no request in flight
 	// after that long (0: never).
 	Idle time.Duration
+	// Persist is the session profile's persistence (persist-type
+	// session): which key a request with none from a rule is routed by,
+	// so that a call's requests go to one peer member; PersistTTL is its
+	// persist-timeout (0: DefaultPersistTTL).
+	Persist    PersistBy
+	PersistTTL time.Duration
 
 	once   sync.Once
 	router *Router
@@ -197,7 +224,7 @@ func (c *Config) key() string {
 	if c.Proto != nil {
 		fmt.Fprintf(&b, "%s %s|", c.Proto.Name(), c.Proto.String())
 	}
-	fmt.Fprintf(&b, "%q %d %t %t %d %d %d %q %v %d|", c.Term, c.Max, c.NoResponse, c.DisableParser, c.MaxPending, c.MaxPendingBytes, c.MaxRetries, c.DefaultPool, c.Local, c.Idle)
+	fmt.Fprintf(&b, "%q %d %t %t %d %d %d %q %v %d %d %d|", c.Term, c.Max, c.NoResponse, c.DisableParser, c.MaxPending, c.MaxPendingBytes, c.MaxRetries, c.DefaultPool, c.Local, c.Idle, c.Persist, c.PersistTTL)
 	for _, r := range c.Routes {
 		fmt.Fprintf(&b, "%q %q %q %q %t", r.Name, r.Src, r.Dst, r.Keys, r.Ratio)
 		for _, p := range r.Peers {

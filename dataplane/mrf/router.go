@@ -349,6 +349,9 @@ type Session struct {
 	// connection: its unsolicited messages are routed as a client's and
 	// their answers go back on it.
 	peer *outgoing
+	// client is the client's address (SetClient), for persist-key
+	// Src-Addr.
+	client netip.Addr
 
 	mu    sync.Mutex
 	own   map[connKey]*outgoing
@@ -376,6 +379,10 @@ func (r *Router) NewSession(write func([]byte) error, hooks Hooks) *Session {
 
 // Router is the session's router.
 func (s *Session) Router() *Router { return s.r }
+
+// SetClient says which address the session's client connects from, for
+// persistence by source address (persist-key Src-Addr).
+func (s *Session) SetClient(a netip.Addr) { s.client = a.Unmap() }
 
 // Close ends the session's own (per-client) peer connections; answers
 // still due to it are dropped.
@@ -508,6 +515,9 @@ var errNoRoute = errors.New("no route")
 func (s *Session) route(m *Message) {
 	var o *outgoing
 	var err error
+	if s.r.cfg.Persist != PersistNone && !m.Answer {
+		s.persistKey(m)
+	}
 	rec, pinned := s.r.persisted(m)
 	if pinned {
 		m.pinned = rec.addr
@@ -530,6 +540,28 @@ func (s *Session) route(m *Message) {
 	if !o.send(m, s.r.cfg.Term) {
 		// the connection's end failed m with the others in flight
 		return
+	}
+}
+
+// persistKey gives request m, when no rule gave it one, the key of the
+// session profile's persistence (its Call-ID, or the client's address),
+// and the profile's persist-timeout.
+func (s *Session) persistKey(m *Message) {
+	switch {
+	case m.Persist != "":
+	case s.r.cfg.Persist == PersistCallID:
+		if c, ok := s.r.cfg.Proto.(CallIDer); ok {
+			if id := c.CallID(m.Data); len(id) > 0 {
+				m.Persist = string(id)
+			}
+		}
+	case s.r.cfg.Persist == PersistSrcAddr:
+		if s.client.IsValid() {
+			m.Persist = s.client.String()
+		}
+	}
+	if m.Persist != "" && m.PersistTTL == 0 {
+		m.PersistTTL = s.r.cfg.PersistTTL
 	}
 }
 

@@ -123,6 +123,18 @@ func (s *Session) key(m *sipmsg.Message, request bool) uint64 {
 	return h | 1<<63 // never a connection's request number
 }
 
+// CallID is a request's Call-ID, for the session profile's persistence
+// by Call-ID (a CANCEL, an ACK and the later requests of a call carry
+// their INVITE's).
+func (s *Session) CallID(data []byte) []byte {
+	m, err := sipmsg.Parse(data)
+	if err != nil {
+		return nil
+	}
+	v, _ := m.Header(sipmsg.CallID)
+	return bytes.TrimSpace(v)
+}
+
 // Local answers a keep-alive, and a client's request whose Max-Forwards
 // is 0 (483 Too Many Hops) under max-forwards-check.
 func (s *Session) Local(dst, data []byte, fromPeer bool) ([]byte, bool, bool) {
