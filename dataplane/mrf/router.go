@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -91,7 +92,11 @@ type Router struct {
 	dyn      map[string]*Peer
 	routes   []*Route // GENERICMESSAGE::route add
 	rot      map[string]uint64
-	closed   bool
+	// hosts are the shared peer connections by the identity their
+	// handshake gave (a Diameter CEA's Origin-Host, lower case), for
+	// requests that name their destination host (HostProtocol).
+	hosts  map[string]*outgoing
+	closed bool
 	// stop ends the auto-initialization keeper (nil: none runs).
 	stop chan struct{}
 }
@@ -627,6 +632,9 @@ func (s *Session) pick(m *Message) (*outgoing, error) {
 		}
 		return s.among(ps, m.RouteRatio, "rule", m)
 	}
+	if o := s.byHost(m); o != nil {
+		return o, nil
+	}
 	if rt := r.route(m); rt != nil {
 		return s.among(rt.Peers, rt.Ratio, rt.Name, m)
 	}
@@ -636,6 +644,32 @@ func (s *Session) pick(m *Message) (*outgoing, error) {
 		return s.conn(&Peer{Name: "", Pool: r.cfg.DefaultPool, Conns: 1}, m)
 	}
 	return nil, errNoRoute
+}
+
+// byHost is the open shared peer connection whose peer is the host m
+// names as its destination (a Diameter Destination-Host), nil when none
+// is, or the protocol names no hosts.
+func (s *Session) byHost(m *Message) *outgoing {
+	hp, ok := s.r.cfg.Proto.(HostProtocol)
+	if !ok {
+		return nil
+	}
+	h := hp.DestHost(m.Data)
+	if len(h) == 0 {
+		return nil
+	}
+	s.r.mu.Lock()
+	o := s.r.hosts[string(h)]
+	if o == nil && len(s.r.hosts) > 0 {
+		o = s.r.hosts[strings.ToLower(string(h))]
+	}
+	s.r.mu.Unlock()
+	if o == nil || o.isDead() {
+		return nil
+	}
+	m.Peer, m.Member = o.key.peer, o.addr
+	s.r.C.ConnsReused.Add(1)
+	return o
 }
 
 // among picks a peer of ps (sequential: the first not tried yet; ratio:
@@ -789,6 +823,8 @@ type outgoing struct {
 	conn  net.Conn
 	done  func()
 	addr  netip.AddrPort
+	// host is the identity the peer gave in the handshake ("": none).
+	host string
 
 	wmu  sync.Mutex
 	wbuf []byte
@@ -880,7 +916,12 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 		// leaves in the reader's buffer is read after it.
 		rd.F, rd.R = p.NewFramer(), c
 		c.SetDeadline(time.Now().Add(handshakeMax))
-		err := p.Open(c, rd)
+		var err error
+		if hp, ok := p.(HostProtocol); ok {
+			o.host, err = hp.OpenHost(c, rd)
+		} else {
+			err = p.Open(c, rd)
+		}
 		c.SetDeadline(time.Time{})
 		rd.R = idleReader{o}
 		if err != nil {
@@ -909,6 +950,14 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 		o.sess = &Session{r: o.r, write: o.writeBack, peer: o}
 	}
 	o.mu.Unlock()
+	if o.host != "" && o.owner == nil {
+		o.r.mu.Lock()
+		if o.r.hosts == nil {
+			o.r.hosts = map[string]*outgoing{}
+		}
+		o.r.hosts[o.host] = o
+		o.r.mu.Unlock()
+	}
 	go o.read()
 	return nil
 }
@@ -927,6 +976,9 @@ func (o *outgoing) unlist() {
 	r.mu.Lock()
 	if r.shared[o.key] == o {
 		delete(r.shared, o.key)
+	}
+	if o.host != "" && r.hosts[o.host] == o {
+		delete(r.hosts, o.host)
 	}
 	r.mu.Unlock()
 }
