@@ -97,8 +97,22 @@ func (t *translator) sipPersistence(sess *objects.Object, raw string) (mrf.Persi
 	return mrf.PersistNone, 0
 }
 
+// mrfLostAction is a diameter session's retransmission-action: what
+// becomes of a request whose peer connection closes before its answer.
+func mrfLostAction(s string) mrf.LostAction {
+	switch s {
+	case "retransmit":
+		return mrf.LostRetransmit
+	case "busy":
+		return mrf.LostBusy
+	case "unable":
+		return mrf.LostUnable
+	}
+	return mrf.LostFail
+}
+
 // mrfDiameter is a virtual's diameter session profile as its router
-// applies it (dataplane/mrfdiam). Its retransmission, watchdog,
+// applies it (dataplane/mrfdiam). Its watchdog,
 // persistence, dynamic-route and rate-limit settings are kept with a
 // warning where they differ from the defaults.
 func (t *translator) mrfDiameter(o *objects.Object, v *dataplane.Virtual, sess *objects.Object, e func(string) string) mrf.Protocol {
@@ -141,7 +155,7 @@ func (t *translator) mrfDiameter(o *objects.Object, v *dataplane.Virtual, sess *
 	s.AcctApps = apps("acct-application-id", "array-acct-application-id")
 	for _, kept := range []struct{ name, def string }{
 		{"dynamic-route-insertion", "disabled"}, {"dynamic-route-lookup", "disabled"}, {"persist-type", "none"},
-		{"watchdog-timeout", "0"}, {"retransmission-action", "disabled"}, {"discard-unroutable", "disabled"},
+		{"watchdog-timeout", "0"}, {"discard-unroutable", "disabled"},
 		{"egress-critical-message-rate-limit", "0"}, {"egress-major-message-rate-limit", "0"},
 		{"ingress-critical-message-rate-limit", "0"}, {"ingress-major-message-rate-limit", "0"},
 	} {

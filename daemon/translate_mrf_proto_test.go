@@ -131,3 +131,38 @@ func TestSIPPersistenceTranslated(t *testing.T) {
 		}
 	}
 }
+
+// TestDiameterRetransmissionTranslated: retransmission-action and
+// max-retransmissions reach the virtual's router, with no warning.
+func TestDiameterRetransmissionTranslated(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool p members add { 127.144.5.12:3868 }",
+		"create ltm message-routing diameter profile session ds { defaults-from diametersession }",
+		"create ltm virtual v destination 127.144.5.2:3868 pool p profiles replace-all-with { tcp { } ds { } diameterrouter { } }",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	for _, tc := range []struct {
+		set  string
+		want mrf.LostAction
+		max  int
+	}{
+		{"retransmission-action retransmit max-retransmissions 3", mrf.LostRetransmit, 3},
+		{"retransmission-action busy", mrf.LostBusy, 3},
+		{"retransmission-action unable", mrf.LostUnable, 3},
+		{"retransmission-action disabled max-retransmissions 1", mrf.LostFail, 1},
+	} {
+		out, err := run(t, s, "modify ltm message-routing diameter profile session ds "+tc.set)
+		if err != "" || strings.Contains(out, "kept") {
+			t.Fatalf("%s: %q %s", tc.set, out, err)
+		}
+		dc, _ := Translate(e.schema, e.Config())
+		if v := dc.Virtuals["/Common/v"]; v == nil || v.MRF == nil || v.MRF.OnLost != tc.want || v.MRF.MaxRetransmit != tc.max {
+			t.Fatalf("%s: router %+v", tc.set, v)
+		}
+	}
+}

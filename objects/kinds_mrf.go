@@ -221,8 +221,8 @@ respond-unroutable ed enabled
 retransmission-action enum disabled disabled|busy|unable|retransmit
 vendor-id int 3375
 watchdog-timeout int 0
-`), "F5 ltm message-routing diameter profile session: the virtual answers its clients' capabilities exchange, watchdogs and disconnects as origin-host of origin-realm (product-name, vendor-id, the clients' applications) and opens its peer connections with its own CER (auth-application-id, acct-application-id); origin-host-rewrite, origin-realm-rewrite, dest-host-rewrite and dest-realm-rewrite rewrite the forwarded messages; a request no peer takes is answered DIAMETER_UNABLE_TO_DELIVER",
-		"origin-host", "origin-realm", "origin-host-rewrite", "origin-realm-rewrite", "dest-host-rewrite", "dest-realm-rewrite", "product-name", "vendor-id", "auth-application-id", "acct-application-id", "max-message-size", "respond-unroutable")
+`), "F5 ltm message-routing diameter profile session: the virtual answers its clients' capabilities exchange, watchdogs and disconnects as origin-host of origin-realm (product-name, vendor-id, the clients' applications) and opens its peer connections with its own CER (auth-application-id, acct-application-id); origin-host-rewrite, origin-realm-rewrite, dest-host-rewrite and dest-realm-rewrite rewrite the forwarded messages; a request no peer takes is answered DIAMETER_UNABLE_TO_DELIVER; a request whose peer connection closes before its answer is routed again up to max-retransmissions times (retransmission-action retransmit) or answered DIAMETER_TOO_BUSY (busy) or DIAMETER_UNABLE_TO_DELIVER (unable); a request whose Destination-Host is a connected peer's Origin-Host goes to that peer",
+		"origin-host", "origin-realm", "origin-host-rewrite", "origin-realm-rewrite", "dest-host-rewrite", "dest-realm-rewrite", "product-name", "vendor-id", "auth-application-id", "acct-application-id", "max-message-size", "respond-unroutable", "retransmission-action", "max-retransmissions")
 	sess.Lower = "profile"
 	sess.row("vendor-id").Max = math.MaxUint32
 	sess.row("auth-application-id").Max = math.MaxUint32

@@ -140,6 +140,28 @@ const (
 	PersistCustom
 )
 
+// LostAction is a session profile's retransmission-action.
+type LostAction uint8
+
+// The retransmission-actions: LostFail (disabled) fails the request
+// (MR_FAILED, then the protocol's failure answer), LostRetransmit routes
+// it again, LostBusy and LostUnable answer it from the virtual (a
+// Diameter DIAMETER_TOO_BUSY or DIAMETER_UNABLE_TO_DELIVER).
+const (
+	LostFail LostAction = iota
+	LostRetransmit
+	LostBusy
+	LostUnable
+)
+
+// LostAnswerer is a protocol that answers a request whose peer
+// connection closed under it (LostBusy, LostUnable).
+type LostAnswerer interface {
+	// LostAnswer is the answer to m (busy: too busy; else unable to
+	// deliver); nil: none.
+	LostAnswer(m *Message, busy bool) []byte
+}
+
 // CallIDer is a protocol whose requests carry a call's identity (SIP's
 // Call-ID), for PersistCallID.
 type CallIDer interface {
@@ -201,6 +223,11 @@ type Config struct {
 	// persist-timeout (0: DefaultPersistTTL).
 	Persist    PersistBy
 	PersistTTL time.Duration
+	// OnLost is the session profile's retransmission-action: what
+	// becomes of a request whose peer connection closes before its
+	// answer; MaxRetransmit is max-retransmissions.
+	OnLost        LostAction
+	MaxRetransmit int
 
 	once   sync.Once
 	router *Router
@@ -225,6 +252,7 @@ func (c *Config) key() string {
 		fmt.Fprintf(&b, "%s %s|", c.Proto.Name(), c.Proto.String())
 	}
 	fmt.Fprintf(&b, "%q %d %t %t %d %d %d %q %v %d %d %d|", c.Term, c.Max, c.NoResponse, c.DisableParser, c.MaxPending, c.MaxPendingBytes, c.MaxRetries, c.DefaultPool, c.Local, c.Idle, c.Persist, c.PersistTTL)
+	fmt.Fprintf(&b, "%d %d|", c.OnLost, c.MaxRetransmit)
 	for _, r := range c.Routes {
 		fmt.Fprintf(&b, "%q %q %q %q %t", r.Name, r.Src, r.Dst, r.Keys, r.Ratio)
 		for _, p := range r.Peers {

@@ -570,6 +570,33 @@ func (s *Session) persistKey(m *Message) {
 	}
 }
 
+// lost is request m whose peer connection closed before its answer
+// came: routed again (LostRetransmit, up to MaxRetransmit times), or
+// answered by the virtual (LostBusy, LostUnable), as the session
+// profile's retransmission-action says; else it fails (MR_FAILED).
+func (s *Session) lost(m *Message) {
+	switch a := s.r.cfg.OnLost; a {
+	case LostRetransmit:
+		if m.retransmits < s.r.cfg.MaxRetransmit {
+			m.retransmits++
+			s.r.C.Retried.Add(1)
+			s.route(m)
+			return
+		}
+	case LostBusy, LostUnable:
+		if la, ok := s.r.cfg.Proto.(LostAnswerer); ok && m.Request {
+			if ans := la.LostAnswer(m, a == LostBusy); ans != nil {
+				m.Status = StatusConnFailed
+				s.r.C.Failed.Add(1)
+				s.r.C.FailAnswered.Add(1)
+				s.deliver(&Message{Data: ans, Status: m.Status, Peer: m.Peer, origin: s, Instance: -1, Answer: true, Store: m.Store})
+				return
+			}
+		}
+	}
+	s.fail(m, net.ErrClosed)
+}
+
 // fail runs MR_FAILED for m and does what it asked: route again
 // (MR::retry, up to max-retries), send it back (MR::return), or drop it.
 func (s *Session) fail(m *Message, err error) {
@@ -1213,7 +1240,7 @@ func (o *outgoing) close() {
 	for _, m := range pend {
 		if m != nil && m.origin != nil {
 			m.origin.inflight.Add(-1)
-			m.origin.fail(m, net.ErrClosed)
+			m.origin.lost(m)
 		}
 	}
 }

@@ -299,6 +299,21 @@ func (s *Session) OpenHost(c net.Conn, rd *mrf.Reader) (string, error) {
 	return "", ErrRefused
 }
 
+// LostAnswer is DIAMETER_TOO_BUSY (busy) or DIAMETER_UNABLE_TO_DELIVER
+// from the virtual's identity, for a request whose peer connection
+// closed before its answer (retransmission-action busy or unable).
+func (s *Session) LostAnswer(msg *mrf.Message, busy bool) []byte {
+	m, err := diammsg.Parse(msg.Data)
+	if err != nil || !m.Request() {
+		return nil
+	}
+	code := uint32(diammsg.ResultUnableToDeliver)
+	if busy {
+		code = diammsg.ResultTooBusy
+	}
+	return diammsg.AppendAnswer(nil, m, code, []byte(s.OriginHost), []byte(s.OriginRealm), nil)
+}
+
 // Failed is DIAMETER_UNABLE_TO_DELIVER from the virtual's identity.
 func (s *Session) Failed(msg *mrf.Message) []byte {
 	if !s.Respond {
