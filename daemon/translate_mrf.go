@@ -139,8 +139,10 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 	case "sip":
 		cfg.Proto = t.mrfSIP(o, v, proto, pe)
+		cfg.Persist, cfg.PersistTTL = t.sipPersistence(proto, pe("persistence"))
 	case "diameter":
 		cfg.Proto = t.mrfDiameter(o, v, proto, pe)
+		cfg.OnLost, cfg.MaxRetransmit = mrfLostAction(pe("retransmission-action")), atoi(pe("max-retransmissions"))
 	}
 	var bad string
 	num := func(s string, what string) int {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/mrf"
@@ -17,7 +18,8 @@ import (
 // (dataplane/mrfsip). What openltm does not act on yet is kept with a
 // warning where it differs from the default: honor-via disabled (the
 // response always goes back by the virtual's own Via), loop-detection,
-// do-not-connect-back, persistence and the firewall.
+// do-not-connect-back and the firewall (its persistence:
+// sipPersistence).
 func (t *translator) mrfSIP(o *objects.Object, v *dataplane.Virtual, sess *objects.Object, e func(string) string) mrf.Protocol {
 	s := &mrfsip.Session{
 		InsertVia:   e("insert-via-header") == "enabled",
@@ -43,14 +45,74 @@ func (t *translator) mrfSIP(o *objects.Object, v *dataplane.Virtual, sess *objec
 			t.keep(sess, "sip session %s: %s %s is kept; openltm's SIP routing acts as with %s", sess.Name, kept.name, got, kept.def)
 		}
 	}
-	if p := e("persistence"); p != "" && p != "none" && strings.Contains(p, "session") {
-		t.keep(sess, "sip session %s: persistence is kept; openltm's SIP routing does not persist yet", sess.Name)
-	}
 	return mrfsip.New(s)
 }
 
+// sipPersistence is a sip session profile's persistence block
+// (`persistence { persist-type session persist-key Call-ID
+// persist-timeout 180 }`): with persist-type session, a request with no
+// key from a rule is persisted by its Call-ID or the client's address,
+// for persist-timeout seconds; Custom persists only by the key a rule
+// gives (SIP::persist). [M: F5 documents the words, not a default for an
+// absent block; openltm persists only when persist-type session is
+// given, by Call-ID unless persist-key says otherwise, for 180 seconds
+// unless persist-timeout says otherwise.] A word openltm does not know
+// is kept with a warning and persistence stays off.
+func (t *translator) sipPersistence(sess *objects.Object, raw string) (mrf.PersistBy, time.Duration) {
+	f := strings.Fields(strings.NewReplacer("{", " ", "}", " ").Replace(raw))
+	typ, key, ttl := "none", "Call-ID", time.Duration(0)
+	for i := 0; i+1 < len(f); i += 2 {
+		switch v := f[i+1]; f[i] {
+		case "persist-type":
+			typ = v
+		case "persist-key":
+			key = v
+		case "persist-timeout":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				t.keep(sess, "sip session %s: persistence persist-timeout %s is kept; openltm's SIP routing does not persist by it", sess.Name, v)
+				return mrf.PersistNone, 0
+			}
+			ttl = time.Duration(n) * time.Second
+		default:
+			t.keep(sess, "sip session %s: persistence %s is kept; openltm's SIP routing does not persist by it", sess.Name, f[i])
+			return mrf.PersistNone, 0
+		}
+	}
+	if !strings.EqualFold(typ, "session") {
+		if !strings.EqualFold(typ, "none") {
+			t.keep(sess, "sip session %s: persistence persist-type %s is kept; openltm's SIP routing does not persist by it", sess.Name, typ)
+		}
+		return mrf.PersistNone, 0
+	}
+	switch strings.ToLower(key) {
+	case "call-id":
+		return mrf.PersistCallID, ttl
+	case "src-addr":
+		return mrf.PersistSrcAddr, ttl
+	case "custom":
+		return mrf.PersistCustom, ttl
+	}
+	t.keep(sess, "sip session %s: persistence persist-key %s is kept; openltm's SIP routing does not persist by it", sess.Name, key)
+	return mrf.PersistNone, 0
+}
+
+// mrfLostAction is a diameter session's retransmission-action: what
+// becomes of a request whose peer connection closes before its answer.
+func mrfLostAction(s string) mrf.LostAction {
+	switch s {
+	case "retransmit":
+		return mrf.LostRetransmit
+	case "busy":
+		return mrf.LostBusy
+	case "unable":
+		return mrf.LostUnable
+	}
+	return mrf.LostFail
+}
+
 // mrfDiameter is a virtual's diameter session profile as its router
-// applies it (dataplane/mrfdiam). Its retransmission, watchdog,
+// applies it (dataplane/mrfdiam). Its watchdog,
 // persistence, dynamic-route and rate-limit settings are kept with a
 // warning where they differ from the defaults.
 func (t *translator) mrfDiameter(o *objects.Object, v *dataplane.Virtual, sess *objects.Object, e func(string) string) mrf.Protocol {
@@ -93,7 +155,7 @@ func (t *translator) mrfDiameter(o *objects.Object, v *dataplane.Virtual, sess *
 	s.AcctApps = apps("acct-application-id", "array-acct-application-id")
 	for _, kept := range []struct{ name, def string }{
 		{"dynamic-route-insertion", "disabled"}, {"dynamic-route-lookup", "disabled"}, {"persist-type", "none"},
-		{"watchdog-timeout", "0"}, {"retransmission-action", "disabled"}, {"discard-unroutable", "disabled"},
+		{"watchdog-timeout", "0"}, {"discard-unroutable", "disabled"},
 		{"egress-critical-message-rate-limit", "0"}, {"egress-major-message-rate-limit", "0"},
 		{"ingress-critical-message-rate-limit", "0"}, {"ingress-major-message-rate-limit", "0"},
 	} {

@@ -3,7 +3,9 @@ package daemon
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/openltm/openltm/dataplane/mrf"
 	"github.com/openltm/openltm/dataplane/mrfdiam"
 	"github.com/openltm/openltm/dataplane/mrfsip"
 )
@@ -81,5 +83,86 @@ func TestMRFProtocolsTranslated(t *testing.T) {
 	}
 	if out, _ := run(t, s, "list ltm virtual"); strings.Contains(out, "bad") {
 		t.Errorf("a refused virtual was kept:\n%s", out)
+	}
+}
+
+// TestSIPPersistenceTranslated: the sip session profile's persistence
+// block gives the router its persist-key and persist-timeout; none, or
+// a word openltm does not know (kept with a warning), persists nothing.
+func TestSIPPersistenceTranslated(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool p members add { 127.144.5.11:5060 }",
+		"create ltm message-routing sip profile session ss { defaults-from sipsession }",
+		"create ltm virtual v destination 127.144.5.1:5060 pool p profiles replace-all-with { tcp { } ss { } siprouter { } }",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	for _, tc := range []struct {
+		block string
+		by    mrf.PersistBy
+		ttl   time.Duration
+		warn  string
+	}{
+		{"{ persist-type session persist-key Call-ID persist-timeout 60 }", mrf.PersistCallID, time.Minute, ""},
+		{"{ persist-type session persist-key Src-Addr }", mrf.PersistSrcAddr, 0, ""},
+		{"{ persist-type session persist-key Custom persist-timeout 30 }", mrf.PersistCustom, 30 * time.Second, ""},
+		{"{ persist-type session }", mrf.PersistCallID, 0, ""},
+		{"{ persist-type none persist-key Call-ID }", mrf.PersistNone, 0, ""},
+		{"{ persist-type session persist-key To-Tag }", mrf.PersistNone, 0, "persist-key To-Tag is kept"},
+	} {
+		out, err := run(t, s, "modify ltm message-routing sip profile session ss persistence "+tc.block)
+		if err != "" {
+			t.Fatalf("%s: %s", tc.block, err)
+		}
+		if tc.warn != "" && !strings.Contains(out, tc.warn) {
+			t.Errorf("%s: no warning %q in %q", tc.block, tc.warn, out)
+		}
+		dc, _ := Translate(e.schema, e.Config())
+		v := dc.Virtuals["/Common/v"]
+		if v == nil || v.MRF == nil {
+			t.Fatal("no message routing on the virtual")
+		}
+		if v.MRF.Persist != tc.by || v.MRF.PersistTTL != tc.ttl {
+			t.Errorf("%s: persistence %d %v, want %d %v", tc.block, v.MRF.Persist, v.MRF.PersistTTL, tc.by, tc.ttl)
+		}
+	}
+}
+
+// TestDiameterRetransmissionTranslated: retransmission-action and
+// max-retransmissions reach the virtual's router, with no warning.
+func TestDiameterRetransmissionTranslated(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool p members add { 127.144.5.12:3868 }",
+		"create ltm message-routing diameter profile session ds { defaults-from diametersession }",
+		"create ltm virtual v destination 127.144.5.2:3868 pool p profiles replace-all-with { tcp { } ds { } diameterrouter { } }",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	for _, tc := range []struct {
+		set  string
+		want mrf.LostAction
+		max  int
+	}{
+		{"retransmission-action retransmit max-retransmissions 3", mrf.LostRetransmit, 3},
+		{"retransmission-action busy", mrf.LostBusy, 3},
+		{"retransmission-action unable", mrf.LostUnable, 3},
+		{"retransmission-action disabled max-retransmissions 1", mrf.LostFail, 1},
+	} {
+		out, err := run(t, s, "modify ltm message-routing diameter profile session ds "+tc.set)
+		if err != "" || strings.Contains(out, "kept") {
+			t.Fatalf("%s: %q %s", tc.set, out, err)
+		}
+		dc, _ := Translate(e.schema, e.Config())
+		if v := dc.Virtuals["/Common/v"]; v == nil || v.MRF == nil || v.MRF.OnLost != tc.want || v.MRF.MaxRetransmit != tc.max {
+			t.Fatalf("%s: router %+v", tc.set, v)
+		}
 	}
 }

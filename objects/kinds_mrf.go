@@ -145,8 +145,8 @@ passthru-mode ed disabled
 persistence raw
 record-route-mode enum single single|double
 service-port int 0
-`), "F5 ltm message-routing sip profile session: SIP messages cut on Content-Length; each request forwarded with the virtual's Via (insert-via-header, custom-via), Record-Route (insert-record-route-header) and Max-Forwards one less (max-forwards-check: 0 is answered 483); responses back to the requester by the Via's branch; a request no peer takes answered 503 with generate-response-on-failure",
-		"insert-via-header", "custom-via", "insert-record-route-header", "max-forwards-check", "generate-response-on-failure", "max-msg-size", "max-msg-header-size", "honor-via")
+`), "F5 ltm message-routing sip profile session: SIP messages cut on Content-Length; each request forwarded with the virtual's Via (insert-via-header, custom-via), Record-Route (insert-record-route-header) and Max-Forwards one less (max-forwards-check: 0 is answered 483); responses back to the requester by the Via's branch; a request no peer takes answered 503 with generate-response-on-failure; persistence { persist-type session persist-key Call-ID|Src-Addr|Custom persist-timeout SECONDS }: a call's requests (or a client address's) go to the member its first went to",
+		"insert-via-header", "custom-via", "insert-record-route-header", "max-forwards-check", "generate-response-on-failure", "max-msg-size", "max-msg-header-size", "honor-via", "persistence")
 	sess.Lower = "profile"
 	sess.row("max-msg-size").Max = 1 << 24
 	router := actOn(pk(mrfSIP+"profile router", "Router", "/Common/siprouter", tmshRef(mrfSIP+"profile router"), `
@@ -221,8 +221,8 @@ respond-unroutable ed enabled
 retransmission-action enum disabled disabled|busy|unable|retransmit
 vendor-id int 3375
 watchdog-timeout int 0
-`), "F5 ltm message-routing diameter profile session: the virtual answers its clients' capabilities exchange, watchdogs and disconnects as origin-host of origin-realm (product-name, vendor-id, the clients' applications) and opens its peer connections with its own CER (auth-application-id, acct-application-id); origin-host-rewrite, origin-realm-rewrite, dest-host-rewrite and dest-realm-rewrite rewrite the forwarded messages; a request no peer takes is answered DIAMETER_UNABLE_TO_DELIVER",
-		"origin-host", "origin-realm", "origin-host-rewrite", "origin-realm-rewrite", "dest-host-rewrite", "dest-realm-rewrite", "product-name", "vendor-id", "auth-application-id", "acct-application-id", "max-message-size", "respond-unroutable")
+`), "F5 ltm message-routing diameter profile session: the virtual answers its clients' capabilities exchange, watchdogs and disconnects as origin-host of origin-realm (product-name, vendor-id, the clients' applications) and opens its peer connections with its own CER (auth-application-id, acct-application-id); origin-host-rewrite, origin-realm-rewrite, dest-host-rewrite and dest-realm-rewrite rewrite the forwarded messages; a request no peer takes is answered DIAMETER_UNABLE_TO_DELIVER; a request whose peer connection closes before its answer is routed again up to max-retransmissions times (retransmission-action retransmit) or answered DIAMETER_TOO_BUSY (busy) or DIAMETER_UNABLE_TO_DELIVER (unable); a request whose Destination-Host is a connected peer's Origin-Host goes to that peer",
+		"origin-host", "origin-realm", "origin-host-rewrite", "origin-realm-rewrite", "dest-host-rewrite", "dest-realm-rewrite", "product-name", "vendor-id", "auth-application-id", "acct-application-id", "max-message-size", "respond-unroutable", "retransmission-action", "max-retransmissions")
 	sess.Lower = "profile"
 	sess.row("vendor-id").Max = math.MaxUint32
 	sess.row("auth-application-id").Max = math.MaxUint32

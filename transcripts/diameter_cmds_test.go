@@ -84,14 +84,14 @@ func cmdDiamSeen(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Stdout().Write([]byte(b.String()))
 }
 
-// diamclient ?-tls CAFILE NAME? ?-realm REALM? ADDR HOST SESSION...: a Diameter peer
+// diamclient ?-tls CAFILE NAME? ?-realm REALM? ?-host DEST? ADDR HOST SESSION...: a Diameter peer
 // HOST connected to ADDR: a CER, then one Credit-Control-Request per
 // SESSION, all sent at once, printing the CEA ("cea origin=... realm=...
 // host-ip=...") and each answer in request order ("cca SESSION
 // origin=... result=..."). -tls speaks TLS from the connection's start
 // (crypto/tls), checking the server's certificate for NAME against
 // CAFILE. -realm gives the requests' Destination-Realm
-// (members.example). -raw STRING as the only SESSION sends STRING
+// (members.example), -host their Destination-Host (none). -raw STRING as the only SESSION sends STRING
 // instead of a CER and expects the connection reset.
 func cmdDiamClient(ts *testscript.TestScript, neg bool, args []string) {
 	var tc *tls.Config
@@ -111,6 +111,10 @@ func cmdDiamClient(ts *testscript.TestScript, neg bool, args []string) {
 	realm := "members.example"
 	if len(args) > 1 && args[0] == "-realm" {
 		realm, args = args[1], args[2:]
+	}
+	dest := ""
+	if len(args) > 1 && args[0] == "-host" {
+		dest, args = args[1], args[2:]
 	}
 	if len(args) < 2 {
 		ts.Fatalf("usage: diamclient ?-tls CAFILE NAME? ADDR HOST SESSION... | diamclient ADDR -raw STRING")
@@ -151,7 +155,7 @@ func cmdDiamClient(ts *testscript.TestScript, neg bool, args []string) {
 		codes := make([]uint32, len(sessions))
 		avps := make([][]byte, len(sessions))
 		for i, s := range sessions {
-			codes[i], avps[i] = 272, diamtest.RequestTo(args[1], s, realm, "")
+			codes[i], avps[i] = 272, diamtest.RequestTo(args[1], s, realm, dest)
 		}
 		ans, err := c.Exchange(codes, 4, avps...)
 		if err != nil {

@@ -126,6 +126,49 @@ func (t *Transport) key() string {
 	return fmt.Sprintf("%q %q %v %+v", t.Name, t.SNAT, t.SNATAddrs, t.TCP)
 }
 
+// PersistBy is a session profile's persist-key: what a request is
+// persisted by when a rule gives it no key of its own.
+type PersistBy uint8
+
+// The persist-keys. PersistCustom persists only by the key a rule gives
+// (SIP::persist KEY), as no persistence does; it is kept apart so that a
+// commit that changes it is seen.
+const (
+	PersistNone PersistBy = iota
+	PersistCallID
+	PersistSrcAddr
+	PersistCustom
+)
+
+// LostAction is a session profile's retransmission-action.
+type LostAction uint8
+
+// The retransmission-actions: LostFail (disabled) fails the request
+// (MR_FAILED, then the protocol's failure answer), LostRetransmit routes
+// it again, LostBusy and LostUnable answer it from the virtual (a
+// Diameter DIAMETER_TOO_BUSY or DIAMETER_UNABLE_TO_DELIVER).
+const (
+	LostFail LostAction = iota
+	LostRetransmit
+	LostBusy
+	LostUnable
+)
+
+// LostAnswerer is a protocol that answers a request whose peer
+// connection closed under it (LostBusy, LostUnable).
+type LostAnswerer interface {
+	// LostAnswer is the answer to m (busy: too busy; else unable to
+	// deliver); nil: none.
+	LostAnswer(m *Message, busy bool) []byte
+}
+
+// CallIDer is a protocol whose requests carry a call's identity (SIP's
+// Call-ID), for PersistCallID.
+type CallIDer interface {
+	// CallID is the request's call identity, a view of data (nil: none).
+	CallID(data []byte) []byte
+}
+
 // Route is a static route: messages whose source and destination
 // addresses match go to one of its peers.
 type Route struct {
@@ -174,6 +217,17 @@ type Config struct {
 	// Idle closes a shared peer connection with no request in flight
 	// after that long (0: never).
 	Idle time.Duration
+	// Persist is the session profile's persistence (persist-type
+	// session): which key a request with none from a rule is routed by,
+	// so that a call's requests go to one peer member; PersistTTL is its
+	// persist-timeout (0: DefaultPersistTTL).
+	Persist    PersistBy
+	PersistTTL time.Duration
+	// OnLost is the session profile's retransmission-action: what
+	// becomes of a request whose peer connection closes before its
+	// answer; MaxRetransmit is max-retransmissions.
+	OnLost        LostAction
+	MaxRetransmit int
 
 	once   sync.Once
 	router *Router
@@ -197,7 +251,8 @@ func (c *Config) key() string {
 	if c.Proto != nil {
 		fmt.Fprintf(&b, "%s %s|", c.Proto.Name(), c.Proto.String())
 	}
-	fmt.Fprintf(&b, "%q %d %t %t %d %d %d %q %v %d|", c.Term, c.Max, c.NoResponse, c.DisableParser, c.MaxPending, c.MaxPendingBytes, c.MaxRetries, c.DefaultPool, c.Local, c.Idle)
+	fmt.Fprintf(&b, "%q %d %t %t %d %d %d %q %v %d %d %d|", c.Term, c.Max, c.NoResponse, c.DisableParser, c.MaxPending, c.MaxPendingBytes, c.MaxRetries, c.DefaultPool, c.Local, c.Idle, c.Persist, c.PersistTTL)
+	fmt.Fprintf(&b, "%d %d|", c.OnLost, c.MaxRetransmit)
 	for _, r := range c.Routes {
 		fmt.Fprintf(&b, "%q %q %q %q %t", r.Name, r.Src, r.Dst, r.Keys, r.Ratio)
 		for _, p := range r.Peers {

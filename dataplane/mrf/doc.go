@@ -15,7 +15,9 @@
 // (source-address-translation) and tcp settings. max-pending-messages and
 // max-pending-bytes bound the messages waiting for a peer connection to
 // open. Peers with auto-initialization are connected as the virtual
-// starts and kept so (Router.AutoInit). The virtual's counts (Counters)
+// starts and kept so (Router.AutoInit). A protocol's session profile
+// may persist requests with no key from a rule by the call they belong
+// to (CallIDer) or the client's address (Config.Persist). The virtual's counts (Counters)
 // outlive its routers, for the protocol's and router's statistics. The
 // package knows nothing of pools, sockets or rules: the L4 engine
 // (dataplane/internal/l4/mrf.go) gives it a way to pick a pool member and

@@ -72,7 +72,10 @@ type Message struct {
 	origin    *Session
 	pinned    netip.AddrPort // the member a persistence record names
 	attempted []netip.AddrPort
-	tried     []string
+	// retransmits counts the routings again after a peer connection
+	// closed with m in flight (retransmission-action retransmit).
+	retransmits int
+	tried       []string
 }
 
 // Originator is the session the message came from (nil: a peer's

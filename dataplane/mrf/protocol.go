@@ -53,6 +53,19 @@ type Protocol interface {
 	Failed(m *Message) []byte
 }
 
+// HostProtocol is a protocol whose peers name themselves in their
+// handshake and whose requests may name the host they are for (Diameter:
+// the CEA's Origin-Host, the request's Destination-Host): such a request
+// goes on the open shared connection of the peer of that name before the
+// routes are looked at, as a Diameter agent delivers to a peer it knows.
+type HostProtocol interface {
+	Protocol
+	// OpenHost is Open, and the identity the peer gave (in lower case).
+	OpenHost(c net.Conn, rd *Reader) (host string, err error)
+	// DestHost is the host a request names (a view of data; nil: none).
+	DestHost(data []byte) []byte
+}
+
 // Class is what Protocol.Classify makes of a message.
 type Class struct {
 	// Answer: it answers the request whose key is Key; Final: the last

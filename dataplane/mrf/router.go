@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -91,7 +92,11 @@ type Router struct {
 	dyn      map[string]*Peer
 	routes   []*Route // GENERICMESSAGE::route add
 	rot      map[string]uint64
-	closed   bool
+	// hosts are the shared peer connections by the identity their
+	// handshake gave (a Diameter CEA's Origin-Host, lower case), for
+	// requests that name their destination host (HostProtocol).
+	hosts  map[string]*outgoing
+	closed bool
 	// stop ends the auto-initialization keeper (nil: none runs).
 	stop chan struct{}
 }
@@ -349,6 +354,9 @@ type Session struct {
 	// connection: its unsolicited messages are routed as a client's and
 	// their answers go back on it.
 	peer *outgoing
+	// client is the client's address (SetClient), for persist-key
+	// Src-Addr.
+	client netip.Addr
 
 	mu    sync.Mutex
 	own   map[connKey]*outgoing
@@ -376,6 +384,10 @@ func (r *Router) NewSession(write func([]byte) error, hooks Hooks) *Session {
 
 // Router is the session's router.
 func (s *Session) Router() *Router { return s.r }
+
+// SetClient says which address the session's client connects from, for
+// persistence by source address (persist-key Src-Addr).
+func (s *Session) SetClient(a netip.Addr) { s.client = a.Unmap() }
 
 // Close ends the session's own (per-client) peer connections; answers
 // still due to it are dropped.
@@ -508,6 +520,9 @@ var errNoRoute = errors.New("no route")
 func (s *Session) route(m *Message) {
 	var o *outgoing
 	var err error
+	if s.r.cfg.Persist != PersistNone && !m.Answer {
+		s.persistKey(m)
+	}
 	rec, pinned := s.r.persisted(m)
 	if pinned {
 		m.pinned = rec.addr
@@ -531,6 +546,55 @@ func (s *Session) route(m *Message) {
 		// the connection's end failed m with the others in flight
 		return
 	}
+}
+
+// persistKey gives request m, when no rule gave it one, the key of the
+// session profile's persistence (its Call-ID, or the client's address),
+// and the profile's persist-timeout.
+func (s *Session) persistKey(m *Message) {
+	switch {
+	case m.Persist != "":
+	case s.r.cfg.Persist == PersistCallID:
+		if c, ok := s.r.cfg.Proto.(CallIDer); ok {
+			if id := c.CallID(m.Data); len(id) > 0 {
+				m.Persist = string(id)
+			}
+		}
+	case s.r.cfg.Persist == PersistSrcAddr:
+		if s.client.IsValid() {
+			m.Persist = s.client.String()
+		}
+	}
+	if m.Persist != "" && m.PersistTTL == 0 {
+		m.PersistTTL = s.r.cfg.PersistTTL
+	}
+}
+
+// lost is request m whose peer connection closed before its answer
+// came: routed again (LostRetransmit, up to MaxRetransmit times), or
+// answered by the virtual (LostBusy, LostUnable), as the session
+// profile's retransmission-action says; else it fails (MR_FAILED).
+func (s *Session) lost(m *Message) {
+	switch a := s.r.cfg.OnLost; a {
+	case LostRetransmit:
+		if m.retransmits < s.r.cfg.MaxRetransmit {
+			m.retransmits++
+			s.r.C.Retried.Add(1)
+			s.route(m)
+			return
+		}
+	case LostBusy, LostUnable:
+		if la, ok := s.r.cfg.Proto.(LostAnswerer); ok && m.Request {
+			if ans := la.LostAnswer(m, a == LostBusy); ans != nil {
+				m.Status = StatusConnFailed
+				s.r.C.Failed.Add(1)
+				s.r.C.FailAnswered.Add(1)
+				s.deliver(&Message{Data: ans, Status: m.Status, Peer: m.Peer, origin: s, Instance: -1, Answer: true, Store: m.Store})
+				return
+			}
+		}
+	}
+	s.fail(m, net.ErrClosed)
 }
 
 // fail runs MR_FAILED for m and does what it asked: route again
@@ -595,6 +659,9 @@ func (s *Session) pick(m *Message) (*outgoing, error) {
 		}
 		return s.among(ps, m.RouteRatio, "rule", m)
 	}
+	if o := s.byHost(m); o != nil {
+		return o, nil
+	}
 	if rt := r.route(m); rt != nil {
 		return s.among(rt.Peers, rt.Ratio, rt.Name, m)
 	}
@@ -604,6 +671,32 @@ func (s *Session) pick(m *Message) (*outgoing, error) {
 		return s.conn(&Peer{Name: "", Pool: r.cfg.DefaultPool, Conns: 1}, m)
 	}
 	return nil, errNoRoute
+}
+
+// byHost is the open shared peer connection whose peer is the host m
+// names as its destination (a Diameter Destination-Host), nil when none
+// is, or the protocol names no hosts.
+func (s *Session) byHost(m *Message) *outgoing {
+	hp, ok := s.r.cfg.Proto.(HostProtocol)
+	if !ok {
+		return nil
+	}
+	h := hp.DestHost(m.Data)
+	if len(h) == 0 {
+		return nil
+	}
+	s.r.mu.Lock()
+	o := s.r.hosts[string(h)]
+	if o == nil && len(s.r.hosts) > 0 {
+		o = s.r.hosts[strings.ToLower(string(h))]
+	}
+	s.r.mu.Unlock()
+	if o == nil || o.isDead() {
+		return nil
+	}
+	m.Peer, m.Member = o.key.peer, o.addr
+	s.r.C.ConnsReused.Add(1)
+	return o
 }
 
 // among picks a peer of ps (sequential: the first not tried yet; ratio:
@@ -757,6 +850,8 @@ type outgoing struct {
 	conn  net.Conn
 	done  func()
 	addr  netip.AddrPort
+	// host is the identity the peer gave in the handshake ("": none).
+	host string
 
 	wmu  sync.Mutex
 	wbuf []byte
@@ -848,7 +943,12 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 		// leaves in the reader's buffer is read after it.
 		rd.F, rd.R = p.NewFramer(), c
 		c.SetDeadline(time.Now().Add(handshakeMax))
-		err := p.Open(c, rd)
+		var err error
+		if hp, ok := p.(HostProtocol); ok {
+			o.host, err = hp.OpenHost(c, rd)
+		} else {
+			err = p.Open(c, rd)
+		}
 		c.SetDeadline(time.Time{})
 		rd.R = idleReader{o}
 		if err != nil {
@@ -877,6 +977,14 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 		o.sess = &Session{r: o.r, write: o.writeBack, peer: o}
 	}
 	o.mu.Unlock()
+	if o.host != "" && o.owner == nil {
+		o.r.mu.Lock()
+		if o.r.hosts == nil {
+			o.r.hosts = map[string]*outgoing{}
+		}
+		o.r.hosts[o.host] = o
+		o.r.mu.Unlock()
+	}
 	go o.read()
 	return nil
 }
@@ -895,6 +1003,9 @@ func (o *outgoing) unlist() {
 	r.mu.Lock()
 	if r.shared[o.key] == o {
 		delete(r.shared, o.key)
+	}
+	if o.host != "" && r.hosts[o.host] == o {
+		delete(r.hosts, o.host)
 	}
 	r.mu.Unlock()
 }
@@ -1129,7 +1240,7 @@ func (o *outgoing) close() {
 	for _, m := range pend {
 		if m != nil && m.origin != nil {
 			m.origin.inflight.Add(-1)
-			m.origin.fail(m, net.ErrClosed)
+			m.origin.lost(m)
 		}
 	}
 }

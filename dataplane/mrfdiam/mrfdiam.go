@@ -12,7 +12,9 @@
 // peer's watchdogs and disconnects are answered the same way. A request
 // is routed by the router's diameter routes (destination-realm,
 // application-id, origin-realm), a rule (MR::message route) or the
-// virtual's pool, with a hop-by-hop identifier of the peer connection's
+// virtual's pool -- but a request whose Destination-Host is the
+// Origin-Host a peer gave in its CEA goes on that peer's open connection
+// first -- with a hop-by-hop identifier of the peer connection's
 // (clients sharing the connection may have chosen the same one), the
 // answer matched back by it and given the client's identifier again.
 // origin-host-rewrite and origin-realm-rewrite replace those AVPs in
@@ -247,6 +249,23 @@ var ErrRefused = errors.New("diameter peer refused the capabilities exchange")
 
 // Open sends the virtual's CER and waits for the peer's CEA.
 func (s *Session) Open(c net.Conn, rd *mrf.Reader) error {
+	_, err := s.OpenHost(c, rd)
+	return err
+}
+
+// DestHost is a request's Destination-Host: it goes to the peer whose
+// CEA gave that Origin-Host when a connection to it is open.
+func (s *Session) DestHost(data []byte) []byte {
+	m, err := diammsg.Parse(data)
+	if err != nil || !m.Request() {
+		return nil
+	}
+	return m.Get(diammsg.AVPDestinationHost)
+}
+
+// OpenHost is Open, and the Origin-Host of the peer's CEA (lower case:
+// a DiameterIdentity is a domain name).
+func (s *Session) OpenHost(c net.Conn, rd *mrf.Reader) (string, error) {
 	var b []byte
 	b = diammsg.AppendAVP(b, diammsg.AVPOriginHost, diammsg.AVPFlagMandatory, 0, []byte(s.OriginHost))
 	b = diammsg.AppendAVP(b, diammsg.AVPOriginRealm, diammsg.AVPFlagMandatory, 0, []byte(s.OriginRealm))
@@ -258,26 +277,41 @@ func (s *Session) Open(c net.Conn, rd *mrf.Reader) error {
 	hbh := s.e2e.Add(1)
 	cer := diammsg.Build(diammsg.FlagRequest, diammsg.CmdCapabilitiesExchange, 0, hbh, hbh, b)
 	if _, err := c.Write(cer); err != nil {
-		return err
+		return "", err
 	}
 	for range 16 {
 		data, err := rd.Next()
 		if err != nil {
-			return err
+			return "", err
 		}
 		m, err := diammsg.Parse(data)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if m.Code() != diammsg.CmdCapabilitiesExchange || m.Request() {
 			continue // [M: nothing else is taken before the CEA]
 		}
 		if rc := m.Get(diammsg.AVPResultCode); len(rc) != 4 || binary.BigEndian.Uint32(rc) != diammsg.ResultSuccess {
-			return ErrRefused
+			return "", ErrRefused
 		}
+		return strings.ToLower(string(m.Get(diammsg.AVPOriginHost))), nil
+	}
+	return "", ErrRefused
+}
+
+// LostAnswer is DIAMETER_TOO_BUSY (busy) or DIAMETER_UNABLE_TO_DELIVER
+// from the virtual's identity, for a request whose peer connection
+// closed before its answer (retransmission-action busy or unable).
+func (s *Session) LostAnswer(msg *mrf.Message, busy bool) []byte {
+	m, err := diammsg.Parse(msg.Data)
+	if err != nil || !m.Request() {
 		return nil
 	}
-	return ErrRefused
+	code := uint32(diammsg.ResultUnableToDeliver)
+	if busy {
+		code = diammsg.ResultTooBusy
+	}
+	return diammsg.AppendAnswer(nil, m, code, []byte(s.OriginHost), []byte(s.OriginRealm), nil)
 }
 
 // Failed is DIAMETER_UNABLE_TO_DELIVER from the virtual's identity.

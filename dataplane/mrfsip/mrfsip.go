@@ -11,7 +11,8 @@
 // the connection the request came from by the branch of the Via the
 // virtual inserted (a number of the peer connection's), which is taken
 // off before the response leaves; without Via insertion, by the client's
-// own top Via. Provisional responses leave the request in flight; the
+// own top Via (its sent-by and branch, so that clients that chose one
+// branch do not collide on a shared peer connection). Provisional responses leave the request in flight; the
 // final one ends it. A request no peer takes is answered 503 Service
 // Unavailable when generate-response-on-failure is enabled, else
 // dropped. Keep-alives (RFC 5626 CRLFCRLF) are answered CRLF.
@@ -104,7 +105,7 @@ func (s *Session) Classify(data []byte) mrf.Class {
 
 // key is the key of a message's transaction: the number of the branch
 // the virtual inserted (ours: the top Via is the virtual's, on a
-// response coming back), else a hash of the top Via's branch.
+// response coming back), else a hash of the top Via's sent-by and branch.
 func (s *Session) key(m *sipmsg.Message, request bool) uint64 {
 	br := m.Branch()
 	if s.InsertVia && !request {
@@ -115,12 +116,36 @@ func (s *Session) key(m *sipmsg.Message, request bool) uint64 {
 			}
 		}
 	}
+	// The client's own Via: its sent-by as well as its branch, so that
+	// two clients that chose one branch on a shared peer connection do
+	// not take each other's responses (the parameters a server adds,
+	// received and rport, are left out).
 	h := uint64(14695981039346656037)
-	for _, c := range br {
-		h ^= uint64(c)
+	via := m.TopVia()
+	if i := bytes.IndexByte(via, ';'); i >= 0 {
+		via = via[:i]
+	}
+	for _, b := range [2][]byte{bytes.TrimSpace(via), br} {
+		for _, c := range b {
+			h ^= uint64(c)
+			h *= 1099511628211
+		}
+		h ^= 0xff
 		h *= 1099511628211
 	}
 	return h | 1<<63 // never a connection's request number
+}
+
+// CallID is a request's Call-ID, for the session profile's persistence
+// by Call-ID (a CANCEL, an ACK and the later requests of a call carry
+// their INVITE's).
+func (s *Session) CallID(data []byte) []byte {
+	m, err := sipmsg.Parse(data)
+	if err != nil {
+		return nil
+	}
+	v, _ := m.Header(sipmsg.CallID)
+	return bytes.TrimSpace(v)
 }
 
 // Local answers a keep-alive, and a client's request whose Max-Forwards

@@ -138,10 +138,13 @@ type peer struct {
 	conns atomic.Int32
 	mu    sync.Mutex
 	got   []string
+	calls []string // METHOD Call-ID of each request
 }
 
-func newPeer(t *testing.T) *peer {
-	ln, err := net.Listen("tcp", "127.138.4.1:0")
+func newPeer(t *testing.T) *peer { return newPeerAt(t, "127.138.4.1:0") }
+
+func newPeerAt(t *testing.T, addr string) *peer {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Skipf("cannot listen: %v", err)
 	}
@@ -168,6 +171,8 @@ func newPeer(t *testing.T) *peer {
 					}
 					p.mu.Lock()
 					p.got = append(p.got, string(m.Method)+" "+string(m.TopVia()))
+					cid, _ := m.Header(sipmsg.CallID)
+					p.calls = append(p.calls, string(m.Method)+" "+string(cid))
 					p.mu.Unlock()
 					switch string(m.Method) {
 					case "ACK":

@@ -11,6 +11,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/mrf"
@@ -56,6 +57,9 @@ func (pr *proxied) serveMRF(head []byte) {
 	}
 	s := r.NewSession(write, hooks)
 	defer s.Close()
+	if cfg.Persist == mrf.PersistSrcAddr && pr.client != nil {
+		s.SetClient(rawsock.AddrPortOf(pr.client.RemoteAddr()).Addr())
+	}
 	var src io.Reader = pr.client
 	if len(head) > 0 {
 		src = io.MultiReader(bytes.NewReader(head), pr.client)
