@@ -8,6 +8,7 @@ import (
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/mrf"
 	"github.com/openltm/openltm/dataplane/mrfdiam"
+	"github.com/openltm/openltm/dataplane/mrfmqtt"
 	"github.com/openltm/openltm/dataplane/mrfsip"
 	"github.com/openltm/openltm/objects"
 	"github.com/openltm/openltm/rules"
@@ -59,6 +60,8 @@ var mrfFamilies = []*mrfFamily{
 		schema.MustKind("ltm message-routing sip peer"), schema.MustKind("ltm message-routing sip transport-config")},
 	{"diameter", mrfDiamSession, mrfDiamRouter, schema.MustKind("ltm message-routing diameter route"),
 		schema.MustKind("ltm message-routing diameter peer"), schema.MustKind("ltm message-routing diameter transport-config")},
+	{"mqtt", mrfMQTTSession, mrfMQTTRouter, schema.MustKind("ltm message-routing mqtt route"),
+		schema.MustKind("ltm message-routing mqtt peer"), schema.MustKind("ltm message-routing mqtt transport-config")},
 }
 
 var (
@@ -66,6 +69,8 @@ var (
 	mrfSIPRouter   = schema.MustKind("ltm message-routing sip profile router")
 	mrfDiamSession = schema.MustKind("ltm message-routing diameter profile session")
 	mrfDiamRouter  = schema.MustKind("ltm message-routing diameter profile router")
+	mrfMQTTSession = schema.MustKind("ltm message-routing mqtt profile session")
+	mrfMQTTRouter  = schema.MustKind("ltm message-routing mqtt profile router")
 )
 
 // mrfIdle is how long a shared peer connection with nothing in flight
@@ -141,6 +146,8 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 		cfg.Proto = t.mrfSIP(o, v, proto, pe)
 	case "diameter":
 		cfg.Proto = t.mrfDiameter(o, v, proto, pe)
+	case "mqtt":
+		cfg.Proto = &mrfmqtt.Session{Max: atoi(pe("max-message-size"))}
 	}
 	var bad string
 	num := func(s string, what string) int {
@@ -215,6 +222,8 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 				r.Keys[mrfsip.KeyFrom], r.Keys[mrfsip.KeyTo], r.Keys[mrfsip.KeyRequest] = e("from-uri"), e("to-uri"), e("request-uri")
 			case "diameter":
 				r.Keys[mrfdiam.KeyOriginRealm], r.Keys[mrfdiam.KeyApp], r.Keys[mrfdiam.KeyDestRealm] = e("origin-realm"), e("application-id"), e("destination-realm")
+			case "mqtt":
+				r.Keys[mrfmqtt.KeyClientID], r.Keys[mrfmqtt.KeyUsername] = e("client-id"), e("username")
 			}
 			vs := ""
 			if fam.label != "generic" {

@@ -357,6 +357,9 @@ type Session struct {
 	wmu   sync.Mutex
 	// inflight counts the session's requests waiting for an answer.
 	inflight atomic.Int64
+	// stick, with a Sticky protocol, is the peer connection the
+	// client's messages all go on once its first was routed.
+	stick *outgoing
 }
 
 // Drain waits, up to d, until no request of the session waits for its
@@ -443,6 +446,9 @@ func (s *Session) Send(data []byte) error {
 // answers nothing the virtual sent, or cannot be read, is dropped [M].
 func (s *Session) Handle(m *Message) bool {
 	s.r.C.Received.Add(1)
+	if m.Answer && !m.Bad && s.stuck(m) {
+		return true
+	}
 	if m.Answer || m.Bad {
 		s.r.C.Dropped.Add(1)
 		return true
@@ -508,6 +514,17 @@ var errNoRoute = errors.New("no route")
 func (s *Session) route(m *Message) {
 	var o *outgoing
 	var err error
+	if p := s.r.cfg.Proto; p != nil && sticky(p) {
+		s.mu.Lock()
+		o = s.stick
+		s.mu.Unlock()
+		if o != nil && !o.isDead() {
+			m.Peer, m.Member, m.Status = o.key.peer, o.addr, StatusRouted
+			s.r.C.Routed.Add(1)
+			o.send(m, s.r.cfg.Term)
+			return
+		}
+	}
 	rec, pinned := s.r.persisted(m)
 	if pinned {
 		m.pinned = rec.addr
@@ -524,6 +541,11 @@ func (s *Session) route(m *Message) {
 	}
 	if m.Persist != "" {
 		s.r.persist(m, o)
+	}
+	if p := s.r.cfg.Proto; p != nil && sticky(p) {
+		s.mu.Lock()
+		s.stick = o
+		s.mu.Unlock()
 	}
 	m.Status = StatusRouted
 	s.r.C.Routed.Add(1)
@@ -689,7 +711,7 @@ func (s *Session) conn(p *Peer, m *Message) (*outgoing, error) {
 		r.rot["\x00"+p.Name]++
 		r.mu.Unlock()
 	}
-	perClient := p.Mode == PerClient
+	perClient := p.Mode == PerClient || (r.cfg.Proto != nil && sticky(r.cfg.Proto))
 	for {
 		s.mu.Lock()
 		r.mu.Lock()
@@ -1045,6 +1067,12 @@ func (o *outgoing) readProto(data []byte) bool {
 	o.last = time.Now()
 	if !c.Answer || c.Bad {
 		o.mu.Unlock()
+		if !c.Bad && o.owner != nil && sticky(p) {
+			o.r.C.Unsolicited.Add(1)
+			o.owner.deliver(&Message{Data: append([]byte(nil), data...), Status: StatusRouted, Peer: o.key.peer, Member: o.addr,
+				origin: o.owner, Instance: -1})
+			return true
+		}
 		if c.Bad || o.sess == nil {
 			o.r.C.Dropped.Add(1)
 			return true
@@ -1132,4 +1160,32 @@ func (o *outgoing) close() {
 			m.origin.fail(m, net.ErrClosed)
 		}
 	}
+}
+
+// stuck sends a client's answer (to a message its server sent it) on the
+// session's own peer connection, as it is, when its protocol is Sticky
+// and the connection is open: true when it went (or was lost with the
+// connection).
+func (s *Session) stuck(m *Message) bool {
+	p := s.r.cfg.Proto
+	if p == nil || !sticky(p) {
+		return false
+	}
+	s.mu.Lock()
+	o := s.stick
+	s.mu.Unlock()
+	if o == nil || o.isDead() {
+		return false
+	}
+	if s.hooks != nil && !s.hooks.Ingress(m) {
+		return true
+	}
+	if m.Drop {
+		s.r.C.Dropped.Add(1)
+		return true
+	}
+	if o.writeBack(m.Data) != nil {
+		o.close()
+	}
+	return true
 }
