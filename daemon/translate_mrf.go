@@ -369,7 +369,7 @@ func unescapeTerm(s string) string {
 // mrfNeeds refuses a rule list whose GENERICMESSAGE_ and MR_ events need
 // the generic protocol profile the virtual server lacks (01070394 [M]).
 func (t *translator) mrfNeeds(o *objects.Object, list []*rules.Rule) bool {
-	if t.profile(o, mrfSIPSession, mrfDiamSession) != nil {
+	if t.profile(o, mrfSIPSession, mrfDiamSession, mrfMQTTSession) != nil {
 		// MR_ events run under every message protocol; the generic
 		// protocol's own events need it [M].
 		return t.profileNeeds(o, list, mrfProtocol, "GENERICMESSAGE", func(r *rules.Rule) []rules.HTTPNeed {
