@@ -357,6 +357,8 @@ type Session struct {
 	wmu   sync.Mutex
 	// inflight counts the session's requests waiting for an answer.
 	inflight atomic.Int64
+	// id is MR::flow_id's: the session's number among the process's.
+	id uint64
 	// stick, with a Sticky protocol, is the peer connection the
 	// client's messages all go on once its first was routed.
 	stick *outgoing
@@ -374,7 +376,22 @@ func (s *Session) Drain(d time.Duration) {
 // NewSession starts serving a client connection: write sends framed
 // bytes to it; hooks may be nil (no rule events).
 func (r *Router) NewSession(write func([]byte) error, hooks Hooks) *Session {
-	return &Session{r: r, hooks: hooks, write: write}
+	return &Session{r: r, hooks: hooks, write: write, id: sessionIDs.Add(1)}
+}
+
+// sessionIDs numbers the sessions (MR::flow_id).
+var sessionIDs atomic.Uint64
+
+// ID is the session's number, unique in the process: MR::flow_id.
+func (s *Session) ID() uint64 { return s.id }
+
+// Make is a message a rule made (GENERICMESSAGE::message create) as
+// though the client had sent data to dst: the host routes it with
+// Handle once the event that made it ran.
+func (s *Session) Make(data []byte, dst string) *Message {
+	m := s.Message(data)
+	m.Dst, m.Made = dst, true
+	return m
 }
 
 // Router is the session's router.

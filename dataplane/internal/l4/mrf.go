@@ -308,6 +308,7 @@ func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 			}
 		}
 		sess.EndMR()
+		made := sess.TakeMRMade()
 		v, detach := rs.verdict, rs.detach
 		rs.verdict, rs.detach, rs.prime = irules.GoOn, false, false
 		rs.mu.Unlock()
@@ -316,6 +317,11 @@ func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 				pr.end(false)
 			}
 			return false
+		}
+		for _, x := range made {
+			if o := x.Originator(); o != nil && !o.Handle(x) {
+				return false
+			}
 		}
 		if m.Drop || m.Return {
 			break
