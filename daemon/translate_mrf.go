@@ -191,7 +191,18 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 				p.Transport = p.TC.Name
 			}
 		}
-		if e(mrfPeerAutoInit) == "enabled" {
+		if fam.label == "mqtt" {
+			// An MQTT connection is one client's session with its
+			// broker: the router keeps every peer connection per client
+			// (mrf.Sticky), whatever the peer's connection-mode, and
+			// opens none before a client's CONNECT [M].
+			if m := e(mrfPeerMode); m != "per-client" {
+				t.note(po, "mqtt peer %s: connection-mode %s is kept; openltm gives each MQTT client a broker connection of its own (per-client)", po.Name, m)
+			}
+			if e(mrfPeerAutoInit) == "enabled" {
+				t.note(po, "mqtt peer %s: auto-initialization is kept; a broker connection opens with its client's CONNECT", po.Name)
+			}
+		} else if e(mrfPeerAutoInit) == "enabled" {
 			if p.Mode == mrf.PerClient {
 				t.keep(po, "%s peer %s: auto-initialization is kept; openltm opens a per-client peer's connections for its clients only", fam.label, po.Name)
 			} else {
