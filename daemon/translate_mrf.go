@@ -8,6 +8,7 @@ import (
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/mrf"
 	"github.com/openltm/openltm/dataplane/mrfdiam"
+	"github.com/openltm/openltm/dataplane/mrfmqtt"
 	"github.com/openltm/openltm/dataplane/mrfsip"
 	"github.com/openltm/openltm/objects"
 	"github.com/openltm/openltm/rules"
@@ -59,6 +60,8 @@ var mrfFamilies = []*mrfFamily{
 		schema.MustKind("ltm message-routing sip peer"), schema.MustKind("ltm message-routing sip transport-config")},
 	{"diameter", mrfDiamSession, mrfDiamRouter, schema.MustKind("ltm message-routing diameter route"),
 		schema.MustKind("ltm message-routing diameter peer"), schema.MustKind("ltm message-routing diameter transport-config")},
+	{"mqtt", mrfMQTTSession, mrfMQTTRouter, schema.MustKind("ltm message-routing mqtt route"),
+		schema.MustKind("ltm message-routing mqtt peer"), schema.MustKind("ltm message-routing mqtt transport-config")},
 }
 
 var (
@@ -66,6 +69,8 @@ var (
 	mrfSIPRouter   = schema.MustKind("ltm message-routing sip profile router")
 	mrfDiamSession = schema.MustKind("ltm message-routing diameter profile session")
 	mrfDiamRouter  = schema.MustKind("ltm message-routing diameter profile router")
+	mrfMQTTSession = schema.MustKind("ltm message-routing mqtt profile session")
+	mrfMQTTRouter  = schema.MustKind("ltm message-routing mqtt profile router")
 )
 
 // mrfIdle is how long a shared peer connection with nothing in flight
@@ -143,6 +148,8 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 	case "diameter":
 		cfg.Proto = t.mrfDiameter(o, v, proto, pe)
 		cfg.OnLost, cfg.MaxRetransmit = mrfLostAction(pe("retransmission-action")), atoi(pe("max-retransmissions"))
+	case "mqtt":
+		cfg.Proto = &mrfmqtt.Session{Max: atoi(pe("max-message-size"))}
 	}
 	var bad string
 	num := func(s string, what string) int {
@@ -186,7 +193,18 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 				p.Transport = p.TC.Name
 			}
 		}
-		if e(mrfPeerAutoInit) == "enabled" {
+		if fam.label == "mqtt" {
+			// An MQTT connection is one client's session with its
+			// broker: the router keeps every peer connection per client
+			// (mrf.Sticky), whatever the peer's connection-mode, and
+			// opens none before a client's CONNECT [M].
+			if m := e(mrfPeerMode); m != "per-client" {
+				t.note(po, "mqtt peer %s: connection-mode %s is kept; openltm gives each MQTT client a broker connection of its own (per-client)", po.Name, m)
+			}
+			if e(mrfPeerAutoInit) == "enabled" {
+				t.note(po, "mqtt peer %s: auto-initialization is kept; a broker connection opens with its client's CONNECT", po.Name)
+			}
+		} else if e(mrfPeerAutoInit) == "enabled" {
 			if p.Mode == mrf.PerClient {
 				t.keep(po, "%s peer %s: auto-initialization is kept; openltm opens a per-client peer's connections for its clients only", fam.label, po.Name)
 			} else {
@@ -217,6 +235,8 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 				r.Keys[mrfsip.KeyFrom], r.Keys[mrfsip.KeyTo], r.Keys[mrfsip.KeyRequest] = e("from-uri"), e("to-uri"), e("request-uri")
 			case "diameter":
 				r.Keys[mrfdiam.KeyOriginRealm], r.Keys[mrfdiam.KeyApp], r.Keys[mrfdiam.KeyDestRealm] = e("origin-realm"), e("application-id"), e("destination-realm")
+			case "mqtt":
+				r.Keys[mrfmqtt.KeyClientID], r.Keys[mrfmqtt.KeyUsername] = e("client-id"), e("username")
 			}
 			vs := ""
 			if fam.label != "generic" {
@@ -362,7 +382,7 @@ func unescapeTerm(s string) string {
 // mrfNeeds refuses a rule list whose GENERICMESSAGE_ and MR_ events need
 // the generic protocol profile the virtual server lacks (01070394 [M]).
 func (t *translator) mrfNeeds(o *objects.Object, list []*rules.Rule) bool {
-	if t.profile(o, mrfSIPSession, mrfDiamSession) != nil {
+	if t.profile(o, mrfSIPSession, mrfDiamSession, mrfMQTTSession) != nil {
 		// MR_ events run under every message protocol; the generic
 		// protocol's own events need it [M].
 		return t.profileNeeds(o, list, mrfProtocol, "GENERICMESSAGE", func(r *rules.Rule) []rules.HTTPNeed {

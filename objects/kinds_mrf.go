@@ -250,3 +250,44 @@ virtual-server ref ltm+virtual none
 	peer, tc := mrfPeerKinds(mrfDiameter)
 	return []*Kind{sess, router, route, peer, tc}
 }
+
+const mrfMQTT = "ltm message-routing mqtt "
+
+// mrfMQTTKinds are MQTT over the message-routing framework: `mqtt
+// profile session` and `mqtt profile router` on a TCP virtual (built-ins
+// mqttsession and mqttrouter), routes matched on the CONNECT's client-id
+// and username, peers and transport-configs as the generic protocol's
+// (dataplane/mrfmqtt). [M: F5's documents give the kinds and built-ins
+// but not the session profile's or the route's options; openltm's are
+// max-message-size (one packet's remaining length, the codec's bound by
+// default) and, for routes, client-id and username glob patterns, since
+// an MQTT session stays with the broker its CONNECT reached.]
+func mrfMQTTKinds() []*Kind {
+	sess := actOn(pk(mrfMQTT+"profile session", "Session", "/Common/mqttsession", tmshRef(mrfMQTT+"profile session"), `
+defaults-from ref ltm+message-routing+mqtt+profile+session
+max-message-size int 0
+`), "F5 ltm message-routing mqtt profile session: the virtual's MQTT packets framed on their remaining length (max-message-size bounds one; 0: the codec's bound); each client's CONNECT picks its broker and its later packets follow it, acknowledgements matched back by type and packet id, the broker's PUBLISHes for the client's subscriptions delivered to it; a CONNECT no broker takes is answered CONNACK server unavailable",
+		"max-message-size")
+	sess.Lower = "profile"
+	sess.row("max-message-size").Max = 1 << 28
+	router := actOn(pk(mrfMQTT+"profile router", "Router", "/Common/mqttrouter", tmshRef(mrfMQTT+"profile router"), `
+defaults-from ref ltm+message-routing+mqtt+profile+router
+routes reflist ltm+message-routing+mqtt+route
+`+mrfRouterRows), "F5 ltm message-routing mqtt profile router: the virtual's MQTT sessions routed at CONNECT by its routes (client-id, username) to their peers, else to the virtual's pool, over a connection of the client's own; max-retries bounds MR::retry; max-pending-messages and max-pending-bytes bound the packets waiting for the broker connection to open",
+		"routes", "max-retries", "max-pending-messages", "max-pending-bytes")
+	router.Lower = "profile"
+	router.row("routes").Checked = true
+	router.row("max-retries").Max = 255
+	httpRouterBounds(router)
+	route := actOn(pk(mrfMQTT+"route", "Route", "", tmshRef(mrfMQTT+"route"), `
+client-id str -
+peer-selection-mode enum sequential sequential|ratio
+peers reflist ltm+message-routing+mqtt+peer
+username str -
+virtual-server ref ltm+virtual none
+`), "F5 ltm message-routing mqtt route: sessions whose CONNECT's client-id and username match (glob patterns; unset: any; the most specific route wins) go to one of its peers; with virtual-server, only those of that virtual",
+		"client-id", "peer-selection-mode", "peers", "username", "virtual-server")
+	route.row("peers").Checked = true
+	peer, tc := mrfPeerKinds(mrfMQTT)
+	return []*Kind{sess, router, route, peer, tc}
+}

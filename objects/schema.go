@@ -329,6 +329,7 @@ func allKinds() []*Kind {
 	ks = append(ks, mrfKinds()...)  // kinds_mrf.go
 	ks = append(ks, mrfSIPKinds()...)
 	ks = append(ks, mrfDiameterKinds()...)
+	ks = append(ks, mrfMQTTKinds()...)
 	ks = append(ks, sslFileKinds()...)
 	actSocketRows(ks) // kinds_tcpopts.go
 	return ks

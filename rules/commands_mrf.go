@@ -23,6 +23,9 @@ type MRState struct {
 	// peerName is GENERICMESSAGE::peer name's: the name the client's
 	// connection goes by.
 	peerName string
+	// made are the messages GENERICMESSAGE::message create made in the
+	// event, for the host to route once it ran.
+	made []*mrf.Message
 }
 
 // BeginMR binds message m of router r to the commands of the event about
@@ -31,7 +34,20 @@ func (s *ConnState) BeginMR(m *mrf.Message, r *mrf.Router, transport string) {
 	if s.mr == nil {
 		s.mr = &MRState{}
 	}
-	s.mr.msg, s.mr.router, s.mr.transport = m, r, transport
+	s.mr.msg, s.mr.router, s.mr.transport, s.mr.made = m, r, transport, nil
+}
+
+// TakeMRMade are the messages the event made (GENERICMESSAGE::message
+// create), which the host routes from the client's connection as if the
+// client had sent them, their ingress events running, once the event's
+// lock is let go.
+func (s *ConnState) TakeMRMade() []*mrf.Message {
+	if s.mr == nil {
+		return nil
+	}
+	made := s.mr.made
+	s.mr.made = nil
+	return made
 }
 
 // EndMR forgets the message once the event ran.
@@ -47,7 +63,7 @@ func (s *ConnState) EndMR() {
 // and the streaming of message bodies are not in openltm's generic
 // protocol yet).
 var mrNotYet = []string{"MR::connect_back_port", "MR::equivalent_transport", "MR::always_match_port",
-	"MR::ignore_peer_port", "MR::flow_id", "MR::prime", "MR::stream"}
+	"MR::ignore_peer_port", "MR::prime", "MR::stream"}
 
 func registerMRF(t *tcl.Commands) {
 	for name, fn := range map[string]tcl.CmdFunc{
@@ -67,6 +83,7 @@ func registerMRF(t *tcl.Commands) {
 		"MR::return":              mrFlag("MR::return", func(m *mrf.Message) { m.Return = true }),
 		"MR::retry":               mrFlag("MR::retry", func(m *mrf.Message) { m.Retry = true }),
 		"MR::max_retries":         cmdMRMaxRetries,
+		"MR::flow_id":             cmdMRFlowID,
 		"MR::connection_mode":     cmdMRConnMode,
 		"MR::connection_instance": cmdMRConnInstance,
 		"MR::available_for_routing": func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
@@ -212,10 +229,58 @@ func cmdGMMessage(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return tcl.Empty, nil
 	case "status":
 		return tcl.Str(m.Status), nil
-	case "create", "request_sequence_number":
+	case "create":
+		return mrCreate(st, a)
+	case "request_sequence_number", "reqseqnum":
 		return tcl.Empty, tcl.Errorf("%s %s: not supported yet by openltm's generic message routing", cmd, sub)
 	}
 	return tcl.Empty, tcl.Errorf("%s: unknown option %q", cmd, sub)
+}
+
+// mrCreate is GENERICMESSAGE::message create ?TEXT ?DST??: a new
+// message from the client's connection, routed once the event ran, after
+// its own GENERICMESSAGE_INGRESS and MR_INGRESS. [M: F5 makes messages
+// so in CLIENT_DATA with disable-parser, which openltm does not act on;
+// here a message's events make more. A made message's events cannot
+// make another, so that a rule cannot loop.]
+func mrCreate(st *MRState, a []tcl.Value) (tcl.Value, error) {
+	const cmd = "GENERICMESSAGE::message create"
+	if len(a) > 2 {
+		return tcl.Empty, tcl.WrongArgs(cmd + " ?text ?destination??")
+	}
+	if st.msg.Made {
+		return tcl.Empty, tcl.Errorf("%s: a message a rule made cannot make another", cmd)
+	}
+	o := st.msg.Originator()
+	if o == nil {
+		return tcl.Empty, tcl.Errorf("%s: the message has no client connection to come from", cmd)
+	}
+	var text, dst string
+	if len(a) > 0 {
+		text = a[0].String()
+	}
+	if len(a) > 1 {
+		dst = a[1].String()
+	}
+	st.made = append(st.made, o.Make([]byte(text), dst))
+	return tcl.Empty, nil
+}
+
+// cmdMRFlowID is MR::flow_id: the number of the client connection the
+// message belongs to (0: a peer's message no client's).
+func cmdMRFlowID(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	const cmd = "MR::flow_id"
+	if len(args) != 1 {
+		return tcl.Empty, tcl.WrongArgs(cmd)
+	}
+	st, err := mrMsg(in, cmd, true)
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if o := st.msg.Originator(); o != nil {
+		return tcl.Int(int64(o.ID())), nil
+	}
+	return tcl.Int(0), nil
 }
 
 // cmdGMPeer is GENERICMESSAGE::peer name ?name?: the client

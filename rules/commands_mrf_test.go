@@ -2,6 +2,7 @@ package rules
 
 import (
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -55,7 +56,9 @@ func TestMRFCommands(t *testing.T) {
 		{name: "instance and mode", ev: "MR_INGRESS", body: `MR::connection_instance 2; log local0. "[MR::connection_instance] [MR::connection_mode] [MR::available_for_routing]"`, log: "2 per-peer 1"},
 		{name: "collect release", ev: "MR_INGRESS", body: `MR::collect; MR::release; log local0. ok`, log: "ok"},
 		{name: "not yet", ev: "MR_INGRESS", body: `MR::connect_back_port`, err: "MR::connect_back_port: not supported yet"},
-		{name: "create not yet", ev: "GENERICMESSAGE_INGRESS", body: `GENERICMESSAGE::message create x`, err: "not supported yet"},
+		{name: "create without a client", ev: "GENERICMESSAGE_INGRESS", body: `GENERICMESSAGE::message create x`, err: "no client connection"},
+		{name: "flow id of a peer's message", ev: "MR_INGRESS", body: `log local0. [MR::flow_id]`, log: "0"},
+		{name: "sequence number not yet", ev: "MR_INGRESS", body: `GENERICMESSAGE::message request_sequence_number`, err: "not supported yet"},
 		{name: "bad route word", ev: "MR_INGRESS", body: `MR::message route frob x`, err: `unknown word "frob"`},
 		{name: "bad peer mode", ev: "MR_INGRESS", body: `MR::peer p pool x connection-mode sideways`, err: `unknown connection-mode "sideways"`},
 		{name: "no message", ev: "CLIENT_ACCEPTED", body: `GENERICMESSAGE::message text`, noMsg: true, err: "no message in CLIENT_ACCEPTED"},
@@ -100,5 +103,45 @@ func TestMRFCommands(t *testing.T) {
 				c.check(t, m, r)
 			}
 		})
+	}
+}
+
+// GENERICMESSAGE::message create makes messages of the client's
+// connection for the host to route; a made message's events cannot make
+// more; MR::flow_id numbers the client's connection.
+func TestMRCreate(t *testing.T) {
+	rl := mustCompile(t, "mr", `when GENERICMESSAGE_INGRESS {
+		GENERICMESSAGE::message create "one" d1
+		GENERICMESSAGE::message create
+		log local0. [MR::flow_id]
+	}`)
+	var logged []string
+	p := NewProgram(&Env{Log: func(_, l string) { logged = append(logged, l) }}, rl)
+	s := p.NewConnState(newFakeConn())
+	defer s.Release()
+	r := mrf.NewRouter(&mrf.Config{}, nil, nil)
+	defer r.Close()
+	sess := r.NewSession(func([]byte) error { return nil }, nil)
+	m := sess.Message([]byte("hello"))
+	s.BeginMR(m, r, "virtual /Common/vs")
+	if err := s.Run(GenericMessageIngress); err != nil {
+		t.Fatal(err)
+	}
+	s.EndMR()
+	made := s.TakeMRMade()
+	if len(made) != 2 || string(made[0].Data) != "one" || made[0].Dst != "d1" || !made[0].Made || len(made[1].Data) != 0 || made[1].Originator() != sess {
+		t.Fatalf("made %+v", made)
+	}
+	if len(logged) != 1 || !strings.HasSuffix(logged[0], ": "+strconv.FormatUint(sess.ID(), 10)) {
+		t.Fatalf("logged %q, want the flow id %d", logged, sess.ID())
+	}
+	if again := s.TakeMRMade(); again != nil {
+		t.Fatalf("taken twice: %v", again)
+	}
+	s.BeginMR(made[0], r, "virtual /Common/vs")
+	err := s.Run(GenericMessageIngress)
+	s.EndMR()
+	if err == nil || !strings.Contains(err.Error(), "cannot make another") {
+		t.Fatalf("a made message made another: %v", err)
 	}
 }

@@ -69,6 +69,10 @@ type Message struct {
 	Peer   string
 	Member netip.AddrPort
 
+	// Made: a rule made the message (GENERICMESSAGE::message create)
+	// rather than the client sending it.
+	Made bool
+
 	origin    *Session
 	pinned    netip.AddrPort // the member a persistence record names
 	attempted []netip.AddrPort

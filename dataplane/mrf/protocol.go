@@ -99,3 +99,21 @@ func BytesKey(b []byte) string {
 type Framer interface {
 	Frame(buf []byte) (n int, complete bool, err error)
 }
+
+// Sticky is what a protocol whose client connection is one session with
+// one server (MQTT: a CONNECT opens it, everything after belongs to it)
+// adds to Protocol: the client's first routed message picks the peer
+// connection, which is the client's own whatever the peer's
+// connection-mode, and every later message of the client goes on it; the
+// client's answers to the server's messages go to it as they are; and
+// the server's own messages (an MQTT PUBLISH for a subscription) come
+// back to the client rather than being routed.
+type Sticky interface {
+	Sticky() bool
+}
+
+// sticky says whether p keeps each client on one peer connection.
+func sticky(p Protocol) bool {
+	s, ok := p.(Sticky)
+	return ok && s.Sticky()
+}

@@ -365,6 +365,11 @@ type Session struct {
 	wmu   sync.Mutex
 	// inflight counts the session's requests waiting for an answer.
 	inflight atomic.Int64
+	// id is MR::flow_id's: the session's number among the process's.
+	id uint64
+	// stick, with a Sticky protocol, is the peer connection the
+	// client's messages all go on once its first was routed.
+	stick *outgoing
 }
 
 // Drain waits, up to d, until no request of the session waits for its
@@ -379,7 +384,22 @@ func (s *Session) Drain(d time.Duration) {
 // NewSession starts serving a client connection: write sends framed
 // bytes to it; hooks may be nil (no rule events).
 func (r *Router) NewSession(write func([]byte) error, hooks Hooks) *Session {
-	return &Session{r: r, hooks: hooks, write: write}
+	return &Session{r: r, hooks: hooks, write: write, id: sessionIDs.Add(1)}
+}
+
+// sessionIDs numbers the sessions (MR::flow_id).
+var sessionIDs atomic.Uint64
+
+// ID is the session's number, unique in the process: MR::flow_id.
+func (s *Session) ID() uint64 { return s.id }
+
+// Make is a message a rule made (GENERICMESSAGE::message create) as
+// though the client had sent data to dst: the host routes it with
+// Handle once the event that made it ran.
+func (s *Session) Make(data []byte, dst string) *Message {
+	m := s.Message(data)
+	m.Dst, m.Made = dst, true
+	return m
 }
 
 // Router is the session's router.
@@ -455,6 +475,9 @@ func (s *Session) Send(data []byte) error {
 // answers nothing the virtual sent, or cannot be read, is dropped [M].
 func (s *Session) Handle(m *Message) bool {
 	s.r.C.Received.Add(1)
+	if m.Answer && !m.Bad && s.stuck(m) {
+		return true
+	}
 	if m.Answer || m.Bad {
 		s.r.C.Dropped.Add(1)
 		return true
@@ -523,6 +546,17 @@ func (s *Session) route(m *Message) {
 	if s.r.cfg.Persist != PersistNone && !m.Answer {
 		s.persistKey(m)
 	}
+	if p := s.r.cfg.Proto; p != nil && sticky(p) {
+		s.mu.Lock()
+		o = s.stick
+		s.mu.Unlock()
+		if o != nil && !o.isDead() {
+			m.Peer, m.Member, m.Status = o.key.peer, o.addr, StatusRouted
+			s.r.C.Routed.Add(1)
+			o.send(m, s.r.cfg.Term)
+			return
+		}
+	}
 	rec, pinned := s.r.persisted(m)
 	if pinned {
 		m.pinned = rec.addr
@@ -539,6 +573,11 @@ func (s *Session) route(m *Message) {
 	}
 	if m.Persist != "" {
 		s.r.persist(m, o)
+	}
+	if p := s.r.cfg.Proto; p != nil && sticky(p) {
+		s.mu.Lock()
+		s.stick = o
+		s.mu.Unlock()
 	}
 	m.Status = StatusRouted
 	s.r.C.Routed.Add(1)
@@ -782,7 +821,7 @@ func (s *Session) conn(p *Peer, m *Message) (*outgoing, error) {
 		r.rot["\x00"+p.Name]++
 		r.mu.Unlock()
 	}
-	perClient := p.Mode == PerClient
+	perClient := p.Mode == PerClient || (r.cfg.Proto != nil && sticky(r.cfg.Proto))
 	for {
 		s.mu.Lock()
 		r.mu.Lock()
@@ -1156,6 +1195,12 @@ func (o *outgoing) readProto(data []byte) bool {
 	o.last = time.Now()
 	if !c.Answer || c.Bad {
 		o.mu.Unlock()
+		if !c.Bad && o.owner != nil && sticky(p) {
+			o.r.C.Unsolicited.Add(1)
+			o.owner.deliver(&Message{Data: append([]byte(nil), data...), Status: StatusRouted, Peer: o.key.peer, Member: o.addr,
+				origin: o.owner, Instance: -1})
+			return true
+		}
 		if c.Bad || o.sess == nil {
 			o.r.C.Dropped.Add(1)
 			return true
@@ -1243,4 +1288,32 @@ func (o *outgoing) close() {
 			m.origin.lost(m)
 		}
 	}
+}
+
+// stuck sends a client's answer (to a message its server sent it) on the
+// session's own peer connection, as it is, when its protocol is Sticky
+// and the connection is open: true when it went (or was lost with the
+// connection).
+func (s *Session) stuck(m *Message) bool {
+	p := s.r.cfg.Proto
+	if p == nil || !sticky(p) {
+		return false
+	}
+	s.mu.Lock()
+	o := s.stick
+	s.mu.Unlock()
+	if o == nil || o.isDead() {
+		return false
+	}
+	if s.hooks != nil && !s.hooks.Ingress(m) {
+		return true
+	}
+	if m.Drop {
+		s.r.C.Dropped.Add(1)
+		return true
+	}
+	if o.writeBack(m.Data) != nil {
+		o.close()
+	}
+	return true
 }

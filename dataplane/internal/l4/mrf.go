@@ -14,6 +14,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/mqtt"
 	"github.com/openltm/openltm/dataplane/mrf"
 	"github.com/openltm/openltm/rules"
 )
@@ -231,6 +232,7 @@ type mrfHooks struct {
 const (
 	mrfSIP      = "sip"
 	mrfDiameter = "diameter"
+	mrfMQTT     = "mqtt"
 )
 
 func protoOf(cfg *mrf.Config) string {
@@ -303,11 +305,14 @@ func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 				sess.BeginDiameterWith(m.Data, rules.DiameterContext{ClientSide: true})
 				err = sess.Run(ev)
 				end = !mrfDiameterOutcome(m, sess.EndDiameter())
+			} else if h.proto == mrfMQTT {
+				end, err = h.runMQTT(sess, ev, m)
 			} else {
 				err = sess.Run(ev)
 			}
 		}
 		sess.EndMR()
+		made := sess.TakeMRMade()
 		v, detach := rs.verdict, rs.detach
 		rs.verdict, rs.detach, rs.prime = irules.GoOn, false, false
 		rs.mu.Unlock()
@@ -317,11 +322,66 @@ func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 			}
 			return false
 		}
+		for _, x := range made {
+			if o := x.Originator(); o != nil && !o.Handle(x) {
+				return false
+			}
+		}
 		if m.Drop || m.Return {
 			break
 		}
 	}
 	return true
+}
+
+// runMQTT runs an MR_ event over an MQTT router's packet with the
+// MQTT:: commands reading and editing it, as on the mqtt profile's
+// flows, and applies what the rule asked: its edits (the packet encoded
+// again), MQTT::drop, MQTT::respond (in MR_INGRESS, to the client at
+// once), MQTT::insert's packets (around this one toward the client in
+// MR_EGRESS; after it toward the broker in MR_INGRESS [M: one before it
+// would take its place as the packet the broker's answer is matched
+// to, so it is left out]) and MQTT::disconnect (the connection ends).
+// end: the connection is to end.
+func (h *mrfHooks) runMQTT(sess *rules.ConnState, ev rules.Event, m *mrf.Message) (end bool, err error) {
+	sess.SetMQTT()
+	st := sess.MQTT()
+	p, derr := mqtt.Decode(m.Data, st.Version)
+	if derr != nil || st.Disabled {
+		return false, sess.Run(ev)
+	}
+	if p.Type == mqtt.CONNECT {
+		st.Version = p.ProtocolVersion
+	}
+	sess.BeginMQTT(p)
+	err = sess.Run(ev)
+	o := sess.EndMQTT()
+	if o.Edited {
+		m.Data = p.Encode(nil, st.Version)
+	}
+	m.Drop = m.Drop || o.Drop
+	ingress := ev == rules.MRIngress
+	if ingress {
+		for _, b := range o.Respond {
+			if s := m.Originator(); s != nil && s.Send(b) != nil {
+				return true, err
+			}
+		}
+		for _, b := range o.After {
+			m.Data = append(m.Data, b...)
+		}
+	} else if len(o.Before)+len(o.After) > 0 {
+		var b []byte
+		for _, x := range o.Before {
+			b = append(b, x...)
+		}
+		b = append(b, m.Data...)
+		for _, x := range o.After {
+			b = append(b, x...)
+		}
+		m.Data = b
+	}
+	return o.Disconnect, err
 }
 
 // mrfSIPOutcome applies what SIP_REQUEST or SIP_RESPONSE did to m: its
