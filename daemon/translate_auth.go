@@ -26,7 +26,7 @@ import (
 // AUTH::start pam default_TYPE in it reaches the profile's configuration
 // (dataplane/authn). A profile with mode disabled adds nothing [M: the
 // virtual lets its clients through unchecked]. Types openltm keeps only
-// (tacacs, ssl-cc-ldap, krbdelegate) are kept with a warning, and the
+// (ssl-cc-ldap, krbdelegate) are kept with a warning, and the
 // virtual runs without them.
 
 var (
@@ -244,11 +244,33 @@ func (t *translator) authSpec(p *objects.Object, typ objects.AuthProfileType) (*
 		}
 		spec.backend = d
 		fmt.Fprintf(&key, "\x00%+v\x00%v\x00%v", d.Servers, d.CacheTimeout, d.ConnectTimeout)
+	case "tacacs":
+		tc := &authn.TACACS{Secret: []byte(t.cfg.EffectiveStr(c, "secret")), Encrypt: str(c, "encryption") != "disabled",
+			Service: str(c, "service"), Protocol: str(c, "protocol"), UseAll: str(c, "authentication") == "use-all-servers"}
+		for _, srv := range list(c, "servers") {
+			tc.Servers = append(tc.Servers, tacacsAddr(srv))
+		}
+		if len(tc.Servers) == 0 {
+			return nil, fmt.Errorf("tacacs configuration %s has no servers", c.Name)
+		}
+		spec.backend = tc
+		fmt.Fprintf(&key, "\x00%+v", *tc)
 	default:
 		return nil, fmt.Errorf("type %s is not acted on", typ.Type)
 	}
 	spec.key = key.String()
 	return spec, nil
+}
+
+// tacacsAddr is a tacacs server as host:port: TACACS+'s port 49 unless
+// the server is given as ADDRESS:PORT ([ADDRESS]:PORT for IPv6) [M:
+// BIG-IP's servers are addresses or names on port 49; openltm also
+// reads a port].
+func tacacsAddr(s string) string {
+	if h, p, err := net.SplitHostPort(s); err == nil {
+		return net.JoinHostPort(h, p)
+	}
+	return net.JoinHostPort(strings.Trim(s, "[]"), "49")
 }
 
 // radiusServiceTypes are service-type's values (RFC 2865's numbers).

@@ -2,6 +2,7 @@ package objects
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -14,8 +15,8 @@ import (
 // type's kind (an ldap, radius, ssl-ocsp, ssl-crldp, ssl-cc-ldap or
 // tacacs object) and the built-in iRule that drives it (`rule`,
 // _sys_auth_ldap for an ldap profile). openltm acts on the ldap, radius,
-// ssl-ocsp and ssl-crldp configurations (dataplane/authn); ssl-cc-ldap,
-// tacacs and krbdelegate profiles are kept with a warning.
+// tacacs, ssl-ocsp and ssl-crldp configurations (dataplane/authn);
+// ssl-cc-ldap and krbdelegate profiles are kept with a warning.
 //
 // [M] The property lists and defaults are those of F5's tmsh reference
 // pages for the kinds as remembered (v13-v17), and the required
@@ -33,7 +34,7 @@ var authProfileTypes = []struct {
 }{
 	{"ldap", "ldap", "ltm auth ldap", "_sys_auth_ldap", true},
 	{"radius", "radius", "ltm auth radius", "_sys_auth_radius", true},
-	{"tacacs", "tacacs", "ltm auth tacacs", "_sys_auth_tacacs", false},
+	{"tacacs", "tacacs", "ltm auth tacacs", "_sys_auth_tacacs", true},
 	{"ssl_cc_ldap", "ssl-cc-ldap", "ltm auth ssl-cc-ldap", "_sys_auth_ssl_cc_ldap", false},
 	{"ssl_crldp", "ssl-crldp", "ltm auth ssl-crldp", "_sys_auth_ssl_crldp", true},
 	{"ssl_ocsp", "ssl-ocsp", "ltm auth ssl-ocsp", "_sys_auth_ssl_ocsp", true},
@@ -202,7 +203,7 @@ user-key str none
 valid-groups list
 valid-roles list
 `)
-	tacacs := pk("ltm auth tacacs", "TACACS+ Configuration", "", src("ltm auth tacacs"), `
+	tacacs := actOn(pk("ltm auth tacacs", "TACACS+ Configuration", "", src("ltm auth tacacs"), `
 servers list
 secret str -
 service str -
@@ -211,7 +212,9 @@ encryption ed enabled
 authentication enum use-first-server use-first-server|use-all-servers
 accounting enum send-to-first-server send-to-first-server|send-to-all-servers
 debug ed disabled
-`)
+`), "F5 ltm auth tacacs: the TACACS+ servers a tacacs auth profile sends the client's user name and password to (a PAP login, RFC 8907, obfuscated with the secret unless encryption is disabled), then asks to authorize service (and protocol)",
+		"servers", "secret", "service", "protocol", "encryption", "authentication")
+	tacacs.Lower = "TACACS+ configuration"
 	krb := pk("ltm auth kerberos-delegation", "Kerberos Delegation", "", src("ltm auth kerberos-delegation"), `
 client-principal str none
 server-principal str none
@@ -297,6 +300,29 @@ func checkAuth(c *Config, s *Schema, o *Object) error {
 		if o.Str("host") == "" {
 			return Invalid("The CRLDP server (%s) requires a host.", o.Name)
 		}
+	case "ltm auth tacacs":
+		v := o.Props["servers"]
+		if v == nil || len(v.List) == 0 {
+			return Invalid("The TACACS+ configuration (%s) requires at least one server (servers).", o.Name)
+		}
+		for _, srv := range v.List {
+			h := srv
+			if hh, p, err := net.SplitHostPort(srv); err == nil {
+				if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+					return Invalid("The TACACS+ configuration (%s): server %q: want a port from 1 to 65535.", o.Name, srv)
+				}
+				h = hh
+			}
+			if _, err := netip.ParseAddr(h); err != nil && !validHostName(h) {
+				return Invalid("The TACACS+ configuration (%s): server %q is neither an IP address nor a host name.", o.Name, srv)
+			}
+		}
+		if o.Str("secret") == "" {
+			return Invalid("The TACACS+ configuration (%s) requires a shared secret (secret).", o.Name)
+		}
+		if sv := o.Str("service"); sv == "" || sv == "none" {
+			return Invalid("The TACACS+ configuration (%s) requires a service (service), the one its users are authorized for (ppp, for example).", o.Name)
+		}
 	case "ltm auth ssl-cc-ldap":
 		if v := o.Props["servers"]; v == nil || len(v.List) == 0 {
 			return Invalid("The SSL client certificate LDAP configuration (%s) requires at least one server (servers).", o.Name)
@@ -341,7 +367,8 @@ func validHostName(h string) bool {
 	return true
 }
 
-// authHTTPRule is the rule of the HTTP basic auth types (ldap, radius):
+// authHTTPRule is the rule of the HTTP basic auth types (ldap, radius,
+// tacacs):
 // each request's Authorization credentials are checked by the virtual's
 // profile of the type (AUTH::start pam default_TYPE); the request waits
 // for the answer, then goes on (success) or is answered 401 (failure,
@@ -455,11 +482,11 @@ const authCertRule = `
 `
 
 // AuthRuleText is the definition of the built-in rule openltm ships for
-// an auth profile type (ldap, radius, ssl_ocsp, ssl_crldp); "" for the
+// an auth profile type (ldap, radius, tacacs, ssl_ocsp, ssl_crldp); "" for the
 // others.
 func AuthRuleText(typ string) string {
 	switch typ {
-	case "ldap", "radius":
+	case "ldap", "radius", "tacacs":
 		return strings.ReplaceAll(authHTTPRule, "TYPE", typ)
 	case "ssl_ocsp", "ssl_crldp":
 		return strings.ReplaceAll(authCertRule, "TYPE", typ)

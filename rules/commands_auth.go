@@ -146,7 +146,7 @@ func cmdAuthStart(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	}
 	p, ok := find(li.VirtualName(), svc)
 	if !ok {
-		return tcl.Empty, tcl.Errorf("AUTH::start: no auth profile %q: expected default_TYPE (default_ldap, default_radius, default_ssl_ocsp, default_ssl_crldp) for the virtual server's profile of that type, or an auth profile's name", svc)
+		return tcl.Empty, tcl.Errorf("AUTH::start: no auth profile %q: expected default_TYPE (default_ldap, default_radius, default_tacacs, default_ssl_ocsp, default_ssl_crldp) for the virtual server's profile of that type, or an auth profile's name", svc)
 	}
 	a := s.auth
 	if a == nil {
