@@ -1,7 +1,8 @@
 // Package authn checks a virtual server's clients against the servers an
 // `ltm auth profile` names: LDAP (bind and search), RADIUS
-// (Access-Request), OCSP and CRL distribution points (the client
-// certificate). The iRules' AUTH:: commands ask it; each question runs
+// (Access-Request), TACACS+ (a PAP login and an authorization), OCSP,
+// CRL distribution points and an LDAP lookup (ssl-cc-ldap) of the
+// client certificate. The iRules' AUTH:: commands ask it; each question runs
 // on a goroutine of its own while the connection that asked waits
 // (rules/commands_auth.go), so no event loop blocks on a server.
 //

@@ -1,6 +1,6 @@
 // Package authntest runs the servers the auth profiles' tests ask: a
 // real OpenLDAP slapd with its own configuration and database in a
-// directory of the test's, and a RADIUS server.
+// directory of the test's, a RADIUS server and a TACACS+ server.
 package authntest
 
 import (
