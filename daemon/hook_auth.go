@@ -30,6 +30,7 @@ func newAuthRuntime(set authSet, prev *authRuntime) *authRuntime {
 			}
 		}
 		rt.byName[name] = authn.NewProfile(name, spec.typ, spec.backend, spec.idle, old)
+		rt.byName[name].MaxCache = spec.maxCache
 		rt.keys[name] = spec.key
 	}
 	for vs, specs := range set.byVirtual {

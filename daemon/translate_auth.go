@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -26,7 +27,7 @@ import (
 // AUTH::start pam default_TYPE in it reaches the profile's configuration
 // (dataplane/authn). A profile with mode disabled adds nothing [M: the
 // virtual lets its clients through unchecked]. Types openltm keeps only
-// (tacacs, ssl-cc-ldap, krbdelegate) are kept with a warning, and the
+// (krbdelegate, and ssl-cc-ldap's search-type certmap) are kept with a warning, and the
 // virtual runs without them.
 
 var (
@@ -41,6 +42,9 @@ type authSpec struct {
 	name, typ string
 	backend   authn.Backend
 	idle      time.Duration
+	// maxCache bounds the remembered successes (ssl-cc-ldap's
+	// cache-size); zero is authn's default.
+	maxCache int
 	// key is the profile's settings and its configuration's, as
 	// translated: a profile whose key is unchanged keeps its remembered
 	// successes across a commit.
@@ -86,6 +90,10 @@ func (t *translator) virtualAuth(o *objects.Object, v *dataplane.Virtual) ([]str
 			continue
 		}
 		spec, err := t.authSpec(p, typ)
+		if err == errCertmap {
+			t.note(o, "auth profile %s: ssl-cc-ldap search-type certmap is kept without being acted on: the virtual server runs without it", p.Name)
+			continue
+		}
 		if err != nil {
 			t.skip(o, "auth profile %s: %v", p.Name, err)
 			return nil, false
@@ -103,6 +111,10 @@ func (t *translator) virtualAuth(o *objects.Object, v *dataplane.Virtual) ([]str
 	}
 	return ruleNames, true
 }
+
+// errCertmap is an ssl-cc-ldap configuration of search-type certmap,
+// which openltm keeps with a warning.
+var errCertmap = errors.New("ssl-cc-ldap search-type certmap is not acted on")
 
 // authSpec reads a profile and its configuration into a back end.
 func (t *translator) authSpec(p *objects.Object, typ objects.AuthProfileType) (*authSpec, error) {
@@ -244,11 +256,62 @@ func (t *translator) authSpec(p *objects.Object, typ objects.AuthProfileType) (*
 		}
 		spec.backend = d
 		fmt.Fprintf(&key, "\x00%+v\x00%v\x00%v", d.Servers, d.CacheTimeout, d.ConnectTimeout)
+	case "tacacs":
+		tc := &authn.TACACS{Secret: []byte(t.cfg.EffectiveStr(c, "secret")), Encrypt: str(c, "encryption") != "disabled",
+			Service: str(c, "service"), Protocol: str(c, "protocol"), UseAll: str(c, "authentication") == "use-all-servers"}
+		for _, srv := range list(c, "servers") {
+			tc.Servers = append(tc.Servers, tacacsAddr(srv))
+		}
+		if len(tc.Servers) == 0 {
+			return nil, fmt.Errorf("tacacs configuration %s has no servers", c.Name)
+		}
+		spec.backend = tc
+		fmt.Fprintf(&key, "\x00%+v", *tc)
+	case "ssl-cc-ldap":
+		st := str(c, "search-type")
+		if st == "certmap" {
+			return nil, errCertmap
+		}
+		l := &authn.SSLCCLDAP{Secure: str(c, "secure") == "yes", AdminDN: str(c, "admin-dn"), AdminPW: str(c, "admin-password"),
+			SearchType: st, UserBase: str(c, "user-base"), UserClass: str(c, "user-class"), UserKey: str(c, "user-key"),
+			GroupBase: str(c, "group-base"), GroupKey: str(c, "group-key"), GroupMemberKey: str(c, "group-member-key")}
+		port := "389"
+		if l.Secure {
+			port = "636"
+		}
+		for _, srv := range list(c, "servers") {
+			if _, _, err := net.SplitHostPort(srv); err != nil {
+				srv = net.JoinHostPort(strings.Trim(srv, "[]"), port)
+			}
+			l.Servers = append(l.Servers, srv)
+		}
+		for _, g := range list(c, "valid-groups") {
+			if g != "none" {
+				l.ValidGroups = append(l.ValidGroups, g)
+			}
+		}
+		// The remembered answers are cache-timeout's and cache-size's
+		// [M: BIG-IP's ssl-cc-ldap caches its lookups so].
+		spec.idle = time.Duration(num(c, "cache-timeout")) * time.Second
+		spec.maxCache = num(c, "cache-size")
+		spec.backend = l
+		fmt.Fprintf(&key, "\x00%+v\x00%v\x00%d", *l, spec.idle, spec.maxCache)
 	default:
 		return nil, fmt.Errorf("type %s is not acted on", typ.Type)
 	}
 	spec.key = key.String()
 	return spec, nil
+}
+
+// tacacsAddr is a tacacs server as host:port: TACACS+'s port 49 unless
+// the server is given as ADDRESS:PORT ([ADDRESS]:PORT for IPv6) [M:
+// BIG-IP's servers are addresses or names on port 49; openltm also
+// reads a port].
+func tacacsAddr(s string) string {
+	if h, p, err := net.SplitHostPort(s); err == nil {
+		return net.JoinHostPort(h, p)
+	}
+	return net.JoinHostPort(strings.Trim(s, "[]"), "49")
 }
 
 // radiusServiceTypes are service-type's values (RFC 2865's numbers).

@@ -22,6 +22,7 @@ var (
 	httpAcceptXFF       = profileHTTP.MustProp("accept-xff")
 	httpXFFNames        = profileHTTP.MustProp("xff-alternative-names")
 	httpServerAgent     = profileHTTP.MustProp("server-agent-name")
+	httpBasicAuthRealm  = profileHTTP.MustProp("basic-auth-realm")
 	httpRedirectRewrite = profileHTTP.MustProp("redirect-rewrite")
 	httpFallbackHost    = profileHTTP.MustProp("fallback-host")
 	httpFallbackStatus  = profileHTTP.MustProp("fallback-status-codes")
@@ -69,6 +70,12 @@ func (t *translator) httpProfileDetails(o, prof *objects.Object, opts *mblb.HTTP
 	}
 	if sa := get(httpServerAgent); sa != "none" {
 		opts.ServerAgent = sa
+	}
+	if realm := get(httpBasicAuthRealm); realm != "none" {
+		if strings.ContainsAny(realm, "\r\n") {
+			return fmt.Errorf("basic-auth-realm %q: a realm is one line", realm)
+		}
+		opts.BasicAuthRealm = realm
 	}
 	rr, ok := httpx.ParseRedirectRewrite(get(httpRedirectRewrite))
 	if !ok {

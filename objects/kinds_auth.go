@@ -2,6 +2,7 @@ package objects
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -14,8 +15,9 @@ import (
 // type's kind (an ldap, radius, ssl-ocsp, ssl-crldp, ssl-cc-ldap or
 // tacacs object) and the built-in iRule that drives it (`rule`,
 // _sys_auth_ldap for an ldap profile). openltm acts on the ldap, radius,
-// ssl-ocsp and ssl-crldp configurations (dataplane/authn); ssl-cc-ldap,
-// tacacs and krbdelegate profiles are kept with a warning.
+// tacacs, ssl-ocsp, ssl-crldp and ssl-cc-ldap configurations
+// (dataplane/authn); krbdelegate profiles, and ssl-cc-ldap's
+// search-type certmap, are kept with a warning.
 //
 // [M] The property lists and defaults are those of F5's tmsh reference
 // pages for the kinds as remembered (v13-v17), and the required
@@ -33,8 +35,8 @@ var authProfileTypes = []struct {
 }{
 	{"ldap", "ldap", "ltm auth ldap", "_sys_auth_ldap", true},
 	{"radius", "radius", "ltm auth radius", "_sys_auth_radius", true},
-	{"tacacs", "tacacs", "ltm auth tacacs", "_sys_auth_tacacs", false},
-	{"ssl_cc_ldap", "ssl-cc-ldap", "ltm auth ssl-cc-ldap", "_sys_auth_ssl_cc_ldap", false},
+	{"tacacs", "tacacs", "ltm auth tacacs", "_sys_auth_tacacs", true},
+	{"ssl_cc_ldap", "ssl-cc-ldap", "ltm auth ssl-cc-ldap", "_sys_auth_ssl_cc_ldap", true},
 	{"ssl_crldp", "ssl-crldp", "ltm auth ssl-crldp", "_sys_auth_ssl_crldp", true},
 	{"ssl_ocsp", "ssl-ocsp", "ltm auth ssl-ocsp", "_sys_auth_ssl_ocsp", true},
 	{"krbdelegate", "krbdelegate", "ltm auth kerberos-delegation", "_sys_auth_krbdelegate", false},
@@ -181,7 +183,7 @@ use-issuer ed disabled
 `), "F5 ltm auth ssl-crldp: the CRL distribution points of a client certificate (http URLs, or LDAP DNs on the crldp servers) are fetched and the certificate checked against them",
 		"servers", "cache-timeout", "connection-timeout", "update-interval")
 	sslCRLDP.Lower = "SSL CRLDP configuration"
-	ccLDAP := pk("ltm auth ssl-cc-ldap", "SSL Client Certificate LDAP Configuration", "", src("ltm auth ssl-cc-ldap"), `
+	ccLDAP := actOn(pk("ltm auth ssl-cc-ldap", "SSL Client Certificate LDAP Configuration", "", src("ltm auth ssl-cc-ldap"), `
 servers list
 admin-dn str none
 admin-password str none
@@ -201,8 +203,11 @@ user-class str none
 user-key str none
 valid-groups list
 valid-roles list
-`)
-	tacacs := pk("ltm auth tacacs", "TACACS+ Configuration", "", src("ltm auth tacacs"), `
+`), "F5 ltm auth ssl-cc-ldap: the LDAP directory an ssl-cc-ldap auth profile looks a client certificate up in (search-type user: the subject's UID or CN as user-key under user-base; cert: the entry holding the certificate), the user then a member of one of valid-groups; certmap is kept with a warning",
+		"servers", "admin-dn", "admin-password", "cache-size", "cache-timeout", "group-base", "group-key", "group-member-key",
+		"search-type", "secure", "user-base", "user-class", "user-key", "valid-groups")
+	ccLDAP.Lower = "SSL client certificate LDAP configuration"
+	tacacs := actOn(pk("ltm auth tacacs", "TACACS+ Configuration", "", src("ltm auth tacacs"), `
 servers list
 secret str -
 service str -
@@ -211,7 +216,9 @@ encryption ed enabled
 authentication enum use-first-server use-first-server|use-all-servers
 accounting enum send-to-first-server send-to-first-server|send-to-all-servers
 debug ed disabled
-`)
+`), "F5 ltm auth tacacs: the TACACS+ servers a tacacs auth profile sends the client's user name and password to (a PAP login, RFC 8907, obfuscated with the secret unless encryption is disabled), then asks to authorize service (and protocol)",
+		"servers", "secret", "service", "protocol", "encryption", "authentication")
+	tacacs.Lower = "TACACS+ configuration"
 	krb := pk("ltm auth kerberos-delegation", "Kerberos Delegation", "", src("ltm auth kerberos-delegation"), `
 client-principal str none
 server-principal str none
@@ -297,6 +304,29 @@ func checkAuth(c *Config, s *Schema, o *Object) error {
 		if o.Str("host") == "" {
 			return Invalid("The CRLDP server (%s) requires a host.", o.Name)
 		}
+	case "ltm auth tacacs":
+		v := o.Props["servers"]
+		if v == nil || len(v.List) == 0 {
+			return Invalid("The TACACS+ configuration (%s) requires at least one server (servers).", o.Name)
+		}
+		for _, srv := range v.List {
+			h := srv
+			if hh, p, err := net.SplitHostPort(srv); err == nil {
+				if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+					return Invalid("The TACACS+ configuration (%s): server %q: want a port from 1 to 65535.", o.Name, srv)
+				}
+				h = hh
+			}
+			if _, err := netip.ParseAddr(h); err != nil && !validHostName(h) {
+				return Invalid("The TACACS+ configuration (%s): server %q is neither an IP address nor a host name.", o.Name, srv)
+			}
+		}
+		if o.Str("secret") == "" {
+			return Invalid("The TACACS+ configuration (%s) requires a shared secret (secret).", o.Name)
+		}
+		if sv := o.Str("service"); sv == "" || sv == "none" {
+			return Invalid("The TACACS+ configuration (%s) requires a service (service), the one its users are authorized for (ppp, for example).", o.Name)
+		}
 	case "ltm auth ssl-cc-ldap":
 		if v := o.Props["servers"]; v == nil || len(v.List) == 0 {
 			return Invalid("The SSL client certificate LDAP configuration (%s) requires at least one server (servers).", o.Name)
@@ -341,7 +371,8 @@ func validHostName(h string) bool {
 	return true
 }
 
-// authHTTPRule is the rule of the HTTP basic auth types (ldap, radius):
+// authHTTPRule is the rule of the HTTP basic auth types (ldap, radius,
+// tacacs):
 // each request's Authorization credentials are checked by the virtual's
 // profile of the type (AUTH::start pam default_TYPE); the request waits
 // for the answer, then goes on (success) or is answered 401 (failure,
@@ -408,7 +439,7 @@ const authHTTPRule = `
 `
 
 // authCertRule is the rule of the client certificate types (ssl_ocsp,
-// ssl_crldp): the certificate the client sent (and its issuer, when the
+// ssl_crldp, ssl_cc_ldap): the certificate the client sent (and its issuer, when the
 // client sent the chain) is checked by the virtual's profile of the
 // type; a revoked certificate, or an error before the handshake ended,
 // resets the connection. It is the behaviour of F5's _sys_auth_ssl_ocsp
@@ -455,13 +486,13 @@ const authCertRule = `
 `
 
 // AuthRuleText is the definition of the built-in rule openltm ships for
-// an auth profile type (ldap, radius, ssl_ocsp, ssl_crldp); "" for the
-// others.
+// an auth profile type (ldap, radius, tacacs, ssl_ocsp, ssl_crldp,
+// ssl_cc_ldap); "" for the others.
 func AuthRuleText(typ string) string {
 	switch typ {
-	case "ldap", "radius":
+	case "ldap", "radius", "tacacs":
 		return strings.ReplaceAll(authHTTPRule, "TYPE", typ)
-	case "ssl_ocsp", "ssl_crldp":
+	case "ssl_ocsp", "ssl_crldp", "ssl_cc_ldap":
 		return strings.ReplaceAll(authCertRule, "TYPE", typ)
 	}
 	return ""

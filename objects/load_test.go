@@ -105,9 +105,9 @@ ltm virtual /Common/dns_tcp {
 		{"F5 built-ins openltm does not ship", `ltm virtual /Common/redirect {
     destination /Common/10.1.1.1:80
     profiles { /Common/http { } /Common/tcp { } /Common/wom-default-clientssl { } }
-    rules { /Common/_sys_auth_tacacs }
+    rules { /Common/_sys_auth_krbdelegate }
 }
-`, []string{"F5 built-in profile /Common/wom-default-clientssl", "F5 built-in iRule /Common/_sys_auth_tacacs"}},
+`, []string{"F5 built-in profile /Common/wom-default-clientssl", "F5 built-in iRule /Common/_sys_auth_krbdelegate"}},
 		{"kinds of modules openltm does not run", "apm policy access-policy /Common/ap { items { /Common/ap_end_deny { } } }\nnet ipsec ike-daemon /Common/ikedaemon { log-level info }\n", []string{"apm is an F5 object kind", "net ipsec ike-daemon is an F5 object kind"}},
 		{"network setup", `net vlan /Common/v110 {
     interfaces {

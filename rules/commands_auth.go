@@ -97,15 +97,37 @@ func registerAuth(t *tcl.Commands) {
 	for _, w := range []string{"prompt", "prompt_style", "type"} {
 		t.Register("AUTH::wantcredential_"+w, cmdAuthWant(w))
 	}
-	// ssl-cc-ldap is kept without being acted on: no session ever has
-	// its answer, so these read empty [M].
-	for _, n := range []string{"AUTH::ssl_cc_ldap_status", "AUTH::ssl_cc_ldap_username"} {
-		t.Register(n, func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-			if len(args) > 2 {
-				return tcl.Empty, tcl.WrongArgs(args[0].String() + " ?auth_id?")
-			}
+	t.Register("AUTH::ssl_cc_ldap_username", cmdAuthSSLCCLDAP(false))
+	t.Register("AUTH::ssl_cc_ldap_status", cmdAuthSSLCCLDAP(true))
+}
+
+// cmdAuthSSLCCLDAP is AUTH::ssl_cc_ldap_username and
+// AUTH::ssl_cc_ldap_status ?ID?: the user an ssl-cc-ldap profile found
+// the client certificate to belong to, and the lookup's answer (success,
+// failure or error [M: openltm's words for AUTH::status's 0, 1 and -1]);
+// empty while no answer is in, or for a session of another type.
+func cmdAuthSSLCCLDAP(status bool) tcl.CmdFunc {
+	cmd := "AUTH::ssl_cc_ldap_username"
+	if status {
+		cmd = "AUTH::ssl_cc_ldap_status"
+	}
+	return func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		a, err := authLastOr(in, cmd, args)
+		if err != nil {
+			return tcl.Empty, err
+		}
+		if !a.done || a.profile.Type != "ssl-cc-ldap" {
 			return tcl.Empty, nil
-		})
+		}
+		if status {
+			return tcl.Str(a.res.Status.String()), nil
+		}
+		for _, d := range a.res.Data {
+			if d.Name == "ssl_cc_ldap:username" {
+				return tcl.Str(d.Value), nil
+			}
+		}
+		return tcl.Empty, nil
 	}
 }
 
@@ -146,7 +168,7 @@ func cmdAuthStart(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	}
 	p, ok := find(li.VirtualName(), svc)
 	if !ok {
-		return tcl.Empty, tcl.Errorf("AUTH::start: no auth profile %q: expected default_TYPE (default_ldap, default_radius, default_ssl_ocsp, default_ssl_crldp) for the virtual server's profile of that type, or an auth profile's name", svc)
+		return tcl.Empty, tcl.Errorf("AUTH::start: no auth profile %q: expected default_TYPE (default_ldap, default_radius, default_tacacs, default_ssl_ocsp, default_ssl_crldp, default_ssl_cc_ldap) for the virtual server's profile of that type, or an auth profile's name", svc)
 	}
 	a := s.auth
 	if a == nil {

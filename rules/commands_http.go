@@ -862,11 +862,24 @@ type respondSpec struct {
 	headers  []string
 }
 
+// appendQuoted appends s as the inside of an HTTP quoted-string: a
+// quote or a backslash gets a backslash before it.
+func appendQuoted(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' || s[i] == '\\' {
+			b = append(b, '\\')
+		}
+		b = append(b, s[i])
+	}
+	return b
+}
+
 // respond builds the response a rule sends and hands it over, as F5
 // documents HTTP::respond: HTTP/1.0 unless -version says otherwise (auto:
 // the request's version); "Server: BigIP" unless noserver; a Content-Length
 // computed from the content, replacing one the rule gives; a 401 without
-// WWW-Authenticate gets `Basic realm=""`. The client connection stays open
+// WWW-Authenticate gets `Basic realm="REALM"`, REALM the http profile's
+// basic-auth-realm (empty by default). The client connection stays open
 // when the request is keep-alive and the rule sends no Connection: close
 // (Connection: Keep-Alive then tells an HTTP/1.0 client so), and is closed
 // after the response otherwise. A second response to one request is an
@@ -917,7 +930,11 @@ func respond(s *ConnState, hc HTTPConn, r respondSpec) error {
 		b = append(b, "\r\n"...)
 	}
 	if r.status == 401 && !hasAuth {
-		b = append(b, "WWW-Authenticate: Basic realm=\"\"\r\n"...)
+		b = append(b, "WWW-Authenticate: Basic realm=\""...)
+		if ar, ok := hc.(HTTPBasicAuthRealm); ok {
+			b = appendQuoted(b, ar.HTTPBasicAuthRealm())
+		}
+		b = append(b, "\"\r\n"...)
 	}
 	if !r.noserver {
 		agent := "BigIP"

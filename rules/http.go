@@ -38,6 +38,16 @@ type HTTPServerAgent interface {
 	HTTPServerAgent() string
 }
 
+// HTTPBasicAuthRealm is implemented by an HTTPConn whose http profile
+// names the realm of the 401s rules answer with (basic-auth-realm): a
+// 401 without its own WWW-Authenticate (the built-in _sys_auth_ldap and
+// _sys_auth_radius send one) asks for Basic credentials in that realm.
+// Without it, or with "", the realm is empty, as BIG-IP's default
+// profile sends.
+type HTTPBasicAuthRealm interface {
+	HTTPBasicAuthRealm() string
+}
+
 // HTTPActionKind says what an HTTPAction asks of the HTTP proxy.
 type HTTPActionKind uint8
 

@@ -35,3 +35,17 @@ func cmdRadiusd(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ts.Defer(r.Close)
 }
+
+// tacacsd ADDR SECRET: a TACACS+ server on ADDR (TCP) that lets
+// alice/wonder and erin/erinpw log in and authorizes alice only; it
+// stops with the script.
+func cmdTacacsd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: tacacsd ADDR SECRET")
+	}
+	s, err := authntest.StartTACACS(args[0], args[1])
+	if err != nil {
+		ts.Fatalf("tacacsd: %v", err)
+	}
+	ts.Defer(s.Close)
+}

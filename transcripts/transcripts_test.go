@@ -96,9 +96,9 @@ func TestTranscripts(t *testing.T) {
 			"httpmember": cmdHTTPMember, "ntlmclient": cmdNTLMClient,
 			// A Diameter peer as a member and a Diameter client (diameter_cmds_test.go).
 			"diamserver": cmdDiamServer, "diamseen": cmdDiamSeen, "diamclient": cmdDiamClient,
-			// An LDAP directory (slapd) and a RADIUS server the auth
-			// profiles ask (auth_cmds_test.go).
-			"slapd": cmdSlapd, "radiusd": cmdRadiusd,
+			// An LDAP directory (slapd), a RADIUS and a TACACS+ server
+			// the auth profiles ask (auth_cmds_test.go).
+			"slapd": cmdSlapd, "radiusd": cmdRadiusd, "tacacsd": cmdTacacsd,
 		},
 	})
 }

@@ -1,7 +1,8 @@
 // Package authn checks a virtual server's clients against the servers an
 // `ltm auth profile` names: LDAP (bind and search), RADIUS
-// (Access-Request), OCSP and CRL distribution points (the client
-// certificate). The iRules' AUTH:: commands ask it; each question runs
+// (Access-Request), TACACS+ (a PAP login and an authorization), OCSP,
+// CRL distribution points and an LDAP lookup (ssl-cc-ldap) of the
+// client certificate. The iRules' AUTH:: commands ask it; each question runs
 // on a goroutine of its own while the connection that asked waits
 // (rules/commands_auth.go), so no event loop blocks on a server.
 //
@@ -106,10 +107,20 @@ type Profile struct {
 	// session that saw no traffic; openltm keeps the answer that long].
 	// Zero remembers nothing.
 	IdleTimeout time.Duration
+	// MaxCache bounds the remembered successes (ssl-cc-ldap's
+	// cache-size); zero is maxCache.
+	MaxCache int
 
 	counters *counters
 	mu       sync.Mutex
-	cache    map[[32]byte]time.Time
+	cache    map[[32]byte]cached
+}
+
+// cached is a remembered success: until when, and its answer's data
+// (the user an ssl-cc-ldap certificate maps to).
+type cached struct {
+	exp  time.Time
+	data []Attr
 }
 
 type counters struct {
@@ -120,7 +131,7 @@ type counters struct {
 // NewProfile builds a profile; keep, when not nil, is the profile of
 // the same name in the configuration before, whose counters go on.
 func NewProfile(name, typ string, b Backend, idle time.Duration, keep *Profile) *Profile {
-	p := &Profile{Name: name, Type: typ, Backend: b, IdleTimeout: idle, cache: map[[32]byte]time.Time{}}
+	p := &Profile{Name: name, Type: typ, Backend: b, IdleTimeout: idle, cache: map[[32]byte]cached{}}
 	if keep != nil && keep.counters != nil {
 		p.counters = keep.counters
 	} else {
@@ -164,8 +175,8 @@ func (p *Profile) Authenticate(ctx context.Context, r Request) Result {
 	if cacheable {
 		k = key(r)
 		p.mu.Lock()
-		exp, ok := p.cache[k]
-		if ok && time.Now().After(exp) {
+		hit, ok := p.cache[k]
+		if ok && time.Now().After(hit.exp) {
 			delete(p.cache, k)
 			ok = false
 		}
@@ -173,7 +184,7 @@ func (p *Profile) Authenticate(ctx context.Context, r Request) Result {
 		if ok {
 			c.hits.Add(1)
 			c.success.Add(1)
-			return Result{Status: Success}
+			return Result{Status: Success, Data: hit.data}
 		}
 	}
 	res := p.Backend.Authenticate(ctx, r)
@@ -182,18 +193,22 @@ func (p *Profile) Authenticate(ctx context.Context, r Request) Result {
 		c.success.Add(1)
 		if cacheable {
 			p.mu.Lock()
-			if len(p.cache) >= maxCache {
+			limit := p.MaxCache
+			if limit <= 0 {
+				limit = maxCache
+			}
+			if len(p.cache) >= limit {
 				now := time.Now()
-				for k, exp := range p.cache {
-					if now.After(exp) {
+				for k, hit := range p.cache {
+					if now.After(hit.exp) {
 						delete(p.cache, k)
 					}
 				}
-				if len(p.cache) >= maxCache {
+				if len(p.cache) >= limit {
 					clear(p.cache)
 				}
 			}
-			p.cache[k] = time.Now().Add(p.IdleTimeout)
+			p.cache[k] = cached{time.Now().Add(p.IdleTimeout), res.Data}
 			p.mu.Unlock()
 		}
 	case Failure:

@@ -74,6 +74,9 @@ type HTTPOptions struct {
 	// ServerAgent is the Server header of the answers the proxy makes
 	// itself (server-agent-name); empty sends none.
 	ServerAgent string
+	// BasicAuthRealm is the realm of the 401s rules answer with when
+	// they name none (basic-auth-realm); empty by default.
+	BasicAuthRealm string
 	// HeaderInsert is header lines (each ending in CRLF) added to every
 	// request a member gets (header-insert); HeaderErase names, in lower
 	// case, a header removed from them (header-erase).

@@ -1,6 +1,6 @@
 // Package authntest runs the servers the auth profiles' tests ask: a
 // real OpenLDAP slapd with its own configuration and database in a
-// directory of the test's, and a RADIUS server.
+// directory of the test's, a RADIUS server and a TACACS+ server.
 package authntest
 
 import (
@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-ldap/ldap/v3"
 	"layeh.com/radius"
 	"layeh.com/radius/rfc2865"
 )
@@ -194,4 +195,20 @@ func (r *RADIUS) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	r.srv.Shutdown(ctx)
+}
+
+// AddCertificate adds a certificate (DER) to an entry's
+// userCertificate;binary, as the directory's administrator.
+func AddCertificate(addr, dn string, der []byte) error {
+	c, err := ldap.DialURL("ldap://" + addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.Bind(RootDN, RootPW); err != nil {
+		return err
+	}
+	m := ldap.NewModifyRequest(dn, nil)
+	m.Add("userCertificate;binary", []string{string(der)})
+	return c.Modify(m)
 }

@@ -106,6 +106,12 @@ func (h *httpRules) HTTPServerAgent() string {
 	return h.f.mv.cfg.Request.HTTP.ServerAgent
 }
 
+// HTTPBasicAuthRealm implements rules.HTTPBasicAuthRealm
+// (basic-auth-realm).
+func (h *httpRules) HTTPBasicAuthRealm() string {
+	return h.f.mv.cfg.Request.HTTP.BasicAuthRealm
+}
+
 // newHTTPRules gives r its HTTP half when its program handles an event
 // that reads the request, and returns the engine's handler for the HTTP
 // events (nil otherwise).
