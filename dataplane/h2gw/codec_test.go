@@ -92,11 +92,28 @@ func startGateway(t *testing.T, cfg *Config, h engineFunc) *h2conn {
 // of the connection wrapped by wrap when not nil.
 func startGatewayAt(t *testing.T, addr string, cfg *Config, h engineFunc, wrap func(net.Conn) net.Conn) *h2conn {
 	t.Helper()
+	seen := make(chan string, 64)
+	hc := dialGateway(t, addr, cfg, wrap, func() (net.Conn, error) {
+		if h == nil {
+			return nil, errors.New("no engine")
+		}
+		gw, eng := Pipe()
+		go fakeEngine(eng, h, seen)
+		return gw, nil
+	})
+	hc.seen = seen
+	return hc
+}
+
+// dialGateway serves one client connection on addr through Serve with
+// the lanes newEngine makes (the gateway's side wrapped by wrap when not
+// nil), and returns the client's end, not yet past the preface.
+func dialGateway(t *testing.T, addr string, cfg *Config, wrap func(net.Conn) net.Conn, newEngine func() (net.Conn, error)) *h2conn {
+	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := make(chan string, 64)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -108,14 +125,7 @@ func startGatewayAt(t *testing.T, addr string, cfg *Config, h engineFunc, wrap f
 		if wrap != nil {
 			c = wrap(c)
 		}
-		Serve(c, cfg, func() (net.Conn, error) {
-			if h == nil {
-				return nil, errors.New("no engine")
-			}
-			gw, eng := Pipe()
-			go fakeEngine(eng, h, seen)
-			return gw, nil
-		})
+		Serve(c, cfg, newEngine)
 	}()
 	c, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
@@ -129,8 +139,8 @@ func startGatewayAt(t *testing.T, addr string, cfg *Config, h engineFunc, wrap f
 			t.Error("Serve did not return after the client closed")
 		}
 	})
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	hc := &h2conn{t: t, c: c, seen: seen, bw: bufio.NewWriter(c)}
+	c.SetDeadline(time.Now().Add(15 * time.Second))
+	hc := &h2conn{t: t, c: c, bw: bufio.NewWriter(c)}
 	hc.fr = http2.NewFramer(hc.bw, c)
 	hc.fr.AllowIllegalWrites = true
 	hc.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)

@@ -62,42 +62,11 @@ func pushEngine(c net.Conn, hold <-chan struct{}, taken chan<- bool) {
 // pushEngine behind every lane, on addr.
 func startPushGateway(t *testing.T, addr string, cfg *Config, hold <-chan struct{}, taken chan<- bool) *h2conn {
 	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c, err := ln.Accept()
-		ln.Close()
-		if err != nil {
-			return
-		}
-		Serve(c, cfg, func() (net.Conn, error) {
-			gw, eng := Pipe()
-			go pushEngine(eng, hold, taken)
-			return gw, nil
-		})
-	}()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c.Close()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("Serve did not return after the client closed")
-		}
+	return dialGateway(t, addr, cfg, nil, func() (net.Conn, error) {
+		gw, eng := Pipe()
+		go pushEngine(eng, hold, taken)
+		return gw, nil
 	})
-	c.SetDeadline(time.Now().Add(15 * time.Second))
-	hc := &h2conn{t: t, c: c, bw: bufio.NewWriter(c)}
-	hc.fr = http2.NewFramer(hc.bw, c)
-	hc.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
-	hc.enc = hpack.NewEncoder(&hc.hbuf)
-	return hc
 }
 
 // pushTrace is what a client saw of its streams: the promises (in
