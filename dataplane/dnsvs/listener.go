@@ -26,7 +26,7 @@ func (x listenerSteps) Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg,
 	s := x.s
 	s.st.Queries.Add(1)
 	rd := r.RecursionDesired && s.p.NoProcessRD
-	m, st, _, _ := s.unhandled(r, rd, gslb.Services{})
+	m, st, _, _ := s.unhandled(r, rd, gslb.Services{}, src)
 	switch st {
 	case stepAnswer:
 		return m, true, false
