@@ -1,11 +1,12 @@
 // Package rpz is DNS response policy zones (RPZ, draft-vixie-dnsop-dns-rpz)
 // on BIG-IP's DNS caches: a cache's response-policy-zones name DNS
 // Express zones (ltm dns zone with response-policy yes) whose records are
-// triggers: a query whose name (or a parent, through a wildcard QNAME
-// trigger) one of them holds, or whose answer has an address under a
-// response-IP trigger, gets the trigger's policy instead of the answer
-// of the cache, its local zones, its resolution or the pool. README.md
-// says what is [M].
+// triggers: a query from a client under a client-IP trigger, or whose
+// name (or a parent, through a wildcard QNAME trigger) one of them holds,
+// or whose answer has an address under a response-IP trigger or came
+// from name servers an NSDNAME or NSIP trigger lists, gets the trigger's
+// policy instead of the answer of the cache, its local zones, its
+// resolution or the pool. README.md says what is [M].
 package rpz
 
 import (
