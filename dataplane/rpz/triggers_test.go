@@ -2,9 +2,13 @@ package rpz
 
 import (
 	"net/netip"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/miekg/dns"
+
+	"github.com/openltm/openltm/dataplane/dnszone"
 )
 
 func TestParsePrefix(t *testing.T) {
@@ -266,3 +270,43 @@ func TestTriggersAllocateNothing(t *testing.T) {
 		t.Errorf("WantsNameServers allocates %v", n)
 	}
 }
+
+// Queries on many goroutines while transfers replace the copy: each
+// sees one copy's triggers, indexed once per copy.
+func TestTriggersConcurrent(t *testing.T) {
+	p := New([]Zone{{Name: "one.test.", Action: ActionNXDOMAIN}})
+	copies := []*dnszone.Zone{
+		zone(t, "one.test.", "32.5.0.0.127.rpz-client-ip.one.test. 60 IN CNAME .", "ns.evil.net.rpz-nsdname.one.test. 60 IN CNAME ."),
+		zone(t, "one.test.", "32.5.0.0.127.rpz-client-ip.one.test. 60 IN CNAME *.", "*.evil.net.rpz-nsdname.one.test. 60 IN CNAME *."),
+	}
+	var cur atomic.Pointer[dnszone.Zone]
+	cur.Store(copies[0])
+	src := sourceFunc(func(string) *dnszone.Zone { return cur.Load() })
+	client := netip.MustParseAddr("127.0.0.5")
+	nss := []NameServers{ns("example.com.", []string{"ns.evil.net."})}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 500 {
+				if g == 0 && i%50 == 0 {
+					cur.Store(copies[(i/50)%2])
+				}
+				if h := p.Check(src, client, "www.example."); h == nil || h.Kind != TriggerClientIP {
+					t.Errorf("client-IP: %v", h)
+					return
+				}
+				if h := p.CheckResponse(src, new(dns.Msg), nss); h == nil || h.Kind != TriggerNSDNAME {
+					t.Errorf("NSDNAME: %v", h)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+type sourceFunc func(string) *dnszone.Zone
+
+func (f sourceFunc) PolicyZone(name string) *dnszone.Zone { return f(name) }
