@@ -12,6 +12,7 @@ package rpz
 import (
 	"net/netip"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -72,6 +73,7 @@ const (
 type Policies struct {
 	Zones []Zone
 	idx   []atomic.Pointer[index] // each zone's copy last seen, indexed
+	build sync.Mutex              // one index built at a time: the first queries after a transfer wait for it
 	st    Stats
 }
 
@@ -127,6 +129,11 @@ func (p *Policies) index(i int, d *dnszone.Zone) *index {
 	if i >= len(p.idx) {
 		return buildIndex(d, p.Zones[i].Name) // a Policies not made by New
 	}
+	if ix := p.idx[i].Load(); ix != nil && ix.d == d {
+		return ix
+	}
+	p.build.Lock()
+	defer p.build.Unlock()
 	if ix := p.idx[i].Load(); ix != nil && ix.d == d {
 		return ix
 	}
