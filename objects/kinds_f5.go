@@ -1557,7 +1557,7 @@ func responsePolicyZones(k *Kind) *Kind {
 		help(&Prop{Name: "action", Type: TEnum, Enum: []string{"nxdomain", "walled-garden"}, Default: "nxdomain"},
 			"nxdomain: each trigger's own policy (CNAME . NXDOMAIN, CNAME *. NODATA, local data, rpz-passthru.); walled-garden: the walled-garden local zone's records"),
 		help(&Prop{Name: "walled-garden", Type: TString, Default: "none"}, "the cache's local zone whose records answer a walled-garden hit"),
-	}}}, "the DNS Express zones (response-policy yes) whose QNAME triggers answer before the cache"))
+	}}}, "the DNS Express zones (response-policy yes) whose triggers (QNAME, rpz-client-ip, rpz-ip, rpz-nsdname, rpz-nsip) answer before the cache"))
 	return k
 }
 

@@ -93,6 +93,13 @@ func DNSCache(w io.Writer, kind, name string, st dnsvs.CacheStats, o Options) er
 			{"Walled Garden", o.num(st.RPZWalledGarden)},
 			{"Passthru", o.num(st.RPZPassthru)},
 			{"Drop", o.num(st.RPZDrop)},
+			// the same hits by the trigger that matched [M]
+			{"Response Policy Triggers", ""},
+			{"Client IP", o.num(st.RPZClientIP)},
+			{"QNAME", o.num(st.RPZQNAME)},
+			{"Response IP", o.num(st.RPZIP)},
+			{"NS Name", o.num(st.RPZNSDNAME)},
+			{"NS IP", o.num(st.RPZNSIP)},
 		}...)
 	}
 	return statBlock(w, title+o.rel(name), rows)

@@ -86,6 +86,9 @@ type CacheStats struct {
 	// triggers answered, by the policy applied (passthru: let through).
 	RPZ                                                                         bool
 	RPZNXDOMAIN, RPZNODATA, RPZLocalData, RPZWalledGarden, RPZPassthru, RPZDrop uint64
+	// RPZClientIP, RPZQNAME, RPZIP, RPZNSDNAME and RPZNSIP count the
+	// same hits by the trigger that matched.
+	RPZClientIP, RPZQNAME, RPZIP, RPZNSDNAME, RPZNSIP uint64
 }
 
 type cacheKey struct {
@@ -351,6 +354,8 @@ func (c *Cache) Stats() CacheStats {
 		st.RPZ = true
 		st.RPZNXDOMAIN, st.RPZNODATA, st.RPZLocalData = ps.NXDOMAIN.Load(), ps.NODATA.Load(), ps.LocalData.Load()
 		st.RPZWalledGarden, st.RPZPassthru, st.RPZDrop = ps.WalledGarden.Load(), ps.Passthru.Load(), ps.Drop.Load()
+		st.RPZClientIP, st.RPZQNAME, st.RPZIP = ps.ClientIP.Load(), ps.QNAME.Load(), ps.IP.Load()
+		st.RPZNSDNAME, st.RPZNSIP = ps.NSDNAME.Load(), ps.NSIP.Load()
 	}
 	return st
 }
@@ -486,6 +491,31 @@ func withOPT(r, m *dns.Msg) *dns.Msg {
 		m.SetEdns0(1232, o.Do())
 	}
 	return m
+}
+
+// nameServers appends to dst the zone cuts the cache's resolver knows
+// above r's name and each CNAME target of m, its answer: the name
+// servers the answer came from (or would come from), which NSDNAME and
+// NSIP triggers match.
+func (c *Cache) nameServers(dst []rpz.NameServers, r, m *dns.Msg) []rpz.NameServers {
+	if c.res == nil || len(r.Question) != 1 {
+		return dst
+	}
+	var buf [8]recursor.Delegation
+	add := func(name string) {
+		for _, d := range c.res.Delegations(buf[:0], strings.ToLower(dns.Fqdn(name))) {
+			dst = append(dst, rpz.NameServers{Zone: d.Zone, Names: d.Names, Addrs: d.Addrs})
+		}
+	}
+	add(r.Question[0].Name)
+	if m != nil {
+		for _, rr := range m.Answer {
+			if cn, ok := rr.(*dns.CNAME); ok {
+				add(cn.Target)
+			}
+		}
+	}
+	return dst
 }
 
 // Resolver is the cache's resolver (its recursion and local zones), nil

@@ -83,7 +83,7 @@ func (s *Service) decide(r *dns.Msg, wire []byte, client netip.Addr, udp bool, s
 			}
 		}
 	}
-	return s.unhandled(r, rd, svc)
+	return s.unhandled(r, rd, svc, client)
 }
 
 // cacheFor is the cache a query uses: the profile's, unless its rules
@@ -97,14 +97,15 @@ func (s *Service) cacheFor(svc gslb.Services) *Cache {
 
 // unhandled is the profile's step for a query neither DNS Express nor a
 // wide IP answered, on a virtual and on a gtm listener alike: the
-// cache's response policy zones and the cache (not for rd, a query
+// cache's response policy zones (client, the querying client's address,
+// for their client-IP triggers) and the cache (not for rd, a query
 // process-rd no sends on), then unhandled-query-action (the rule's
 // DNS::last_act when it gave one). hit is the response policy applied
 // (a passthru lets the query go on), nil for none.
-func (s *Service) unhandled(r *dns.Msg, rd bool, svc gslb.Services) (_ *dns.Msg, _ step, _ string, hit *rpz.Hit) {
+func (s *Service) unhandled(r *dns.Msg, rd bool, svc gslb.Services, client netip.Addr) (_ *dns.Msg, _ step, _ string, hit *rpz.Hit) {
 	if c := s.cacheFor(svc); c != nil && !rd {
 		if c.rpz != nil && svc.Off&gslb.ServiceRPZ == 0 {
-			if hit = c.rpz.Check(s.e.policySource(), r.Question[0].Name); hit != nil {
+			if hit = c.rpz.Check(s.e.policySource(), client, r.Question[0].Name); hit != nil {
 				switch hit.Policy {
 				case rpz.PolicyDrop:
 					return nil, stepDrop, "", hit
@@ -151,16 +152,24 @@ func (s *Service) unhandled(r *dns.Msg, rd bool, svc gslb.Services) (_ *dns.Msg,
 	return nil, stepForward, gslb.OriginServer, hit
 }
 
-// responsePolicy applies the cache c's response-IP triggers to m, the
-// answer to r about to go (rpz.CheckResponse): m itself when none
-// applies (hit nil) or for a passthru, the policy's answer otherwise,
-// nil for a drop. The answer c keeps stays the real one, so that a
-// change of the policy zone acts on the next query.
+// responsePolicy applies the cache c's response-IP, NSDNAME and NSIP
+// triggers to m, the answer to r about to go (rpz.CheckResponse; the
+// name servers are those c's resolver knows for r's name and m's CNAME
+// targets): m itself when none applies (hit nil) or for a passthru, the
+// policy's answer otherwise, nil for a drop. The answer c keeps stays
+// the real one, so that a change of the policy zone acts on the next
+// query.
 func (s *Service) responsePolicy(c *Cache, svc gslb.Services, r, m *dns.Msg) (*dns.Msg, *rpz.Hit) {
 	if c == nil || c.rpz == nil || svc.Off&gslb.ServiceRPZ != 0 {
 		return m, nil
 	}
-	h := c.rpz.CheckResponse(s.e.policySource(), m)
+	src := s.e.policySource()
+	var nsBuf [16]rpz.NameServers
+	var ns []rpz.NameServers
+	if c.res != nil && c.rpz.WantsNameServers(src) {
+		ns = c.nameServers(nsBuf[:0], r, m)
+	}
+	h := c.rpz.CheckResponse(src, m, ns)
 	if h == nil || h.Policy == rpz.PolicyPassthru {
 		return m, h
 	}

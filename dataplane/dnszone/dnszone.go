@@ -6,6 +6,7 @@
 package dnszone
 
 import (
+	"iter"
 	"sort"
 	"strings"
 
@@ -77,6 +78,20 @@ func (z *Zone) Count() int { return z.count }
 // Set is the records owned by name (lower case) by type; nil when the
 // name owns none. The caller must not change it.
 func (z *Zone) Set(name string) map[uint16][]dns.RR { return z.names[name] }
+
+// Owners yields each owner name (lower case) with its records by type,
+// in no order: what a reader that indexes the zone its own way (response
+// policy zones' triggers) walks once per copy. The sets must not be
+// changed.
+func (z *Zone) Owners() iter.Seq2[string, map[uint16][]dns.RR] {
+	return func(yield func(string, map[uint16][]dns.RR) bool) {
+		for n, set := range z.names {
+			if !yield(n, set) {
+				return
+			}
+		}
+	}
+}
 
 // Exists says name (lower case) owns records or is an empty non-terminal
 // above some: what a DNSSEC denial takes for the closest encloser.

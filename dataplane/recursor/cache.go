@@ -110,9 +110,10 @@ func (r *Resolver) rrPutAll(rrs []dns.RR, sec Security) {
 	}
 }
 
-// nsPut keeps zone's name server addresses for ttl, within
-// nameserver-cache-count addresses: the oldest delegations go first.
-func (r *Resolver) nsPut(zone string, addrs []netip.AddrPort, ttl uint32) {
+// nsPut keeps zone's name server addresses (and the names the referral
+// gave them) for ttl, within nameserver-cache-count addresses: the
+// oldest delegations go first.
+func (r *Resolver) nsPut(zone string, names []string, addrs []netip.AddrPort, ttl uint32) {
 	if ttl == 0 {
 		return
 	}
@@ -126,7 +127,7 @@ func (r *Resolver) nsPut(zone string, addrs []netip.AddrPort, ttl uint32) {
 	} else {
 		r.nsOrder = append(r.nsOrder, zone)
 	}
-	r.ns[zone] = &nsEntry{addrs: addrs, expires: r.now().Add(time.Duration(ttl) * time.Second)}
+	r.ns[zone] = &nsEntry{names: names, addrs: addrs, expires: r.now().Add(time.Duration(ttl) * time.Second)}
 	r.nsAddrs += len(addrs)
 	for r.nsAddrs > r.cfg.NSCount && len(r.nsOrder) > 1 {
 		old := r.nsOrder[0]
@@ -138,6 +139,42 @@ func (r *Resolver) nsPut(zone string, addrs []netip.AddrPort, ttl uint32) {
 		if e := r.ns[old]; e != nil {
 			delete(r.ns, old)
 			r.nsAddrs -= len(e.addrs)
+		}
+	}
+}
+
+// Delegation is one zone cut the resolver learnt: what a response
+// policy's NSDNAME and NSIP triggers match.
+type Delegation struct {
+	Zone  string           // the zone, lower case, fully qualified
+	Names []string         // its name servers' names, lower case
+	Addrs []netip.AddrPort // the addresses asked (glue, or looked up)
+}
+
+// Delegations appends to dst the zone cuts known above name (lower case,
+// fully qualified), the closest first, down to the root: the name
+// servers a resolution of name goes through, or went through. A
+// delegation past its TTL is still given until it is learnt again or
+// evicted, so that an answer kept longer than its zone's NS records is
+// still matched against the servers it came from [M]. The slices are
+// shared and must not be changed. With a dst of room enough it
+// allocates nothing.
+func (r *Resolver) Delegations(dst []Delegation, name string) []Delegation {
+	if r == nil {
+		return dst
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for z := name; ; {
+		if e := r.ns[z]; e != nil {
+			dst = append(dst, Delegation{Zone: z, Names: e.names, Addrs: e.addrs})
+		}
+		if z == "." || z == "" {
+			return dst
+		}
+		i := strings.IndexByte(z, '.')
+		if z = z[i+1:]; z == "" {
+			z = "."
 		}
 	}
 }

@@ -189,6 +189,7 @@ type rrEntry struct {
 }
 
 type nsEntry struct {
+	names   []string // the NS records' targets, as the referral gave them
 	addrs   []netip.AddrPort
 	expires time.Time
 }
@@ -533,7 +534,7 @@ func (r *Resolver) iterate(ctx context.Context, name string, qtype uint16, depth
 			r.keyPut(child, ce)
 			ke = ce
 		}
-		r.nsPut(child, addrs, nsTTL(m.Ns))
+		r.nsPut(child, nsNames, addrs, nsTTL(m.Ns))
 		zone, servers = child, addrs
 	}
 	return nil, nil, 0, 0, ErrTooDeep

@@ -1,18 +1,20 @@
 // Package rpz is DNS response policy zones (RPZ, draft-vixie-dnsop-dns-rpz)
 // on BIG-IP's DNS caches: a cache's response-policy-zones name DNS
 // Express zones (ltm dns zone with response-policy yes) whose records are
-// triggers: a query whose name (or a parent, through a wildcard QNAME
-// trigger) one of them holds, or whose answer has an address under a
-// response-IP trigger, gets the trigger's policy instead of the answer
-// of the cache, its local zones, its resolution or the pool. README.md
-// says what is [M].
+// triggers: a query from a client under a client-IP trigger, or whose
+// name (or a parent, through a wildcard QNAME trigger) one of them holds,
+// or whose answer has an address under a response-IP trigger or came
+// from name servers an NSDNAME or NSIP trigger lists, gets the trigger's
+// policy instead of the answer of the cache, its local zones, its
+// resolution or the pool. README.md says what is [M].
 package rpz
 
 import (
 	"net/netip"
-	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/miekg/dns"
 
@@ -56,32 +58,42 @@ type Source interface {
 	PolicyZone(name string) *dnszone.Zone
 }
 
+// The triggers, as Hit.Kind and the counters name them, in the order
+// the draft has one zone's triggers take precedence.
+const (
+	TriggerClientIP = "client-ip" // PREFIXLEN.REVERSED.rpz-client-ip.ZONE: the querying client's address
+	TriggerQNAME    = "qname"     // NAME.ZONE, *.NAME.ZONE: the query's name
+	TriggerIP       = "ip"        // PREFIXLEN.REVERSED.rpz-ip.ZONE: an address of the answer
+	TriggerNSDNAME  = "nsdname"   // NAME.rpz-nsdname.ZONE: an authoritative name server's name
+	TriggerNSIP     = "nsip"      // PREFIXLEN.REVERSED.rpz-nsip.ZONE: an authoritative name server's address
+)
+
 // Policies are a cache's response-policy-zones, in their order: the
 // first zone with a trigger for a name decides (the draft's order).
 type Policies struct {
 	Zones []Zone
-	ip    []string // each zone's rpz-ip.ZONE, where its response-IP triggers are
+	idx   []atomic.Pointer[index] // each zone's copy last seen, indexed
+	build sync.Mutex              // one index built at a time: the first queries after a transfer wait for it
 	st    Stats
 }
 
 // New makes the policies of zones.
 func New(zones []Zone) *Policies {
-	p := &Policies{Zones: zones, ip: make([]string, len(zones))}
-	for i, z := range zones {
-		p.ip[i] = "rpz-ip." + z.Name
-	}
-	return p
+	return &Policies{Zones: zones, idx: make([]atomic.Pointer[index], len(zones))}
 }
 
-// Stats count a cache's policy hits by the policy applied, for show ltm
-// dns cache: how much the zones block.
+// Stats count a cache's policy hits by the policy applied and by the
+// trigger that matched, for show ltm dns cache: how much the zones
+// block, and with what.
 type Stats struct {
 	NXDOMAIN, NODATA, LocalData, WalledGarden, Passthru, Drop atomic.Uint64
+	ClientIP, QNAME, IP, NSDNAME, NSIP                        atomic.Uint64
 }
 
 // Reset zeroes the counters.
 func (s *Stats) Reset() {
-	for _, c := range []*atomic.Uint64{&s.NXDOMAIN, &s.NODATA, &s.LocalData, &s.WalledGarden, &s.Passthru, &s.Drop} {
+	for _, c := range []*atomic.Uint64{&s.NXDOMAIN, &s.NODATA, &s.LocalData, &s.WalledGarden, &s.Passthru, &s.Drop,
+		&s.ClientIP, &s.QNAME, &s.IP, &s.NSDNAME, &s.NSIP} {
 		c.Store(0)
 	}
 }
@@ -93,12 +105,13 @@ func (p *Policies) Stats() *Stats { return &p.st }
 // what the answer is made from.
 type Hit struct {
 	// Zone is the policy zone, Trigger the owner of the trigger within
-	// it (relative, "*.bad.example" for a wildcard), Policy one of the
-	// Policy* names.
-	Zone, Trigger, Policy string
-	set                   map[uint16][]dns.RR // the trigger's records (local data)
-	z                     *Zone
-	soa                   *dns.SOA
+	// it (relative, "*.bad.example" for a wildcard, "32.7.2.0.192.rpz-ip"
+	// for an address), Policy one of the Policy* names, Kind one of the
+	// Trigger* names.
+	Zone, Trigger, Policy, Kind string
+	set                         map[uint16][]dns.RR // the trigger's records (local data)
+	z                           *Zone
+	soa                         *dns.SOA
 }
 
 // String is DNS::rpz_policy's value, the Tcl list "ZONE POLICY TRIGGER"
@@ -110,117 +123,211 @@ func (h *Hit) String() string {
 	return strings.TrimSuffix(h.Zone, ".") + " " + h.Policy + " " + h.Trigger
 }
 
-// Check is the policy the zones give a query for qname (any case); nil
-// when no trigger matches. A zone without a copy yet is passed over.
-// It allocates nothing for a name no zone holds.
-func (p *Policies) Check(src Source, qname string) *Hit {
+// index is zone i's copy d with its address and name server triggers
+// indexed: the one kept while d is the copy, a new one after a transfer.
+func (p *Policies) index(i int, d *dnszone.Zone) *index {
+	if i >= len(p.idx) {
+		return buildIndex(d, p.Zones[i].Name) // a Policies not made by New
+	}
+	if ix := p.idx[i].Load(); ix != nil && ix.d == d {
+		return ix
+	}
+	p.build.Lock()
+	defer p.build.Unlock()
+	if ix := p.idx[i].Load(); ix != nil && ix.d == d {
+		return ix
+	}
+	ix := buildIndex(d, p.Zones[i].Name)
+	p.idx[i].Store(ix)
+	return ix
+}
+
+// Check is the policy the zones give a query before it is answered:
+// its client's address (client-IP triggers; an invalid client for none)
+// and its name, qname in any case (QNAME triggers); nil when no trigger
+// matches. Zones are taken in order, and within one a client-IP trigger
+// before a QNAME one (the draft's precedence). A zone without a copy yet
+// is passed over. It allocates nothing for a query no trigger holds.
+func (p *Policies) Check(src Source, client netip.Addr, qname string) *Hit {
 	if p == nil || src == nil || len(p.Zones) == 0 {
 		return nil
 	}
 	name := strings.ToLower(dns.Fqdn(qname))
+	special := isTriggerName(name)
 	for i := range p.Zones {
 		z := &p.Zones[i]
 		d := src.PolicyZone(z.Name)
 		if d == nil {
 			continue
 		}
+		if client.IsValid() {
+			if ix := p.index(i, d); ix.client.any() {
+				if _, owner := ix.client.match(client); owner != "" {
+					return p.hit(z, d, owner, d.Set(owner), TriggerClientIP)
+				}
+			}
+		}
+		if special {
+			continue
+		}
 		owner, set := lookup(d, name, z.Name)
 		if set == nil {
 			continue
 		}
-		return p.hit(z, d, owner, set)
+		return p.hit(z, d, owner, set, TriggerQNAME)
 	}
 	return nil
 }
 
-// CheckResponse is the policy the zones' response-IP triggers give m,
-// the answer about to go to a query: the first A or AAAA record of its
-// answer section whose address is under a trigger
-// (PREFIXLEN.REVERSED-ADDRESS.rpz-ip.ZONE; IPv6 groups reversed, zz for
-// the longest run of zero groups), the longest prefix of it; nil when
-// none is [M: the draft has the longest prefix over all the addresses
-// win; here the first address with a match decides]. A zone with no
-// rpz-ip names costs one look-up.
-func (p *Policies) CheckResponse(src Source, m *dns.Msg) *Hit {
-	if p == nil || src == nil || m == nil || len(p.ip) != len(p.Zones) {
+// isTriggerName says a query's name ends in one of the labels that hold
+// the other triggers, which no QNAME trigger stands for.
+func isTriggerName(name string) bool {
+	n := strings.TrimSuffix(name, ".")
+	last := n[strings.LastIndexByte(n, '.')+1:]
+	switch last {
+	case labelClientIP, labelIP, labelNSDNAME, labelNSIP:
+		return true
+	}
+	return false
+}
+
+// NameServers are the authoritative servers of one zone cut a
+// resolution went through (or would go through) for the name asked or
+// a CNAME target of its answer: what NSDNAME and NSIP triggers match.
+type NameServers struct {
+	Zone  string           // the zone cut, lower case, fully qualified
+	Names []string         // its NS records' targets, lower case
+	Addrs []netip.AddrPort // their addresses, from glue or looked up
+}
+
+// minNSLabels is how many labels a zone cut needs for its name servers
+// to meet NSDNAME and NSIP triggers: the root's and the TLDs' servers,
+// which every resolution goes through, are not checked [M: BIND's
+// min-ns-dots 1].
+const minNSLabels = 2
+
+// WantsNameServers says some zone's copy has NSDNAME or NSIP triggers,
+// so that a caller gathers the name servers CheckResponse takes only
+// when one could match.
+func (p *Policies) WantsNameServers(src Source) bool {
+	if p == nil || src == nil {
+		return false
+	}
+	for i := range p.Zones {
+		if d := src.PolicyZone(p.Zones[i].Name); d != nil {
+			if ix := p.index(i, d); ix.nsip.any() || len(ix.nsExact) > 0 || len(ix.nsWild) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// CheckResponse is the policy the zones give m, the answer about to go
+// to a query, and ns, the name servers it came from (nil when unknown):
+// response-IP triggers on the A and AAAA records of its answer section,
+// NSDNAME triggers on the servers' names, NSIP triggers on their
+// addresses; nil when none matches. Zones are taken in order, and
+// within one the draft's precedence: IP, then NSDNAME, then NSIP; among
+// addresses the longest prefix wins (the smallest address on a tie),
+// among names the smallest in DNSSEC order. A zone without such
+// triggers costs one look-up.
+func (p *Policies) CheckResponse(src Source, m *dns.Msg, ns []NameServers) *Hit {
+	if p == nil || src == nil || m == nil {
 		return nil
 	}
 	for i := range p.Zones {
 		z := &p.Zones[i]
 		d := src.PolicyZone(z.Name)
-		if d == nil || !d.Exists(p.ip[i]) {
+		if d == nil {
 			continue
 		}
-		for _, rr := range m.Answer {
-			var a netip.Addr
-			switch x := rr.(type) {
-			case *dns.A:
-				a, _ = netip.AddrFromSlice(x.A.To4())
-			case *dns.AAAA:
-				a, _ = netip.AddrFromSlice(x.AAAA.To16())
-			default:
-				continue
-			}
-			if !a.IsValid() {
-				continue
-			}
-			for bits := a.BitLen(); bits > 0; bits-- {
-				owner := ipOwner(netip.PrefixFrom(a, bits).Masked()) + "." + p.ip[i]
-				set := d.Set(owner)
-				if set == nil {
+		ix := p.index(i, d)
+		if ix.ip.any() {
+			best, bestAddr, owner := -1, netip.Addr{}, ""
+			for _, rr := range m.Answer {
+				a, ok := rrAddr(rr)
+				if !ok {
 					continue
 				}
-				return p.hit(z, d, owner, set)
+				if bits, o := ix.ip.match(a); o != "" && better(bits, a, best, bestAddr) {
+					best, bestAddr, owner = bits, a, o
+				}
+			}
+			if owner != "" {
+				return p.hit(z, d, owner, d.Set(owner), TriggerIP)
+			}
+		}
+		if len(ix.nsExact) > 0 || len(ix.nsWild) > 0 {
+			name, owner := "", ""
+			for _, c := range ns {
+				if dns.CountLabel(c.Zone) < minNSLabels {
+					continue
+				}
+				for _, n := range c.Names {
+					if o := ix.nsMatch(n); o != "" && (owner == "" || canonicalLess(n, name)) {
+						name, owner = n, o
+					}
+				}
+			}
+			if owner != "" {
+				return p.hit(z, d, owner, d.Set(owner), TriggerNSDNAME)
+			}
+		}
+		if ix.nsip.any() {
+			best, bestAddr, owner := -1, netip.Addr{}, ""
+			for _, c := range ns {
+				if dns.CountLabel(c.Zone) < minNSLabels {
+					continue
+				}
+				for _, ap := range c.Addrs {
+					a := ap.Addr().Unmap()
+					if bits, o := ix.nsip.match(a); o != "" && better(bits, a, best, bestAddr) {
+						best, bestAddr, owner = bits, a, o
+					}
+				}
+			}
+			if owner != "" {
+				return p.hit(z, d, owner, d.Set(owner), TriggerNSIP)
 			}
 		}
 	}
 	return nil
 }
 
+// better says a match of bits on a beats the best so far: a longer
+// prefix, or as long on a smaller address (the draft's tie-break).
+func better(bits int, a netip.Addr, best int, bestAddr netip.Addr) bool {
+	return bits > best || (bits == best && a.Less(bestAddr))
+}
+
+// rrAddr is an A or AAAA record's address.
+func rrAddr(rr dns.RR) (netip.Addr, bool) {
+	var a netip.Addr
+	switch x := rr.(type) {
+	case *dns.A:
+		a, _ = netip.AddrFromSlice(x.A.To4())
+	case *dns.AAAA:
+		a, _ = netip.AddrFromSlice(x.AAAA.To16())
+	}
+	return a.Unmap(), a.IsValid()
+}
+
 // hit is the policy zone z's trigger owner (its records set, from d)
-// as a counted hit: the policy its records say, the walled garden
-// instead for a zone whose action is walled-garden (passthru aside).
-func (p *Policies) hit(z *Zone, d *dnszone.Zone, owner string, set map[uint16][]dns.RR) *Hit {
-	h := &Hit{Zone: z.Name, Trigger: strings.TrimSuffix(owner, "."+z.Name), set: set, z: z, soa: d.SOA()}
+// of kind as a counted hit: the policy its records say, the walled
+// garden instead for a zone whose action is walled-garden (passthru
+// aside).
+func (p *Policies) hit(z *Zone, d *dnszone.Zone, owner string, set map[uint16][]dns.RR, kind string) *Hit {
+	h := &Hit{Zone: z.Name, Trigger: strings.TrimSuffix(owner, "."+z.Name), Kind: kind, set: set, z: z, soa: d.SOA()}
 	h.Policy = policyOf(set)
 	if h.Policy != PolicyPassthru && z.Action == ActionWalledGarden {
 		h.Policy = PolicyWalledGarden
 	}
-	p.count(h.Policy)
+	p.count(h.Policy, kind)
 	return h
 }
 
-// ipOwner is a response-IP trigger's name for the prefix, without the
-// zone: 24.0.2.0.192 for 192.0.2.0/24, 48.zz.db8.2001 for 2001:db8::/48.
-func ipOwner(px netip.Prefix) string {
-	a := px.Addr()
-	var b strings.Builder
-	b.WriteString(strconv.Itoa(px.Bits()))
-	if a.Is4() {
-		o := a.As4()
-		for i := 3; i >= 0; i-- {
-			b.WriteByte('.')
-			b.WriteString(strconv.Itoa(int(o[i])))
-		}
-		return b.String()
-	}
-	groups := strings.Split(a.String(), ":") // RFC 5952: "::" for the longest zero run
-	zz := false
-	for i := len(groups) - 1; i >= 0; i-- {
-		g := groups[i]
-		if g == "" {
-			if zz {
-				continue
-			}
-			zz, g = true, "zz"
-		}
-		b.WriteByte('.')
-		b.WriteString(g)
-	}
-	return b.String()
-}
-
-func (p *Policies) count(policy string) {
+func (p *Policies) count(policy, kind string) {
 	switch policy {
 	case PolicyNXDOMAIN:
 		p.st.NXDOMAIN.Add(1)
@@ -235,16 +342,40 @@ func (p *Policies) count(policy string) {
 	case PolicyDrop:
 		p.st.Drop.Add(1)
 	}
+	switch kind {
+	case TriggerClientIP:
+		p.st.ClientIP.Add(1)
+	case TriggerQNAME:
+		p.st.QNAME.Add(1)
+	case TriggerIP:
+		p.st.IP.Add(1)
+	case TriggerNSDNAME:
+		p.st.NSDNAME.Add(1)
+	case TriggerNSIP:
+		p.st.NSIP.Add(1)
+	}
 }
 
 // lookup finds name's trigger in the policy zone d (apex zone): the exact
-// owner NAME.zone, else the closest wildcard *.PARENT.zone above it.
+// owner NAME.zone, else the closest wildcard *.PARENT.zone above it. The
+// owners tried are built in a buffer on the stack and looked up without
+// a copy, so that a name no trigger holds costs no allocation.
 func lookup(d *dnszone.Zone, name, zone string) (string, map[uint16][]dns.RR) {
 	if name == "." {
 		return "", nil
 	}
-	owner := name + zone
-	if set := d.Set(owner); set != nil {
+	var buf [512]byte
+	probe := func(parts ...string) (string, map[uint16][]dns.RR) {
+		b := buf[:0]
+		for _, p := range parts {
+			b = append(b, p...)
+		}
+		if set := d.Set(unsafe.String(unsafe.SliceData(b), len(b))); set != nil {
+			return string(b), set
+		}
+		return "", nil
+	}
+	if owner, set := probe(name, zone); set != nil {
 		return owner, set
 	}
 	for n := name; ; {
@@ -253,9 +384,8 @@ func lookup(d *dnszone.Zone, name, zone string) (string, map[uint16][]dns.RR) {
 			return "", nil
 		}
 		n = n[i:]
-		w := "*." + n + zone
-		if set := d.Set(w); set != nil {
-			return w, set
+		if owner, set := probe("*.", n, zone); set != nil {
+			return owner, set
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package rpz
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -69,7 +70,7 @@ func TestCheckAndAnswer(t *testing.T) {
 		{"ads.example.net.", dns.TypeAAAA, PolicyWalledGarden, "wg.test walled-garden ads.example.net", dns.RcodeSuccess, ""},
 		{"fine.example.net.", dns.TypeA, PolicyPassthru, "wg.test passthru fine.example.net", 0, ""},
 	} {
-		h := p.Check(src, tt.name)
+		h := p.Check(src, netip.Addr{}, tt.name)
 		if tt.policy == "" {
 			if h != nil {
 				t.Errorf("%s: hit %s, want none", tt.name, h)
@@ -118,12 +119,12 @@ func TestCheckAndAnswer(t *testing.T) {
 // and allocates nothing.
 func TestCheckNone(t *testing.T) {
 	var p *Policies
-	if p.Check(source{}, "a.example.") != nil {
+	if p.Check(source{}, netip.Addr{}, "a.example.") != nil {
 		t.Fatal("a nil Policies hit")
 	}
 	q := &Policies{Zones: []Zone{{Name: "rpz.test.", Action: ActionNXDOMAIN}}}
 	var src Source = source{}
-	if n := testing.AllocsPerRun(100, func() { q.Check(src, "a.example.") }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { q.Check(src, netip.MustParseAddr("192.0.2.1"), "a.example.") }); n != 0 {
 		t.Errorf("Check of a zone without a copy allocates %v", n)
 	}
 }
@@ -156,14 +157,14 @@ func TestCheckResponse(t *testing.T) {
 		}
 		m := new(dns.Msg)
 		m.Answer = []dns.RR{rr}
-		if got := p.CheckResponse(src, m).String(); got != tt.str {
+		if got := p.CheckResponse(src, m, nil).String(); got != tt.str {
 			t.Errorf("%s: %q, want %q", tt.rr, got, tt.str)
 		}
 	}
 	// A zone without response-IP triggers is passed over.
 	plain := source{"rpz.test.": zone(t, "rpz.test.", "bad.example.rpz.test. 60 IN CNAME .")}
 	rr, _ := dns.NewRR("a.example. 60 IN A 192.0.2.7")
-	if h := p.CheckResponse(plain, &dns.Msg{Answer: []dns.RR{rr}}); h != nil {
+	if h := p.CheckResponse(plain, &dns.Msg{Answer: []dns.RR{rr}}, nil); h != nil {
 		t.Errorf("hit %s in a zone without rpz-ip", h)
 	}
 }
