@@ -1,10 +1,12 @@
 package daemon
 
 import (
-	"sort"
+	"context"
+	"io"
 	"sync"
 	"sync/atomic"
 
+	"github.com/openltm/openltm/daemon/render"
 	"github.com/openltm/openltm/dataplane/ipfix"
 	"github.com/openltm/openltm/dataplane/logpub"
 	"github.com/openltm/openltm/dataplane/netflow"
@@ -30,18 +32,6 @@ func (n *netflowStats) get(name string) *netflow.Stats {
 		n.m[name] = s
 	}
 	return s
-}
-
-// names lists the profiles that have counters, sorted.
-func (n *netflowStats) names() []string {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	out := make([]string, 0, len(n.m))
-	for k := range n.m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // netflowSink sends a netflow profile's records to the ipfix
@@ -102,4 +92,28 @@ func (k *netflowSink) Send(v ipfix.Version, r *ipfix.Record) bool {
 		}
 	}
 	return ok
+}
+
+// netflowCommands answer show and reset-stats ltm profile netflow: the
+// counters of each profile named (or all), kept across commits.
+func netflowCommands(e *Engine) []RuntimeCommand {
+	stats := &e.rules.rt.hsl.netflow
+	return []RuntimeCommand{
+		{"show", profileNetflow.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+			for _, name := range profileNames(e, profileNetflow, names) {
+				st := stats.get(name)
+				rs := render.NetflowStats{Flows: st.Flows.Load(), Records: st.Records.Load(), Dropped: st.Dropped.Load()}
+				if err := render.NetflowProfile(w, name, rs, showOpts(s, words)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"reset-stats", profileNetflow.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+			for _, name := range profileNames(e, profileNetflow, names) {
+				stats.get(name).Reset()
+			}
+			return nil
+		}},
+	}
 }

@@ -2,7 +2,9 @@ package daemon
 
 import (
 	"encoding/binary"
+	"io"
 	"net"
+	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
@@ -188,5 +190,53 @@ func TestNetflowProfileConfig(t *testing.T) {
 	out, err := run(t, s, "create ltm virtual v_none destination 127.149.3.20:80 profiles replace-all-with { tcp nf_none }")
 	if err != "" || !strings.Contains(out+err, "no log-publisher") {
 		t.Errorf("profile without a publisher: %q %q", out, err)
+	}
+}
+
+// TestNetflowProfileHTTP: an http virtual's client connection is
+// reported when it closes, with the requests and answers it carried.
+func TestNetflowProfileHTTP(t *testing.T) {
+	_, s := publisherEngine(t)
+	c, _ := ipfixtest.UDP(t, "127.149.4.30:2055")
+	ln, err := net.Listen("tcp", "127.149.4.21:8080")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "page") })}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	mustRun(t, s,
+		"create ltm pool nf_web members add { 127.149.4.21:8080 }",
+		"create ltm pool nf_collectors members add { 127.149.4.30:2055 }",
+		"create sys log-config destination ipfix nf_dest pool-name nf_collectors",
+		"create sys log-config publisher nf_pub destinations replace-all-with { nf_dest }",
+		"create ltm profile netflow nf defaults-from netflow log-publisher nf_pub",
+		"create ltm virtual nf_http destination 127.149.4.20:80 pool nf_web source-address-translation { type automap } profiles replace-all-with { tcp http nf }",
+	)
+	tr := &http.Transport{}
+	cl := &http.Client{Transport: tr, Timeout: 5 * time.Second}
+	for range 2 {
+		resp, err := cl.Get("http://127.149.4.20/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(body) != "page" {
+			t.Fatalf("body %q", body)
+		}
+	}
+	tr.CloseIdleConnections()
+	eventually(t, 10*time.Second, "the http connection's records", func() bool {
+		m, _ := c.Snapshot()
+		return ipfixtest.Records(m) >= 2
+	})
+	msgs, _ := c.Snapshot()
+	if n := ipfixtest.Records(msgs); n != 2 {
+		t.Fatalf("%d records for one connection", n)
+	}
+	up := readV5(msgs[0].Records[0])
+	if up.dst.String() != "127.149.4.20:80" || up.proto != 6 || up.octets == 0 || up.pkts < 2 {
+		t.Errorf("client flow %+v", up)
 	}
 }
