@@ -7,8 +7,8 @@
 // A connection is reported as two unidirectional flows, the classic
 // NetFlow view every collector reads [M: BIG-IP's record layout is not
 // documented]: the client's packets to the virtual address, and the
-// virtual's answers to the client, each with its octets, packets, start
-// and end. A virtual without the profile pays one nil check at a
+// virtual's answers to the client (when there were any), each with its
+// octets, packets, start and end. A virtual without the profile pays one nil check at a
 // connection's end; one with it fills pooled records and allocates
 // nothing per connection.
 package netflow
@@ -148,8 +148,13 @@ func (p *Profile) ExportAt(f *flows.Flow, end time.Time) {
 	p.send(f.Local, f.Client, proto, f.BytesOut.Load(), f.PktsOut.Load(), start, end)
 }
 
-// send reports one direction of a flow.
+// send reports one direction of a flow; a direction that carried
+// nothing (a UDP client the member never answered) is no flow and sends
+// no record [M].
 func (p *Profile) send(src, dst netip.AddrPort, proto, octets, pkts uint64, start, end time.Time) {
+	if octets == 0 && pkts == 0 {
+		return
+	}
 	r := records.Get().(*ipfix.Record)
 	defer records.Put(r)
 	sa, da := src.Addr().Unmap(), dst.Addr().Unmap()
