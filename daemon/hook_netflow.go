@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"io"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/openltm/openltm/dataplane/ipfix"
 	"github.com/openltm/openltm/dataplane/logpub"
 	"github.com/openltm/openltm/dataplane/netflow"
+	"github.com/openltm/openltm/objects"
 )
 
 // netflowStats keeps each netflow profile's counters by full path across
@@ -115,5 +117,101 @@ func netflowCommands(e *Engine) []RuntimeCommand {
 			}
 			return nil
 		}},
+		{"show", "sys ipfix destination", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+			ds, opts, err := e.ipfixDestinations(words)
+			if err != nil {
+				return err
+			}
+			for _, d := range ds {
+				st := ipfix.Stats{Pool: d.opts.Pool, TCP: d.opts.TCP}
+				for _, x := range e.ipfixExporters(d.opts) {
+					xs := x.Stats()
+					st.Records += xs.Records
+					st.Dropped += xs.Dropped
+					st.Messages += xs.Messages
+					st.Templates += xs.Templates
+					st.Failures += xs.Failures
+				}
+				if err := render.IPFIXDestination(w, d.name, st, showOpts(s, opts)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"reset-stats", "sys ipfix destination", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+			ds, _, err := e.ipfixDestinations(words)
+			if err != nil {
+				return err
+			}
+			for _, d := range ds {
+				for _, x := range e.ipfixExporters(d.opts) {
+					x.ResetStats()
+				}
+			}
+			return nil
+		}},
 	}
+}
+
+// ipfixDest is an ipfix log destination of the running configuration.
+type ipfixDest struct {
+	name string
+	opts ipfix.Options
+}
+
+// ipfixDestinations are the running ipfix log destinations the words
+// name (every one when they name none), sorted, and the show options
+// among the words. `sys ipfix destination` is BIG-IP's statistics of
+// the ipfix log destinations: it has no settings of its own.
+func (e *Engine) ipfixDestinations(words []string) ([]ipfixDest, []string, error) {
+	all := map[string]ipfix.Options{}
+	for _, p := range e.rules.rt.hsl.pubs.Load().Publishers() {
+		for _, d := range p.Dests {
+			if d.IPFIX != nil {
+				all[d.Name] = d.IPFIX.Opts
+			}
+		}
+	}
+	var names, opts []string
+	for _, wd := range words {
+		if isShowOption(wd) {
+			opts = append(opts, wd)
+			continue
+		}
+		n := objects.FullPath("/Common", wd)
+		if _, ok := all[n]; !ok {
+			return nil, nil, objects.Invalid("sys ipfix destination %s: no ipfix log destination of that name is used by a log publisher (sys log-config destination ipfix)", n)
+		}
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		for n := range all {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	out := make([]ipfixDest, 0, len(names))
+	for _, n := range names {
+		out = append(out, ipfixDest{name: n, opts: all[n]})
+	}
+	return out, opts, nil
+}
+
+// ipfixExporters are the running exporters of a destination's settings,
+// one per version its users asked for.
+func (e *Engine) ipfixExporters(o ipfix.Options) []*ipfix.Exporter {
+	h := e.rules.rt.hsl.ipfix.Load()
+	if h == nil {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []*ipfix.Exporter
+	for _, v := range []ipfix.Version{ipfix.IPFIX, ipfix.NetFlowV9, ipfix.NetFlowV5} {
+		o.Version = v
+		if x := h.exps[ipfixKey(o)]; x != nil {
+			out = append(out, x)
+		}
+	}
+	return out
 }

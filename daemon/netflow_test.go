@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +130,20 @@ func TestNetflowProfileTCP(t *testing.T) {
 		if at := int64(binary.BigEndian.Uint64(r.Fields[8])); time.Since(time.UnixMilli(at)).Abs() > time.Hour {
 			t.Errorf("%s: flowEndMilliseconds %d", v.setting, at)
 		}
+	}
+
+	// sys ipfix destination: the destination's exporters' counters, in
+	// every version sent through it (v5, v9, IPFIX: 6 records).
+	out, err := run(t, s, "show sys ipfix destination nf_dest")
+	if err != "" || !regexp.MustCompile(`Sys::IPFIX Destination: nf_dest(?s:.*)Sent +6\n`).MatchString(out) {
+		t.Fatalf("show sys ipfix destination: %s %s", out, err)
+	}
+	mustRun(t, s, "reset-stats sys ipfix destination")
+	if out, _ := run(t, s, "show sys ipfix destination"); !regexp.MustCompile(`Sent +0\n`).MatchString(out) {
+		t.Errorf("after reset-stats: %s", out)
+	}
+	if _, err := run(t, s, "show sys ipfix destination no_such"); !strings.Contains(err, "no_such") {
+		t.Errorf("an unknown destination: %q", err)
 	}
 }
 

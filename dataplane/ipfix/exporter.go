@@ -165,6 +165,13 @@ func (x *Exporter) Stats() Stats {
 		Dropped: x.dropped.Load(), Failures: x.failures.Load()}
 }
 
+// ResetStats zeroes the counters (reset-stats sys ipfix destination).
+func (x *Exporter) ResetStats() {
+	for _, c := range []*atomic.Uint64{&x.records, &x.messages, &x.templates, &x.dropped, &x.failures} {
+		c.Store(0)
+	}
+}
+
 // Close stops the exporter; queued records are dropped.
 func (x *Exporter) Close() {
 	if x.closed.Swap(true) {
