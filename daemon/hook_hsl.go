@@ -29,6 +29,8 @@ type hslSwitch struct {
 	tmplOnce  sync.Once
 	templates *ipfix.Templates
 	ipfix     atomic.Pointer[ipfixHub]
+	// netflow is the netflow profiles' counters (hook_netflow.go).
+	netflow netflowStats
 }
 
 // pubHandle starts the handles of publishers; the hub's start "hsl:".

@@ -53,7 +53,14 @@ func (h *ipfixHub) retain(set *logpub.Set) {
 	for _, p := range set.Publishers() {
 		for _, d := range p.Dests {
 			if d.IPFIX != nil {
-				keep[ipfixKey(d.IPFIX.Opts)] = true
+				// The netflow profiles send through the destination's
+				// pool and transport in their own version
+				// (hook_netflow.go).
+				o := d.IPFIX.Opts
+				for _, v := range []ipfix.Version{ipfix.IPFIX, ipfix.NetFlowV9, ipfix.NetFlowV5} {
+					o.Version = v
+					keep[ipfixKey(o)] = true
+				}
 			}
 		}
 	}

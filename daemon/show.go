@@ -111,6 +111,8 @@ var runtimeTargets = [][]string{
 	{"gtm", "iquery"},
 	{"gtm", "trust-exchange"},
 	{"gtm", "trusted-device"},
+	// The ipfix log destinations' statistics (hook_netflow.go).
+	{"sys", "ipfix", "destination"},
 }
 
 // runtimeTarget returns the words of the runtime target key, or nil.

@@ -23,6 +23,7 @@ func registerPlaneRuntime(e *Engine, h *planeHook) {
 	e.RegisterRuntime(mblbCommands(e, p))
 	e.RegisterRuntime(persistCommands(p))
 	e.RegisterRuntime(profileStatsCommands(e, p)) // shows_profiles.go
+	e.RegisterRuntime(netflowCommands(e))         // hook_netflow.go
 	e.RegisterRuntime(monitorCommands(e, p))      // shows_monitor.go
 	e.RegisterRuntime(dnsCacheCommands(e, p))     // shows_dns.go
 	e.RegisterRuntime(bwcCommands(e, p))          // shows_bwc.go

@@ -593,5 +593,6 @@ func (t *translator) virtual(o *objects.Object) {
 	}
 	t.virtualAddress(o, v) // translate_vaddr.go
 	t.virtualBWC(o, v)     // translate_bwc.go
+	t.netflow(o, v)        // translate_netflow.go
 	t.dc.Virtuals[o.Name] = v
 }

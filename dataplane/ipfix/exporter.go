@@ -103,13 +103,17 @@ func NewExporter(o Options) *Exporter {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
 	if o.Version == 0 {
 		o.Version = IPFIX
 	}
-	x := &Exporter{o: o, q: make(chan item, o.Queue), done: make(chan struct{}), boot: o.Now(), sess: map[netip.AddrPort]*session{}}
+	boot := processBoot
+	if o.Now != nil {
+		boot = o.Now()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	x := &Exporter{o: o, q: make(chan item, o.Queue), done: make(chan struct{}), boot: boot, sess: map[netip.AddrPort]*session{}}
 	x.wg.Add(1)
 	go x.run()
 	return x
@@ -126,7 +130,7 @@ func (x *Exporter) Send(r *Record) bool {
 		return false
 	}
 	bp := bufs.Get().(*[]byte)
-	if x.o.Version == NetFlowV9 {
+	if x.o.Version == NetFlowV9 || x.o.Version == NetFlowV5 {
 		*bp = r.AppendV9((*bp)[:0])
 	} else {
 		*bp = r.AppendIPFIX((*bp)[:0])
@@ -161,6 +165,13 @@ func (x *Exporter) Stats() Stats {
 		Dropped: x.dropped.Load(), Failures: x.failures.Load()}
 }
 
+// ResetStats zeroes the counters (reset-stats sys ipfix destination).
+func (x *Exporter) ResetStats() {
+	for _, c := range []*atomic.Uint64{&x.records, &x.messages, &x.templates, &x.dropped, &x.failures} {
+		c.Store(0)
+	}
+}
+
 // Close stops the exporter; queued records are dropped.
 func (x *Exporter) Close() {
 	if x.closed.Swap(true) {
@@ -173,6 +184,16 @@ func (x *Exporter) Close() {
 // Closed reports whether Close was called: a destination holding a
 // closed exporter asks for the running one again.
 func (x *Exporter) Closed() bool { return x.closed.Load() }
+
+// processBoot is the system's "boot" for sysUptime (NetFlow v5 and v9
+// headers, v5 records' first and last times): when this process
+// started, so that every exporter and every record count from one
+// instant.
+var processBoot = time.Now()
+
+// SysUptime is t in milliseconds since processBoot, as NetFlow's
+// sysUptime fields write it.
+func SysUptime(t time.Time) uint32 { return uint32(t.Sub(processBoot).Milliseconds()) }
 
 // tickEvery is how often the exporter looks at retransmissions and
 // deleted templates.
@@ -319,16 +340,17 @@ func (x *Exporter) sendBatch(now time.Time, s *session, batch []item) bool {
 	for i := range batch {
 		it := &batch[i]
 		need := len(*it.b) + 8
-		if !s.known[it.t] {
+		v5 := x.o.Version == NetFlowV5
+		if !s.known[it.t] && !v5 {
 			need += 4 + 8*len(it.t.Fields)
 		}
-		if x.msg.DataRecords() > 0 && x.msg.Len()+need > x.limit() {
+		if x.msg.DataRecords() > 0 && (x.msg.Len()+need > x.limit() || v5 && x.msg.DataRecords() >= MaxV5Records) {
 			if !x.write(now, s) {
 				return false
 			}
 			x.msg.Begin(x.o.Version, x.buf)
 		}
-		if !s.known[it.t] {
+		if !s.known[it.t] && !v5 {
 			x.msg.Template(it.t)
 			x.templates.Add(1)
 			if len(s.known) == 0 {

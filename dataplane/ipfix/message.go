@@ -10,6 +10,10 @@ import (
 type Version uint16
 
 const (
+	// NetFlowV5 is Cisco's fixed-format version 5: no templates, a
+	// 24-octet header and 48-octet records of IPv4 flows; the netflow
+	// profile's default (netflow-version version-5).
+	NetFlowV5 Version = 5
 	// NetFlowV9 is RFC 3954's version 9.
 	NetFlowV9 Version = 9
 	// IPFIX is RFC 7011's version 10.
@@ -28,20 +32,29 @@ func ParseVersion(s string) (Version, error) {
 }
 
 func (v Version) String() string {
-	if v == NetFlowV9 {
+	switch v {
+	case NetFlowV9:
 		return "netflow-v9"
+	case NetFlowV5:
+		return "netflow-v5"
 	}
 	return "ipfix"
 }
 
 // HeaderLen is the message header's length: 16 octets in IPFIX, 20 in
-// NetFlow v9.
+// NetFlow v9, 24 in NetFlow v5.
 func (v Version) HeaderLen() int {
-	if v == NetFlowV9 {
+	switch v {
+	case NetFlowV9:
 		return 20
+	case NetFlowV5:
+		return 24
 	}
 	return 16
 }
+
+// MaxV5Records is how many records a NetFlow v5 message holds at most.
+const MaxV5Records = 30
 
 // Set ids: templates and withdrawals (IPFIX 2, NetFlow v9 0); data sets
 // carry their template's id.
@@ -54,12 +67,13 @@ const (
 type Header struct {
 	// ExportTime is the Unix time in seconds.
 	ExportTime uint32
-	// Sequence: IPFIX, the data records sent in the session before
-	// this message; NetFlow v9, the packets sent before it.
+	// Sequence: IPFIX and NetFlow v5, the data records sent in the
+	// session before this message; NetFlow v9, the packets sent before
+	// it.
 	Sequence uint32
 	// Domain is the observation domain (v9: the source id).
 	Domain uint32
-	// Uptime is NetFlow v9's sysUpTime, in milliseconds.
+	// Uptime is NetFlow v9's and v5's sysUpTime, in milliseconds.
 	Uptime uint32
 }
 
@@ -75,7 +89,7 @@ type Message struct {
 	data    int // data records
 }
 
-var zeros [20]byte
+var zeros [24]byte
 
 // Begin starts a message of version v in buf (its contents are dropped,
 // its capacity kept).
@@ -93,6 +107,9 @@ func (m *Message) Len() int { return len(m.b) }
 func (m *Message) DataRecords() int { return m.data }
 
 func (m *Message) open(id uint16) {
+	if m.v == NetFlowV5 {
+		return // no sets: records follow the header
+	}
 	if m.set >= 0 && m.setID == id {
 		return
 	}
@@ -128,6 +145,9 @@ func (m *Message) templateSet() uint16 {
 // and its enterprise number after its length in IPFIX; NetFlow v9 has no
 // enterprise numbers, and writes its id alone [M].
 func (m *Message) Template(t *Template) {
+	if m.v == NetFlowV5 {
+		return // v5's one record format is fixed
+	}
 	m.open(m.templateSet())
 	m.b = binary.BigEndian.AppendUint16(m.b, t.ID)
 	m.b = binary.BigEndian.AppendUint16(m.b, uint16(len(t.Fields)))
@@ -174,6 +194,19 @@ func (m *Message) Finish(h Header) []byte {
 	m.close()
 	b := m.b
 	binary.BigEndian.PutUint16(b[0:], uint16(m.v))
+	if m.v == NetFlowV5 {
+		// count, sysUptime, unix_secs, unix_nsecs, flow_sequence,
+		// engine_type, engine_id (the domain's low octet [M]),
+		// sampling_interval (none).
+		binary.BigEndian.PutUint16(b[2:], uint16(m.data))
+		binary.BigEndian.PutUint32(b[4:], h.Uptime)
+		binary.BigEndian.PutUint32(b[8:], h.ExportTime)
+		binary.BigEndian.PutUint32(b[12:], 0)
+		binary.BigEndian.PutUint32(b[16:], h.Sequence)
+		b[20], b[21] = 0, byte(h.Domain)
+		binary.BigEndian.PutUint16(b[22:], 0)
+		return b
+	}
 	if m.v == NetFlowV9 {
 		binary.BigEndian.PutUint16(b[2:], uint16(m.records))
 		binary.BigEndian.PutUint32(b[4:], h.Uptime)

@@ -424,3 +424,26 @@ func (r *Record) AppendV9(b []byte) []byte {
 	}
 	return b
 }
+
+// PutUint writes u into the record's i'th field (its index in the
+// template), which must be a fixed-length integer or time: the setter of
+// records filled by the dataplane itself, which knows its template's
+// layout and must not format numbers as text per connection.
+func (r *Record) PutUint(i int, u uint64) {
+	f := &r.t.Fields[i]
+	putUint(r.fixed[f.off:f.off+int(f.Len)], u)
+}
+
+// PutAddr writes a into the record's i'th field, an IPv4 or IPv6
+// address (an IPv4 address in an IPv6 field is written mapped).
+func (r *Record) PutAddr(i int, a netip.Addr) {
+	f := &r.t.Fields[i]
+	dst := r.fixed[f.off : f.off+int(f.Len)]
+	if len(dst) == 4 {
+		b := a.Unmap().As4()
+		copy(dst, b[:])
+		return
+	}
+	b := a.As16()
+	copy(dst, b[:])
+}

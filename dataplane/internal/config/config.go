@@ -21,6 +21,7 @@ import (
 	"github.com/openltm/openltm/dataplane/h2member"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/dataplane/netflow"
 	"github.com/openltm/openltm/dataplane/persist"
 	"github.com/openltm/openltm/dataplane/recursor"
 	"github.com/openltm/openltm/dataplane/rpz"
@@ -183,6 +184,10 @@ type Virtual struct {
 	// (bwc-policy): every byte its flows send either way waits on the
 	// policy's token bucket (dataplane/bwc); empty without one.
 	BWC string
+	// NetFlow is the virtual's netflow profile: each connection's end is
+	// reported to its log publisher's ipfix destinations
+	// (dataplane/netflow); nil without one, which costs a nil check.
+	NetFlow *netflow.Profile
 	// GTP is the gtp profile on a UDP virtual: each datagram is one GTP
 	// message, checked, balanced by itself and shown to the GTP_ events
 	// (dataplane/internal/udp/gtp.go); nil without the profile.

@@ -1124,6 +1124,9 @@ func (fl *flow) retire() {
 		fl.clone.Close()
 	}
 	fl.persistDone()
+	if nf := fl.snap.Cfg.NetFlow; nf != nil { // netflow profile (dataplane/netflow)
+		nf.Export(&fl.Flow)
+	}
 	fl.e.env.Table.Remove(&fl.Flow)
 	fl.vs.Leave(fl.snap.Addr)
 	fl.vs.Durs.Note(uint64(time.Since(fl.Created()) / time.Millisecond))

@@ -628,6 +628,9 @@ func (f *mblbFlow) finish() {
 	if f.rr != nil {
 		f.rr.end()
 	}
+	if s := f.vs.Snap.Load(); s != nil && s.Cfg.NetFlow != nil { // netflow profile (dataplane/netflow)
+		s.Cfg.NetFlow.Export(&f.Flow)
+	}
 	f.mv.env.Table.Remove(&f.Flow)
 	f.vs.Leave(f.addr)
 	f.vs.Durs.Note(uint64(time.Since(f.Created()) / time.Millisecond))

@@ -600,6 +600,9 @@ func (f *flow) end() {
 	if made {
 		f.l.e.env.Persist.Touch(key, scope)
 	}
+	if nf := f.snap.Cfg.NetFlow; nf != nil { // netflow profile (dataplane/netflow)
+		nf.Export(&f.Flow)
+	}
 	f.l.e.env.Table.Remove(&f.Flow)
 	f.vs.Leave(f.snap.Addr)
 	f.vs.Durs.Note(uint64(time.Since(f.Created()) / time.Millisecond))

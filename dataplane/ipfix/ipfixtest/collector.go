@@ -28,6 +28,7 @@ type Msg struct {
 	Export    uint32
 	Seq       uint32
 	Domain    uint32
+	Uptime    uint32              // v5's sysUptime
 	Templates map[uint16][]TField // template records in this message
 	Withdrawn []uint16
 	Records   []Rec
@@ -72,6 +73,17 @@ func (c *Collector) Feed(b []byte) []byte {
 			n = int(binary.BigEndian.Uint16(b[2:]))
 		case 9:
 			n = len(b) // one datagram per packet
+		case 5:
+			if len(b) < 24 {
+				return b
+			}
+			n = 24 + 48*int(binary.BigEndian.Uint16(b[2:]))
+			if n > len(b) {
+				return b
+			}
+			c.msgs = append(c.msgs, decodeV5(b[:n]))
+			b = b[n:]
+			continue
 		default:
 			c.errs = append(c.errs, fmt.Errorf("version %d", v))
 			return nil
@@ -88,6 +100,31 @@ func (c *Collector) Feed(b []byte) []byte {
 		b = b[n:]
 	}
 	return b
+}
+
+// V5Fields are the lengths of NetFlow v5's record fields, in order:
+// srcaddr, dstaddr, nexthop, input, output, dPkts, dOctets, First, Last,
+// srcport, dstport, pad1, tcp_flags, prot, tos, src_as, dst_as,
+// src_mask, dst_mask, pad2. A v5 message's records are decoded to these
+// fields (template 0); its Length is the record count, Uptime the
+// header's sysUptime.
+var V5Fields = []int{4, 4, 4, 2, 2, 4, 4, 4, 4, 2, 2, 1, 1, 1, 1, 2, 2, 1, 1, 2}
+
+// decodeV5 reads a NetFlow v5 message: a 24-octet header, 48-octet
+// records.
+func decodeV5(b []byte) Msg {
+	m := Msg{Version: 5, Length: binary.BigEndian.Uint16(b[2:]), Uptime: binary.BigEndian.Uint32(b[4:]),
+		Export: binary.BigEndian.Uint32(b[8:]), Seq: binary.BigEndian.Uint32(b[16:]), Domain: uint32(b[21])}
+	for r := b[24:]; len(r) >= 48; r = r[48:] {
+		rec := Rec{}
+		off := 0
+		for _, n := range V5Fields {
+			rec.Fields = append(rec.Fields, r[off:off+n])
+			off += n
+		}
+		m.Records = append(m.Records, rec)
+	}
+	return m
 }
 
 func (c *Collector) decode(b []byte) (Msg, error) {
