@@ -29,6 +29,11 @@ type request struct {
 	// geo is the client's geolocation, looked up once for the query by
 	// the first topology record that asks (geoLDNS).
 	geo geoAddr
+	// prio are the member priorities a rule's member_priority set for
+	// this query (nil: none; rules_gtm.go); qos is the score the last
+	// quality-of-service pick gave the member it chose.
+	prio []memberPrio
+	qos  float64
 }
 
 // geoLDNS is the client's geolocation for topology scoring, nil when the
@@ -79,6 +84,10 @@ type decision struct {
 	// targets are the answer of a CNAME, MX, SRV or NAPTR pool.
 	targets []*nameMember
 	level   int // 0 preferred, 1 alternate, 2 fallback, -1 persisted
+	// qos is the chosen member's quality-of-service score when that
+	// method chose it (hasQoS), for qos_score.
+	qos    float64
+	hasQoS bool
 }
 
 // setAddr makes a the only address of the answer.
@@ -271,6 +280,9 @@ func (rq *request) available(pl *pool) []*member {
 		if ok, _ := memberState(m); ok {
 			out = append(out, m)
 		}
+	}
+	if rq.prio != nil {
+		rq.byPriority(pl, out)
 	}
 	return out
 }
@@ -645,7 +657,7 @@ func addMore(d *decision, cands []*member, i, max int) {
 }
 
 func (s *Server) resolvePool(rq *request, pl *pool, d *decision) {
-	d.out = outNone
+	d.out, d.hasQoS = outNone, false
 	if pl.cfg.Disabled {
 		return
 	}
@@ -716,6 +728,9 @@ func (s *Server) resolvePool(rq *request, pl *pool, d *decision) {
 		}
 		m := cands[i]
 		d.out, d.pool, d.member, d.level, d.ttl = outAnswer, pl, m, level, pl.ttl
+		if mode == QualityOfService {
+			d.qos, d.hasQoS = rq.qos, true
+		}
 		d.setAddr(m.vs.addr)
 		addMore(d, cands, i, pl.maxAnswers)
 		countLevel(pl.rt, m.rt, level, rq.shard)
@@ -937,7 +952,11 @@ func (s *Server) pickQoS(rq *request, pl *pool, cands []*member) int {
 		return -1
 	}
 	if pl.cfg.DynamicRatio {
-		return ratioPick(pl, scores)
+		i := ratioPick(pl, scores)
+		if i >= 0 {
+			rq.qos = scores[i]
+		}
+		return i
 	}
 	var idx [16]int
 	ties := 0
@@ -951,7 +970,9 @@ func (s *Server) pickQoS(rq *request, pl *pool, cands []*member) int {
 			ties++
 		}
 	}
-	return idx[int((pl.rt.rr.Add(1)-1)%uint64(ties))]
+	i := idx[int((pl.rt.rr.Add(1)-1)%uint64(ties))]
+	rq.qos = scores[i]
+	return i
 }
 
 // linkFree is the share of a link's tightest bandwidth limit still free,
