@@ -95,7 +95,7 @@ func gtmHook(name string) func(c *tcl.Compiler) error {
 				return nil
 			}
 		}
-		return c.Errorf(0, "%s: command is not valid in the current event (%s): valid in a gtm rule's DNS_REQUEST, LB_SELECTED and LB_FAILED", name, r.inEvent)
+		return c.Errorf(0, "%s: command is not valid in the current event (%s): valid in a query's events (DNS_REQUEST, DNS_RESPONSE, LB_SELECTED, LB_FAILED)", name, r.inEvent)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 
 	"github.com/openltm/openltm/rules"
 )
@@ -80,13 +81,7 @@ func typeWord(t RRType) string {
 	if t == "" {
 		t = TypeA
 	}
-	b := []byte(t)
-	for i, ch := range b {
-		if 'A' <= ch && ch <= 'Z' {
-			b[i] = ch + 'a' - 'A'
-		}
-	}
-	return string(b)
+	return strings.ToLower(string(t))
 }
 
 // WideIPName implements rules.GTMConn.
