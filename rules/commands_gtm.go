@@ -1,7 +1,9 @@
 package rules
 
 import (
+	"math"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,12 +36,19 @@ type GTMConn interface {
 	// changes it for this query.
 	AnswerTTL() (uint32, error)
 	SetAnswerTTL(ttl uint32) error
-	// QoSScore is the quality-of-service score of the member load
-	// balancing chose (LB_SELECTED).
-	QoSScore() (float64, error)
-	// QoSWeights are a gtm pool's quality-of-service coefficients, by
-	// the names tmsh gives them without their qos- prefix.
-	QoSWeights(pool string) ([]QoSWeight, error)
+	// QoSScore is the quality-of-service score of a gtm pool's member
+	// (pool.Name "": the member load balancing picked) as the pool's
+	// quality-of-service method computes it, with this query's weights
+	// and, for this computation only, the weights given.
+	QoSScore(pool QoSPool, member netip.AddrPort, with []QoSWeight) (float64, error)
+	// QoSWeight is a factor's weight in a gtm pool (pool.Name "": the
+	// query's own) for this query; SetQoSWeights changes weights for this
+	// query's computations (in every pool of the query when pool.Name is
+	// ""); ResetQoSWeight puts one back to the pool's configured qos-*
+	// coefficient and returns it.
+	QoSWeight(pool QoSPool, f QoSFactor) (int64, error)
+	SetQoSWeights(pool QoSPool, ws []QoSWeight) error
+	ResetQoSWeight(pool QoSPool, f QoSFactor) (int64, error)
 	// SetMemberPriority orders a gtm pool's member for this query:
 	// members of higher priority come first.
 	SetMemberPriority(pool string, member netip.AddrPort, priority int) error
@@ -50,10 +59,92 @@ type GTMConn interface {
 	Self() (server, datacenter string)
 }
 
-// QoSWeight is one quality-of-service coefficient of a gtm pool.
+// QoSFactor is one of the quality-of-service factors qos_score and
+// qos_weight name, by F5's names; each is weighed by one of a gtm pool's
+// qos-* settings.
+type QoSFactor uint8
+
+// The factors, in the order F5 lists them.
+const (
+	QoSBps          QoSFactor = iota // bps: qos-kilobytes-second
+	QoSHitRatio                      // hit_ratio: qos-hit-ratio
+	QoSHops                          // hops: qos-hops
+	QoSLinkCapacity                  // link_capacity: qos-lcs
+	QoSPacketRate                    // packet_rate: qos-packet-rate
+	QoSRTT                           // rtt: qos-rtt
+	QoSTopology                      // topology: qos-topology
+	QoSVSCapacity                    // vs_capacity: qos-vs-capacity
+	QoSVSScore                       // vs_score: qos-vs-score
+	NumQoSFactors
+)
+
+var qosFactorNames = [NumQoSFactors]string{"bps", "hit_ratio", "hops", "link_capacity", "packet_rate", "rtt", "topology", "vs_capacity", "vs_score"}
+
+func (f QoSFactor) String() string {
+	if f < NumQoSFactors {
+		return qosFactorNames[f]
+	}
+	return "QoSFactor(" + strconv.Itoa(int(f)) + ")"
+}
+
+// parseQoSFactor reads a factor's name, or a prefix of only one name
+// [M]: F5's own example writes `qos_weight set link 50 packet 120`.
+func parseQoSFactor(cmd, s string) (QoSFactor, error) {
+	found, n := QoSFactor(0), 0
+	for i, name := range qosFactorNames {
+		if name == s {
+			return QoSFactor(i), nil
+		}
+		if s != "" && strings.HasPrefix(name, s) {
+			found, n = QoSFactor(i), n+1
+		}
+	}
+	switch {
+	case n == 1:
+		return found, nil
+	case n > 1:
+		var amb []string
+		for _, name := range qosFactorNames {
+			if strings.HasPrefix(name, s) {
+				amb = append(amb, name)
+			}
+		}
+		return 0, tcl.Errorf("%s: ambiguous factor %q: %s", cmd, s, strings.Join(amb, ", "))
+	}
+	return 0, tcl.Errorf("%s: unknown factor %q: must be %s", cmd, s, strings.Join(qosFactorNames[:], ", "))
+}
+
+// QoSPool names the gtm pool qos_score and qos_weight act on: Type is
+// the record type a rule wrote (`pool a NAME`; "": the wide IP's), Name
+// "" the query's own pool.
+type QoSPool struct {
+	Type, Name string
+}
+
+// QoSWeight is the weight a rule gives a factor.
 type QoSWeight struct {
-	Name   string
-	Weight int
+	Factor QoSFactor
+	Weight uint32
+}
+
+// QoSFixedBits is how many of a score's bits are its fraction:
+// qos_score computes in 16.16 fixed point [M: F5 documents fixed-point
+// mathematics without its format]. `-aslong` returns the raw value (the
+// score times 65536, rounded, as a 64-bit unsigned integer), `-integer`
+// its integer part, and by default the list {INTEGER FRACTION}, the
+// fraction in millionths of the 16-bit fraction (0.5 is 500000, 0.1 is
+// 100006, truncated).
+const QoSFixedBits = 16
+
+// qosFixed is a score as a 16.16 fixed-point value.
+func qosFixed(score float64) uint64 {
+	if !(score > 0) {
+		return 0
+	}
+	if score >= 1<<(64-QoSFixedBits) {
+		return math.MaxUint64
+	}
+	return uint64(math.Round(score * (1 << QoSFixedBits)))
 }
 
 // gtmCommands are the commands only BIG-IP DNS's rules have: they act
@@ -236,53 +327,179 @@ func cmdTTL(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	return tcl.Int(int64(n)), nil
 }
 
-// cmdQoSScore is `qos_score`: the quality-of-service score of the
-// member load balancing chose.
+// gtmPoolTypes are the record types `pool TYPE NAME` may name.
+var gtmPoolTypes = []string{"a", "aaaa", "cname", "mx", "srv", "naptr"}
+
+// qosPoolArg reads `pool ?TYPE? NAME` at args[i] (args[i] is "pool"):
+// TYPE is taken when a name follows it (one that is not a word in stop).
+func qosPoolArg(args []tcl.Value, i int, stop ...string) (QoSPool, int, bool) {
+	if i+1 >= len(args) {
+		return QoSPool{}, i, false
+	}
+	w := strings.ToLower(args[i+1].String())
+	if slices.Contains(gtmPoolTypes, w) && i+2 < len(args) && !slices.Contains(stop, args[i+2].String()) {
+		return QoSPool{Type: w, Name: args[i+2].String()}, i + 3, true
+	}
+	return QoSPool{Name: args[i+1].String()}, i + 2, true
+}
+
+// qosPairs reads factor and value pairs (values unsigned 32-bit
+// integers); an error changes nothing.
+func qosPairs(cmd string, args []tcl.Value) ([]QoSWeight, error) {
+	ws := make([]QoSWeight, 0, len(args)/2)
+	for i := 0; i+1 < len(args); i += 2 {
+		f, err := parseQoSFactor(cmd, args[i].String())
+		if err != nil {
+			return nil, err
+		}
+		v, err := strconv.ParseUint(args[i+1].String(), 10, 32)
+		if err != nil {
+			return nil, tcl.Errorf("%s: %s %q is not a weight (an unsigned integer up to 4294967295)", cmd, f, args[i+1].String())
+		}
+		ws = append(ws, QoSWeight{f, uint32(v)})
+	}
+	return ws, nil
+}
+
+// cmdQoSScore is `qos_score ?-aslong|-integer? ?pool ?TYPE? NAME member
+// ADDR PORT? ?FACTOR VALUE ...?`: the quality-of-service score of the
+// member load balancing picked, or of the pool's member named, with the
+// query's weights, those given replacing them for this computation
+// only. The score is 16.16 fixed point (QoSFixedBits): the list
+// {INTEGER FRACTION} by default, the raw value with -aslong, the integer
+// part with -integer. A member may be `ADDR PORT` or `ADDR:PORT`.
 func cmdQoSScore(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-	if len(args) != 1 {
-		return tcl.Empty, tcl.WrongArgs("qos_score")
+	const usage = "qos_score ?-aslong|-integer? ?pool ?type? name member addr port? ?factor value ...?"
+	i, form := 1, ""
+	if i < len(args) && (args[i].String() == "-aslong" || args[i].String() == "-integer") {
+		form = args[i].String()
+		i++
+	}
+	var pool QoSPool
+	var member netip.AddrPort
+	if i < len(args) && args[i].String() == "pool" {
+		var ok bool
+		if pool, i, ok = qosPoolArg(args, i, "member"); !ok {
+			return tcl.Empty, tcl.WrongArgs(usage)
+		}
+		if i >= len(args) || args[i].String() != "member" {
+			return tcl.Empty, tcl.Errorf("qos_score: pool %s needs a member: pool NAME member ADDR PORT", pool.Name)
+		}
+		i++
+		switch {
+		case i+1 < len(args):
+			if ap, ok := parseVSAddr(args[i : i+2]); ok {
+				member, i = ap, i+2
+				break
+			}
+			fallthrough
+		case i < len(args):
+			ap, ok := parseVSAddr(args[i : i+1])
+			if !ok || ap.Port() == 0 {
+				return tcl.Empty, tcl.Errorf("qos_score: %q is not a pool member's address and port", args[i].String())
+			}
+			member, i = ap, i+1
+		default:
+			return tcl.Empty, tcl.WrongArgs(usage)
+		}
+	}
+	if (len(args)-i)%2 != 0 {
+		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	with, err := qosPairs("qos_score", args[i:])
+	if err != nil {
+		return tcl.Empty, err
 	}
 	gc, err := gtmConn(in, "qos_score")
 	if err != nil {
 		return tcl.Empty, err
 	}
-	sc, err := gc.QoSScore()
+	sc, err := gc.QoSScore(pool, member, with)
 	if err != nil {
 		return tcl.Empty, tcl.Errorf("qos_score: %v", err)
 	}
-	return tcl.Double(sc), nil
+	raw := qosFixed(sc)
+	whole := raw >> QoSFixedBits
+	switch form {
+	case "-aslong":
+		return tcl.Str(strconv.FormatUint(raw, 10)), nil
+	case "-integer":
+		return tcl.Str(strconv.FormatUint(whole, 10)), nil
+	}
+	frac := (raw & (1<<QoSFixedBits - 1)) * 1_000_000 >> QoSFixedBits
+	return tcl.List(tcl.Str(strconv.FormatUint(whole, 10)), tcl.Int(int64(frac))), nil
 }
 
-// cmdQoSWeight is `qos_weight POOL ?COEFFICIENT?`: a gtm pool's
-// quality-of-service coefficients as a name and value list, or one of
-// them (rtt, hit-ratio, hops, packet-rate, kilobytes-second,
-// vs-capacity, vs-score, topology, lcs; a qos- prefix is accepted).
+// cmdQoSWeight is `qos_weight ?pool ?TYPE? NAME? get|reset FACTOR ...`
+// and `qos_weight ?pool ?TYPE? NAME? set FACTOR VALUE ...`: the
+// quality-of-service weights this query computes with. get returns each
+// factor's weight (a list when more than one is named); set changes
+// them for this query (in the pool named, else in every pool it load
+// balances) and returns nothing; reset puts them back to the pool's
+// qos-* settings and returns the new weights. Without a pool, get and
+// reset report the pool load balancing picked, else the wide IP's first.
 func cmdQoSWeight(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-	if len(args) != 2 && len(args) != 3 {
-		return tcl.Empty, tcl.WrongArgs("qos_weight pool ?coefficient?")
+	const usage = "qos_weight ?pool ?type? name? get|reset factor ?factor ...? | qos_weight ?pool ?type? name? set factor value ?factor value ...?"
+	i := 1
+	var pool QoSPool
+	if i < len(args) && args[i].String() == "pool" {
+		var ok bool
+		if pool, i, ok = qosPoolArg(args, i, "get", "set", "reset"); !ok {
+			return tcl.Empty, tcl.WrongArgs(usage)
+		}
+	}
+	if i+1 >= len(args) {
+		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	op, rest := args[i].String(), args[i+1:]
+	switch op {
+	case "set":
+		if len(rest)%2 != 0 {
+			return tcl.Empty, tcl.WrongArgs(usage)
+		}
+		ws, err := qosPairs("qos_weight", rest)
+		if err != nil {
+			return tcl.Empty, err
+		}
+		gc, err := gtmConn(in, "qos_weight")
+		if err != nil {
+			return tcl.Empty, err
+		}
+		if err := gc.SetQoSWeights(pool, ws); err != nil {
+			return tcl.Empty, tcl.Errorf("qos_weight: %v", err)
+		}
+		return tcl.Empty, nil
+	case "get", "reset":
+	default:
+		return tcl.Empty, tcl.Errorf("qos_weight: unknown option %q: must be get, set or reset", op)
+	}
+	fs := make([]QoSFactor, len(rest))
+	for k, a := range rest {
+		f, err := parseQoSFactor("qos_weight", a.String())
+		if err != nil {
+			return tcl.Empty, err
+		}
+		fs[k] = f
 	}
 	gc, err := gtmConn(in, "qos_weight")
 	if err != nil {
 		return tcl.Empty, err
 	}
-	ws, err := gc.QoSWeights(args[1].String())
-	if err != nil {
-		return tcl.Empty, tcl.Errorf("qos_weight: %v", err)
-	}
-	if len(args) == 3 {
-		want := strings.TrimPrefix(args[2].String(), "qos-")
-		names := make([]string, len(ws))
-		for i, w := range ws {
-			if w.Name == want {
-				return tcl.Int(int64(w.Weight)), nil
-			}
-			names[i] = w.Name
+	out := make([]tcl.Value, len(fs))
+	for k, f := range fs {
+		var w int64
+		if op == "get" {
+			w, err = gc.QoSWeight(pool, f)
+		} else {
+			w, err = gc.ResetQoSWeight(pool, f)
 		}
-		return tcl.Empty, tcl.Errorf("qos_weight: unknown coefficient %q: must be %s", args[2].String(), strings.Join(names, ", "))
+		if err != nil {
+			return tcl.Empty, tcl.Errorf("qos_weight: %v", err)
+		}
+		out[k] = tcl.Int(w)
 	}
-	out := make([]tcl.Value, 0, 2*len(ws))
-	for _, w := range ws {
-		out = append(out, tcl.Str(w.Name), tcl.Int(int64(w.Weight)))
+	if len(out) == 1 {
+		return out[0], nil
 	}
 	return tcl.List(out...), nil
 }

@@ -6,14 +6,16 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/miekg/dns"
 	"github.com/openltm/openltm/rules"
 )
 
 // The GTM-only rule commands (rules.GTMConn): what a gtm rule reads of
 // the query's resolution (wideip, pools, nodes_up, qos_score,
-// qos_weight, matchregion, whoami, whereami) and what it changes of it
-// (ttl, member_priority).
+// qos_weight get, matchregion, whoami, whereami) and what it changes of
+// it (ttl, member_priority, qos_weight set and reset).
 
 var errNotWideIP = errors.New("valid in a wide IP's rules only")
 
@@ -185,27 +187,202 @@ func (c *ruleConn) SetAnswerTTL(ttl uint32) error {
 	return nil
 }
 
-// QoSScore implements rules.GTMConn.
-func (c *ruleConn) QoSScore() (float64, error) {
-	if !c.hasLB || c.lb.out != outAnswer {
-		return 0, errors.New("valid in a wide IP's LB_SELECTED, once load balancing chose a member")
-	}
-	if !c.lb.hasQoS {
-		return 0, errors.New("load balancing did not choose by quality-of-service")
-	}
-	return c.lb.qos, nil
+// qosOverride is a weight a rule's qos_weight set gave a factor for this
+// query: in pool, or in every pool when pool is nil.
+type qosOverride struct {
+	pool *pool
+	f    rules.QoSFactor
+	w    int
 }
 
-// QoSWeights implements rules.GTMConn, by the qos- settings' names.
-func (c *ruleConn) QoSWeights(name string) ([]rules.QoSWeight, error) {
-	pl, t := c.wideTyped(name)
-	if pl == nil {
-		return nil, fmt.Errorf("no such gtm pool %s %s", t, fullPath(name))
+// weighed are the quality-of-service weights of pl under a query's
+// overrides: the pool's qos-* settings, each factor a rule set replaced,
+// in the order the rule set them.
+func weighed(pl *pool, ovs []qosOverride) QoSWeights {
+	w := pl.qos
+	for _, o := range ovs {
+		if o.pool == nil || o.pool == pl {
+			*w.factor(o.f) = o.w
+		}
 	}
-	q := pl.qos
-	return []rules.QoSWeight{{Name: "rtt", Weight: q.RTT}, {Name: "hit-ratio", Weight: q.HitRatio}, {Name: "hops", Weight: q.Hops},
-		{Name: "packet-rate", Weight: q.PacketRate}, {Name: "kilobytes-second", Weight: q.Kbps}, {Name: "vs-capacity", Weight: q.VSCapacity},
-		{Name: "vs-score", Weight: q.VSScore}, {Name: "topology", Weight: q.Topology}, {Name: "lcs", Weight: q.LinkCapacity}}, nil
+	return w
+}
+
+// factor is the qos-* coefficient that weighs a factor of qos_score and
+// qos_weight (F5's names: bps is qos-kilobytes-second, link_capacity
+// qos-lcs).
+func (w *QoSWeights) factor(f rules.QoSFactor) *int {
+	switch f {
+	case rules.QoSBps:
+		return &w.Kbps
+	case rules.QoSHitRatio:
+		return &w.HitRatio
+	case rules.QoSHops:
+		return &w.Hops
+	case rules.QoSLinkCapacity:
+		return &w.LinkCapacity
+	case rules.QoSPacketRate:
+		return &w.PacketRate
+	case rules.QoSRTT:
+		return &w.RTT
+	case rules.QoSTopology:
+		return &w.Topology
+	case rules.QoSVSCapacity:
+		return &w.VSCapacity
+	}
+	return &w.VSScore
+}
+
+// queryAt is what a quality-of-service computation needs of the query
+// besides the plan, kept for qos_score while a wide IP's rules run (the
+// request itself stays on the stack of the query that has none).
+type queryAt struct {
+	client, topoAddr netip.Addr
+	ecs              *dns.EDNS0_SUBNET
+	now              time.Time
+}
+
+// qosPool is the gtm pool qos_score and qos_weight act on: the one named
+// (of the type the rule wrote, else the wide IP's), else [M] the pool
+// load balancing picked (LB_SELECTED), else the wide IP's first.
+func (c *ruleConn) qosPool(qp rules.QoSPool) (*pool, error) {
+	if qp.Name == "" {
+		switch {
+		case c.hasLB && c.lb.out == outAnswer && c.lb.pool != nil:
+			return c.lb.pool, nil
+		case c.w == nil:
+			return nil, errors.New("no pool named: valid without one in a wide IP's rules only (pool NAME)")
+		case len(c.w.pools) == 0:
+			return nil, fmt.Errorf("wide IP %s has no pool: name one (pool NAME)", c.w.full)
+		}
+		return c.w.pools[0].pool, nil
+	}
+	t := RRType(qp.Type)
+	if t == "" && c.w != nil {
+		t = c.w.typ
+	}
+	if t == "" {
+		t = TypeA
+	}
+	pl := c.p.pools[Key(t, fullPath(qp.Name))]
+	if pl == nil {
+		return nil, fmt.Errorf("no such gtm pool %s %s", typeWord(t), fullPath(qp.Name))
+	}
+	return pl, nil
+}
+
+// QoSScore implements rules.GTMConn: the score pickQoS gives the member
+// among the pool's available members (an unavailable one named is
+// scored against them [M]), with this query's weights and those given.
+// A factor not gathered for the member adds nothing, as F5 leaves out
+// ungathered factors; with none gathered at all the score is 0.
+func (c *ruleConn) QoSScore(qp rules.QoSPool, ap netip.AddrPort, with []rules.QoSWeight) (float64, error) {
+	if !c.wide {
+		return 0, errors.New("valid in a wide IP's DNS_REQUEST, LB_SELECTED and LB_FAILED")
+	}
+	var pl *pool
+	var m *member
+	if qp.Name == "" {
+		if !c.hasLB || c.lb.out != outAnswer || c.lb.member == nil {
+			return 0, errors.New("no pool member has been picked by load balancing: name one (pool NAME member ADDR PORT)")
+		}
+		pl, m = c.lb.pool, c.lb.member
+	} else {
+		var err error
+		if pl, err = c.qosPool(qp); err != nil {
+			return 0, err
+		}
+		if pl.typ.named() {
+			return 0, fmt.Errorf("gtm pool %s %s has names as members, which quality of service does not score", typeWord(pl.typ), pl.full)
+		}
+		for _, x := range pl.members {
+			if x.vs.cfg.Destination == ap {
+				m = x
+				break
+			}
+		}
+		if m == nil {
+			return 0, fmt.Errorf("%s is not a member of gtm pool %s %s", ap, typeWord(pl.typ), pl.full)
+		}
+	}
+	w := weighed(pl, c.qosw)
+	for _, x := range with {
+		*w.factor(x.Factor) = int(x.Weight)
+	}
+	rq := request{plan: c.p, ldns: c.src, client: c.at.client, topoAddr: c.at.topoAddr, ecs: c.at.ecs, now: c.at.now}
+	cands := rq.available(pl)
+	i := slices.Index(cands, m)
+	if i < 0 {
+		i, cands = len(cands), append(cands, m)
+	}
+	var buf [16]float64
+	scores, known := c.s.qosScores(&rq, &w, cands, buf[:0])
+	if !known {
+		return 0, nil
+	}
+	return scores[i], nil
+}
+
+// QoSWeight implements rules.GTMConn.
+func (c *ruleConn) QoSWeight(qp rules.QoSPool, f rules.QoSFactor) (int64, error) {
+	pl, err := c.qosPool(qp)
+	if err != nil {
+		return 0, err
+	}
+	w := weighed(pl, c.qosw)
+	return int64(*w.factor(f)), nil
+}
+
+var errQoSSet = errors.New("weights are set in a wide IP's DNS_REQUEST, LB_SELECTED and LB_FAILED")
+
+// SetQoSWeights implements rules.GTMConn: the weights hold for the rest
+// of the query (load balancing after DNS_REQUEST, an LB event's pool or
+// LB::reselect, qos_score), in the pool named or else in every pool.
+func (c *ruleConn) SetQoSWeights(qp rules.QoSPool, ws []rules.QoSWeight) error {
+	if !c.wide {
+		return errQoSSet
+	}
+	var pl *pool
+	if qp.Name != "" {
+		var err error
+		if pl, err = c.qosPool(qp); err != nil {
+			return err
+		}
+	}
+	for _, x := range ws {
+		c.dropQoS(pl, x.Factor)
+		c.qosw = append(c.qosw, qosOverride{pl, x.Factor, int(x.Weight)})
+	}
+	return nil
+}
+
+// ResetQoSWeight implements rules.GTMConn: without a pool, every pool's
+// factor is its own again; with one, that pool's (over a weight set for
+// every pool).
+func (c *ruleConn) ResetQoSWeight(qp rules.QoSPool, f rules.QoSFactor) (int64, error) {
+	if !c.wide {
+		return 0, errQoSSet
+	}
+	pl, err := c.qosPool(qp)
+	if err != nil {
+		return 0, err
+	}
+	if qp.Name == "" {
+		c.dropQoS(nil, f)
+	} else {
+		c.dropQoS(pl, f)
+		if slices.ContainsFunc(c.qosw, func(o qosOverride) bool { return o.pool == nil && o.f == f }) {
+			c.qosw = append(c.qosw, qosOverride{pl, f, *pl.qos.factor(f)})
+		}
+	}
+	w := weighed(pl, c.qosw)
+	return int64(*w.factor(f)), nil
+}
+
+// dropQoS forgets the weights set for f in pl (nil: in every pool), so
+// that the list stays one entry a pool and factor at most.
+func (c *ruleConn) dropQoS(pl *pool, f rules.QoSFactor) {
+	c.qosw = slices.DeleteFunc(c.qosw, func(o qosOverride) bool { return o.f == f && (pl == nil || o.pool == pl) })
 }
 
 // SetMemberPriority implements rules.GTMConn, before load balancing: in

@@ -46,20 +46,35 @@ func TestGTMRuleCommands(t *testing.T) {
 		{name: "matchregion elsewhere", rule: `when DNS_REQUEST { if { [matchregion ldns east] } { host 192.0.2.1 } }`, src: west, want: bjCNC},
 		{name: "matchregion address", rule: `when DNS_REQUEST { log local0. "[matchregion 127.150.1.9 east] [matchregion 127.150.9.9 /Common/east]" }`, src: west, want: bjCNC, log: "1 0"},
 		{name: "matchregion no region", rule: `when DNS_REQUEST { matchregion ldns nosuch }`, src: west},
-		{name: "qos", rule: `when LB_SELECTED { log local0. "[qos_score] [qos_weight app_pool vs-score] [qos_weight app_pool]" }`,
-			setup: func(c *Config) {
-				p := c.Pools["/Common/app_pool"]
-				p.Mode, p.QoS = QualityOfService, &QoSWeights{VSScore: 10}
-				for i, v := range c.Servers["/Common/bj-ltm"].VirtualServers {
-					v.Score = 50 * (2 - i)
-				}
-				for _, v := range c.Servers["/Common/gz-ltm"].VirtualServers {
-					v.Score = 25
-				}
-			},
-			src: west, want: bjCNC,
-			log: "10.0 10 rtt 0 hit-ratio 0 hops 0 packet-rate 0 kilobytes-second 0 vs-capacity 0 vs-score 10 topology 0 lcs 0"},
-		{name: "qos_score of another method", rule: `when LB_SELECTED { qos_score }`, src: west},
+		// Quality of service over vs_score (bj 100 and 50, gz 25; weight
+		// 10) and topology (the west LDNS's record gives gz's vs_ct 100;
+		// weight 0 unless a rule sets it): bj's vs_cnc wins, 10 to 2.5.
+		{name: "qos_score", rule: `when LB_SELECTED {
+  log local0. "<[qos_score]> [qos_score -aslong] [qos_score -integer] <[qos_score pool app_pool member 127.0.82.11 80]> <[qos_score pool a app_pool member 127.0.82.12:80 topology 30]>"
+}`, setup: qosSetup, src: west, want: bjCNC, log: "<10 0> 655360 10 <2 500000> <32 500000>"},
+		{name: "qos_score of a member before load balancing", rule: `when DNS_REQUEST { log local0. "<[qos_score pool app_pool member 127.0.81.12 80]>" }`,
+			setup: qosSetup, src: west, want: bjCNC, log: "<5 0>"},
+		{name: "qos_score before a member is picked", rule: `when DNS_REQUEST { qos_score }`, setup: qosSetup, src: west},
+		{name: "qos_score of no member", rule: `when LB_SELECTED { qos_score pool app_pool member 192.0.2.1 80 }`, setup: qosSetup, src: west},
+		// Another method picked: factors openltm has not gathered for
+		// the members (packet rate, throughput, capacity) count 0.
+		{name: "qos_score of another method", rule: `when LB_SELECTED { log local0. "<[qos_score]>" }`,
+			setup: func(c *Config) { c.Pools["/Common/app_pool"].QoS = &QoSWeights{PacketRate: 1, Kbps: 3, VSCapacity: 2} },
+			src:   west, want: bjCNC, log: "<0 0>"},
+		{name: "qos_weight set flips the member", rule: `when DNS_REQUEST { qos_weight set topology 30 }`, setup: qosSetup, src: west, want: gzCT},
+		{name: "qos_weight set in the pool", rule: `when DNS_REQUEST { qos_weight pool app_pool set topo 30 }`, setup: qosSetup, src: west, want: gzCT},
+		{name: "qos_weight set in another pool", rule: `when DNS_REQUEST { qos_weight pool ct_pool set topo 30 }`, setup: qosSetup, src: west, want: bjCNC},
+		{name: "qos_weight get", rule: `when DNS_REQUEST { qos_weight set topology 30; log local0. "<[qos_weight get vs_score topology rtt]> <[qos_weight pool ct_pool get topo]>" }`,
+			setup: qosSetup, src: west, want: gzCT, log: "<10 30 0> <30>"},
+		{name: "qos_weight reset", rule: `when DNS_REQUEST { qos_weight set topology 30; log local0. "<[qos_weight reset topology]> <[qos_weight get topology vs_score]>" }`,
+			setup: qosSetup, src: west, want: bjCNC, log: "<0> <0 10>"},
+		{name: "qos_weight reset in one pool", rule: `when DNS_REQUEST { qos_weight set topology 30; qos_weight pool app_pool reset topology; log local0. "<[qos_weight get topology]> <[qos_weight pool ct_pool get topology]>" }`,
+			setup: qosSetup, src: west, want: bjCNC, log: "<0> <30>"},
+		{name: "qos_weight set in LB_SELECTED then qos_score", rule: `when LB_SELECTED { qos_weight set vs_score 20; log local0. "<[qos_score]> <[qos_weight get vs_score]>" }`,
+			setup: qosSetup, src: west, want: bjCNC, log: "<20 0> <20>"},
+		{name: "qos_weight set in LB_SELECTED then pool", rule: `when LB_SELECTED { if { [LB::server addr] ne "127.0.82.12" } { qos_weight set topology 30; pool app_pool } }`,
+			setup: qosSetup, src: west, want: gzCT},
+		{name: "qos_weight of no pool", rule: `when DNS_REQUEST { qos_weight pool nosuch get rtt }`, setup: qosSetup, src: west},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -98,6 +113,22 @@ func TestGTMRuleCommands(t *testing.T) {
 	}
 }
 
+// qosSetup makes app_pool quality-of-service over vs_score and
+// topology: bj's virtual servers score 100 and 50, gz's 25, weighed 10;
+// the west LDNSes' topology record gives gz's vs_ct 100, weighed 0.
+func qosSetup(c *Config) {
+	p := c.Pools["/Common/app_pool"]
+	p.Mode, p.QoS = QualityOfService, &QoSWeights{VSScore: 10}
+	for i, v := range c.Servers["/Common/bj-ltm"].VirtualServers {
+		v.Score = 50 * (2 - i)
+	}
+	for _, v := range c.Servers["/Common/gz-ltm"].VirtualServers {
+		v.Score = 25
+	}
+	c.Topology = []TopologyRecord{{LDNS: Match{Kind: MatchSubnet, Prefix: netip.MustParsePrefix("127.150.2.0/24")},
+		Server: Match{Kind: MatchSubnet, Prefix: netip.PrefixFrom(gzCT, 32)}, Score: 100}}
+}
+
 // whoami and whereami name the gtm server whose address a listener
 // serves on when no gtm server holds a self IP; a listener's rules read
 // them too, but not what only a wide IP has.
@@ -130,6 +161,31 @@ func TestGTMRuleSelf(t *testing.T) {
 	rc.release()
 	if got := logs.get(); len(got) == 0 || !strings.HasSuffix(got[0], "<> <>") {
 		t.Errorf("logs %q", got)
+	}
+
+	// A listener's rule reads a named pool's weights, but sets none and
+	// scores nothing: those belong to a wide IP's resolution.
+	for body, want := range map[string]string{
+		`log local0. "<[qos_weight pool app_pool get rtt link]>"`: "",
+		`qos_weight get rtt`:                            "qos_weight: no pool named: valid without one in a wide IP's rules only",
+		`qos_weight set rtt 5`:                          "qos_weight: weights are set in a wide IP's DNS_REQUEST, LB_SELECTED and LB_FAILED",
+		`qos_weight pool app_pool reset rtt`:            "qos_weight: weights are set in a wide IP's",
+		`qos_score pool app_pool member 127.0.81.11 80`: "qos_score: valid in a wide IP's DNS_REQUEST, LB_SELECTED and LB_FAILED",
+	} {
+		r := compileRule(t, "/Common/l", "when DNS_REQUEST { "+body+" }")
+		rc := &ruleConn{p: mustCompile(t, ruleConfig(netip.AddrPort{}, nil, []*rules.Rule{r}, &logs)), q: new(dns.Msg)}
+		err := rc.state(rules.NewProgram(&rules.Env{Log: logs.add}, r)).Run(rules.DNSRequest)
+		rc.release()
+		if want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", body, err)
+			}
+			if got := logs.get(); !strings.HasSuffix(got[len(got)-1], "<50 30>") {
+				t.Errorf("%s: logs %q", body, got)
+			}
+		} else if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
 	}
 }
 
