@@ -197,3 +197,28 @@ func mustCompile(t *testing.T, cfg *Config) *plan {
 	}
 	return p
 }
+
+// Quality of service allocates nothing per pick, with or without the
+// weights a rule's qos_weight set, and weighs with them.
+func TestQoSWeightsAllocs(t *testing.T) {
+	cfg := testConfig(netip.AddrPort{})
+	qosSetup(cfg)
+	s := newServer(t, cfg, Options{})
+	p := s.plan.Load()
+	pl := p.pools["/Common/app_pool"]
+	west := netip.MustParseAddr("127.150.2.5")
+	rq := &request{plan: p, ldns: west, client: west, topoAddr: west}
+	if i := s.pick(rq, pl, QualityOfService, pl.members); pl.members[i].vs.addr != bjCNC {
+		t.Fatalf("picked %v, want %v", pl.members[i].vs.addr, bjCNC)
+	}
+	if n := testing.AllocsPerRun(100, func() { s.pick(rq, pl, QualityOfService, pl.members) }); n != 0 {
+		t.Errorf("%v allocations per pick", n)
+	}
+	rq.qosw = []qosOverride{{pool: nil, f: rules.QoSTopology, w: 30}}
+	if i := s.pick(rq, pl, QualityOfService, pl.members); pl.members[i].vs.addr != gzCT {
+		t.Fatalf("picked %v with topology weighed 30, want %v", pl.members[i].vs.addr, gzCT)
+	}
+	if n := testing.AllocsPerRun(100, func() { s.pick(rq, pl, QualityOfService, pl.members) }); n != 0 {
+		t.Errorf("%v allocations per pick with a rule's weights", n)
+	}
+}
