@@ -150,6 +150,7 @@ func commandTable() *tcl.Commands {
 			})
 		}
 		registerXML(t) // commands_xml.go
+		registerGTM(t) // commands_gtm.go
 		for _, n := range t.Names() {
 			if strings.HasPrefix(n, "HTTP::") {
 				cmd := t.Lookup(n)

@@ -64,6 +64,9 @@ func registerUtil(t *tcl.Commands) {
 	t.Register("virtual", cmdVirtual)
 	t.Register("members", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return poolList(in, args, "members", func(c Conn, pool string) ([]netip.AddrPort, error) {
+			if gc, ok := c.(GTMConn); ok { // a gtm pool's, in a gtm rule
+				return gc.PoolMembers(pool)
+			}
 			li, ok := c.(LBInfo)
 			if !ok {
 				return nil, tcl.Errorf("members: this connection cannot list pool members")

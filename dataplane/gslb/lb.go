@@ -29,6 +29,11 @@ type request struct {
 	// geo is the client's geolocation, looked up once for the query by
 	// the first topology record that asks (geoLDNS).
 	geo geoAddr
+	// prio are the member priorities a rule's member_priority set for
+	// this query (nil: none; rules_gtm.go); qosw the quality-of-service
+	// weights its qos_weight set (nil: the pools' own).
+	prio []memberPrio
+	qosw []qosOverride
 }
 
 // geoLDNS is the client's geolocation for topology scoring, nil when the
@@ -271,6 +276,9 @@ func (rq *request) available(pl *pool) []*member {
 		if ok, _ := memberState(m); ok {
 			out = append(out, m)
 		}
+	}
+	if rq.prio != nil {
+		rq.byPriority(pl, out)
 	}
 	return out
 }
@@ -817,12 +825,43 @@ func (s *Server) pick(rq *request, pl *pool, mode Mode, cands []*member) int {
 // pickQoS is quality-of-service: each candidate scores the sum of its
 // metrics, each normalised against the best candidate's (lowest for round
 // trip, packet rate and throughput, highest for the others) and weighed by
-// the pool's qos-* coefficient; the highest score wins, ties take turns. A
-// metric no candidate has is left out; with none known at all the method
-// has no answer and the next level decides, as for the other dynamic
-// methods.
+// the pool's qos-* coefficient (as this query's rules left them,
+// qos_weight); the highest score wins, ties take turns. A metric no
+// candidate has is left out; with none known at all the method has no
+// answer and the next level decides, as for the other dynamic methods.
 func (s *Server) pickQoS(rq *request, pl *pool, cands []*member) int {
-	w := &pl.qos
+	var scoreBuf [64]float64
+	w := pl.qos
+	if rq.qosw != nil {
+		w = weighed(pl, rq.qosw)
+	}
+	scores, known := s.qosScores(rq, &w, cands, scoreBuf[:0])
+	if !known {
+		return -1
+	}
+	if pl.cfg.DynamicRatio {
+		return ratioPick(pl, scores)
+	}
+	var idx [16]int
+	ties := 0
+	top := -1.0
+	for i, sc := range scores {
+		if sc > top {
+			top, ties = sc, 0
+		}
+		if sc == top && ties < len(idx) {
+			idx[ties] = i
+			ties++
+		}
+	}
+	return idx[int((pl.rt.rr.Add(1)-1)%uint64(ties))]
+}
+
+// qosScores appends to out each candidate's quality-of-service score
+// under the weights w (pickQoS, and qos_score for one member); known
+// says whether any weighed metric was known of any candidate. A metric
+// a candidate lacks adds nothing to its score.
+func (s *Server) qosScores(rq *request, w *QoSWeights, cands []*member, out []float64) (_ []float64, known bool) {
 	n := len(cands)
 	var rttBuf [64]time.Duration
 	var rtts []time.Duration
@@ -894,12 +933,11 @@ func (s *Server) pickQoS(rq *request, pl *pool, cands []*member) int {
 		}},
 		{w.LinkCapacity, false, func(i int) float64 { return linkFree(cands[i].vs.link) }},
 	}
-	var scoreBuf [64]float64
-	scores := scoreBuf[:0]
+	base := len(out)
 	for range n {
-		scores = append(scores, 0)
+		out = append(out, 0)
 	}
-	known := false
+	scores := out[base:]
 	var vals [64]float64
 	for _, m := range metrics {
 		if m.weight <= 0 {
@@ -933,25 +971,7 @@ func (s *Server) pickQoS(rq *request, pl *pool, cands []*member) int {
 			}
 		}
 	}
-	if !known {
-		return -1
-	}
-	if pl.cfg.DynamicRatio {
-		return ratioPick(pl, scores)
-	}
-	var idx [16]int
-	ties := 0
-	top := -1.0
-	for i, sc := range scores {
-		if sc > top {
-			top, ties = sc, 0
-		}
-		if sc == top && ties < len(idx) {
-			idx[ties] = i
-			ties++
-		}
-	}
-	return idx[int((pl.rt.rr.Add(1)-1)%uint64(ties))]
+	return out, known
 }
 
 // linkFree is the share of a link's tightest bandwidth limit still free,

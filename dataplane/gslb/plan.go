@@ -162,6 +162,9 @@ type plan struct {
 	// one that is this device (nil: none is).
 	probers []*host
 	self    *host
+	// me is the gtm server whoami and whereami name: self, else the
+	// one whose addresses hold a listener's (nil: none).
+	me      *host
 	paths   []*probePath
 	topo    []*topoRec
 	regions map[string]*Region
@@ -727,6 +730,7 @@ func compile(cfg *Config) (*plan, error) {
 		return nil, err
 	}
 	p.listeners, p.listenDNS = ls, listenersDNS(ls)
+	p.me = p.whoami()
 	if err := p.compileRules(cfg); err != nil {
 		return nil, err
 	}

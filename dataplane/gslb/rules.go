@@ -76,6 +76,15 @@ type ruleConn struct {
 	origin  string
 	rpz     string // DNS::rpz_policy: the cache's response policy applied ("": none)
 	log     func(id uint16, msg string)
+	// ttl is the TTL a rule's ttl gave the wide IP's answer (ttlSet);
+	// prio the member priorities its member_priority set (rules_gtm.go);
+	// qosw the quality-of-service weights its qos_weight set, and at
+	// what qos_score computes with.
+	ttl    uint32
+	ttlSet bool
+	prio   []memberPrio
+	qosw   []qosOverride
+	at     queryAt
 	// sessions are the rule states of this query, one per program, so
 	// that a variable a wide IP's DNS_REQUEST sets is there in its
 	// LB_FAILED and DNS_RESPONSE, as BIG-IP keeps a flow's variables.
@@ -465,10 +474,21 @@ func (s *Server) response(lp *rules.Program, rc *ruleConn, m *dns.Msg) (*dns.Msg
 // decided (m, send: DNS::return, DNS::drop, cname); else d is the
 // outcome for the caller to count and answer.
 func (s *Server) wideIPRules(rc *ruleConn, rq *request, w *wideIP, m *dns.Msg, qname string, q dns.Question, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool, d *decision) (_ *dns.Msg, send, done bool) {
+	m, send, done = s.wideIPEvents(rc, rq, w, m, q, opt, ecs, udp, d)
+	if !done {
+		rc.answerTTL(d)
+	}
+	return m, send, done
+}
+
+// wideIPEvents runs the wide IP's events for wideIPRules.
+func (s *Server) wideIPEvents(rc *ruleConn, rq *request, w *wideIP, m *dns.Msg, q dns.Question, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool, d *decision) (_ *dns.Msg, send, done bool) {
 	rc.w = w
+	rc.at = queryAt{client: rq.client, topoAddr: rq.topoAddr, ecs: rq.ecs, now: rq.now}
 	var last *pool // the pool a rule chose, nil for the wide IP's pools
 	if w.rules.Handles(rules.DNSRequest) {
 		s.wideIPEvent(rc, w, m, rules.DNSRequest, nil)
+		rq.prio, rq.qosw = rc.prio, rc.qosw
 		if m, send, done := s.ruleEnds(rc, w, m, q, opt, ecs, udp, d); done {
 			return m, send, true
 		}
@@ -494,6 +514,7 @@ func (s *Server) wideIPRules(rc *ruleConn, rq *request, w *wideIP, m *dns.Msg, q
 			return nil, false, false
 		}
 		s.wideIPEvent(rc, w, m, ev, d)
+		rq.qosw = rc.qosw // for the pool or LB::reselect it chose
 		if m, send, done := s.ruleEnds(rc, w, m, q, opt, ecs, udp, d); done {
 			return m, send, true
 		}
@@ -566,6 +587,9 @@ func (s *Server) ruleEnds(rc *ruleConn, w *wideIP, m *dns.Msg, q dns.Question, o
 		ttl := w.ttl()
 		if d != nil && d.out == outAnswer && d.ttl > 0 {
 			ttl = d.ttl
+		}
+		if rc.ttlSet {
+			ttl = rc.ttl
 		}
 		m.Authoritative = true
 		m.Answer = append(m.Answer, &dns.CNAME{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeCNAME, Class: dns.ClassINET, Ttl: ttl}, Target: rc.cname})
