@@ -60,6 +60,9 @@ type Session struct {
 	// Respond is respond-unroutable: a request no peer takes is
 	// answered (else dropped).
 	Respond bool
+	// PersistAVP is the AVP a request is persisted by (persist-type
+	// avp: persist-avp's code; 0: Session-Id), for mrf.PersistAVP.
+	PersistAVP uint32
 
 	e2e atomic.Uint32
 }
@@ -68,8 +71,8 @@ type Session struct {
 func (s *Session) Name() string { return "diameter" }
 
 func (s *Session) String() string {
-	return fmt.Sprintf("%q %q %q %q %q %q %q %d %v %v %d %v %t", s.OriginHost, s.OriginRealm, s.OriginHostRewrite, s.OriginRealmRewrite,
-		s.DestHostRewrite, s.DestRealmRewrite, s.ProductName, s.VendorID, s.AuthApps, s.AcctApps, s.Max, s.HostIP, s.Respond)
+	return fmt.Sprintf("%q %q %q %q %q %q %q %d %v %v %d %v %t %d", s.OriginHost, s.OriginRealm, s.OriginHostRewrite, s.OriginRealmRewrite,
+		s.DestHostRewrite, s.DestRealmRewrite, s.ProductName, s.VendorID, s.AuthApps, s.AcctApps, s.Max, s.HostIP, s.Respond, s.PersistAVP)
 }
 
 // NewFramer frames on the header's length.
@@ -324,4 +327,36 @@ func (s *Session) Failed(msg *mrf.Message) []byte {
 		return nil
 	}
 	return diammsg.AppendAnswer(nil, m, diammsg.ResultUnableToDeliver, []byte(s.OriginHost), []byte(s.OriginRealm), nil)
+}
+
+// PersistKey is the value of the request's persist-avp (Session-Id by
+// default): the requests of one Diameter session go to the peer
+// connection its first went on.
+func (s *Session) PersistKey(data []byte) []byte {
+	m, err := diammsg.Parse(data)
+	if err != nil || !m.Request() {
+		return nil
+	}
+	code := s.PersistAVP
+	if code == 0 {
+		code = diammsg.AVPSessionID
+	}
+	return m.Get(code)
+}
+
+// Watchdog is the virtual's Device-Watchdog-Request (RFC 6733 5.5.1) to
+// a peer connection it has heard nothing from for watchdog-timeout: its
+// identity, no Origin-State-Id. The peer's DWA is taken by Local.
+func (s *Session) Watchdog(dst []byte) []byte {
+	hbh := s.e2e.Add(1)
+	code := uint32(diammsg.CmdDeviceWatchdog)
+	dst = append(dst, 1, 0, 0, 0, diammsg.FlagRequest, byte(code>>16), byte(code>>8), byte(code), 0, 0, 0, 0)
+	dst = binary.BigEndian.AppendUint32(dst, hbh)
+	dst = binary.BigEndian.AppendUint32(dst, hbh)
+	start := len(dst) - diammsg.HeaderLen
+	dst = diammsg.AppendAVP(dst, diammsg.AVPOriginHost, diammsg.AVPFlagMandatory, 0, []byte(s.OriginHost))
+	dst = diammsg.AppendAVP(dst, diammsg.AVPOriginRealm, diammsg.AVPFlagMandatory, 0, []byte(s.OriginRealm))
+	n := len(dst) - start
+	dst[start+1], dst[start+2], dst[start+3] = byte(n>>16), byte(n>>8), byte(n)
+	return dst
 }
