@@ -1380,6 +1380,24 @@ func (o *outgoing) close() {
 	}
 }
 
+// ToPeer writes data as it is on the peer connection a Sticky
+// protocol's session is bound to (an MQTT client's broker): packets a
+// rule adds as the client leaves (MQTT_CLIENT_SHUTDOWN). false: there
+// is none open, or it failed.
+func (s *Session) ToPeer(data []byte) bool {
+	s.mu.Lock()
+	o := s.stick
+	s.mu.Unlock()
+	if o == nil || o.isDead() {
+		return false
+	}
+	if o.writeBack(data) != nil {
+		o.close()
+		return false
+	}
+	return true
+}
+
 // stuck sends a client's answer (to a message its server sent it) on the
 // session's own peer connection, as it is, when its protocol is Sticky
 // and the connection is open: true when it went (or was lost with the
