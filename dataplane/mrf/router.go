@@ -602,31 +602,49 @@ func (s *Session) route(m *Message) {
 }
 
 // persistKey gives request m, when no rule gave it one, the key of the
-// session profile's persistence (its Call-ID, or the client's address),
-// and the profile's persist-timeout.
+// session profile's persistence (its Call-ID, the client's address, its
+// persist-avp), and the profile's persist-timeout.
 func (s *Session) persistKey(m *Message) {
-	switch {
-	case m.Persist != "":
-	case s.r.cfg.Persist == PersistCallID:
-		if c, ok := s.r.cfg.Proto.(CallIDer); ok {
-			if id := c.CallID(m.Data); len(id) > 0 {
-				m.Persist = string(id)
-			}
-		}
-	case s.r.cfg.Persist == PersistSrcAddr:
-		if s.client.IsValid() {
-			m.Persist = s.client.String()
-		}
-	case s.r.cfg.Persist == PersistAVP:
-		if k, ok := s.r.cfg.Proto.(PersistKeyer); ok {
-			if v := k.PersistKey(m.Data); len(v) > 0 {
-				m.Persist = string(v)
-			}
-		}
+	if m.Persist == "" {
+		m.Persist = s.profileKey(m)
 	}
 	if m.Persist != "" && m.PersistTTL == 0 {
 		m.PersistTTL = s.r.cfg.PersistTTL
 	}
+}
+
+// profileKey is the key the session profile's persistence gives m ("":
+// none).
+func (s *Session) profileKey(m *Message) string {
+	switch s.r.cfg.Persist {
+	case PersistCallID:
+		if c, ok := s.r.cfg.Proto.(CallIDer); ok {
+			if id := c.CallID(m.Data); len(id) > 0 {
+				return string(id)
+			}
+		}
+	case PersistSrcAddr:
+		if s.client.IsValid() {
+			return s.client.String()
+		}
+	case PersistAVP:
+		if k, ok := s.r.cfg.Proto.(PersistKeyer); ok {
+			if v := k.PersistKey(m.Data); len(v) > 0 {
+				return string(v)
+			}
+		}
+	}
+	return ""
+}
+
+// PersistKeyOf is the key request m is persisted by: a rule's
+// (DIAMETER::persist KEY), else the session profile's; "" none. For
+// DIAMETER::persist, which reads it before m is routed.
+func (s *Session) PersistKeyOf(m *Message) string {
+	if m.Persist != "" || m.Answer || s.r.cfg.Persist == PersistNone {
+		return m.Persist
+	}
+	return s.profileKey(m)
 }
 
 // lost is request m whose peer connection closed before its answer

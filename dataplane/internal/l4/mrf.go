@@ -310,14 +310,14 @@ func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 			err = sess.Run(ev)
 			end = !mrfSIPOutcome(m, sess.EndSIP())
 		case rules.DiameterIngress, rules.DiameterEgress:
-			sess.BeginDiameterWith(m.Data, rules.DiameterContext{ClientSide: true})
+			sess.BeginDiameterWith(m.Data, h.diamCtx(m))
 			err = sess.Run(ev)
 			end = !mrfDiameterOutcome(m, sess.EndDiameter())
 		default:
 			if h.proto == mrfDiameter {
 				// The DIAMETER:: commands read the message in the MR_
 				// events too.
-				sess.BeginDiameterWith(m.Data, rules.DiameterContext{ClientSide: true})
+				sess.BeginDiameterWith(m.Data, h.diamCtx(m))
 				err = sess.Run(ev)
 				end = !mrfDiameterOutcome(m, sess.EndDiameter())
 			} else if h.proto == mrfMQTT {
@@ -455,10 +455,21 @@ func mrfSIPOutcome(m *mrf.Message, out rules.SIPState) bool {
 	return true
 }
 
+// diamCtx is what the DIAMETER:: commands know of m beyond its bytes:
+// the key the session profile persists a request by (DIAMETER::persist).
+func (h *mrfHooks) diamCtx(m *mrf.Message) rules.DiameterContext {
+	ctx := rules.DiameterContext{ClientSide: true}
+	if o := m.Originator(); o != nil && m.Request && h.r.Config().Persist != mrf.PersistNone {
+		ctx.PersistKey = o.PersistKeyOf(m)
+	}
+	return ctx
+}
+
 // mrfDiameterOutcome applies what DIAMETER_INGRESS or DIAMETER_EGRESS
-// did to m: its edits, DIAMETER::drop, DIAMETER::persist, DIAMETER::respond (the rule's
-// answer to the client) and DIAMETER::disconnect (false: the client's
-// connection closes).
+// did to m: its edits, DIAMETER::drop, DIAMETER::persist (a key; reset:
+// the record of the message's key forgotten), DIAMETER::respond (the
+// rule's answer to the client) and DIAMETER::disconnect (false: the
+// client's connection closes).
 func mrfDiameterOutcome(m *mrf.Message, out rules.DiameterOutcome) bool {
 	if out.Edited {
 		m.Data = out.Raw
@@ -468,6 +479,11 @@ func mrfDiameterOutcome(m *mrf.Message, out rules.DiameterOutcome) bool {
 	}
 	if out.Persist != "" {
 		m.Persist = out.Persist // the router's persistence records
+	}
+	if o := m.Originator(); out.PersistReset && o != nil {
+		if k := o.PersistKeyOf(m); k != "" {
+			o.Router().Unpersist(k)
+		}
 	}
 	for _, r := range out.Respond {
 		if s := m.Originator(); s != nil && s.Send(r) != nil {
