@@ -149,7 +149,11 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 		ds := t.mrfDiameter(o, v, proto, pe)
 		cfg.Proto = ds
 		cfg.OnLost, cfg.MaxRetransmit = mrfLostAction(pe("retransmission-action")), atoi(pe("max-retransmissions"))
-		if why := mrfDiameterTimers(cfg, ds, pe); why != "" {
+		why := mrfDiameterTimers(cfg, ds, pe)
+		if why == "" {
+			ds.RetryCodes, why = t.mrfRetryCodes(proto)
+		}
+		if why != "" {
 			return t.refuse("profile %s (%s): %s", proto.Name, pk, why)
 		}
 	case "mqtt":

@@ -19,7 +19,7 @@ func TestMRFDiameterSessionSettings(t *testing.T) {
 	s := e.NewSession("admin").(*Session)
 	for _, c := range []string{
 		"create ltm pool p members add { 127.148.5.11:3868 }",
-		"create ltm message-routing diameter profile session ds { defaults-from diametersession watchdog-timeout 6 max-watchdog-failures 3 handshake-timeout 4 persist-type avp persist-avp User-Name persist-timeout 60 discard-unroutable enabled }",
+		"create ltm message-routing diameter profile session ds { defaults-from diametersession watchdog-timeout 6 max-watchdog-failures 3 handshake-timeout 4 persist-type avp persist-avp User-Name persist-timeout 60 discard-unroutable enabled array-retransmission-result-codes { 3004 3002 } }",
 		"create ltm message-routing diameter profile session dc { defaults-from diametersession persist-type custom }",
 		"create ltm virtual vdia destination 127.148.5.2:3868 pool p profiles replace-all-with { tcp { } ds { } diameterrouter { } }",
 		"create ltm virtual vdef destination 127.148.5.3:3868 pool p profiles replace-all-with { tcp { } diametersession { } diameterrouter { } }",
@@ -62,6 +62,7 @@ func TestMRFDiameterSessionSettings(t *testing.T) {
 	}
 	for _, c := range []struct{ cmd, want string }{
 		{"modify ltm message-routing diameter profile session ds persist-avp No-Such-AVP", `persist-avp "No-Such-AVP" is not an AVP code`},
+		{"modify ltm message-routing diameter profile session ds array-retransmission-result-codes { busy }", `array-retransmission-result-codes "busy" is not a Result-Code`},
 	} {
 		if _, err := run(t, s, c.cmd); !strings.Contains(err, c.want) {
 			t.Errorf("%s: error %q, want %q", c.cmd, err, c.want)
@@ -70,5 +71,7 @@ func TestMRFDiameterSessionSettings(t *testing.T) {
 	dc, _ = Translate(e.schema, e.Config())
 	if v := dc.Virtuals["/Common/vdia"]; v == nil || v.MRF == nil || v.MRF.Proto.(*mrfdiam.Session).PersistAVP != 1 {
 		t.Error("the refused persist-avp changed the virtual")
+	} else if c := v.MRF.Proto.(*mrfdiam.Session).RetryCodes; len(c) != 2 || c[0] != 3004 || c[1] != 3002 {
+		t.Errorf("array-retransmission-result-codes %v, want [3004 3002]", c)
 	}
 }

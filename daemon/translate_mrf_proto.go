@@ -116,9 +116,8 @@ func mrfLostAction(s string) mrf.LostAction {
 // applies it (dataplane/mrfdiam; its watchdog, handshake and
 // persistence settings: mrfDiameterTimers). discard-unroutable enabled
 // drops a request no peer takes rather than answering it. Its
-// dynamic-route, rate-limit, disconnect-peer-action and
-// array-retransmission-result-codes settings are kept with a warning
-// where they differ from the defaults.
+// dynamic-route, rate-limit and disconnect-peer-action settings are
+// kept with a warning where they differ from the defaults.
 func (t *translator) mrfDiameter(o *objects.Object, v *dataplane.Virtual, sess *objects.Object, e func(string) string) *mrfdiam.Session {
 	str := func(name, def string) string {
 		if s := e(name); s != "" && s != "none" {
@@ -159,7 +158,7 @@ func (t *translator) mrfDiameter(o *objects.Object, v *dataplane.Virtual, sess *
 	s.AcctApps = apps("acct-application-id", "array-acct-application-id")
 	for _, kept := range []struct{ name, def string }{
 		{"dynamic-route-insertion", "disabled"}, {"dynamic-route-lookup", "disabled"},
-		{"disconnect-peer-action", "none"}, {"array-retransmission-result-codes", "none"},
+		{"disconnect-peer-action", "none"},
 		{"egress-critical-message-rate-limit", "0"}, {"egress-major-message-rate-limit", "0"},
 		{"ingress-critical-message-rate-limit", "0"}, {"ingress-major-message-rate-limit", "0"},
 	} {
@@ -214,4 +213,23 @@ func mrfDiameterTimers(cfg *mrf.Config, ds *mrfdiam.Session, e func(string) stri
 		cfg.PersistTTL = 0
 	}
 	return ""
+}
+
+// mrfRetryCodes are a diameter session's
+// array-retransmission-result-codes: the Result-Codes whose answers send
+// their request to another peer (retransmission-action retransmit). why
+// is what makes the profile refused ("" none).
+func (t *translator) mrfRetryCodes(sess *objects.Object) (codes []uint32, why string) {
+	v := t.cfg.Effective(sess, "array-retransmission-result-codes")
+	if v == nil {
+		return nil, ""
+	}
+	for _, w := range v.List {
+		n, err := strconv.ParseUint(w, 10, 32)
+		if err != nil {
+			return nil, "array-retransmission-result-codes " + strconv.Quote(w) + " is not a Result-Code"
+		}
+		codes = append(codes, uint32(n))
+	}
+	return codes, ""
 }

@@ -166,6 +166,16 @@ type LostAnswerer interface {
 	LostAnswer(m *Message, busy bool) []byte
 }
 
+// AnswerRetrier is a protocol whose answers may ask for the request to
+// be sent again elsewhere (a Diameter session profile's
+// array-retransmission-result-codes), with retransmission-action
+// retransmit.
+type AnswerRetrier interface {
+	// RetryOn says whether answer a (its bytes) sends its request to
+	// another peer rather than back to its originator.
+	RetryOn(a []byte) bool
+}
+
 // CallIDer is a protocol whose requests carry a call's identity (SIP's
 // Call-ID), for PersistCallID.
 type CallIDer interface {

@@ -1270,12 +1270,38 @@ func (o *outgoing) readProto(data []byte) bool {
 	}
 	if c.Final {
 		req.origin.inflight.Add(-1)
+		if o.retryOn(p, req, data) {
+			return true
+		}
 		o.r.C.Answered.Add(1)
 	}
 	a := &Message{Data: append([]byte(nil), data...), Status: StatusRouted, Peer: o.key.peer, Member: o.addr, origin: req.origin,
 		Instance: -1, Answer: true, Src: req.Dst, Dst: req.Src, Store: req.Store}
 	p.Inbound(a, req)
 	req.origin.deliver(a)
+	return true
+}
+
+// retryOn routes req again, instead of giving it answer data, when its
+// protocol says the answer asks for that (AnswerRetrier) and the
+// retransmission-action is retransmit with max-retransmissions left; the
+// peers it went to are tried last. It runs apart from the connection's
+// reader, which a new peer connection must not hold up.
+func (o *outgoing) retryOn(p Protocol, req *Message, data []byte) bool {
+	cfg := o.r.cfg
+	if cfg.OnLost != LostRetransmit || req.retransmits >= cfg.MaxRetransmit {
+		return false
+	}
+	ar, ok := p.(AnswerRetrier)
+	if !ok || !ar.RetryOn(data) {
+		return false
+	}
+	req.retransmits++
+	o.r.C.Retried.Add(1)
+	if req.Persist != "" {
+		o.r.unpersist(req.Persist) // not back to the peer that declined
+	}
+	go req.origin.route(req)
 	return true
 }
 

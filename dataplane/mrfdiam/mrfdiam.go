@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -60,6 +61,10 @@ type Session struct {
 	// Respond is respond-unroutable: a request no peer takes is
 	// answered (else dropped).
 	Respond bool
+	// RetryCodes are array-retransmission-result-codes: an answer with
+	// one of these Result-Codes sends its request to another peer (with
+	// retransmission-action retransmit) rather than back to the client.
+	RetryCodes []uint32
 	// PersistAVP is the AVP a request is persisted by (persist-type
 	// avp: persist-avp's code; 0: Session-Id), for mrf.PersistAVP.
 	PersistAVP uint32
@@ -71,8 +76,8 @@ type Session struct {
 func (s *Session) Name() string { return "diameter" }
 
 func (s *Session) String() string {
-	return fmt.Sprintf("%q %q %q %q %q %q %q %d %v %v %d %v %t %d", s.OriginHost, s.OriginRealm, s.OriginHostRewrite, s.OriginRealmRewrite,
-		s.DestHostRewrite, s.DestRealmRewrite, s.ProductName, s.VendorID, s.AuthApps, s.AcctApps, s.Max, s.HostIP, s.Respond, s.PersistAVP)
+	return fmt.Sprintf("%q %q %q %q %q %q %q %d %v %v %d %v %t %d %v", s.OriginHost, s.OriginRealm, s.OriginHostRewrite, s.OriginRealmRewrite,
+		s.DestHostRewrite, s.DestRealmRewrite, s.ProductName, s.VendorID, s.AuthApps, s.AcctApps, s.Max, s.HostIP, s.Respond, s.PersistAVP, s.RetryCodes)
 }
 
 // NewFramer frames on the header's length.
@@ -359,4 +364,22 @@ func (s *Session) Watchdog(dst []byte) []byte {
 	n := len(dst) - start
 	dst[start+1], dst[start+2], dst[start+3] = byte(n>>16), byte(n>>8), byte(n)
 	return dst
+}
+
+// RetryOn says whether answer a's Result-Code is one of
+// array-retransmission-result-codes (a peer too busy, say), so that its
+// request goes to another peer.
+func (s *Session) RetryOn(a []byte) bool {
+	if len(s.RetryCodes) == 0 {
+		return false
+	}
+	m, err := diammsg.Parse(a)
+	if err != nil {
+		return false
+	}
+	rc := m.Get(diammsg.AVPResultCode)
+	if len(rc) != 4 {
+		return false
+	}
+	return slices.Contains(s.RetryCodes, binary.BigEndian.Uint32(rc))
 }

@@ -1,7 +1,9 @@
 package mrfdiam
 
 import (
+	"net"
 	"net/netip"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -130,6 +132,90 @@ func TestPersistAVP(t *testing.T) {
 			}
 			if len(used) != 2 {
 				t.Fatalf("the sessions went to %v, want both peers", used)
+			}
+		})
+	}
+}
+
+// busyPeer is a Diameter peer that takes the CER and answers every
+// request DIAMETER_TOO_BUSY (3004); it counts the requests it got. Its
+// connections end as the router closes its side.
+func busyPeer(t *testing.T, addr string) (netip.AddrPort, *atomic.Int32) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("cannot listen: %v", err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var got atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				rd := diammsg.Reader{R: c}
+				for {
+					raw, err := rd.Next()
+					if err != nil {
+						return
+					}
+					m, err := diammsg.Parse(raw)
+					if err != nil || !m.Request() {
+						continue
+					}
+					rc := uint32(diammsg.ResultTooBusy)
+					if m.Code() == diammsg.CmdCapabilitiesExchange || m.Code() == diammsg.CmdDeviceWatchdog {
+						rc = diammsg.ResultSuccess
+					} else {
+						got.Add(1)
+					}
+					if _, err := c.Write(diammsg.AppendAnswer(nil, m, rc, []byte("busy.example"), []byte("members.example"), nil)); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return netip.MustParseAddrPort(ln.Addr().String()), &got
+}
+
+// TestRetryResultCodes: an answer whose Result-Code is one of
+// array-retransmission-result-codes sends its request to the route's
+// next peer (retransmission-action retransmit, max-retransmissions
+// left); with none left, or another code, the answer goes back.
+func TestRetryResultCodes(t *testing.T) {
+	busy, got := busyPeer(t, "127.148.1.5:0")
+	b := startPeer(t, "127.148.1.6:0", "peer-b.example")
+	for _, tc := range []struct {
+		name   string
+		codes  []uint32
+		max    int
+		origin string
+		result uint32
+	}{
+		{"retried", []uint32{3002, 3004}, 1, "peer-b.example", diammsg.ResultSuccess},
+		{"none left", []uint32{3004}, 0, "busy.example", diammsg.ResultTooBusy},
+		{"other code", []uint32{3002}, 1, "busy.example", diammsg.ResultTooBusy},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pa, pb := &mrf.Peer{Name: "busy", Pool: "pa"}, &mrf.Peer{Name: "peer_b", Pool: "pb"}
+			cfg := &mrf.Config{Proto: &Session{OriginHost: "lb.example", OriginRealm: "lb-realm.example", RetryCodes: tc.codes},
+				Routes: []*mrf.Route{{Name: "r", Peers: []*mrf.Peer{pa, pb}}}, Peers: map[string]*mrf.Peer{},
+				OnLost: mrf.LostRetransmit, MaxRetransmit: tc.max, Persist: mrf.PersistAVP}
+			r := mrf.NewRouter(cfg, env{map[string]netip.AddrPort{"pa": busy, "pb": netip.MustParseAddrPort(b.Addr())}}, nil)
+			t.Cleanup(r.Close)
+			c := newClient(r)
+			before := got.Load()
+			c.send(t, request("s;1", "realm", 77))
+			m := c.next(t)
+			if m.HopByHop() != 77 || string(m.Get(diammsg.AVPOriginHost)) != tc.origin || result(m) != tc.result {
+				t.Fatalf("answer hbh %d from %q result %d, want %q %d", m.HopByHop(), m.Get(diammsg.AVPOriginHost), result(m), tc.origin, tc.result)
+			}
+			if got.Load() != before+1 {
+				t.Fatalf("the busy peer got %d requests, want 1", got.Load()-before)
 			}
 		})
 	}
