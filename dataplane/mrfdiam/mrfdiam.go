@@ -22,7 +22,13 @@
 // dest-realm-rewrite in the requests. A request no peer takes is
 // answered DIAMETER_UNABLE_TO_DELIVER (3002, E flag) from the virtual's
 // identity, as RFC 6733 6.1.8 has an agent do (respond-unroutable; else
-// dropped).
+// dropped). The virtual watches its peer connections as RFC 3539 has a
+// peer do: one it has heard nothing on for watchdog-timeout is sent the
+// virtual's DWR (Watchdog; the router closes it after
+// max-watchdog-failures unanswered ones). persist-type avp persists a
+// request by its persist-avp (PersistKey, Session-Id by default), and an
+// answer whose Result-Code is one of array-retransmission-result-codes
+// sends its request to another peer (RetryOn).
 package mrfdiam
 
 import (
