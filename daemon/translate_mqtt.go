@@ -42,7 +42,11 @@ func (t *translator) mqtt(o *objects.Object, v *dataplane.Virtual) bool {
 }
 
 // mqttNeeds refuses a rule list whose MQTT_ events need an mqtt profile
-// the virtual server lacks (01070394 [M]).
+// the virtual server lacks (01070394 [M]); an mqtt message-routing
+// session profile runs them too (dataplane/internal/l4/mrf.go).
 func (t *translator) mqttNeeds(o *objects.Object, list []*rules.Rule) bool {
+	if t.profile(o, mrfMQTTSession) != nil {
+		return true
+	}
 	return t.profileNeeds(o, list, profileMQTT, "MQTT", (*rules.Rule).MQTTNeeds) // translate_stream.go
 }

@@ -146,8 +146,16 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 		cfg.Proto = t.mrfSIP(o, v, proto, pe)
 		cfg.Persist, cfg.PersistTTL = t.sipPersistence(proto, pe("persistence"))
 	case "diameter":
-		cfg.Proto = t.mrfDiameter(o, v, proto, pe)
+		ds := t.mrfDiameter(o, v, proto, pe)
+		cfg.Proto = ds
 		cfg.OnLost, cfg.MaxRetransmit = mrfLostAction(pe("retransmission-action")), atoi(pe("max-retransmissions"))
+		why := mrfDiameterTimers(cfg, ds, pe)
+		if why == "" {
+			ds.RetryCodes, why = t.mrfRetryCodes(proto)
+		}
+		if why != "" {
+			return t.refuse("profile %s (%s): %s", proto.Name, pk, why)
+		}
 	case "mqtt":
 		cfg.Proto = &mrfmqtt.Session{Max: atoi(pe("max-message-size"))}
 	}

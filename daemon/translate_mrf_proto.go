@@ -12,6 +12,7 @@ import (
 	"github.com/openltm/openltm/dataplane/mrfdiam"
 	"github.com/openltm/openltm/dataplane/mrfsip"
 	"github.com/openltm/openltm/objects"
+	"github.com/openltm/openltm/rules"
 )
 
 // mrfSIP is a virtual's sip session profile as its router applies it
@@ -112,10 +113,12 @@ func mrfLostAction(s string) mrf.LostAction {
 }
 
 // mrfDiameter is a virtual's diameter session profile as its router
-// applies it (dataplane/mrfdiam). Its watchdog,
-// persistence, dynamic-route and rate-limit settings are kept with a
-// warning where they differ from the defaults.
-func (t *translator) mrfDiameter(o *objects.Object, v *dataplane.Virtual, sess *objects.Object, e func(string) string) mrf.Protocol {
+// applies it (dataplane/mrfdiam; its watchdog, handshake and
+// persistence settings: mrfDiameterTimers). discard-unroutable enabled
+// drops a request no peer takes rather than answering it. Its
+// dynamic-route, rate-limit and disconnect-peer-action settings are
+// kept with a warning where they differ from the defaults.
+func (t *translator) mrfDiameter(o *objects.Object, v *dataplane.Virtual, sess *objects.Object, e func(string) string) *mrfdiam.Session {
 	str := func(name, def string) string {
 		if s := e(name); s != "" && s != "none" {
 			return s
@@ -132,7 +135,7 @@ func (t *translator) mrfDiameter(o *objects.Object, v *dataplane.Virtual, sess *
 		ProductName:        str("product-name", "openltm"),
 		Max:                atoi(e("max-message-size")),
 		HostIP:             v.Destination.Addr(),
-		Respond:            e("respond-unroutable") == "enabled",
+		Respond:            e("respond-unroutable") == "enabled" && e("discard-unroutable") != "enabled",
 	}
 	if n, err := strconv.ParseUint(e("vendor-id"), 10, 32); err == nil {
 		s.VendorID = uint32(n)
@@ -154,8 +157,8 @@ func (t *translator) mrfDiameter(o *objects.Object, v *dataplane.Virtual, sess *
 	s.AuthApps = apps("auth-application-id", "array-auth-application-id")
 	s.AcctApps = apps("acct-application-id", "array-acct-application-id")
 	for _, kept := range []struct{ name, def string }{
-		{"dynamic-route-insertion", "disabled"}, {"dynamic-route-lookup", "disabled"}, {"persist-type", "none"},
-		{"watchdog-timeout", "0"}, {"discard-unroutable", "disabled"},
+		{"dynamic-route-insertion", "disabled"}, {"dynamic-route-lookup", "disabled"},
+		{"disconnect-peer-action", "none"},
 		{"egress-critical-message-rate-limit", "0"}, {"egress-major-message-rate-limit", "0"},
 		{"ingress-critical-message-rate-limit", "0"}, {"ingress-major-message-rate-limit", "0"},
 	} {
@@ -164,4 +167,69 @@ func (t *translator) mrfDiameter(o *objects.Object, v *dataplane.Virtual, sess *
 		}
 	}
 	return s
+}
+
+// mrfDiameterTimers gives a diameter router the session profile's
+// watchdog (watchdog-timeout seconds, 0: none; max-watchdog-failures),
+// handshake-timeout and persistence: persist-type avp persists each
+// request by its persist-avp (a code or a base protocol AVP's name;
+// none: Session-Id [M: F5's documents name Session-Id as the AVP a
+// Diameter session is persisted by]) for persist-timeout seconds;
+// custom persists only by the key a rule gives (DIAMETER::persist); none
+// not at all. why is what makes the profile refused ("" none).
+func mrfDiameterTimers(cfg *mrf.Config, ds *mrfdiam.Session, e func(string) string) (why string) {
+	for _, a := range []struct {
+		name string
+		dst  *int
+	}{{"watchdog-timeout", nil}, {"max-watchdog-failures", &cfg.MaxWatchdogFailures}, {"handshake-timeout", nil}, {"persist-timeout", nil}} {
+		n, err := strconv.Atoi(e(a.name))
+		if err != nil || n < 0 {
+			return a.name + " " + strconv.Quote(e(a.name)) + " is not a count (0 or more)"
+		}
+		switch a.name {
+		case "watchdog-timeout":
+			cfg.Watchdog = time.Duration(n) * time.Second
+		case "handshake-timeout":
+			cfg.Handshake = time.Duration(n) * time.Second
+		case "persist-timeout":
+			cfg.PersistTTL = time.Duration(n) * time.Second
+		default:
+			*a.dst = n
+		}
+	}
+	switch e("persist-type") {
+	case "avp":
+		cfg.Persist = mrf.PersistAVP
+		if s := e("persist-avp"); s != "" && s != "none" {
+			code, ok := rules.AVPCode(s)
+			if !ok || code == 0 {
+				return "persist-avp " + strconv.Quote(s) + " is not an AVP code (a number, or a base protocol AVP such as Session-Id)"
+			}
+			ds.PersistAVP = code
+		}
+	case "custom":
+		cfg.Persist = mrf.PersistCustom
+	default:
+		cfg.PersistTTL = 0
+	}
+	return ""
+}
+
+// mrfRetryCodes are a diameter session's
+// array-retransmission-result-codes: the Result-Codes whose answers send
+// their request to another peer (retransmission-action retransmit). why
+// is what makes the profile refused ("" none).
+func (t *translator) mrfRetryCodes(sess *objects.Object) (codes []uint32, why string) {
+	v := t.cfg.Effective(sess, "array-retransmission-result-codes")
+	if v == nil {
+		return nil, ""
+	}
+	for _, w := range v.List {
+		n, err := strconv.ParseUint(w, 10, 32)
+		if err != nil {
+			return nil, "array-retransmission-result-codes " + strconv.Quote(w) + " is not a Result-Code"
+		}
+		codes = append(codes, uint32(n))
+	}
+	return codes, ""
 }

@@ -74,6 +74,11 @@ type MRFProfileStats struct {
 	// Local counts the messages a protocol (SIP, Diameter) answered by
 	// itself, FailAnswered the failed requests it answered.
 	Local, FailAnswered uint64
+	// WatchdogSent counts the watchdog requests sent to quiet peer
+	// connections, WatchdogFailed those left unanswered, WatchdogClosed
+	// the connections closed for them (a Diameter session profile's
+	// watchdog-timeout).
+	WatchdogSent, WatchdogFailed, WatchdogClosed uint64
 }
 
 // RTSPProfileStats are an rtsp profile's control messages and data
@@ -355,6 +360,7 @@ func (p *Plane) ProfileStats(kind ProfileKind, name string, virtuals []string) P
 				{&m.Retried, &x.Retried}, {&m.Returned, &x.Returned}, {&m.PendingFull, &x.PendingFull},
 				{&m.ConnsOpened, &x.ConnsOpened}, {&m.ConnsReused, &x.ConnsReused}, {&m.ConnsFailed, &x.ConnsFailed},
 				{&m.Local, &x.Local}, {&m.FailAnswered, &x.FailAnswered},
+				{&m.WatchdogSent, &x.WatchdogSent}, {&m.WatchdogFailed, &x.WatchdogFailed}, {&m.WatchdogClosed, &x.WatchdogClosed},
 			} {
 				*f.to += f.from.Load()
 			}

@@ -40,6 +40,10 @@ type DiameterOutcome struct {
 	// Persist is DIAMETER::persist's key ("" none): the message goes to
 	// the member that key persists to, instead of persist-avp's.
 	Persist string
+	// PersistReset: DIAMETER::persist reset; the persistence record of
+	// the message's key is forgotten (message routing; the diameter
+	// profile's flows do not act on it yet).
+	PersistReset bool
 	// Retx is what DIAMETER::retransmission set for this message in the
 	// event (nil: nothing; the connection's and the profile's settings
 	// apply).
@@ -467,17 +471,27 @@ func cmdDiameterResult(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 
 // cmdDiameterPersist is `DIAMETER::persist ?KEY?`: with a key, the
 // message goes to the member that key persists to (chosen and recorded
-// on its first use); without, the key set so far.
+// on its first use); without, the key set so far, else the one the
+// session profile persists the message by (message routing's persist-avp
+// value); `DIAMETER::persist reset` forgets the record of the message's
+// key.
 func cmdDiameterPersist(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if len(args) > 3 {
-		return tcl.Empty, tcl.WrongArgs("DIAMETER::persist ?KEY? ?TIMEOUT?")
+		return tcl.Empty, tcl.WrongArgs("DIAMETER::persist ?KEY? ?TIMEOUT? | reset")
 	}
 	st, err := diameterMsg(in, "DIAMETER::persist")
 	if err != nil {
 		return tcl.Empty, err
 	}
 	if len(args) == 1 {
+		if st.out.Persist == "" {
+			return tcl.Str(st.ctx.PersistKey), nil
+		}
 		return tcl.Str(st.out.Persist), nil
+	}
+	if len(args) == 2 && args[1].String() == "reset" {
+		st.out.PersistReset = true
+		return tcl.Empty, nil
 	}
 	st.out.Persist = args[1].String()
 	return tcl.Empty, nil

@@ -39,6 +39,10 @@ type DiameterContext struct {
 	// DIAMETER::retransmission reads where neither the rule nor the
 	// connection set one.
 	Profile DiameterRetx
+	// PersistKey is the key the session profile persists the message by
+	// (message routing's persist-avp value; "" none), what
+	// DIAMETER::persist reads where the rule set none.
+	PersistKey string
 }
 
 // DiameterRetx is a request's retransmission settings

@@ -45,6 +45,12 @@ func TestDiameterCommands(t *testing.T) {
 					t.Fatalf("outcome %+v", o)
 				}
 			}},
+		{name: "persist reset", ev: "DIAMETER_INGRESS", body: `DIAMETER::persist reset; log local0. <[DIAMETER::persist]>`, log: "<>",
+			check: func(t *testing.T, o DiameterOutcome) {
+				if !o.PersistReset || o.Persist != "" {
+					t.Fatalf("outcome %+v", o)
+				}
+			}},
 		{name: "disconnect", ev: "DIAMETER_INGRESS", body: `DIAMETER::disconnect; log local0. x`, log: "x",
 			check: func(t *testing.T, o DiameterOutcome) {
 				if !o.Disconnect {

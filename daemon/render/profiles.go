@@ -404,9 +404,14 @@ func MRFSIPSession(w io.Writer, name string, st dataplane.ProfileStats, o Option
 	return mrfProtocol(w, "Ltm::Message Routing SIP Session: "+o.rel(name), st, o, true)
 }
 
-// MRFDiameterSession: see MRFSIPSession.
+// MRFDiameterSession: see MRFSIPSession; and its peer connections'
+// watchdog: the DWRs sent, those left unanswered and the connections
+// closed for them [M: the layout and the field names].
 func MRFDiameterSession(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
-	return mrfProtocol(w, "Ltm::Message Routing Diameter Session: "+o.rel(name), st, o, true)
+	m := st.MRF
+	return mrfProtocol(w, "Ltm::Message Routing Diameter Session: "+o.rel(name), st, o, true,
+		[2]string{"Watchdog", ""}, [2]string{"  Requests Sent", o.num(m.WatchdogSent)}, [2]string{"  Unanswered", o.num(m.WatchdogFailed)},
+		[2]string{"  Connections Closed", o.num(m.WatchdogClosed)})
 }
 
 // MRFSIPRouter and MRFDiameterRouter print a sip or diameter router
@@ -420,7 +425,7 @@ func MRFDiameterRouter(w io.Writer, name string, st dataplane.ProfileStats, o Op
 	return mrfRouter(w, "Ltm::Message Routing Diameter Router: "+o.rel(name), st, o)
 }
 
-func mrfProtocol(w io.Writer, title string, st dataplane.ProfileStats, o Options, local bool) error {
+func mrfProtocol(w io.Writer, title string, st dataplane.ProfileStats, o Options, local bool, more ...[2]string) error {
 	m := st.MRF
 	rows := [][2]string{
 		{"Virtual Server Name", "N/A"},
@@ -435,7 +440,7 @@ func mrfProtocol(w io.Writer, title string, st dataplane.ProfileStats, o Options
 	if local {
 		rows = append(rows, [2]string{"Answered by the Virtual", ""}, [2]string{"  Locally", o.num(m.Local)}, [2]string{"  Failures", o.num(m.FailAnswered)})
 	}
-	return statBlock(w, title, rows)
+	return statBlock(w, title, append(rows, more...))
 }
 
 // MRFRouter prints one `Ltm::Message Routing Generic Router` block: what

@@ -138,6 +138,10 @@ const (
 	PersistCallID
 	PersistSrcAddr
 	PersistCustom
+	// PersistAVP persists by a value the protocol reads from the
+	// request (PersistKeyer: a Diameter session profile's persist-avp,
+	// Session-Id by default).
+	PersistAVP
 )
 
 // LostAction is a session profile's retransmission-action.
@@ -162,11 +166,38 @@ type LostAnswerer interface {
 	LostAnswer(m *Message, busy bool) []byte
 }
 
+// AnswerRetrier is a protocol whose answers may ask for the request to
+// be sent again elsewhere (a Diameter session profile's
+// array-retransmission-result-codes), with retransmission-action
+// retransmit.
+type AnswerRetrier interface {
+	// RetryOn says whether answer a (its bytes) sends its request to
+	// another peer rather than back to its originator.
+	RetryOn(a []byte) bool
+}
+
 // CallIDer is a protocol whose requests carry a call's identity (SIP's
 // Call-ID), for PersistCallID.
 type CallIDer interface {
 	// CallID is the request's call identity, a view of data (nil: none).
 	CallID(data []byte) []byte
+}
+
+// PersistKeyer is a protocol whose requests carry a value a session
+// profile persists by (Diameter's persist-avp), for PersistAVP.
+type PersistKeyer interface {
+	// PersistKey is the request's persistence value, a view of data
+	// (nil: none; the request is routed as any other).
+	PersistKey(data []byte) []byte
+}
+
+// Watchdogger is a protocol that probes a peer connection it has heard
+// nothing from (Diameter's Device-Watchdog-Request, RFC 6733 5.5 and RFC
+// 3539), for Config.Watchdog.
+type Watchdogger interface {
+	// Watchdog appends the probe to dst; its answer is a message the
+	// protocol handles by itself (Local).
+	Watchdog(dst []byte) []byte
 }
 
 // Route is a static route: messages whose source and destination
@@ -228,6 +259,18 @@ type Config struct {
 	// answer; MaxRetransmit is max-retransmissions.
 	OnLost        LostAction
 	MaxRetransmit int
+	// Watchdog is the session profile's watchdog-timeout: a peer
+	// connection the virtual has received nothing on for that long is
+	// sent its protocol's probe (Watchdogger); each Watchdog that then
+	// passes with no reply counts a failure, and MaxWatchdogFailures of
+	// them in a row (max-watchdog-failures, at least 1) close the
+	// connection, its requests in flight treated as OnLost says (0: no
+	// watchdog).
+	Watchdog            time.Duration
+	MaxWatchdogFailures int
+	// Handshake bounds a protocol's handshake on a new peer connection
+	// (Diameter's handshake-timeout; 0: DefaultHandshake).
+	Handshake time.Duration
 
 	once   sync.Once
 	router *Router
@@ -252,7 +295,7 @@ func (c *Config) key() string {
 		fmt.Fprintf(&b, "%s %s|", c.Proto.Name(), c.Proto.String())
 	}
 	fmt.Fprintf(&b, "%q %d %t %t %d %d %d %q %v %d %d %d|", c.Term, c.Max, c.NoResponse, c.DisableParser, c.MaxPending, c.MaxPendingBytes, c.MaxRetries, c.DefaultPool, c.Local, c.Idle, c.Persist, c.PersistTTL)
-	fmt.Fprintf(&b, "%d %d|", c.OnLost, c.MaxRetransmit)
+	fmt.Fprintf(&b, "%d %d %d %d %d|", c.OnLost, c.MaxRetransmit, c.Watchdog, c.MaxWatchdogFailures, c.Handshake)
 	for _, r := range c.Routes {
 		fmt.Fprintf(&b, "%q %q %q %q %t", r.Name, r.Src, r.Dst, r.Keys, r.Ratio)
 		for _, p := range r.Peers {

@@ -17,7 +17,10 @@
 // open. Peers with auto-initialization are connected as the virtual
 // starts and kept so (Router.AutoInit). A protocol's session profile
 // may persist requests with no key from a rule by the call they belong
-// to (CallIDer) or the client's address (Config.Persist). The virtual's counts (Counters)
+// to (CallIDer), the client's address or a value the protocol reads
+// (PersistKeyer) (Config.Persist). A protocol that probes its peers
+// (Watchdogger) has a peer connection it hears nothing on probed and
+// closed once its probes go unanswered (Config.Watchdog). The virtual's counts (Counters)
 // outlive its routers, for the protocol's and router's statistics. The
 // package knows nothing of pools, sockets or rules: the L4 engine
 // (dataplane/internal/l4/mrf.go) gives it a way to pick a pool member and

@@ -56,12 +56,17 @@ type Counters struct {
 	// exchanges, watchdogs, keep-alives, requests past their hops) and
 	// failed requests it answered (FailAnswered).
 	Local, FailAnswered atomic.Uint64
+	// The watchdog's (Config.Watchdog): probes sent to quiet peer
+	// connections, probes left unanswered, and the connections closed
+	// for them.
+	WatchdogSent, WatchdogFailed, WatchdogClosed atomic.Uint64
 }
 
 // ResetProtocol zeroes the protocol's counts (reset-stats ltm
 // message-routing generic protocol).
 func (c *Counters) ResetProtocol() {
-	for _, x := range []*atomic.Uint64{&c.Received, &c.Delivered, &c.Sent, &c.FromPeers, &c.Oversized} {
+	for _, x := range []*atomic.Uint64{&c.Received, &c.Delivered, &c.Sent, &c.FromPeers, &c.Oversized,
+		&c.WatchdogSent, &c.WatchdogFailed, &c.WatchdogClosed} {
 		x.Store(0)
 	}
 }
@@ -274,7 +279,10 @@ func (r *Router) Close() {
 type persistRec struct {
 	peer *Peer
 	addr netip.AddrPort
-	exp  time.Time
+	// instance is the connection of the peer's number-connections the
+	// key's first message went on, so that its later ones take the same.
+	instance int
+	exp      time.Time
 }
 
 // maxPersists bounds the router's persistence records; past it, about
@@ -330,7 +338,7 @@ func (r *Router) persist(m *Message, o *outgoing) {
 			n--
 		}
 	}
-	r.persists[m.Persist] = persistRec{peer: p, addr: o.addr, exp: time.Now().Add(ttl)}
+	r.persists[m.Persist] = persistRec{peer: p, addr: o.addr, instance: o.key.instance, exp: time.Now().Add(ttl)}
 	r.mu.Unlock()
 }
 
@@ -560,7 +568,13 @@ func (s *Session) route(m *Message) {
 	rec, pinned := s.r.persisted(m)
 	if pinned {
 		m.pinned = rec.addr
-		if o, err = s.conn(rec.peer, m); err != nil {
+		inst := m.Instance
+		if inst < 0 {
+			m.Instance = rec.instance
+		}
+		o, err = s.conn(rec.peer, m)
+		m.Instance = inst
+		if err != nil {
 			s.r.unpersist(m.Persist)
 			pinned = false
 		}
@@ -588,25 +602,49 @@ func (s *Session) route(m *Message) {
 }
 
 // persistKey gives request m, when no rule gave it one, the key of the
-// session profile's persistence (its Call-ID, or the client's address),
-// and the profile's persist-timeout.
+// session profile's persistence (its Call-ID, the client's address, its
+// persist-avp), and the profile's persist-timeout.
 func (s *Session) persistKey(m *Message) {
-	switch {
-	case m.Persist != "":
-	case s.r.cfg.Persist == PersistCallID:
-		if c, ok := s.r.cfg.Proto.(CallIDer); ok {
-			if id := c.CallID(m.Data); len(id) > 0 {
-				m.Persist = string(id)
-			}
-		}
-	case s.r.cfg.Persist == PersistSrcAddr:
-		if s.client.IsValid() {
-			m.Persist = s.client.String()
-		}
+	if m.Persist == "" {
+		m.Persist = s.profileKey(m)
 	}
 	if m.Persist != "" && m.PersistTTL == 0 {
 		m.PersistTTL = s.r.cfg.PersistTTL
 	}
+}
+
+// profileKey is the key the session profile's persistence gives m ("":
+// none).
+func (s *Session) profileKey(m *Message) string {
+	switch s.r.cfg.Persist {
+	case PersistCallID:
+		if c, ok := s.r.cfg.Proto.(CallIDer); ok {
+			if id := c.CallID(m.Data); len(id) > 0 {
+				return string(id)
+			}
+		}
+	case PersistSrcAddr:
+		if s.client.IsValid() {
+			return s.client.String()
+		}
+	case PersistAVP:
+		if k, ok := s.r.cfg.Proto.(PersistKeyer); ok {
+			if v := k.PersistKey(m.Data); len(v) > 0 {
+				return string(v)
+			}
+		}
+	}
+	return ""
+}
+
+// PersistKeyOf is the key request m is persisted by: a rule's
+// (DIAMETER::persist KEY), else the session profile's; "" none. For
+// DIAMETER::persist, which reads it before m is routed.
+func (s *Session) PersistKeyOf(m *Message) string {
+	if m.Persist != "" || m.Answer || s.r.cfg.Persist == PersistNone {
+		return m.Persist
+	}
+	return s.profileKey(m)
 }
 
 // lost is request m whose peer connection closed before its answer
@@ -911,6 +949,14 @@ type outgoing struct {
 	// waiting and waitBytes are the messages, and their bytes, waiting
 	// for the connection to open (the one that opens it included).
 	waiting, waitBytes int
+
+	// The watchdog's state (Config.Watchdog), the reading goroutine's
+	// alone: when the peer was last heard from (or probed), whether a
+	// probe waits for its reply, and the probes in a row left
+	// unanswered.
+	heard   time.Time
+	probing bool
+	misses  int
 }
 
 // wait counts a message of n bytes waiting for o to open; false when it
@@ -981,7 +1027,11 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 		// The handshake reads the connection itself, bounded; what it
 		// leaves in the reader's buffer is read after it.
 		rd.F, rd.R = p.NewFramer(), c
-		c.SetDeadline(time.Now().Add(handshakeMax))
+		hs := o.r.cfg.Handshake
+		if hs <= 0 {
+			hs = DefaultHandshake
+		}
+		c.SetDeadline(time.Now().Add(hs))
 		var err error
 		if hp, ok := p.(HostProtocol); ok {
 			o.host, err = hp.OpenHost(c, rd)
@@ -1012,6 +1062,7 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 	}
 	o.conn, o.done, o.addr, o.rd = c, done, addr, rd
 	o.last = time.Now()
+	o.heard = o.last
 	if o.owner == nil {
 		o.sess = &Session{r: o.r, write: o.writeBack, peer: o}
 	}
@@ -1219,6 +1270,9 @@ func (o *outgoing) readProto(data []byte) bool {
 	}
 	if c.Final {
 		req.origin.inflight.Add(-1)
+		if o.retryOn(p, req, data) {
+			return true
+		}
 		o.r.C.Answered.Add(1)
 	}
 	a := &Message{Data: append([]byte(nil), data...), Status: StatusRouted, Peer: o.key.peer, Member: o.addr, origin: req.origin,
@@ -1228,23 +1282,76 @@ func (o *outgoing) readProto(data []byte) bool {
 	return true
 }
 
-// handshakeMax bounds a protocol's handshake on a new peer connection.
-const handshakeMax = 10 * time.Second
+// retryOn routes req again, instead of giving it answer data, when its
+// protocol says the answer asks for that (AnswerRetrier) and the
+// retransmission-action is retransmit with max-retransmissions left; the
+// peers it went to are tried last. It runs apart from the connection's
+// reader, which a new peer connection must not hold up.
+func (o *outgoing) retryOn(p Protocol, req *Message, data []byte) bool {
+	cfg := o.r.cfg
+	if cfg.OnLost != LostRetransmit || req.retransmits >= cfg.MaxRetransmit {
+		return false
+	}
+	ar, ok := p.(AnswerRetrier)
+	if !ok || !ar.RetryOn(data) {
+		return false
+	}
+	req.retransmits++
+	o.r.C.Retried.Add(1)
+	if req.Persist != "" {
+		o.r.unpersist(req.Persist) // not back to the peer that declined
+	}
+	go req.origin.route(req)
+	return true
+}
+
+// DefaultHandshake bounds a protocol's handshake on a new peer
+// connection when the config names no bound (Diameter's
+// handshake-timeout default).
+const DefaultHandshake = 10 * time.Second
 
 // idleReader reads the peer's connection, closing it once it has stayed
-// idle with no request in flight for the router's idle time.
+// idle with no request in flight for the router's idle time, and runs
+// the protocol's watchdog on it.
 type idleReader struct{ o *outgoing }
+
+// errWatchdog ends a peer connection whose watchdog probes went
+// unanswered.
+var errWatchdog = errors.New("peer did not answer its watchdog")
 
 func (ir idleReader) Read(p []byte) (int, error) {
 	o := ir.o
-	idle := o.r.cfg.Idle
+	idle, wd := o.r.cfg.Idle, o.r.cfg.Watchdog
+	var dog Watchdogger
+	if wd > 0 {
+		if dog, _ = o.r.cfg.Proto.(Watchdogger); dog == nil {
+			wd = 0
+		}
+	}
 	for {
-		if idle > 0 {
-			o.conn.SetReadDeadline(time.Now().Add(idle))
+		step := idle
+		if wd > 0 {
+			next := max(time.Until(o.heard.Add(wd)), time.Millisecond)
+			if step == 0 || next < step {
+				step = next
+			}
+		}
+		if step > 0 {
+			o.conn.SetReadDeadline(time.Now().Add(step))
 		}
 		n, err := o.conn.Read(p)
-		if err == nil || n > 0 || idle == 0 || !errors.Is(err, timeoutErr) {
+		if n > 0 && wd > 0 {
+			// Whatever the peer sends shows it alive (RFC 3539 3.4.1).
+			o.heard, o.probing, o.misses = time.Now(), false, 0
+		}
+		if err == nil || n > 0 || step == 0 || !errors.Is(err, timeoutErr) {
 			return n, err
+		}
+		if wd > 0 && time.Since(o.heard) >= wd && !o.probe(dog) {
+			return 0, errWatchdog
+		}
+		if idle == 0 {
+			continue
 		}
 		o.mu.Lock()
 		quiet := len(o.pend) == 0 && len(o.keyed) == 0 && time.Since(o.last) >= idle
@@ -1253,6 +1360,33 @@ func (ir idleReader) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 	}
+}
+
+// probe is the watchdog's turn on a connection the peer has been quiet
+// on for the watchdog time: the last probe, when it waits still, counts
+// a failure; false once max-watchdog-failures are reached (the
+// connection is to close), else a new probe is sent.
+func (o *outgoing) probe(dog Watchdogger) bool {
+	c := o.r.C
+	if o.probing {
+		o.misses++
+		c.WatchdogFailed.Add(1)
+		if o.misses >= max(o.r.cfg.MaxWatchdogFailures, 1) {
+			c.WatchdogClosed.Add(1)
+			return false
+		}
+	}
+	o.wmu.Lock()
+	o.wbuf = dog.Watchdog(o.wbuf[:0])
+	_, err := o.conn.Write(o.wbuf)
+	o.wmu.Unlock()
+	if err != nil {
+		return false
+	}
+	c.WatchdogSent.Add(1)
+	c.Sent.Add(1)
+	o.heard, o.probing = time.Now(), true
+	return true
 }
 
 // close ends o: every request still in flight fails (MR_FAILED on its
@@ -1288,6 +1422,24 @@ func (o *outgoing) close() {
 			m.origin.lost(m)
 		}
 	}
+}
+
+// ToPeer writes data as it is on the peer connection a Sticky
+// protocol's session is bound to (an MQTT client's broker): packets a
+// rule adds as the client leaves (MQTT_CLIENT_SHUTDOWN). false: there
+// is none open, or it failed.
+func (s *Session) ToPeer(data []byte) bool {
+	s.mu.Lock()
+	o := s.stick
+	s.mu.Unlock()
+	if o == nil || o.isDead() {
+		return false
+	}
+	if o.writeBack(data) != nil {
+		o.close()
+		return false
+	}
+	return true
 }
 
 // stuck sends a client's answer (to a message its server sent it) on the

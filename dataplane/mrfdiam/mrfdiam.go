@@ -22,7 +22,13 @@
 // dest-realm-rewrite in the requests. A request no peer takes is
 // answered DIAMETER_UNABLE_TO_DELIVER (3002, E flag) from the virtual's
 // identity, as RFC 6733 6.1.8 has an agent do (respond-unroutable; else
-// dropped).
+// dropped). The virtual watches its peer connections as RFC 3539 has a
+// peer do: one it has heard nothing on for watchdog-timeout is sent the
+// virtual's DWR (Watchdog; the router closes it after
+// max-watchdog-failures unanswered ones). persist-type avp persists a
+// request by its persist-avp (PersistKey, Session-Id by default), and an
+// answer whose Result-Code is one of array-retransmission-result-codes
+// sends its request to another peer (RetryOn).
 package mrfdiam
 
 import (
@@ -31,6 +37,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -60,6 +67,13 @@ type Session struct {
 	// Respond is respond-unroutable: a request no peer takes is
 	// answered (else dropped).
 	Respond bool
+	// RetryCodes are array-retransmission-result-codes: an answer with
+	// one of these Result-Codes sends its request to another peer (with
+	// retransmission-action retransmit) rather than back to the client.
+	RetryCodes []uint32
+	// PersistAVP is the AVP a request is persisted by (persist-type
+	// avp: persist-avp's code; 0: Session-Id), for mrf.PersistAVP.
+	PersistAVP uint32
 
 	e2e atomic.Uint32
 }
@@ -68,8 +82,8 @@ type Session struct {
 func (s *Session) Name() string { return "diameter" }
 
 func (s *Session) String() string {
-	return fmt.Sprintf("%q %q %q %q %q %q %q %d %v %v %d %v %t", s.OriginHost, s.OriginRealm, s.OriginHostRewrite, s.OriginRealmRewrite,
-		s.DestHostRewrite, s.DestRealmRewrite, s.ProductName, s.VendorID, s.AuthApps, s.AcctApps, s.Max, s.HostIP, s.Respond)
+	return fmt.Sprintf("%q %q %q %q %q %q %q %d %v %v %d %v %t %d %v", s.OriginHost, s.OriginRealm, s.OriginHostRewrite, s.OriginRealmRewrite,
+		s.DestHostRewrite, s.DestRealmRewrite, s.ProductName, s.VendorID, s.AuthApps, s.AcctApps, s.Max, s.HostIP, s.Respond, s.PersistAVP, s.RetryCodes)
 }
 
 // NewFramer frames on the header's length.
@@ -324,4 +338,54 @@ func (s *Session) Failed(msg *mrf.Message) []byte {
 		return nil
 	}
 	return diammsg.AppendAnswer(nil, m, diammsg.ResultUnableToDeliver, []byte(s.OriginHost), []byte(s.OriginRealm), nil)
+}
+
+// PersistKey is the value of the request's persist-avp (Session-Id by
+// default): the requests of one Diameter session go to the peer
+// connection its first went on.
+func (s *Session) PersistKey(data []byte) []byte {
+	m, err := diammsg.Parse(data)
+	if err != nil || !m.Request() {
+		return nil
+	}
+	code := s.PersistAVP
+	if code == 0 {
+		code = diammsg.AVPSessionID
+	}
+	return m.Get(code)
+}
+
+// Watchdog is the virtual's Device-Watchdog-Request (RFC 6733 5.5.1) to
+// a peer connection it has heard nothing from for watchdog-timeout: its
+// identity, no Origin-State-Id. The peer's DWA is taken by Local.
+func (s *Session) Watchdog(dst []byte) []byte {
+	hbh := s.e2e.Add(1)
+	code := uint32(diammsg.CmdDeviceWatchdog)
+	dst = append(dst, 1, 0, 0, 0, diammsg.FlagRequest, byte(code>>16), byte(code>>8), byte(code), 0, 0, 0, 0)
+	dst = binary.BigEndian.AppendUint32(dst, hbh)
+	dst = binary.BigEndian.AppendUint32(dst, hbh)
+	start := len(dst) - diammsg.HeaderLen
+	dst = diammsg.AppendAVP(dst, diammsg.AVPOriginHost, diammsg.AVPFlagMandatory, 0, []byte(s.OriginHost))
+	dst = diammsg.AppendAVP(dst, diammsg.AVPOriginRealm, diammsg.AVPFlagMandatory, 0, []byte(s.OriginRealm))
+	n := len(dst) - start
+	dst[start+1], dst[start+2], dst[start+3] = byte(n>>16), byte(n>>8), byte(n)
+	return dst
+}
+
+// RetryOn says whether answer a's Result-Code is one of
+// array-retransmission-result-codes (a peer too busy, say), so that its
+// request goes to another peer.
+func (s *Session) RetryOn(a []byte) bool {
+	if len(s.RetryCodes) == 0 {
+		return false
+	}
+	m, err := diammsg.Parse(a)
+	if err != nil {
+		return false
+	}
+	rc := m.Get(diammsg.AVPResultCode)
+	if len(rc) != 4 {
+		return false
+	}
+	return slices.Contains(s.RetryCodes, binary.BigEndian.Uint32(rc))
 }

@@ -75,6 +75,9 @@ func (pr *proxied) serveMRF(head []byte) {
 			switch {
 			case err == errIdle:
 			case errors.Is(err, io.EOF):
+				if mh, ok := hooks.(*mrfHooks); ok {
+					mh.shutdown(s)
+				}
 				// The answers still due go out before the FIN.
 				d := pr.IdleTimeout()
 				if d <= 0 {
@@ -143,7 +146,7 @@ func handlesMRF(p *rules.Program) bool {
 			return true
 		}
 	}
-	return false
+	return mqttHandled(p) // mqtt.go
 }
 
 // mrfEnv gives the router the virtual's pools and member connections.
@@ -251,6 +254,8 @@ func (h *mrfHooks) Ingress(m *mrf.Message) bool {
 		return h.run(m, rules.SIPRequest, rules.MRIngress)
 	case mrfDiameter:
 		return h.run(m, rules.DiameterIngress, rules.MRIngress)
+	case mrfMQTT:
+		return h.run(m, rules.MQTTClientIngress, rules.MQTTClientData, rules.MRIngress, rules.MQTTServerEgress)
 	}
 	return h.run(m, rules.GenericMessageIngress, rules.MRIngress)
 }
@@ -265,6 +270,8 @@ func (h *mrfHooks) Egress(m *mrf.Message) bool {
 		return h.run(m, rules.MREgress, rules.SIPResponse)
 	case mrfDiameter:
 		return h.run(m, rules.MREgress, rules.DiameterEgress)
+	case mrfMQTT:
+		return h.run(m, rules.MQTTServerIngress, rules.MQTTServerData, rules.MREgress, rules.MQTTClientEgress)
 	}
 	return h.run(m, rules.MREgress, rules.GenericMessageEgress)
 }
@@ -272,10 +279,18 @@ func (h *mrfHooks) Egress(m *mrf.Message) bool {
 func (h *mrfHooks) Failed(m *mrf.Message) bool { return h.run(m, rules.MRFailed) }
 
 // run runs evs in turn over m, stopping once the message is dropped or
-// sent back; false when the rule ended the connection.
+// sent back; false when the rule ended the connection. An MQTT DATA
+// event runs only after the event before it asked for it (MQTT::collect
+// over a PUBLISH).
 func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 	pr, rs := h.pr, h.pr.rs
+	collect := false
 	for _, ev := range evs {
+		data := ev == rules.MQTTClientData || ev == rules.MQTTServerData
+		if data && !collect {
+			continue
+		}
+		collect = false
 		if !h.prog.Handles(ev) {
 			continue
 		}
@@ -295,18 +310,18 @@ func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 			err = sess.Run(ev)
 			end = !mrfSIPOutcome(m, sess.EndSIP())
 		case rules.DiameterIngress, rules.DiameterEgress:
-			sess.BeginDiameterWith(m.Data, rules.DiameterContext{ClientSide: true})
+			sess.BeginDiameterWith(m.Data, h.diamCtx(m))
 			err = sess.Run(ev)
 			end = !mrfDiameterOutcome(m, sess.EndDiameter())
 		default:
 			if h.proto == mrfDiameter {
 				// The DIAMETER:: commands read the message in the MR_
 				// events too.
-				sess.BeginDiameterWith(m.Data, rules.DiameterContext{ClientSide: true})
+				sess.BeginDiameterWith(m.Data, h.diamCtx(m))
 				err = sess.Run(ev)
 				end = !mrfDiameterOutcome(m, sess.EndDiameter())
 			} else if h.proto == mrfMQTT {
-				end, err = h.runMQTT(sess, ev, m)
+				end, collect, err = h.runMQTT(sess, ev, m)
 			} else {
 				err = sess.Run(ev)
 			}
@@ -334,21 +349,25 @@ func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 	return true
 }
 
-// runMQTT runs an MR_ event over an MQTT router's packet with the
-// MQTT:: commands reading and editing it, as on the mqtt profile's
+// runMQTT runs an MR_ or MQTT_ event over an MQTT router's packet with
+// the MQTT:: commands reading and editing it, as on the mqtt profile's
 // flows, and applies what the rule asked: its edits (the packet encoded
-// again), MQTT::drop, MQTT::respond (in MR_INGRESS, to the client at
-// once), MQTT::insert's packets (around this one toward the client in
-// MR_EGRESS; after it toward the broker in MR_INGRESS [M: one before it
-// would take its place as the packet the broker's answer is matched
-// to, so it is left out]) and MQTT::disconnect (the connection ends).
-// end: the connection is to end.
-func (h *mrfHooks) runMQTT(sess *rules.ConnState, ev rules.Event, m *mrf.Message) (end bool, err error) {
+// again), MQTT::drop, MQTT::respond (in the client's packet's events --
+// MQTT_CLIENT_INGRESS, MQTT_CLIENT_DATA, MR_INGRESS, MQTT_SERVER_EGRESS
+// -- to the client at once [M: in the broker's packet's events it is
+// left out, openltm running no rules on peer connections]),
+// MQTT::insert's packets (around this one toward the client in the
+// broker's packet's events; after it toward the broker in the client's
+// [M: one before it would take its place as the packet the broker's
+// answer is matched to, so it is left out]) and MQTT::disconnect (the
+// connection ends). end: the connection is to end; collect: the rule
+// asked for the DATA event over a PUBLISH (MQTT::collect).
+func (h *mrfHooks) runMQTT(sess *rules.ConnState, ev rules.Event, m *mrf.Message) (end, collect bool, err error) {
 	sess.SetMQTT()
 	st := sess.MQTT()
 	p, derr := mqtt.Decode(m.Data, st.Version)
 	if derr != nil || st.Disabled {
-		return false, sess.Run(ev)
+		return false, false, sess.Run(ev)
 	}
 	if p.Type == mqtt.CONNECT {
 		st.Version = p.ProtocolVersion
@@ -360,11 +379,12 @@ func (h *mrfHooks) runMQTT(sess *rules.ConnState, ev rules.Event, m *mrf.Message
 		m.Data = p.Encode(nil, st.Version)
 	}
 	m.Drop = m.Drop || o.Drop
-	ingress := ev == rules.MRIngress
+	collect = o.Collect && p.Type == mqtt.PUBLISH
+	ingress := ev == rules.MRIngress || ev == rules.MQTTClientIngress || ev == rules.MQTTClientData || ev == rules.MQTTServerEgress
 	if ingress {
 		for _, b := range o.Respond {
 			if s := m.Originator(); s != nil && s.Send(b) != nil {
-				return true, err
+				return true, false, err
 			}
 		}
 		for _, b := range o.After {
@@ -381,7 +401,38 @@ func (h *mrfHooks) runMQTT(sess *rules.ConnState, ev rules.Event, m *mrf.Message
 		}
 		m.Data = b
 	}
-	return o.Disconnect, err
+	return o.Disconnect, collect, err
+}
+
+// shutdown runs MQTT_CLIENT_SHUTDOWN as the client's side of an MQTT
+// router's connection closes: the packets the rule inserts (MQTT::insert)
+// go to the client's broker (s.ToPeer) before its connection is
+// closed.
+func (h *mrfHooks) shutdown(s *mrf.Session) {
+	if h.proto != mrfMQTT || !h.prog.Handles(rules.MQTTClientShutdown) {
+		return
+	}
+	pr, rs := h.pr, h.pr.rs
+	rs.mu.Lock()
+	if rs.done {
+		rs.mu.Unlock()
+		return
+	}
+	sess := pr.RuleSession(h.prog)
+	sess.SetMQTT()
+	rs.ev = config.Event(rules.MQTTClientShutdown.String())
+	sess.BeginMQTT(nil)
+	err := sess.Run(rules.MQTTClientShutdown)
+	o := sess.EndMQTT()
+	v, detach := rs.verdict, rs.detach
+	rs.verdict, rs.detach, rs.prime = irules.GoOn, false, false
+	rs.mu.Unlock()
+	if !pr.applyRule(config.Event(rules.MQTTClientShutdown.String()), err, v, detach) {
+		return
+	}
+	for _, b := range append(o.Before, o.After...) {
+		s.ToPeer(b)
+	}
 }
 
 // mrfSIPOutcome applies what SIP_REQUEST or SIP_RESPONSE did to m: its
@@ -404,10 +455,21 @@ func mrfSIPOutcome(m *mrf.Message, out rules.SIPState) bool {
 	return true
 }
 
+// diamCtx is what the DIAMETER:: commands know of m beyond its bytes:
+// the key the session profile persists a request by (DIAMETER::persist).
+func (h *mrfHooks) diamCtx(m *mrf.Message) rules.DiameterContext {
+	ctx := rules.DiameterContext{ClientSide: true}
+	if o := m.Originator(); o != nil && m.Request && h.r.Config().Persist != mrf.PersistNone {
+		ctx.PersistKey = o.PersistKeyOf(m)
+	}
+	return ctx
+}
+
 // mrfDiameterOutcome applies what DIAMETER_INGRESS or DIAMETER_EGRESS
-// did to m: its edits, DIAMETER::drop, DIAMETER::persist, DIAMETER::respond (the rule's
-// answer to the client) and DIAMETER::disconnect (false: the client's
-// connection closes).
+// did to m: its edits, DIAMETER::drop, DIAMETER::persist (a key; reset:
+// the record of the message's key forgotten), DIAMETER::respond (the
+// rule's answer to the client) and DIAMETER::disconnect (false: the
+// client's connection closes).
 func mrfDiameterOutcome(m *mrf.Message, out rules.DiameterOutcome) bool {
 	if out.Edited {
 		m.Data = out.Raw
@@ -417,6 +479,11 @@ func mrfDiameterOutcome(m *mrf.Message, out rules.DiameterOutcome) bool {
 	}
 	if out.Persist != "" {
 		m.Persist = out.Persist // the router's persistence records
+	}
+	if o := m.Originator(); out.PersistReset && o != nil {
+		if k := o.PersistKeyOf(m); k != "" {
+			o.Router().Unpersist(k)
+		}
 	}
 	for _, r := range out.Respond {
 		if s := m.Originator(); s != nil && s.Send(r) != nil {

@@ -1,0 +1,77 @@
+package daemon
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/mrf"
+	"github.com/openltm/openltm/dataplane/mrfdiam"
+)
+
+// TestMRFDiameterSessionSettings: a diameter session profile's watchdog,
+// handshake-timeout, persistence and discard-unroutable reach the
+// virtual's router; what openltm does not act on is kept with a
+// warning; a persist-avp that names no AVP or a negative timer is
+// refused and changes nothing.
+func TestMRFDiameterSessionSettings(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool p members add { 127.148.5.11:3868 }",
+		"create ltm message-routing diameter profile session ds { defaults-from diametersession watchdog-timeout 6 max-watchdog-failures 3 handshake-timeout 4 persist-type avp persist-avp User-Name persist-timeout 60 discard-unroutable enabled array-retransmission-result-codes { 3004 3002 } }",
+		"create ltm message-routing diameter profile session dc { defaults-from diametersession persist-type custom }",
+		"create ltm virtual vdia destination 127.148.5.2:3868 pool p profiles replace-all-with { tcp { } ds { } diameterrouter { } }",
+		"create ltm virtual vdef destination 127.148.5.3:3868 pool p profiles replace-all-with { tcp { } diametersession { } diameterrouter { } }",
+		"create ltm virtual vcus destination 127.148.5.4:3868 pool p profiles replace-all-with { tcp { } dc { } diameterrouter { } }",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	dc, _ := Translate(e.schema, e.Config())
+	for _, c := range []struct {
+		vs      string
+		wd      time.Duration
+		fails   int
+		hs      time.Duration
+		persist mrf.PersistBy
+		ttl     time.Duration
+		avp     uint32
+		respond bool
+	}{
+		{"/Common/vdia", 6 * time.Second, 3, 4 * time.Second, mrf.PersistAVP, 60 * time.Second, 1, false},
+		{"/Common/vdef", 0, 1, 10 * time.Second, mrf.PersistNone, 0, 0, true},
+		{"/Common/vcus", 0, 1, 10 * time.Second, mrf.PersistCustom, 180 * time.Second, 0, true},
+	} {
+		v := dc.Virtuals[c.vs]
+		if v == nil || v.MRF == nil {
+			t.Fatalf("%s: no message routing", c.vs)
+		}
+		cfg := v.MRF
+		ds := cfg.Proto.(*mrfdiam.Session)
+		if cfg.Watchdog != c.wd || cfg.MaxWatchdogFailures != c.fails || cfg.Handshake != c.hs || cfg.Persist != c.persist ||
+			cfg.PersistTTL != c.ttl || ds.PersistAVP != c.avp || ds.Respond != c.respond {
+			t.Errorf("%s: watchdog %v/%d handshake %v persist %d %v avp %d respond %t", c.vs, cfg.Watchdog, cfg.MaxWatchdogFailures, cfg.Handshake,
+				cfg.Persist, cfg.PersistTTL, ds.PersistAVP, ds.Respond)
+		}
+	}
+	out, _ := run(t, s, "modify ltm message-routing diameter profile session ds dynamic-route-lookup enabled")
+	if !strings.Contains(out, "dynamic-route-lookup enabled is kept") {
+		t.Errorf("no warning for dynamic-route-lookup: %q", out)
+	}
+	for _, c := range []struct{ cmd, want string }{
+		{"modify ltm message-routing diameter profile session ds persist-avp No-Such-AVP", `persist-avp "No-Such-AVP" is not an AVP code`},
+		{"modify ltm message-routing diameter profile session ds array-retransmission-result-codes { busy }", `array-retransmission-result-codes "busy" is not a Result-Code`},
+	} {
+		if _, err := run(t, s, c.cmd); !strings.Contains(err, c.want) {
+			t.Errorf("%s: error %q, want %q", c.cmd, err, c.want)
+		}
+	}
+	dc, _ = Translate(e.schema, e.Config())
+	if v := dc.Virtuals["/Common/vdia"]; v == nil || v.MRF == nil || v.MRF.Proto.(*mrfdiam.Session).PersistAVP != 1 {
+		t.Error("the refused persist-avp changed the virtual")
+	} else if c := v.MRF.Proto.(*mrfdiam.Session).RetryCodes; len(c) != 2 || c[0] != 3004 || c[1] != 3002 {
+		t.Errorf("array-retransmission-result-codes %v, want [3004 3002]", c)
+	}
+}
