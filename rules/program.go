@@ -401,6 +401,9 @@ type ConnState struct {
 	// (commands_sideband.go); sidebandSeq numbers them.
 	sidebands   map[string]*sideband
 	sidebandSeq int
+	// listeners are the related listeners the rules opened
+	// (commands_listen.go).
+	listeners []openListener
 	// afters are the scripts `after` scheduled (commands_after.go); nil
 	// until the first one.
 	afters *afterState
@@ -463,6 +466,7 @@ func (s *ConnState) Release() {
 	s.diameter = nil
 	s.gtp = nil
 	s.closeSidebands()
+	s.closeListeners()
 	s.cancelAfters()
 	s.cancelNames()
 	if s.ipfix != nil {

@@ -1,0 +1,66 @@
+package l4
+
+import (
+	"io"
+	"net"
+	"net/netip"
+
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/rulelisten"
+	"github.com/openltm/openltm/rules"
+)
+
+// A rule's listen opens a related listener (dataplane/rulelisten) for a
+// standard virtual's connection. The connection it takes is a flow of
+// the same virtual server: admitted and counted as the virtual's, with
+// its client-side tcp settings, idle timeout, source address
+// translation and connection table entry, and proxied to the rule's
+// server (as a rule's node decision is, no pool, no member accounting).
+// It runs none of the virtual's rules and none of its other profiles
+// (client-ssl, a protocol gateway): it is the related flow, not a new
+// client of the virtual [M: F5 documents nothing of it; its later
+// XLAT::listen has to be told -inherit-main-rules to run them].
+
+// Listen implements rules.ListenConn. The rule lock is held; opening
+// does not wait.
+func (pr *proxied) Listen(spec rules.ListenSpec) (netip.AddrPort, io.Closer, error) {
+	bind := spec.Bind
+	if !bind.Addr().IsValid() {
+		bind = netip.AddrPortFrom(pr.Local.Addr(), bind.Port())
+	}
+	e, vs, server := pr.e, pr.vs, spec.Server
+	l, err := rulelisten.Open(rulelisten.Spec{Bind: bind, Allow: spec.Allow, AllowPort: spec.AllowPort, Timeout: spec.Timeout},
+		func(c *net.TCPConn) { e.serveRelated(vs, c, server) })
+	if err != nil {
+		return netip.AddrPort{}, nil, err
+	}
+	return l.Addr(), l, nil
+}
+
+// serveRelated runs a connection a related listener took to its end,
+// proxied to server.
+func (e *Engine) serveRelated(vs *state.Virtual, c *net.TCPConn, server netip.AddrPort) {
+	snap := vs.Snap.Load()
+	cfg := snap.Cfg
+	client, local := rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr())
+	if !vs.Admit(snap, client, local) {
+		reset(c)
+		return
+	}
+	if s := cfg.ClientTCP; s != nil {
+		s.ApplyConn(c) // tcpopts.go
+	}
+	pr := &proxied{client: c, related: server}
+	pr.init(e, vs, snap, client, local, pr.end)
+	e.env.Table.Add(&pr.Flow)
+	pr.watchClose() // tcpclose.go
+	sc, err := pr.connect()
+	if err != nil {
+		pr.finish(true)
+		return
+	}
+	pr.legsLeft.Store(2)
+	go pr.copy(sc.conn, pr.client, false, sc)
+	pr.copy(pr.client, sc.conn, true, sc)
+}

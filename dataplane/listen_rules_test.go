@@ -1,0 +1,121 @@
+package dataplane
+
+import (
+	"net"
+	"strings"
+	"testing"
+)
+
+// listenRule opens a related listener for the client in CLIENT_ACCEPTED
+// and tells the client where it is, as a control protocol tells its
+// client the data port: "DATA addr port".
+const listenRule = `when CLIENT_ACCEPTED {
+    set l [listen {
+        proto [IP::protocol]
+        timeout %TIMEOUT%
+        server 127.152.1.3 2000
+        allow [IP::client_addr]
+    }]
+    TCP::respond "DATA [lindex $l 0] [lindex $l 1]\n"
+}`
+
+// listenVS starts the control member, the data member and a virtual
+// whose rule opens a listener with the given timeout.
+func listenVS(t *testing.T, timeout string) *Plane {
+	t.Helper()
+	startServer(t, "127.152.1.2:21", "C")
+	startServer(t, "127.152.1.3:2000", "D")
+	p, _ := newPlane(t)
+	cfg := basic("127.152.1.1:21", "127.152.1.2:21")
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, strings.ReplaceAll(listenRule, "%TIMEOUT%", timeout))
+	mustApply(t, p, cfg)
+	return p
+}
+
+// dataAddr reads the rule's "DATA addr port" line off the control
+// connection.
+func dataAddr(t *testing.T, c *client) string {
+	t.Helper()
+	line, err := c.r.ReadString('\n')
+	f := strings.Fields(line)
+	if err != nil || len(f) != 3 || f[0] != "DATA" {
+		t.Fatalf("control connection: %q %v", line, err)
+	}
+	return net.JoinHostPort(f[1], f[2])
+}
+
+// bindable reports whether addr can be bound: its listener closed.
+func bindable(addr string) bool {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return false
+	}
+	ln.Close()
+	return true
+}
+
+// TestListenDataChannel: a rule's listen on a standard virtual opens a
+// listener on the virtual's address; the client's second connection to
+// it reaches the rule's server (a real member other than the pool's),
+// as a flow of the virtual, while the control connection goes on to the
+// pool's member. The listener takes one connection: it is closed after.
+func TestListenDataChannel(t *testing.T) {
+	p := listenVS(t, "30")
+	ctl := dialVS(t, "127.152.1.1:21")
+	data := dataAddr(t, ctl)
+	if !strings.HasPrefix(data, "127.152.1.1:") {
+		t.Fatalf("listener at %s, want the virtual's address", data)
+	}
+	dc := dialVS(t, data)
+	if got := dc.mustAsk("list"); got != "D Response" {
+		t.Errorf("data connection: %q, want the rule's server", got)
+	}
+	if got := ctl.mustAsk("hello"); got != "C Response" {
+		t.Errorf("control connection: %q, want the pool's member", got)
+	}
+	related := false
+	for _, r := range flowsOf(p, "/Common/vs") {
+		if r.SSServer == ap("127.152.1.3:2000") {
+			related = true
+		}
+	}
+	if !related {
+		t.Errorf("no flow of the virtual to the rule's server: %+v", flowsOf(p, "/Common/vs"))
+	}
+	eventually(t, "the listener to close after its one connection", func() bool { return bindable(data) })
+}
+
+// TestListenTimeout: a listener nobody connects to closes after its
+// timeout, while its connection goes on.
+func TestListenTimeout(t *testing.T) {
+	listenVS(t, "1")
+	ctl := dialVS(t, "127.152.1.1:21")
+	data := dataAddr(t, ctl)
+	eventually(t, "the listener to close after its timeout", func() bool { return bindable(data) })
+	if err := tryAsk("", data); err == nil {
+		t.Error("the closed listener's address still answered")
+	}
+	if got := ctl.mustAsk("hello"); got != "C Response" {
+		t.Errorf("control connection: %q", got)
+	}
+}
+
+// TestListenAllowAndOwner: a connection from an address the rule does not
+// allow is reset and the listener keeps waiting for the allowed one; a
+// listener still waiting closes when the connection that opened it ends.
+func TestListenAllowAndOwner(t *testing.T) {
+	listenVS(t, "60")
+	ctl := dialFrom(t, "127.152.2.1", "127.152.1.1:21")
+	data := dataAddr(t, ctl)
+	if err := tryAsk("127.152.2.2", data); err == nil {
+		t.Error("a connection from a foreign address was served")
+	}
+	if got := dialFrom(t, "127.152.2.1", data).mustAsk("list"); got != "D Response" {
+		t.Errorf("allowed data connection: %q", got)
+	}
+
+	ctl2 := dialFrom(t, "127.152.2.1", "127.152.1.1:21")
+	data2 := dataAddr(t, ctl2)
+	ctl2.c.Close()
+	eventually(t, "the listener to close with its connection", func() bool { return bindable(data2) })
+}
