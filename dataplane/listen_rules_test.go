@@ -102,9 +102,10 @@ func TestListenTimeout(t *testing.T) {
 
 // TestListenAllowAndOwner: a connection from an address the rule does not
 // allow is reset and the listener keeps waiting for the allowed one; a
-// listener still waiting closes when the connection that opened it ends.
+// listener outlives the connection that opened it (a client may close
+// its control connection before it opens the one it was told of).
 func TestListenAllowAndOwner(t *testing.T) {
-	listenVS(t, "60")
+	p := listenVS(t, "60")
 	ctl := dialFrom(t, "127.152.2.1", "127.152.1.1:21")
 	data := dataAddr(t, ctl)
 	if err := tryAsk("127.152.2.2", data); err == nil {
@@ -116,6 +117,20 @@ func TestListenAllowAndOwner(t *testing.T) {
 
 	ctl2 := dialFrom(t, "127.152.2.1", "127.152.1.1:21")
 	data2 := dataAddr(t, ctl2)
+	if got := ctl2.mustAsk("bye"); got != "C Response" {
+		t.Fatalf("control connection: %q", got)
+	}
+	from := ap(ctl2.c.LocalAddr().String())
 	ctl2.c.Close()
-	eventually(t, "the listener to close with its connection", func() bool { return bindable(data2) })
+	eventually(t, "the control connection's flow to end", func() bool {
+		for _, r := range flowsOf(p, "/Common/vs") {
+			if r.CSClient == from {
+				return false
+			}
+		}
+		return true
+	})
+	if got := dialFrom(t, "127.152.2.1", data2).mustAsk("list"); got != "D Response" {
+		t.Errorf("data connection after the control connection ended: %q", got)
+	}
 }

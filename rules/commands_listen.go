@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"io"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -34,12 +33,15 @@ import (
 //     virtual server's own address); port 0, or no port, is one the
 //     system chooses.
 //   - timeout defaults to 30 seconds (an FTP member's own wait for its
-//     passive connection) and is at most an hour; the listener closes
-//     when the connection whose rule opened it ends, too.
+//     passive connection) and is at most an hour. The listener lives
+//     its timeout even when the connection whose rule opened it ends
+//     first, as a Tuxedo client closes its WSL connection before it
+//     opens the WSH one the answer named.
 //   - listen returns the listener's address and port as a two-element
 //     list, which the rule needs when it chose no port.
 //   - proto is 6 (TCP); 17 (UDP) is a Tcl error for now.
-//   - a connection may keep at most 16 listeners open.
+//   - a connection may have at most 16 listeners waiting at once (the
+//     dataplane bounds them all, too).
 
 // ListenSpec is one listen command's body, read and checked.
 type ListenSpec struct {
@@ -63,11 +65,10 @@ type ListenSpec struct {
 
 // ListenConn is the part of a connection listen needs (optional, by type
 // assertion): Listen opens the listener and returns the address it is
-// bound to and what closes it before it took its connection (closing it
-// after is harmless). The listener must not hold up the rule: it accepts
-// on its own.
+// bound to. The listener must not hold up the rule: it accepts on its
+// own, and closes by itself at its timeout.
 type ListenConn interface {
-	Listen(ListenSpec) (netip.AddrPort, io.Closer, error)
+	Listen(ListenSpec) (netip.AddrPort, error)
 }
 
 // Listen's defaults and bounds [M].
@@ -101,13 +102,13 @@ func cmdListen(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	}
 	s.pruneListeners()
 	if len(s.listeners) >= maxListeners {
-		return tcl.Empty, tcl.Errorf("listen: %d listeners are open on this connection already", maxListeners)
+		return tcl.Empty, tcl.Errorf("listen: %d listeners this connection opened are waiting already", maxListeners)
 	}
-	ap, cl, err := lc.Listen(spec)
+	ap, err := lc.Listen(spec)
 	if err != nil {
 		return tcl.Empty, tcl.Errorf("listen: %v", err)
 	}
-	s.listeners = append(s.listeners, openListener{c: cl, until: time.Now().Add(spec.Timeout)})
+	s.listeners = append(s.listeners, time.Now().Add(spec.Timeout))
 	return tcl.List(tcl.Str(ap.Addr().String()), tcl.Str(strconv.Itoa(int(ap.Port())))), nil
 }
 
@@ -246,34 +247,17 @@ func listenPort(s string) (uint16, error) {
 	return uint16(n), nil
 }
 
-// openListener is a listener a rule opened, and when it closes by
-// itself.
-type openListener struct {
-	c     io.Closer
-	until time.Time
-}
-
-// pruneListeners forgets listeners past their timeout (they closed).
+// pruneListeners forgets listeners past their timeout (they closed;
+// one that took its connection sooner is counted until then).
 func (s *ConnState) pruneListeners() {
 	now := time.Now()
 	kept := s.listeners[:0]
-	for _, l := range s.listeners {
-		if now.Before(l.until) {
-			kept = append(kept, l)
+	for _, until := range s.listeners {
+		if now.Before(until) {
+			kept = append(kept, until)
 		}
 	}
-	clear(s.listeners[len(kept):])
 	s.listeners = kept
-}
-
-// closeListeners closes the listeners the connection's rules opened that
-// still wait for their connection (the connection ended).
-func (s *ConnState) closeListeners() {
-	for _, l := range s.listeners {
-		l.c.Close()
-	}
-	clear(s.listeners)
-	s.listeners = s.listeners[:0]
 }
 
 func registerListen(t *tcl.Commands) {

@@ -15,9 +15,11 @@ package rulelisten
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,6 +27,14 @@ import (
 // that one listener turns away (each with a reset) before it gives up:
 // a listener is for one peer, and must not be held open by others [M].
 const MaxStrays = 16
+
+// MaxOpen bounds the listeners waiting at once, all virtual servers
+// together: each is a socket and a goroutine until its timeout, so rules
+// must not be able to pile them up [M].
+const MaxOpen = 4096
+
+// open counts the listeners waiting.
+var open atomic.Int32
 
 // Spec is what one listener waits for.
 type Spec struct {
@@ -54,9 +64,14 @@ var ErrNoConnection = errors.New("rulelisten: no connection")
 // owns it). The listener closes when it took its connection, when the
 // timeout passes, or when Close is called, whichever comes first.
 func Open(spec Spec, serve func(*net.TCPConn)) (*Listener, error) {
+	if open.Add(1) > MaxOpen {
+		open.Add(-1)
+		return nil, fmt.Errorf("%d related listeners are waiting already", MaxOpen)
+	}
 	lc := net.ListenConfig{KeepAlive: -1}
 	nl, err := lc.Listen(context.Background(), "tcp", spec.Bind.String())
 	if err != nil {
+		open.Add(-1)
 		return nil, err
 	}
 	ln := nl.(*net.TCPListener)
@@ -66,6 +81,7 @@ func Open(spec Spec, serve func(*net.TCPConn)) (*Listener, error) {
 		defer close(l.done)
 		c, err := l.accept(spec)
 		l.Close()
+		open.Add(-1)
 		if err == nil {
 			serve(c)
 		}
@@ -82,6 +98,9 @@ func (l *Listener) Close() error {
 	l.once.Do(func() { l.ln.Close() })
 	return nil
 }
+
+// Waiting is how many listeners wait for their connection.
+func Waiting() int { return int(open.Load()) }
 
 // Done is closed when the listener stopped waiting (and serve returned,
 // if it took a connection).

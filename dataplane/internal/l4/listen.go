@@ -1,7 +1,6 @@
 package l4
 
 import (
-	"io"
 	"net"
 	"net/netip"
 
@@ -23,8 +22,9 @@ import (
 // XLAT::listen has to be told -inherit-main-rules to run them].
 
 // Listen implements rules.ListenConn. The rule lock is held; opening
-// does not wait.
-func (pr *proxied) Listen(spec rules.ListenSpec) (netip.AddrPort, io.Closer, error) {
+// does not wait. The listener outlives the connection if it must: it
+// closes at its timeout.
+func (pr *proxied) Listen(spec rules.ListenSpec) (netip.AddrPort, error) {
 	bind := spec.Bind
 	if !bind.Addr().IsValid() {
 		bind = netip.AddrPortFrom(pr.Local.Addr(), bind.Port())
@@ -33,15 +33,19 @@ func (pr *proxied) Listen(spec rules.ListenSpec) (netip.AddrPort, io.Closer, err
 	l, err := rulelisten.Open(rulelisten.Spec{Bind: bind, Allow: spec.Allow, AllowPort: spec.AllowPort, Timeout: spec.Timeout},
 		func(c *net.TCPConn) { e.serveRelated(vs, c, server) })
 	if err != nil {
-		return netip.AddrPort{}, nil, err
+		return netip.AddrPort{}, err
 	}
-	return l.Addr(), l, nil
+	return l.Addr(), nil
 }
 
 // serveRelated runs a connection a related listener took to its end,
 // proxied to server.
 func (e *Engine) serveRelated(vs *state.Virtual, c *net.TCPConn, server netip.AddrPort) {
 	snap := vs.Snap.Load()
+	if snap == nil { // the virtual server was deleted meanwhile
+		reset(c)
+		return
+	}
 	cfg := snap.Cfg
 	client, local := rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr())
 	if !vs.Admit(snap, client, local) {
