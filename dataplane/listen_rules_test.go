@@ -4,6 +4,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 )
 
 // listenRule opens a related listener for the client in CLIENT_ACCEPTED
@@ -132,5 +133,52 @@ func TestListenAllowAndOwner(t *testing.T) {
 	})
 	if got := dialFrom(t, "127.152.2.1", data2).mustAsk("list"); got != "D Response" {
 		t.Errorf("data connection after the control connection ended: %q", got)
+	}
+}
+
+// TestListenUDP: proto 17 makes a UDP listener; the client's datagrams
+// reach the rule's server, a real UDP service, and its answers come back
+// from the listener's address.
+func TestListenUDP(t *testing.T) {
+	startServer(t, "127.152.5.2:21", "C")
+	srv, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(ap("127.152.5.3:5000")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	go func() {
+		b := make([]byte, 2048)
+		for {
+			n, from, err := srv.ReadFromUDPAddrPort(b)
+			if err != nil {
+				return
+			}
+			srv.WriteToUDPAddrPort(append([]byte("U "), b[:n]...), from)
+		}
+	}()
+	p, _ := newPlane(t)
+	cfg := basic("127.152.5.1:21", "127.152.5.2:21")
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when CLIENT_ACCEPTED {
+    set l [listen { proto 17; timeout 30; server 127.152.5.3 5000; allow [IP::client_addr] }]
+    TCP::respond "DATA [lindex $l 0] [lindex $l 1]\n"
+}`)
+	mustApply(t, p, cfg)
+	ctl := dialFrom(t, "127.152.5.9", "127.152.5.1:21")
+	data := dataAddr(t, ctl)
+	uc, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(ap("127.152.5.9:0")), net.UDPAddrFromAddrPort(ap(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uc.Close()
+	b := make([]byte, 2048)
+	for i, msg := range []string{"ping", "again"} {
+		uc.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := uc.Write([]byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+		n, err := uc.Read(b)
+		if err != nil || string(b[:n]) != "U "+msg {
+			t.Fatalf("datagram %d: %q %v", i, b[:n], err)
+		}
 	}
 }

@@ -39,13 +39,15 @@ import (
 //     opens the WSH one the answer named.
 //   - listen returns the listener's address and port as a two-element
 //     list, which the rule needs when it chose no port.
-//   - proto is 6 (TCP); 17 (UDP) is a Tcl error for now.
+//   - proto 17 (UDP) takes the first datagram from an allowed peer as
+//     its connection and relays that peer's datagrams both ways until
+//     they stop.
 //   - a connection may have at most 16 listeners waiting at once (the
 //     dataplane bounds them all, too).
 
 // ListenSpec is one listen command's body, read and checked.
 type ListenSpec struct {
-	// Proto is the IP protocol (6).
+	// Proto is the IP protocol: 6 (TCP) or 17 (UDP).
 	Proto int
 	// Timeout is how long the listener waits for its connection.
 	Timeout time.Duration
@@ -78,7 +80,7 @@ const (
 	maxListeners     = 16
 )
 
-const listenUsage = "listen {proto 6; timeout SECONDS; bind ?VLAN? ?ADDR? PORT; server ADDR PORT; allow ADDR ?PORT?}"
+const listenUsage = "listen {proto 6|17; timeout SECONDS; bind ?VLAN? ?ADDR? PORT; server ADDR PORT; allow ADDR ?PORT?}"
 
 func cmdListen(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	s, c, err := sess(in, "listen")
@@ -142,9 +144,9 @@ func parseListen(body string) (ListenSpec, error) {
 			case "6", "tcp":
 				spec.Proto = 6
 			case "17", "udp":
-				return spec, tcl.Errorf("listen: proto 17 (UDP) is valid on BIG-IP but not implemented yet")
+				spec.Proto = 17
 			default:
-				return spec, tcl.Errorf("listen: bad proto %q: expected 6 (TCP)", w[0])
+				return spec, tcl.Errorf("listen: bad proto %q: expected 6 (TCP) or 17 (UDP)", w[0])
 			}
 		case "timeout":
 			n, err := strconv.ParseInt(safeWord(w), 10, 64)

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"sync"
@@ -50,7 +51,7 @@ type Spec struct {
 
 // Listener is one open related listener.
 type Listener struct {
-	ln   *net.TCPListener
+	ln   io.Closer // the *net.TCPListener, or the *net.UDPConn
 	addr netip.AddrPort
 	once sync.Once
 	done chan struct{}
@@ -108,8 +109,9 @@ func (l *Listener) Done() <-chan struct{} { return l.done }
 
 // accept takes the first connection spec allows; others are reset.
 func (l *Listener) accept(spec Spec) (*net.TCPConn, error) {
+	ln := l.ln.(*net.TCPListener)
 	for range MaxStrays + 1 {
-		c, err := l.ln.AcceptTCP()
+		c, err := ln.AcceptTCP()
 		if err != nil {
 			return nil, ErrNoConnection
 		}
@@ -131,9 +133,14 @@ func Allows(spec Spec, peer netip.AddrPort) bool {
 }
 
 func addrOf(a net.Addr) netip.AddrPort {
-	if t, ok := a.(*net.TCPAddr); ok {
-		ap := t.AddrPort()
-		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	var ap netip.AddrPort
+	switch t := a.(type) {
+	case *net.TCPAddr:
+		ap = t.AddrPort()
+	case *net.UDPAddr:
+		ap = t.AddrPort()
+	default:
+		return ap
 	}
-	return netip.AddrPort{}
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 }

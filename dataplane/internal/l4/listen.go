@@ -3,6 +3,7 @@ package l4
 import (
 	"net"
 	"net/netip"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/state"
@@ -19,7 +20,15 @@ import (
 // It runs none of the virtual's rules and none of its other profiles
 // (client-ssl, a protocol gateway): it is the related flow, not a new
 // client of the virtual [M: F5 documents nothing of it; its later
-// XLAT::listen has to be told -inherit-main-rules to run them].
+// XLAT::listen has to be told -inherit-main-rules to run them]. A UDP
+// listener (proto 17) relays its first allowed peer's datagrams to the
+// server from the virtual's SNAT source (rulelisten.OpenUDP); that relay
+// is not in the connection table.
+
+// relatedUDPIdle is how long a UDP related listener's relay lasts
+// without a datagram either way [M: the udp profile's default
+// idle-timeout; a TCP virtual has no udp profile to take it from].
+const relatedUDPIdle = 60 * time.Second
 
 // Listen implements rules.ListenConn. The rule lock is held; opening
 // does not wait. The listener outlives the connection if it must: it
@@ -29,9 +38,18 @@ func (pr *proxied) Listen(spec rules.ListenSpec) (netip.AddrPort, error) {
 	if !bind.Addr().IsValid() {
 		bind = netip.AddrPortFrom(pr.Local.Addr(), bind.Port())
 	}
-	e, vs, server := pr.e, pr.vs, spec.Server
-	l, err := rulelisten.Open(rulelisten.Spec{Bind: bind, Allow: spec.Allow, AllowPort: spec.AllowPort, Timeout: spec.Timeout},
-		func(c *net.TCPConn) { e.serveRelated(vs, c, server) })
+	e, vs, snap, server := pr.e, pr.vs, pr.snap, spec.Server
+	rs := rulelisten.Spec{Bind: bind, Allow: spec.Allow, AllowPort: spec.AllowPort, Timeout: spec.Timeout}
+	var l *rulelisten.Listener
+	var err error
+	if spec.Proto == 17 {
+		local := pr.Local
+		l, err = rulelisten.OpenUDP(rs, server, func(peer netip.AddrPort) netip.AddrPort {
+			return state.SNATSource(vs, snap, peer, local, server, nil, nil)
+		}, relatedUDPIdle)
+	} else {
+		l, err = rulelisten.Open(rs, func(c *net.TCPConn) { e.serveRelated(vs, c, server) })
+	}
 	if err != nil {
 		return netip.AddrPort{}, err
 	}
