@@ -182,3 +182,39 @@ func TestListenUDP(t *testing.T) {
 		}
 	}
 }
+
+// TestListenOnUDPVirtual: a UDP virtual's rule opens a UDP listener for
+// its client, which reaches the rule's server through it; a TCP
+// listener is refused there (the client's datagram then goes on).
+func TestListenOnUDPVirtual(t *testing.T) {
+	startUDPMember(t, "127.152.7.2:5300", "M")
+	startUDPMember(t, "127.152.7.3:5400", "R")
+	p, _ := newPlane(t)
+	cfg := udpBasic("127.152.7.1:53", "127.152.7.2:5300")
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when CLIENT_DATA {
+    if { [UDP::payload] eq "open" } {
+        set l [listen { proto 17; server 127.152.7.3 5400; allow [IP::client_addr] }]
+        UDP::respond "DATA [lindex $l 0] [lindex $l 1]"
+        UDP::drop
+    } elseif { [UDP::payload] eq "tcp" } {
+        UDP::respond [catch { listen { proto 6; server 127.152.7.3 5400 } }]
+        UDP::drop
+    }
+}`)
+	mustApply(t, p, cfg)
+	c := dialUDP(t, "127.152.7.9:0", "127.152.7.1:53")
+	f := strings.Fields(c.mustAsk("open"))
+	if len(f) != 3 || f[0] != "DATA" || f[1] != "127.152.7.1" {
+		t.Fatalf("rule's answer %q", f)
+	}
+	rel := dialUDP(t, "127.152.7.9:0", net.JoinHostPort(f[1], f[2]))
+	if got := rel.mustAsk("hello"); got != "R:hello" {
+		t.Errorf("related datagram: %q, want the rule's server", got)
+	}
+	if got := c.mustAsk("tcp"); got != "1" {
+		t.Errorf("a TCP listener on a UDP virtual: %q, want a Tcl error", got)
+	}
+	if got := c.mustAsk("plain"); got != "M:plain" {
+		t.Errorf("the virtual's own traffic: %q", got)
+	}
+}

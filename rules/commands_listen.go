@@ -100,7 +100,7 @@ func cmdListen(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	}
 	lc, ok := c.(ListenConn)
 	if !ok {
-		return tcl.Empty, tcl.Errorf("listen: the virtual server cannot open related listeners (a standard TCP virtual server can)")
+		return tcl.Empty, tcl.Errorf("listen: the virtual server cannot open related listeners (a standard TCP or UDP virtual server can)")
 	}
 	s.pruneListeners()
 	if len(s.listeners) >= maxListeners {
