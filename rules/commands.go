@@ -149,8 +149,10 @@ func commandTable() *tcl.Commands {
 				return tcl.Int(v), nil
 			})
 		}
-		registerXML(t) // commands_xml.go
-		registerGTM(t) // commands_gtm.go
+		registerXML(t)     // commands_xml.go
+		registerGTM(t)     // commands_gtm.go
+		registerListen(t)  // commands_listen.go
+		registerSession(t) // commands_session.go
 		for _, n := range t.Names() {
 			if strings.HasPrefix(n, "HTTP::") {
 				cmd := t.Lookup(n)

@@ -401,6 +401,9 @@ type ConnState struct {
 	// (commands_sideband.go); sidebandSeq numbers them.
 	sidebands   map[string]*sideband
 	sidebandSeq int
+	// listeners are when the related listeners the rules opened close
+	// (commands_listen.go).
+	listeners []time.Time
 	// afters are the scripts `after` scheduled (commands_after.go); nil
 	// until the first one.
 	afters *afterState
@@ -463,6 +466,7 @@ func (s *ConnState) Release() {
 	s.diameter = nil
 	s.gtp = nil
 	s.closeSidebands()
+	s.listeners = s.listeners[:0]
 	s.cancelAfters()
 	s.cancelNames()
 	if s.ipfix != nil {

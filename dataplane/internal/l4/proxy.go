@@ -104,8 +104,11 @@ type proxied struct {
 	// rtspWant is the member of the RTSP session the client's first
 	// request named (rtsp.go): the connection goes there.
 	rtspWant netip.AddrPort
-	rules    config.Rules
-	evMask   uint32 // events the rules handle
+	// related is the server of the rule's listen that took this
+	// connection (listen.go): the connection goes there.
+	related netip.AddrPort
+	rules   config.Rules
+	evMask  uint32 // events the rules handle
 
 	legsLeft atomic.Int32
 	// eofs counts the directions that read their source's FIN, so that
@@ -307,6 +310,9 @@ func (fl *flow) init(e *Engine, vs *state.Virtual, snap *state.VirtualSnap, clie
 func (pr *proxied) connect() (*serverConn, error) {
 	rs := pr.rs
 	pool, want := pr.pool, netip.AddrPort{}
+	if pr.related.IsValid() {
+		return pr.dialDirect(pr.related) // listen.go
+	}
 	if rs != nil {
 		if rs.Node {
 			return pr.dialDirect(rs.Addr)

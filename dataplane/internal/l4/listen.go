@@ -1,0 +1,88 @@
+package l4
+
+import (
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/rulelisten"
+	"github.com/openltm/openltm/rules"
+)
+
+// A rule's listen opens a related listener (dataplane/rulelisten) for a
+// standard virtual's connection. The connection it takes is a flow of
+// the same virtual server: admitted and counted as the virtual's, with
+// its client-side tcp settings, idle timeout, source address
+// translation and connection table entry, and proxied to the rule's
+// server (as a rule's node decision is, no pool, no member accounting).
+// It runs none of the virtual's rules and none of its other profiles
+// (client-ssl, a protocol gateway): it is the related flow, not a new
+// client of the virtual [M: F5 documents nothing of it; its later
+// XLAT::listen has to be told -inherit-main-rules to run them]. A UDP
+// listener (proto 17) relays its first allowed peer's datagrams to the
+// server from the virtual's SNAT source (rulelisten.OpenUDP); that relay
+// is not in the connection table.
+
+// relatedUDPIdle is how long a UDP related listener's relay lasts
+// without a datagram either way [M: the udp profile's default
+// idle-timeout; a TCP virtual has no udp profile to take it from].
+const relatedUDPIdle = 60 * time.Second
+
+// Listen implements rules.ListenConn. The rule lock is held; opening
+// does not wait. The listener outlives the connection if it must: it
+// closes at its timeout.
+func (pr *proxied) Listen(spec rules.ListenSpec) (netip.AddrPort, error) {
+	bind := spec.Bind
+	if !bind.Addr().IsValid() {
+		bind = netip.AddrPortFrom(pr.Local.Addr(), bind.Port())
+	}
+	e, vs, snap, server := pr.e, pr.vs, pr.snap, spec.Server
+	rs := rulelisten.Spec{Bind: bind, Allow: spec.Allow, AllowPort: spec.AllowPort, Timeout: spec.Timeout}
+	var l *rulelisten.Listener
+	var err error
+	if spec.Proto == 17 {
+		local := pr.Local
+		l, err = rulelisten.OpenUDP(rs, server, func(peer netip.AddrPort) netip.AddrPort {
+			return state.SNATSource(vs, snap, peer, local, server, nil, nil)
+		}, relatedUDPIdle)
+	} else {
+		l, err = rulelisten.Open(rs, func(c *net.TCPConn) { e.serveRelated(vs, c, server) })
+	}
+	if err != nil {
+		return netip.AddrPort{}, err
+	}
+	return l.Addr(), nil
+}
+
+// serveRelated runs a connection a related listener took to its end,
+// proxied to server.
+func (e *Engine) serveRelated(vs *state.Virtual, c *net.TCPConn, server netip.AddrPort) {
+	snap := vs.Snap.Load()
+	if snap == nil { // the virtual server was deleted meanwhile
+		reset(c)
+		return
+	}
+	cfg := snap.Cfg
+	client, local := rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr())
+	if !vs.Admit(snap, client, local) {
+		reset(c)
+		return
+	}
+	if s := cfg.ClientTCP; s != nil {
+		s.ApplyConn(c) // tcpopts.go
+	}
+	pr := &proxied{client: c, related: server}
+	pr.init(e, vs, snap, client, local, pr.end)
+	e.env.Table.Add(&pr.Flow)
+	pr.watchClose() // tcpclose.go
+	sc, err := pr.connect()
+	if err != nil {
+		pr.finish(true)
+		return
+	}
+	pr.legsLeft.Store(2)
+	go pr.copy(sc.conn, pr.client, false, sc)
+	pr.copy(pr.client, sc.conn, true, sc)
+}

@@ -1,0 +1,45 @@
+package udp
+
+import (
+	"errors"
+	"net/netip"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/rulelisten"
+	"github.com/openltm/openltm/rules"
+)
+
+// relatedIdle is a UDP related listener's idle timeout when the virtual
+// has none [M: the udp profile's default].
+const relatedIdle = 60 * time.Second
+
+// Listen implements rules.ListenConn on a UDP virtual: a rule's listen
+// with proto 17 opens a related UDP listener (rulelisten.OpenUDP) on the
+// virtual's address unless it names one, whose first allowed peer's
+// datagrams go to the rule's server from the virtual's SNAT source,
+// until both sides are quiet for the virtual's idle timeout. A TCP
+// listener needs the TCP proxy, which a UDP virtual's flows do not have
+// [M: refused with a Tcl error].
+func (f *flow) Listen(spec rules.ListenSpec) (netip.AddrPort, error) {
+	if spec.Proto != 17 {
+		return netip.AddrPort{}, errors.New("a UDP virtual server's rules open UDP listeners (proto 17) only")
+	}
+	bind := spec.Bind
+	if !bind.Addr().IsValid() {
+		bind = netip.AddrPortFrom(f.Local.Addr(), bind.Port())
+	}
+	vs, snap, local, server := f.vs, f.snap, f.Local, spec.Server
+	idle := snap.Idle
+	if idle <= 0 {
+		idle = relatedIdle
+	}
+	l, err := rulelisten.OpenUDP(rulelisten.Spec{Bind: bind, Allow: spec.Allow, AllowPort: spec.AllowPort, Timeout: spec.Timeout}, server,
+		func(peer netip.AddrPort) netip.AddrPort {
+			return state.SNATSource(vs, snap, peer, local, server, nil, nil)
+		}, idle)
+	if err != nil {
+		return netip.AddrPort{}, err
+	}
+	return l.Addr(), nil
+}
