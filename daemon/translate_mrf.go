@@ -127,15 +127,25 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 			return t.refuse("profile %s (%s) cannot be used with %s profile %s on the virtual server (%s)", proto.Name, pk, k.Words[len(k.Words)-1], other.Name, o.Name)
 		}
 	}
-	if t.profile(o, profileTCP) == nil || v.IsUDP() {
-		// [M: openltm's message routing reads TCP streams; F5's SIP
-		// routing also takes UDP, which openltm's sip profile serves.]
+	switch {
+	case v.IsUDP() && fam.label == "sip":
+		// SIP routing over UDP: each datagram one message, each client
+		// address and port a flow of the udp profile's idle-timeout
+		// (dataplane/internal/udp/mrf.go).
+	case t.profile(o, profileTCP) == nil || v.IsUDP():
+		// [M: openltm routes the other message protocols over TCP
+		// streams only.]
 		return t.refuse("profile %s (%s) requires a tcp profile on the virtual server (%s)", proto.Name, pk, o.Name)
 	}
 	pe := func(name string) string { return fam.proto.MustProp(name).Effective(t.cfg, proto) }
 	re := func(pr *objects.Prop) string { return fam.router.MustProp(pr.Name).Effective(t.cfg, router) }
 	cfg := &mrf.Config{Protocol: proto.Name, Router: router.Name, DefaultPool: v.Pool, Idle: mrfIdle, Local: v.Destination.Addr(),
 		Peers: map[string]*mrf.Peer{}, Transports: map[string]*mrf.Transport{}}
+	if v.IsUDP() {
+		// The virtual's own peer flows are UDP and close after the udp
+		// profile's idle-timeout with nothing in flight.
+		cfg.UDP, cfg.Idle = true, udpIdle(v.IdleTimeout)
+	}
 	switch fam.label {
 	case "generic":
 		cfg.NoResponse, cfg.DisableParser = pe(mrfNoResponse.Name) == "yes", pe(mrfDisable.Name) == "yes"
@@ -329,6 +339,20 @@ func (t *translator) mrfTransport(cfg *mrf.Config, fam *mrfFamily, name string) 
 				x.TCP = t.tcpSide(p, congestionAvailable()) // translate_tcpopts.go
 				continue
 			}
+			if p := t.cfg.Lookup(t.s, []string{profileUDP.Key()}, full(it.Name)); p != nil && fam.label == "sip" {
+				// Its peers' connections are UDP flows [M: with both a
+				// tcp and a udp profile, UDP].
+				x.UDP = true
+				switch it := udpIdleTimeout.Effective(t.cfg, p); it {
+				case "indefinite":
+					x.Idle = -1
+				case "immediate":
+					x.Idle = time.Second
+				default:
+					x.Idle = udpIdle(seconds(it))
+				}
+				continue
+			}
 			if t.cfg.Lookup(t.s, []string{fam.proto.Key()}, full(it.Name)) != nil {
 				continue // the virtual's protocol cuts the peers' streams [M]
 			}
@@ -339,6 +363,19 @@ func (t *translator) mrfTransport(cfg *mrf.Config, fam *mrfFamily, name string) 
 		t.keep(tco, "transport-config %s: rules are kept; openltm runs no rules on peer connections", tco.Name)
 	}
 	return x
+}
+
+// udpIdle is how long a UDP peer flow with nothing in flight stays
+// open under a udp profile's idle-timeout d (0: its default, negative:
+// indefinite, which the router's 0 is).
+func udpIdle(d time.Duration) time.Duration {
+	switch {
+	case d < 0:
+		return -1
+	case d == 0:
+		return 60 * time.Second
+	}
+	return d
 }
 
 // unescapeTerm reads a message-terminator's backslash escapes (\n, \r,

@@ -26,6 +26,17 @@ type Env interface {
 	Dial(pool string, addr netip.AddrPort, src netip.Addr, tcp *sockopt.Side) (c net.Conn, done func(), err error)
 }
 
+// DatagramDialer is an Env that also opens UDP flows to peers, for
+// peers whose transport is UDP (a transport-config with a udp profile,
+// or a UDP virtual's own): Dial's, with no tcp settings. Without it
+// such a peer cannot be connected.
+type DatagramDialer interface {
+	DialUDP(pool string, addr netip.AddrPort, src netip.Addr) (c net.Conn, done func(), err error)
+}
+
+// errNoUDP is a UDP peer of a router whose Env opens no UDP flows.
+var errNoUDP = errors.New("udp peers are not supported here")
+
 // Hooks run the iRules events of a client connection's messages; each
 // reads and changes the message (Drop, Return, Retry, routes). false: the
 // connection was ended by the rule.
@@ -908,6 +919,13 @@ type outgoing struct {
 	rd    *Reader
 	dead  bool
 	last  time.Time
+	// link is the connection as its protocol sees it (UDP, its local
+	// address); idle its idle time (the transport's, else the
+	// router's); heard when the peer last sent anything (UDP: requests
+	// in flight with nothing heard for udpAnswerMax fail).
+	link  Link
+	idle  time.Duration
+	heard time.Time
 	// waiting and waitBytes are the messages, and their bytes, waiting
 	// for the connection to open (the one that opens it included).
 	waiting, waitBytes int
@@ -967,17 +985,43 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 		}
 	}
 	var tcp *sockopt.Side
+	udp, idle := o.r.cfg.UDP, o.r.cfg.Idle
 	if tc != nil {
 		tcp = tc.TCP
+		switch {
+		case tc.UDP:
+			udp = true
+		case tcp != nil:
+			udp = false
+		}
+		if tc.Idle != 0 {
+			idle = tc.Idle
+		}
 	}
-	c, done, err := o.r.env.Dial(p.Pool, addr, tc.source(o.r.cfg.Local, addr.Addr()), tcp)
+	var c net.Conn
+	var done func()
+	var err error
+	src := tc.source(o.r.cfg.Local, addr.Addr())
+	if udp {
+		err = errNoUDP
+		if dd, ok := o.r.env.(DatagramDialer); ok {
+			c, done, err = dd.DialUDP(p.Pool, addr, src)
+		}
+	} else {
+		c, done, err = o.r.env.Dial(p.Pool, addr, src, tcp)
+	}
 	if err != nil {
 		o.err = err
 		o.unlist()
 		return err
 	}
-	rd := &Reader{R: idleReader{o}, Term: o.r.cfg.Term, Max: o.r.cfg.Max}
-	if p := o.r.cfg.Proto; p != nil {
+	o.idle = max(idle, 0)
+	o.link.UDP = udp
+	if a, ok := c.LocalAddr().(*net.UDPAddr); ok {
+		o.link.Local = a.AddrPort()
+	}
+	rd := &Reader{R: idleReader{o}, Term: o.r.cfg.Term, Max: o.r.cfg.Max, Datagram: udp}
+	if p := o.r.cfg.Proto; p != nil && !udp {
 		// The handshake reads the connection itself, bounded; what it
 		// leaves in the reader's buffer is read after it.
 		rd.F, rd.R = p.NewFramer(), c
@@ -1012,6 +1056,7 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 	}
 	o.conn, o.done, o.addr, o.rd = c, done, addr, rd
 	o.last = time.Now()
+	o.heard = o.last
 	if o.owner == nil {
 		o.sess = &Session{r: o.r, write: o.writeBack, peer: o}
 	}
@@ -1067,10 +1112,17 @@ func (o *outgoing) send(m *Message, term []byte) bool {
 		return false
 	}
 	var out []byte
+	if o.link.UDP && len(o.pend) == 0 && len(o.keyed) == 0 {
+		o.heard = time.Now() // the wait for an answer starts
+	}
 	if p := o.r.cfg.Proto; p != nil {
 		o.seq++
 		var key uint64
-		out, key = p.Outbound(&o.pbufs, m, o.seq)
+		if lp, ok := p.(LinkProtocol); ok {
+			out, key = lp.OutboundOn(&o.link, &o.pbufs, m, o.seq)
+		} else {
+			out, key = p.Outbound(&o.pbufs, m, o.seq)
+		}
 		if m.Request {
 			if o.keyed == nil {
 				o.keyed = map[uint64]*Message{}
@@ -1231,25 +1283,47 @@ func (o *outgoing) readProto(data []byte) bool {
 // handshakeMax bounds a protocol's handshake on a new peer connection.
 const handshakeMax = 10 * time.Second
 
+// udpAnswerMax is how long a UDP peer flow with requests in flight may
+// stay silent before it is closed and they fail: SIP's transaction
+// timeout over UDP (64*T1, RFC 3261 §17.1.1.2) [M: BIG-IP documents no
+// value].
+const udpAnswerMax = 32 * time.Second
+
 // idleReader reads the peer's connection, closing it once it has stayed
-// idle with no request in flight for the router's idle time.
+// idle with no request in flight for its idle time; a UDP flow also
+// once it has been silent for udpAnswerMax with requests in flight (a
+// datagram has no connection whose end would fail them).
 type idleReader struct{ o *outgoing }
 
 func (ir idleReader) Read(p []byte) (int, error) {
 	o := ir.o
-	idle := o.r.cfg.Idle
+	idle := o.idle
+	wait := idle
+	if o.link.UDP && (wait == 0 || wait > udpAnswerMax) {
+		wait = udpAnswerMax
+	}
 	for {
-		if idle > 0 {
-			o.conn.SetReadDeadline(time.Now().Add(idle))
+		if wait > 0 {
+			o.conn.SetReadDeadline(time.Now().Add(wait))
 		}
 		n, err := o.conn.Read(p)
-		if err == nil || n > 0 || idle == 0 || !errors.Is(err, timeoutErr) {
+		if err == nil || n > 0 {
+			if o.link.UDP {
+				o.mu.Lock()
+				o.heard = time.Now()
+				o.mu.Unlock()
+			}
+			return n, err
+		}
+		if wait == 0 || !errors.Is(err, timeoutErr) {
 			return n, err
 		}
 		o.mu.Lock()
-		quiet := len(o.pend) == 0 && len(o.keyed) == 0 && time.Since(o.last) >= idle
+		inflight := len(o.pend) > 0 || len(o.keyed) > 0
+		quiet := idle > 0 && !inflight && time.Since(o.last) >= idle
+		mute := o.link.UDP && inflight && time.Since(o.heard) >= udpAnswerMax
 		o.mu.Unlock()
-		if quiet {
+		if quiet || mute {
 			return 0, io.EOF
 		}
 	}
