@@ -812,6 +812,9 @@ var errPending = errors.New("too many messages pending")
 func (s *Session) conn(p *Peer, m *Message) (*outgoing, error) {
 	r := s.r
 	m.Peer = p.Name
+	if m.tried == nil {
+		m.tried = m.triedBuf[:0]
+	}
 	m.tried = append(m.tried, p.Name)
 	conns := max(p.Conns, 1)
 	k := connKey{peer: p.Name}
