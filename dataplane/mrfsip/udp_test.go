@@ -312,4 +312,3 @@ func BenchmarkUDPDatagram(b *testing.B) {
 		round()
 	}
 }
-
