@@ -1,19 +1,24 @@
 // Package mrfsip is SIP over the message-routing framework: the
-// Protocol a TCP virtual with an `ltm message-routing sip profile
+// Protocol a TCP or UDP virtual with an `ltm message-routing sip profile
 // session` and `sip profile router` gives its router (dataplane/mrf).
-// The stream is cut into SIP messages on Content-Length; requests are
+// A TCP stream is cut into SIP messages on Content-Length; over UDP each
+// datagram is one message. Requests are
 // routed by the router's sip routes (from-uri, to-uri, request-uri), a
 // rule (MR::message route, SIP::route) or the virtual's pool, with the
-// session profile's Via (insert-via-header, custom-via) and
+// session profile's Via (insert-via-header, custom-via; over a UDP peer
+// flow SIP/2.0/UDP at the flow's own address with rport) and
 // Record-Route (insert-record-route-header) as the first fields and
 // Max-Forwards one less (max-forwards-check); a request whose
-// Max-Forwards is 0 is answered 483 by the virtual. Responses go back to
-// the connection the request came from by the branch of the Via the
-// virtual inserted (a number of the peer connection's), which is taken
-// off before the response leaves; without Via insertion, by the client's
-// own top Via (its sent-by and branch, so that clients that chose one
-// branch do not collide on a shared peer connection). Provisional responses leave the request in flight; the
-// final one ends it. A request no peer takes is answered 503 Service
+// Max-Forwards is 0 is answered 483 by the virtual, one that carries the
+// virtual's own Via 482 (loop-detection), one that would begin something
+// new 503 (maintenance-mode). Responses go back to the client the request
+// came from by the branch of the Via the virtual inserted (a number of
+// the peer connection's), which is taken off before the response leaves;
+// without Via insertion, by the client's own top Via (its sent-by and
+// branch, so that clients that chose one branch do not collide on a
+// shared peer connection); with honor-via disabled, by the transaction's
+// Call-ID and CSeq. Provisional responses leave the request in flight;
+// the final one ends it. A request no peer takes is answered 503 Service
 // Unavailable when generate-response-on-failure is enabled, else
 // dropped. Keep-alives (RFC 5626 CRLFCRLF) are answered CRLF.
 package mrfsip
