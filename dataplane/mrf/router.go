@@ -456,16 +456,16 @@ func (s *Session) Local(data []byte) (handled, ok bool) {
 	}
 	s.wmu.Lock()
 	reply, handled, end := p.Local(s.buf[:0], data, false)
+	if handled { // counted before the answer leaves, which may be read at once
+		s.r.C.Received.Add(1)
+		s.r.C.Local.Add(1)
+	}
 	var err error
 	if reply != nil {
 		s.buf = reply
 		err = s.write(reply)
 	}
 	s.wmu.Unlock()
-	if handled {
-		s.r.C.Received.Add(1)
-		s.r.C.Local.Add(1)
-	}
 	return handled, err == nil && !end
 }
 
