@@ -42,7 +42,7 @@ func TestMRFSIPUDP(t *testing.T) {
 	route("b", "", "pb") // a peer no route names: the rule's
 	v := cfg.Virtuals["/Common/vs"]
 	v.MRF = &mrf.Config{Protocol: "/Common/sess", Router: "/Common/rt", UDP: true, Idle: time.Minute, DefaultPool: "/Common/pool",
-		Proto: mrfsip.New(&mrfsip.Session{InsertVia: true, MaxForwards: true, Respond: true, LoopDetect: true, UDP: true, Host: "127.147.1.10:5060", Salt: 5}),
+		Proto:  mrfsip.New(&mrfsip.Session{InsertVia: true, MaxForwards: true, Respond: true, LoopDetect: true, UDP: true, Host: "127.147.1.10:5060", Salt: 5}),
 		Routes: routes, Peers: peers, Transports: map[string]*mrf.Transport{}}
 	r, _ := compileRules(t, `when SIP_REQUEST {
   if { [SIP::header X-Go] eq "b" } { MR::message route peer /Common/peer_b }
