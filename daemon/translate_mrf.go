@@ -15,7 +15,8 @@ import (
 )
 
 // The generic message-routing framework as TCP virtuals apply it
-// (dataplane/mrf, dataplane/internal/l4/mrf.go).
+// (dataplane/mrf, dataplane/internal/l4/mrf.go), and SIP's on UDP
+// virtuals too (dataplane/internal/udp/mrf.go).
 var (
 	mrfProtocol       = schema.MustKind("ltm message-routing generic protocol")
 	mrfRouter         = schema.MustKind("ltm message-routing generic router")
@@ -77,14 +78,18 @@ var (
 // stays open: the tcp profile's default idle-timeout [M].
 const mrfIdle = 300 * time.Second
 
-// mrf gives a TCP virtual its generic protocol and router profiles. BIG-IP
-// wants both on the virtual, beside a tcp profile and no other profile
-// parsing the same bytes [M: the words of the refusals are openltm's].
+// mrf gives a TCP virtual its generic protocol and router profiles (or
+// another message protocol's session and router profiles; SIP's also on
+// a UDP virtual, whose peer flows are UDP and close after its udp
+// profile's idle-timeout). BIG-IP wants both on the virtual, beside a
+// tcp (or, for SIP, udp) profile and no other profile parsing the same
+// bytes [M: the words of the refusals are openltm's].
 // Routes name existing peers and peers existing pools (the references
 // are checked as the objects are); a peer without a pool is kept with a
 // warning (its messages fail, MR_FAILED). A peer's transport-config
 // makes its connections: from its source-address-translation's address
-// and with its tcp profile's settings; its rules are kept with a warning
+// and with its tcp profile's settings (a udp profile, for SIP: its
+// peers' connections are UDP flows); its rules are kept with a warning
 // (openltm runs no rules on peer connections). A peer with
 // auto-initialization has its connections opened as the virtual starts
 // and opened again where they closed, each auto-initialization-interval.
@@ -293,9 +298,10 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 // mrfTransport is the transport-config name as cfg's peers use it (nil:
 // none by that name): the source address of its
 // source-address-translation (automap: the virtual's address; a
-// snatpool's addresses in turn) and its tcp profile's socket settings.
-// Its rules and profiles other than tcp and generic protocol are kept
-// with a warning.
+// snatpool's addresses in turn) and its tcp profile's socket settings,
+// or, for SIP, a udp profile (its peers' connections UDP flows, closed
+// after that profile's idle-timeout). Its rules and other profiles are
+// kept with a warning.
 func (t *translator) mrfTransport(cfg *mrf.Config, fam *mrfFamily, name string) *mrf.Transport {
 	tco := t.cfg.Lookup(t.s, []string{fam.transport.Key()}, name)
 	if tco == nil {
