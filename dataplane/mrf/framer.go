@@ -53,7 +53,9 @@ func (r *Reader) Next() ([]byte, error) {
 		for {
 			n, err := r.R.Read(r.tmp)
 			if n > 0 {
-				return r.tmp[:n], nil
+				// A datagram's own terminator is the message's end, as
+				// in a stream [M].
+				return bytes.TrimSuffix(r.tmp[:n], r.Term), nil
 			}
 			if err != nil {
 				return nil, err

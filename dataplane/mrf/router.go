@@ -1290,7 +1290,7 @@ const handshakeMax = 10 * time.Second
 // stay silent before it is closed and they fail: SIP's transaction
 // timeout over UDP (64*T1, RFC 3261 §17.1.1.2) [M: BIG-IP documents no
 // value].
-const udpAnswerMax = 32 * time.Second
+var udpAnswerMax = 32 * time.Second
 
 // idleReader reads the peer's connection, closing it once it has stayed
 // idle with no request in flight for its idle time; a UDP flow also
