@@ -926,9 +926,10 @@ type outgoing struct {
 	// address); idle its idle time (the transport's, else the
 	// router's); heard when the peer last sent anything (UDP: requests
 	// in flight with nothing heard for udpAnswerMax fail).
-	link  Link
-	idle  time.Duration
-	heard time.Time
+	link      Link
+	idle      time.Duration
+	heard     time.Time
+	answerMax time.Duration // udpAnswerMax as the flow opened
 	// waiting and waitBytes are the messages, and their bytes, waiting
 	// for the connection to open (the one that opens it included).
 	waiting, waitBytes int
@@ -1018,7 +1019,7 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 		o.unlist()
 		return err
 	}
-	o.idle = max(idle, 0)
+	o.idle, o.answerMax = max(idle, 0), udpAnswerMax
 	o.link.UDP = udp
 	if a, ok := c.LocalAddr().(*net.UDPAddr); ok {
 		o.link.Local = a.AddrPort()
@@ -1302,8 +1303,8 @@ func (ir idleReader) Read(p []byte) (int, error) {
 	o := ir.o
 	idle := o.idle
 	wait := idle
-	if o.link.UDP && (wait == 0 || wait > udpAnswerMax) {
-		wait = udpAnswerMax
+	if o.link.UDP && (wait == 0 || wait > o.answerMax) {
+		wait = o.answerMax
 	}
 	for {
 		if wait > 0 {
@@ -1324,7 +1325,7 @@ func (ir idleReader) Read(p []byte) (int, error) {
 		o.mu.Lock()
 		inflight := len(o.pend) > 0 || len(o.keyed) > 0
 		quiet := idle > 0 && !inflight && time.Since(o.last) >= idle
-		mute := o.link.UDP && inflight && time.Since(o.heard) >= udpAnswerMax
+		mute := o.link.UDP && inflight && time.Since(o.heard) >= o.answerMax
 		o.mu.Unlock()
 		if quiet || mute {
 			return 0, io.EOF
