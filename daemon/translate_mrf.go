@@ -159,6 +159,9 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 	case "sip":
 		cfg.Proto = t.mrfSIP(o, v, proto, pe)
+		// On UDP an answer due to a client whose flow ended goes to its
+		// address unless do-not-connect-back is enabled.
+		cfg.ConnectBack = v.IsUDP() && pe("do-not-connect-back") != "enabled"
 		cfg.Persist, cfg.PersistTTL = t.sipPersistence(proto, pe("persistence"))
 	case "diameter":
 		cfg.Proto = t.mrfDiameter(o, v, proto, pe)

@@ -18,10 +18,11 @@ import (
 // (dataplane/mrfsip): its Via and Record-Route, Max-Forwards,
 // honor-via (disabled: responses go back by the router's record of the
 // transaction), loop-detection (482) and maintenance-mode (503 to what
-// would begin something new). What openltm does not act on yet is kept
-// with a warning where it differs from the default:
-// do-not-connect-back, honor-route-header, passthru-mode and the
-// firewall (its persistence: sipPersistence).
+// would begin something new) and, on a UDP virtual,
+// do-not-connect-back. What openltm does not act on yet is kept with a
+// warning where it differs from the default: do-not-connect-back on a
+// TCP virtual, honor-route-header, passthru-mode and the firewall (its
+// persistence: sipPersistence).
 func (t *translator) mrfSIP(o *objects.Object, v *dataplane.Virtual, sess *objects.Object, e func(string) string) mrf.Protocol {
 	s := &mrfsip.Session{
 		InsertVia:   e("insert-via-header") == "enabled",
@@ -46,6 +47,9 @@ func (t *translator) mrfSIP(o *objects.Object, v *dataplane.Virtual, sess *objec
 		{"do-not-connect-back", "disabled"}, {"honor-route-header", "disabled"}, {"passthru-mode", "disabled"},
 		{"enable-sip-firewall", "no"},
 	} {
+		if kept.name == "do-not-connect-back" && v.IsUDP() {
+			continue // a UDP virtual acts on it (mrf.Config.ConnectBack)
+		}
 		if got := e(kept.name); got != kept.def && got != "" {
 			t.keep(sess, "sip session %s: %s %s is kept; openltm's SIP routing acts as with %s", sess.Name, kept.name, got, kept.def)
 		}

@@ -227,6 +227,11 @@ type Config struct {
 	// clients' messages are datagrams, and the connections of peers
 	// with no transport-config of their own are UDP flows.
 	UDP bool
+	// ConnectBack is the session profile's do-not-connect-back
+	// disabled on a UDP virtual: an answer due to a client whose flow
+	// has ended still goes to its address (a datagram needs no
+	// connection to be made again).
+	ConnectBack bool
 	// Persist is the session profile's persistence (persist-type
 	// session): which key a request with none from a rule is routed by,
 	// so that a call's requests go to one peer member; PersistTTL is its
@@ -262,7 +267,7 @@ func (c *Config) key() string {
 		fmt.Fprintf(&b, "%s %s|", c.Proto.Name(), c.Proto.String())
 	}
 	fmt.Fprintf(&b, "%q %d %t %t %d %d %d %q %v %d %d %d|", c.Term, c.Max, c.NoResponse, c.DisableParser, c.MaxPending, c.MaxPendingBytes, c.MaxRetries, c.DefaultPool, c.Local, c.Idle, c.Persist, c.PersistTTL)
-	fmt.Fprintf(&b, "%d %d %t|", c.OnLost, c.MaxRetransmit, c.UDP)
+	fmt.Fprintf(&b, "%d %d %t %t|", c.OnLost, c.MaxRetransmit, c.UDP, c.ConnectBack)
 	for _, r := range c.Routes {
 		fmt.Fprintf(&b, "%q %q %q %q %t", r.Name, r.Src, r.Dst, r.Keys, r.Ratio)
 		for _, p := range r.Peers {

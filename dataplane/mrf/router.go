@@ -522,7 +522,7 @@ func (s *Session) after(m *Message) bool {
 // deliver sends m to the session's client through the egress events.
 func (s *Session) deliver(m *Message) bool {
 	s.mu.Lock()
-	ended := s.ended
+	ended := s.ended && !s.r.cfg.ConnectBack
 	s.mu.Unlock()
 	if ended {
 		s.r.C.Dropped.Add(1)

@@ -82,3 +82,49 @@ func TestUDPPeers(t *testing.T) {
 		})
 	}
 }
+
+// TestConnectBack: an answer that comes once its client's session has
+// ended still reaches the client with ConnectBack (do-not-connect-back
+// disabled on a UDP virtual), and is dropped without.
+func TestConnectBack(t *testing.T) {
+	for _, back := range []bool{true, false} {
+		c, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.MustParseAddrPort("127.147.6.4:0")))
+		if err != nil {
+			t.Skipf("cannot listen: %v", err)
+		}
+		t.Cleanup(func() { c.Close() })
+		member := c.LocalAddr().(*net.UDPAddr).AddrPort()
+		env := &udpEnv{testEnv{pools: map[string][]netip.AddrPort{"/Common/p": {member}}}}
+		r := NewRouter(&Config{Term: []byte("\n"), UDP: true, Idle: time.Minute, DefaultPool: "/Common/p", ConnectBack: back}, env, nil)
+		t.Cleanup(r.Close)
+		got := make(chan string, 4)
+		s := r.NewSession(func(b []byte) error { got <- string(b); return nil }, nil)
+		s.Handle(s.Message([]byte("ping")))
+		buf := make([]byte, 1500)
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, from, err := c.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close() // the client's flow ends before the answer comes
+		c.WriteToUDPAddrPort([]byte("pong\n"), from)
+		if back {
+			select {
+			case a := <-got:
+				if a != "pong\n" {
+					t.Fatalf("answer %q", a)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no answer connected back")
+			}
+			continue
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for r.C.Dropped.Load() == 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if r.C.Dropped.Load() != 1 || len(got) != 0 {
+			t.Fatalf("dropped %d, delivered %d", r.C.Dropped.Load(), len(got))
+		}
+	}
+}

@@ -22,7 +22,9 @@ import (
 // as on TCP (internal/l4/mrf.go): the protocol's ingress event and
 // MR_INGRESS; MR_EGRESS and the protocol's egress
 // event on what goes back; MR_FAILED. The flow's legs, balancing and
-// the sip profile's datagram path are not used. A datagram costs what
+// the sip profile's datagram path are not used. An answer due once the
+// flow has ended still goes to its client's address unless the session
+// profile has do-not-connect-back enabled (mrf.Config.ConnectBack). A datagram costs what
 // the router's session costs (one copy of the message, kept while its
 // request is in flight); a flow without the profiles, a nil check.
 
@@ -108,8 +110,11 @@ func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 		}
 		rs.mu.Lock()
 		if rs.done {
+			// The flow has ended and its rules with it: what is still
+			// delivered to its client (do-not-connect-back disabled)
+			// goes without events [M].
 			rs.mu.Unlock()
-			return false
+			return f.ended.Load()
 		}
 		sess := f.RuleSession(h.prog)
 		rs.ev = config.Event(ev.String())
