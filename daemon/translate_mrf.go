@@ -15,7 +15,8 @@ import (
 )
 
 // The generic message-routing framework as TCP virtuals apply it
-// (dataplane/mrf, dataplane/internal/l4/mrf.go).
+// (dataplane/mrf, dataplane/internal/l4/mrf.go), and SIP's on UDP
+// virtuals too (dataplane/internal/udp/mrf.go).
 var (
 	mrfProtocol       = schema.MustKind("ltm message-routing generic protocol")
 	mrfRouter         = schema.MustKind("ltm message-routing generic router")
@@ -77,14 +78,18 @@ var (
 // stays open: the tcp profile's default idle-timeout [M].
 const mrfIdle = 300 * time.Second
 
-// mrf gives a TCP virtual its generic protocol and router profiles. BIG-IP
-// wants both on the virtual, beside a tcp profile and no other profile
-// parsing the same bytes [M: the words of the refusals are openltm's].
+// mrf gives a TCP virtual its generic protocol and router profiles (or
+// another message protocol's session and router profiles; SIP's also on
+// a UDP virtual, whose peer flows are UDP and close after its udp
+// profile's idle-timeout). BIG-IP wants both on the virtual, beside a
+// tcp (or, for SIP, udp) profile and no other profile parsing the same
+// bytes [M: the words of the refusals are openltm's].
 // Routes name existing peers and peers existing pools (the references
 // are checked as the objects are); a peer without a pool is kept with a
 // warning (its messages fail, MR_FAILED). A peer's transport-config
 // makes its connections: from its source-address-translation's address
-// and with its tcp profile's settings; its rules are kept with a warning
+// and with its tcp profile's settings (a udp profile, for SIP: its
+// peers' connections are UDP flows); its rules are kept with a warning
 // (openltm runs no rules on peer connections). A peer with
 // auto-initialization has its connections opened as the virtual starts
 // and opened again where they closed, each auto-initialization-interval.
@@ -127,15 +132,25 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 			return t.refuse("profile %s (%s) cannot be used with %s profile %s on the virtual server (%s)", proto.Name, pk, k.Words[len(k.Words)-1], other.Name, o.Name)
 		}
 	}
-	if t.profile(o, profileTCP) == nil || v.IsUDP() {
-		// [M: openltm's message routing reads TCP streams; F5's SIP
-		// routing also takes UDP, which openltm's sip profile serves.]
+	switch {
+	case v.IsUDP() && fam.label == "sip":
+		// SIP routing over UDP: each datagram one message, each client
+		// address and port a flow of the udp profile's idle-timeout
+		// (dataplane/internal/udp/mrf.go).
+	case t.profile(o, profileTCP) == nil || v.IsUDP():
+		// [M: openltm routes the other message protocols over TCP
+		// streams only.]
 		return t.refuse("profile %s (%s) requires a tcp profile on the virtual server (%s)", proto.Name, pk, o.Name)
 	}
 	pe := func(name string) string { return fam.proto.MustProp(name).Effective(t.cfg, proto) }
 	re := func(pr *objects.Prop) string { return fam.router.MustProp(pr.Name).Effective(t.cfg, router) }
 	cfg := &mrf.Config{Protocol: proto.Name, Router: router.Name, DefaultPool: v.Pool, Idle: mrfIdle, Local: v.Destination.Addr(),
 		Peers: map[string]*mrf.Peer{}, Transports: map[string]*mrf.Transport{}}
+	if v.IsUDP() {
+		// The virtual's own peer flows are UDP and close after the udp
+		// profile's idle-timeout with nothing in flight.
+		cfg.UDP, cfg.Idle = true, udpIdle(v.IdleTimeout)
+	}
 	switch fam.label {
 	case "generic":
 		cfg.NoResponse, cfg.DisableParser = pe(mrfNoResponse.Name) == "yes", pe(mrfDisable.Name) == "yes"
@@ -144,6 +159,9 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 	case "sip":
 		cfg.Proto = t.mrfSIP(o, v, proto, pe)
+		// On UDP an answer due to a client whose flow ended goes to its
+		// address unless do-not-connect-back is enabled.
+		cfg.ConnectBack = v.IsUDP() && pe("do-not-connect-back") != "enabled"
 		cfg.Persist, cfg.PersistTTL = t.sipPersistence(proto, pe("persistence"))
 	case "diameter":
 		ds := t.mrfDiameter(o, v, proto, pe)
@@ -291,9 +309,10 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 // mrfTransport is the transport-config name as cfg's peers use it (nil:
 // none by that name): the source address of its
 // source-address-translation (automap: the virtual's address; a
-// snatpool's addresses in turn) and its tcp profile's socket settings.
-// Its rules and profiles other than tcp and generic protocol are kept
-// with a warning.
+// snatpool's addresses in turn) and its tcp profile's socket settings,
+// or, for SIP, a udp profile (its peers' connections UDP flows, closed
+// after that profile's idle-timeout). Its rules and other profiles are
+// kept with a warning.
 func (t *translator) mrfTransport(cfg *mrf.Config, fam *mrfFamily, name string) *mrf.Transport {
 	tco := t.cfg.Lookup(t.s, []string{fam.transport.Key()}, name)
 	if tco == nil {
@@ -337,6 +356,20 @@ func (t *translator) mrfTransport(cfg *mrf.Config, fam *mrfFamily, name string) 
 				x.TCP = t.tcpSide(p, congestionAvailable()) // translate_tcpopts.go
 				continue
 			}
+			if p := t.cfg.Lookup(t.s, []string{profileUDP.Key()}, full(it.Name)); p != nil && fam.label == "sip" {
+				// Its peers' connections are UDP flows [M: with both a
+				// tcp and a udp profile, UDP].
+				x.UDP = true
+				switch it := udpIdleTimeout.Effective(t.cfg, p); it {
+				case "indefinite":
+					x.Idle = -1
+				case "immediate":
+					x.Idle = time.Second
+				default:
+					x.Idle = udpIdle(seconds(it))
+				}
+				continue
+			}
 			if t.cfg.Lookup(t.s, []string{fam.proto.Key()}, full(it.Name)) != nil {
 				continue // the virtual's protocol cuts the peers' streams [M]
 			}
@@ -347,6 +380,19 @@ func (t *translator) mrfTransport(cfg *mrf.Config, fam *mrfFamily, name string) 
 		t.keep(tco, "transport-config %s: rules are kept; openltm runs no rules on peer connections", tco.Name)
 	}
 	return x
+}
+
+// udpIdle is how long a UDP peer flow with nothing in flight stays
+// open under a udp profile's idle-timeout d (0: its default, negative:
+// indefinite, which the router's 0 is).
+func udpIdle(d time.Duration) time.Duration {
+	switch {
+	case d < 0:
+		return -1
+	case d == 0:
+		return 60 * time.Second
+	}
+	return d
 }
 
 // unescapeTerm reads a message-terminator's backslash escapes (\n, \r,

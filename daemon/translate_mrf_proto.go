@@ -16,11 +16,14 @@ import (
 )
 
 // mrfSIP is a virtual's sip session profile as its router applies it
-// (dataplane/mrfsip). What openltm does not act on yet is kept with a
-// warning where it differs from the default: honor-via disabled (the
-// response always goes back by the virtual's own Via), loop-detection,
-// do-not-connect-back and the firewall (its persistence:
-// sipPersistence).
+// (dataplane/mrfsip): its Via and Record-Route, Max-Forwards,
+// honor-via (disabled: responses go back by the router's record of the
+// transaction), loop-detection (482) and maintenance-mode (503 to what
+// would begin something new) and, on a UDP virtual,
+// do-not-connect-back. What openltm does not act on yet is kept with a
+// warning where it differs from the default: do-not-connect-back on a
+// TCP virtual, honor-route-header, passthru-mode and the firewall (its
+// persistence: sipPersistence).
 func (t *translator) mrfSIP(o *objects.Object, v *dataplane.Virtual, sess *objects.Object, e func(string) string) mrf.Protocol {
 	s := &mrfsip.Session{
 		InsertVia:   e("insert-via-header") == "enabled",
@@ -30,6 +33,10 @@ func (t *translator) mrfSIP(o *objects.Object, v *dataplane.Virtual, sess *objec
 		MaxSize:     atoi(e("max-msg-size")),
 		MaxHeader:   atoi(e("max-msg-header-size")),
 		Host:        v.Destination.String(),
+		UDP:         v.IsUDP(),
+		IgnoreVia:   e("honor-via") == "disabled",
+		LoopDetect:  e("loop-detection") == "enabled",
+		Maintenance: e("maintenance-mode") == "enabled",
 	}
 	if cv := e("custom-via"); cv != "none" && cv != "" {
 		s.CustomVia = cv
@@ -38,10 +45,12 @@ func (t *translator) mrfSIP(o *objects.Object, v *dataplane.Virtual, sess *objec
 	h.Write([]byte(o.Name))
 	s.Salt = h.Sum64()
 	for _, kept := range []struct{ name, def string }{
-		{"honor-via", "enabled"}, {"loop-detection", "disabled"}, {"do-not-connect-back", "disabled"},
-		{"honor-route-header", "disabled"}, {"maintenance-mode", "disabled"}, {"passthru-mode", "disabled"},
+		{"do-not-connect-back", "disabled"}, {"honor-route-header", "disabled"}, {"passthru-mode", "disabled"},
 		{"enable-sip-firewall", "no"},
 	} {
+		if kept.name == "do-not-connect-back" && v.IsUDP() {
+			continue // a UDP virtual acts on it (mrf.Config.ConnectBack)
+		}
 		if got := e(kept.name); got != kept.def && got != "" {
 			t.keep(sess, "sip session %s: %s %s is kept; openltm's SIP routing acts as with %s", sess.Name, kept.name, got, kept.def)
 		}

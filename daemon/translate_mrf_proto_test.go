@@ -63,9 +63,9 @@ func TestMRFProtocolsTranslated(t *testing.T) {
 	if r := vd.MRF.Routes; len(r) != 1 || r[0].Keys[mrfdiam.KeyDestRealm] != "realm-a" || r[0].Keys[mrfdiam.KeyApp] != "4" {
 		t.Fatalf("diameter routes %+v", r)
 	}
-	out, _ := run(t, s, "modify ltm message-routing sip profile session ss loop-detection enabled")
-	if !strings.Contains(out, "loop-detection enabled is kept") {
-		t.Errorf("no warning for loop-detection: %q", out)
+	out, _ := run(t, s, "modify ltm message-routing sip profile session ss honor-route-header enabled")
+	if !strings.Contains(out, "honor-route-header enabled is kept") {
+		t.Errorf("no warning for honor-route-header: %q", out)
 	}
 	if _, err := run(t, s, "modify ltm virtual vsip rules { mr }"); err != "" {
 		t.Errorf("MR_INGRESS on a SIP virtual: %s", err)
@@ -73,7 +73,7 @@ func TestMRFProtocolsTranslated(t *testing.T) {
 	for _, c := range []struct{ cmd, want string }{
 		{"create ltm virtual bad1 destination 127.138.5.4:5060 pool p profiles replace-all-with { tcp { } ss { } }", "requires a sip router profile"},
 		{"create ltm virtual bad2 destination 127.138.5.5:5060 pool p profiles replace-all-with { tcp { } ss { } dr_rt { } }", "dr_rt (diameter) cannot be used with sip profile /Common/ss"},
-		{"create ltm virtual bad3 destination 127.138.5.6:5060 ip-protocol udp pool p profiles replace-all-with { udp { } ss { } sr_rt { } }", "requires a tcp profile"},
+		{"create ltm virtual bad3 destination 127.138.5.6:3868 ip-protocol udp pool p profiles replace-all-with { udp { } ds { } dr_rt { } }", "requires a tcp profile"},
 		{"create ltm virtual bad4 destination 127.138.5.7:5060 pool p profiles replace-all-with { tcp { } ss { } sr_rt { } } rules { gm }", "requires an associated GENERICMESSAGE profile"},
 		{"create ltm virtual bad5 destination 127.138.5.8:5060 pool p profiles replace-all-with { tcp { } sip { } ss { } sr_rt { } }", "cannot be used with sip profile /Common/sip"},
 	} {

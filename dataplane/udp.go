@@ -8,6 +8,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/internal/udp"
+	"github.com/openltm/openltm/dataplane/mrf"
 )
 
 // The glue between the plane and the datagram path
@@ -27,6 +28,11 @@ func (p *Plane) newUDP() *udp.Engine {
 		Pools:   p.rulePools,
 		Running: p.running.Load,
 		Persist: &p.persist,
+		// A UDP virtual's message router is kept, and closed, with the
+		// TCP virtuals' (internal/l4/mrf.go).
+		MRFRouter: func(virtual string, cfg *mrf.Config, c *mrf.Counters) *mrf.Router {
+			return p.l4.MRFRouter(virtual, cfg, c)
+		},
 	})
 }
 

@@ -114,7 +114,7 @@ const (
 )
 
 // mrfSIPKinds are SIP over the message-routing framework: `sip profile
-// session` and `sip profile router` on a TCP virtual (built-ins
+// session` and `sip profile router` on a TCP or UDP virtual (built-ins
 // sipsession and siprouter), routes matched on from-uri, to-uri and
 // request-uri, peers and transport-configs as the generic protocol's
 // (dataplane/mrfsip). [M: the session profile's defaults are F5's
@@ -145,8 +145,9 @@ passthru-mode ed disabled
 persistence raw
 record-route-mode enum single single|double
 service-port int 0
-`), "F5 ltm message-routing sip profile session: SIP messages cut on Content-Length; each request forwarded with the virtual's Via (insert-via-header, custom-via), Record-Route (insert-record-route-header) and Max-Forwards one less (max-forwards-check: 0 is answered 483); responses back to the requester by the Via's branch; a request no peer takes answered 503 with generate-response-on-failure; persistence { persist-type session persist-key Call-ID|Src-Addr|Custom persist-timeout SECONDS }: a call's requests (or a client address's) go to the member its first went to",
-		"insert-via-header", "custom-via", "insert-record-route-header", "max-forwards-check", "generate-response-on-failure", "max-msg-size", "max-msg-header-size", "honor-via", "persistence")
+`), "F5 ltm message-routing sip profile session: SIP messages cut on Content-Length; each request forwarded with the virtual's Via (insert-via-header, custom-via), Record-Route (insert-record-route-header) and Max-Forwards one less (max-forwards-check: 0 is answered 483); responses back to the requester by the Via's branch; a request no peer takes answered 503 with generate-response-on-failure; persistence { persist-type session persist-key Call-ID|Src-Addr|Custom persist-timeout SECONDS }: a call's requests (or a client address's) go to the member its first went to; honor-via disabled: responses go back by the router's record of the transaction (Call-ID, CSeq); loop-detection: a request carrying the virtual's own Via answered 482; maintenance-mode: requests that begin something new answered 503; on a TCP or a UDP virtual (each datagram one message; do-not-connect-back disabled: an answer due to a client whose flow ended still goes to its address)",
+		"insert-via-header", "custom-via", "insert-record-route-header", "max-forwards-check", "generate-response-on-failure", "max-msg-size", "max-msg-header-size", "honor-via", "persistence",
+		"loop-detection", "maintenance-mode", "do-not-connect-back")
 	sess.Lower = "profile"
 	sess.row("max-msg-size").Max = 1 << 24
 	router := actOn(pk(mrfSIP+"profile router", "Router", "/Common/siprouter", tmshRef(mrfSIP+"profile router"), `

@@ -85,6 +85,12 @@ type Transport struct {
 	SNATAddrs []netip.Addr
 	// TCP is its tcp profile's socket settings (nil: the kernel's).
 	TCP *sockopt.Side
+	// UDP: its profiles name a udp profile, so its connections are UDP
+	// flows (each message one datagram), whatever the virtual's own
+	// transport; Idle is that udp profile's idle-timeout (0: the
+	// router's).
+	UDP  bool
+	Idle time.Duration
 
 	next atomic.Uint32
 }
@@ -123,7 +129,7 @@ func (t *Transport) key() string {
 	if t == nil {
 		return "-"
 	}
-	return fmt.Sprintf("%q %q %v %+v", t.Name, t.SNAT, t.SNATAddrs, t.TCP)
+	return fmt.Sprintf("%q %q %v %+v %t %d", t.Name, t.SNAT, t.SNATAddrs, t.TCP, t.UDP, t.Idle)
 }
 
 // PersistBy is a session profile's persist-key: what a request is
@@ -248,6 +254,15 @@ type Config struct {
 	// Idle closes a shared peer connection with no request in flight
 	// after that long (0: never).
 	Idle time.Duration
+	// UDP: the virtual's own transport is UDP (a udp profile): its
+	// clients' messages are datagrams, and the connections of peers
+	// with no transport-config of their own are UDP flows.
+	UDP bool
+	// ConnectBack is the session profile's do-not-connect-back
+	// disabled on a UDP virtual: an answer due to a client whose flow
+	// has ended still goes to its address (a datagram needs no
+	// connection to be made again).
+	ConnectBack bool
 	// Persist is the session profile's persistence (persist-type
 	// session): which key a request with none from a rule is routed by,
 	// so that a call's requests go to one peer member; PersistTTL is its
@@ -295,7 +310,7 @@ func (c *Config) key() string {
 		fmt.Fprintf(&b, "%s %s|", c.Proto.Name(), c.Proto.String())
 	}
 	fmt.Fprintf(&b, "%q %d %t %t %d %d %d %q %v %d %d %d|", c.Term, c.Max, c.NoResponse, c.DisableParser, c.MaxPending, c.MaxPendingBytes, c.MaxRetries, c.DefaultPool, c.Local, c.Idle, c.Persist, c.PersistTTL)
-	fmt.Fprintf(&b, "%d %d %d %d %d|", c.OnLost, c.MaxRetransmit, c.Watchdog, c.MaxWatchdogFailures, c.Handshake)
+	fmt.Fprintf(&b, "%d %d %d %d %d %t %t|", c.OnLost, c.MaxRetransmit, c.Watchdog, c.MaxWatchdogFailures, c.Handshake, c.UDP, c.ConnectBack)
 	for _, r := range c.Routes {
 		fmt.Fprintf(&b, "%q %q %q %q %t", r.Name, r.Src, r.Dst, r.Keys, r.Ratio)
 		for _, p := range r.Peers {

@@ -24,23 +24,28 @@ type Reader struct {
 	Max int
 	// F, when set, frames the stream instead of Term (a protocol's
 	// messages: SIP on Content-Length, Diameter on its header's length).
-	F   Framer
-	buf []byte
-	off int
-	tmp []byte
+	F Framer
+	// Datagram: R is a UDP flow; each read is one message, whatever
+	// Term and F say (RFC 3261 §18.3: a datagram is one SIP message).
+	Datagram bool
+	buf      []byte
+	off      int
+	tmp      []byte
 }
 
 // Next returns the next message; it is valid until the next call. At the
 // end of the stream a partial message (no terminator yet) is dropped and
 // io.EOF returned.
 func (r *Reader) Next() ([]byte, error) {
-	if r.F != nil {
+	if r.F != nil && !r.Datagram {
 		return r.framed()
 	}
-	if len(r.Term) == 0 {
+	if len(r.Term) == 0 || r.Datagram {
 		if r.tmp == nil {
 			n := 16 << 10
-			if r.Max > 0 && r.Max < n {
+			if r.Datagram {
+				n = maxDatagram
+			} else if r.Max > 0 && r.Max < n {
 				n = r.Max
 			}
 			r.tmp = make([]byte, n)
@@ -48,7 +53,9 @@ func (r *Reader) Next() ([]byte, error) {
 		for {
 			n, err := r.R.Read(r.tmp)
 			if n > 0 {
-				return r.tmp[:n], nil
+				// A datagram's own terminator is the message's end, as
+				// in a stream [M].
+				return bytes.TrimSuffix(r.tmp[:n], r.Term), nil
 			}
 			if err != nil {
 				return nil, err
@@ -135,6 +142,9 @@ func (r *Reader) cut() ([]byte, bool, error) {
 	r.off += i + len(r.Term)
 	return p[:i:i], true, nil
 }
+
+// maxDatagram is the largest UDP payload.
+const maxDatagram = 65535
 
 // Frame appends m as it goes on the wire (with the terminator) to dst.
 func Frame(dst, m, term []byte) []byte {

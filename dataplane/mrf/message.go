@@ -80,6 +80,9 @@ type Message struct {
 	// closed with m in flight (retransmission-action retransmit).
 	retransmits int
 	tried       []string
+	// triedBuf holds the first peers tried, so that routing a message
+	// allocates nothing for them.
+	triedBuf [2]string
 }
 
 // Originator is the session the message came from (nil: a peer's

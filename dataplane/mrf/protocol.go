@@ -2,6 +2,7 @@ package mrf
 
 import (
 	"net"
+	"net/netip"
 	"unsafe"
 )
 
@@ -116,4 +117,21 @@ type Sticky interface {
 func sticky(p Protocol) bool {
 	s, ok := p.(Sticky)
 	return ok && s.Sticky()
+}
+
+// Link is the peer connection a request leaves on, as a protocol whose
+// requests name their hop sees it.
+type Link struct {
+	// UDP: the connection is a UDP flow (each message one datagram).
+	UDP bool
+	// Local is the connection's own address: on UDP, where the peer
+	// sends what it answers.
+	Local netip.AddrPort
+}
+
+// LinkProtocol is a protocol whose requests say how they travel (a SIP
+// Via names its transport and, over UDP, the address responses are to
+// be sent to): Outbound with the connection the request leaves on.
+type LinkProtocol interface {
+	OutboundOn(l *Link, bufs *[2][]byte, m *Message, seq uint64) (out []byte, key uint64)
 }

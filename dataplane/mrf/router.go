@@ -26,6 +26,17 @@ type Env interface {
 	Dial(pool string, addr netip.AddrPort, src netip.Addr, tcp *sockopt.Side) (c net.Conn, done func(), err error)
 }
 
+// DatagramDialer is an Env that also opens UDP flows to peers, for
+// peers whose transport is UDP (a transport-config with a udp profile,
+// or a UDP virtual's own): Dial's, with no tcp settings. Without it
+// such a peer cannot be connected.
+type DatagramDialer interface {
+	DialUDP(pool string, addr netip.AddrPort, src netip.Addr) (c net.Conn, done func(), err error)
+}
+
+// errNoUDP is a UDP peer of a router whose Env opens no UDP flows.
+var errNoUDP = errors.New("udp peers are not supported here")
+
 // Hooks run the iRules events of a client connection's messages; each
 // reads and changes the message (Drop, Return, Retry, routes). false: the
 // connection was ended by the rule.
@@ -453,16 +464,16 @@ func (s *Session) Local(data []byte) (handled, ok bool) {
 	}
 	s.wmu.Lock()
 	reply, handled, end := p.Local(s.buf[:0], data, false)
+	if handled { // counted before the answer leaves, which may be read at once
+		s.r.C.Received.Add(1)
+		s.r.C.Local.Add(1)
+	}
 	var err error
 	if reply != nil {
 		s.buf = reply
 		err = s.write(reply)
 	}
 	s.wmu.Unlock()
-	if handled {
-		s.r.C.Received.Add(1)
-		s.r.C.Local.Add(1)
-	}
 	return handled, err == nil && !end
 }
 
@@ -519,7 +530,7 @@ func (s *Session) after(m *Message) bool {
 // deliver sends m to the session's client through the egress events.
 func (s *Session) deliver(m *Message) bool {
 	s.mu.Lock()
-	ended := s.ended
+	ended := s.ended && !s.r.cfg.ConnectBack
 	s.mu.Unlock()
 	if ended {
 		s.r.C.Dropped.Add(1)
@@ -839,6 +850,9 @@ var errPending = errors.New("too many messages pending")
 func (s *Session) conn(p *Peer, m *Message) (*outgoing, error) {
 	r := s.r
 	m.Peer = p.Name
+	if m.tried == nil {
+		m.tried = m.triedBuf[:0]
+	}
 	m.tried = append(m.tried, p.Name)
 	conns := max(p.Conns, 1)
 	k := connKey{peer: p.Name}
@@ -946,6 +960,14 @@ type outgoing struct {
 	rd    *Reader
 	dead  bool
 	last  time.Time
+	// link is the connection as its protocol sees it (UDP, its local
+	// address); idle its idle time (the transport's, else the
+	// router's); heard when the peer last sent anything (UDP: requests
+	// in flight with nothing heard for udpAnswerMax fail).
+	link      Link
+	idle      time.Duration
+	heard     time.Time
+	answerMax time.Duration // udpAnswerMax as the flow opened
 	// waiting and waitBytes are the messages, and their bytes, waiting
 	// for the connection to open (the one that opens it included).
 	waiting, waitBytes int
@@ -954,9 +976,9 @@ type outgoing struct {
 	// alone: when the peer was last heard from (or probed), whether a
 	// probe waits for its reply, and the probes in a row left
 	// unanswered.
-	heard   time.Time
-	probing bool
-	misses  int
+	dogHeard time.Time
+	probing  bool
+	misses   int
 }
 
 // wait counts a message of n bytes waiting for o to open; false when it
@@ -1013,17 +1035,43 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 		}
 	}
 	var tcp *sockopt.Side
+	udp, idle := o.r.cfg.UDP, o.r.cfg.Idle
 	if tc != nil {
 		tcp = tc.TCP
+		switch {
+		case tc.UDP:
+			udp = true
+		case tcp != nil:
+			udp = false
+		}
+		if tc.Idle != 0 {
+			idle = tc.Idle
+		}
 	}
-	c, done, err := o.r.env.Dial(p.Pool, addr, tc.source(o.r.cfg.Local, addr.Addr()), tcp)
+	var c net.Conn
+	var done func()
+	var err error
+	src := tc.source(o.r.cfg.Local, addr.Addr())
+	if udp {
+		err = errNoUDP
+		if dd, ok := o.r.env.(DatagramDialer); ok {
+			c, done, err = dd.DialUDP(p.Pool, addr, src)
+		}
+	} else {
+		c, done, err = o.r.env.Dial(p.Pool, addr, src, tcp)
+	}
 	if err != nil {
 		o.err = err
 		o.unlist()
 		return err
 	}
-	rd := &Reader{R: idleReader{o}, Term: o.r.cfg.Term, Max: o.r.cfg.Max}
-	if p := o.r.cfg.Proto; p != nil {
+	o.idle, o.answerMax = max(idle, 0), udpAnswerMax
+	o.link.UDP = udp
+	if a, ok := c.LocalAddr().(*net.UDPAddr); ok {
+		o.link.Local = a.AddrPort()
+	}
+	rd := &Reader{R: idleReader{o}, Term: o.r.cfg.Term, Max: o.r.cfg.Max, Datagram: udp}
+	if p := o.r.cfg.Proto; p != nil && !udp {
 		// The handshake reads the connection itself, bounded; what it
 		// leaves in the reader's buffer is read after it.
 		rd.F, rd.R = p.NewFramer(), c
@@ -1062,7 +1110,7 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 	}
 	o.conn, o.done, o.addr, o.rd = c, done, addr, rd
 	o.last = time.Now()
-	o.heard = o.last
+	o.heard, o.dogHeard = o.last, o.last
 	if o.owner == nil {
 		o.sess = &Session{r: o.r, write: o.writeBack, peer: o}
 	}
@@ -1118,10 +1166,17 @@ func (o *outgoing) send(m *Message, term []byte) bool {
 		return false
 	}
 	var out []byte
+	if o.link.UDP && len(o.pend) == 0 && len(o.keyed) == 0 {
+		o.heard = time.Now() // the wait for an answer starts
+	}
 	if p := o.r.cfg.Proto; p != nil {
 		o.seq++
 		var key uint64
-		out, key = p.Outbound(&o.pbufs, m, o.seq)
+		if lp, ok := p.(LinkProtocol); ok {
+			out, key = lp.OutboundOn(&o.link, &o.pbufs, m, o.seq)
+		} else {
+			out, key = p.Outbound(&o.pbufs, m, o.seq)
+		}
 		if m.Request {
 			if o.keyed == nil {
 				o.keyed = map[uint64]*Message{}
@@ -1310,9 +1365,17 @@ func (o *outgoing) retryOn(p Protocol, req *Message, data []byte) bool {
 // handshake-timeout default).
 const DefaultHandshake = 10 * time.Second
 
+// udpAnswerMax is how long a UDP peer flow with requests in flight may
+// stay silent before it is closed and they fail: SIP's transaction
+// timeout over UDP (64*T1, RFC 3261 §17.1.1.2) [M: BIG-IP documents no
+// value].
+var udpAnswerMax = 32 * time.Second
+
 // idleReader reads the peer's connection, closing it once it has stayed
-// idle with no request in flight for the router's idle time, and runs
-// the protocol's watchdog on it.
+// idle with no request in flight for its idle time; a UDP flow also
+// once it has been silent for udpAnswerMax with requests in flight (a
+// datagram has no connection whose end would fail them). It runs the
+// protocol's watchdog on the connection too.
 type idleReader struct{ o *outgoing }
 
 // errWatchdog ends a peer connection whose watchdog probes went
@@ -1321,17 +1384,21 @@ var errWatchdog = errors.New("peer did not answer its watchdog")
 
 func (ir idleReader) Read(p []byte) (int, error) {
 	o := ir.o
-	idle, wd := o.r.cfg.Idle, o.r.cfg.Watchdog
+	idle, wd := o.idle, o.r.cfg.Watchdog
 	var dog Watchdogger
 	if wd > 0 {
 		if dog, _ = o.r.cfg.Proto.(Watchdogger); dog == nil {
 			wd = 0
 		}
 	}
+	wait := idle
+	if o.link.UDP && (wait == 0 || wait > o.answerMax) {
+		wait = o.answerMax
+	}
 	for {
-		step := idle
+		step := wait
 		if wd > 0 {
-			next := max(time.Until(o.heard.Add(wd)), time.Millisecond)
+			next := max(time.Until(o.dogHeard.Add(wd)), time.Millisecond)
 			if step == 0 || next < step {
 				step = next
 			}
@@ -1342,21 +1409,31 @@ func (ir idleReader) Read(p []byte) (int, error) {
 		n, err := o.conn.Read(p)
 		if n > 0 && wd > 0 {
 			// Whatever the peer sends shows it alive (RFC 3539 3.4.1).
-			o.heard, o.probing, o.misses = time.Now(), false, 0
+			o.dogHeard, o.probing, o.misses = time.Now(), false, 0
 		}
-		if err == nil || n > 0 || step == 0 || !errors.Is(err, timeoutErr) {
+		if err == nil || n > 0 {
+			if o.link.UDP {
+				o.mu.Lock()
+				o.heard = time.Now()
+				o.mu.Unlock()
+			}
 			return n, err
 		}
-		if wd > 0 && time.Since(o.heard) >= wd && !o.probe(dog) {
+		if step == 0 || !errors.Is(err, timeoutErr) {
+			return n, err
+		}
+		if wd > 0 && time.Since(o.dogHeard) >= wd && !o.probe(dog) {
 			return 0, errWatchdog
 		}
-		if idle == 0 {
+		if wait == 0 {
 			continue
 		}
 		o.mu.Lock()
-		quiet := len(o.pend) == 0 && len(o.keyed) == 0 && time.Since(o.last) >= idle
+		inflight := len(o.pend) > 0 || len(o.keyed) > 0
+		quiet := idle > 0 && !inflight && time.Since(o.last) >= idle
+		mute := o.link.UDP && inflight && time.Since(o.heard) >= o.answerMax
 		o.mu.Unlock()
-		if quiet {
+		if quiet || mute {
 			return 0, io.EOF
 		}
 	}
@@ -1385,7 +1462,7 @@ func (o *outgoing) probe(dog Watchdogger) bool {
 	}
 	c.WatchdogSent.Add(1)
 	c.Sent.Add(1)
-	o.heard, o.probing = time.Now(), true
+	o.dogHeard, o.probing = time.Now(), true
 	return true
 }
 

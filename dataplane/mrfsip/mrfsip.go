@@ -1,19 +1,24 @@
 // Package mrfsip is SIP over the message-routing framework: the
-// Protocol a TCP virtual with an `ltm message-routing sip profile
+// Protocol a TCP or UDP virtual with an `ltm message-routing sip profile
 // session` and `sip profile router` gives its router (dataplane/mrf).
-// The stream is cut into SIP messages on Content-Length; requests are
+// A TCP stream is cut into SIP messages on Content-Length; over UDP each
+// datagram is one message. Requests are
 // routed by the router's sip routes (from-uri, to-uri, request-uri), a
 // rule (MR::message route, SIP::route) or the virtual's pool, with the
-// session profile's Via (insert-via-header, custom-via) and
+// session profile's Via (insert-via-header, custom-via; over a UDP peer
+// flow SIP/2.0/UDP at the flow's own address with rport) and
 // Record-Route (insert-record-route-header) as the first fields and
 // Max-Forwards one less (max-forwards-check); a request whose
-// Max-Forwards is 0 is answered 483 by the virtual. Responses go back to
-// the connection the request came from by the branch of the Via the
-// virtual inserted (a number of the peer connection's), which is taken
-// off before the response leaves; without Via insertion, by the client's
-// own top Via (its sent-by and branch, so that clients that chose one
-// branch do not collide on a shared peer connection). Provisional responses leave the request in flight; the
-// final one ends it. A request no peer takes is answered 503 Service
+// Max-Forwards is 0 is answered 483 by the virtual, one that carries the
+// virtual's own Via 482 (loop-detection), one that would begin something
+// new 503 (maintenance-mode). Responses go back to the client the request
+// came from by the branch of the Via the virtual inserted (a number of
+// the peer connection's), which is taken off before the response leaves;
+// without Via insertion, by the client's own top Via (its sent-by and
+// branch, so that clients that chose one branch do not collide on a
+// shared peer connection); with honor-via disabled, by the transaction's
+// Call-ID and CSeq. Provisional responses leave the request in flight;
+// the final one ends it. A request no peer takes is answered 503 Service
 // Unavailable when generate-response-on-failure is enabled, else
 // dropped. Keep-alives (RFC 5626 CRLFCRLF) are answered CRLF.
 package mrfsip
@@ -49,18 +54,44 @@ type Session struct {
 	MaxSize, MaxHeader int
 	// Host is the virtual's address:port, for its Via and Record-Route.
 	Host string
+	// UDP: the virtual's own transport is UDP (its Record-Route names
+	// no transport, UDP being sip:'s default).
+	UDP bool
 	// Salt tells this virtual's branches from another's.
 	Salt uint64
+	// IgnoreVia is honor-via disabled: a response goes back by the
+	// router's own record of the transaction, its Call-ID and CSeq,
+	// whatever the Vias say, rather than by the Via the virtual
+	// inserted (or the client's own top Via) [M: F5 names the setting;
+	// openltm reads it so].
+	IgnoreVia bool
+	// LoopDetect is loop-detection: a client's request that carries a
+	// Via this virtual inserted has been here before, and is answered
+	// 482 Loop Detected (RFC 3261 §16.3 step 4) [M: loose and strict
+	// loop-detection-mode alike, as the virtual's branch does not say
+	// what the request looked like then].
+	LoopDetect bool
+	// Maintenance is maintenance-mode: requests that would begin
+	// something new (no To tag; not an ACK or CANCEL) are answered 503
+	// Service Unavailable by the virtual, while the dialogs already up
+	// go on [M: F5 names the setting, not its answer].
+	Maintenance bool
 
 	via, rr []byte
+	loop    []byte
 }
 
 // New readies s (its Via and Record-Route lines) and returns it.
 func New(s *Session) *Session {
 	s.via = s.viaPrefix()
 	if s.RecordRoute {
-		s.rr = []byte("Record-Route: <sip:" + s.Host + ";transport=tcp;lr>\r\n")
+		if s.UDP {
+			s.rr = []byte("Record-Route: <sip:" + s.Host + ";lr>\r\n")
+		} else {
+			s.rr = []byte("Record-Route: <sip:" + s.Host + ";transport=tcp;lr>\r\n")
+		}
 	}
+	s.loop = []byte("branch=" + s.mark())
 	return s
 }
 
@@ -68,7 +99,8 @@ func New(s *Session) *Session {
 func (s *Session) Name() string { return "sip" }
 
 func (s *Session) String() string {
-	return fmt.Sprintf("%t %q %t %t %t %d %d %q %d", s.InsertVia, s.CustomVia, s.RecordRoute, s.MaxForwards, s.Respond, s.MaxSize, s.MaxHeader, s.Host, s.Salt)
+	return fmt.Sprintf("%t %q %t %t %t %d %d %q %d %t %t %t %t", s.InsertVia, s.CustomVia, s.RecordRoute, s.MaxForwards, s.Respond, s.MaxSize, s.MaxHeader, s.Host, s.Salt,
+		s.UDP, s.IgnoreVia, s.LoopDetect, s.Maintenance)
 }
 
 // mark is the start of the branch of every Via the virtual inserts.
@@ -107,6 +139,9 @@ func (s *Session) Classify(data []byte) mrf.Class {
 // the virtual inserted (ours: the top Via is the virtual's, on a
 // response coming back), else a hash of the top Via's sent-by and branch.
 func (s *Session) key(m *sipmsg.Message, request bool) uint64 {
+	if s.IgnoreVia {
+		return txKey(m)
+	}
 	br := m.Branch()
 	if s.InsertVia && !request {
 		mark := s.mark()
@@ -136,6 +171,24 @@ func (s *Session) key(m *sipmsg.Message, request bool) uint64 {
 	return h | 1<<63 // never a connection's request number
 }
 
+// txKey is the key of a message's transaction by the router's own
+// record (honor-via disabled): its Call-ID and CSeq, which a response
+// copies from its request (RFC 3261 §8.2.6.2).
+func txKey(m *sipmsg.Message) uint64 {
+	h := uint64(14695981039346656037)
+	id, _ := m.Header(sipmsg.CallID)
+	cseq, _ := m.Header(sipmsg.CSeq)
+	for _, b := range [2][]byte{id, cseq} {
+		for _, c := range bytes.TrimSpace(b) {
+			h ^= uint64(c)
+			h *= 1099511628211
+		}
+		h ^= 0xff
+		h *= 1099511628211
+	}
+	return h | 1<<63
+}
+
 // CallID is a request's Call-ID, for the session profile's persistence
 // by Call-ID (a CANCEL, an ACK and the later requests of a call carry
 // their INVITE's).
@@ -157,18 +210,44 @@ func (s *Session) Local(dst, data []byte, fromPeer bool) ([]byte, bool, bool) {
 		}
 		return nil, true, false
 	}
-	if fromPeer || !s.MaxForwards {
+	if fromPeer || !s.MaxForwards && !s.LoopDetect && !s.Maintenance {
 		return nil, false, false
 	}
 	m, err := sipmsg.Parse(data)
 	if err != nil || !m.Request || string(m.Method) == "ACK" {
 		return nil, false, false
 	}
-	if n, ok := m.MaxForwardsValue(); ok && n == 0 {
-		return append(dst, sipmsg.Reject(&m, 483, "Too Many Hops")...), true, false
+	if s.LoopDetect && s.looped(&m) {
+		return append(dst, sipmsg.Reject(&m, 482, "Loop Detected")...), true, false
+	}
+	if s.MaxForwards {
+		if n, ok := m.MaxForwardsValue(); ok && n == 0 {
+			return append(dst, sipmsg.Reject(&m, 483, "Too Many Hops")...), true, false
+		}
+	}
+	if s.Maintenance && string(m.Method) != "CANCEL" && !m.HasToTag() {
+		return append(dst, sipmsg.Reject(&m, 503, "Service Unavailable")...), true, false
 	}
 	return nil, false, false
 }
+
+// looped says whether a request carries a Via this virtual inserted
+// (its branch's mark), in any Via field.
+func (s *Session) looped(m *sipmsg.Message) bool {
+	for i := 0; i < maxVias; i++ {
+		v, ok := m.HeaderAt(sipmsg.Via, i)
+		if !ok {
+			return false
+		}
+		if bytes.Contains(v, s.loop) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxVias bounds the Via fields loop detection reads.
+const maxVias = 70
 
 // Route fields: from-uri, to-uri, request-uri, most specific last.
 const (
@@ -229,9 +308,18 @@ func (s *Session) MatchKey(_ int, route, msg string) bool {
 	return strings.EqualFold(route, rest)
 }
 
-// Outbound is a request as the virtual forwards it: its Via, a
-// Record-Route when it opens a dialog, Max-Forwards one less.
+// Outbound is a request as the virtual forwards it on a TCP
+// connection: OutboundOn.
 func (s *Session) Outbound(bufs *[2][]byte, msg *mrf.Message, seq uint64) ([]byte, uint64) {
+	return s.OutboundOn(nil, bufs, msg, seq)
+}
+
+// OutboundOn is a request as the virtual forwards it on link l (nil: a
+// TCP connection): its Via, a Record-Route when it opens a dialog,
+// Max-Forwards one less. Over UDP the Via is "SIP/2.0/UDP" at the
+// flow's own address, with rport (RFC 3581), so that the peer's
+// responses come back to the flow that sent the request.
+func (s *Session) OutboundOn(link *mrf.Link, bufs *[2][]byte, msg *mrf.Message, seq uint64) ([]byte, uint64) {
 	m, err := sipmsg.Parse(msg.Data)
 	if err != nil {
 		return append(bufs[0][:0], msg.Data...), 0
@@ -240,13 +328,22 @@ func (s *Session) Outbound(bufs *[2][]byte, msg *mrf.Message, seq uint64) ([]byt
 	n := 0
 	key := seq
 	if s.InsertVia {
-		l := append(bufs[1][:0], s.via...)
+		var l []byte
+		if link != nil && link.UDP && s.CustomVia == "" {
+			l = append(bufs[1][:0], "Via: SIP/2.0/UDP "...)
+			l = link.Local.AppendTo(l)
+			l = append(l, ";rport;branch="...)
+			l = append(l, s.loop[len("branch="):]...)
+		} else {
+			l = append(bufs[1][:0], s.via...)
+		}
 		l = strconv.AppendUint(l, seq, 36)
 		l = append(l, "\r\n"...)
 		bufs[1] = l
 		lines[n] = l
 		n++
-	} else {
+	}
+	if !s.InsertVia || s.IgnoreVia {
 		key = s.key(&m, true)
 	}
 	if s.rr != nil && sipmsg.OpensDialog(&m) {

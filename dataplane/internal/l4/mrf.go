@@ -52,8 +52,8 @@ func (pr *proxied) serveMRF(head []byte) {
 	}
 	var hooks mrf.Hooks
 	if pr.rs != nil {
-		if prog := irules.Program(pr.rules); prog != nil && handlesMRF(prog) {
-			hooks = &mrfHooks{pr: pr, prog: prog, r: r, transport: "virtual " + pr.vs.Name, proto: protoOf(cfg)}
+		if prog := irules.Program(pr.rules); prog != nil && (irules.HandlesMRF(prog) || mqttHandled(prog)) {
+			hooks = &mrfHooks{pr: pr, prog: prog, r: r, transport: "virtual " + pr.vs.Name, proto: irules.MRFProtocol(cfg)}
 		}
 	}
 	s := r.NewSession(write, hooks)
@@ -122,6 +122,13 @@ type mrfKey struct {
 	virtual string
 }
 
+// MRFRouter is the router of virtual under cfg, counting in c: the one
+// a UDP virtual's flows share (internal/udp/mrf.go), kept and closed
+// with the TCP virtuals' (MRFApply).
+func (e *Engine) MRFRouter(virtual string, cfg *mrf.Config, c *mrf.Counters) *mrf.Router {
+	return cfg.RouterFor(func() *mrf.Router { return e.mrfRouter(virtual, cfg, c) })
+}
+
 // mrfRouter is the router of virtual under cfg.
 func (e *Engine) mrfRouter(virtual string, cfg *mrf.Config, c *mrf.Counters) *mrf.Router {
 	k := mrfKey{e, virtual}
@@ -137,16 +144,6 @@ func (e *Engine) mrfRouter(virtual string, cfg *mrf.Config, c *mrf.Counters) *mr
 	r := mrf.NewRouter(cfg, &mrfEnv{e: e, virtual: virtual}, c)
 	mrfRouters.m[k] = r
 	return r
-}
-
-func handlesMRF(p *rules.Program) bool {
-	for _, ev := range []rules.Event{rules.GenericMessageIngress, rules.GenericMessageEgress, rules.MRIngress, rules.MREgress, rules.MRFailed,
-		rules.SIPRequest, rules.SIPResponse, rules.DiameterIngress, rules.DiameterEgress} {
-		if p.Handles(ev) {
-			return true
-		}
-	}
-	return mqttHandled(p) // mqtt.go
 }
 
 // mrfEnv gives the router the virtual's pools and member connections.
@@ -217,6 +214,41 @@ func (x *mrfEnv) Dial(pool string, addr netip.AddrPort, src netip.Addr, tcp *soc
 	return c, done, nil
 }
 
+// DialUDP opens a UDP flow to a peer's member from src (a
+// transport-config's SNAT; invalid: the host's choice), counted on the
+// member while it lasts, as Dial's connections are.
+func (x *mrfEnv) DialUDP(pool string, addr netip.AddrPort, src netip.Addr) (net.Conn, func(), error) {
+	var m *state.Member
+	p := x.pool(pool)
+	if p != nil {
+		m = state.MemberAt(p, addr)
+	}
+	if m != nil && !m.Reserve() {
+		return nil, nil, errMemberFull
+	}
+	var laddr *net.UDPAddr
+	if src.IsValid() {
+		laddr = net.UDPAddrFromAddrPort(netip.AddrPortFrom(src, 0))
+	}
+	c, err := net.DialUDP("udp", laddr, net.UDPAddrFromAddrPort(addr))
+	if err != nil {
+		if m != nil {
+			m.ConnectFailed()
+			m.Release()
+		}
+		return nil, nil, err
+	}
+	done := func() {}
+	if m != nil {
+		p.Stats.TryOpen(0)
+		done = func() {
+			m.Release()
+			p.Stats.Close()
+		}
+	}
+	return c, done, nil
+}
+
 // errMemberFull is a member at its connection limit.
 var errMemberFull = errors.New("member at its connection limit")
 
@@ -231,49 +263,17 @@ type mrfHooks struct {
 	proto     string
 }
 
-// The message protocols' names (mrf.Protocol.Name), "" the generic one.
-const (
-	mrfSIP      = "sip"
-	mrfDiameter = "diameter"
-	mrfMQTT     = "mqtt"
-)
-
-func protoOf(cfg *mrf.Config) string {
-	if cfg.Proto == nil {
-		return ""
-	}
-	return cfg.Proto.Name()
-}
-
 // Ingress runs a client's message through its protocol's event
 // (GENERICMESSAGE_INGRESS, SIP_REQUEST, DIAMETER_INGRESS), then
 // MR_INGRESS.
 func (h *mrfHooks) Ingress(m *mrf.Message) bool {
-	switch h.proto {
-	case mrfSIP:
-		return h.run(m, rules.SIPRequest, rules.MRIngress)
-	case mrfDiameter:
-		return h.run(m, rules.DiameterIngress, rules.MRIngress)
-	case mrfMQTT:
-		return h.run(m, rules.MQTTClientIngress, rules.MQTTClientData, rules.MRIngress, rules.MQTTServerEgress)
-	}
-	return h.run(m, rules.GenericMessageIngress, rules.MRIngress)
+	return h.run(m, irules.MRFIngress(h.proto)...)
 }
 
 // Egress runs a message going to the client through MR_EGRESS, then its
-// protocol's event (GENERICMESSAGE_EGRESS, SIP_RESPONSE, DIAMETER_EGRESS)
-// [M: openltm runs no rules on peer connections, so a peer's response
-// runs SIP_RESPONSE as it leaves toward the client].
+// protocol's event (GENERICMESSAGE_EGRESS, SIP_RESPONSE, DIAMETER_EGRESS).
 func (h *mrfHooks) Egress(m *mrf.Message) bool {
-	switch h.proto {
-	case mrfSIP:
-		return h.run(m, rules.MREgress, rules.SIPResponse)
-	case mrfDiameter:
-		return h.run(m, rules.MREgress, rules.DiameterEgress)
-	case mrfMQTT:
-		return h.run(m, rules.MQTTServerIngress, rules.MQTTServerData, rules.MREgress, rules.MQTTClientEgress)
-	}
-	return h.run(m, rules.MREgress, rules.GenericMessageEgress)
+	return h.run(m, irules.MRFEgress(h.proto)...)
 }
 
 func (h *mrfHooks) Failed(m *mrf.Message) bool { return h.run(m, rules.MRFailed) }
@@ -308,19 +308,19 @@ func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 		case rules.SIPRequest, rules.SIPResponse:
 			sess.BeginSIP(m.Data)
 			err = sess.Run(ev)
-			end = !mrfSIPOutcome(m, sess.EndSIP())
+			end = !irules.MRFSIPOutcome(m, sess.EndSIP())
 		case rules.DiameterIngress, rules.DiameterEgress:
 			sess.BeginDiameterWith(m.Data, h.diamCtx(m))
 			err = sess.Run(ev)
 			end = !mrfDiameterOutcome(m, sess.EndDiameter())
 		default:
-			if h.proto == mrfDiameter {
+			if h.proto == irules.MRFDiameter {
 				// The DIAMETER:: commands read the message in the MR_
 				// events too.
 				sess.BeginDiameterWith(m.Data, h.diamCtx(m))
 				err = sess.Run(ev)
 				end = !mrfDiameterOutcome(m, sess.EndDiameter())
-			} else if h.proto == mrfMQTT {
+			} else if h.proto == irules.MRFMQTT {
 				end, collect, err = h.runMQTT(sess, ev, m)
 			} else {
 				err = sess.Run(ev)
@@ -409,7 +409,7 @@ func (h *mrfHooks) runMQTT(sess *rules.ConnState, ev rules.Event, m *mrf.Message
 // go to the client's broker (s.ToPeer) before its connection is
 // closed.
 func (h *mrfHooks) shutdown(s *mrf.Session) {
-	if h.proto != mrfMQTT || !h.prog.Handles(rules.MQTTClientShutdown) {
+	if h.proto != irules.MRFMQTT || !h.prog.Handles(rules.MQTTClientShutdown) {
 		return
 	}
 	pr, rs := h.pr, h.pr.rs
@@ -433,26 +433,6 @@ func (h *mrfHooks) shutdown(s *mrf.Session) {
 	for _, b := range append(o.Before, o.After...) {
 		s.ToPeer(b)
 	}
-}
-
-// mrfSIPOutcome applies what SIP_REQUEST or SIP_RESPONSE did to m: its
-// edits, SIP::discard (the message is dropped) and SIP::respond (the
-// rule's answer goes to the client at once; the request goes on unless
-// discarded too, as on the sip profile's flows). false: the connection
-// could not be written.
-func mrfSIPOutcome(m *mrf.Message, out rules.SIPState) bool {
-	if out.Edited {
-		m.Data = out.Msg
-	}
-	if out.Discard {
-		m.Drop = true
-	}
-	if out.Reply != nil {
-		if s := m.Originator(); s != nil && s.Send(out.Reply) != nil {
-			return false
-		}
-	}
-	return true
 }
 
 // diamCtx is what the DIAMETER:: commands know of m beyond its bytes:

@@ -26,6 +26,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/mrf"
 	"github.com/openltm/openltm/dataplane/persist"
 )
 
@@ -60,6 +61,9 @@ type Env struct {
 	Running func() *config.Config
 	// Persist is the plane's persistence table.
 	Persist *persist.Table
+	// MRFRouter is the message router of a virtual with message-routing
+	// profiles (mrf.go), shared by its flows; nil: none is served.
+	MRFRouter func(virtual string, cfg *mrf.Config, c *mrf.Counters) *mrf.Router
 }
 
 // Engine runs the UDP listeners of one plane and their flows.

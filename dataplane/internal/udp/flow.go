@@ -14,6 +14,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/mrf"
 	"github.com/openltm/openltm/dataplane/persist"
 	"github.com/openltm/openltm/dataplane/sipmsg"
 )
@@ -52,6 +53,9 @@ type flow struct {
 	// sip is the sip profile's proxy state (sipproxy.go), nil when the
 	// profile sets no proxy setting.
 	sip *sipState
+	// mr is the flow's session of its virtual's message router (mrf.go),
+	// nil without message-routing profiles.
+	mr *mrf.Session
 	// rad is the radius profile's state (radius.go), nil without one.
 	rad *radiusState
 	// gtp: the virtual has a gtp profile (gtp.go); gtps is its requests
@@ -155,6 +159,7 @@ func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client net
 	f.gtp = cfg.GTP != nil
 	f.gtps = newGTPState(cfg.GTP, cfg.Persist) // gtpsession.go
 	f.dhcp = newDHCPState(cfg.DHCP, f)         // dhcp.go
+	f.mr = newMRFSession(f)                    // mrf.go
 	f.initIO()
 	return f
 }
@@ -175,6 +180,10 @@ func (f *flow) fromClient(b []byte) {
 	}
 	if f.clone != nil {
 		f.clone.Client(b) // as the client sent it, held or not
+	}
+	if f.mr != nil {
+		f.mrfIn(b) // mrf.go
+		return
 	}
 	if f.rs != nil && f.hold(b) {
 		// UDP::hold: the server is chosen and connected without the
@@ -586,6 +595,9 @@ func (f *flow) end() {
 			lg.conn.Close()
 			lg.release()
 		}
+	}
+	if f.mr != nil {
+		f.mr.Close() // its own peer flows; the answers still due are lost
 	}
 	f.clone.Close()
 	f.pace.Load().close() // pace.go
