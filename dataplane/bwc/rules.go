@@ -131,3 +131,16 @@ func (b *Bucket) RuleMeasure(session bool, name, label string) (*Measure, error)
 	}
 	return b.SessionMeasure(name)
 }
+
+// UnderName is Under for a policy a rule names (a bare name is in
+// /Common), where the caller holds the flow's bucket but not the set.
+func UnderName(b *Bucket, name string) (*Bucket, error) {
+	full := name
+	if !strings.HasPrefix(full, "/") {
+		full = "/Common/" + name
+	}
+	if b == nil || b.p.Cfg.Name != full {
+		return nil, fmt.Errorf("the flow is not attached to bwc policy %s", full)
+	}
+	return b, nil
+}
