@@ -6,10 +6,15 @@
 //
 // A dynamic policy's categories (BWC::color set) each have a bucket of
 // their own, shared by the flows put in them, inside the policy's;
-// a flow's priority level (BWC::priority) lets the flows of higher
-// levels take the policy's bucket first; the policy's and category's
-// ip-tos and link-qos (or BWC::mark's) are set on the flow's sockets
-// (IP_TOS, SO_PRIORITY: MarkConn, MarkSide).
+// a flow's priority level (BWC::priority, or its category's) lets the
+// flows of higher levels take the policy's bucket first, or, under a
+// priority group, gives each busy level its weight's share (priority.go);
+// the policy's and category's ip-tos and link-qos (or BWC::mark's) are
+// set on the flow's sockets (IP_TOS, SO_PRIORITY: MarkConn, MarkSide).
+// A measured policy, category, instance or flow counts its bytes, and a
+// policy with a log-publisher logs them each log-period (measure.go).
+// Ingress is a rule's limit on a stream client's packets
+// (IP::ingress_rate_limit), read through Conn on an http virtual.
 //
 // The buckets are golang.org/x/time/rate limiters counting bytes. A flow
 // that no policy applies to holds a nil *Bucket and pays one nil check;

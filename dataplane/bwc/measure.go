@@ -134,11 +134,11 @@ func (p *Policy) logLines(period time.Duration, emit func([]byte)) {
 	}
 	p.mu.Unlock()
 	ms := period.Milliseconds()
-	b := make([]byte, 0, 160)
 	for _, x := range all {
 		total := x.m.bytes.Load()
 		delta := total - x.m.logged.Swap(total)
-		b = append(b[:0], "bwc-measure policy "...)
+		// A line of its own: a sender may keep it past the call.
+		b := append(make([]byte, 0, 160), "bwc-measure policy "...)
 		b = append(b, p.Cfg.Name...)
 		if x.what != "" {
 			b = append(b, ' ')
