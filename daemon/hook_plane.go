@@ -35,6 +35,8 @@ func (e *Engine) AttachDataplane(p *dataplane.Plane) error {
 	e.attachHSL(p)
 	// The dns profiles' logging (translate_dns.go) sends through the publishers.
 	p.SetDNSLogSender(e.rules.rt.hsl.sendPublisher)
+	// The bandwidth controllers' measurement logs (translate_bwc.go) too.
+	p.SetBWCLogSender(e.rules.rt.hsl.sendPublisher)
 	e.rules.rt.flows.p.Store(p) // FLOWTABLE:: (hook_flowtable.go)
 	if err := e.AddHook(h); err != nil {
 		return err

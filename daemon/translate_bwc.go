@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/objects"
@@ -20,7 +21,14 @@ var (
 	bwcIPTos         = netBWCPolicy.MustProp("ip-tos")
 	bwcLinkQos       = netBWCPolicy.MustProp("link-qos")
 	bwcCategories    = netBWCPolicy.MustProp("categories")
+	bwcMeasure       = netBWCPolicy.MustProp("measure")
+	bwcLogPublisher  = netBWCPolicy.MustProp("log-publisher")
+	bwcLogPeriod     = netBWCPolicy.MustProp("log-period")
+	bwcPriorityMap   = netBWCPolicy.MustProp("traffic-priority-map")
 	virtualBWCPolicy = ltmVirtual.MustProp("bwc-policy")
+
+	netBWCPriorityGroup = schema.MustKind("net bwc priority-group")
+	bwcPriorityLevels   = netBWCPriorityGroup.MustProp("priority-levels")
 )
 
 // parseBWCRate reads a rate such as 10mbps (rules.ParseBitRate: the
@@ -52,6 +60,7 @@ func parsePPS(s string) (uint64, bool) {
 // max-rate; max-user-rate and max-user-rate-pps are a dynamic policy's and
 // max-user-rate is at most max-rate.
 func (t *translator) bwcPolicies() {
+	groups := t.bwcPriorityGroups()
 	for _, o := range t.cfg.Of(netBWCPolicy) {
 		e := func(p *objects.Prop) string { return p.Effective(t.cfg, o) }
 		pc := &dataplane.BWCPolicy{Name: o.Name, Dynamic: e(bwcDynamic) == "enabled"}
@@ -88,6 +97,16 @@ func (t *translator) bwcPolicies() {
 		if pc.Mark, err = bwcMark(e(bwcIPTos), e(bwcLinkQos)); err != nil {
 			t.refuse("BWC policy %s: %v", o.Name, err)
 			continue
+		}
+		if !t.bwcMeasurement(o, pc) {
+			continue
+		}
+		if name := e(bwcPriorityMap); name != "" && name != "none" {
+			g := t.cfg.Lookup(t.s, []string{netBWCPriorityGroup.Key()}, name)
+			if g == nil || groups[g.Name] == nil {
+				continue // refused above, or a dangling reference the schema reports
+			}
+			pc.Priority = groups[g.Name]
 		}
 		if !t.bwcCategories(o, pc) {
 			continue
@@ -165,6 +184,16 @@ func (t *translator) bwcCategories(o *objects.Object, pc *dataplane.BWCPolicy) b
 		if cat.Mark, err = bwcMark(in("ip-tos"), in("link-qos")); err != nil {
 			return t.refuse("BWC policy %s: category %s: %v", o.Name, it.Name, err)
 		}
+		if lv := in("traffic-priority-map"); lv != "" && lv != "none" {
+			if pc.Priority == nil {
+				return t.refuse("BWC policy %s: category %s: traffic-priority-map %s needs the policy's traffic-priority-map (a net bwc priority-group)", o.Name, it.Name, lv)
+			}
+			n, ok := pc.Priority.Levels[lv]
+			if !ok {
+				return t.refuse("BWC policy %s: category %s: priority group %s has no level %s", o.Name, it.Name, pc.Priority.Name, lv)
+			}
+			cat.Leveled, cat.Level = true, n
+		}
 		pc.Categories = append(pc.Categories, cat)
 	}
 	return true
@@ -194,4 +223,60 @@ func markValue(s string, max int) (int, error) {
 		return 0, fmt.Errorf("out of range")
 	}
 	return n, nil
+}
+
+// bwcMeasurement reads a policy's measure, log-publisher and log-period
+// (milliseconds; 0 is F5's default of 2048).
+func (t *translator) bwcMeasurement(o *objects.Object, pc *dataplane.BWCPolicy) bool {
+	pc.Measure = bwcMeasure.Effective(t.cfg, o) == "enabled"
+	if name := bwcLogPublisher.Effective(t.cfg, o); name != "" && name != "none" {
+		if p := t.cfg.Lookup(t.s, []string{"sys log-config publisher"}, name); p != nil {
+			pc.LogPublisher = p.Name
+		}
+	}
+	ms, err := strconv.ParseUint(bwcLogPeriod.Effective(t.cfg, o), 10, 31)
+	if err != nil {
+		return t.refuse("BWC policy %s: log-period %q is not a number of milliseconds", o.Name, bwcLogPeriod.Effective(t.cfg, o))
+	}
+	pc.LogPeriod = time.Duration(ms) * time.Millisecond
+	return true
+}
+
+// bwcPriorityGroups reads every `net bwc priority-group`: its levels by
+// name, each a level number (0 to 7) no other level of the group has and
+// a weight. A group one BIG-IP would refuse is refused [M: the messages
+// are openltm's], as is one without levels, which would share nothing.
+func (t *translator) bwcPriorityGroups() map[string]*dataplane.BWCPriorityGroup {
+	out := map[string]*dataplane.BWCPriorityGroup{}
+	sub := bwcPriorityLevels.Sub
+	for _, o := range t.cfg.Of(netBWCPriorityGroup) {
+		c := t.cfg.Effective(o, bwcPriorityLevels.Name)
+		if c == nil || len(c.Items) == 0 {
+			t.refuse("BWC priority group %s: priority-levels must have at least one level", o.Name)
+			continue
+		}
+		g := &dataplane.BWCPriorityGroup{Name: o.Name, Levels: map[string]int{}}
+		ok := true
+		for _, it := range c.Items {
+			lv, err1 := strconv.Atoi(sub.MustProp("level").StrIn(it))
+			w, err2 := strconv.Atoi(sub.MustProp("weight").StrIn(it))
+			switch {
+			case err1 != nil || lv < 0 || lv > 7:
+				ok = t.refuse("BWC priority group %s: level %s: level must be 0 to 7", o.Name, it.Name)
+			case err2 != nil || w < 1 || w > 100:
+				ok = t.refuse("BWC priority group %s: level %s: weight must be 1 to 100", o.Name, it.Name)
+			case g.Weights[lv] != 0:
+				ok = t.refuse("BWC priority group %s: level %s: another level of the group is level %d", o.Name, it.Name, lv)
+			}
+			if !ok {
+				break
+			}
+			g.Weights[lv] = w
+			g.Levels[it.Name] = lv
+		}
+		if ok {
+			out[o.Name] = g
+		}
+	}
+	return out
 }

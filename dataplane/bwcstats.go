@@ -19,3 +19,10 @@ func (p *Plane) ResetBWCStats(name string) {
 		pol.ResetStats()
 	}
 }
+
+// SetBWCLogSender lets the bandwidth controllers' measurements (measure,
+// BWC::measure) reach their log-publisher through the running
+// configuration's log publishers.
+func (p *Plane) SetBWCLogSender(send func(publisher string, line []byte) bool) {
+	p.bwc.SetLogSender(send)
+}

@@ -60,6 +60,7 @@ type (
 	BWCPolicy         = config.BWCPolicy
 	BWCCategory       = config.BWCCategory
 	BWCMark           = config.BWCMark
+	BWCPriorityGroup  = config.BWCPriorityGroup
 	GTPProfile        = config.GTPProfile
 	DHCPProfile       = config.DHCPProfile
 	DHCPv6Option      = config.DHCPv6Option

@@ -545,6 +545,7 @@ func (p *Plane) Close() {
 	p.mblbs.Close()
 	p.l4.Close()
 	p.udp.Close()
+	p.bwc.Close() // the policies' measurement logs
 }
 
 // probeTarget is where a monitor probes a member (or node, port 0): the

@@ -39,6 +39,34 @@ type BWCClassConn interface {
 	BWCMark(policy string, tos, qos int) error
 }
 
+// BWCGroupConn is implemented by a BWCClassConn whose policy may have a
+// priority group: BWC::priority takes a level's name through it.
+type BWCGroupConn interface {
+	// BWCPriorityName gives the flow the level of that name in its
+	// policy's priority group.
+	BWCPriorityName(name string) error
+}
+
+// BWCMeasureConn is implemented by a BWCConn whose flow's policy a rule
+// can measure (BWC::measure).
+type BWCMeasureConn interface {
+	// BWCMeasure is the flow's own measurement (session false), or a
+	// session's of its policy (session true; name "" for the flow's own
+	// instance).
+	BWCMeasure(session bool, name string) (BWCMeasurement, error)
+}
+
+// BWCMeasurement is one measurement BWC::measure controls and reads.
+type BWCMeasurement interface {
+	Start()
+	Stop()
+	SetID(id string)
+	// Bytes is what passed while it was on; Rate the bits per second of
+	// the last whole second.
+	Bytes() uint64
+	Rate() uint64
+}
+
 func registerBWC(t *tcl.Commands) {
 	t.Register("BWC::policy", cmdBWCPolicy).Compile = bwcPolicyHook
 	t.Register("BWC::rate", cmdBWCRate)
@@ -46,6 +74,7 @@ func registerBWC(t *tcl.Commands) {
 	t.Register("BWC::color", cmdBWCColor)
 	t.Register("BWC::priority", cmdBWCPriority)
 	t.Register("BWC::mark", cmdBWCMark)
+	t.Register("BWC::measure", cmdBWCMeasure)
 	registerUnsupported(t, bwcUnsupported)
 }
 
@@ -54,8 +83,69 @@ func registerBWC(t *tcl.Commands) {
 // with a warning saying so (registerUnsupported), rather than run as if
 // the traffic were treated as asked.
 var bwcUnsupported = map[string]string{
-	"BWC::measure": "measurement (the policy's measure and log-publisher) is kept in the configuration but not run; show net bwc policy counts every policy",
-	"BWC::debug":   "there is no bandwidth controller debug log; show net bwc policy counts every policy",
+	"BWC::debug": "F5 documents neither its form nor what it logs; BWC::measure and the policy's measure and log-publisher report a policy's rates, show net bwc policy its counters",
+}
+
+// cmdBWCMeasure is F5's BWC::measure (start|stop | identifier ID |
+// get rate|bytes) (flow | session ?SESSION?): a measurement of the
+// flow's own bytes, or of a session of its policy (the flow's own
+// instance, or the one named, of a dynamic policy; the whole policy for
+// a static one). identifier names it in the lines the policy's
+// log-publisher gets each log-period; get reads the bits per second of
+// the last whole second (rate) or the bytes since it started [M: F5
+// gives no unit for rate; openltm's is bits per second, as the policy's
+// rates are].
+func cmdBWCMeasure(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	const usage = "BWC::measure ((start|stop) | identifier id_str | get (rate|bytes)) (flow | session ?session_str?)"
+	if len(args) < 3 {
+		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	op, rest := args[1].String(), args[2:]
+	var arg string
+	switch op {
+	case "start", "stop":
+	case "identifier", "get":
+		arg, rest = rest[0].String(), rest[1:]
+		if op == "get" && arg != "rate" && arg != "bytes" {
+			return tcl.Empty, tcl.WrongArgs(usage)
+		}
+	default:
+		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	if len(rest) == 0 || len(rest) > 2 || rest[0].String() == "flow" && len(rest) != 1 ||
+		rest[0].String() != "flow" && rest[0].String() != "session" {
+		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	session, name := rest[0].String() == "session", ""
+	if len(rest) == 2 {
+		name = rest[1].String()
+	}
+	_, c, err := sess(in, "BWC::measure")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	mc, ok := c.(BWCMeasureConn)
+	if !ok {
+		return tcl.Empty, tcl.Errorf("BWC::measure: this connection cannot be shaped by a bandwidth controller")
+	}
+	m, err := mc.BWCMeasure(session, name)
+	if err != nil {
+		return tcl.Empty, tcl.Errorf("BWC::measure: %v", err)
+	}
+	switch op {
+	case "start":
+		m.Start()
+	case "stop":
+		m.Stop()
+	case "identifier":
+		m.SetID(arg)
+	case "get":
+		if arg == "rate" {
+			return tcl.Int(int64(m.Rate())), nil
+		}
+		return tcl.Int(int64(m.Bytes())), nil
+	}
+	return tcl.Empty, nil
 }
 
 // bwcPolicyHook marks a rule that attaches flows to bandwidth
@@ -106,11 +196,14 @@ func cmdBWCColor(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 const maxBWCLevel = 7
 
 // cmdBWCPriority is BWC::priority ?POLICY? LEVEL: the flow's priority
-// level in its policy, 0 to 7; while a flow of a higher level waits for
-// the policy's rate, those of lower levels let it pass first [M: F5
-// documents no form of the command; openltm numbers levels as
-// FLOW::priority does, 7 the highest, and takes the policy's name, when
-// given, as a check that the flow is under it].
+// level in its policy, 0 to 7, or the name of a level of the policy's
+// priority group (traffic-priority-map). Under a priority group each busy
+// level gets its weight's share of the policy's rate; without one, while
+// a flow of a higher level waits for the policy's rate, those of lower
+// levels let it pass first [M: F5 documents no form of the command;
+// openltm numbers levels as FLOW::priority does, 7 the highest, and
+// takes the policy's name, when given, as a check that the flow is
+// under it].
 func cmdBWCPriority(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	const usage = "BWC::priority ?policy_name? level"
 	if len(args) < 2 || len(args) > 3 {
@@ -118,7 +211,8 @@ func cmdBWCPriority(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	}
 	s := args[len(args)-1].String()
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 || n > maxBWCLevel {
+	named := err != nil && s != "" && strings.TrimLeft(s, "-+0123456789") != ""
+	if !named && (err != nil || n < 0 || n > maxBWCLevel) {
 		return tcl.Empty, tcl.Errorf("BWC::priority: %q is not a level from 0 to %d", s, maxBWCLevel)
 	}
 	bc, err := bwcClassConn(in, "BWC::priority")
@@ -130,7 +224,16 @@ func cmdBWCPriority(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 			return tcl.Empty, tcl.Errorf("BWC::priority: %v", err)
 		}
 	}
-	if err := bc.BWCPriority(n); err != nil {
+	if named {
+		gc, ok := bc.(BWCGroupConn)
+		if !ok {
+			return tcl.Empty, tcl.Errorf("BWC::priority: %q is not a level from 0 to %d", s, maxBWCLevel)
+		}
+		err = gc.BWCPriorityName(s)
+	} else {
+		err = bc.BWCPriority(n)
+	}
+	if err != nil {
 		return tcl.Empty, tcl.Errorf("BWC::priority: %v", err)
 	}
 	return tcl.Empty, nil

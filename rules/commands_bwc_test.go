@@ -28,7 +28,6 @@ func TestParseBitRate(t *testing.T) {
 // fail with a Tcl error naming what is missing, whatever their words.
 func TestBWCUnsupported(t *testing.T) {
 	for _, c := range []struct{ expr, want string }{
-		{"BWC::measure start", "BWC::measure: not supported: measurement"},
 		{"BWC::debug on", "BWC::debug: not supported"},
 	} {
 		name := strings.Fields(c.expr)[0]
@@ -69,6 +68,31 @@ func (f *bwcFake) BWCMark(policy string, tos, qos int) error {
 	return nil
 }
 
+func (f *bwcFake) BWCPriorityName(name string) error {
+	if name != "video" {
+		return errors.New("priority group pg of bwc policy gold has no level " + name)
+	}
+	f.got = append(f.got, "priority "+name)
+	return nil
+}
+
+func (f *bwcFake) BWCMeasure(session bool, name string) (BWCMeasurement, error) {
+	if name == "nobody" {
+		return nil, errors.New("no such session in the flow's bwc policy")
+	}
+	f.got = append(f.got, "measure "+strconv.FormatBool(session)+" "+name)
+	return &fakeMeasure{f: f}, nil
+}
+
+// fakeMeasure records what BWC::measure did to a measurement.
+type fakeMeasure struct{ f *bwcFake }
+
+func (m *fakeMeasure) Start()          { m.f.got = append(m.f.got, "start") }
+func (m *fakeMeasure) Stop()           { m.f.got = append(m.f.got, "stop") }
+func (m *fakeMeasure) SetID(id string) { m.f.got = append(m.f.got, "id "+id) }
+func (m *fakeMeasure) Bytes() uint64   { return 4096 }
+func (m *fakeMeasure) Rate() uint64    { return 8000 }
+
 // TestBWCClassify: BWC::color, BWC::priority and BWC::mark read their
 // words and ask the connection; bad words are Tcl errors that ask
 // nothing, as is a connection no controller shapes.
@@ -90,6 +114,22 @@ func TestBWCClassify(t *testing.T) {
 		{"BWC::mark gold", "", "wrong # args"},
 		{"BWC::priority", "", "wrong # args"},
 		{"BWC::color", "", "wrong # args"},
+		{"BWC::priority video", "priority video", ""},
+		{"BWC::priority gold video", "mark gold -2 -2,priority video", ""},
+		{"BWC::priority audio", "", "has no level audio"},
+		{"BWC::priority -3", "", "not a level from 0 to 7"},
+		{"BWC::measure start flow", "measure false ,start", ""},
+		{"BWC::measure stop session", "measure true ,stop", ""},
+		{"BWC::measure start session 10.0.0.1:80", "measure true 10.0.0.1:80,start", ""},
+		{"BWC::measure identifier MYSESSION session", "measure true ,id MYSESSION", ""},
+		{"set r [BWC::measure get rate flow]; BWC::measure identifier $r flow", "measure false ,measure false ,id 8000", ""},
+		{"set b [BWC::measure get bytes session x]; BWC::measure identifier $b flow", "measure true x,measure false ,id 4096", ""},
+		{"BWC::measure start session nobody", "", "no such session"},
+		{"BWC::measure start", "", "wrong # args"},
+		{"BWC::measure start flow extra", "", "wrong # args"},
+		{"BWC::measure get speed flow", "", "wrong # args"},
+		{"BWC::measure begin flow", "", "wrong # args"},
+		{"BWC::measure start user", "", "wrong # args"},
 	} {
 		f := &bwcFake{fakeConn: newFakeConn()}
 		_, err := evalIn(t, f, nil, ClientAccepted, c.expr)

@@ -30,8 +30,9 @@ type UDPQueueStats struct {
 
 // IngressLimitConn is a flow whose client packets a rule can limit
 // (IP::ingress_rate_limit, IP::ingress_drop_rate), found by type
-// assertion: UDP flows drop the datagrams past the limit, TCP flows hold
-// the client back by reading no faster than the limit.
+// assertion: UDP flows drop the datagrams past the limit, TCP flows and
+// an http virtual's clients hold the client back by reading no faster
+// than the limit.
 type IngressLimitConn interface {
 	// IngressRateLimit is the limit in packets per second, 0 for none;
 	// SetIngressRateLimit changes it (0 lifts it), starting its counts
@@ -51,7 +52,7 @@ func registerRateLimits(t *tcl.Commands) {
 	t.Register("UDP::max_rate", cmdUDPMaxRate)
 	t.Register("UDP::max_buf_pkts", cmdUDPMaxBufPkts)
 	t.Register("UDP::debug_queue", cmdUDPDebugQueue)
-	t.Register("IP::ingress_rate_limit", cmdIngressRateLimit)
+	t.Register("IP::ingress_rate_limit", cmdIngressRateLimit).Compile = ingressHook
 	t.Register("IP::ingress_drop_rate", cmdIngressDropRate)
 }
 
@@ -151,6 +152,16 @@ func cmdUDPDebugQueue(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		rc.UDPMaxRate(), rc.UDPMaxBufPkts(), dir(up), dir(down))), nil
 }
 
+// ingressHook marks a rule that limits its clients' packets: a
+// message-based (http) virtual's clients then get a connection the limit
+// can hold back (Program.AttachesBWC), as BWC::policy's do.
+func ingressHook(c *tcl.Compiler) error {
+	if r, ok := c.Context().(*Rule); ok {
+		r.attachesBWC = true
+	}
+	return nil
+}
+
 // ingressConn is the rule's flow as an IngressLimitConn.
 func ingressConn(in *tcl.Interp, name string) (IngressLimitConn, error) {
 	_, c, err := sess(in, name)
@@ -166,8 +177,9 @@ func ingressConn(in *tcl.Interp, name string) (IngressLimitConn, error) {
 
 // cmdIngressRateLimit is IP::ingress_rate_limit ?PPS?: the flow's limit
 // on its client's packets a second, 0 for none [M: F5 documents no
-// syntax; a UDP flow drops the datagrams past it, a TCP flow reads the
-// client no faster, a segment's worth of bytes (1448) counted as one
+// syntax; a UDP flow drops the datagrams past it, a TCP flow (and an
+// http virtual's client connection) reads the client no faster, a
+// segment's worth of bytes (1448) counted as one
 // packet, so the client's window holds the rest back rather than any
 // byte being lost].
 func cmdIngressRateLimit(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {

@@ -190,7 +190,8 @@ type Program struct {
 	link     bool
 	// switchesH2: a rule has HTTP2::disable or HTTP2::enable.
 	switchesH2 bool
-	// bwc: a rule calls BWC::policy (AttachesBWC).
+	// bwc: a rule calls BWC::policy or IP::ingress_rate_limit
+	// (AttachesBWC).
 	bwc bool
 	// fixMaps are FIX::tag map's sender tag maps (commands_fix.go).
 	fixMaps fixMaps
@@ -302,10 +303,11 @@ func (p *Program) ReadsLink() bool { return p != nil && p.link }
 // up no other client, instead of on its event loops (Blocker).
 func (p *Program) Waits() bool { return p != nil && p.waits }
 
-// AttachesBWC reports whether a rule calls BWC::policy: a message-based
-// virtual then gives its clients a connection a bandwidth controller can
-// pace (one test per read and write while none is attached), which
-// other virtuals do not pay for.
+// AttachesBWC reports whether a rule calls BWC::policy or
+// IP::ingress_rate_limit: a message-based virtual then gives its clients
+// a connection a bandwidth controller or an ingress limit can pace (one
+// test per read and write while none is set), on goroutines of their own
+// since a pace waits, which other virtuals do not pay for.
 func (p *Program) AttachesBWC() bool { return p != nil && p.bwc }
 
 // Init runs every RULE_INIT handler once, as BIG-IP does when a rule is

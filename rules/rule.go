@@ -406,7 +406,8 @@ type Rule struct {
 	// (UsesPolicyCommands); policy is the policy a policy's rule runs
 	// (CompilePolicy).
 	usesPolicy bool
-	// attachesBWC: the rule calls BWC::policy (Program.AttachesBWC).
+	// attachesBWC: the rule calls BWC::policy or IP::ingress_rate_limit
+	// (Program.AttachesBWC).
 	attachesBWC bool
 	policy      *PolicyInfo
 	inEvent     Event

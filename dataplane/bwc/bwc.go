@@ -6,10 +6,15 @@
 //
 // A dynamic policy's categories (BWC::color set) each have a bucket of
 // their own, shared by the flows put in them, inside the policy's;
-// a flow's priority level (BWC::priority) lets the flows of higher
-// levels take the policy's bucket first; the policy's and category's
-// ip-tos and link-qos (or BWC::mark's) are set on the flow's sockets
-// (IP_TOS, SO_PRIORITY: MarkConn, MarkSide).
+// a flow's priority level (BWC::priority, or its category's) lets the
+// flows of higher levels take the policy's bucket first, or, under a
+// priority group, gives each busy level its weight's share (priority.go);
+// the policy's and category's ip-tos and link-qos (or BWC::mark's) are
+// set on the flow's sockets (IP_TOS, SO_PRIORITY: MarkConn, MarkSide).
+// A measured policy, category, instance or flow counts its bytes, and a
+// policy with a log-publisher logs them each log-period (measure.go).
+// Ingress is a rule's limit on a stream client's packets
+// (IP::ingress_rate_limit), read through Conn on an http virtual.
 //
 // The buckets are golang.org/x/time/rate limiters counting bytes. A flow
 // that no policy applies to holds a nil *Bucket and pays one nil check;
@@ -51,11 +56,16 @@ const packetBytes = 1448
 type Set struct {
 	mu   sync.Mutex
 	pols map[string]*Policy
+	// send is where measurement lines go (SetLogSender); nil: nowhere
+	// yet.
+	send atomic.Pointer[LogSender]
 }
 
 // Apply makes the set cfg's policies. A policy whose settings did not
 // change keeps its buckets and counters (its flows go on at its rate);
-// a changed one starts afresh for the flows attached from now on.
+// a changed one starts afresh for the flows attached from now on. A
+// policy with a log-publisher logs its measurements from here on; one
+// dropped or changed stops.
 func (s *Set) Apply(cfg map[string]*config.BWCPolicy) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -65,10 +75,27 @@ func (s *Set) Apply(cfg map[string]*config.BWCPolicy) {
 			next[name] = p
 			continue
 		}
-		next[name] = newPolicy(*pc)
+		p := newPolicy(*pc)
+		if pc.LogPublisher != "" {
+			p.stop = make(chan struct{})
+			go p.runLog(&s.send, p.stop)
+		}
+		next[name] = p
+	}
+	for name, p := range s.pols {
+		if next[name] != p && p.stop != nil {
+			close(p.stop)
+		}
 	}
 	s.pols = next
 }
+
+// SetLogSender gives the policies' measurement logs their way to the
+// log publishers.
+func (s *Set) SetLogSender(send LogSender) { s.send.Store(&send) }
+
+// Close stops every policy's measurement log.
+func (s *Set) Close() { s.Apply(nil) }
 
 // Policy is the running policy of that name; nil when there is none (or
 // s is nil).
@@ -102,11 +129,22 @@ type Policy struct {
 	cats map[string]*category
 	// active counts, per priority level, the flows waiting for the
 	// policy's bucket now: a flow of a lower level lets them pass first
-	// (BWC::priority).
+	// (BWC::priority), unless the policy has a priority group.
 	active [Levels]atomic.Int32
+	// shares are the priority group's (priority.go); nil: none.
+	shares *shares
+	// catList are cats in the configuration's order, for the log.
+	catList []*category
+	// m is the policy's measurement (measure enabled), stop ends its
+	// log (nil: none).
+	m    Measure
+	stop chan struct{}
 
 	mu    sync.Mutex
 	users map[string]*instance // a dynamic policy's instances
+	// flows are the measurements BWC::measure made on flows, logged
+	// while their flows live.
+	flows map[*Measure]struct{}
 
 	// Passed counts the bytes the policy's flows wrote, PassedPkts the
 	// writes and datagrams (a stream's write counts as the full segments
@@ -178,7 +216,8 @@ func (m *meter) bps(now time.Time) uint64 {
 }
 
 func newPolicy(c config.BWCPolicy) *Policy {
-	p := &Policy{Cfg: c, all: limiter(c.MaxRate)}
+	p := &Policy{Cfg: c, all: limiter(c.MaxRate), shares: newShares(c.Priority, c.MaxRate)}
+	p.m.on.Store(c.Measure)
 	if c.Dynamic {
 		p.users = map[string]*instance{}
 	}
@@ -186,7 +225,13 @@ func newPolicy(c config.BWCPolicy) *Policy {
 		if p.cats == nil {
 			p.cats = map[string]*category{}
 		}
-		p.cats[cc.Name] = &category{name: cc.Name, l: limiter(cc.MaxRate), mark: cc.Mark}
+		cat := &category{name: cc.Name, l: limiter(cc.MaxRate), mark: cc.Mark, level: -1}
+		if cc.Leveled {
+			cat.level = cc.Level
+		}
+		cat.m.on.Store(c.Measure)
+		p.cats[cc.Name] = cat
+		p.catList = append(p.catList, cat)
 	}
 	return p
 }
@@ -196,6 +241,9 @@ type category struct {
 	name string
 	l    *rate.Limiter
 	mark config.BWCMark
+	// level is the priority level its flows take; -1: their own.
+	level int
+	m     Measure
 }
 
 // Levels is how many priority levels a policy's flows have: 0 (the
@@ -234,6 +282,8 @@ func (p *Policy) Attach(key string) *Bucket {
 	in := p.users[key]
 	if in == nil {
 		in = &instance{key: key}
+		in.m.label = key
+		in.m.on.Store(p.Cfg.Measure)
 		in.user.Store(limiter(p.Cfg.MaxUserRate))
 		in.pps.Store(ppsLimiter(p.Cfg.MaxUserPPS))
 		p.users[key] = in
@@ -261,6 +311,9 @@ type instance struct {
 	user atomic.Pointer[rate.Limiter]
 	pps  atomic.Pointer[rate.Limiter]
 	refs int // flows of the instance, under the policy's mu
+	// m is the instance's measurement (measure enabled, BWC::measure
+	// ... session).
+	m Measure
 }
 
 // noMark is a flow's mark before BWC::mark: the category's or the
@@ -279,6 +332,9 @@ type Bucket struct {
 	// mark is what BWC::mark set, tos<<8|qos+1 packed (each 0 for
 	// pass-through, else value+1), or noMark.
 	mark atomic.Int32
+	// fm is the flow's own measurement (BWC::measure ... flow); nil:
+	// none.
+	fm atomic.Pointer[Measure]
 }
 
 // Policy is the policy b belongs to.
@@ -305,6 +361,9 @@ func (b *Bucket) SetCategory(name string) bool {
 		return false
 	}
 	b.cat.Store(c)
+	if c.level >= 0 {
+		b.level.Store(int32(c.level))
+	}
 	return true
 }
 
@@ -361,12 +420,22 @@ func ppsLimiter(pps uint64) *rate.Limiter {
 // Release ends one flow's use of b: a dynamic instance with no flow left
 // is dropped. A nil b is fine.
 func (b *Bucket) Release() {
-	if b == nil || b.in == nil {
+	if b == nil {
+		return
+	}
+	fm := b.fm.Load()
+	if b.in == nil && fm == nil {
 		return
 	}
 	p, in := b.p, b.in
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if fm != nil {
+		delete(p.flows, fm)
+	}
+	if in == nil {
+		return
+	}
 	if in.refs--; in.refs <= 0 && p.users[in.key] == in {
 		delete(p.users, in.key)
 	}
@@ -386,20 +455,27 @@ func (b *Bucket) WaitDatagram(n int) { b.wait(n, 1) }
 
 func (b *Bucket) wait(n, pk int) {
 	p := b.p
+	now := time.Now()
 	p.Passed.Add(uint64(n))
 	p.PassedPkts.Add(uint64(pk))
-	p.rate.add(time.Now(), uint64(n))
+	p.rate.add(now, uint64(n))
+	p.m.add(now, n)
+	if fm := b.fm.Load(); fm != nil {
+		fm.add(now, n)
+	}
 	waited := false
 	if in := b.in; in != nil {
+		in.m.add(now, n)
 		waited = waitBytes(in.user.Load(), n)
 		if pps := in.pps.Load(); pps != nil {
 			waited = waitBytes(pps, pk) || waited
 		}
 	}
 	if c := b.cat.Load(); c != nil {
+		c.m.add(now, n)
 		waited = waitBytes(c.l, n) || waited
 	}
-	waited = p.waitAll(int(b.level.Load()), n) || waited
+	waited = p.waitAll(int(b.level.Load()), n, now) || waited
 	if waited {
 		p.Delayed.Add(uint64(n))
 	}
@@ -432,11 +508,17 @@ func waitBytes(l *rate.Limiter, n int) bool {
 // higher level waits for the policy's bucket, before it looks again.
 const yieldTime = 2 * time.Millisecond
 
-// waitAll takes n bytes of the policy's bucket at priority level: while
-// a flow of a higher level waits for it, a lower one lets it go first.
-func (p *Policy) waitAll(level, n int) bool {
+// waitAll takes n bytes of the policy's bucket at priority level: with a
+// priority group, each busy level within its share (priority.go);
+// without, while a flow of a higher level waits for it, a lower one lets
+// it go first.
+func (p *Policy) waitAll(level, n int, now time.Time) bool {
 	if p.all == nil {
 		return false
+	}
+	if s := p.shares; s != nil {
+		waited := s.wait(level, n, now)
+		return waitBytes(p.all, n) || waited
 	}
 	p.active[level].Add(1)
 	defer p.active[level].Add(-1)

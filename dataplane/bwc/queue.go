@@ -116,10 +116,12 @@ func (q *Queue[T]) Close() {
 // message-based (http) virtual's clients go through one, so that their
 // requests' and responses' bodies pass at the policy's rate. Its bucket
 // may change while it runs (a rule's BWC::policy attach or detach);
-// without one the bytes pass at once.
+// without one the bytes pass at once. A rule's IP::ingress_rate_limit
+// holds its reads back too (SetIngress).
 type Conn struct {
 	net.Conn
-	b atomic.Pointer[Bucket]
+	b  atomic.Pointer[Bucket]
+	in atomic.Pointer[Ingress]
 }
 
 // PacedConn is c on b (nil: none yet).
@@ -137,11 +139,22 @@ func (c *Conn) Swap(b *Bucket) *Bucket { return c.b.Swap(b) }
 // Bucket is the bucket c is on; nil for none.
 func (c *Conn) Bucket() *Bucket { return c.b.Load() }
 
+// SetIngress limits the client's packets read from c (nil: no limit).
+func (c *Conn) SetIngress(ig *Ingress) { c.in.Store(ig) }
+
+// Ingress is c's limit on the client's packets; nil for none.
+func (c *Conn) Ingress() *Ingress { return c.in.Load() }
+
 // Read implements net.Conn.
 func (c *Conn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
-	if b := c.b.Load(); n > 0 && b != nil {
-		b.Wait(n)
+	if n > 0 {
+		if ig := c.in.Load(); ig != nil {
+			ig.Wait(n)
+		}
+		if b := c.b.Load(); b != nil {
+			b.Wait(n)
+		}
 	}
 	return n, err
 }

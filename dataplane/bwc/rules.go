@@ -104,3 +104,43 @@ func (b *Bucket) RuleMark(tos, qos int) bool {
 	b.SetMark(m)
 	return true
 }
+
+// RulePriorityName is BWC::priority NAME on a flow whose bucket is b:
+// the level of that name in its policy's priority group.
+func (b *Bucket) RulePriorityName(name string) error {
+	if b == nil {
+		return errors.New("the flow is not attached to a bwc policy")
+	}
+	l, err := b.p.Level(name)
+	if err != nil {
+		return err
+	}
+	b.SetLevel(l)
+	return nil
+}
+
+// RuleMeasure is the measurement BWC::measure names on a flow whose
+// bucket is b (nil: none): the flow's own (label its client), or a
+// session's of its policy.
+func (b *Bucket) RuleMeasure(session bool, name, label string) (*Measure, error) {
+	if b == nil {
+		return nil, errors.New("the flow is not attached to a bwc policy")
+	}
+	if !session {
+		return b.FlowMeasure(label), nil
+	}
+	return b.SessionMeasure(name)
+}
+
+// UnderName is Under for a policy a rule names (a bare name is in
+// /Common), where the caller holds the flow's bucket but not the set.
+func UnderName(b *Bucket, name string) (*Bucket, error) {
+	full := name
+	if !strings.HasPrefix(full, "/") {
+		full = "/Common/" + name
+	}
+	if b == nil || b.p.Cfg.Name != full {
+		return nil, fmt.Errorf("the flow is not attached to bwc policy %s", full)
+	}
+	return b, nil
+}

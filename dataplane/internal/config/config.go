@@ -1309,6 +1309,29 @@ type BWCPolicy struct {
 	// Categories are a dynamic policy's categories (BWC::color set puts
 	// a flow in one), each with its own rate and marks; nil: none.
 	Categories []BWCCategory
+	// Priority is the policy's priority group (traffic-priority-map):
+	// each level's weight in the policy's rate; nil: none, and a higher
+	// level simply goes first.
+	Priority *BWCPriorityGroup
+	// Measure is measure enabled: the policy, its categories and every
+	// instance are measured (BWC::measure starts a flow's or an
+	// instance's own measurement besides).
+	Measure bool
+	// LogPublisher is log-publisher's full path ("": none), which gets a
+	// line per measured thing each LogPeriod.
+	LogPublisher string
+	LogPeriod    time.Duration
+}
+
+// BWCPriorityGroup is a `net bwc priority-group` as a policy uses it.
+type BWCPriorityGroup struct {
+	Name string
+	// Weights are the levels' weights by level number (0 to 7); 0 for a
+	// level the group does not list.
+	Weights [8]int
+	// Levels names the group's levels, for BWC::priority NAME and a
+	// category's traffic-priority-map.
+	Levels map[string]int
 }
 
 // BWCMark is the marking of a policy or a category: TOS and QoS are the
@@ -1326,4 +1349,8 @@ type BWCCategory struct {
 	Name    string
 	MaxRate uint64
 	Mark    BWCMark
+	// Leveled: the category's flows take priority level Level (its
+	// traffic-priority-map, a level of the policy's group).
+	Leveled bool
+	Level   int
 }

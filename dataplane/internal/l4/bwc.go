@@ -135,3 +135,23 @@ func (pr *proxied) BWCMark(policy string, tos, qos int) error {
 	}
 	return nil
 }
+
+var (
+	_ rules.BWCGroupConn   = (*proxied)(nil)
+	_ rules.BWCMeasureConn = (*proxied)(nil)
+)
+
+// BWCPriorityName implements rules.BWCGroupConn.
+func (pr *proxied) BWCPriorityName(name string) error {
+	return pr.bwc.Load().RulePriorityName(name)
+}
+
+// BWCMeasure implements rules.BWCMeasureConn: a flow's measurement is
+// named by its client in the policy's log.
+func (pr *proxied) BWCMeasure(session bool, name string) (rules.BWCMeasurement, error) {
+	m, err := pr.bwc.Load().RuleMeasure(session, name, pr.client.RemoteAddr().String())
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}

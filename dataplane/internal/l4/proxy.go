@@ -130,7 +130,7 @@ type proxied struct {
 	// ingress is a rule's limit on the client's packets
 	// (IP::ingress_rate_limit), which the client side's reads wait on
 	// (ingress.go); nil: none.
-	ingress atomic.Pointer[ingressPace]
+	ingress atomic.Pointer[bwc.Ingress]
 }
 
 // reset closes c with a TCP reset.
@@ -853,7 +853,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 		}
 		if up {
 			if ip := pr.ingress.Load(); ip != nil {
-				ip.wait(n) // ingress.go
+				ip.Wait(n) // bwc.Ingress
 			}
 		}
 		w, werr = 0, nil

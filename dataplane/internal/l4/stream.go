@@ -131,7 +131,7 @@ func (pr *proxied) copyFiltered(src, dst *net.TCPConn, up bool, sc *serverConn, 
 			pr.countRead(n, up, sc)
 			if up {
 				if ip := pr.ingress.Load(); ip != nil {
-					ip.wait(n) // ingress.go
+					ip.Wait(n) // bwc.Ingress
 				}
 			}
 			f, out := pr.filterFor(sd, sd.out[:0])

@@ -620,7 +620,7 @@ func (pr *proxied) copyLoopTLS(up bool, sc *serverConn, st *sideState) bool {
 			}
 			if up {
 				if ip := pr.ingress.Load(); ip != nil {
-					ip.wait(n) // ingress.go
+					ip.Wait(n) // ingress.go
 				}
 			}
 			_, werr := tlsprof.WriteRecords(dst, (*bp)[:n], maxRecord)

@@ -1,6 +1,7 @@
 package mblbvs
 
 import (
+	"errors"
 	"net"
 
 	"github.com/openltm/openltm/dataplane/bwc"
@@ -149,3 +150,58 @@ func (r *mblbRules) BWCMark(policy string, tos, qos int) error {
 	}
 	return nil
 }
+
+var (
+	_ rules.BWCGroupConn     = (*mblbRules)(nil)
+	_ rules.BWCMeasureConn   = (*mblbRules)(nil)
+	_ rules.IngressLimitConn = (*mblbRules)(nil)
+)
+
+// BWCPriorityName implements rules.BWCGroupConn.
+func (r *mblbRules) BWCPriorityName(name string) error {
+	return r.f.bucket().RulePriorityName(name)
+}
+
+// BWCMeasure implements rules.BWCMeasureConn: a flow's measurement is
+// named by its client in the policy's log.
+func (r *mblbRules) BWCMeasure(session bool, name string) (rules.BWCMeasurement, error) {
+	m, err := r.f.bucket().RuleMeasure(session, name, r.f.Client.String())
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// errNoIngress is IP::ingress_rate_limit on a client whose connection
+// is not paced (an SSL forward proxy's, whose TLS runs on the raw one).
+var errNoIngress = errors.New("this connection's client packets cannot be limited")
+
+// pacer is the client's paced connection; nil when it has none.
+func (f *mblbFlow) pacer() *bwc.Conn {
+	f.bwcMu.Lock()
+	defer f.bwcMu.Unlock()
+	return f.pace
+}
+
+// IngressRateLimit implements rules.IngressLimitConn.
+func (r *mblbRules) IngressRateLimit() uint64 {
+	if pc := r.f.pacer(); pc != nil {
+		return pc.Ingress().PPS()
+	}
+	return 0
+}
+
+// SetIngressRateLimit implements rules.IngressLimitConn: what is read
+// from the client waits on pps packets a second (bwc.Ingress), the
+// request bodies of an upload among it, as on a TCP virtual.
+func (r *mblbRules) SetIngressRateLimit(pps uint64) error {
+	pc := r.f.pacer()
+	if pc == nil {
+		return errNoIngress
+	}
+	pc.SetIngress(bwc.NewIngress(pps))
+	return nil
+}
+
+// IngressDropRate implements rules.IngressLimitConn: a stream drops none.
+func (r *mblbRules) IngressDropRate() (seen, dropped uint64) { return 0, 0 }

@@ -192,7 +192,8 @@ func (s *Set) Apply(virtuals map[string]*state.Virtual, members map[string]*stat
 			continue
 		}
 		ruled := ruledBy(cfg, snap.Cfg.Rules)
-		waits := irules.Program(snap.Cfg.Rules).Waits()
+		prog := irules.Program(snap.Cfg.Rules)
+		waits := prog.Waits() || prog.AttachesBWC() // a paced client waits too
 		ct := closeTimers(snap.Cfg.TCPClose)
 		if mv := old[v]; mv != nil && mv.same(cfg, snap.Idle, ct, ruled, waits) {
 			next[v] = mv
