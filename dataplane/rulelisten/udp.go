@@ -5,8 +5,9 @@ import (
 	"net"
 	"net/netip"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/sockopt"
 )
 
 // A UDP related listener (proto 17) has no connection to accept: its
@@ -55,7 +56,7 @@ func OpenUDP(spec Spec, server netip.AddrPort, source func(peer netip.AddrPort) 
 				break
 			}
 		}
-		up, err := dialUDP(source(peer), server)
+		up, err := sockopt.DialUDP(source(peer), server)
 		if err != nil {
 			return
 		}
@@ -115,24 +116,4 @@ func relay(c, up *net.UDPConn, peer netip.AddrPort, first []byte, idle time.Dura
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
-}
-
-// dialUDP makes a UDP socket connected to dst from src (src's port when
-// free, else any; an invalid src, or one not of this host, lets the
-// kernel choose).
-func dialUDP(src, dst netip.AddrPort) (*net.UDPConn, error) {
-	raddr := net.UDPAddrFromAddrPort(dst)
-	if !src.IsValid() {
-		return net.DialUDP("udp", nil, raddr)
-	}
-	if src.Port() != 0 {
-		if c, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(src), raddr); err == nil {
-			return c, nil
-		}
-	}
-	c, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(src.Addr(), 0)), raddr)
-	if err != nil && errors.Is(err, syscall.EADDRNOTAVAIL) {
-		return net.DialUDP("udp", nil, raddr)
-	}
-	return c, err
 }

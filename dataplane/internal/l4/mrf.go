@@ -182,42 +182,34 @@ func (x *mrfEnv) Pick(pool string, avoid []netip.AddrPort) (netip.AddrPort, bool
 // Dial opens a peer connection from src (a transport-config's SNAT)
 // with its tcp settings, counted on the member while it lasts.
 func (x *mrfEnv) Dial(pool string, addr netip.AddrPort, src netip.Addr, tcp *sockopt.Side) (net.Conn, func(), error) {
-	var m *state.Member
-	p := x.pool(pool)
-	if p != nil {
-		m = state.MemberAt(p, addr)
-	}
-	if m != nil && !m.Reserve() {
-		return nil, nil, errMemberFull
-	}
-	var from netip.AddrPort
-	if src.IsValid() {
-		from = netip.AddrPortFrom(src, 0)
-	}
-	c, err := x.e.DialSide(from, addr, tcp)
-	if err != nil {
-		if m != nil {
-			m.ConnectFailed()
-			m.Release()
+	return x.dial(pool, addr, true, func() (net.Conn, error) {
+		var from netip.AddrPort
+		if src.IsValid() {
+			from = netip.AddrPortFrom(src, 0)
 		}
-		return nil, nil, err
-	}
-	done := func() {}
-	if m != nil {
-		m.ConnectSucceeded()
-		p.Stats.TryOpen(0)
-		done = func() {
-			m.Release()
-			p.Stats.Close()
-		}
-	}
-	return c, done, nil
+		return x.e.DialSide(from, addr, tcp)
+	})
 }
 
 // DialUDP opens a UDP flow to a peer's member from src (a
 // transport-config's SNAT; invalid: the host's choice), counted on the
 // member while it lasts, as Dial's connections are.
 func (x *mrfEnv) DialUDP(pool string, addr netip.AddrPort, src netip.Addr) (net.Conn, func(), error) {
+	return x.dial(pool, addr, false, func() (net.Conn, error) {
+		var laddr *net.UDPAddr
+		if src.IsValid() {
+			laddr = net.UDPAddrFromAddrPort(netip.AddrPortFrom(src, 0))
+		}
+		return net.DialUDP("udp", laddr, net.UDPAddrFromAddrPort(addr))
+	})
+}
+
+// dial opens a peer connection with open, on a place reserved on
+// pool's member at addr (none when addr is not one of its members);
+// the returned func gives the place back when the connection ends. A
+// connected stream counts as the member's connect success (connected),
+// a UDP flow does not.
+func (x *mrfEnv) dial(pool string, addr netip.AddrPort, connected bool, open func() (net.Conn, error)) (net.Conn, func(), error) {
 	var m *state.Member
 	p := x.pool(pool)
 	if p != nil {
@@ -226,11 +218,7 @@ func (x *mrfEnv) DialUDP(pool string, addr netip.AddrPort, src netip.Addr) (net.
 	if m != nil && !m.Reserve() {
 		return nil, nil, errMemberFull
 	}
-	var laddr *net.UDPAddr
-	if src.IsValid() {
-		laddr = net.UDPAddrFromAddrPort(netip.AddrPortFrom(src, 0))
-	}
-	c, err := net.DialUDP("udp", laddr, net.UDPAddrFromAddrPort(addr))
+	c, err := open()
 	if err != nil {
 		if m != nil {
 			m.ConnectFailed()
@@ -240,6 +228,9 @@ func (x *mrfEnv) DialUDP(pool string, addr netip.AddrPort, src netip.Addr) (net.
 	}
 	done := func() {}
 	if m != nil {
+		if connected {
+			m.ConnectSucceeded()
+		}
 		p.Stats.TryOpen(0)
 		done = func() {
 			m.Release()

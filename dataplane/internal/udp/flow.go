@@ -1,7 +1,6 @@
 package udp
 
 import (
-	"errors"
 	"net"
 	"net/netip"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/mrf"
 	"github.com/openltm/openltm/dataplane/persist"
@@ -493,7 +493,7 @@ func (f *flow) openLeg(dst netip.AddrPort, m *state.Member, pool *state.Pool) *l
 	if f.tftp {
 		c, err = listenFrom(f.source(dst, pool), dst) // tftp.go
 	} else {
-		c, err = dial(f.source(dst, pool), dst)
+		c, err = sockopt.DialUDP(f.source(dst, pool), dst)
 	}
 	if err != nil {
 		f.l.e.env.Log.Debug("udp: cannot open the server side", "virtual", f.Virtual, "server", dst.String(), "err", err)
@@ -517,27 +517,6 @@ func (f *flow) openLeg(dst netip.AddrPort, m *state.Member, pool *state.Pool) *l
 	}
 	lg.initIO()
 	return lg
-}
-
-// dial makes a UDP socket connected to dst and bound to src (src's port
-// when free, else any; an invalid src lets the kernel choose).
-func dial(src, dst netip.AddrPort) (*net.UDPConn, error) {
-	raddr := net.UDPAddrFromAddrPort(dst)
-	if !src.IsValid() {
-		return net.DialUDP("udp", nil, raddr)
-	}
-	if src.Port() != 0 {
-		if c, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(src), raddr); err == nil {
-			return c, nil
-		}
-	}
-	c, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(src.Addr(), 0)), raddr)
-	if err != nil && errors.Is(err, syscall.EADDRNOTAVAIL) {
-		// Not an address of this host (a remote client without SNAT): the
-		// kernel's source it is.
-		return net.DialUDP("udp", nil, raddr)
-	}
-	return c, err
 }
 
 // addLeg attaches a new leg to the flow and starts reading its answers;
