@@ -226,3 +226,36 @@ func TestDiameterProfile(t *testing.T) {
 		eventually(t, "the three counted", func() bool { return stats().Malformed-before == 3 })
 	})
 }
+
+// TestDiameterPersistReset: DIAMETER::persist reset on the diameter
+// profile's flows forgets the request's persist-avp record, so that the
+// pool balances it anew: a session whose every request resets reaches
+// both members, one that does not stays on one.
+func TestDiameterPersistReset(t *testing.T) {
+	t.Parallel()
+	a := diamServer(t, "127.116.2.10:3868", "member-a.example", true)
+	b := diamServer(t, "127.116.2.11:3868", "member-b.example", false)
+	p, _ := newPlane(t)
+	cfg := basic("127.116.2.1:3868", a.Addr(), b.Addr())
+	delete(cfg.Virtuals, "/Common/vs")
+	diamVirtual(t, cfg, "/Common/reset", "127.116.2.1:3868", "/Common/pool", diameter.Options{PersistAVP: diammsg.AVPSessionID}, `when DIAMETER_INGRESS {
+		if {[DIAMETER::is_request] && [string match "*;reset;*" [DIAMETER::session]]} {
+			DIAMETER::persist reset
+		}
+	}`)
+	mustApply(t, p, cfg)
+	c, _ := diamClient(t, "127.116.2.1:3868", "client.example")
+	members := func(session string, n int) map[string]int {
+		by := map[string]int{}
+		for range n {
+			by[ccrs(t, c, "client.example", session)[0].Origin]++
+		}
+		return by
+	}
+	if by := members("client.example;kept;1", 6); len(by) != 1 {
+		t.Fatalf("a persisted session reached %v, want one member", by)
+	}
+	if by := members("client.example;reset;1", 6); len(by) != 2 {
+		t.Fatalf("a session reset on each request reached %v, want both members", by)
+	}
+}

@@ -41,8 +41,8 @@ type DiameterOutcome struct {
 	// the member that key persists to, instead of persist-avp's.
 	Persist string
 	// PersistReset: DIAMETER::persist reset; the persistence record of
-	// the message's key is forgotten (message routing; the diameter
-	// profile's flows do not act on it yet).
+	// the message's key is forgotten, so that the message is balanced
+	// anew (message routing and the diameter profile's flows).
 	PersistReset bool
 	// Retx is what DIAMETER::retransmission set for this message in the
 	// event (nil: nothing; the connection's and the profile's settings

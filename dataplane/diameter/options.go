@@ -198,6 +198,14 @@ func (t *Table) Save(key []byte, member netip.AddrPort, ttl time.Duration, now t
 	t.m[string(key)] = record{member, now.Add(ttl)}
 }
 
+// Forget drops key's record (DIAMETER::persist reset): the next
+// message of that key is balanced anew.
+func (t *Table) Forget(key []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.m, string(key))
+}
+
 // Len is how many records the table holds.
 func (t *Table) Len() int {
 	t.mu.Lock()

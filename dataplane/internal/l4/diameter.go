@@ -334,7 +334,7 @@ func (x *diamFlow) reset() {
 
 // request sends a client's request to the member its persistence key or
 // the pool's balancing chooses, out being what the client's rules did to
-// it (DIAMETER::persist, DIAMETER::retransmission); false when the flow
+// it (DIAMETER::persist and its reset, DIAMETER::retransmission); false when the flow
 // ended. reader: on the client's reader, whose rewrite buffers it may
 // use (DIAMETER::retry's requests come from other goroutines too).
 func (x *diamFlow) request(raw []byte, out rules.DiameterOutcome, reader bool) bool {
@@ -344,6 +344,9 @@ func (x *diamFlow) request(raw []byte, out rules.DiameterOutcome, reader bool) b
 		key = []byte(k)
 	}
 	x.pickMu.Lock()
+	if out.PersistReset && key != nil {
+		x.table.Forget(key)
+	}
 	p := x.pick(key, nil)
 	x.pickMu.Unlock()
 	if p == nil {
