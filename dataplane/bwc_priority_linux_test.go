@@ -81,6 +81,26 @@ func shareWindow(t *testing.T, hi, lo *atomic.Int64) (int64, int64) {
 	return hi.Load() - h0, lo.Load() - l0
 }
 
+// compareShares runs two flows (start gives each its counter and the
+// stop channel, adding its goroutines to wg), stops them after
+// shareWindow and checks that the weight-80 one (hi) got at least twice
+// the weight-20 one's bytes, and the latter some (what names the bytes
+// in the failure).
+func compareShares(t *testing.T, what string, start func(wg *sync.WaitGroup, stop <-chan struct{}, hi, lo *atomic.Int64)) {
+	t.Helper()
+	var hi, lo atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	start(&wg, stop, &hi, &lo)
+	h, l := shareWindow(t, &hi, &lo)
+	close(stop)
+	wg.Wait()
+	t.Logf("hi %d lo %d", h, l)
+	if h < 2*l || l == 0 {
+		t.Errorf("in 3 s the weight-80 one got %d bytes%s, the weight-20 one %d: want at least twice as much, and some", h, what, l)
+	}
+}
+
 // TestBWCPriorityGroupTCP: two downloads under one policy, one at the
 // priority group's level of weight 80 and one at its level of weight 20:
 // the first gets at least twice the second's bytes, and the second still
@@ -94,18 +114,10 @@ func TestBWCPriorityGroupTCP(t *testing.T) {
 	lg.showOnFailure(t)
 	cfg.Virtuals["/Common/vs"].Rules = rs
 	mustApply(t, p, cfg)
-	var hi, lo atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() { streamFrom(t, "127.151.1.50", vs, &hi, stop) })
-	wg.Go(func() { streamFrom(t, "127.151.1.51", vs, &lo, stop) })
-	h, l := shareWindow(t, &hi, &lo)
-	close(stop)
-	wg.Wait()
-	t.Logf("hi %d lo %d", h, l)
-	if h < 2*l || l == 0 {
-		t.Errorf("in 3 s the weight-80 flow got %d bytes, the weight-20 one %d: want at least twice as much, and some", h, l)
-	}
+	compareShares(t, "", func(wg *sync.WaitGroup, stop <-chan struct{}, hi, lo *atomic.Int64) {
+		wg.Go(func() { streamFrom(t, "127.151.1.50", vs, hi, stop) })
+		wg.Go(func() { streamFrom(t, "127.151.1.51", vs, lo, stop) })
+	})
 }
 
 // TestBWCPriorityGroupUDP: two UDP clients of a virtual whose policy has
@@ -125,55 +137,47 @@ func TestBWCPriorityGroupUDP(t *testing.T) {
 	lg.showOnFailure(t)
 	cfg.Virtuals["/Common/vs"].Rules = rs
 	mustApply(t, p, cfg)
-	var hi, lo atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for _, c := range []struct {
-		src string
-		got *atomic.Int64
-	}{{"127.151.2.50:0", &hi}, {"127.151.2.51:0", &lo}} {
-		u := dialUDP(t, c.src, vs)
-		wg.Go(func() { // 1000-byte datagrams, 150 a second: 150 KB/s
-			d := make([]byte, 1000)
-			tk := time.NewTicker(20 * time.Millisecond)
-			defer tk.Stop()
-			for range 3000 {
-				select {
-				case <-stop:
-					return
-				case <-tk.C:
+	compareShares(t, " of echoes", func(wg *sync.WaitGroup, stop <-chan struct{}, hi, lo *atomic.Int64) {
+		for _, c := range []struct {
+			src string
+			got *atomic.Int64
+		}{{"127.151.2.50:0", hi}, {"127.151.2.51:0", lo}} {
+			u := dialUDP(t, c.src, vs)
+			wg.Go(func() { // 1000-byte datagrams, 150 a second: 150 KB/s
+				d := make([]byte, 1000)
+				tk := time.NewTicker(20 * time.Millisecond)
+				defer tk.Stop()
+				for range 3000 {
+					select {
+					case <-stop:
+						return
+					case <-tk.C:
+					}
+					for range 3 {
+						u.c.Write(d)
+					}
 				}
-				for range 3 {
-					u.c.Write(d)
+			})
+			wg.Go(func() {
+				buf := make([]byte, 2048)
+				for {
+					u.c.SetReadDeadline(time.Now().Add(time.Second))
+					n, err := u.c.Read(buf)
+					if n > 0 {
+						c.got.Add(int64(n))
+					}
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if err != nil && !strings.Contains(err.Error(), "timeout") {
+						return
+					}
 				}
-			}
-		})
-		wg.Go(func() {
-			buf := make([]byte, 2048)
-			for {
-				u.c.SetReadDeadline(time.Now().Add(time.Second))
-				n, err := u.c.Read(buf)
-				if n > 0 {
-					c.got.Add(int64(n))
-				}
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if err != nil && !strings.Contains(err.Error(), "timeout") {
-					return
-				}
-			}
-		})
-	}
-	h, l := shareWindow(t, &hi, &lo)
-	close(stop)
-	wg.Wait()
-	t.Logf("hi %d lo %d", h, l)
-	if h < 2*l || l == 0 {
-		t.Errorf("in 3 s the weight-80 client got %d bytes of echoes, the weight-20 one %d: want at least twice as much, and some", h, l)
-	}
+			})
+		}
+	})
 }
 
 // TestBWCMeasureLog: a policy with measure enabled and a log-publisher
