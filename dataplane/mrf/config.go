@@ -291,6 +291,17 @@ type Config struct {
 	router *Router
 }
 
+// stuck says whether each client's messages all go on one peer
+// connection of its own, and what that connection sends comes back to
+// the client as it is: a Sticky protocol's (MQTT), and the generic
+// protocol's with disable-parser, whose bytes pass through unparsed
+// [M: F5 leaves the stream to the rules, GENERICMESSAGE::message create
+// making the messages; openltm routes each read as one message, with no
+// answer awaited, over a connection the client keeps].
+func (c *Config) stuck() bool {
+	return c.DisableParser || c.Proto != nil && sticky(c.Proto)
+}
+
 // RouterFor is the config's one router, made by mk the first time (the
 // caller keeps a router across commits that leave its settings alone:
 // see Same).
