@@ -30,7 +30,7 @@ max-egress-buffer int 32768
 max-message-size int 32768
 message-terminator str none
 no-response yn no
-`), "F5 ltm message-routing generic protocol: the virtual's stream cut into messages on message-terminator (max-message-size bounds one; no-response: no answers are waited for), each routed by the virtual's generic router profile",
+`), "F5 ltm message-routing generic protocol: the virtual's stream cut into messages on message-terminator (max-message-size bounds one; no-response: no answers are waited for), each routed by the virtual's generic router profile; with disable-parser the stream is not cut and each client's bytes pass through a peer connection of its own, both ways",
 		"message-terminator", "max-message-size", "no-response", "disable-parser")
 	proto.Lower = "profile"
 	router := actOn(pk(mrfGeneric+"router", "Router", "/Common/messagerouter", tmshRef(mrfGeneric+"router"), `

@@ -51,8 +51,16 @@ func newMRFSession(f *flow) *mrf.Session {
 
 // mrfWrite sends a message to the flow's client: the router's write,
 // from any peer flow's goroutine (the session serializes them). An
-// answer keeps the flow alive as a client's datagram does.
+// answer keeps the flow alive as a client's datagram does. Once the
+// flow has ended, an answer still due (connect-back) goes to the port
+// a rule named with MR::connect_back_port, else the client's own.
 func (f *flow) mrfWrite(b []byte) error {
+	if f.ended.Load() && f.mr != nil {
+		if to := f.mr.ConnectBack(f.Client); to != f.Client {
+			f.l.conn.WriteToUDPAddrPort(b, to)
+			return nil
+		}
+	}
 	f.Touch(f.l.e.now.Load())
 	f.toClient(b)
 	return nil
