@@ -161,6 +161,7 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 	switch fam.label {
 	case "generic":
 		cfg.NoResponse, cfg.DisableParser = pe(mrfNoResponse.Name) == "yes", pe(mrfDisable.Name) == "yes"
+		cfg.IgnorePort = re(mrfRouter.MustProp("ignore-client-port")) == "yes"
 		if s := pe(mrfTerm.Name); s != "none" && s != "" {
 			cfg.Term = []byte(unescapeTerm(s))
 		}

@@ -8,7 +8,8 @@ import (
 // TestMRFGenericUDPAndDisableParser: a UDP virtual takes the generic
 // protocol and router profiles (its peers' connections UDP flows, a
 // transport-config's udp profile making them so too); disable-parser
-// is acted on (the stream is not cut, nothing is awaited) without a
+// and the router's ignore-client-port are acted on (the stream is not
+// cut, nothing is awaited; sessions start ignoring peer ports) without a
 // warning; Diameter stays refused on UDP.
 func TestMRFGenericUDPAndDisableParser(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
@@ -32,6 +33,9 @@ func TestMRFGenericUDPAndDisableParser(t *testing.T) {
 	if err != "" || strings.Contains(out, "kept") {
 		t.Fatalf("disable-parser: %q %q", out, err)
 	}
+	if out, err := run(t, s, "modify ltm message-routing generic router rt ignore-client-port yes"); err != "" || strings.Contains(out, "act on") {
+		t.Fatalf("ignore-client-port: %q %q", out, err)
+	}
 	if _, err := run(t, s, "create ltm virtual vtcp destination 127.157.3.2:7000 pool p profiles replace-all-with { tcp { } gm { } rt { } }"); err != "" {
 		t.Fatal(err)
 	}
@@ -42,6 +46,9 @@ func TestMRFGenericUDPAndDisableParser(t *testing.T) {
 	}
 	if p := vt.MRF.Peers["/Common/gp"]; p == nil || p.TC == nil || !p.TC.UDP {
 		t.Fatalf("the transport-config's udp profile: %+v", p)
+	}
+	if !vt.MRF.IgnorePort || !vu.MRF.IgnorePort {
+		t.Fatal("ignore-client-port not on the routers")
 	}
 	if !vt.MRF.DisableParser || vt.MRF.Term != nil || !vt.MRF.NoResponse {
 		t.Fatalf("disable-parser: %+v", vt.MRF)

@@ -96,6 +96,12 @@ func TestConnectBackPort(t *testing.T) {
 	if got := s.ConnectBack(cl); got != netip.MustParseAddrPort("127.157.1.3:5070") || s.ConnectBackPort() != 5070 {
 		t.Fatalf("port 5070: %v", got)
 	}
+	if ig, _ := s.PortMatch(); ig {
+		t.Fatal("a session ignores peer ports by default")
+	}
+	if ig, _ := NewRouter(&Config{IgnorePort: true}, &testEnv{}, nil).NewSession(nil, nil).PortMatch(); !ig {
+		t.Fatal("the router's ignore-client-port does not start its sessions ignoring peer ports")
+	}
 	s.SetEquivalent([]string{"/Common/vs2"})
 	if e := s.Equivalent(); len(e) != 1 || e[0] != "/Common/vs2" {
 		t.Fatalf("equivalent %v", e)

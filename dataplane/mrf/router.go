@@ -412,7 +412,7 @@ func (s *Session) Drain(d time.Duration) {
 // NewSession starts serving a client connection: write sends framed
 // bytes to it; hooks may be nil (no rule events).
 func (r *Router) NewSession(write func([]byte) error, hooks Hooks) *Session {
-	return &Session{r: r, hooks: hooks, write: write, id: sessionIDs.Add(1)}
+	return &Session{r: r, hooks: hooks, write: write, id: sessionIDs.Add(1), ignorePort: r.cfg.IgnorePort}
 }
 
 // sessionIDs numbers the sessions (MR::flow_id).
