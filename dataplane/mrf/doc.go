@@ -1,6 +1,6 @@
 // Package mrf is the generic message-routing framework of a TCP virtual
 // with an `ltm message-routing generic protocol` and `generic router`
-// profile (and of a UDP virtual with SIP's: each datagram one message,
+// profile (and of a UDP virtual with these or SIP's: each datagram one message,
 // each client address and port a session, peers reached over UDP flows
 // where the virtual's own transport or a peer's transport-config is UDP;
 // Config.UDP, Transport.UDP, DatagramDialer): the stream cut into messages by the protocol's

@@ -7,9 +7,9 @@ import (
 	"github.com/openltm/openltm/rules"
 )
 
-// Message routing on a UDP virtual (a sip session and sip router profile
-// beside its udp profile): each client datagram is one message (RFC 3261
-// §18.3) of the flow's session of the virtual's router (dataplane/mrf),
+// Message routing on a UDP virtual (a sip session and sip router
+// profile, or a generic protocol and router profile, beside its udp
+// profile): each client datagram is one message (RFC 3261 §18.3) of the flow's session of the virtual's router (dataplane/mrf),
 // the flow playing the part a client connection plays on a TCP virtual:
 // its client's address and port name it, it lasts the udp profile's
 // idle-timeout, and what the router answers it (the peers' responses,
