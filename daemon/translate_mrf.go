@@ -162,6 +162,11 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 	case "generic":
 		cfg.NoResponse, cfg.DisableParser = pe(mrfNoResponse.Name) == "yes", pe(mrfDisable.Name) == "yes"
 		cfg.IgnorePort = re(mrfRouter.MustProp("ignore-client-port")) == "yes"
+		// On UDP an answer due to a client whose flow ended still goes to
+		// its address (or MR::connect_back_port's) [M: the generic
+		// protocol has no do-not-connect-back; a datagram needs no
+		// connection, as SIP's default has it].
+		cfg.ConnectBack = v.IsUDP()
 		if s := pe(mrfTerm.Name); s != "none" && s != "" {
 			cfg.Term = []byte(unescapeTerm(s))
 		}

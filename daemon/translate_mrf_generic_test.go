@@ -47,6 +47,9 @@ func TestMRFGenericUDPAndDisableParser(t *testing.T) {
 	if p := vt.MRF.Peers["/Common/gp"]; p == nil || p.TC == nil || !p.TC.UDP {
 		t.Fatalf("the transport-config's udp profile: %+v", p)
 	}
+	if !vu.MRF.ConnectBack || vt.MRF.ConnectBack {
+		t.Errorf("connect back: udp %t tcp %t, want true and false", vu.MRF.ConnectBack, vt.MRF.ConnectBack)
+	}
 	if !vt.MRF.IgnorePort || !vu.MRF.IgnorePort {
 		t.Fatal("ignore-client-port not on the routers")
 	}
