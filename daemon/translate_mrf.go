@@ -93,7 +93,10 @@ const mrfIdle = 300 * time.Second
 // (openltm runs no rules on peer connections). A peer with
 // auto-initialization has its connections opened as the virtual starts
 // and opened again where they closed, each auto-initialization-interval.
-// It returns false when the virtual was left out.
+// The generic protocol runs on a UDP virtual too (each datagram a
+// message), and with disable-parser passes each client's bytes through
+// a peer connection of its own. It returns false when the virtual was
+// left out.
 func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 	var fam *mrfFamily
 	var proto, router *objects.Object
@@ -133,10 +136,14 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 	}
 	switch {
-	case v.IsUDP() && fam.label == "sip":
-		// SIP routing over UDP: each datagram one message, each client
-		// address and port a flow of the udp profile's idle-timeout
-		// (dataplane/internal/udp/mrf.go).
+	case v.IsUDP() && (fam.label == "sip" || fam.label == "generic"):
+		// SIP and generic routing over UDP: each datagram one message,
+		// each client address and port a flow of the udp profile's
+		// idle-timeout (dataplane/internal/udp/mrf.go). [M: F5 documents
+		// the generic protocol over TCP; MRF carries it over a udp
+		// profile's flows as SIP's, each datagram one message, which is
+		// what a user of a datagram protocol expects. MQTT and Diameter
+		// are TCP protocols and are refused there.]
 	case t.profile(o, profileTCP) == nil || v.IsUDP():
 		// [M: openltm routes the other message protocols over TCP
 		// streams only.]
@@ -154,6 +161,12 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 	switch fam.label {
 	case "generic":
 		cfg.NoResponse, cfg.DisableParser = pe(mrfNoResponse.Name) == "yes", pe(mrfDisable.Name) == "yes"
+		cfg.IgnorePort = re(mrfRouter.MustProp("ignore-client-port")) == "yes"
+		// On UDP an answer due to a client whose flow ended still goes to
+		// its address (or MR::connect_back_port's) [M: the generic
+		// protocol has no do-not-connect-back; a datagram needs no
+		// connection, as SIP's default has it].
+		cfg.ConnectBack = v.IsUDP()
 		if s := pe(mrfTerm.Name); s != "none" && s != "" {
 			cfg.Term = []byte(unescapeTerm(s))
 		}
@@ -292,8 +305,10 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 		peer(po.Name)
 	}
 	if cfg.DisableParser {
-		t.keep(o, "profile %s: disable-parser is kept; openltm always reads the stream with the parser", proto.Name)
-		cfg.DisableParser = false
+		// The stream is not cut: each read goes on the client's own peer
+		// connection as it is, and what the peer sends comes back so
+		// (mrf.Config.DisableParser).
+		cfg.Term, cfg.NoResponse = nil, true
 	}
 	if why := plainGatewayBlocked(v); why != "" { // translate_ftp.go
 		t.keep(o, "profile %s: openltm's message routing %s; the virtual passes the stream through one member per connection", proto.Name, why)
@@ -356,7 +371,7 @@ func (t *translator) mrfTransport(cfg *mrf.Config, fam *mrfFamily, name string) 
 				x.TCP = t.tcpSide(p, congestionAvailable()) // translate_tcpopts.go
 				continue
 			}
-			if p := t.cfg.Lookup(t.s, []string{profileUDP.Key()}, full(it.Name)); p != nil && fam.label == "sip" {
+			if p := t.cfg.Lookup(t.s, []string{profileUDP.Key()}, full(it.Name)); p != nil && (fam.label == "sip" || fam.label == "generic") {
 				// Its peers' connections are UDP flows [M: with both a
 				// tcp and a udp profile, UDP].
 				x.UDP = true

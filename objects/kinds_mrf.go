@@ -30,7 +30,7 @@ max-egress-buffer int 32768
 max-message-size int 32768
 message-terminator str none
 no-response yn no
-`), "F5 ltm message-routing generic protocol: the virtual's stream cut into messages on message-terminator (max-message-size bounds one; no-response: no answers are waited for), each routed by the virtual's generic router profile",
+`), "F5 ltm message-routing generic protocol: the virtual's stream cut into messages on message-terminator (max-message-size bounds one; no-response: no answers are waited for), each routed by the virtual's generic router profile; with disable-parser the stream is not cut and each client's bytes pass through a peer connection of its own, both ways",
 		"message-terminator", "max-message-size", "no-response", "disable-parser")
 	proto.Lower = "profile"
 	router := actOn(pk(mrfGeneric+"router", "Router", "/Common/messagerouter", tmshRef(mrfGeneric+"router"), `
@@ -45,8 +45,8 @@ mirrored-message-sweeper-interval int 1000
 routes reflist ltm+message-routing+generic+route
 traffic-group str /Common/traffic-group-1
 use-local-connection ed enabled
-`), "F5 ltm message-routing generic router: the virtual's messages routed by its routes (source and destination addresses) to their peers, else to the virtual's pool; max-retries bounds MR::retry; max-pending-messages and max-pending-bytes bound the messages waiting for a peer connection to open",
-		"routes", "max-retries", "max-pending-messages", "max-pending-bytes")
+`), "F5 ltm message-routing generic router: the virtual's messages routed by its routes (source and destination addresses) to their peers, else to the virtual's pool; max-retries bounds MR::retry; max-pending-messages and max-pending-bytes bound the messages waiting for a peer connection to open; ignore-client-port: a message routed to a host may use an open connection to the host's address on another port (MR::ignore_peer_port's default)",
+		"routes", "max-retries", "max-pending-messages", "max-pending-bytes", "ignore-client-port")
 	router.Lower = "profile"
 	router.row("routes").Checked = true
 	router.row("max-retries").Max = 255
@@ -233,8 +233,8 @@ watchdog-timeout int 0
 	router := actOn(pk(mrfDiameter+"profile router", "Router", "/Common/diameterrouter", tmshRef(mrfDiameter+"profile router"), `
 defaults-from ref ltm+message-routing+diameter+profile+router
 routes reflist ltm+message-routing+diameter+route
-`+mrfRouterRows), "F5 ltm message-routing diameter profile router: the virtual's Diameter requests routed by its routes (destination-realm, application-id, origin-realm) to their peers, else to the virtual's pool, answers back by hop-by-hop identifier; max-retries bounds MR::retry; max-pending-messages and max-pending-bytes bound the messages waiting for a peer connection to open",
-		"routes", "max-retries", "max-pending-messages", "max-pending-bytes")
+`+mrfRouterRows), "F5 ltm message-routing diameter profile router: the virtual's Diameter requests routed by its routes (destination-realm, application-id, origin-realm) to their peers, else to the virtual's pool, answers back by hop-by-hop identifier; max-retries bounds MR::retry; max-pending-messages and max-pending-bytes bound the messages waiting for a peer connection to open; ignore-client-port: a message routed to a host may use an open connection to the host's address on another port (MR::ignore_peer_port's default)",
+		"routes", "max-retries", "max-pending-messages", "max-pending-bytes", "ignore-client-port")
 	router.Lower = "profile"
 	router.row("routes").Checked = true
 	router.row("max-retries").Max = 255

@@ -57,14 +57,6 @@ func (s *ConnState) EndMR() {
 	}
 }
 
-// mrNotYet are the MR:: commands openltm accepts by name but does not
-// run: they raise a Tcl error saying so (connections from peers back to
-// clients, transports other than the virtual's own, connection priming
-// and the streaming of message bodies are not in openltm's generic
-// protocol yet).
-var mrNotYet = []string{"MR::connect_back_port", "MR::equivalent_transport", "MR::always_match_port",
-	"MR::ignore_peer_port", "MR::prime", "MR::stream"}
-
 func registerMRF(t *tcl.Commands) {
 	for name, fn := range map[string]tcl.CmdFunc{
 		"GENERICMESSAGE::message": cmdGMMessage,
@@ -94,13 +86,14 @@ func registerMRF(t *tcl.Commands) {
 			}
 			return tcl.Bool(true), nil
 		},
+		"MR::prime":                cmdMRPrime,
+		"MR::connect_back_port":    cmdMRConnectBackPort,
+		"MR::equivalent_transport": cmdMREquivalent,
+		"MR::ignore_peer_port":     cmdMRPortMatch("MR::ignore_peer_port", false),
+		"MR::always_match_port":    cmdMRPortMatch("MR::always_match_port", true),
+		"MR::stream":               cmdMRStream,
 	} {
 		t.Register(name, fn)
-	}
-	for _, name := range mrNotYet {
-		t.Register(name, func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-			return tcl.Empty, tcl.Errorf("%s: not supported yet by openltm's generic message routing", name)
-		})
 	}
 }
 
@@ -186,9 +179,9 @@ func cmdGMMessage(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	m, sub, a := st.msg, args[1].String(), args[2:]
 	set := len(a) == 1
 	switch sub {
-	case "src", "dst":
+	case "src", "source", "dst", "dest", "destination":
 		p := &m.Src
-		if sub == "dst" {
+		if sub[0] == 'd' {
 			p = &m.Dst
 		}
 		if set {
@@ -210,7 +203,7 @@ func cmdGMMessage(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 			return tcl.Empty, err
 		}
 		return tcl.Bool(!m.Request), nil
-	case "length":
+	case "length", "len":
 		return tcl.Int(int64(len(m.Data))), nil
 	case "text", "data":
 		if set {
@@ -232,7 +225,15 @@ func cmdGMMessage(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	case "create":
 		return mrCreate(st, a)
 	case "request_sequence_number", "reqseqnum":
-		return tcl.Empty, tcl.Errorf("%s %s: not supported yet by openltm's generic message routing", cmd, sub)
+		if set {
+			n, err := strconv.ParseUint(a[0].String(), 10, 64)
+			if err != nil {
+				return tcl.Empty, tcl.Errorf("%s %s: %q is not a non-negative integer", cmd, sub, a[0].String())
+			}
+			m.ReqSeq = n
+			return tcl.Empty, nil
+		}
+		return tcl.Int(int64(m.ReqSeq)), nil
 	}
 	return tcl.Empty, tcl.Errorf("%s: unknown option %q", cmd, sub)
 }

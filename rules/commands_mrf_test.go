@@ -10,8 +10,7 @@ import (
 )
 
 // TestMRFCommands: the GENERICMESSAGE:: and MR:: commands read and change
-// the message in hand and the router's peers and routes; the commands
-// openltm does not run yet say so.
+// the message in hand and the router's peers and routes.
 func TestMRFCommands(t *testing.T) {
 	pa := &mrf.Peer{Name: "/Common/peer_a", Pool: "/Common/pa", Conns: 1, Mode: mrf.PerClient}
 	cfg := &mrf.Config{Peers: map[string]*mrf.Peer{pa.Name: pa}, MaxRetries: 2}
@@ -55,10 +54,12 @@ func TestMRFCommands(t *testing.T) {
 		{name: "peer name", ev: "GENERICMESSAGE_INGRESS", body: `GENERICMESSAGE::peer name client1; log local0. [GENERICMESSAGE::peer name]`, log: "client1"},
 		{name: "instance and mode", ev: "MR_INGRESS", body: `MR::connection_instance 2; log local0. "[MR::connection_instance] [MR::connection_mode] [MR::available_for_routing]"`, log: "2 per-peer 1"},
 		{name: "collect release", ev: "MR_INGRESS", body: `MR::collect; MR::release; log local0. ok`, log: "ok"},
-		{name: "not yet", ev: "MR_INGRESS", body: `MR::connect_back_port`, err: "MR::connect_back_port: not supported yet"},
+		{name: "connection settings of a peer's message", ev: "MR_INGRESS", body: `MR::connect_back_port`, err: "MR::connect_back_port: the message has no client connection"},
 		{name: "create without a client", ev: "GENERICMESSAGE_INGRESS", body: `GENERICMESSAGE::message create x`, err: "no client connection"},
 		{name: "flow id of a peer's message", ev: "MR_INGRESS", body: `log local0. [MR::flow_id]`, log: "0"},
-		{name: "sequence number not yet", ev: "MR_INGRESS", body: `GENERICMESSAGE::message request_sequence_number`, err: "not supported yet"},
+		{name: "sequence number", ev: "MR_INGRESS", body: `log local0. [GENERICMESSAGE::message request_sequence_number]; GENERICMESSAGE::message reqseqnum 7; log local0. [GENERICMESSAGE::message request_sequence_number]`, log: "0|7"},
+		{name: "bad sequence number", ev: "MR_INGRESS", body: `GENERICMESSAGE::message reqseqnum -1`, err: "not a non-negative integer"},
+		{name: "source and destination aliases", ev: "MR_INGRESS", body: `GENERICMESSAGE::message source s; GENERICMESSAGE::message destination d; log local0. "[GENERICMESSAGE::message src] [GENERICMESSAGE::message dest] [GENERICMESSAGE::message len]"`, log: "s d 5"},
 		{name: "bad route word", ev: "MR_INGRESS", body: `MR::message route frob x`, err: `unknown word "frob"`},
 		{name: "bad peer mode", ev: "MR_INGRESS", body: `MR::peer p pool x connection-mode sideways`, err: `unknown connection-mode "sideways"`},
 		{name: "no message", ev: "CLIENT_ACCEPTED", body: `GENERICMESSAGE::message text`, noMsg: true, err: "no message in CLIENT_ACCEPTED"},

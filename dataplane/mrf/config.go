@@ -241,6 +241,9 @@ type Config struct {
 	MaxPending, MaxPendingBytes int
 	// MaxRetries bounds MR::retry per message.
 	MaxRetries int
+	// IgnorePort is the router's ignore-client-port: each client
+	// connection starts with MR::ignore_peer_port set (Session.SetPortMatch).
+	IgnorePort bool
 	Routes     []*Route
 	// Peers are the configured peers by full name.
 	Peers map[string]*Peer
@@ -291,6 +294,17 @@ type Config struct {
 	router *Router
 }
 
+// stuck says whether each client's messages all go on one peer
+// connection of its own, and what that connection sends comes back to
+// the client as it is: a Sticky protocol's (MQTT), and the generic
+// protocol's with disable-parser, whose bytes pass through unparsed
+// [M: F5 leaves the stream to the rules, GENERICMESSAGE::message create
+// making the messages; openltm routes each read as one message, with no
+// answer awaited, over a connection the client keeps].
+func (c *Config) stuck() bool {
+	return c.DisableParser || c.Proto != nil && sticky(c.Proto)
+}
+
 // RouterFor is the config's one router, made by mk the first time (the
 // caller keeps a router across commits that leave its settings alone:
 // see Same).
@@ -310,7 +324,7 @@ func (c *Config) key() string {
 		fmt.Fprintf(&b, "%s %s|", c.Proto.Name(), c.Proto.String())
 	}
 	fmt.Fprintf(&b, "%q %d %t %t %d %d %d %q %v %d %d %d|", c.Term, c.Max, c.NoResponse, c.DisableParser, c.MaxPending, c.MaxPendingBytes, c.MaxRetries, c.DefaultPool, c.Local, c.Idle, c.Persist, c.PersistTTL)
-	fmt.Fprintf(&b, "%d %d %d %d %d %t %t|", c.OnLost, c.MaxRetransmit, c.Watchdog, c.MaxWatchdogFailures, c.Handshake, c.UDP, c.ConnectBack)
+	fmt.Fprintf(&b, "%d %d %d %d %d %t %t %t|", c.OnLost, c.MaxRetransmit, c.Watchdog, c.MaxWatchdogFailures, c.Handshake, c.UDP, c.ConnectBack, c.IgnorePort)
 	for _, r := range c.Routes {
 		fmt.Fprintf(&b, "%q %q %q %q %t", r.Name, r.Src, r.Dst, r.Keys, r.Ratio)
 		for _, p := range r.Peers {

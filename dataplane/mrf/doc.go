@@ -1,6 +1,6 @@
 // Package mrf is the generic message-routing framework of a TCP virtual
 // with an `ltm message-routing generic protocol` and `generic router`
-// profile (and of a UDP virtual with SIP's: each datagram one message,
+// profile (and of a UDP virtual with these or SIP's: each datagram one message,
 // each client address and port a session, peers reached over UDP flows
 // where the virtual's own transport or a peer's transport-config is UDP;
 // Config.UDP, Transport.UDP, DatagramDialer): the stream cut into messages by the protocol's
@@ -23,7 +23,13 @@
 // to (CallIDer), the client's address or a value the protocol reads
 // (PersistKeyer) (Config.Persist). A protocol that probes its peers
 // (Watchdogger) has a peer connection it hears nothing on probed and
-// closed once its probes go unanswered (Config.Watchdog). The virtual's counts (Counters)
+// closed once its probes go unanswered (Config.Watchdog). With the
+// generic protocol's disable-parser (Config.DisableParser) the stream is
+// not cut: each client's reads pass through a peer connection of its
+// own, and what the peer sends comes back as it is. Rules act on a
+// client connection's own settings and its router's peer connections
+// (conncmds.go: MR::prime, MR::ignore_peer_port, MR::always_match_port,
+// MR::connect_back_port, MR::equivalent_transport). The virtual's counts (Counters)
 // outlive its routers, for the protocol's and router's statistics. The
 // package knows nothing of pools, sockets or rules: the L4 engine
 // (dataplane/internal/l4/mrf.go) gives it a way to pick a pool member and

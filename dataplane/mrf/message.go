@@ -69,6 +69,13 @@ type Message struct {
 	Peer   string
 	Member netip.AddrPort
 
+	// ReqSeq is GENERICMESSAGE::message request_sequence_number: the
+	// message's number among its connection's messages (from 1), which
+	// a rule may set [M: F5 keeps the request's last hop by it; openltm
+	// keeps the way back by the peer connection's order, so the number
+	// set is only read back].
+	ReqSeq uint64
+
 	// Made: a rule made the message (GENERICMESSAGE::message create)
 	// rather than the client sending it.
 	Made bool

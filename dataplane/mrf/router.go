@@ -386,9 +386,18 @@ type Session struct {
 	inflight atomic.Int64
 	// id is MR::flow_id's: the session's number among the process's.
 	id uint64
-	// stick, with a Sticky protocol, is the peer connection the
-	// client's messages all go on once its first was routed.
+	// stick, with a Sticky protocol (or the generic protocol's
+	// disable-parser), is the peer connection the client's messages all
+	// go on once its first was routed.
 	stick *outgoing
+	// seq numbers the session's messages
+	// (GENERICMESSAGE::message request_sequence_number).
+	seq atomic.Uint64
+	// The connection's own settings its rules make (MRState): see
+	// SetPortMatch, SetConnectBackPort and SetEquivalent.
+	ignorePort, matchPort bool
+	backPort              uint16
+	equiv                 []string
 }
 
 // Drain waits, up to d, until no request of the session waits for its
@@ -403,7 +412,7 @@ func (s *Session) Drain(d time.Duration) {
 // NewSession starts serving a client connection: write sends framed
 // bytes to it; hooks may be nil (no rule events).
 func (r *Router) NewSession(write func([]byte) error, hooks Hooks) *Session {
-	return &Session{r: r, hooks: hooks, write: write, id: sessionIDs.Add(1)}
+	return &Session{r: r, hooks: hooks, write: write, id: sessionIDs.Add(1), ignorePort: r.cfg.IgnorePort}
 }
 
 // sessionIDs numbers the sessions (MR::flow_id).
@@ -444,8 +453,8 @@ func (s *Session) Close() {
 // Message makes a message of the client's data (copied) as the protocol
 // reads it.
 func (s *Session) Message(data []byte) *Message {
-	m := &Message{Data: append([]byte(nil), data...), Request: !s.r.cfg.NoResponse, Status: StatusUnprocessed,
-		MaxRetries: s.r.cfg.MaxRetries, Instance: -1, origin: s}
+	m := &Message{Data: append([]byte(nil), data...), Request: !s.r.cfg.NoResponse && !s.r.cfg.DisableParser, Status: StatusUnprocessed,
+		MaxRetries: s.r.cfg.MaxRetries, Instance: -1, origin: s, ReqSeq: s.seq.Add(1)}
 	if p := s.r.cfg.Proto; p != nil {
 		c := p.Classify(data)
 		m.Request = !c.Answer && !c.OneWay && !c.Bad
@@ -565,7 +574,7 @@ func (s *Session) route(m *Message) {
 	if s.r.cfg.Persist != PersistNone && !m.Answer {
 		s.persistKey(m)
 	}
-	if p := s.r.cfg.Proto; p != nil && sticky(p) {
+	if s.r.cfg.stuck() {
 		s.mu.Lock()
 		o = s.stick
 		s.mu.Unlock()
@@ -599,7 +608,7 @@ func (s *Session) route(m *Message) {
 	if m.Persist != "" {
 		s.r.persist(m, o)
 	}
-	if p := s.r.cfg.Proto; p != nil && sticky(p) {
+	if s.r.cfg.stuck() {
 		s.mu.Lock()
 		s.stick = o
 		s.mu.Unlock()
@@ -735,6 +744,9 @@ func (s *Session) pick(m *Message) (*outgoing, error) {
 	r := s.r
 	switch {
 	case m.RouteHost.IsValid():
+		if o := s.anyPort(m); o != nil {
+			return o, nil
+		}
 		return s.conn(&Peer{Name: "host " + m.RouteHost.String(), Host: m.RouteHost, Conns: 1}, m)
 	case m.RoutePool != "":
 		return s.conn(&Peer{Name: "pool " + m.RoutePool, Pool: m.RoutePool, Conns: 1}, m)
@@ -873,7 +885,7 @@ func (s *Session) conn(p *Peer, m *Message) (*outgoing, error) {
 		r.rot["\x00"+p.Name]++
 		r.mu.Unlock()
 	}
-	perClient := p.Mode == PerClient || (r.cfg.Proto != nil && sticky(r.cfg.Proto))
+	perClient := p.Mode == PerClient || r.cfg.stuck()
 	for {
 		s.mu.Lock()
 		r.mu.Lock()

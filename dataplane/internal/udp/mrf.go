@@ -7,9 +7,9 @@ import (
 	"github.com/openltm/openltm/rules"
 )
 
-// Message routing on a UDP virtual (a sip session and sip router profile
-// beside its udp profile): each client datagram is one message (RFC 3261
-// §18.3) of the flow's session of the virtual's router (dataplane/mrf),
+// Message routing on a UDP virtual (a sip session and sip router
+// profile, or a generic protocol and router profile, beside its udp
+// profile): each client datagram is one message (RFC 3261 §18.3) of the flow's session of the virtual's router (dataplane/mrf),
 // the flow playing the part a client connection plays on a TCP virtual:
 // its client's address and port name it, it lasts the udp profile's
 // idle-timeout, and what the router answers it (the peers' responses,
@@ -51,8 +51,16 @@ func newMRFSession(f *flow) *mrf.Session {
 
 // mrfWrite sends a message to the flow's client: the router's write,
 // from any peer flow's goroutine (the session serializes them). An
-// answer keeps the flow alive as a client's datagram does.
+// answer keeps the flow alive as a client's datagram does. Once the
+// flow has ended, an answer still due (connect-back) goes to the port
+// a rule named with MR::connect_back_port, else the client's own.
 func (f *flow) mrfWrite(b []byte) error {
+	if f.ended.Load() && f.mr != nil {
+		if to := f.mr.ConnectBack(f.Client); to != f.Client {
+			f.l.conn.WriteToUDPAddrPort(b, to)
+			return nil
+		}
+	}
 	f.Touch(f.l.e.now.Load())
 	f.toClient(b)
 	return nil
