@@ -173,8 +173,9 @@ func cmdMRPortMatch(cmd string, always bool) tcl.CmdFunc {
 
 // cmdMRStream is MR::stream ?BOOLEAN?: whether the message's payload
 // streams (MR_DATA, MR::collect). openltm reads every message whole
-// before its events run, so it never does: the query answers false and
-// a setting is accepted and changes nothing [M].
+// before its events run, so it never does: the query answers false,
+// false is accepted, and asking for streaming is a Tcl error rather
+// than a setting that would silently do nothing [M].
 func cmdMRStream(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	const cmd = "MR::stream"
 	if len(args) > 2 {
@@ -184,8 +185,12 @@ func cmdMRStream(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return tcl.Empty, err
 	}
 	if len(args) == 2 {
-		if _, err := boolArg(cmd, args[1]); err != nil {
+		on, err := boolArg(cmd, args[1])
+		if err != nil {
 			return tcl.Empty, err
+		}
+		if on {
+			return tcl.Empty, tcl.Errorf("%s: not supported: openltm reads each message whole before its events run", cmd)
 		}
 		return tcl.Empty, nil
 	}
