@@ -258,7 +258,10 @@ func (t *translator) authSpec(p *objects.Object, typ objects.AuthProfileType) (*
 		fmt.Fprintf(&key, "\x00%+v\x00%v\x00%v", d.Servers, d.CacheTimeout, d.ConnectTimeout)
 	case "tacacs":
 		tc := &authn.TACACS{Secret: []byte(t.cfg.EffectiveStr(c, "secret")), Encrypt: str(c, "encryption") != "disabled",
-			Service: str(c, "service"), Protocol: str(c, "protocol"), UseAll: str(c, "authentication") == "use-all-servers"}
+			Service: str(c, "service"), Protocol: str(c, "protocol"), UseAll: str(c, "authentication") == "use-all-servers",
+			// BIG-IP always accounts for the sessions a tacacs profile
+			// lets in; accounting only says to which servers.
+			Account: true, AcctAll: str(c, "accounting") == "send-to-all-servers"}
 		for _, srv := range list(c, "servers") {
 			tc.Servers = append(tc.Servers, tacacsAddr(srv))
 		}

@@ -216,8 +216,8 @@ encryption ed enabled
 authentication enum use-first-server use-first-server|use-all-servers
 accounting enum send-to-first-server send-to-first-server|send-to-all-servers
 debug ed disabled
-`), "F5 ltm auth tacacs: the TACACS+ servers a tacacs auth profile sends the client's user name and password to (a PAP login, RFC 8907, obfuscated with the secret unless encryption is disabled), then asks to authorize service (and protocol)",
-		"servers", "secret", "service", "protocol", "encryption", "authentication")
+`), "F5 ltm auth tacacs: the TACACS+ servers a tacacs auth profile sends the client's user name and password to (a PAP login, RFC 8907, or the ASCII or CHAP login a server asks for instead; obfuscated with the secret unless encryption is disabled), then asks to authorize service (and protocol); the sessions let in are accounted for (START and STOP records) to the first server or to all",
+		"servers", "secret", "service", "protocol", "encryption", "authentication", "accounting")
 	tacacs.Lower = "TACACS+ configuration"
 	krb := pk("ltm auth kerberos-delegation", "Kerberos Delegation", "", src("ltm auth kerberos-delegation"), `
 client-principal str none
