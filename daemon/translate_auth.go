@@ -264,7 +264,7 @@ func (t *translator) authSpec(p *objects.Object, typ objects.AuthProfileType) (*
 	case "ssl-cc-ldap":
 		st := str(c, "search-type")
 		l := &authn.SSLCCLDAP{CertmapBase: str(c, "certmap-base"), CertmapKey: str(c, "certmap-key"),
-			CertmapUserSerial: str(c, "certmap-user-serial") == "yes", RoleKey: str(c, "role-key"),Secure: str(c, "secure") == "yes", AdminDN: str(c, "admin-dn"), AdminPW: str(c, "admin-password"),
+			CertmapUserSerial: str(c, "certmap-user-serial") == "yes", RoleKey: str(c, "role-key"), Secure: str(c, "secure") == "yes", AdminDN: str(c, "admin-dn"), AdminPW: str(c, "admin-password"),
 			SearchType: st, UserBase: str(c, "user-base"), UserClass: str(c, "user-class"), UserKey: str(c, "user-key"),
 			GroupBase: str(c, "group-base"), GroupKey: str(c, "group-key"), GroupMemberKey: str(c, "group-member-key")}
 		port := "389"
