@@ -153,12 +153,15 @@ func TestTACACSAccounting(t *testing.T) {
 	if logged.Load() == 0 {
 		t.Errorf("the server down was not logged")
 	}
-	tc.AcctAll = true
-	tc.AccountStart(authn.AcctSession{User: "erin"})()
+	// Copies: the records above may still be on their way out.
+	all := tc
+	all.AcctAll = true
+	all.AccountStart(authn.AcctSession{User: "erin"})()
 	waitRecords(t, a, 4)
 	waitRecords(t, b, 2)
-	tc.Account = false
-	if tc.AccountStart(authn.AcctSession{User: "erin"}) != nil {
+	off := tc
+	off.Account = false
+	if off.AccountStart(authn.AcctSession{User: "erin"}) != nil {
 		t.Errorf("accounting off still records")
 	}
 }
