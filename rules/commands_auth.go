@@ -378,6 +378,9 @@ func (s *ConnState) cancelAuth() {
 // session opens once]: the user, the virtual server as the port, the
 // client's address as the remote address.
 func (s *ConnState) startAccounting(a *authSession) {
+	if _, ok := a.profile.Backend.(authn.Accounter); !ok {
+		return // most back ends keep no records: nothing to build
+	}
 	as := authn.AcctSession{User: a.req.Username, Data: a.res.Data}
 	if s.conn != nil {
 		if li, ok := s.conn.(LBInfo); ok {
