@@ -17,8 +17,7 @@ import (
 // slapd: the certificate's subject names the user, who must be in a
 // valid group; others are reset. A rule of the virtual's own reads
 // AUTH::ssl_cc_ldap_username and AUTH::ssl_cc_ldap_status; the answer
-// is remembered for cache-timeout. search-type certmap is kept with a
-// warning.
+// is remembered for cache-timeout.
 func TestAuthSSLCCLDAP(t *testing.T) {
 	if err := authntest.Available(); err != nil {
 		t.Skipf("the directory is OpenLDAP's slapd: %v", err)
@@ -103,9 +102,5 @@ when HTTP_REQUEST {
 	out, _ := run(t, s, "show ltm auth profile ccprof")
 	if !strings.Contains(out, "Success") {
 		t.Errorf("show:\n%s", out)
-	}
-	out, _ = run(t, s, "modify ltm auth ssl-cc-ldap cc search-type certmap")
-	if !strings.Contains(out, "certmap is kept without being acted on") {
-		t.Errorf("certmap: %q", out)
 	}
 }

@@ -16,8 +16,9 @@ type authRuntime struct {
 
 // newAuthRuntime builds the profiles of a translation. A profile that
 // was in service goes on counting; one whose settings are unchanged
-// also keeps its remembered successes.
-func newAuthRuntime(set authSet, prev *authRuntime) *authRuntime {
+// also keeps its remembered successes. log, when set, takes the
+// accounting records a TACACS+ server did not take (local0.notice).
+func newAuthRuntime(set authSet, prev *authRuntime, log func(facility, line string)) *authRuntime {
 	rt := &authRuntime{byVirtual: map[string][]*authn.Profile{}, byName: map[string]*authn.Profile{}, keys: map[string]string{}}
 	for name, spec := range set.byName {
 		var old *authn.Profile
@@ -28,6 +29,9 @@ func newAuthRuntime(set authSet, prev *authRuntime) *authRuntime {
 				rt.keys[name] = spec.key
 				continue
 			}
+		}
+		if tc, ok := spec.backend.(*authn.TACACS); ok && log != nil {
+			tc.Log = func(line string) { log("local0.notice", "AUTH: tacacs profile "+name+": "+line) }
 		}
 		rt.byName[name] = authn.NewProfile(name, spec.typ, spec.backend, spec.idle, old)
 		rt.byName[name].MaxCache = spec.maxCache

@@ -640,7 +640,7 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 	prevElements := rt.hsl.elements.Load()
 	rt.hsl.elements.Store(tr.logs.elements)
 	prevAuth := rt.auth.Load()
-	rt.auth.Store(newAuthRuntime(tr.auth, prevAuth)) // hook_auth.go
+	rt.auth.Store(newAuthRuntime(tr.auth, prevAuth, rt.env.Log)) // hook_auth.go
 	prevStats := rt.statsDefs
 	rt.env.Stats.Define(tr.stats)
 	rt.statsDefs = tr.stats

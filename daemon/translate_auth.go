@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -26,9 +25,9 @@ import (
 // _sys_auth_* of its type) runs before the virtual's own rules, and
 // AUTH::start pam default_TYPE in it reaches the profile's configuration
 // (dataplane/authn). A profile with mode disabled adds nothing [M: the
-// virtual lets its clients through unchecked]. Types openltm keeps only
-// (krbdelegate, and ssl-cc-ldap's search-type certmap) are kept with a warning, and the
-// virtual runs without them.
+// virtual lets its clients through unchecked]. The type openltm keeps
+// only (krbdelegate) is kept with a warning, and the virtual runs
+// without it.
 
 var (
 	authProfileKind = schema.MustKind("ltm auth profile")
@@ -90,10 +89,6 @@ func (t *translator) virtualAuth(o *objects.Object, v *dataplane.Virtual) ([]str
 			continue
 		}
 		spec, err := t.authSpec(p, typ)
-		if err == errCertmap {
-			t.note(o, "auth profile %s: ssl-cc-ldap search-type certmap is kept without being acted on: the virtual server runs without it", p.Name)
-			continue
-		}
 		if err != nil {
 			t.skip(o, "auth profile %s: %v", p.Name, err)
 			return nil, false
@@ -111,10 +106,6 @@ func (t *translator) virtualAuth(o *objects.Object, v *dataplane.Virtual) ([]str
 	}
 	return ruleNames, true
 }
-
-// errCertmap is an ssl-cc-ldap configuration of search-type certmap,
-// which openltm keeps with a warning.
-var errCertmap = errors.New("ssl-cc-ldap search-type certmap is not acted on")
 
 // authSpec reads a profile and its configuration into a back end.
 func (t *translator) authSpec(p *objects.Object, typ objects.AuthProfileType) (*authSpec, error) {
@@ -258,7 +249,10 @@ func (t *translator) authSpec(p *objects.Object, typ objects.AuthProfileType) (*
 		fmt.Fprintf(&key, "\x00%+v\x00%v\x00%v", d.Servers, d.CacheTimeout, d.ConnectTimeout)
 	case "tacacs":
 		tc := &authn.TACACS{Secret: []byte(t.cfg.EffectiveStr(c, "secret")), Encrypt: str(c, "encryption") != "disabled",
-			Service: str(c, "service"), Protocol: str(c, "protocol"), UseAll: str(c, "authentication") == "use-all-servers"}
+			Service: str(c, "service"), Protocol: str(c, "protocol"), UseAll: str(c, "authentication") == "use-all-servers",
+			// BIG-IP always accounts for the sessions a tacacs profile
+			// lets in; accounting only says to which servers.
+			Account: true, AcctAll: str(c, "accounting") == "send-to-all-servers"}
 		for _, srv := range list(c, "servers") {
 			tc.Servers = append(tc.Servers, tacacsAddr(srv))
 		}
@@ -269,10 +263,8 @@ func (t *translator) authSpec(p *objects.Object, typ objects.AuthProfileType) (*
 		fmt.Fprintf(&key, "\x00%+v", *tc)
 	case "ssl-cc-ldap":
 		st := str(c, "search-type")
-		if st == "certmap" {
-			return nil, errCertmap
-		}
-		l := &authn.SSLCCLDAP{Secure: str(c, "secure") == "yes", AdminDN: str(c, "admin-dn"), AdminPW: str(c, "admin-password"),
+		l := &authn.SSLCCLDAP{CertmapBase: str(c, "certmap-base"), CertmapKey: str(c, "certmap-key"),
+			CertmapUserSerial: str(c, "certmap-user-serial") == "yes", RoleKey: str(c, "role-key"), Secure: str(c, "secure") == "yes", AdminDN: str(c, "admin-dn"), AdminPW: str(c, "admin-password"),
 			SearchType: st, UserBase: str(c, "user-base"), UserClass: str(c, "user-class"), UserKey: str(c, "user-key"),
 			GroupBase: str(c, "group-base"), GroupKey: str(c, "group-key"), GroupMemberKey: str(c, "group-member-key")}
 		port := "389"
@@ -288,6 +280,11 @@ func (t *translator) authSpec(p *objects.Object, typ objects.AuthProfileType) (*
 		for _, g := range list(c, "valid-groups") {
 			if g != "none" {
 				l.ValidGroups = append(l.ValidGroups, g)
+			}
+		}
+		for _, r := range list(c, "valid-roles") {
+			if r != "none" {
+				l.ValidRoles = append(l.ValidRoles, r)
 			}
 		}
 		// The remembered answers are cache-timeout's and cache-size's

@@ -16,8 +16,7 @@ import (
 // tacacs object) and the built-in iRule that drives it (`rule`,
 // _sys_auth_ldap for an ldap profile). openltm acts on the ldap, radius,
 // tacacs, ssl-ocsp, ssl-crldp and ssl-cc-ldap configurations
-// (dataplane/authn); krbdelegate profiles, and ssl-cc-ldap's
-// search-type certmap, are kept with a warning.
+// (dataplane/authn); krbdelegate profiles are kept with a warning.
 //
 // [M] The property lists and defaults are those of F5's tmsh reference
 // pages for the kinds as remembered (v13-v17), and the required
@@ -203,9 +202,10 @@ user-class str none
 user-key str none
 valid-groups list
 valid-roles list
-`), "F5 ltm auth ssl-cc-ldap: the LDAP directory an ssl-cc-ldap auth profile looks a client certificate up in (search-type user: the subject's UID or CN as user-key under user-base; cert: the entry holding the certificate), the user then a member of one of valid-groups; certmap is kept with a warning",
+`), "F5 ltm auth ssl-cc-ldap: the LDAP directory an ssl-cc-ldap auth profile looks a client certificate up in (search-type user: the subject's UID or CN as user-key under user-base; cert: the entry holding the certificate; certmap: the certificate map entry under certmap-base naming the issuer in certmap-key, and with certmap-user-serial the serial number and the user), the user then holding one of valid-roles (role-key) and a member of one of valid-groups",
 		"servers", "admin-dn", "admin-password", "cache-size", "cache-timeout", "group-base", "group-key", "group-member-key",
-		"search-type", "secure", "user-base", "user-class", "user-key", "valid-groups")
+		"search-type", "secure", "user-base", "user-class", "user-key", "valid-groups",
+		"certmap-base", "certmap-key", "certmap-user-serial", "role-key", "valid-roles")
 	ccLDAP.Lower = "SSL client certificate LDAP configuration"
 	tacacs := actOn(pk("ltm auth tacacs", "TACACS+ Configuration", "", src("ltm auth tacacs"), `
 servers list
@@ -216,8 +216,8 @@ encryption ed enabled
 authentication enum use-first-server use-first-server|use-all-servers
 accounting enum send-to-first-server send-to-first-server|send-to-all-servers
 debug ed disabled
-`), "F5 ltm auth tacacs: the TACACS+ servers a tacacs auth profile sends the client's user name and password to (a PAP login, RFC 8907, obfuscated with the secret unless encryption is disabled), then asks to authorize service (and protocol)",
-		"servers", "secret", "service", "protocol", "encryption", "authentication")
+`), "F5 ltm auth tacacs: the TACACS+ servers a tacacs auth profile sends the client's user name and password to (a PAP login, RFC 8907, or the ASCII or CHAP login a server asks for instead; obfuscated with the secret unless encryption is disabled), then asks to authorize service (and protocol); the sessions let in are accounted for (START and STOP records) to the first server or to all",
+		"servers", "secret", "service", "protocol", "encryption", "authentication", "accounting")
 	tacacs.Lower = "TACACS+ configuration"
 	krb := pk("ltm auth kerberos-delegation", "Kerberos Delegation", "", src("ltm auth kerberos-delegation"), `
 client-principal str none

@@ -50,6 +50,10 @@ type authSession struct {
 	call *authCall
 	res  authn.Result
 	done bool // res holds an answer
+	// acctStop records the end of the session's accounting, nil when
+	// none was started: the first success starts it (a TACACS+
+	// profile's START record), the session's end stops it.
+	acctStop func()
 }
 
 // authCall is one AUTH::authenticate in flight: done closes when res is
@@ -219,6 +223,7 @@ func (st *authState) drop(a *authSession) {
 		a.call.cancel()
 		a.call = nil
 	}
+	a.endAccounting()
 	for i, q := range st.queue {
 		if q == a {
 			st.queue = append(st.queue[:i], st.queue[i+1:]...)
@@ -320,6 +325,9 @@ func (s *ConnState) raiseAuthResults(from Event) error {
 			s.prog.env.log("local0.notice", fmt.Sprintf("AUTH: %s profile %s: %s: %v", a.profile.Type, a.profile.Name, a.res.Status, a.res.Err))
 		}
 		st.last = a.id
+		if a.res.Status == authn.Success && a.acctStop == nil {
+			s.startAccounting(a)
+		}
 		if err := s.runAs(AuthResult, side); err != nil {
 			s.cancelAuth()
 			return err
@@ -361,6 +369,50 @@ func (s *ConnState) cancelAuth() {
 		}
 	}
 	s.auth.queue = nil
+}
+
+// startAccounting starts the accounting of a session the profile let
+// in [M: one accounting session per auth session, from its first
+// success to its end (AUTH::abort, or the connection's), however many
+// requests it authenticates on a kept-alive connection, as a PAM
+// session opens once]: the user, the virtual server as the port, the
+// client's address as the remote address.
+func (s *ConnState) startAccounting(a *authSession) {
+	if _, ok := a.profile.Backend.(authn.Accounter); !ok {
+		return // most back ends keep no records: nothing to build
+	}
+	as := authn.AcctSession{User: a.req.Username, Data: a.res.Data}
+	if s.conn != nil {
+		if li, ok := s.conn.(LBInfo); ok {
+			as.Port = li.VirtualName()
+		}
+		if ap := s.conn.Addr(EndClient); ap.IsValid() {
+			as.Remote = ap.Addr().Unmap().String()
+		}
+	}
+	a.acctStop = a.profile.AccountStart(as)
+}
+
+// endAccounting records the end of the session's accounting, if one
+// was started.
+func (a *authSession) endAccounting() {
+	if a.acctStop != nil {
+		a.acctStop()
+		a.acctStop = nil
+	}
+}
+
+// endAuth ends the connection's auth sessions: the questions in flight
+// are dropped and the accounting sessions end.
+func (s *ConnState) endAuth() {
+	s.cancelAuth()
+	if s.auth == nil {
+		return
+	}
+	for _, a := range s.auth.sessions {
+		a.endAccounting()
+	}
+	s.auth = nil
 }
 
 // authLastOr is the session a command without an id reads: the running

@@ -135,3 +135,67 @@ func TestAuthErrors(t *testing.T) {
 		t.Errorf("eleven sessions: %v", err)
 	}
 }
+
+// acctBackend is fakeBackend keeping accounting records: each start
+// and stop is appended to events.
+type acctBackend struct {
+	fakeBackend
+	events *[]string
+}
+
+func (b acctBackend) AccountStart(s authn.AcctSession) func() {
+	*b.events = append(*b.events, "start "+s.User+" "+s.Port)
+	return func() { *b.events = append(*b.events, "stop "+s.User) }
+}
+
+// TestAuthAccounting: an auth session's accounting starts at its first
+// success only (a second success on the same session starts nothing),
+// and stops at AUTH::abort or at the connection's end; a failure starts
+// nothing.
+func TestAuthAccounting(t *testing.T) {
+	for _, c := range []struct {
+		name, script string
+		want         []string
+	}{
+		{"twice, ended with the connection", `when CLIENT_ACCEPTED {
+    set sid [AUTH::start pam lp]
+    AUTH::username_credential $sid ok
+    AUTH::authenticate $sid
+}
+when AUTH_RESULT {
+    if {![info exists again]} {
+        set again 1
+        AUTH::authenticate $sid
+    }
+}`, []string{"start ok /Common/vs_http", "stop ok"}},
+		{"aborted", `when CLIENT_ACCEPTED {
+    set sid [AUTH::start pam lp]
+    AUTH::username_credential $sid ok
+    AUTH::authenticate $sid
+}
+when AUTH_SUCCESS { AUTH::abort $sid ; log local0. "aborted" }`, []string{"start ok /Common/vs_http", "stop ok"}},
+		{"failure", `when CLIENT_ACCEPTED {
+    set sid [AUTH::start pam lp]
+    AUTH::username_credential $sid bad
+    AUTH::authenticate $sid
+}`, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var logs, events []string
+			env := authEnv(&logs)
+			p := authn.NewProfile("/Common/lp", "tacacs", acctBackend{events: &events}, 0, nil)
+			env.Auth = func(vs, svc string) (*authn.Profile, bool) { return p, vs == "/Common/vs_http" && svc == "lp" }
+			s := NewProgram(env, mustCompile(t, "r", c.script)).NewConnState(infoConn{newFakeConn()})
+			if err := s.Run(ClientAccepted); err != nil {
+				t.Fatal(err)
+			}
+			if c.name == "aborted" && len(events) != 2 {
+				t.Errorf("after the abort: %q", events)
+			}
+			s.Release()
+			if strings.Join(events, "|") != strings.Join(c.want, "|") {
+				t.Errorf("got %q, want %q (log %q)", events, c.want, logs)
+			}
+		})
+	}
+}

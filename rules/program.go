@@ -474,8 +474,7 @@ func (s *ConnState) Release() {
 	if s.ipfix != nil {
 		s.ipfix.reset()
 	}
-	s.cancelAuth()
-	s.auth = nil
+	s.endAuth()
 	s.nameResp = tcl.Value{}
 	s.xml = nil
 	s.sidebandSeq = 0

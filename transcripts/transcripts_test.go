@@ -98,7 +98,7 @@ func TestTranscripts(t *testing.T) {
 			"diamserver": cmdDiamServer, "diamseen": cmdDiamSeen, "diamclient": cmdDiamClient,
 			// An LDAP directory (slapd), a RADIUS and a TACACS+ server
 			// the auth profiles ask (auth_cmds_test.go).
-			"slapd": cmdSlapd, "radiusd": cmdRadiusd, "tacacsd": cmdTacacsd,
+			"slapd": cmdSlapd, "radiusd": cmdRadiusd, "tacacsd": cmdTacacsd, "tacacslog": cmdTacacslog,
 		},
 	})
 }

@@ -85,6 +85,32 @@ type Backend interface {
 	Authenticate(ctx context.Context, r Request) Result
 }
 
+// AcctSession is a session a back end let in, as its accounting
+// records name it: the user, the port (the virtual server) and the
+// client's address; Data are the answer's (the login type used).
+type AcctSession struct {
+	User, Port, Remote string
+	Data               []Attr
+}
+
+// Accounter is a back end that keeps accounting records of the
+// sessions it let in (TACACS+ accounting). AccountStart records a
+// session's start and returns what records its end (nil when it keeps
+// none); neither blocks on the servers.
+type Accounter interface {
+	AccountStart(s AcctSession) (stop func())
+}
+
+// AccountStart records the start of a session the profile let in, when
+// its back end keeps accounting records; the func returned (nil when
+// it keeps none) records its end.
+func (p *Profile) AccountStart(s AcctSession) func() {
+	if a, ok := p.Backend.(Accounter); ok {
+		return a.AccountStart(s)
+	}
+	return nil
+}
+
 // Stats are one auth profile's counters, as `show ltm auth profile`
 // prints them.
 type Stats struct {

@@ -212,3 +212,37 @@ func AddCertificate(addr, dn string, der []byte) error {
 	m.Add("userCertificate;binary", []string{string(der)})
 	return c.Modify(m)
 }
+
+// AddEntry adds an entry to the directory, as its administrator: attrs
+// are its attributes' values, objectClass among them.
+func AddEntry(addr, dn string, attrs map[string][]string) error {
+	c, err := ldap.DialURL("ldap://" + addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.Bind(RootDN, RootPW); err != nil {
+		return err
+	}
+	a := ldap.NewAddRequest(dn, nil)
+	for k, v := range attrs {
+		a.Attribute(k, v)
+	}
+	return c.Add(a)
+}
+
+// AddValues adds values to an entry's attribute, as the directory's
+// administrator.
+func AddValues(addr, dn, attr string, values ...string) error {
+	c, err := ldap.DialURL("ldap://" + addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.Bind(RootDN, RootPW); err != nil {
+		return err
+	}
+	m := ldap.NewModifyRequest(dn, nil)
+	m.Add(attr, values)
+	return c.Modify(m)
+}
