@@ -16,8 +16,9 @@ import (
 // the router's routes or the virtual's pool, unless a rule routed it
 // (MR::message route, SIP::route). A first Route value naming the
 // virtual itself (its address and port: a Record-Route it inserted) is
-// taken off first; a request whose Request-URI names the virtual (sent
-// by a strict router) gets the last Route value as its Request-URI.
+// taken off first; a request whose Request-URI is the virtual's own
+// (no user, its address and port: sent by a strict router) gets the
+// last Route value as its Request-URI.
 // The hop's URI must hold an address: a name is not resolved, and such
 // a request is routed as if it had no Route [M]. With honor-route-mode
 // loose the hop's Route value stays for the hop to take off (loose
@@ -103,8 +104,10 @@ func (s *Session) reroute(m *sipmsg.Message) []byte {
 		return nil
 	}
 	uri, changed := m.URI, false
-	if s.names(uri) {
-		// A strict router sent it here (RFC 3261 §16.4).
+	if bytes.IndexByte(uri, '@') < 0 && s.names(uri) {
+		// A strict router sent it here (RFC 3261 §16.4): the
+		// Request-URI is a Record-Route value of the virtual's, which
+		// names no user.
 		uri, routes, changed = sipmsg.RouteURI(routes[len(routes)-1]), routes[:len(routes)-1], true
 	}
 	if len(routes) > 0 && s.names(sipmsg.RouteURI(routes[0])) {

@@ -86,6 +86,8 @@ func TestNextHop(t *testing.T) {
 		{name: "a name is not resolved", routes: []string{"<sip:proxy.example.net;lr>"}, wantURI: "sip:alice@example.net", wantRoutes: "<sip:proxy.example.net;lr>"},
 		{name: "sent by a strict router", uri: "sip:127.156.1.1:5060", routes: []string{"<sip:127.156.1.24>", "<sip:carol@example.net>"}, hop: "127.156.1.24:5060",
 			wantURI: "sip:carol@example.net", wantRoutes: "<sip:127.156.1.24>"},
+		{name: "a user at the virtual's address", uri: "sip:dave@127.156.1.1:5060", routes: []string{self, "<sip:127.156.1.20:5070;lr>"}, hop: "127.156.1.20:5070",
+			wantURI: "sip:dave@127.156.1.1:5060", wantRoutes: "<sip:127.156.1.20:5070;lr>"},
 		{name: "disabled", off: true, routes: []string{self, "<sip:127.156.1.20:5070;lr>"},
 			wantURI: "sip:alice@example.net", wantRoutes: self + "|<sip:127.156.1.20:5070;lr>"},
 	} {
