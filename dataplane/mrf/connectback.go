@@ -9,7 +9,7 @@ import (
 
 // Connecting back (the session profile's do-not-connect-back disabled)
 // on a TCP virtual: an answer due to a client whose connection has
-// ended goes over a new connection the virtual opens to the address the
+// ended (or can no longer be written) goes over a new connection the virtual opens to the address the
 // answer itself names (a SIP response's top Via once the virtual's own
 // is taken off: RFC 3261 §18.2.2), from the virtual's address. The
 // connection then serves as a client connection of the router: what
@@ -51,6 +51,13 @@ var backConns = struct {
 type backKey struct {
 	r    *Router
 	addr netip.AddrPort
+}
+
+// backOnFail says whether answer m, which could not be written to the
+// session's client (its connection is going: it closed its side and
+// the answers due were being drained), goes over a connection back.
+func (s *Session) backOnFail(m *Message) bool {
+	return m.Answer && s.peer == nil && s.r.cfg.ConnectBack && !s.r.cfg.UDP
 }
 
 // connectBack delivers answer m, due to this ended session's client,

@@ -553,6 +553,9 @@ func (s *Session) deliver(m *Message) bool {
 	s.buf = Frame(s.buf[:0], m.Data, s.r.cfg.Term)
 	err := s.write(s.buf)
 	s.wmu.Unlock()
+	if err != nil && s.backOnFail(m) {
+		return s.connectBack(m) // connectback.go
+	}
 	if err == nil && s.peer == nil {
 		s.r.C.Delivered.Add(1)
 	}

@@ -209,12 +209,13 @@ func slowPeer(t *testing.T, addr string, release chan struct{}) netip.AddrPort {
 }
 
 // TestConnectBackTCP: a response due to a client whose connection has
-// ended reaches it over a connection the virtual opens, from its own
+// ended, or can no longer be written, reaches it over a connection the virtual opens, from its own
 // address, to the client's Via; the client's requests on that
 // connection are routed too. With do-not-connect-back the response is
 // dropped.
 func TestConnectBackTCP(t *testing.T) {
-	for _, back := range []bool{true, false} {
+	for _, tc := range []struct{ back, ended bool }{{true, true}, {true, false}, {false, true}} {
+		back := tc.back
 		release := make(chan struct{})
 		member := slowPeer(t, "127.156.2.2:0", release)
 		// The client listens where its Via says.
@@ -253,7 +254,9 @@ func TestConnectBackTCP(t *testing.T) {
 		mu.Lock()
 		closed = true
 		mu.Unlock()
-		s.Close()
+		if tc.ended {
+			s.Close()
+		}
 		close(release)
 		if !back {
 			deadline := time.Now().Add(15 * time.Second)
