@@ -172,9 +172,9 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 	case "sip":
 		cfg.Proto = t.mrfSIP(o, v, proto, pe)
-		// On UDP an answer due to a client whose flow ended goes to its
-		// address unless do-not-connect-back is enabled.
-		cfg.ConnectBack = v.IsUDP() && pe("do-not-connect-back") != "enabled"
+		// An answer due to a client whose flow or connection ended still
+		// reaches it unless do-not-connect-back is enabled.
+		cfg.ConnectBack = mrfConnectBack(pe)
 		cfg.Persist, cfg.PersistTTL = t.sipPersistence(proto, pe("persistence"))
 	case "diameter":
 		ds := t.mrfDiameter(o, v, proto, pe)

@@ -18,11 +18,13 @@ import (
 // mrfSIP is a virtual's sip session profile as its router applies it
 // (dataplane/mrfsip): its Via and Record-Route, Max-Forwards,
 // honor-via (disabled: responses go back by the router's record of the
-// transaction), loop-detection (482) and maintenance-mode (503 to what
-// would begin something new) and, on a UDP virtual,
-// do-not-connect-back. What openltm does not act on yet is kept with a
-// warning where it differs from the default: do-not-connect-back on a
-// TCP virtual, honor-route-header, passthru-mode and the firewall (its
+// transaction), loop-detection (482; loop-detection-mode strict lets a
+// spiralling request through), maintenance-mode (503 to what would
+// begin something new), honor-route-header (a request goes to the hop
+// its Route fields name; honor-route-mode strict addresses it as a
+// strict router), passthru-mode (what is no SIP message is forwarded as
+// it is) and do-not-connect-back (mrfConnectBack). The firewall is
+// kept with a warning where it differs from the default (its
 // persistence: sipPersistence).
 func (t *translator) mrfSIP(o *objects.Object, v *dataplane.Virtual, sess *objects.Object, e func(string) string) mrf.Protocol {
 	s := &mrfsip.Session{
@@ -36,7 +38,11 @@ func (t *translator) mrfSIP(o *objects.Object, v *dataplane.Virtual, sess *objec
 		UDP:         v.IsUDP(),
 		IgnoreVia:   e("honor-via") == "disabled",
 		LoopDetect:  e("loop-detection") == "enabled",
+		LoopStrict:  strings.EqualFold(e("loop-detection-mode"), "strict"),
 		Maintenance: e("maintenance-mode") == "enabled",
+		HonorRoute:  e("honor-route-header") == "enabled",
+		StrictRoute: e("honor-route-mode") == "strict",
+		Passthru:    e("passthru-mode") == "enabled",
 	}
 	if cv := e("custom-via"); cv != "none" && cv != "" {
 		s.CustomVia = cv
@@ -44,18 +50,19 @@ func (t *translator) mrfSIP(o *objects.Object, v *dataplane.Virtual, sess *objec
 	h := fnv.New64a()
 	h.Write([]byte(o.Name))
 	s.Salt = h.Sum64()
-	for _, kept := range []struct{ name, def string }{
-		{"do-not-connect-back", "disabled"}, {"honor-route-header", "disabled"}, {"passthru-mode", "disabled"},
-		{"enable-sip-firewall", "no"},
-	} {
-		if kept.name == "do-not-connect-back" && v.IsUDP() {
-			continue // a UDP virtual acts on it (mrf.Config.ConnectBack)
-		}
-		if got := e(kept.name); got != kept.def && got != "" {
-			t.keep(sess, "sip session %s: %s %s is kept; openltm's SIP routing acts as with %s", sess.Name, kept.name, got, kept.def)
-		}
+	if got := e("enable-sip-firewall"); got != "no" && got != "" {
+		t.keep(sess, "sip session %s: enable-sip-firewall %s is kept; openltm's SIP routing acts as with no", sess.Name, got)
 	}
 	return mrfsip.New(s)
+}
+
+// mrfConnectBack is the session profile's do-not-connect-back as the
+// router applies it: disabled (the default), an answer due to a client
+// whose connection or flow has ended still reaches it, over UDP at its
+// address, over TCP on a connection back to the address its top Via
+// names (with honor-via enabled).
+func mrfConnectBack(e func(string) string) bool {
+	return e("do-not-connect-back") != "enabled"
 }
 
 // sipPersistence is a sip session profile's persistence block

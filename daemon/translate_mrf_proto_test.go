@@ -63,9 +63,17 @@ func TestMRFProtocolsTranslated(t *testing.T) {
 	if r := vd.MRF.Routes; len(r) != 1 || r[0].Keys[mrfdiam.KeyDestRealm] != "realm-a" || r[0].Keys[mrfdiam.KeyApp] != "4" {
 		t.Fatalf("diameter routes %+v", r)
 	}
-	out, _ := run(t, s, "modify ltm message-routing sip profile session ss honor-route-header enabled")
-	if !strings.Contains(out, "honor-route-header enabled is kept") {
-		t.Errorf("no warning for honor-route-header: %q", out)
+	out, _ := run(t, s, "modify ltm message-routing sip profile session ss honor-route-header enabled honor-route-mode strict passthru-mode enabled loop-detection-mode Strict")
+	if strings.Contains(out, "kept") {
+		t.Errorf("a warning for the route, passthru and loop modes: %q", out)
+	}
+	dc, _ = Translate(e.schema, e.Config())
+	if sp, ok := dc.Virtuals["/Common/vsip"].MRF.Proto.(*mrfsip.Session); !ok || !sp.HonorRoute || !sp.StrictRoute || !sp.Passthru || !sp.LoopStrict {
+		t.Errorf("sip session %+v", dc.Virtuals["/Common/vsip"].MRF.Proto)
+	}
+	out, _ = run(t, s, "modify ltm message-routing sip profile session ss enable-sip-firewall yes")
+	if !strings.Contains(out, "enable-sip-firewall yes is kept") {
+		t.Errorf("no warning for enable-sip-firewall: %q", out)
 	}
 	if _, err := run(t, s, "modify ltm virtual vsip rules { mr }"); err != "" {
 		t.Errorf("MR_INGRESS on a SIP virtual: %s", err)

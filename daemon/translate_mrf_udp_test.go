@@ -55,8 +55,8 @@ func TestMRFSIPUDPTranslated(t *testing.T) {
 	if d, ok := vt.MRF.Proto.(*mrfsip.Session); !ok || d.UDP || d.IgnoreVia || d.LoopDetect || d.Maintenance {
 		t.Fatalf("the built-in sipsession %+v", vt.MRF.Proto)
 	}
-	if !vu.MRF.ConnectBack || vt.MRF.ConnectBack {
-		t.Errorf("connect back: udp %t tcp %t, want true and false", vu.MRF.ConnectBack, vt.MRF.ConnectBack)
+	if !vu.MRF.ConnectBack || !vt.MRF.ConnectBack {
+		t.Errorf("connect back: udp %t tcp %t, want both", vu.MRF.ConnectBack, vt.MRF.ConnectBack)
 	}
 	if out, err := run(t, s, "modify ltm message-routing sip profile session ss do-not-connect-back enabled"); err != "" || strings.Contains(out, "kept") {
 		t.Fatalf("do-not-connect-back: %q %q", out, err)
@@ -64,5 +64,12 @@ func TestMRFSIPUDPTranslated(t *testing.T) {
 	dc, _ = Translate(e.schema, e.Config())
 	if dc.Virtuals["/Common/vudp"].MRF.ConnectBack {
 		t.Error("do-not-connect-back enabled still connects back")
+	}
+	if _, err := run(t, s, "modify ltm virtual vtcp profiles replace-all-with { tcp { } ss { } rt { } }"); err != "" {
+		t.Fatal(err)
+	}
+	dc, _ = Translate(e.schema, e.Config())
+	if dc.Virtuals["/Common/vtcp"].MRF.ConnectBack {
+		t.Error("do-not-connect-back enabled still connects back over TCP")
 	}
 }

@@ -37,6 +37,10 @@ type SIPState struct {
 	// persistField is the field SIP::persist reads when the rule set no
 	// key: the sip_info profile's, Call-ID when zero.
 	persistField sipmsg.Field
+	// mr, in an MR_ event of a SIP message router, is the message the
+	// commands read and change (sipMR): edits, SIP::discard and
+	// SIP::respond act on it at once.
+	mr *mrf.Message
 }
 
 // Reset readies the state for the next message.
@@ -118,6 +122,9 @@ func sipOf(in *tcl.Interp, cmd string, valid ...Event) (*SIPState, sipmsg.Messag
 	s, _, err := sess(in, cmd)
 	if err != nil {
 		return nil, sipmsg.Message{}, err
+	}
+	if s.event == MRIngress || s.event == MREgress || s.event == MRFailed {
+		return sipMR(s, cmd, valid)
 	}
 	if s.sip == nil {
 		return nil, sipmsg.Message{}, tcl.Errorf("%s: the virtual server has no sip profile", cmd)
@@ -225,13 +232,12 @@ func cmdSIPHeader(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		}
 		switch op {
 		case "insert":
-			st.Msg = sipmsg.Insert(st.Msg, name, value)
+			st.set(sipmsg.Insert(st.Msg, name, value))
 		case "replace":
-			st.Msg = sipmsg.Replace(st.Msg, name, value)
+			st.set(sipmsg.Replace(st.Msg, name, value))
 		default:
-			st.Msg = sipmsg.Remove(st.Msg, sipmsg.NewField(name))
+			st.set(sipmsg.Remove(st.Msg, sipmsg.NewField(name)))
 		}
-		st.Edited = true
 		return tcl.Empty, nil
 	case len(args) <= 3 && op != "insert" && op != "replace" && op != "remove":
 		n := int64(0)
@@ -260,6 +266,11 @@ func cmdSIPResponse(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	_, m, err := sipOf(in, "SIP::response", SIPResponse, SIPResponseSend, SIPResponseDone)
 	if err != nil {
 		return tcl.Empty, err
+	}
+	if m.Request {
+		// An MR_ event's request: nothing, so that a rule tells
+		// requests from responses by it.
+		return tcl.Empty, nil
 	}
 	if args[1].String() == "code" {
 		return tcl.Int(int64(m.Code)), nil
@@ -317,8 +328,7 @@ func cmdSIPRespond(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		b.WriteString("\r\n")
 	}
 	b.WriteString("Content-Length: 0\r\n\r\n")
-	st.Reply = []byte(b.String())
-	return tcl.Empty, nil
+	return tcl.Empty, st.reply([]byte(b.String()))
 }
 
 // sipFieldName is how SIP::respond writes a field it copies.
@@ -377,6 +387,9 @@ func cmdSIPDiscard(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return tcl.Empty, err
 	}
 	st.Discard = true
+	if st.mr != nil {
+		st.mr.Drop = true
+	}
 	return tcl.Empty, nil
 }
 
@@ -473,19 +486,22 @@ func (st *SIPState) persistKey(m *sipmsg.Message) string {
 // recordRoute is the Record-Route field.
 var recordRoute = sipmsg.NewField("Record-Route")
 
-// cmdSIPRecordRoute is `SIP::record-route ?INDEX?`: the Record-Route
-// field at INDEX (0, the top one, by default), empty when the message
-// has none [M: BIG-IP documents the read of the header; the index is
-// SIP::via's].
+// cmdSIPRecordRoute is `SIP::record-route ?INDEX|top?`: the
+// Record-Route field at INDEX (0, the top one, by default), or with
+// `top` the first route of the first field (a field may list several,
+// comma-separated), empty when the message has none [M: BIG-IP
+// documents INDEX and top; without either, the first field].
 func cmdSIPRecordRoute(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if len(args) > 2 {
-		return tcl.Empty, tcl.WrongArgs("SIP::record-route ?index?")
+		return tcl.Empty, tcl.WrongArgs("SIP::record-route ?index|top?")
 	}
-	n := int64(0)
+	n, top := int64(0), false
 	if len(args) == 2 {
 		var err error
-		if n, err = args[1].Int64(); err != nil || n < 0 {
-			return tcl.Empty, tcl.Errorf("SIP::record-route: expected an index (0 or more) but got %q", args[1].String())
+		if top = args[1].String() == "top"; !top {
+			if n, err = args[1].Int64(); err != nil || n < 0 {
+				return tcl.Empty, tcl.Errorf("SIP::record-route: expected an index (0 or more) or top but got %q", args[1].String())
+			}
 		}
 	}
 	_, m, err := sipOf(in, "SIP::record-route")
@@ -493,6 +509,9 @@ func cmdSIPRecordRoute(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return tcl.Empty, err
 	}
 	v, _ := m.HeaderAt(recordRoute, int(n))
+	if top {
+		v = sipmsg.FirstValue(v)
+	}
 	return tcl.Str(string(v)), nil
 }
 
@@ -525,7 +544,7 @@ func cmdSIPMessage(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		if err != nil || cl != int64(len(body)) {
 			msg = sipmsg.SetBody(msg, body)
 		}
-		st.Msg, st.Edited = msg, true
+		st.set(msg)
 		return tcl.Empty, nil
 	}
 	return tcl.Empty, tcl.WrongArgs("SIP::message ?message?")

@@ -30,7 +30,7 @@ func TestSIPRouteAndMessage(t *testing.T) {
 	}{
 		{name: "record-route top and second", body: `when SIP_REQUEST { set ::r "[SIP::record-route]|[SIP::record-route 1]|[SIP::record-route 2]" }`, ev: SIPRequest, msg: sipTestRR, set: "<sip:127.95.0.21;lr>|<sip:127.95.0.22;lr>|"},
 		{name: "record-route absent", body: `when SIP_RESPONSE { set ::r "<[SIP::record-route]>" }`, ev: SIPResponse, msg: sipTestOK, set: "<>"},
-		{name: "record-route bad index", body: `when SIP_REQUEST { SIP::record-route top }`, ev: SIPRequest, msg: sipTestRR, err: "expected an index"},
+		{name: "record-route bad index", body: `when SIP_REQUEST { SIP::record-route first }`, ev: SIPRequest, msg: sipTestRR, err: "expected an index"},
 		{name: "message reads the whole message", body: `when SIP_RESPONSE { set ::r [SIP::message] }`, ev: SIPResponse, msg: sipTestOK, set: sipTestOK},
 		{name: "message replaced, length fixed", body: `when SIP_REQUEST { SIP::message "OPTIONS sip:x@example.com SIP/2.0\r\nCall-ID: n1\r\nContent-Length: 99\r\n\r\nhello" }`, ev: SIPRequest, msg: sipTestRR,
 			check: func(t *testing.T, st *SIPState) {

@@ -66,12 +66,25 @@ func sipFields(m *mblb.SIPMessage, name string) []string {
 	return out
 }
 
-// sipRouteFields prints a message's Via and Record-Route fields, one a
-// line, so a transcript can check what a proxy inserted or removed.
+// sipRouteFields prints a message's Via, Record-Route and Route fields,
+// one a line, so a transcript can check what a proxy inserted or
+// removed.
 func sipRouteFields(w io.Writer, m *mblb.SIPMessage) {
-	for _, name := range []string{"Via", "Record-Route"} {
+	for _, name := range []string{"Via", "Record-Route", "Route"} {
 		for _, v := range sipFields(m, name) {
 			fmt.Fprintf(w, "  %s: %s\n", name, v)
+		}
+	}
+}
+
+// sipShowFields prints the fields names (comma-separated) of m holds.
+func sipShowFields(w io.Writer, m *mblb.SIPMessage, names string) {
+	if names == "" {
+		return
+	}
+	for _, n := range strings.Split(names, ",") {
+		for _, v := range sipFields(m, strings.TrimSpace(n)) {
+			fmt.Fprintf(w, "  %s: %s\n", strings.TrimSpace(n), v)
 		}
 	}
 }
@@ -86,7 +99,9 @@ func sipServerMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	label := fs.String("label", "S1", "the member's name in its answers (X-Member)")
 	quiet := fs.Bool("quiet", false, "do not log each request")
 	udp := fs.Bool("udp", false, "SIP over UDP: one message per datagram")
-	headers := fs.Bool("headers", false, "log each request's Via and Record-Route fields too")
+	headers := fs.Bool("headers", false, "log each request's Via, Record-Route and Route fields too")
+	show := fs.String("show", "", "log these fields of each request too (comma-separated names)")
+	body := fs.Bool("body", false, "log each request's body too, a line at a time")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -103,6 +118,14 @@ func sipServerMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 			fmt.Fprintf(stdout, "%s got %s Call-ID %s from %s\n", *label, m.Method, sipField(m, "call-id"), from)
 			if *headers {
 				sipRouteFields(stdout, m)
+			}
+			sipShowFields(stdout, m, *show)
+			if *body {
+				for _, l := range strings.Split(strings.TrimRight(string(m.Body()), "\r\n"), "\n") {
+					if l = strings.TrimRight(l, "\r"); l != "" {
+						fmt.Fprintf(stdout, "  body: %s\n", l)
+					}
+				}
 			}
 		} else {
 			fmt.Fprintf(stdout, "%s got response %d Call-ID %s\n", *label, m.Code, sipField(m, "call-id"))
@@ -232,6 +255,9 @@ func sipClientMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	waitClose := fs.Bool("wait-close", false, "at the end, wait for the virtual to close the connection and say so")
 	callee := fs.String("user", "service", "the user called: the Request-URI's and To's (sip:USER@ADDR)")
 	maxFwd := fs.Int("max-forwards", 70, "the requests' Max-Forwards")
+	route := fs.String("route", "", "a Route field for every request (its value, as written)")
+	media := fs.String("media", "", "an m= line for the INVITEs' session descriptions (e.g. \"audio 49170 RTP/AVP 0\"), with a c= line of the client's address")
+	showFields := fs.String("show", "", "print these fields of each answer too (comma-separated names)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -266,6 +292,9 @@ func sipClientMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 			method, *callee, *connect, names[0], local, *label, n, *maxFwd, names[1], *label, local, *label, names[2], *callee, *connect, names[3], callID, cseq, method)
 		if *tag != "" {
 			fmt.Fprintf(&b, "X-Tag: %s\r\n", *tag)
+		}
+		if *route != "" {
+			fmt.Fprintf(&b, "Route: %s\r\n", *route)
 		}
 		if body != "" {
 			b.WriteString("Content-Type: application/sdp\r\n")
@@ -312,6 +341,7 @@ func sipClientMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 			if *headers {
 				sipRouteFields(stdout, m)
 			}
+			sipShowFields(stdout, m, *showFields)
 		}
 	}
 	for i := 1; i <= *register; i++ {
@@ -363,7 +393,12 @@ func sipClientMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	for i := 1; i <= *calls; i++ {
 		callID := fmt.Sprintf("%s-call-%d", *label, i)
-		if err := send(request("INVITE", callID, 1, "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\n")); err != nil {
+		sdp := "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\n"
+		if *media != "" {
+			host, _, _ := net.SplitHostPort(local)
+			sdp += "c=IN IP4 " + host + "\r\nt=0 0\r\nm=" + *media + "\r\n"
+		}
+		if err := send(request("INVITE", callID, 1, sdp)); err != nil {
 			return err
 		}
 		members := map[string]bool{}

@@ -262,9 +262,10 @@ type Config struct {
 	// with no transport-config of their own are UDP flows.
 	UDP bool
 	// ConnectBack is the session profile's do-not-connect-back
-	// disabled on a UDP virtual: an answer due to a client whose flow
+	// disabled: on a UDP virtual an answer due to a client whose flow
 	// has ended still goes to its address (a datagram needs no
-	// connection to be made again).
+	// connection to be made again); on a TCP virtual over a connection
+	// back to the address the answer names (connectback.go).
 	ConnectBack bool
 	// Persist is the session profile's persistence (persist-type
 	// session): which key a request with none from a rule is routed by,

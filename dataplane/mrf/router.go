@@ -540,10 +540,14 @@ func (s *Session) after(m *Message) bool {
 func (s *Session) deliver(m *Message) bool {
 	s.mu.Lock()
 	ended := s.ended && !s.r.cfg.ConnectBack
+	back := s.ended && s.r.cfg.ConnectBack && !s.r.cfg.UDP && s.peer == nil
 	s.mu.Unlock()
 	if ended {
 		s.r.C.Dropped.Add(1)
 		return false
+	}
+	if back {
+		return s.connectBack(m) // connectback.go
 	}
 	if s.hooks != nil {
 		if !s.hooks.Egress(m) {
@@ -558,6 +562,9 @@ func (s *Session) deliver(m *Message) bool {
 	s.buf = Frame(s.buf[:0], m.Data, s.r.cfg.Term)
 	err := s.write(s.buf)
 	s.wmu.Unlock()
+	if err != nil && s.backOnFail(m) {
+		return s.connectBack(m) // connectback.go
+	}
 	if err == nil && s.peer == nil {
 		s.r.C.Delivered.Add(1)
 	}
@@ -758,6 +765,9 @@ func (s *Session) pick(m *Message) (*outgoing, error) {
 			}
 		}
 		return s.among(ps, m.RouteRatio, "rule", m)
+	}
+	if o, ok, err := s.nextHop(m); ok { // nexthop.go
+		return o, err
 	}
 	if o := s.byHost(m); o != nil {
 		return o, nil

@@ -27,6 +27,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -76,9 +77,24 @@ type Session struct {
 	// Service Unavailable by the virtual, while the dialogs already up
 	// go on [M: F5 names the setting, not its answer].
 	Maintenance bool
+	// LoopStrict is loop-detection-mode strict (route.go).
+	LoopStrict bool
+	// HonorRoute is honor-route-header and StrictRoute honor-route-mode
+	// strict (route.go).
+	HonorRoute, StrictRoute bool
+	// Passthru is passthru-mode: a message the virtual cannot read as
+	// SIP is forwarded as it is, one-way, rather than dropped (over
+	// UDP, a datagram that is no SIP message; a TCP stream is framed by
+	// its SIP head, so what cannot be read there cannot be cut into
+	// messages either and ends the connection as before) [M: F5 names
+	// the setting; openltm reads it so].
+	Passthru bool
 
 	via, rr []byte
 	loop    []byte
+	// self is Host as an address, for the Route values that name the
+	// virtual.
+	self netip.AddrPort
 }
 
 // New readies s (its Via and Record-Route lines) and returns it.
@@ -92,6 +108,7 @@ func New(s *Session) *Session {
 		}
 	}
 	s.loop = []byte("branch=" + s.mark())
+	s.self, _ = netip.ParseAddrPort(s.Host)
 	return s
 }
 
@@ -99,8 +116,8 @@ func New(s *Session) *Session {
 func (s *Session) Name() string { return "sip" }
 
 func (s *Session) String() string {
-	return fmt.Sprintf("%t %q %t %t %t %d %d %q %d %t %t %t %t", s.InsertVia, s.CustomVia, s.RecordRoute, s.MaxForwards, s.Respond, s.MaxSize, s.MaxHeader, s.Host, s.Salt,
-		s.UDP, s.IgnoreVia, s.LoopDetect, s.Maintenance)
+	return fmt.Sprintf("%t %q %t %t %t %d %d %q %d %t %t %t %t %t %t %t %t", s.InsertVia, s.CustomVia, s.RecordRoute, s.MaxForwards, s.Respond, s.MaxSize, s.MaxHeader, s.Host, s.Salt,
+		s.UDP, s.IgnoreVia, s.LoopDetect, s.Maintenance, s.LoopStrict, s.HonorRoute, s.StrictRoute, s.Passthru)
 }
 
 // mark is the start of the branch of every Via the virtual inserts.
@@ -127,6 +144,9 @@ func (s *Session) NewFramer() mrf.Framer {
 func (s *Session) Classify(data []byte) mrf.Class {
 	m, err := sipmsg.Parse(data)
 	if err != nil {
+		if s.Passthru {
+			return mrf.Class{OneWay: true}
+		}
 		return mrf.Class{Bad: true}
 	}
 	if m.Request {
@@ -146,7 +166,11 @@ func (s *Session) key(m *sipmsg.Message, request bool) uint64 {
 	if s.InsertVia && !request {
 		mark := s.mark()
 		if len(br) > len(mark) && string(br[:len(mark)]) == mark {
-			if n, err := strconv.ParseUint(string(br[len(mark):]), 36, 64); err == nil {
+			num := br[len(mark):]
+			if i := bytes.IndexByte(num, '.'); i >= 0 {
+				num = num[:i] // loop-detection-mode strict's hash follows
+			}
+			if n, err := strconv.ParseUint(string(num), 36, 64); err == nil {
 				return n
 			}
 		}
@@ -239,8 +263,10 @@ func (s *Session) looped(m *sipmsg.Message) bool {
 		if !ok {
 			return false
 		}
-		if bytes.Contains(v, s.loop) {
-			return true
+		if at := bytes.Index(v, s.loop); at >= 0 {
+			if !s.LoopStrict || s.sameLoopHash(m, v, at, i) {
+				return true
+			}
 		}
 	}
 	return false
@@ -324,6 +350,11 @@ func (s *Session) OutboundOn(link *mrf.Link, bufs *[2][]byte, msg *mrf.Message, 
 	if err != nil {
 		return append(bufs[0][:0], msg.Data...), 0
 	}
+	if s.HonorRoute && m.Request {
+		if b := s.reroute(&m); b != nil {
+			m, _ = sipmsg.Parse(b)
+		}
+	}
 	var lines [2][]byte
 	n := 0
 	key := seq
@@ -338,6 +369,11 @@ func (s *Session) OutboundOn(link *mrf.Link, bufs *[2][]byte, msg *mrf.Message, 
 			l = append(bufs[1][:0], s.via...)
 		}
 		l = strconv.AppendUint(l, seq, 36)
+		if s.LoopDetect && s.LoopStrict && m.Request {
+			l = append(l, '.')
+			top, _ := m.Header(sipmsg.Via)
+			l = strconv.AppendUint(l, loopHash(&m, sipmsg.FirstValue(top)), 36)
+		}
 		l = append(l, "\r\n"...)
 		bufs[1] = l
 		lines[n] = l

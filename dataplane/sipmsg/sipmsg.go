@@ -557,3 +557,27 @@ func (m *Message) HasToTag() bool {
 	}
 	return false
 }
+
+// FirstValue is the first of a field's comma-separated values (a Via,
+// Route or Record-Route field may list several), trimmed; commas inside
+// <...> or a quoted string do not separate.
+func FirstValue(v []byte) []byte {
+	angle, quoted := false, false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case quoted && c == '\\':
+			i++ // the escaped character
+		case quoted:
+			quoted = c != '"'
+		case c == '"':
+			quoted = true
+		case c == '<':
+			angle = true
+		case c == '>':
+			angle = false
+		case c == ',' && !angle:
+			return bytes.TrimSpace(v[:i])
+		}
+	}
+	return bytes.TrimSpace(v)
+}
