@@ -99,6 +99,9 @@ func TestTranscripts(t *testing.T) {
 			// An LDAP directory (slapd), a RADIUS and a TACACS+ server
 			// the auth profiles ask (auth_cmds_test.go).
 			"slapd": cmdSlapd, "radiusd": cmdRadiusd, "tacacsd": cmdTacacsd,
+			// A Diameter peer that connects to a virtual and answers
+			// what it routes to it (diameter_dynamic_cmds_test.go).
+			"diampeer": cmdDiamPeer,
 		},
 	})
 }

@@ -115,6 +115,8 @@ type Router struct {
 	closed bool
 	// stop ends the auto-initialization keeper (nil: none runs).
 	stop chan struct{}
+	// dynt are the routes client connections made (dynamic.go).
+	dynt dynTable
 }
 
 type connKey struct {
@@ -389,6 +391,9 @@ type Session struct {
 	// stick, with a Sticky protocol, is the peer connection the
 	// client's messages all go on once its first was routed.
 	stick *outgoing
+	// dyn is the dynamic route the client's connection made (nil:
+	// none; dynamic.go).
+	dyn *dynRoute
 }
 
 // Drain waits, up to d, until no request of the session waits for its
@@ -439,6 +444,9 @@ func (s *Session) Close() {
 	for _, o := range own {
 		o.close()
 	}
+	if s.dyn != nil {
+		s.dynamicClose()
+	}
 }
 
 // Message makes a message of the client's data (copied) as the protocol
@@ -467,6 +475,7 @@ func (s *Session) Local(data []byte) (handled, ok bool) {
 	if handled { // counted before the answer leaves, which may be read at once
 		s.r.C.Received.Add(1)
 		s.r.C.Local.Add(1)
+		s.dynamicLearn(data)
 	}
 	var err error
 	if reply != nil {
@@ -494,6 +503,9 @@ func (s *Session) Send(data []byte) error {
 // answers nothing the virtual sent, or cannot be read, is dropped [M].
 func (s *Session) Handle(m *Message) bool {
 	s.r.C.Received.Add(1)
+	if s.dyn != nil && s.dynamicIn(m) {
+		return true
+	}
 	if m.Answer && !m.Bad && s.stuck(m) {
 		return true
 	}
@@ -746,6 +758,9 @@ func (s *Session) pick(m *Message) (*outgoing, error) {
 			}
 		}
 		return s.among(ps, m.RouteRatio, "rule", m)
+	}
+	if o := s.dynamicPick(m); o != nil {
+		return o, nil
 	}
 	if o := s.byHost(m); o != nil {
 		return o, nil

@@ -41,6 +41,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/diammsg"
 	"github.com/openltm/openltm/dataplane/mrf"
@@ -74,6 +75,12 @@ type Session struct {
 	// PersistAVP is the AVP a request is persisted by (persist-type
 	// avp: persist-avp's code; 0: Session-Id), for mrf.PersistAVP.
 	PersistAVP uint32
+	// DynInsert, DynLookup and DynTTL are dynamic-route-insertion,
+	// dynamic-route-lookup and dynamic-route-timeout: a client's CER
+	// makes its connection a route by its Origin-Host and Origin-Realm,
+	// and requests naming them go there first (mrf.DynamicRouter).
+	DynInsert, DynLookup bool
+	DynTTL               time.Duration
 
 	e2e atomic.Uint32
 }
@@ -82,8 +89,9 @@ type Session struct {
 func (s *Session) Name() string { return "diameter" }
 
 func (s *Session) String() string {
-	return fmt.Sprintf("%q %q %q %q %q %q %q %d %v %v %d %v %t %d %v", s.OriginHost, s.OriginRealm, s.OriginHostRewrite, s.OriginRealmRewrite,
-		s.DestHostRewrite, s.DestRealmRewrite, s.ProductName, s.VendorID, s.AuthApps, s.AcctApps, s.Max, s.HostIP, s.Respond, s.PersistAVP, s.RetryCodes)
+	return fmt.Sprintf("%q %q %q %q %q %q %q %d %v %v %d %v %t %d %v %t %t %d", s.OriginHost, s.OriginRealm, s.OriginHostRewrite, s.OriginRealmRewrite,
+		s.DestHostRewrite, s.DestRealmRewrite, s.ProductName, s.VendorID, s.AuthApps, s.AcctApps, s.Max, s.HostIP, s.Respond, s.PersistAVP, s.RetryCodes,
+		s.DynInsert, s.DynLookup, s.DynTTL)
 }
 
 // NewFramer frames on the header's length.
