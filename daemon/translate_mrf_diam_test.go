@@ -10,7 +10,8 @@ import (
 )
 
 // TestMRFDiameterSessionSettings: a diameter session profile's watchdog,
-// handshake-timeout, persistence and discard-unroutable reach the
+// handshake-timeout, persistence, discard-unroutable and dynamic routes
+// reach the
 // virtual's router; what openltm does not act on is kept with a
 // warning; a persist-avp that names no AVP or a negative timer is
 // refused and changes nothing.
@@ -56,9 +57,16 @@ func TestMRFDiameterSessionSettings(t *testing.T) {
 				cfg.Persist, cfg.PersistTTL, ds.PersistAVP, ds.Respond)
 		}
 	}
-	out, _ := run(t, s, "modify ltm message-routing diameter profile session ds dynamic-route-lookup enabled")
-	if !strings.Contains(out, "dynamic-route-lookup enabled is kept") {
-		t.Errorf("no warning for dynamic-route-lookup: %q", out)
+	if out, err := run(t, s, "modify ltm message-routing diameter profile session ds dynamic-route-insertion enabled dynamic-route-lookup enabled dynamic-route-timeout 30"); err != "" || strings.Contains(out, "kept") {
+		t.Errorf("dynamic routes: %q %q", out, err)
+	}
+	dc, _ = Translate(e.schema, e.Config())
+	if ds := dc.Virtuals["/Common/vdia"].MRF.Proto.(*mrfdiam.Session); !ds.DynInsert || !ds.DynLookup || ds.DynTTL != 30*time.Second {
+		t.Errorf("dynamic routes: insert %t lookup %t timeout %v", ds.DynInsert, ds.DynLookup, ds.DynTTL)
+	}
+	out, _ := run(t, s, "modify ltm message-routing diameter profile session ds ingress-critical-message-rate-limit 5")
+	if !strings.Contains(out, "ingress-critical-message-rate-limit 5 is kept") {
+		t.Errorf("no warning for ingress-critical-message-rate-limit: %q", out)
 	}
 	for _, c := range []struct{ cmd, want string }{
 		{"modify ltm message-routing diameter profile session ds persist-avp No-Such-AVP", `persist-avp "No-Such-AVP" is not an AVP code`},
