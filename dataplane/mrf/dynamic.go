@@ -164,9 +164,10 @@ func (s *Session) dynamicIn(m *Message) bool {
 	if c.Final {
 		req.origin.inflight.Add(-1)
 		s.r.C.Answered.Add(1)
+		s.r.settle(req, m.Data)
 	}
 	a := &Message{Data: m.Data, Status: StatusRouted, Peer: o.key.peer, Member: o.addr, origin: req.origin,
-		Instance: -1, Answer: true, Src: req.Dst, Dst: req.Src, Store: req.Store}
+		Instance: -1, Answer: true, Src: req.Dst, Dst: req.Src, Store: req.Store, Persist: req.Persist}
 	p.Inbound(a, req)
 	req.origin.deliver(a)
 	return true

@@ -309,7 +309,7 @@ const DefaultPersistTTL = 180 * time.Second
 // persisted is the record of m's persistence key, when it has a live
 // one (and no rule routed it otherwise).
 func (r *Router) persisted(m *Message) (persistRec, bool) {
-	if m.Persist == "" || m.RouteHost.IsValid() || m.RoutePool != "" || len(m.RoutePeers) > 0 {
+	if m.Persist == "" || m.RouteHost.IsValid() || m.RoutePool != "" || len(m.RoutePeers) > 0 || m.PersistMode != PersistUse {
 		return persistRec{}, false
 	}
 	r.mu.Lock()
@@ -324,6 +324,9 @@ func (r *Router) persisted(m *Message) (persistRec, bool) {
 
 // persist records that m's key goes where m went.
 func (r *Router) persist(m *Message, o *outgoing) {
+	if !r.persistWanted(m) {
+		return
+	}
 	ttl := m.PersistTTL
 	if ttl <= 0 {
 		ttl = DefaultPersistTTL
@@ -686,6 +689,7 @@ func (s *Session) lost(m *Message) {
 	case LostBusy, LostUnable:
 		if la, ok := s.r.cfg.Proto.(LostAnswerer); ok && m.Request {
 			if ans := la.LostAnswer(m, a == LostBusy); ans != nil {
+				s.r.settle(m, nil)
 				m.Status = StatusConnFailed
 				s.r.C.Failed.Add(1)
 				s.r.C.FailAnswered.Add(1)
@@ -700,6 +704,7 @@ func (s *Session) lost(m *Message) {
 // fail runs MR_FAILED for m and does what it asked: route again
 // (MR::retry, up to max-retries), send it back (MR::return), or drop it.
 func (s *Session) fail(m *Message, err error) {
+	s.r.settle(m, nil)
 	switch {
 	case errors.Is(err, errNoRoute):
 		m.Status = StatusNoRoute
@@ -1344,9 +1349,10 @@ func (o *outgoing) readProto(data []byte) bool {
 			return true
 		}
 		o.r.C.Answered.Add(1)
+		o.r.settle(req, data)
 	}
 	a := &Message{Data: append([]byte(nil), data...), Status: StatusRouted, Peer: o.key.peer, Member: o.addr, origin: req.origin,
-		Instance: -1, Answer: true, Src: req.Dst, Dst: req.Src, Store: req.Store}
+		Instance: -1, Answer: true, Src: req.Dst, Dst: req.Src, Store: req.Store, Persist: req.Persist}
 	p.Inbound(a, req)
 	req.origin.deliver(a)
 	return true
