@@ -127,9 +127,11 @@ func mrfLostAction(s string) mrf.LostAction {
 // drops a request no peer takes rather than answering it.
 // dynamic-route-insertion makes each client's connection a route by the
 // Origin-Host and Origin-Realm of its CER, and dynamic-route-lookup
-// routes requests by those routes first (mrf.DynamicRouter). Its
-// rate-limit and disconnect-peer-action settings are kept with a
-// warning where they differ from the defaults.
+// routes requests by those routes first (mrf.DynamicRouter).
+// disconnect-peer-action disable or force-offline takes the pool member
+// of a peer that sends a DPR out of load balancing (mrf.PeerLeaver). Its
+// rate-limit settings are kept with a warning where they differ from the
+// defaults.
 func (t *translator) mrfDiameter(o *objects.Object, v *dataplane.Virtual, sess *objects.Object, e func(string) string) *mrfdiam.Session {
 	str := func(name, def string) string {
 		if s := e(name); s != "" && s != "none" {
@@ -151,6 +153,12 @@ func (t *translator) mrfDiameter(o *objects.Object, v *dataplane.Virtual, sess *
 		DynInsert:          e("dynamic-route-insertion") == "enabled",
 		DynLookup:          e("dynamic-route-lookup") == "enabled",
 	}
+	switch e("disconnect-peer-action") {
+	case "disable":
+		s.OnDisconnect = mrf.LeaveDisable
+	case "force-offline":
+		s.OnDisconnect = mrf.LeaveOffline
+	}
 	if n, err := strconv.ParseUint(e("vendor-id"), 10, 32); err == nil {
 		s.VendorID = uint32(n)
 	}
@@ -171,7 +179,6 @@ func (t *translator) mrfDiameter(o *objects.Object, v *dataplane.Virtual, sess *
 	s.AuthApps = apps("auth-application-id", "array-auth-application-id")
 	s.AcctApps = apps("acct-application-id", "array-acct-application-id")
 	for _, kept := range []struct{ name, def string }{
-		{"disconnect-peer-action", "none"},
 		{"egress-critical-message-rate-limit", "0"}, {"egress-major-message-rate-limit", "0"},
 		{"ingress-critical-message-rate-limit", "0"}, {"ingress-major-message-rate-limit", "0"},
 	} {

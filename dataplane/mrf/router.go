@@ -1314,6 +1314,9 @@ func (o *outgoing) readProto(data []byte) bool {
 	o.wmu.Unlock()
 	if handled {
 		o.r.C.Local.Add(1)
+		if end {
+			o.left(data) // peerleave.go
+		}
 		return err == nil && !end
 	}
 	c := p.Classify(data)

@@ -81,6 +81,9 @@ type Session struct {
 	// and requests naming them go there first (mrf.DynamicRouter).
 	DynInsert, DynLookup bool
 	DynTTL               time.Duration
+	// OnDisconnect is disconnect-peer-action: what becomes of a peer's
+	// pool member once the peer sends a DPR (mrf.PeerLeaver).
+	OnDisconnect mrf.LeaveAction
 
 	e2e atomic.Uint32
 }
@@ -91,7 +94,7 @@ func (s *Session) Name() string { return "diameter" }
 func (s *Session) String() string {
 	return fmt.Sprintf("%q %q %q %q %q %q %q %d %v %v %d %v %t %d %v %t %t %d", s.OriginHost, s.OriginRealm, s.OriginHostRewrite, s.OriginRealmRewrite,
 		s.DestHostRewrite, s.DestRealmRewrite, s.ProductName, s.VendorID, s.AuthApps, s.AcctApps, s.Max, s.HostIP, s.Respond, s.PersistAVP, s.RetryCodes,
-		s.DynInsert, s.DynLookup, s.DynTTL)
+		s.DynInsert, s.DynLookup, s.DynTTL) + fmt.Sprintf(" %d", s.OnDisconnect)
 }
 
 // NewFramer frames on the header's length.

@@ -1,6 +1,9 @@
 package l4
 
 import (
+	"net/netip"
+
+	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/mrf"
 	"github.com/openltm/openltm/rules"
 )
@@ -26,5 +29,29 @@ func mrfDiameterPersist(m *mrf.Message, out rules.DiameterOutcome) {
 	}
 	if o := m.Originator(); o != nil && m.Persist != "" {
 		o.Router().Settle(m, d)
+	}
+}
+
+// HoldMember takes a peer's member out of load balancing after the peer
+// said it leaves (a Diameter DPR with disconnect-peer-action):
+// LeaveDisable disables it as a monitor's recv-disable does (persisted
+// and rule-named requests only) until its monitors next report, and
+// LeaveOffline marks it down as LB::down does, until a probe or LB::up
+// marks it up [M: F5 documents the actions, not for how long; openltm
+// holds the member at run time, its configuration unchanged].
+func (x *mrfEnv) HoldMember(pool string, addr netip.AddrPort, a mrf.LeaveAction) {
+	p := x.pool(pool)
+	if p == nil {
+		return
+	}
+	m := state.MemberAt(p, addr)
+	if m == nil {
+		return
+	}
+	switch a {
+	case mrf.LeaveDisable:
+		m.Watch.Disabled.Store(true)
+	case mrf.LeaveOffline:
+		m.Watch.Mark(false)
 	}
 }
