@@ -10,9 +10,9 @@ import (
 )
 
 // TestMRFDiameterSessionSettings: a diameter session profile's watchdog,
-// handshake-timeout, persistence, discard-unroutable and dynamic routes
-// reach the
-// virtual's router; what openltm does not act on is kept with a
+// handshake-timeout, persistence, discard-unroutable, dynamic routes,
+// rate limits and disconnect-peer-action reach the virtual's router;
+// what openltm does not act on is kept with a
 // warning; a persist-avp that names no AVP or a negative timer is
 // refused and changes nothing.
 func TestMRFDiameterSessionSettings(t *testing.T) {
@@ -64,9 +64,17 @@ func TestMRFDiameterSessionSettings(t *testing.T) {
 	if ds := dc.Virtuals["/Common/vdia"].MRF.Proto.(*mrfdiam.Session); !ds.DynInsert || !ds.DynLookup || ds.DynTTL != 30*time.Second {
 		t.Errorf("dynamic routes: insert %t lookup %t timeout %v", ds.DynInsert, ds.DynLookup, ds.DynTTL)
 	}
-	out, _ := run(t, s, "modify ltm message-routing diameter profile session ds ingress-critical-message-rate-limit 5")
-	if !strings.Contains(out, "ingress-critical-message-rate-limit 5 is kept") {
-		t.Errorf("no warning for ingress-critical-message-rate-limit: %q", out)
+	if out, err := run(t, s, "modify ltm message-routing diameter profile session ds ingress-major-message-rate-limit 5 ingress-critical-message-rate-limit 9 egress-major-message-rate-limit 7 disconnect-peer-action force-offline"); err != "" || strings.Contains(out, "kept") {
+		t.Errorf("rate limits: %q %q", out, err)
+	}
+	dc, _ = Translate(e.schema, e.Config())
+	if ds := dc.Virtuals["/Common/vdia"].MRF.Proto.(*mrfdiam.Session); ds.Ingress != (mrf.RateLimits{Major: 5, Critical: 9}) || ds.Egress != (mrf.RateLimits{Major: 7}) ||
+		ds.OnDisconnect != mrf.LeaveOffline {
+		t.Errorf("rate limits %v %v, disconnect-peer-action %d", ds.Ingress, ds.Egress, ds.OnDisconnect)
+	}
+	out, _ := run(t, s, "modify ltm message-routing diameter profile session ds loop-detection disabled")
+	if !strings.Contains(out, "kept") {
+		t.Errorf("no warning for loop-detection: %q", out)
 	}
 	for _, c := range []struct{ cmd, want string }{
 		{"modify ltm message-routing diameter profile session ds persist-avp No-Such-AVP", `persist-avp "No-Such-AVP" is not an AVP code`},

@@ -129,9 +129,10 @@ func mrfLostAction(s string) mrf.LostAction {
 // Origin-Host and Origin-Realm of its CER, and dynamic-route-lookup
 // routes requests by those routes first (mrf.DynamicRouter).
 // disconnect-peer-action disable or force-offline takes the pool member
-// of a peer that sends a DPR out of load balancing (mrf.PeerLeaver). Its
-// rate-limit settings are kept with a warning where they differ from the
-// defaults.
+// of a peer that sends a DPR out of load balancing (mrf.PeerLeaver). The
+// ingress and egress major and critical message rate limits bound each
+// client's and each peer connection's requests a second
+// (mrf.RateLimiter).
 func (t *translator) mrfDiameter(o *objects.Object, v *dataplane.Virtual, sess *objects.Object, e func(string) string) *mrfdiam.Session {
 	str := func(name, def string) string {
 		if s := e(name); s != "" && s != "none" {
@@ -178,14 +179,16 @@ func (t *translator) mrfDiameter(o *objects.Object, v *dataplane.Virtual, sess *
 	}
 	s.AuthApps = apps("auth-application-id", "array-auth-application-id")
 	s.AcctApps = apps("acct-application-id", "array-acct-application-id")
-	for _, kept := range []struct{ name, def string }{
-		{"egress-critical-message-rate-limit", "0"}, {"egress-major-message-rate-limit", "0"},
-		{"ingress-critical-message-rate-limit", "0"}, {"ingress-major-message-rate-limit", "0"},
-	} {
-		if got := e(kept.name); got != kept.def && got != "" {
-			t.keep(sess, "diameter session %s: %s %s is kept; openltm's Diameter routing acts as with %s", sess.Name, kept.name, got, kept.def)
-		}
-	}
+	// The message rate limits: requests a second per client connection
+	// (ingress) and per peer connection (egress); past the major limit
+	// a request is answered DIAMETER_TOO_BUSY, past the critical one
+	// dropped [M: F5 documents the settings, not their unit or what
+	// crossing them does; openltm reads them as requests a second and
+	// sheds load as an overloaded Diameter agent does, politely then
+	// silently]. Answers, capabilities exchanges and watchdogs are not
+	// counted.
+	s.Ingress = mrf.RateLimits{Major: atoi(e("ingress-major-message-rate-limit")), Critical: atoi(e("ingress-critical-message-rate-limit"))}
+	s.Egress = mrf.RateLimits{Major: atoi(e("egress-major-message-rate-limit")), Critical: atoi(e("egress-critical-message-rate-limit"))}
 	return s
 }
 

@@ -33,3 +33,18 @@ func cmdDiamPeer(ts *testscript.TestScript, neg bool, args []string) {
 	diamServers.Store(key, s)
 	ts.Defer(func() { s.Close(); diamServers.Delete(key) })
 }
+
+// diamdpr NAME: make Diameter peer NAME (a diamserver or diampeer) send
+// a Disconnect-Peer-Request on each of its connections.
+func cmdDiamDPR(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: diamdpr NAME")
+	}
+	v, ok := diamServers.Load(ts.Getenv("WORK") + "/" + args[0])
+	if !ok {
+		ts.Fatalf("diamdpr: no peer %s", args[0])
+	}
+	if v.(*diamtest.Server).DPR() == 0 {
+		ts.Fatalf("diamdpr: %s has no connection", args[0])
+	}
+}

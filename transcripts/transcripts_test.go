@@ -100,8 +100,9 @@ func TestTranscripts(t *testing.T) {
 			// the auth profiles ask (auth_cmds_test.go).
 			"slapd": cmdSlapd, "radiusd": cmdRadiusd, "tacacsd": cmdTacacsd,
 			// A Diameter peer that connects to a virtual and answers
-			// what it routes to it (diameter_dynamic_cmds_test.go).
-			"diampeer": cmdDiamPeer,
+			// what it routes to it, and a peer's DPR
+			// (diameter_dynamic_cmds_test.go).
+			"diampeer": cmdDiamPeer, "diamdpr": cmdDiamDPR,
 		},
 	})
 }

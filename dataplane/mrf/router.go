@@ -397,6 +397,9 @@ type Session struct {
 	// dyn is the dynamic route the client's connection made (nil:
 	// none; dynamic.go).
 	dyn *dynRoute
+	// rin counts the client's requests for the ingress rate limits
+	// (ratelimit.go).
+	rin rateWindow
 }
 
 // Drain waits, up to d, until no request of the session waits for its
@@ -516,6 +519,9 @@ func (s *Session) Handle(m *Message) bool {
 		s.r.C.Dropped.Add(1)
 		return true
 	}
+	if s.limited(m, &s.rin, true) { // ratelimit.go
+		return true
+	}
 	return s.handle(m)
 }
 
@@ -618,6 +624,9 @@ func (s *Session) route(m *Message) {
 		s.mu.Lock()
 		s.stick = o
 		s.mu.Unlock()
+	}
+	if s.limited(m, &o.rout, false) { // ratelimit.go
+		return
 	}
 	m.Status = StatusRouted
 	s.r.C.Routed.Add(1)
@@ -999,6 +1008,10 @@ type outgoing struct {
 	dogHeard time.Time
 	probing  bool
 	misses   int
+
+	// rout counts the requests leaving on the connection for the
+	// egress rate limits (ratelimit.go).
+	rout rateWindow
 }
 
 // wait counts a message of n bytes waiting for o to open; false when it

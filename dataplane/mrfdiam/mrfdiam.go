@@ -84,6 +84,10 @@ type Session struct {
 	// OnDisconnect is disconnect-peer-action: what becomes of a peer's
 	// pool member once the peer sends a DPR (mrf.PeerLeaver).
 	OnDisconnect mrf.LeaveAction
+	// Ingress and Egress are the ingress- and egress-major- and
+	// -critical-message-rate-limit: requests a second per client
+	// connection and per peer connection (mrf.RateLimiter).
+	Ingress, Egress mrf.RateLimits
 
 	e2e atomic.Uint32
 }
@@ -94,7 +98,7 @@ func (s *Session) Name() string { return "diameter" }
 func (s *Session) String() string {
 	return fmt.Sprintf("%q %q %q %q %q %q %q %d %v %v %d %v %t %d %v %t %t %d", s.OriginHost, s.OriginRealm, s.OriginHostRewrite, s.OriginRealmRewrite,
 		s.DestHostRewrite, s.DestRealmRewrite, s.ProductName, s.VendorID, s.AuthApps, s.AcctApps, s.Max, s.HostIP, s.Respond, s.PersistAVP, s.RetryCodes,
-		s.DynInsert, s.DynLookup, s.DynTTL) + fmt.Sprintf(" %d", s.OnDisconnect)
+		s.DynInsert, s.DynLookup, s.DynTTL) + fmt.Sprintf(" %d %v %v", s.OnDisconnect, s.Ingress, s.Egress)
 }
 
 // NewFramer frames on the header's length.

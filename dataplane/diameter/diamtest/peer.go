@@ -50,3 +50,22 @@ func DialServe(addr, name, realm string) (*Server, error) {
 	go s.serve(c)
 	return s, nil
 }
+
+// DPR makes the server send a Disconnect-Peer-Request (Disconnect-Cause
+// BUSY) on each of its open connections, as a peer about to leave does;
+// it returns how many it sent.
+func (s *Server) DPR() int {
+	b := diammsg.AppendAVP(nil, diammsg.AVPOriginHost, diammsg.AVPFlagMandatory, 0, []byte(s.Name))
+	b = diammsg.AppendAVP(b, diammsg.AVPOriginRealm, diammsg.AVPFlagMandatory, 0, []byte("members.example"))
+	b = diammsg.AppendAVP(b, 273, diammsg.AVPFlagMandatory, 0, diammsg.U32(1))
+	dpr := diammsg.Build(diammsg.FlagRequest, diammsg.CmdDisconnectPeer, 0, 0xdead, 0xdead, b)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for c := range s.conns {
+		if _, err := c.Write(dpr); err == nil {
+			n++
+		}
+	}
+	return n
+}

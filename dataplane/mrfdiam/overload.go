@@ -15,3 +15,8 @@ func (s *Session) Leaving(data []byte) bool {
 
 // OnLeave is disconnect-peer-action, for a peer's DPR.
 func (s *Session) OnLeave() mrf.LeaveAction { return s.OnDisconnect }
+
+// RateLimits are the profile's message rate limits, for the router
+// (mrf.RateLimiter): past a major limit a request is answered
+// DIAMETER_TOO_BUSY (LostAnswer), past a critical one it is dropped.
+func (s *Session) RateLimits() (ingress, egress mrf.RateLimits) { return s.Ingress, s.Egress }

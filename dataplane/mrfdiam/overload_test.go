@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/diameter/diamtest"
 	"github.com/openltm/openltm/dataplane/diammsg"
 	"github.com/openltm/openltm/dataplane/mrf"
 )
@@ -113,5 +114,58 @@ func TestDisconnectPeerAction(t *testing.T) {
 			t.Fatalf("%d: held %q, want %q", tc.action, got, want)
 		}
 		r.Close()
+	}
+}
+
+// TestRateLimits: past ingress-major-message-rate-limit a client's
+// requests in one second are answered DIAMETER_TOO_BUSY by the virtual,
+// past the critical limit dropped; egress limits do the same to the
+// requests leaving on one peer connection. Answers and the base
+// protocol's exchanges are not counted. A run that straddles a second
+// (the windows are each second's) is tried again, up to five times.
+func TestRateLimits(t *testing.T) {
+	srv, err := diamtest.Start("127.155.1.6:0", "peer.example", false)
+	if err != nil {
+		t.Skipf("cannot listen: %v", err)
+	}
+	t.Cleanup(srv.Close)
+	pools := map[string]netip.AddrPort{"pdef": netip.MustParseAddrPort(srv.Addr())}
+	for _, tc := range []struct {
+		name            string
+		ingress, egress mrf.RateLimits
+	}{
+		{"ingress", mrf.RateLimits{Major: 2, Critical: 3}, mrf.RateLimits{}},
+		{"egress", mrf.RateLimits{}, mrf.RateLimits{Major: 2, Critical: 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for try := 0; ; try++ {
+				r := newRouter(t, &Session{OriginHost: "lb.example", OriginRealm: "lb-realm.example", Respond: true, Ingress: tc.ingress, Egress: tc.egress}, pools)
+				c := newClient(r)
+				c.send(t, cer("client.example", "clients.example"))
+				c.next(t)
+				start := time.Now().Unix()
+				for i := range 5 {
+					c.send(t, request("s;rate", "realm", uint32(10+i)))
+				}
+				if time.Now().Unix() != start {
+					if try == 4 {
+						t.Skip("every run straddled a second")
+					}
+					continue
+				}
+				results := map[uint32]uint32{}
+				for range 3 {
+					m := c.next(t)
+					results[m.HopByHop()] = result(m)
+				}
+				if results[10] != diammsg.ResultSuccess || results[11] != diammsg.ResultSuccess || results[12] != diammsg.ResultTooBusy || len(results) != 3 {
+					t.Fatalf("results by hop-by-hop %v", results)
+				}
+				if d := r.C.Dropped.Load(); d != 2 {
+					t.Fatalf("%d dropped, want 2", d)
+				}
+				return
+			}
+		})
 	}
 }
