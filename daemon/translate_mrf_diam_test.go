@@ -72,6 +72,13 @@ func TestMRFDiameterSessionSettings(t *testing.T) {
 		ds.OnDisconnect != mrf.LeaveOffline {
 		t.Errorf("rate limits %v %v, disconnect-peer-action %d", ds.Ingress, ds.Egress, ds.OnDisconnect)
 	}
+	if _, err := run(t, s, "modify ltm message-routing diameter profile session ds host-ip-address disabled"); err != "" {
+		t.Fatal(err)
+	}
+	dc, _ = Translate(e.schema, e.Config())
+	if ds := dc.Virtuals["/Common/vdia"].MRF.Proto.(*mrfdiam.Session); !ds.NoHostIP {
+		t.Error("host-ip-address disabled did not reach the router")
+	}
 	out, _ := run(t, s, "modify ltm message-routing diameter profile session ds loop-detection disabled")
 	if !strings.Contains(out, "kept") {
 		t.Errorf("no warning for loop-detection: %q", out)

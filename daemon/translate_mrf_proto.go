@@ -150,6 +150,7 @@ func (t *translator) mrfDiameter(o *objects.Object, v *dataplane.Virtual, sess *
 		ProductName:        str("product-name", "openltm"),
 		Max:                atoi(e("max-message-size")),
 		HostIP:             v.Destination.Addr(),
+		NoHostIP:           e("host-ip-address") == "disabled",
 		Respond:            e("respond-unroutable") == "enabled" && e("discard-unroutable") != "enabled",
 		DynInsert:          e("dynamic-route-insertion") == "enabled",
 		DynLookup:          e("dynamic-route-lookup") == "enabled",

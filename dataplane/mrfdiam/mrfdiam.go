@@ -65,6 +65,9 @@ type Session struct {
 	Max int
 	// HostIP is the virtual's address, the Host-IP-Address of its CEA.
 	HostIP netip.Addr
+	// NoHostIP is host-ip-address disabled: the virtual's CER and CEA
+	// carry no Host-IP-Address.
+	NoHostIP bool
 	// Respond is respond-unroutable: a request no peer takes is
 	// answered (else dropped).
 	Respond bool
@@ -98,7 +101,7 @@ func (s *Session) Name() string { return "diameter" }
 func (s *Session) String() string {
 	return fmt.Sprintf("%q %q %q %q %q %q %q %d %v %v %d %v %t %d %v %t %t %d", s.OriginHost, s.OriginRealm, s.OriginHostRewrite, s.OriginRealmRewrite,
 		s.DestHostRewrite, s.DestRealmRewrite, s.ProductName, s.VendorID, s.AuthApps, s.AcctApps, s.Max, s.HostIP, s.Respond, s.PersistAVP, s.RetryCodes,
-		s.DynInsert, s.DynLookup, s.DynTTL) + fmt.Sprintf(" %d %v %v", s.OnDisconnect, s.Ingress, s.Egress)
+		s.DynInsert, s.DynLookup, s.DynTTL) + fmt.Sprintf(" %d %v %v %t", s.OnDisconnect, s.Ingress, s.Egress, s.NoHostIP)
 }
 
 // NewFramer frames on the header's length.
@@ -151,7 +154,7 @@ func (s *Session) Local(dst, data []byte, fromPeer bool) ([]byte, bool, bool) {
 // client: the applications it offered, the virtual relaying them all),
 // else the profile's, else the relay application.
 func (s *Session) capabilities(dst []byte, cer diammsg.Msg, local netip.Addr) []byte {
-	if local.IsValid() {
+	if local.IsValid() && !s.NoHostIP {
 		dst = diammsg.AppendAVP(dst, diammsg.AVPHostIPAddress, diammsg.AVPFlagMandatory, 0, diammsg.Address(local))
 	}
 	dst = diammsg.AppendAVP(dst, diammsg.AVPVendorID, diammsg.AVPFlagMandatory, 0, diammsg.U32(s.VendorID))
