@@ -79,9 +79,19 @@ func TestMRFDiameterSessionSettings(t *testing.T) {
 	if ds := dc.Virtuals["/Common/vdia"].MRF.Proto.(*mrfdiam.Session); !ds.NoHostIP {
 		t.Error("host-ip-address disabled did not reach the router")
 	}
-	out, _ := run(t, s, "modify ltm message-routing diameter profile session ds loop-detection disabled")
+	if out, err := run(t, s, "modify ltm message-routing diameter profile session ds loop-detection disabled array-auth-application-id { 4 16777238 }"); err != "" || strings.Contains(out, "kept") {
+		t.Errorf("loop-detection: %q %q", out, err)
+	}
+	dc, _ = Translate(e.schema, e.Config())
+	if ds := dc.Virtuals["/Common/vdia"].MRF.Proto.(*mrfdiam.Session); ds.LoopDetect || len(ds.AuthApps) != 2 {
+		t.Errorf("loop-detection %t, applications %v", ds.LoopDetect, ds.AuthApps)
+	}
+	if ds := dc.Virtuals["/Common/vdef"].MRF.Proto.(*mrfdiam.Session); !ds.LoopDetect {
+		t.Error("loop-detection is enabled by default")
+	}
+	out, _ := run(t, s, "modify ltm message-routing diameter profile session ds reset-on-timeout disabled")
 	if !strings.Contains(out, "kept") {
-		t.Errorf("no warning for loop-detection: %q", out)
+		t.Errorf("no warning for reset-on-timeout: %q", out)
 	}
 	for _, c := range []struct{ cmd, want string }{
 		{"modify ltm message-routing diameter profile session ds persist-avp No-Such-AVP", `persist-avp "No-Such-AVP" is not an AVP code`},

@@ -151,6 +151,7 @@ func (t *translator) mrfDiameter(o *objects.Object, v *dataplane.Virtual, sess *
 		Max:                atoi(e("max-message-size")),
 		HostIP:             v.Destination.Addr(),
 		NoHostIP:           e("host-ip-address") == "disabled",
+		LoopDetect:         e("loop-detection") == "enabled",
 		Respond:            e("respond-unroutable") == "enabled" && e("discard-unroutable") != "enabled",
 		DynInsert:          e("dynamic-route-insertion") == "enabled",
 		DynLookup:          e("dynamic-route-lookup") == "enabled",

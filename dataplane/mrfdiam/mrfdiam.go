@@ -68,6 +68,11 @@ type Session struct {
 	// NoHostIP is host-ip-address disabled: the virtual's CER and CEA
 	// carry no Host-IP-Address.
 	NoHostIP bool
+	// LoopDetect is loop-detection: each forwarded request gets the
+	// Route-Record of the peer it came from, and a request carrying the
+	// virtual's own origin-host in one is answered
+	// DIAMETER_LOOP_DETECTED (loop.go).
+	LoopDetect bool
 	// Respond is respond-unroutable: a request no peer takes is
 	// answered (else dropped).
 	Respond bool
@@ -101,7 +106,7 @@ func (s *Session) Name() string { return "diameter" }
 func (s *Session) String() string {
 	return fmt.Sprintf("%q %q %q %q %q %q %q %d %v %v %d %v %t %d %v %t %t %d", s.OriginHost, s.OriginRealm, s.OriginHostRewrite, s.OriginRealmRewrite,
 		s.DestHostRewrite, s.DestRealmRewrite, s.ProductName, s.VendorID, s.AuthApps, s.AcctApps, s.Max, s.HostIP, s.Respond, s.PersistAVP, s.RetryCodes,
-		s.DynInsert, s.DynLookup, s.DynTTL) + fmt.Sprintf(" %d %v %v %t", s.OnDisconnect, s.Ingress, s.Egress, s.NoHostIP)
+		s.DynInsert, s.DynLookup, s.DynTTL) + fmt.Sprintf(" %d %v %v %t %t", s.OnDisconnect, s.Ingress, s.Egress, s.NoHostIP, s.LoopDetect)
 }
 
 // NewFramer frames on the header's length.
@@ -130,6 +135,9 @@ func (s *Session) Local(dst, data []byte, fromPeer bool) ([]byte, bool, bool) {
 	switch m.Code() {
 	case diammsg.CmdCapabilitiesExchange, diammsg.CmdDeviceWatchdog, diammsg.CmdDisconnectPeer:
 	default:
+		if s.LoopDetect && m.Request() && s.looped(m) {
+			return diammsg.AppendAnswer(dst, m, resultLoopDetected, []byte(s.OriginHost), []byte(s.OriginRealm), nil), true, false
+		}
 		return nil, false, false
 	}
 	if !m.Request() {
@@ -226,6 +234,7 @@ func (s *Session) Outbound(bufs *[2][]byte, msg *mrf.Message, seq uint64) ([]byt
 	if err != nil {
 		return append(bufs[0][:0], msg.Data...), 0
 	}
+	from := m
 	i := 0
 	set := func(code uint32, v string) {
 		if v == "" {
@@ -242,6 +251,9 @@ func (s *Session) Outbound(bufs *[2][]byte, msg *mrf.Message, seq uint64) ([]byt
 			set(diammsg.AVPDestinationHost, s.DestHostRewrite)
 		}
 		set(diammsg.AVPDestinationRealm, s.DestRealmRewrite)
+		if s.LoopDetect {
+			m, i = s.routeRecord(bufs, i, m, from)
+		}
 	}
 	if &m.Raw[0] == &msg.Data[0] { // no rewrite: a copy, for the new identifier
 		bufs[i] = append(bufs[i][:0], m.Raw...)
