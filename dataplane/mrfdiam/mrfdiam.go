@@ -29,6 +29,17 @@
 // request by its persist-avp (PersistKey, Session-Id by default), and an
 // answer whose Result-Code is one of array-retransmission-result-codes
 // sends its request to another peer (RetryOn).
+//
+// With dynamic-route-insertion a client's CER makes its connection a
+// route by its Origin-Host and Origin-Realm, and with
+// dynamic-route-lookup a request naming that host (else that realm) goes
+// to the client over its own connection first (dynamic.go,
+// mrf.DynamicRouter). A peer's DPR holds its pool member as
+// disconnect-peer-action says, and the message rate limits shed a
+// connection's requests past them (overload.go). loop-detection adds
+// Route-Records and refuses a request that already passed (loop.go).
+// DIAMETER::persist's delete actions judge an answer by its result
+// (persist.go, Succeeded).
 package mrfdiam
 
 import (
