@@ -10,8 +10,9 @@ import (
 )
 
 // TestMRFDiameterSessionSettings: a diameter session profile's watchdog,
-// handshake-timeout, persistence and discard-unroutable reach the
-// virtual's router; what openltm does not act on is kept with a
+// handshake-timeout, persistence, discard-unroutable, dynamic routes,
+// rate limits and disconnect-peer-action reach the virtual's router;
+// what openltm does not act on is kept with a
 // warning; a persist-avp that names no AVP or a negative timer is
 // refused and changes nothing.
 func TestMRFDiameterSessionSettings(t *testing.T) {
@@ -56,9 +57,41 @@ func TestMRFDiameterSessionSettings(t *testing.T) {
 				cfg.Persist, cfg.PersistTTL, ds.PersistAVP, ds.Respond)
 		}
 	}
-	out, _ := run(t, s, "modify ltm message-routing diameter profile session ds dynamic-route-lookup enabled")
-	if !strings.Contains(out, "dynamic-route-lookup enabled is kept") {
-		t.Errorf("no warning for dynamic-route-lookup: %q", out)
+	if out, err := run(t, s, "modify ltm message-routing diameter profile session ds dynamic-route-insertion enabled dynamic-route-lookup enabled dynamic-route-timeout 30"); err != "" || strings.Contains(out, "kept") {
+		t.Errorf("dynamic routes: %q %q", out, err)
+	}
+	dc, _ = Translate(e.schema, e.Config())
+	if ds := dc.Virtuals["/Common/vdia"].MRF.Proto.(*mrfdiam.Session); !ds.DynInsert || !ds.DynLookup || ds.DynTTL != 30*time.Second {
+		t.Errorf("dynamic routes: insert %t lookup %t timeout %v", ds.DynInsert, ds.DynLookup, ds.DynTTL)
+	}
+	if out, err := run(t, s, "modify ltm message-routing diameter profile session ds ingress-major-message-rate-limit 5 ingress-critical-message-rate-limit 9 egress-major-message-rate-limit 7 disconnect-peer-action force-offline"); err != "" || strings.Contains(out, "kept") {
+		t.Errorf("rate limits: %q %q", out, err)
+	}
+	dc, _ = Translate(e.schema, e.Config())
+	if ds := dc.Virtuals["/Common/vdia"].MRF.Proto.(*mrfdiam.Session); ds.Ingress != (mrf.RateLimits{Major: 5, Critical: 9}) || ds.Egress != (mrf.RateLimits{Major: 7}) ||
+		ds.OnDisconnect != mrf.LeaveOffline {
+		t.Errorf("rate limits %v %v, disconnect-peer-action %d", ds.Ingress, ds.Egress, ds.OnDisconnect)
+	}
+	if _, err := run(t, s, "modify ltm message-routing diameter profile session ds host-ip-address disabled"); err != "" {
+		t.Fatal(err)
+	}
+	dc, _ = Translate(e.schema, e.Config())
+	if ds := dc.Virtuals["/Common/vdia"].MRF.Proto.(*mrfdiam.Session); !ds.NoHostIP {
+		t.Error("host-ip-address disabled did not reach the router")
+	}
+	if out, err := run(t, s, "modify ltm message-routing diameter profile session ds loop-detection disabled array-auth-application-id { 4 16777238 }"); err != "" || strings.Contains(out, "kept") {
+		t.Errorf("loop-detection: %q %q", out, err)
+	}
+	dc, _ = Translate(e.schema, e.Config())
+	if ds := dc.Virtuals["/Common/vdia"].MRF.Proto.(*mrfdiam.Session); ds.LoopDetect || len(ds.AuthApps) != 2 {
+		t.Errorf("loop-detection %t, applications %v", ds.LoopDetect, ds.AuthApps)
+	}
+	if ds := dc.Virtuals["/Common/vdef"].MRF.Proto.(*mrfdiam.Session); !ds.LoopDetect {
+		t.Error("loop-detection is enabled by default")
+	}
+	out, _ := run(t, s, "modify ltm message-routing diameter profile session ds reset-on-timeout disabled")
+	if !strings.Contains(out, "kept") {
+		t.Errorf("no warning for reset-on-timeout: %q", out)
 	}
 	for _, c := range []struct{ cmd, want string }{
 		{"modify ltm message-routing diameter profile session ds persist-avp No-Such-AVP", `persist-avp "No-Such-AVP" is not an AVP code`},

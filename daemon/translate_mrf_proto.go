@@ -131,9 +131,15 @@ func mrfLostAction(s string) mrf.LostAction {
 // mrfDiameter is a virtual's diameter session profile as its router
 // applies it (dataplane/mrfdiam; its watchdog, handshake and
 // persistence settings: mrfDiameterTimers). discard-unroutable enabled
-// drops a request no peer takes rather than answering it. Its
-// dynamic-route, rate-limit and disconnect-peer-action settings are
-// kept with a warning where they differ from the defaults.
+// drops a request no peer takes rather than answering it.
+// dynamic-route-insertion makes each client's connection a route by the
+// Origin-Host and Origin-Realm of its CER, and dynamic-route-lookup
+// routes requests by those routes first (mrf.DynamicRouter).
+// disconnect-peer-action disable or force-offline takes the pool member
+// of a peer that sends a DPR out of load balancing (mrf.PeerLeaver). The
+// ingress and egress major and critical message rate limits bound each
+// client's and each peer connection's requests a second
+// (mrf.RateLimiter).
 func (t *translator) mrfDiameter(o *objects.Object, v *dataplane.Virtual, sess *objects.Object, e func(string) string) *mrfdiam.Session {
 	str := func(name, def string) string {
 		if s := e(name); s != "" && s != "none" {
@@ -151,7 +157,17 @@ func (t *translator) mrfDiameter(o *objects.Object, v *dataplane.Virtual, sess *
 		ProductName:        str("product-name", "openltm"),
 		Max:                atoi(e("max-message-size")),
 		HostIP:             v.Destination.Addr(),
+		NoHostIP:           e("host-ip-address") == "disabled",
+		LoopDetect:         e("loop-detection") == "enabled",
 		Respond:            e("respond-unroutable") == "enabled" && e("discard-unroutable") != "enabled",
+		DynInsert:          e("dynamic-route-insertion") == "enabled",
+		DynLookup:          e("dynamic-route-lookup") == "enabled",
+	}
+	switch e("disconnect-peer-action") {
+	case "disable":
+		s.OnDisconnect = mrf.LeaveDisable
+	case "force-offline":
+		s.OnDisconnect = mrf.LeaveOffline
 	}
 	if n, err := strconv.ParseUint(e("vendor-id"), 10, 32); err == nil {
 		s.VendorID = uint32(n)
@@ -172,22 +188,22 @@ func (t *translator) mrfDiameter(o *objects.Object, v *dataplane.Virtual, sess *
 	}
 	s.AuthApps = apps("auth-application-id", "array-auth-application-id")
 	s.AcctApps = apps("acct-application-id", "array-acct-application-id")
-	for _, kept := range []struct{ name, def string }{
-		{"dynamic-route-insertion", "disabled"}, {"dynamic-route-lookup", "disabled"},
-		{"disconnect-peer-action", "none"},
-		{"egress-critical-message-rate-limit", "0"}, {"egress-major-message-rate-limit", "0"},
-		{"ingress-critical-message-rate-limit", "0"}, {"ingress-major-message-rate-limit", "0"},
-	} {
-		if got := e(kept.name); got != kept.def && got != "" {
-			t.keep(sess, "diameter session %s: %s %s is kept; openltm's Diameter routing acts as with %s", sess.Name, kept.name, got, kept.def)
-		}
-	}
+	// The message rate limits: requests a second per client connection
+	// (ingress) and per peer connection (egress); past the major limit
+	// a request is answered DIAMETER_TOO_BUSY, past the critical one
+	// dropped [M: F5 documents the settings, not their unit or what
+	// crossing them does; openltm reads them as requests a second and
+	// sheds load as an overloaded Diameter agent does, politely then
+	// silently]. Answers, capabilities exchanges and watchdogs are not
+	// counted.
+	s.Ingress = mrf.RateLimits{Major: atoi(e("ingress-major-message-rate-limit")), Critical: atoi(e("ingress-critical-message-rate-limit"))}
+	s.Egress = mrf.RateLimits{Major: atoi(e("egress-major-message-rate-limit")), Critical: atoi(e("egress-critical-message-rate-limit"))}
 	return s
 }
 
 // mrfDiameterTimers gives a diameter router the session profile's
 // watchdog (watchdog-timeout seconds, 0: none; max-watchdog-failures),
-// handshake-timeout and persistence: persist-type avp persists each
+// handshake-timeout, dynamic-route-timeout and persistence: persist-type avp persists each
 // request by its persist-avp (a code or a base protocol AVP's name;
 // none: Session-Id [M: F5's documents name Session-Id as the AVP a
 // Diameter session is persisted by]) for persist-timeout seconds;
@@ -197,7 +213,8 @@ func mrfDiameterTimers(cfg *mrf.Config, ds *mrfdiam.Session, e func(string) stri
 	for _, a := range []struct {
 		name string
 		dst  *int
-	}{{"watchdog-timeout", nil}, {"max-watchdog-failures", &cfg.MaxWatchdogFailures}, {"handshake-timeout", nil}, {"persist-timeout", nil}} {
+	}{{"watchdog-timeout", nil}, {"max-watchdog-failures", &cfg.MaxWatchdogFailures}, {"handshake-timeout", nil}, {"persist-timeout", nil},
+		{"dynamic-route-timeout", nil}} {
 		n, err := strconv.Atoi(e(a.name))
 		if err != nil || n < 0 {
 			return a.name + " " + strconv.Quote(e(a.name)) + " is not a count (0 or more)"
@@ -209,6 +226,13 @@ func mrfDiameterTimers(cfg *mrf.Config, ds *mrfdiam.Session, e func(string) stri
 			cfg.Handshake = time.Duration(n) * time.Second
 		case "persist-timeout":
 			cfg.PersistTTL = time.Duration(n) * time.Second
+		case "dynamic-route-timeout":
+			// A dynamic route lives while its client sent something
+			// within that many seconds (0: while its connection is
+			// open) [M: F5 documents the timeout, not what restarts
+			// it; openltm counts from the client's last message, its
+			// watchdogs included].
+			ds.DynTTL = time.Duration(n) * time.Second
 		default:
 			*a.dst = n
 		}

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/diammsg"
 	"github.com/openltm/openltm/rules/tcl"
@@ -44,6 +45,17 @@ type DiameterOutcome struct {
 	// the message's key is forgotten, so that the message is balanced
 	// anew (message routing and the diameter profile's flows).
 	PersistReset bool
+	// The v14.1+ sub-commands (commands_diameter_persist.go):
+	// PersistMode is use, replace, bypass or ignore ("" none said);
+	// PersistTimeout is timeout's seconds (0 none); PersistDelete is
+	// delete-none, delete-on-success, delete-on-failure or delete-on-any
+	// ("" none said); PersistBidir and PersistDirection are
+	// bidirectional's and direction's ("" none said).
+	PersistMode      string
+	PersistTimeout   time.Duration
+	PersistDelete    string
+	PersistBidir     string
+	PersistDirection string
 	// Retx is what DIAMETER::retransmission set for this message in the
 	// event (nil: nothing; the connection's and the profile's settings
 	// apply).
@@ -466,33 +478,5 @@ func cmdDiameterResult(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return tcl.Empty, err
 	}
 	st.edit(func(dst []byte) []byte { return m.Set(dst, diammsg.AVPResultCode, data) })
-	return tcl.Empty, nil
-}
-
-// cmdDiameterPersist is `DIAMETER::persist ?KEY?`: with a key, the
-// message goes to the member that key persists to (chosen and recorded
-// on its first use); without, the key set so far, else the one the
-// session profile persists the message by (message routing's persist-avp
-// value); `DIAMETER::persist reset` forgets the record of the message's
-// key.
-func cmdDiameterPersist(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-	if len(args) > 3 {
-		return tcl.Empty, tcl.WrongArgs("DIAMETER::persist ?KEY? ?TIMEOUT? | reset")
-	}
-	st, err := diameterMsg(in, "DIAMETER::persist")
-	if err != nil {
-		return tcl.Empty, err
-	}
-	if len(args) == 1 {
-		if st.out.Persist == "" {
-			return tcl.Str(st.ctx.PersistKey), nil
-		}
-		return tcl.Str(st.out.Persist), nil
-	}
-	if len(args) == 2 && args[1].String() == "reset" {
-		st.out.PersistReset = true
-		return tcl.Empty, nil
-	}
-	st.out.Persist = args[1].String()
 	return tcl.Empty, nil
 }

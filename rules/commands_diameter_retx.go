@@ -43,6 +43,9 @@ type DiameterContext struct {
 	// (message routing's persist-avp value; "" none), what
 	// DIAMETER::persist reads where the rule set none.
 	PersistKey string
+	// PersistTTL is the session profile's persist-timeout, what
+	// DIAMETER::persist timeout reads where the rule set none.
+	PersistTTL time.Duration
 }
 
 // DiameterRetx is a request's retransmission settings

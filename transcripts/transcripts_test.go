@@ -99,6 +99,10 @@ func TestTranscripts(t *testing.T) {
 			// An LDAP directory (slapd), a RADIUS and a TACACS+ server
 			// the auth profiles ask (auth_cmds_test.go).
 			"slapd": cmdSlapd, "radiusd": cmdRadiusd, "tacacsd": cmdTacacsd, "tacacslog": cmdTacacslog,
+			// A Diameter peer that connects to a virtual and answers
+			// what it routes to it, and a peer's DPR
+			// (diameter_dynamic_cmds_test.go).
+			"diampeer": cmdDiamPeer, "diamdpr": cmdDiamDPR,
 		},
 	})
 }

@@ -63,6 +63,12 @@ type Message struct {
 	// went otherwise.
 	Persist    string
 	PersistTTL time.Duration
+	// PersistMode and PersistDelete are what a rule asked of the key's
+	// record (DIAMETER::persist use|replace|bypass|ignore, and
+	// delete-on-success|failure|any: the record forgotten as the
+	// request's answer comes; persistmode.go).
+	PersistMode   PersistMode
+	PersistDelete PersistDelete
 
 	// Peer is the peer the message was last routed to ("" none) and
 	// Member the address it went to.

@@ -115,6 +115,8 @@ type Router struct {
 	closed bool
 	// stop ends the auto-initialization keeper (nil: none runs).
 	stop chan struct{}
+	// dynt are the routes client connections made (dynamic.go).
+	dynt dynTable
 }
 
 type connKey struct {
@@ -307,7 +309,7 @@ const DefaultPersistTTL = 180 * time.Second
 // persisted is the record of m's persistence key, when it has a live
 // one (and no rule routed it otherwise).
 func (r *Router) persisted(m *Message) (persistRec, bool) {
-	if m.Persist == "" || m.RouteHost.IsValid() || m.RoutePool != "" || len(m.RoutePeers) > 0 {
+	if m.Persist == "" || m.RouteHost.IsValid() || m.RoutePool != "" || len(m.RoutePeers) > 0 || m.PersistMode != PersistUse {
 		return persistRec{}, false
 	}
 	r.mu.Lock()
@@ -322,6 +324,9 @@ func (r *Router) persisted(m *Message) (persistRec, bool) {
 
 // persist records that m's key goes where m went.
 func (r *Router) persist(m *Message, o *outgoing) {
+	if !r.persistWanted(m) {
+		return
+	}
 	ttl := m.PersistTTL
 	if ttl <= 0 {
 		ttl = DefaultPersistTTL
@@ -398,6 +403,12 @@ type Session struct {
 	ignorePort, matchPort bool
 	backPort              uint16
 	equiv                 []string
+	// dyn is the dynamic route the client's connection made (nil:
+	// none; dynamic.go).
+	dyn *dynRoute
+	// rin counts the client's requests for the ingress rate limits
+	// (ratelimit.go).
+	rin rateWindow
 }
 
 // Drain waits, up to d, until no request of the session waits for its
@@ -448,6 +459,9 @@ func (s *Session) Close() {
 	for _, o := range own {
 		o.close()
 	}
+	if s.dyn != nil {
+		s.dynamicClose()
+	}
 }
 
 // Message makes a message of the client's data (copied) as the protocol
@@ -476,6 +490,7 @@ func (s *Session) Local(data []byte) (handled, ok bool) {
 	if handled { // counted before the answer leaves, which may be read at once
 		s.r.C.Received.Add(1)
 		s.r.C.Local.Add(1)
+		s.dynamicLearn(data)
 	}
 	var err error
 	if reply != nil {
@@ -503,11 +518,17 @@ func (s *Session) Send(data []byte) error {
 // answers nothing the virtual sent, or cannot be read, is dropped [M].
 func (s *Session) Handle(m *Message) bool {
 	s.r.C.Received.Add(1)
+	if s.dyn != nil && s.dynamicIn(m) {
+		return true
+	}
 	if m.Answer && !m.Bad && s.stuck(m) {
 		return true
 	}
 	if m.Answer || m.Bad {
 		s.r.C.Dropped.Add(1)
+		return true
+	}
+	if s.limited(m, &s.rin, true) { // ratelimit.go
 		return true
 	}
 	return s.handle(m)
@@ -620,6 +641,9 @@ func (s *Session) route(m *Message) {
 		s.stick = o
 		s.mu.Unlock()
 	}
+	if s.limited(m, &o.rout, false) { // ratelimit.go
+		return
+	}
 	m.Status = StatusRouted
 	s.r.C.Routed.Add(1)
 	if !o.send(m, s.r.cfg.Term) {
@@ -690,6 +714,7 @@ func (s *Session) lost(m *Message) {
 	case LostBusy, LostUnable:
 		if la, ok := s.r.cfg.Proto.(LostAnswerer); ok && m.Request {
 			if ans := la.LostAnswer(m, a == LostBusy); ans != nil {
+				s.r.settle(m, nil)
 				m.Status = StatusConnFailed
 				s.r.C.Failed.Add(1)
 				s.r.C.FailAnswered.Add(1)
@@ -704,6 +729,7 @@ func (s *Session) lost(m *Message) {
 // fail runs MR_FAILED for m and does what it asked: route again
 // (MR::retry, up to max-retries), send it back (MR::return), or drop it.
 func (s *Session) fail(m *Message, err error) {
+	s.r.settle(m, nil)
 	switch {
 	case errors.Is(err, errNoRoute):
 		m.Status = StatusNoRoute
@@ -768,6 +794,9 @@ func (s *Session) pick(m *Message) (*outgoing, error) {
 	}
 	if o, ok, err := s.nextHop(m); ok { // nexthop.go
 		return o, err
+	}
+	if o := s.dynamicPick(m); o != nil {
+		return o, nil
 	}
 	if o := s.byHost(m); o != nil {
 		return o, nil
@@ -1001,6 +1030,10 @@ type outgoing struct {
 	dogHeard time.Time
 	probing  bool
 	misses   int
+
+	// rout counts the requests leaving on the connection for the
+	// egress rate limits (ratelimit.go).
+	rout rateWindow
 }
 
 // wait counts a message of n bytes waiting for o to open; false when it
@@ -1316,6 +1349,9 @@ func (o *outgoing) readProto(data []byte) bool {
 	o.wmu.Unlock()
 	if handled {
 		o.r.C.Local.Add(1)
+		if end {
+			o.left(data) // peerleave.go
+		}
 		return err == nil && !end
 	}
 	c := p.Classify(data)
@@ -1351,9 +1387,10 @@ func (o *outgoing) readProto(data []byte) bool {
 			return true
 		}
 		o.r.C.Answered.Add(1)
+		o.r.settle(req, data)
 	}
 	a := &Message{Data: append([]byte(nil), data...), Status: StatusRouted, Peer: o.key.peer, Member: o.addr, origin: req.origin,
-		Instance: -1, Answer: true, Src: req.Dst, Dst: req.Src, Store: req.Store}
+		Instance: -1, Answer: true, Src: req.Dst, Dst: req.Src, Store: req.Store, Persist: req.Persist}
 	p.Inbound(a, req)
 	req.origin.deliver(a)
 	return true

@@ -29,6 +29,17 @@
 // request by its persist-avp (PersistKey, Session-Id by default), and an
 // answer whose Result-Code is one of array-retransmission-result-codes
 // sends its request to another peer (RetryOn).
+//
+// With dynamic-route-insertion a client's CER makes its connection a
+// route by its Origin-Host and Origin-Realm, and with
+// dynamic-route-lookup a request naming that host (else that realm) goes
+// to the client over its own connection first (dynamic.go,
+// mrf.DynamicRouter). A peer's DPR holds its pool member as
+// disconnect-peer-action says, and the message rate limits shed a
+// connection's requests past them (overload.go). loop-detection adds
+// Route-Records and refuses a request that already passed (loop.go).
+// DIAMETER::persist's delete actions judge an answer by its result
+// (persist.go, Succeeded).
 package mrfdiam
 
 import (
@@ -41,6 +52,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/diammsg"
 	"github.com/openltm/openltm/dataplane/mrf"
@@ -64,6 +76,14 @@ type Session struct {
 	Max int
 	// HostIP is the virtual's address, the Host-IP-Address of its CEA.
 	HostIP netip.Addr
+	// NoHostIP is host-ip-address disabled: the virtual's CER and CEA
+	// carry no Host-IP-Address.
+	NoHostIP bool
+	// LoopDetect is loop-detection: each forwarded request gets the
+	// Route-Record of the peer it came from, and a request carrying the
+	// virtual's own origin-host in one is answered
+	// DIAMETER_LOOP_DETECTED (loop.go).
+	LoopDetect bool
 	// Respond is respond-unroutable: a request no peer takes is
 	// answered (else dropped).
 	Respond bool
@@ -74,6 +94,19 @@ type Session struct {
 	// PersistAVP is the AVP a request is persisted by (persist-type
 	// avp: persist-avp's code; 0: Session-Id), for mrf.PersistAVP.
 	PersistAVP uint32
+	// DynInsert, DynLookup and DynTTL are dynamic-route-insertion,
+	// dynamic-route-lookup and dynamic-route-timeout: a client's CER
+	// makes its connection a route by its Origin-Host and Origin-Realm,
+	// and requests naming them go there first (mrf.DynamicRouter).
+	DynInsert, DynLookup bool
+	DynTTL               time.Duration
+	// OnDisconnect is disconnect-peer-action: what becomes of a peer's
+	// pool member once the peer sends a DPR (mrf.PeerLeaver).
+	OnDisconnect mrf.LeaveAction
+	// Ingress and Egress are the ingress- and egress-major- and
+	// -critical-message-rate-limit: requests a second per client
+	// connection and per peer connection (mrf.RateLimiter).
+	Ingress, Egress mrf.RateLimits
 
 	e2e atomic.Uint32
 }
@@ -82,8 +115,9 @@ type Session struct {
 func (s *Session) Name() string { return "diameter" }
 
 func (s *Session) String() string {
-	return fmt.Sprintf("%q %q %q %q %q %q %q %d %v %v %d %v %t %d %v", s.OriginHost, s.OriginRealm, s.OriginHostRewrite, s.OriginRealmRewrite,
-		s.DestHostRewrite, s.DestRealmRewrite, s.ProductName, s.VendorID, s.AuthApps, s.AcctApps, s.Max, s.HostIP, s.Respond, s.PersistAVP, s.RetryCodes)
+	return fmt.Sprintf("%q %q %q %q %q %q %q %d %v %v %d %v %t %d %v %t %t %d", s.OriginHost, s.OriginRealm, s.OriginHostRewrite, s.OriginRealmRewrite,
+		s.DestHostRewrite, s.DestRealmRewrite, s.ProductName, s.VendorID, s.AuthApps, s.AcctApps, s.Max, s.HostIP, s.Respond, s.PersistAVP, s.RetryCodes,
+		s.DynInsert, s.DynLookup, s.DynTTL) + fmt.Sprintf(" %d %v %v %t %t", s.OnDisconnect, s.Ingress, s.Egress, s.NoHostIP, s.LoopDetect)
 }
 
 // NewFramer frames on the header's length.
@@ -112,6 +146,9 @@ func (s *Session) Local(dst, data []byte, fromPeer bool) ([]byte, bool, bool) {
 	switch m.Code() {
 	case diammsg.CmdCapabilitiesExchange, diammsg.CmdDeviceWatchdog, diammsg.CmdDisconnectPeer:
 	default:
+		if s.LoopDetect && m.Request() && s.looped(m) {
+			return diammsg.AppendAnswer(dst, m, resultLoopDetected, []byte(s.OriginHost), []byte(s.OriginRealm), nil), true, false
+		}
 		return nil, false, false
 	}
 	if !m.Request() {
@@ -136,7 +173,7 @@ func (s *Session) Local(dst, data []byte, fromPeer bool) ([]byte, bool, bool) {
 // client: the applications it offered, the virtual relaying them all),
 // else the profile's, else the relay application.
 func (s *Session) capabilities(dst []byte, cer diammsg.Msg, local netip.Addr) []byte {
-	if local.IsValid() {
+	if local.IsValid() && !s.NoHostIP {
 		dst = diammsg.AppendAVP(dst, diammsg.AVPHostIPAddress, diammsg.AVPFlagMandatory, 0, diammsg.Address(local))
 	}
 	dst = diammsg.AppendAVP(dst, diammsg.AVPVendorID, diammsg.AVPFlagMandatory, 0, diammsg.U32(s.VendorID))
@@ -208,6 +245,7 @@ func (s *Session) Outbound(bufs *[2][]byte, msg *mrf.Message, seq uint64) ([]byt
 	if err != nil {
 		return append(bufs[0][:0], msg.Data...), 0
 	}
+	from := m
 	i := 0
 	set := func(code uint32, v string) {
 		if v == "" {
@@ -224,6 +262,9 @@ func (s *Session) Outbound(bufs *[2][]byte, msg *mrf.Message, seq uint64) ([]byt
 			set(diammsg.AVPDestinationHost, s.DestHostRewrite)
 		}
 		set(diammsg.AVPDestinationRealm, s.DestRealmRewrite)
+		if s.LoopDetect {
+			m, i = s.routeRecord(bufs, i, m, from)
+		}
 	}
 	if &m.Raw[0] == &msg.Data[0] { // no rewrite: a copy, for the new identifier
 		bufs[i] = append(bufs[i][:0], m.Raw...)

@@ -144,6 +144,12 @@ func TestLocalAnswers(t *testing.T) {
 				if a, ok := diammsg.AddressOf(m.Get(diammsg.AVPHostIPAddress)); !ok || a.String() != "127.138.3.9" {
 					t.Fatalf("Host-IP-Address %v", a)
 				}
+				s.NoHostIP = true // host-ip-address disabled
+				r2, _, _ := s.Local(nil, tc.in, false)
+				s.NoHostIP = false
+				if m2, _ := diammsg.Parse(r2); m2.Get(diammsg.AVPHostIPAddress) != nil {
+					t.Fatal("Host-IP-Address with host-ip-address disabled")
+				}
 				if id := m.Get(diammsg.AVPAuthAppID); len(id) != 4 || binary.BigEndian.Uint32(id) != 4 {
 					t.Fatalf("Auth-Application-Id %x, want the client's 4", id)
 				}

@@ -83,7 +83,9 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 
 // Close stops the server and its connections.
 func (s *Server) Close() {
-	s.ln.Close()
+	if s.ln != nil {
+		s.ln.Close()
+	}
 	s.mu.Lock()
 	for c := range s.conns {
 		c.Close()

@@ -429,9 +429,12 @@ func (h *mrfHooks) shutdown(s *mrf.Session) {
 // diamCtx is what the DIAMETER:: commands know of m beyond its bytes:
 // the key the session profile persists a request by (DIAMETER::persist).
 func (h *mrfHooks) diamCtx(m *mrf.Message) rules.DiameterContext {
-	ctx := rules.DiameterContext{ClientSide: true}
+	ctx := rules.DiameterContext{ClientSide: true, PersistTTL: h.r.Config().PersistTTL}
 	if o := m.Originator(); o != nil && m.Request && h.r.Config().Persist != mrf.PersistNone {
 		ctx.PersistKey = o.PersistKeyOf(m)
+	}
+	if ctx.PersistTTL <= 0 {
+		ctx.PersistTTL = mrf.DefaultPersistTTL
 	}
 	return ctx
 }
@@ -456,6 +459,7 @@ func mrfDiameterOutcome(m *mrf.Message, out rules.DiameterOutcome) bool {
 			o.Router().Unpersist(k)
 		}
 	}
+	mrfDiameterPersist(m, out) // mrf_diam.go
 	for _, r := range out.Respond {
 		if s := m.Originator(); s != nil && s.Send(r) != nil {
 			return false
