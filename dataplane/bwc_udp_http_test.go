@@ -93,7 +93,8 @@ func TestBWCHTTPVirtual(t *testing.T) {
 // attaches its flows (BWC::policy attach, a dynamic policy's session
 // named) has a burst far above the policy's rate passed in part and
 // dropped in part, counted on the policy; a flow the rule detaches
-// again passes all of it, untouched.
+// again passes all of it, untouched. BWC::debug logs each flow's
+// instance.
 func TestBWCUDPRuleAttach(t *testing.T) {
 	vs, member := "127.159.20.1:5300", "127.159.20.2:5300"
 	startUDPMember(t, member, "S1")
@@ -102,7 +103,8 @@ func TestBWCUDPRuleAttach(t *testing.T) {
 	cfg.BWC = map[string]*BWCPolicy{"/Common/slow": {Name: "/Common/slow", MaxRate: 400e3, MaxUserRate: 400e3, Dynamic: true,
 		Mark: BWCMark{TOS: -1, QoS: -1}}}
 	rs, lg := compileRules(t, `when CLIENT_ACCEPTED {
-		BWC::policy attach slow [IP::client_addr]:[UDP::client_port]
+		BWC::policy attach slow [IP::client_addr]
+		BWC::debug start
 		if { [IP::client_addr] eq "127.159.20.9" } { BWC::policy detach slow }
 	}`)
 	lg.showOnFailure(t)
@@ -139,4 +141,10 @@ func TestBWCUDPRuleAttach(t *testing.T) {
 		return st.DroppedPkts > 0 && st.PassedPkts > 0 && st.Dropped == st.DroppedPkts*1000
 	})
 	eventually(t, "the session's instance", func() bool { return pol.Instances() == 1 })
+	// BWC::debug logged each flow's instance as it was attached.
+	for _, who := range []string{"127.159.20.9", "127.159.20.8"} {
+		if !strings.Contains(lg.String(), "BWC::debug start: policy /Common/slow session "+who+" level 0 user-rate 400000 bps policy-rate ") {
+			t.Errorf("no BWC::debug line of %s in\n%s", who, lg)
+		}
+	}
 }

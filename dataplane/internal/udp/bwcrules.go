@@ -105,3 +105,8 @@ func (f *flow) bwcPolicy(name string) (*bwc.Policy, string, error) {
 	}
 	return f.l.e.env.BWC.RulePolicy(name)
 }
+
+var _ rules.BWCDebugConn = (*flow)(nil)
+
+// BWCDebug implements rules.BWCDebugConn.
+func (f *flow) BWCDebug() (string, error) { return f.bucket().RuleDebug() }
