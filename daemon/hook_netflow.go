@@ -12,6 +12,7 @@ import (
 	"github.com/openltm/openltm/dataplane/logpub"
 	"github.com/openltm/openltm/dataplane/netflow"
 	"github.com/openltm/openltm/objects"
+	"github.com/openltm/openltm/rules"
 )
 
 // netflowStats keeps each netflow profile's counters by full path across
@@ -138,6 +139,29 @@ func netflowCommands(e *Engine) []RuntimeCommand {
 			}
 			return nil
 		}},
+		{"show", "sys ipfix irules", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+			rs, opts, err := e.ipfixRules(words)
+			if err != nil {
+				return err
+			}
+			for _, r := range rs {
+				st, _ := r.IPFIX()
+				if err := render.IPFIXRule(w, r.Name, st, showOpts(s, opts)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"reset-stats", "sys ipfix irules", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+			rs, _, err := e.ipfixRules(words)
+			if err != nil {
+				return err
+			}
+			for _, r := range rs {
+				r.ResetIPFIXStats()
+			}
+			return nil
+		}},
 		{"reset-stats", "sys ipfix destination", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
 			ds, _, err := e.ipfixDestinations(words)
 			if err != nil {
@@ -214,4 +238,40 @@ func (e *Engine) ipfixExporters(o ipfix.Options) []*ipfix.Exporter {
 		}
 	}
 	return out
+}
+
+// ipfixRules are the running ltm rules the words name (every one when
+// they name none) that use IPFIX:: commands, in name order, and the show
+// options among the words. `sys ipfix irules` is BIG-IP's statistics of
+// its iRules' IPFIX use: it has no settings of its own. The counters
+// live with the compiled rule, so a commit that keeps a rule's text
+// keeps them.
+func (e *Engine) ipfixRules(words []string) ([]*rules.Rule, []string, error) {
+	var names, opts []string
+	for _, wd := range words {
+		if isShowOption(wd) {
+			opts = append(opts, wd)
+			continue
+		}
+		names = append(names, objects.FullPath("/Common", wd))
+	}
+	var out []*rules.Rule
+	for _, n := range names {
+		rs := e.compiledRules(ltmRule, ruleDefinition, []string{n})
+		if len(rs) == 0 {
+			return nil, nil, objects.Invalid("sys ipfix irules %s: no ltm rule of that name is running", n)
+		}
+		if _, ok := rs[0].IPFIX(); !ok {
+			return nil, nil, objects.Invalid("sys ipfix irules %s: the rule uses no IPFIX:: command", n)
+		}
+		out = append(out, rs[0])
+	}
+	if len(names) == 0 {
+		for _, r := range e.compiledRules(ltmRule, ruleDefinition, nil) {
+			if _, ok := r.IPFIX(); ok {
+				out = append(out, r)
+			}
+		}
+	}
+	return out, opts, nil
 }

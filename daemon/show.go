@@ -113,6 +113,8 @@ var runtimeTargets = [][]string{
 	{"gtm", "trusted-device"},
 	// The ipfix log destinations' statistics (hook_netflow.go).
 	{"sys", "ipfix", "destination"},
+	// The rules' IPFIX:: statistics (hook_netflow.go).
+	{"sys", "ipfix", "irules"},
 }
 
 // runtimeTarget returns the words of the runtime target key, or nil.

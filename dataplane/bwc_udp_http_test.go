@@ -88,3 +88,63 @@ func TestBWCHTTPVirtual(t *testing.T) {
 		t.Fatalf("policy counters %+v", st)
 	}
 }
+
+// TestBWCUDPRuleAttach: a UDP virtual without a policy whose rule
+// attaches its flows (BWC::policy attach, a dynamic policy's session
+// named) has a burst far above the policy's rate passed in part and
+// dropped in part, counted on the policy; a flow the rule detaches
+// again passes all of it, untouched. BWC::debug logs each flow's
+// instance.
+func TestBWCUDPRuleAttach(t *testing.T) {
+	vs, member := "127.159.20.1:5300", "127.159.20.2:5300"
+	startUDPMember(t, member, "S1")
+	p, _ := newPlane(t)
+	cfg := udpBasic(vs, member)
+	cfg.BWC = map[string]*BWCPolicy{"/Common/slow": {Name: "/Common/slow", MaxRate: 400e3, MaxUserRate: 400e3, Dynamic: true,
+		Mark: BWCMark{TOS: -1, QoS: -1}}}
+	rs, lg := compileRules(t, `when CLIENT_ACCEPTED {
+		BWC::policy attach slow [IP::client_addr]
+		BWC::debug start
+		if { [IP::client_addr] eq "127.159.20.9" } { BWC::policy detach slow }
+	}`)
+	lg.showOnFailure(t)
+	cfg.Virtuals["/Common/vs"].Rules = rs
+	mustApply(t, p, cfg)
+	pol := p.bwc.Policy("/Common/slow")
+
+	burst := func(from string) {
+		t.Helper()
+		c, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(ap(from)), net.UDPAddrFromAddrPort(ap(vs)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		d := make([]byte, 1000)
+		copy(d, "burst")
+		for range 300 {
+			c.Write(d)
+		}
+		c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		buf := make([]byte, 2048)
+		n, err := c.Read(buf)
+		if err != nil || !strings.HasPrefix(string(buf[:n]), "S1:burst") {
+			t.Fatalf("answer %q, %v", buf[:n], err)
+		}
+	}
+	burst("127.159.20.9:0")
+	if st := pol.Stats(); st.PassedPkts != 0 || st.DroppedPkts != 0 {
+		t.Fatalf("a detached flow was counted on the policy: %+v", st)
+	}
+	burst("127.159.20.8:0")
+	eventually(t, "datagrams dropped and passed", func() bool {
+		st := pol.Stats()
+		return st.DroppedPkts > 0 && st.PassedPkts > 0 && st.Dropped == st.DroppedPkts*1000
+	})
+	eventually(t, "the session's instance", func() bool { return pol.Instances() == 1 })
+	// BWC::debug logged each flow's instance as it was attached.
+	for _, who := range []string{"127.159.20.9", "127.159.20.8"} {
+		if !strings.Contains(lg.String(), "BWC::debug start: policy /Common/slow session "+who+" level 0 user-rate 400000 bps policy-rate ") {
+			t.Errorf("no BWC::debug line of %s in\n%s", who, lg)
+		}
+	}
+}

@@ -28,6 +28,7 @@ func (p *Plane) newUDP() *udp.Engine {
 		Pools:   p.rulePools,
 		Running: p.running.Load,
 		Persist: &p.persist,
+		BWC:     &p.bwc,
 		// A UDP virtual's message router is kept, and closed, with the
 		// TCP virtuals' (internal/l4/mrf.go).
 		MRFRouter: func(virtual string, cfg *mrf.Config, c *mrf.Counters) *mrf.Router {

@@ -12,6 +12,11 @@ package objects
 //     destination for the profile's records]: the sys log-config
 //     publisher whose ipfix destinations (pool, transport) receive them;
 //     none sends nothing and the commit says so.
+//
+// F5 documents no sampling and no active timeout for the profile (its
+// tmsh reference and REST schema name neither), so openltm has neither:
+// every connection is reported, once, when it ends, and a property of
+// either name is refused as BIG-IP refuses an unknown one.
 func netflowProfileKind() *Kind {
 	return actOn(profileKind("netflow", "netflow", `
 netflow-version enum version-5 version-5|version-9|ipfix

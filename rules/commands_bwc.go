@@ -75,15 +75,48 @@ func registerBWC(t *tcl.Commands) {
 	t.Register("BWC::priority", cmdBWCPriority)
 	t.Register("BWC::mark", cmdBWCMark)
 	t.Register("BWC::measure", cmdBWCMeasure)
-	registerUnsupported(t, bwcUnsupported)
+	t.Register("BWC::debug", cmdBWCDebug)
 }
 
-// bwcUnsupported are the BWC:: commands whose effect openltm's token
-// buckets cannot give, with what is missing: a rule using one is kept
-// with a warning saying so (registerUnsupported), rather than run as if
-// the traffic were treated as asked.
-var bwcUnsupported = map[string]string{
-	"BWC::debug": "F5 documents neither its form nor what it logs; BWC::measure and the policy's measure and log-publisher report a policy's rates, show net bwc policy its counters",
+// BWCDebugConn is implemented by a BWCConn whose flow's policy instance
+// BWC::debug can describe. Without it BWC::debug is a Tcl error.
+type BWCDebugConn interface {
+	// BWCDebug describes the flow's policy instance in one line: its
+	// policy, session, category, level, rates and counters; an error
+	// when the flow is under no policy.
+	BWCDebug() (string, error)
+}
+
+// cmdBWCDebug is F5's BWC::debug start|stop: the troubleshooting of the
+// flow's policy instance. Each call logs a line (local0.info) with the
+// instance's state: its policy, session, category, priority level, rate
+// and the policy's counters [M: F5's debug logs go to the bwc trace
+// under db variables openltm does not have, in a form F5 does not
+// document; a word after start or stop, as F5's example writes
+// "BWC::debug start session", is taken and ignored].
+func cmdBWCDebug(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	const usage = "BWC::debug (start|stop) ?session?"
+	if len(args) < 2 || len(args) > 3 {
+		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	op := args[1].String()
+	if op != "start" && op != "stop" {
+		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	s, c, err := sess(in, "BWC::debug")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	dc, ok := c.(BWCDebugConn)
+	if !ok {
+		return tcl.Empty, tcl.Errorf("BWC::debug: this connection cannot be shaped by a bandwidth controller")
+	}
+	line, err := dc.BWCDebug()
+	if err != nil {
+		return tcl.Empty, tcl.Errorf("BWC::debug: %v", err)
+	}
+	s.prog.env.log("local0.info", s.logLine("BWC::debug "+op+": "+line, false))
+	return tcl.Empty, nil
 }
 
 // cmdBWCMeasure is F5's BWC::measure (start|stop | identifier ID |

@@ -24,22 +24,38 @@ func TestParseBitRate(t *testing.T) {
 	}
 }
 
-// TestBWCUnsupported: the BWC:: commands openltm's buckets cannot act on
-// fail with a Tcl error naming what is missing, whatever their words.
-func TestBWCUnsupported(t *testing.T) {
-	for _, c := range []struct{ expr, want string }{
-		{"BWC::debug on", "BWC::debug: not supported"},
+// TestBWCDebug: BWC::debug start|stop logs a line with the flow's policy
+// instance as the connection describes it; bad words, a flow under no
+// policy and a connection no controller shapes are Tcl errors that log
+// no debug line.
+func TestBWCDebug(t *testing.T) {
+	for _, c := range []struct{ expr, log, err string }{
+		{"BWC::debug start", "local0.info Rule /Common/cmds <CLIENT_ACCEPTED>: BWC::debug start: policy /Common/gold session s1 level 0", ""},
+		{"BWC::debug stop", "local0.info Rule /Common/cmds <CLIENT_ACCEPTED>: BWC::debug stop: policy /Common/gold session s1 level 0", ""},
+		{"BWC::debug start session", "local0.info Rule /Common/cmds <CLIENT_ACCEPTED>: BWC::debug start: policy /Common/gold session s1 level 0", ""},
+		{"BWC::debug on", "", "wrong # args"},
+		{"BWC::debug", "", "wrong # args"},
+		{"BWC::debug start session extra", "", "wrong # args"},
 	} {
-		name := strings.Fields(c.expr)[0]
-		r, err := Compile("r", "when CLIENT_ACCEPTED { "+c.expr+" }")
-		var ue *UnsupportedError
-		if !errors.As(err, &ue) || r == nil || len(r.Unsupported()) != 1 || !strings.HasPrefix(r.Unsupported()[0], name+" (") {
-			t.Errorf("%s: %v; want the rule kept with a warning naming it", c.expr, err)
+		var logged []string
+		env := &Env{Log: func(facility, line string) { logged = append(logged, facility+" "+line) }}
+		f := &bwcFake{fakeConn: newFakeConn(), debug: "policy /Common/gold session s1 level 0"}
+		_, err := evalIn(t, f, env, ClientAccepted, c.expr)
+		var info []string
+		for _, l := range logged {
+			if strings.HasPrefix(l, "local0.info ") {
+				info = append(info, l)
+			}
 		}
-		_, err = evalIn(t, newFakeConn(), nil, ClientAccepted, "eval [list "+c.expr+"]")
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: error %v, want one with %q", c.expr, err, c.want)
+		if got := strings.Join(info, "\n"); got != c.log || (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%s: logged %q, error %v; want %q, %q", c.expr, got, err, c.log, c.err)
 		}
+	}
+	if _, err := evalIn(t, &bwcFake{fakeConn: newFakeConn()}, nil, ClientAccepted, "BWC::debug start"); err == nil || !strings.Contains(err.Error(), "not attached") {
+		t.Errorf("a flow under no policy: %v", err)
+	}
+	if _, err := evalIn(t, newFakeConn(), nil, ClientAccepted, "BWC::debug start"); err == nil || !strings.Contains(err.Error(), "cannot be shaped") {
+		t.Errorf("a connection without a controller: %v", err)
 	}
 }
 
@@ -48,6 +64,15 @@ func TestBWCUnsupported(t *testing.T) {
 type bwcFake struct {
 	*fakeConn
 	got []string
+	// debug is what BWCDebug describes ("": no policy).
+	debug string
+}
+
+func (f *bwcFake) BWCDebug() (string, error) {
+	if f.debug == "" {
+		return "", errors.New("the flow is not attached to a bwc policy")
+	}
+	return f.debug, nil
 }
 
 func (f *bwcFake) BWCColor(policy, cat string) error {

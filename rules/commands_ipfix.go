@@ -27,9 +27,18 @@ type IPFIX interface {
 // registerIPFIX adds IPFIX::destination, IPFIX::template and IPFIX::msg
 // (valid in every event, as F5 documents them).
 func registerIPFIX(t *tcl.Commands) {
-	t.Register("IPFIX::destination", cmdIPFIXDestination)
-	t.Register("IPFIX::template", cmdIPFIXTemplate)
-	t.Register("IPFIX::msg", cmdIPFIXMsg)
+	t.Register("IPFIX::destination", cmdIPFIXDestination).Compile = ipfixHook
+	t.Register("IPFIX::template", cmdIPFIXTemplate).Compile = ipfixHook
+	t.Register("IPFIX::msg", cmdIPFIXMsg).Compile = ipfixHook
+}
+
+// ipfixHook gives a rule naming an IPFIX:: command its counters (show
+// sys ipfix irules).
+func ipfixHook(c *tcl.Compiler) error {
+	if r, ok := c.Context().(*Rule); ok && r.ipfix == nil {
+		r.ipfix = &ipfixCounters{}
+	}
+	return nil
 }
 
 // Handles. A template's handle names its id, so a static variable holding
@@ -116,6 +125,13 @@ func cmdIPFIXDestination(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		if err != nil {
 			return tcl.Empty, tclErr(err)
 		}
+		if c := s.ipfixCount(); c != nil {
+			if sent {
+				c.sent.Add(1)
+			} else {
+				c.dropped.Add(1)
+			}
+		}
 		// [M] 1 when a destination queued the record, 0 when it was
 		// dropped (the queue was full, or no collector runs).
 		return tcl.Bool(sent), nil
@@ -128,7 +144,7 @@ func cmdIPFIXTemplate(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if len(args) != 3 {
 		return tcl.Empty, tcl.WrongArgs(usage)
 	}
-	_, x, err := ipfixEnv(in, "IPFIX::template")
+	s, x, err := ipfixEnv(in, "IPFIX::template")
 	if err != nil {
 		return tcl.Empty, err
 	}
@@ -137,6 +153,9 @@ func cmdIPFIXTemplate(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		t, err := x.Templates().Create(x.Elements(), args[2].String())
 		if err != nil {
 			return tcl.Empty, tclErr(err)
+		}
+		if c := s.ipfixCount(); c != nil {
+			c.templates.Add(1)
 		}
 		return tcl.Str(ipfixTemplatePrefix + strconv.Itoa(int(t.ID))), nil
 	case "delete":
@@ -210,6 +229,9 @@ func cmdIPFIXMsg(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		m := &st.msgs[i]
 		m.rec.Reset(t)
 		m.live = true
+		if c := s.ipfixCount(); c != nil {
+			c.created.Add(1)
+		}
 		return ipfixMsgHandles[i], nil
 	case "set":
 		var field, value tcl.Value

@@ -77,6 +77,18 @@ when SERVER_CONNECTED {
 	if len(f.sent) != 1 || f.sent[0] != "256 0a010203005001bb" {
 		t.Fatalf("sent %q", f.sent)
 	}
+	// The rule's counters, for show sys ipfix irules; a rule without
+	// IPFIX:: commands has none.
+	if st, ok := r.IPFIX(); !ok || st != (IPFIXStats{Templates: 1, Created: 1, Sent: 1}) {
+		t.Errorf("IPFIX counters %+v, %v", st, ok)
+	}
+	r.ResetIPFIXStats()
+	if st, _ := r.IPFIX(); st != (IPFIXStats{}) {
+		t.Errorf("after reset: %+v", st)
+	}
+	if _, ok := mustCompile(t, "/Common/plain", `when CLIENT_ACCEPTED { log local0. hi }`).IPFIX(); ok {
+		t.Error("a rule without IPFIX:: commands has IPFIX counters")
+	}
 	// The next connection's state starts without messages.
 	s = p.NewConnState(newFakeConn())
 	defer s.Release()

@@ -359,6 +359,9 @@ type Rule struct {
 	procs       map[string]*tcl.Proc
 	refs        []Ref
 	unsupported []Unsupported
+	// ipfix counts what the rule's IPFIX:: commands did (show sys ipfix
+	// irules); nil for a rule that names none.
+	ipfix *ipfixCounters
 	// httpNeeds are the commands in when blocks that need an http
 	// profile; inEvent and inWhen say, while compiling, which when block
 	// the compiler is in.

@@ -144,3 +144,46 @@ func (r *Rule) ResetStats() {
 
 // shardSeq hands out the counter copy of each new connection state.
 var shardSeq atomic.Uint32
+
+// ipfixCounters are what a rule's IPFIX:: commands did, for show sys
+// ipfix irules; a rule that names no IPFIX:: command has none.
+type ipfixCounters struct {
+	templates, created, sent, dropped atomic.Uint64
+}
+
+// IPFIXStats are a rule's IPFIX:: counters: the templates IPFIX::template
+// create made, the messages IPFIX::msg create made, and the messages
+// IPFIX::destination send gave to a destination that queued them (Sent)
+// or that none queued (Dropped: a full queue, no collector).
+type IPFIXStats struct {
+	Templates, Created, Sent, Dropped uint64
+}
+
+// IPFIX reports the rule's IPFIX:: counters; false for a rule that names
+// no IPFIX:: command.
+func (r *Rule) IPFIX() (IPFIXStats, bool) {
+	c := r.ipfix
+	if c == nil {
+		return IPFIXStats{}, false
+	}
+	return IPFIXStats{Templates: c.templates.Load(), Created: c.created.Load(), Sent: c.sent.Load(), Dropped: c.dropped.Load()}, true
+}
+
+// ResetIPFIXStats zeroes the rule's IPFIX:: counters (reset-stats sys
+// ipfix irules).
+func (r *Rule) ResetIPFIXStats() {
+	if c := r.ipfix; c != nil {
+		for _, x := range []*atomic.Uint64{&c.templates, &c.created, &c.sent, &c.dropped} {
+			x.Store(0)
+		}
+	}
+}
+
+// ipfixCount is the counters of the rule running now on s; nil outside a
+// rule's event or for a rule without them.
+func (s *ConnState) ipfixCount() *ipfixCounters {
+	if s == nil || s.cur == nil {
+		return nil
+	}
+	return s.cur.rule.ipfix
+}

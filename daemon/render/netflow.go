@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/openltm/openltm/dataplane/ipfix"
+	"github.com/openltm/openltm/rules"
 )
 
 // NetflowStats are one netflow profile's counters.
@@ -42,5 +43,20 @@ func IPFIXDestination(w io.Writer, name string, st ipfix.Stats, o Options) error
 		{"Messages Sent", o.num(st.Messages)},
 		{"Templates Sent", o.num(st.Templates)},
 		{"Failures", o.num(st.Failures)},
+	})
+}
+
+// IPFIXRule prints one `Sys::IPFIX iRule` block: what a rule's IPFIX::
+// commands did [M: BIG-IP's show sys ipfix irules reports its iRules'
+// IPFIX statistics in a layout F5 does not document; openltm counts the
+// templates and messages each rule made, and the messages it sent that a
+// destination queued (Sent) or that none did (Dropped)].
+func IPFIXRule(w io.Writer, name string, st rules.IPFIXStats, o Options) error {
+	return statBlock(w, "Sys::IPFIX iRule: "+o.rel(name), [][2]string{
+		{"Templates Created", o.num(st.Templates)},
+		{"Messages", ""},
+		{"  Created", o.num(st.Created)},
+		{"  Sent", o.num(st.Sent)},
+		{"  Dropped", o.num(st.Dropped)},
 	})
 }

@@ -166,6 +166,8 @@ type Stats struct {
 	Instances int
 	// MaxRate is the policy's max-rate, bits per second.
 	MaxRate uint64
+	// Measured are the policy's measurements now on (Policy.Measured).
+	Measured []Measured
 }
 
 // Stats reads p's counters.
@@ -174,6 +176,7 @@ func (p *Policy) Stats() Stats {
 		Passed: p.Passed.Load(), PassedPkts: p.PassedPkts.Load(), Delayed: p.Delayed.Load(),
 		Dropped: p.Dropped.Load(), DroppedPkts: p.DroppedPkts.Load(),
 		Rate: p.rate.bps(time.Now()), Instances: p.Instances(), MaxRate: p.Cfg.MaxRate,
+		Measured: p.Measured(),
 	}
 }
 

@@ -2,7 +2,9 @@ package bwc
 
 import (
 	"errors"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -94,6 +96,64 @@ func (b *Bucket) SessionMeasure(session string) (*Measure, error) {
 	return nil, ErrNoInstance
 }
 
+// Measured is one of a policy's measurements as show net bwc policy
+// reports it: what is measured ("" the policy itself, "category NAME",
+// "session KEY", "flow CLIENT"), the name BWC::measure identifier gave
+// it, the bits per second of its last whole second and the bytes it
+// counted.
+type Measured struct {
+	What, ID    string
+	Rate, Bytes uint64
+}
+
+// Measured lists p's measurements that are on, in the order of its log
+// lines: the policy, its categories in the configuration's order, then
+// its sessions and its flows, each sorted. What is off is not listed.
+func (p *Policy) Measured() []Measured {
+	var out []Measured
+	p.measures(func(what string, m *Measure) {
+		x := Measured{What: what, Rate: m.Rate(), Bytes: m.Bytes()}
+		if id := m.id.Load(); id != nil {
+			x.ID = *id
+		}
+		out = append(out, x)
+	})
+	return out
+}
+
+// measures calls f for each of p's measurements that is on, in the order
+// of its log lines (see Measured).
+func (p *Policy) measures(f func(what string, m *Measure)) {
+	if p.m.on.Load() {
+		f("", &p.m)
+	}
+	for _, c := range p.catList {
+		if c.m.on.Load() {
+			f("category "+c.name, &c.m)
+		}
+	}
+	var rest []measured
+	p.mu.Lock()
+	for _, in := range p.users {
+		if in.m.on.Load() {
+			rest = append(rest, measured{"session " + in.key, &in.m})
+		}
+	}
+	n := len(rest)
+	for m := range p.flows {
+		if m.on.Load() {
+			rest = append(rest, measured{"flow " + m.label, m})
+		}
+	}
+	p.mu.Unlock()
+	byWhat := func(a, b measured) int { return strings.Compare(a.what, b.what) }
+	slices.SortFunc(rest[:n], byWhat)
+	slices.SortFunc(rest[n:], byWhat)
+	for _, x := range rest {
+		f(x.what, x.m)
+	}
+}
+
 // measured is one line of a policy's log: what is measured and its
 // measure.
 type measured struct {
@@ -113,26 +173,7 @@ type measured struct {
 // the rate being the period's average in bits per second].
 func (p *Policy) logLines(period time.Duration, emit func([]byte)) {
 	var all []measured
-	if p.m.on.Load() {
-		all = append(all, measured{"", &p.m})
-	}
-	for _, c := range p.catList {
-		if c.m.on.Load() {
-			all = append(all, measured{"category " + c.name, &c.m})
-		}
-	}
-	p.mu.Lock()
-	for _, in := range p.users {
-		if in.m.on.Load() {
-			all = append(all, measured{"session " + in.key, &in.m})
-		}
-	}
-	for m := range p.flows {
-		if m.on.Load() {
-			all = append(all, measured{"flow " + m.label, m})
-		}
-	}
-	p.mu.Unlock()
+	p.measures(func(what string, m *Measure) { all = append(all, measured{what, m}) })
 	ms := period.Milliseconds()
 	for _, x := range all {
 		total := x.m.bytes.Load()

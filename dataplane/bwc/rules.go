@@ -3,7 +3,9 @@ package bwc
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // What the BWC:: commands do to a flow, the same on every path that
@@ -143,4 +145,53 @@ func UnderName(b *Bucket, name string) (*Bucket, error) {
 		return nil, fmt.Errorf("the flow is not attached to bwc policy %s", full)
 	}
 	return b, nil
+}
+
+// RuleDebug is what BWC::debug logs of a flow whose bucket is b (nil:
+// none): its policy, its instance (a dynamic policy's session), its
+// category and priority level, the instance's rate (max-user-rate, or
+// BWC::rate's) and the policy's counters now, in the form
+//
+//	policy /Common/gold session 10.1.1.1 category video level 6 user-rate 2000000 bps policy-rate 1981440 bps passed 495360 bytes delayed 0 bytes dropped 0 packets
+//
+// [M: F5's page says BWC::debug turns on debug logs of the policy
+// instance under the bwc trace db variables, and not what they hold;
+// openltm writes this one line each time it runs].
+func (b *Bucket) RuleDebug() (string, error) {
+	if b == nil {
+		return "", errors.New("the flow is not attached to a bwc policy")
+	}
+	p := b.p
+	s := make([]byte, 0, 200)
+	s = append(s, "policy "...)
+	s = append(s, p.Cfg.Name...)
+	if b.in != nil {
+		s = append(s, " session "...)
+		s = append(s, b.in.key...)
+	}
+	if c := b.cat.Load(); c != nil {
+		s = append(s, " category "...)
+		s = append(s, c.name...)
+	}
+	s = append(s, " level "...)
+	s = strconv.AppendInt(s, int64(b.level.Load()), 10)
+	if b.in != nil {
+		s = append(s, " user-rate "...)
+		var bps uint64
+		if l := b.in.user.Load(); l != nil {
+			bps = uint64(float64(l.Limit()) * 8)
+		}
+		s = strconv.AppendUint(s, bps, 10)
+		s = append(s, " bps"...)
+	}
+	s = append(s, " policy-rate "...)
+	s = strconv.AppendUint(s, p.rate.bps(time.Now()), 10)
+	s = append(s, " bps passed "...)
+	s = strconv.AppendUint(s, p.Passed.Load(), 10)
+	s = append(s, " bytes delayed "...)
+	s = strconv.AppendUint(s, p.Delayed.Load(), 10)
+	s = append(s, " bytes dropped "...)
+	s = strconv.AppendUint(s, p.DroppedPkts.Load(), 10)
+	s = append(s, " packets"...)
+	return string(s), nil
 }

@@ -155,3 +155,8 @@ func (pr *proxied) BWCMeasure(session bool, name string) (rules.BWCMeasurement, 
 	}
 	return m, nil
 }
+
+var _ rules.BWCDebugConn = (*proxied)(nil)
+
+// BWCDebug implements rules.BWCDebugConn.
+func (pr *proxied) BWCDebug() (string, error) { return pr.bwc.Load().RuleDebug() }

@@ -205,3 +205,8 @@ func (r *mblbRules) SetIngressRateLimit(pps uint64) error {
 
 // IngressDropRate implements rules.IngressLimitConn: a stream drops none.
 func (r *mblbRules) IngressDropRate() (seen, dropped uint64) { return 0, 0 }
+
+var _ rules.BWCDebugConn = (*mblbRules)(nil)
+
+// BWCDebug implements rules.BWCDebugConn.
+func (r *mblbRules) BWCDebug() (string, error) { return r.f.bucket().RuleDebug() }

@@ -4,24 +4,22 @@ import (
 	"github.com/openltm/openltm/dataplane/bwc"
 )
 
-// flowBWC is a UDP flow under its virtual's bandwidth controller: the
-// datagrams of each direction wait in a bounded queue of the flow for the
-// policy's bucket, and those the queue has no room for are dropped and
-// counted on the policy (dataplane/bwc). A dynamic policy's instance is
-// the client's address and port [M: a UDP flow is one user, as a TCP
-// connection is].
+// flowBWC is a UDP flow under a bandwidth controller (its virtual's, or
+// the one a rule attached with BWC::policy): the datagrams of each
+// direction wait in a bounded queue of the flow for the policy's bucket,
+// and those the queue has no room for are dropped and counted on the
+// policy (dataplane/bwc). The virtual's dynamic policy's instance is the
+// client's address and port [M: a UDP flow is one user, as a TCP
+// connection is]; a rule's is the session it names.
 type flowBWC struct {
 	b        *bwc.Bucket
 	up       *bwc.Queue[*leg]
 	toClient *bwc.Queue[*flow]
 }
 
-// newFlowBWC puts f under p; nil for no policy.
-func newFlowBWC(f *flow, p *bwc.Policy) *flowBWC {
-	if p == nil {
-		return nil
-	}
-	b := p.Attach(f.Client.String())
+// newFlowBWC puts f under p as instance.
+func newFlowBWC(f *flow, p *bwc.Policy, instance string) *flowBWC {
+	b := p.Attach(instance)
 	return &flowBWC{
 		b: b,
 		up: bwc.NewQueue(b, func(lg *leg, d []byte) {
@@ -45,4 +43,19 @@ func (fb *flowBWC) close() {
 	fb.up.Close()
 	fb.toClient.Close()
 	fb.b.Release()
+}
+
+// setBWC puts f under fb (nil: none) in place of what it was under,
+// whose queued datagrams are dropped [M: a rule attaches a flow in
+// CLIENT_ACCEPTED, before anything is queued]. A flow that has ended
+// keeps none. The member sockets the flow opens from then on take fb's
+// marking; those open keep theirs.
+func (f *flow) setBWC(fb *flowBWC) {
+	f.bwc.Swap(fb).close()
+	if fb != nil && f.ended.Load() {
+		// end took the flow's controller before this one was stored.
+		if f.bwc.CompareAndSwap(fb, nil) {
+			fb.close()
+		}
+	}
 }

@@ -1,15 +1,15 @@
 package udp
 
 import (
+	"fmt"
+
 	"github.com/openltm/openltm/dataplane/bwc"
 	"github.com/openltm/openltm/rules"
 )
 
-// A UDP flow's rules classify it within its virtual's bandwidth
-// controller (BWC::color, BWC::priority, BWC::mark) and measure it
-// (BWC::measure), as a TCP flow's do; BWC::policy attach and detach are
-// not offered, since a UDP flow's queues are its virtual's policy's for
-// its life [M]. A category's or BWC::mark's marking applies to the
+// A UDP flow's rules classify it within its bandwidth controller
+// (BWC::color, BWC::priority, BWC::mark) and measure it (BWC::measure),
+// as a TCP flow's do. A category's or BWC::mark's marking applies to the
 // member sockets the flow opens from then on.
 var (
 	_ rules.BWCClassConn   = (*flow)(nil)
@@ -19,10 +19,10 @@ var (
 
 // bucket is the flow's bucket under its virtual's policy; nil for none.
 func (f *flow) bucket() *bwc.Bucket {
-	if f.bwc == nil {
-		return nil
+	if fb := f.bwc.Load(); fb != nil {
+		return fb.b
 	}
-	return f.bwc.b
+	return nil
 }
 
 // BWCColor implements rules.BWCClassConn.
@@ -59,3 +59,54 @@ func (f *flow) BWCMeasure(session bool, name string) (rules.BWCMeasurement, erro
 	}
 	return m, nil
 }
+
+// A UDP flow is attached to a policy, and detached, by its rules as a
+// TCP flow is (BWC::policy attach|detach, F5's "specific flow"), in
+// place of its virtual's policy: its datagrams of both directions then
+// wait on the policy named.
+var _ rules.BWCConn = (*flow)(nil)
+
+// BWCAttach implements rules.BWCConn.
+func (f *flow) BWCAttach(name, instance string) error {
+	p, full, err := f.bwcPolicy(name)
+	if err == nil {
+		err = p.CheckSession(full, instance)
+	}
+	if err != nil {
+		return err
+	}
+	f.setBWC(newFlowBWC(f, p, instance))
+	return nil
+}
+
+// BWCDetach implements rules.BWCConn: the flow leaves the policy named;
+// under another one (or none) it is not touched.
+func (f *flow) BWCDetach(name string) error {
+	p, _, err := f.bwcPolicy(name)
+	if err != nil {
+		return err
+	}
+	if fb := f.bwc.Load(); fb != nil && fb.b.Policy() == p && f.bwc.CompareAndSwap(fb, nil) {
+		fb.close()
+	}
+	return nil
+}
+
+// BWCRate implements rules.BWCConn.
+func (f *flow) BWCRate(bps uint64) error { return f.bucket().RuleRate(bps) }
+
+// BWCPPS implements rules.BWCConn.
+func (f *flow) BWCPPS(pps uint64) error { return f.bucket().RulePPS(pps) }
+
+// bwcPolicy finds a running policy by the name a rule gives.
+func (f *flow) bwcPolicy(name string) (*bwc.Policy, string, error) {
+	if f.l.e.env.BWC == nil {
+		return nil, name, fmt.Errorf("bwc policy %s not found", name)
+	}
+	return f.l.e.env.BWC.RulePolicy(name)
+}
+
+var _ rules.BWCDebugConn = (*flow)(nil)
+
+// BWCDebug implements rules.BWCDebugConn.
+func (f *flow) BWCDebug() (string, error) { return f.bucket().RuleDebug() }

@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/bwc"
 	"github.com/openltm/openltm/dataplane/evloop"
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -64,6 +65,9 @@ type Env struct {
 	// MRFRouter is the message router of a virtual with message-routing
 	// profiles (mrf.go), shared by its flows; nil: none is served.
 	MRFRouter func(virtual string, cfg *mrf.Config, c *mrf.Counters) *mrf.Router
+	// BWC is the running bandwidth controllers, which rules attach
+	// flows to (BWC::policy).
+	BWC *bwc.Set
 }
 
 // Engine runs the UDP listeners of one plane and their flows.

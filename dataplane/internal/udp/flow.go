@@ -83,8 +83,8 @@ type flow struct {
 	// clone pools. Set before the flow is published, closed by end.
 	clone *clone.Datagrams
 	// bwc paces the flow's datagrams on its virtual's bandwidth
-	// controller (bwc.go); nil without one.
-	bwc *flowBWC
+	// controller, or the one a rule attached (bwc.go); nil: none.
+	bwc atomic.Pointer[flowBWC]
 	// pace is a rule's UDP::max_rate and UDP::max_buf_pkts on the flow,
 	// ingress its IP::ingress_rate_limit (pace.go); nil: none.
 	pace    atomic.Pointer[flowPace]
@@ -153,7 +153,9 @@ func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client net
 	if snap.Clone != nil {
 		f.clone = snap.Clone.StartDatagrams()
 	}
-	f.bwc = newFlowBWC(f, snap.BWC) // bwc.go
+	if snap.BWC != nil {
+		f.bwc.Store(newFlowBWC(f, snap.BWC, f.Client.String())) // bwc.go
+	}
 	f.sip = newSIPState(cfg.SIP, l.addr.String())
 	f.rad = newRADIUSState(cfg.RADIUS, f) // radius.go
 	f.gtp = cfg.GTP != nil
@@ -309,8 +311,8 @@ func (f *flow) forward(b []byte) {
 		p.up.Send(lg, b) // UDP::max_rate (pace.go)
 		return
 	}
-	if f.bwc != nil {
-		f.bwc.up.Send(lg, b) // bwc.go
+	if fb := f.bwc.Load(); fb != nil {
+		fb.up.Send(lg, b) // bwc.go
 		return
 	}
 	if f.rs != nil {
@@ -502,8 +504,8 @@ func (f *flow) openLeg(dst netip.AddrPort, m *state.Member, pool *state.Pool) *l
 	if s := f.snap.Cfg.ServerTCP; s != nil {
 		s.ApplyConn(c) // the udp profile's send buffer, TTL, DF and checksums (udpopts.go)
 	}
-	if f.bwc != nil {
-		f.bwc.b.MarkConn(c) // the bandwidth controller's ip-tos and link-qos (bwc.go)
+	if fb := f.bwc.Load(); fb != nil {
+		fb.b.MarkConn(c) // the bandwidth controller's ip-tos and link-qos (bwc.go)
 	}
 	rc, err := c.SyscallConn()
 	if err != nil {
@@ -579,8 +581,8 @@ func (f *flow) end() {
 		f.mr.Close() // its own peer flows; the answers still due are lost
 	}
 	f.clone.Close()
-	f.pace.Load().close() // pace.go
-	f.bwc.close()         // bwc.go
+	f.pace.Load().close()   // pace.go
+	f.bwc.Swap(nil).close() // bwc.go
 	switch {
 	case f.wq != nil:
 		f.wq.legs = legs // the flow's goroutine ends its rules

@@ -412,8 +412,8 @@ func (lg *leg) answer() {
 			p.toClient.Send(f, b) // UDP::max_rate (pace.go)
 			continue
 		}
-		if f.bwc != nil {
-			f.bwc.toClient.Send(f, b) // bwc.go
+		if fb := f.bwc.Load(); fb != nil {
+			fb.toClient.Send(f, b) // bwc.go
 			continue
 		}
 		h := &s.hdrs[k].Hdr

@@ -209,8 +209,8 @@ func (lg *leg) fromServer(b []byte) {
 		p.toClient.Send(f, b) // UDP::max_rate (pace.go)
 		return
 	}
-	if f.bwc != nil {
-		f.bwc.toClient.Send(f, b) // bwc.go
+	if fb := f.bwc.Load(); fb != nil {
+		fb.toClient.Send(f, b) // bwc.go
 		return
 	}
 	f.toClient(b)

@@ -51,8 +51,8 @@ func (f *flow) paced() *flowPace {
 	}
 	p := &flowPace{upB: bwc.FlowBucket(0), downB: bwc.FlowBucket(0)}
 	p.up = bwc.NewQueue(p.upB, func(lg *leg, d []byte) {
-		if f.bwc != nil {
-			f.bwc.up.Send(lg, d) // the virtual's controller next (bwc.go)
+		if fb := f.bwc.Load(); fb != nil {
+			fb.up.Send(lg, d) // the virtual's controller next (bwc.go)
 			return
 		}
 		if !lg.gone.Load() {
@@ -60,8 +60,8 @@ func (f *flow) paced() *flowPace {
 		}
 	})
 	p.toClient = bwc.NewQueue(p.downB, func(f *flow, d []byte) {
-		if f.bwc != nil {
-			f.bwc.toClient.Send(f, d)
+		if fb := f.bwc.Load(); fb != nil {
+			fb.toClient.Send(f, d)
 			return
 		}
 		if !f.ended.Load() {
