@@ -40,6 +40,16 @@ func cmdDiameterPersist(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	sub := args[1].String()
 	one := len(args) == 2
 	switch sub {
+	case "use", "replace", "bypass", "ignore", "delete-none", "delete-on-success", "delete-on-failure", "delete-on-any":
+		if one && !st.ctx.Routed {
+			return tcl.Empty, tcl.Errorf("DIAMETER::persist %s: only on message routing (a diameter session profile's persistence records); the diameter profile keeps none it acts on", sub)
+		}
+	case "timeout":
+		if !one && !st.ctx.Routed {
+			return tcl.Empty, tcl.Errorf("DIAMETER::persist timeout: only on message routing (a diameter session profile's persistence records); the diameter profile keeps none it acts on")
+		}
+	}
+	switch sub {
 	case "reset":
 		if one {
 			out.PersistReset = true

@@ -18,6 +18,7 @@ func TestDiameterPersistSubcommands(t *testing.T) {
 		diammsg.AppendAVP(nil, diammsg.AVPSessionID, diammsg.AVPFlagMandatory, 0, []byte("gx;9")))
 	for _, c := range []struct {
 		name, body, log, err string
+		classic              bool // the diameter profile's flows, not message routing
 		want                 DiameterOutcome
 	}{
 		{name: "profile key and timeout", body: `log local0. "[DIAMETER::persist] [DIAMETER::persist timeout] [DIAMETER::persist bidirectional] [DIAMETER::persist direction]"`,
@@ -33,13 +34,17 @@ func TestDiameterPersistSubcommands(t *testing.T) {
 		{name: "bad direction", body: `DIAMETER::persist direction sideways`, err: `bad direction "sideways"`},
 		{name: "bad bidirection", body: `DIAMETER::persist k maybe`, err: `bad bidirection "maybe"`},
 		{name: "too many", body: `DIAMETER::persist a b c`, err: "wrong # args"},
+		{name: "modes off message routing", classic: true, body: `DIAMETER::persist use`, err: "only on message routing"},
+		{name: "delete off message routing", classic: true, body: `DIAMETER::persist delete-on-any`, err: "only on message routing"},
+		{name: "timeout set off message routing", classic: true, body: `DIAMETER::persist timeout 30`, err: "only on message routing"},
+		{name: "key off message routing", classic: true, body: `DIAMETER::persist k2; log local0. [DIAMETER::persist]`, log: "k2", want: DiameterOutcome{Persist: "k2"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var logged []string
 			p := NewProgram(&Env{Log: func(_, l string) { logged = append(logged, l) }}, mustCompile(t, "dp", "when DIAMETER_INGRESS { "+c.body+" }"))
 			s := p.NewConnState(newFakeConn())
 			defer s.Release()
-			s.BeginDiameterWith(append([]byte(nil), raw...), DiameterContext{ClientSide: true, PersistKey: "gx;9", PersistTTL: 180 * time.Second})
+			s.BeginDiameterWith(append([]byte(nil), raw...), DiameterContext{ClientSide: true, PersistKey: "gx;9", PersistTTL: 180 * time.Second, Routed: !c.classic})
 			err := s.Run(DiameterIngress)
 			o := s.EndDiameter()
 			if c.err != "" {

@@ -46,6 +46,12 @@ type DiameterContext struct {
 	// PersistTTL is the session profile's persist-timeout, what
 	// DIAMETER::persist timeout reads where the rule set none.
 	PersistTTL time.Duration
+	// Routed: the message is routed by message routing (a diameter
+	// session profile), whose persistence records the v14.1+
+	// DIAMETER::persist modes, timeout and delete actions act on; the
+	// diameter profile's flows have no such records, and the commands
+	// are Tcl errors there rather than settings that do nothing.
+	Routed bool
 }
 
 // DiameterRetx is a request's retransmission settings

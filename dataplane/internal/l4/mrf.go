@@ -429,7 +429,7 @@ func (h *mrfHooks) shutdown(s *mrf.Session) {
 // diamCtx is what the DIAMETER:: commands know of m beyond its bytes:
 // the key the session profile persists a request by (DIAMETER::persist).
 func (h *mrfHooks) diamCtx(m *mrf.Message) rules.DiameterContext {
-	ctx := rules.DiameterContext{ClientSide: true, PersistTTL: h.r.Config().PersistTTL}
+	ctx := rules.DiameterContext{ClientSide: true, PersistTTL: h.r.Config().PersistTTL, Routed: true}
 	if o := m.Originator(); o != nil && m.Request && h.r.Config().Persist != mrf.PersistNone {
 		ctx.PersistKey = o.PersistKeyOf(m)
 	}
