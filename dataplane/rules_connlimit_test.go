@@ -244,3 +244,32 @@ func dialHTTPFrom(t *testing.T, src, vs string) *httpRuleClient {
 	t.Cleanup(func() { c.Close() })
 	return &httpRuleClient{c: c, br: bufio.NewReader(c)}
 }
+
+// LB::connlimit ... key on a UDP virtual: keyed by the client's address,
+// two flows from one client hold its place on each of the two members,
+// so its third flow finds none (LB_FAILED) while another client's flow
+// is answered.
+func TestRulesConnLimitKeyUDP(t *testing.T) {
+	t.Parallel()
+	startSourceUDP(t, "127.160.1.32:5300")
+	startSourceUDP(t, "127.160.1.33:5300")
+	p, _ := newPlane(t)
+	cfg := udpBasic("127.160.1.31:53", "127.160.1.32:5300", "127.160.1.33:5300")
+	var lg *ruleLog
+	cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, `
+when CLIENT_ACCEPTED { LB::connlimit poolmember limit 1 key [IP::client_addr] }
+when LB_FAILED { log local0. "failed [IP::client_addr]" }`)
+	mustApply(t, p, cfg)
+	lg.showOnFailure(t)
+	a, b := dialUDP(t, "127.160.1.39:0", "127.160.1.31:53"), dialUDP(t, "127.160.1.39:0", "127.160.1.31:53")
+	a.mustAsk("q")
+	b.mustAsk("q")
+	if got := dialUDP(t, "127.160.1.39:0", "127.160.1.31:53").ask("q"); got != "" {
+		t.Fatalf("a third flow of the same client was answered (%q) with its key at the limit on both members", got)
+	}
+	eventually(t, "LB_FAILED to run", func() bool { return strings.Contains(lg.String(), "failed 127.160.1.39") })
+	dialUDP(t, "127.160.1.40:0", "127.160.1.31:53").mustAsk("q")
+	if strings.Contains(lg.String(), "failed 127.160.1.40") {
+		t.Fatalf("LB_FAILED ran for the other client")
+	}
+}
