@@ -19,8 +19,10 @@ import (
 // peer-cert-mode require: a client the rule leaves alone (once) resumes
 // its session without being asked for its certificate again; the client
 // the rule names is authenticated again, in a full handshake that asks
-// for its certificate, each time it comes back. TLS 1.2 and 1.3, a
-// standard and an http virtual.
+// for its certificate, each time it comes back. The profile's
+// authenticate always does the same for every client, on a virtual
+// without rules too, and a rule's SSL::authenticate once lets its client
+// resume there. TLS 1.2 and 1.3, a standard and an http virtual.
 func TestSSLAuthenticateAlways(t *testing.T) {
 	t.Parallel()
 	cert, key, roots := testCert(t, "www.example")
@@ -28,20 +30,37 @@ func TestSSLAuthenticateAlways(t *testing.T) {
 	alice, _ := tlsprof.Pair("alice", acert, akey, nil)
 	startServer(t, "127.160.2.11:9000", "S1")
 	startHTTPServer(t, "127.160.2.12:80", "WEB")
-	b, err := (&tlsprof.ClientSSL{Name: "/Common/cs", CertKeyChain: []tlsprof.CertKeyChain{{Cert: cert, Key: key}},
-		PeerCertMode: "require", CAFile: acert, AuthenticateDepth: -1, SessionTicket: true, TicketLifetime: time.Hour}).Build()
-	if err != nil {
-		t.Fatal(err)
+	build := func(always bool) *tlsprof.Built {
+		b, err := (&tlsprof.ClientSSL{Name: "/Common/cs", CertKeyChain: []tlsprof.CertKeyChain{{Cert: cert, Key: key}},
+			PeerCertMode: "require", CAFile: acert, AuthenticateDepth: -1, SessionTicket: true, TicketLifetime: time.Hour,
+			AuthenticateAlways: always}).Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
 	}
-	const rule = `
+	const ruleAlways = `
 when CLIENT_ACCEPTED {
     if { [IP::client_addr] eq "127.160.2.3" } { SSL::authenticate always } else { SSL::authenticate once }
 }`
+	const ruleOnce = `
+when CLIENT_ACCEPTED {
+    if { [IP::client_addr] eq "127.160.2.2" } { SSL::authenticate once }
+}`
 	for i, vt := range []struct {
-		name string
-		http bool
-	}{{"standard", false}, {"http", true}} {
+		name          string
+		http, profile bool   // an http virtual; the profile's authenticate always
+		rule          string // "" none
+		alwaysFrom    string // the client address authenticated always ("*": both)
+	}{
+		{"standard", false, false, ruleAlways, "127.160.2.3"},
+		{"http", true, false, ruleAlways, "127.160.2.3"},
+		{"standard profile", false, true, ruleOnce, "127.160.2.3"},
+		{"http profile", true, true, ruleOnce, "127.160.2.3"},
+		{"standard profile no rule", false, true, "", "*"},
+	} {
 		vs := fmt.Sprintf("127.160.2.1:%d", 443+i)
+		b := build(vt.profile)
 		p, _ := newPlane(t)
 		var cfg *Config
 		if vt.http {
@@ -49,13 +68,15 @@ when CLIENT_ACCEPTED {
 		} else {
 			cfg = basic(vs, "127.160.2.11:9000")
 		}
-		var lg *ruleLog
-		cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, rule)
+		lg := &ruleLog{}
+		if vt.rule != "" {
+			cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, vt.rule)
+		}
 		cfg.Virtuals["/Common/vs"].TLS = &TLS{Client: b.Config, ClientBuilt: []*tlsprof.Built{b}, ClientProfiles: []string{"/Common/cs"}}
 		mustApply(t, p, cfg)
 		for _, ver := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
 			for _, src := range []string{"127.160.2.2", "127.160.2.3"} {
-				always := src == "127.160.2.3"
+				always := src == vt.alwaysFrom || vt.alwaysFrom == "*"
 				t.Run(vt.name+"/"+tlsprof.VersionName(ver)+"/"+map[bool]string{true: "always", false: "once"}[always], func(t *testing.T) {
 					lg.showOnFailure(t)
 					asked := 0

@@ -241,7 +241,15 @@ type ClientCheck struct {
 	// without peer-cert-mode request or require there is nothing to
 	// authenticate and the session resumes as before [M].
 	Always bool
+	// Once is SSL::authenticate once: the session resumes even where
+	// the profile says authenticate always.
+	Once bool
 }
+
+// refuseResume is a ticket reading that resumes nothing: (nil, nil)
+// passes the ticket over, and the handshake is a full one; tickets are
+// still issued.
+func refuseResume([]byte, tls.ConnectionState) (*tls.SessionState, error) { return nil, nil }
 
 // WithClientChecks is cfg, for one client connection, with after run
 // once the hello's rules ran (the configuration the hello picks is
@@ -252,7 +260,8 @@ type ClientCheck struct {
 // authenticate-depth). Only a profile that checks the chain at the
 // handshake (peer-cert-mode require) refuses a deeper one; otherwise the
 // depth is the rules' verdict (VerifyResultDepth). Always refuses to
-// resume the client's session (ClientCheck.Always).
+// resume the client's session (ClientCheck.Always), and Once resumes it
+// where the profile says authenticate always.
 func WithClientChecks(cfg *tls.Config, bs []*Built, after func(h *tls.ClientHelloInfo) (ClientCheck, error)) *tls.Config {
 	return &tls.Config{GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
 		chosen, err := configFor(cfg, h)
@@ -263,16 +272,25 @@ func WithClientChecks(cfg *tls.Config, bs []*Built, after func(h *tls.ClientHell
 		if err != nil {
 			return nil, err
 		}
-		if ck.Always && chosen.ClientAuth != tls.NoClientCert {
-			chosen = chosen.Clone()
-			// (nil, nil): the ticket is passed over and the handshake
-			// is a full one; tickets are still issued.
-			chosen.UnwrapSession = func([]byte, tls.ConnectionState) (*tls.SessionState, error) { return nil, nil }
+		var b *Built
+		if len(bs) > 0 {
+			b = bs[Pick(bs, h.ServerName)]
 		}
-		if ck.Depth < 0 || len(bs) == 0 {
+		switch {
+		case ck.Always && chosen.ClientAuth != tls.NoClientCert:
+			chosen = chosen.Clone()
+			chosen.UnwrapSession = refuseResume
+		case ck.Once && b != nil && b.authAlways:
+			c := chosen.Clone()
+			c.UnwrapSession = b.onceUnwrap
+			if c.UnwrapSession == nil {
+				c.UnwrapSession = chosen.DecryptTicket
+			}
+			chosen = c
+		}
+		if ck.Depth < 0 || b == nil {
 			return chosen, nil
 		}
-		b := bs[Pick(bs, h.ServerName)]
 		if b.peer == nil {
 			return chosen, nil
 		}

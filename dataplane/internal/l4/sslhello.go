@@ -40,10 +40,17 @@ type sslHelloState struct {
 	// mode per side plus one (0: the profile's).
 	depth [2]int16
 	reneg [2]int8
-	// always is SSL::authenticate always: the client's ticket gets a
-	// full handshake (tlsprof.ClientCheck).
-	always bool
+	// freq is SSL::authenticate once or always (freqOnce, freqAlways; 0:
+	// the profile's authenticate), read at the client's hello
+	// (tlsprof.ClientCheck).
+	freq int8
 }
+
+// The SSL::authenticate frequencies a rule sets (sslHelloState.freq).
+const (
+	freqOnce   = 1
+	freqAlways = 2
+)
 
 // errRuleEnded is a handshake's end when a rule ended the flow in one of
 // the handshake's events (the flow was reset or closed as it said).
@@ -67,7 +74,7 @@ func (pr *proxied) watchClientHello(cfg *tls.Config, hc *tlsprof.HelloConn, tc *
 	return tlsprof.WithClientChecks(cfg, tc.ClientBuilt, func(h *tls.ClientHelloInfo) (tlsprof.ClientCheck, error) {
 		rs.mu.Lock()
 		rs.sni = h.ServerName
-		ck := tlsprof.ClientCheck{Depth: int(rs.depth[rules.ClientSide]) - 1, Always: rs.always}
+		ck := tlsprof.ClientCheck{Depth: int(rs.depth[rules.ClientSide]) - 1, Always: rs.freq == freqAlways, Once: rs.freq == freqOnce}
 		mode := int(rs.reneg[rules.ClientSide]) - 1
 		rs.mu.Unlock()
 		if mode < 0 {
@@ -216,7 +223,10 @@ func (pr *proxied) SSLAuthFrequency(always bool) error {
 	if err := pr.tlsSide(rules.ClientSide, "SSL::authenticate"); err != nil {
 		return err
 	}
-	pr.rs.always = always
+	pr.rs.freq = freqOnce
+	if always {
+		pr.rs.freq = freqAlways
+	}
 	return nil
 }
 

@@ -39,7 +39,7 @@ type sslRuleState struct {
 	certState *tls.ConnectionState
 	depth     [2]int16 // SSL::authenticate depth + 1 (0: the profile's)
 	reneg     [2]int8  // SSL::secure_renegotiation mode + 1 (0: the profile's)
-	always    bool
+	freq      int8     // SSL::authenticate once 1, always 2 (0: the profile's authenticate)
 	// sessCtl is the client's session (nil: no rule names SSL::session).
 	sessCtl *tlsprof.SessionControl
 	// hold is closed to resume a held client handshake (nil: not held).
@@ -80,7 +80,7 @@ func (r *mblbRules) watchClient(cfg *tls.Config, hc *tlsprof.HelloConn, t *confi
 			r.mu.Lock()
 			st := &r.ssl
 			st.sni, st.clientDone = h.ServerName, true
-			ck := tlsprof.ClientCheck{Depth: int(st.depth[rules.ClientSide]) - 1, Always: st.always}
+			ck := tlsprof.ClientCheck{Depth: int(st.depth[rules.ClientSide]) - 1, Always: st.freq == 2, Once: st.freq == 1}
 			mode := int(st.reneg[rules.ClientSide]) - 1
 			r.mu.Unlock()
 			if mode < 0 {
@@ -267,7 +267,10 @@ func (r *mblbRules) SSLAuthFrequency(always bool) error {
 	if err := r.sslSide(rules.ClientSide, "SSL::authenticate"); err != nil {
 		return err
 	}
-	r.ssl.always = always
+	r.ssl.freq = 1
+	if always {
+		r.ssl.freq = 2
+	}
 	return nil
 }
 
