@@ -54,6 +54,7 @@ var (
 	sslSessionTicket  = common("session-ticket", sslProfiles...)
 	sslPeerCertMode   = common("peer-cert-mode", sslProfiles...)
 	sslAuthDepth      = common("authenticate-depth", sslProfiles...)
+	sslAuthFreq       = common("authenticate", sslProfiles...)
 	sslHandshake      = common("handshake-timeout", sslProfiles...)
 	sslAlertTimeout   = common("alert-timeout", sslProfiles...)
 	sslPassphrase     = common("passphrase", sslProfiles...)
@@ -373,6 +374,7 @@ func (t *translator) clientSSL(p *objects.Object) (*tlsprof.ClientSSL, error) {
 		NotifyCertStatus:    e(sslNotifyStatus) == "enabled",
 	}
 	cs.AuthenticateDepth = atoi(e(sslAuthDepth))
+	cs.AuthenticateAlways = e(sslAuthFreq) == "always"
 	cs.SecureRenegotiation = e(sslSecureReneg)
 	pass := noneEmpty(e(sslPassphrase))
 	chains, err := t.certKeyChain(p)
@@ -471,6 +473,7 @@ func (t *translator) serverSSL(p *objects.Object) (*tlsprof.ServerSSL, error) {
 		}
 	}
 	ss.AuthenticateDepth = atoi(e(sslAuthDepth))
+	ss.AuthenticateAlways = e(sslAuthFreq) == "always"
 	ss.SecureRenegotiation = e(sslSecureReneg)
 	if c := noneEmpty(e(sslCert)); c != "" {
 		if ss.Cert, err = t.loadCert(p, c); err != nil {

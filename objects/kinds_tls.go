@@ -51,7 +51,7 @@ var tlsActed = map[string]bool{
 	"cert-key-chain": true, "cert": true, "key": true, "chain": true, "ca-file": true,
 	"ciphers": true, "cipher-group": true, "options": true, "server-name": true,
 	"sni-default": true, "sni-require": true, "renegotiation": true, "session-ticket": true,
-	"peer-cert-mode": true, "authenticate-depth": true, "authenticate-name": true,
+	"peer-cert-mode": true, "authenticate": true, "authenticate-depth": true, "authenticate-name": true,
 	"handshake-timeout": true, "alert-timeout": true, "cache-size": true, "mode": true,
 	"inherit-certkeychain": true, "inherit-ca-certkeychain": true, "allow-dynamic-record-sizing": true,
 	"cipher": true, "allow": true, "exclude": true, "require": true, "dh-groups": true, "ordering": true,

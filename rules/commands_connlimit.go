@@ -20,10 +20,15 @@ import (
 // command answers the limit set for the object (0: none). limit 0 lifts
 // it.
 //
-// key counts the limit per key value (a client's address, say): openltm
-// keeps no per-key connection counts, so a rule naming key is kept with
-// a warning and not run (connLimitHook), rather than limiting all the
-// object's connections together.
+// key K counts the limit per key: only the connections whose rule gave
+// the same object's limit the same key count toward it (K a client's
+// address, say, limits each client to N connections on each member),
+// and this connection counts under K on the virtual, and on the member
+// and node it is balanced to, until it closes [M: the clouddocs page
+// gives the option's syntax alone; a connection balanced anew counts on
+// its new member only, and an empty key counts all the object's
+// connections, as without one]. A limit set again without key counts
+// all of them again; limit and key may come in either order.
 
 // LimitScope is the object LB::connlimit sets a limit for.
 type LimitScope uint8
@@ -40,42 +45,19 @@ const (
 // virtuals' requests).
 type ConnLimiter interface {
 	// SetConnLimit sets scope's limit for the connection's decisions
-	// from now on; 0 lifts it.
-	SetConnLimit(scope LimitScope, limit int64) error
+	// from now on, counted per key when key is not empty; 0 lifts it.
+	SetConnLimit(scope LimitScope, limit int64, key string) error
 	// ConnLimit is scope's limit set for the connection (0: none).
 	ConnLimit(scope LimitScope) int64
 }
 
-// connLimitKeyWhy is the reason a rule with LB::connlimit ... key is
-// kept with a warning.
-const connLimitKeyWhy = "openltm keeps no per-key connection counts for the key option"
-
 func registerConnLimit(t *tcl.Commands) {
-	t.Register("LB::connlimit", cmdConnLimit).Compile = connLimitHook
-}
-
-// connLimitHook warns of the key option when the rule writes it.
-func connLimitHook(c *tcl.Compiler) error {
-	r, ok := c.Context().(*Rule)
-	if !ok {
-		return nil
-	}
-	for i := 1; i < c.NumWords(); i++ {
-		if w, lit := c.Literal(i); lit && w == "key" {
-			line, col := c.Pos(0)
-			r.unsupported = append(r.unsupported, Unsupported{Kind: "command", Name: "LB::connlimit (key: " + connLimitKeyWhy + ")", Line: line, Col: col})
-			break
-		}
-	}
-	return nil
+	t.Register("LB::connlimit", cmdConnLimit)
 }
 
 func cmdConnLimit(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-	const usage = "LB::connlimit virtual|node|poolmember ?limit <value>?"
-	if len(args) != 2 && len(args) != 4 {
-		if len(args) > 2 && (args[2].String() == "key" || len(args) > 4 && args[4].String() == "key") {
-			return tcl.Empty, tcl.Errorf("LB::connlimit: not supported: %s", connLimitKeyWhy)
-		}
+	const usage = "LB::connlimit virtual|node|poolmember ?limit <value>? ?key <value>?"
+	if len(args) < 2 || len(args)%2 != 0 || len(args) > 6 {
 		return tcl.Empty, tcl.WrongArgs(usage)
 	}
 	var scope LimitScope
@@ -89,6 +71,21 @@ func cmdConnLimit(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	default:
 		return tcl.Empty, tcl.Errorf("LB::connlimit: bad object %q: must be virtual, node or poolmember", args[1].String())
 	}
+	limit, key, hasLimit, hasKey := int64(0), "", false, false
+	for i := 2; i < len(args); i += 2 {
+		switch opt := args[i].String(); {
+		case opt == "limit" && !hasLimit:
+			n, err := strconv.ParseInt(args[i+1].String(), 10, 64)
+			if err != nil || n < 0 {
+				return tcl.Empty, tcl.Errorf("LB::connlimit: expected a connection count (0 or more) but got %q", args[i+1].String())
+			}
+			limit, hasLimit = n, true
+		case opt == "key" && !hasKey:
+			key, hasKey = args[i+1].String(), true
+		default:
+			return tcl.Empty, tcl.WrongArgs(usage)
+		}
+	}
 	_, c, err := sess(in, "LB::connlimit")
 	if err != nil {
 		return tcl.Empty, err
@@ -97,18 +94,10 @@ func cmdConnLimit(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if !ok {
 		return tcl.Empty, tcl.Errorf("LB::connlimit: this connection's load balancing takes no rule limits")
 	}
-	if len(args) == 2 {
+	if !hasLimit {
+		// key alone names no limit to count: the limit set is read
+		// [M].
 		return tcl.Int(cl.ConnLimit(scope)), nil
 	}
-	if args[2].String() == "key" {
-		return tcl.Empty, tcl.Errorf("LB::connlimit: not supported: %s", connLimitKeyWhy)
-	}
-	if args[2].String() != "limit" {
-		return tcl.Empty, tcl.WrongArgs(usage)
-	}
-	n, err := strconv.ParseInt(args[3].String(), 10, 64)
-	if err != nil || n < 0 {
-		return tcl.Empty, tcl.Errorf("LB::connlimit: expected a connection count (0 or more) but got %q", args[3].String())
-	}
-	return tcl.Empty, tclErr(cl.SetConnLimit(scope, n))
+	return tcl.Empty, tclErr(cl.SetConnLimit(scope, limit, key))
 }

@@ -10,10 +10,14 @@ import (
 type limitConn struct {
 	*fakeConn
 	limits [3]int64
+	keys   [3]string
 }
 
-func (c *limitConn) SetConnLimit(s LimitScope, n int64) error { c.limits[s] = n; return nil }
-func (c *limitConn) ConnLimit(s LimitScope) int64             { return c.limits[s] }
+func (c *limitConn) SetConnLimit(s LimitScope, n int64, key string) error {
+	c.limits[s], c.keys[s] = n, key
+	return nil
+}
+func (c *limitConn) ConnLimit(s LimitScope) int64 { return c.limits[s] }
 
 // TestConnLimitCommand: LB::connlimit sets and reads a limit per object;
 // bad objects, counts and forms are Tcl errors; a connection whose
@@ -28,10 +32,21 @@ func TestConnLimitCommand(t *testing.T) {
 		{"LB::connlimit poolmember limit x", "", "connection count"},
 		{"LB::connlimit poolmember size 3", "", "wrong # args"},
 		{"LB::connlimit", "", "wrong # args"},
-		{"eval [list LB::connlimit node limit 1 key k]", "", "per-key connection counts"},
+		{"LB::connlimit node limit 1 key k; LB::connlimit node", "1 k", ""},
+		{"LB::connlimit poolmember key [IP::client_addr] limit 2; LB::connlimit poolmember", "2 127.0.0.9", ""},
+		{"LB::connlimit virtual limit 3 key a; LB::connlimit virtual limit 4; LB::connlimit virtual", "4 ", ""},
+		{"LB::connlimit poolmember limit 3 key a; LB::connlimit poolmember key b", "3 a", ""},
+		{"LB::connlimit poolmember limit 1 key", "", "wrong # args"},
+		{"LB::connlimit poolmember limit 1 limit 2", "", "wrong # args"},
+		{"LB::connlimit poolmember key a key b", "", "wrong # args"},
+		{"LB::connlimit poolmember limit 1 key a extra b", "", "wrong # args"},
 	} {
 		c := &limitConn{fakeConn: newFakeConn()}
 		got, err := evalIn(t, c, &Env{}, ClientAccepted, tc.expr)
+		if err == nil && strings.Contains(tc.want, " ") {
+			// The key the last set left, after the limit read.
+			got += " " + c.keys[map[string]LimitScope{"virtual": LimitVirtual, "node": LimitNode, "poolmember": LimitPoolMember}[strings.Fields(tc.expr)[1]]]
+		}
 		switch {
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%s: %v, want an error with %q", tc.expr, err, tc.err)

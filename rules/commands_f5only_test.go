@@ -16,7 +16,6 @@ func TestF5OnlyCommands(t *testing.T) {
 		{"LB::class", "no traffic classes"},
 		{"LB::command pem", "F5 modules"},
 		{"LB::context_id", "context"},
-		{"LB::connlimit virtual limit 10 key [IP::client_addr]", "per-key connection counts"},
 		{"LB::dst_tag t1", "no tags"},
 		{"LB::src_tag t1", "no tags"},
 		{"LINK::qos", "802.1p"},

@@ -18,7 +18,10 @@ type SSLAuthConn interface {
 	// CLIENT_ACCEPTED or CLIENTSSL_CLIENTHELLO, the member's before its
 	// handshake starts (SERVER_CONNECTED, SERVERSSL_CLIENTHELLO_SEND).
 	SSLAuthDepth(s Side, depth int) error
-	// SSLAuthFrequency is the client side's authenticate once or always.
+	// SSLAuthFrequency is the client side's authenticate once or always:
+	// always authenticates a client that would reuse its session again,
+	// in a full handshake that asks for its certificate, when set before
+	// its hello is answered (CLIENT_ACCEPTED, CLIENTSSL_CLIENTHELLO).
 	SSLAuthFrequency(always bool) error
 	// SSLSecureRenegotiation is the side's secure-renegotiation mode (0
 	// request, 1 require, 2 require-strict); with set >= 0 it becomes
@@ -30,8 +33,11 @@ func registerSSLAuth(t *tcl.Commands) {
 	// SSL::authenticate once|always, SSL::authenticate depth N: the
 	// side's (the running event's) certificate checks for this
 	// connection. once and always are the client side's alone, as F5
-	// documents; crypto/tls never renegotiates as a server, so the client
-	// is authenticated at its one handshake either way [M].
+	// documents: once authenticates the client once per SSL session,
+	// always also when it reuses the session, which here is a full
+	// handshake in place of the resumption (crypto/tls never renegotiates
+	// as a server, so a connection's one handshake is the only one to
+	// authenticate at) [M].
 	t.Register("SSL::authenticate", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		const usage = "SSL::authenticate once | always | depth number"
 		s, c, err := sslAuth(in, "SSL::authenticate")

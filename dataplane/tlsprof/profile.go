@@ -78,6 +78,13 @@ type ClientSSL struct {
 	// AuthenticateDepth is the most intermediate certificates a client's
 	// chain may hold; negative means BIG-IP's default, 9.
 	AuthenticateDepth int
+	// AuthenticateAlways is authenticate always: a client that would
+	// resume its session is authenticated again, in a full handshake
+	// that asks for its certificate (peer-cert-mode request or require;
+	// with ignore there is nothing to authenticate); once (false)
+	// resumes it. A rule's SSL::authenticate once|always overrides it
+	// for its connection (WithClientChecks).
+	AuthenticateAlways bool
 	// ForgetCertificate is retain-certificate false: a resumed session
 	// does not bring back the client's certificate, so rules (SSL::cert,
 	// X509::) see none after a resumption, as BIG-IP's session cache
@@ -135,6 +142,10 @@ type ServerSSL struct {
 	// CacheTimeout (cache-timeout) is how long a member's session is
 	// kept for resumption; 0: until the cache drops it.
 	CacheTimeout time.Duration
+	// AuthenticateAlways is authenticate always: with peer-cert-mode
+	// require, no member session is offered again, so that each
+	// handshake checks the member's certificate anew.
+	AuthenticateAlways bool
 	// PeerCertMode is ignore or require ("" = ignore): require verifies the
 	// member's chain against CAFile and, when set, AuthenticateName.
 	PeerCertMode      string
@@ -187,6 +198,12 @@ type Built struct {
 	verify *verifier
 	// forgetCert: retain-certificate false (ClientSSL.ForgetCertificate).
 	forgetCert bool
+	// authAlways: a client-ssl profile's authenticate always with a
+	// certificate to ask for; onceUnwrap is the ticket reading it
+	// replaced (nil: crypto/tls's own), which a rule's
+	// SSL::authenticate once brings back.
+	authAlways bool
+	onceUnwrap func([]byte, tls.ConnectionState) (*tls.SessionState, error)
 	// stapling: the certificates of a client-ssl profile with
 	// ocsp-stapling, in cert-key-chain order; nil otherwise.
 	stapling []*stapled
@@ -448,7 +465,12 @@ func (p *ClientSSL) Build() (*Built, error) {
 	if p.SessionTicket && p.TicketLifetime > 0 {
 		ticketLifetime(cfg, p.TicketLifetime)
 	}
+	authAlways, onceUnwrap := p.AuthenticateAlways && cfg.ClientAuth != tls.NoClientCert, cfg.UnwrapSession
+	if authAlways {
+		cfg.UnwrapSession = refuseResume
+	}
 	return &Built{Name: p.Name, Config: cfg, Warnings: warns, verify: v, forgetCert: p.ForgetCertificate, stapling: stapling, peer: peer, secureReneg: reneg,
+		authAlways: authAlways, onceUnwrap: onceUnwrap,
 		Gate: NewHandshakeGate(p.MaxActiveHandshakes),
 		ends: newEndRules(p.CleanShutdown, p.StrictResume, p.TicketLifetime), maxRecord: maxRecord, ticketLife: p.TicketLifetime,
 		serverName: strings.ToLower(p.ServerName), sniDefault: p.SNIDefault, sniRequire: p.SNIRequire}, nil
@@ -484,7 +506,7 @@ func (p *ServerSSL) Build() (*Built, error) {
 	if p.Renegotiation {
 		cfg.Renegotiation = tls.RenegotiateFreelyAsClient
 	}
-	if p.CacheSize > 0 && p.SessionTicket {
+	if p.CacheSize > 0 && p.SessionTicket && !(p.AuthenticateAlways && p.PeerCertMode == "require") {
 		cfg.ClientSessionCache = tls.NewLRUClientSessionCache(p.CacheSize)
 		if p.CacheTimeout > 0 {
 			cfg.ClientSessionCache = &expiringCache{cache: cfg.ClientSessionCache, ttl: p.CacheTimeout, size: p.CacheSize, cfg: cfg, at: map[string]time.Time{}}

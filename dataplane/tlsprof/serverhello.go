@@ -228,6 +228,29 @@ type errString string
 
 func (e errString) Error() string { return string(e) }
 
+// ClientCheck is what one client connection's rules ask of its
+// handshake, read once the hello's rules ran.
+type ClientCheck struct {
+	// Depth holds the client's certificate chain to that many
+	// intermediate certificates (SSL::authenticate depth); negative: the
+	// profile's authenticate-depth.
+	Depth int
+	// Always is SSL::authenticate always: the client is authenticated
+	// again when it would reuse a session, so its ticket gets a full
+	// handshake in which its certificate is asked for and checked anew;
+	// without peer-cert-mode request or require there is nothing to
+	// authenticate and the session resumes as before [M].
+	Always bool
+	// Once is SSL::authenticate once: the session resumes even where
+	// the profile says authenticate always.
+	Once bool
+}
+
+// refuseResume is a ticket reading that resumes nothing: (nil, nil)
+// passes the ticket over, and the handshake is a full one; tickets are
+// still issued.
+func refuseResume([]byte, tls.ConnectionState) (*tls.SessionState, error) { return nil, nil }
+
 // WithClientChecks is cfg, for one client connection, with after run
 // once the hello's rules ran (the configuration the hello picks is
 // chosen): an error refuses the client (SSL::secure_renegotiation
@@ -236,26 +259,43 @@ func (e errString) Error() string { return string(e) }
 // in CLIENT_ACCEPTED or CLIENTSSL_CLIENTHELLO; negative: the profile's
 // authenticate-depth). Only a profile that checks the chain at the
 // handshake (peer-cert-mode require) refuses a deeper one; otherwise the
-// depth is the rules' verdict (VerifyResultDepth).
-func WithClientChecks(cfg *tls.Config, bs []*Built, after func(h *tls.ClientHelloInfo) (depth int, err error)) *tls.Config {
+// depth is the rules' verdict (VerifyResultDepth). Always refuses to
+// resume the client's session (ClientCheck.Always), and Once resumes it
+// where the profile says authenticate always.
+func WithClientChecks(cfg *tls.Config, bs []*Built, after func(h *tls.ClientHelloInfo) (ClientCheck, error)) *tls.Config {
 	return &tls.Config{GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
 		chosen, err := configFor(cfg, h)
 		if err != nil {
 			return nil, err
 		}
-		d, err := after(h)
+		ck, err := after(h)
 		if err != nil {
 			return nil, err
 		}
-		if d < 0 || len(bs) == 0 {
+		var b *Built
+		if len(bs) > 0 {
+			b = bs[Pick(bs, h.ServerName)]
+		}
+		switch {
+		case ck.Always && chosen.ClientAuth != tls.NoClientCert:
+			chosen = chosen.Clone()
+			chosen.UnwrapSession = refuseResume
+		case ck.Once && b != nil && b.authAlways:
+			c := chosen.Clone()
+			c.UnwrapSession = b.onceUnwrap
+			if c.UnwrapSession == nil {
+				c.UnwrapSession = chosen.DecryptTicket
+			}
+			chosen = c
+		}
+		if ck.Depth < 0 || b == nil {
 			return chosen, nil
 		}
-		b := bs[Pick(bs, h.ServerName)]
 		if b.peer == nil {
 			return chosen, nil
 		}
 		k := *b.peer
-		k.depth = d
+		k.depth = ck.Depth
 		c := chosen.Clone()
 		c.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
 			chain, err := parseChain(raw)

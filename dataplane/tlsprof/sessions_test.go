@@ -91,3 +91,45 @@ func TestSessionLifetimes(t *testing.T) {
 		})
 	}
 }
+
+// TestAuthenticateAlwaysBuild: authenticate always refuses a client's
+// ticket only where the profile asks for a certificate (peer-cert-mode
+// request or require), and keeps no member sessions only where the
+// server-ssl profile verifies the member (require).
+func TestAuthenticateAlwaysBuild(t *testing.T) {
+	p := newPKI(t)
+	ck := p.chain(t, "c", "rsa", "www.example")
+	for _, tc := range []struct {
+		mode    string
+		refuses bool
+	}{{"ignore", false}, {"request", true}, {"require", true}} {
+		b, err := (&ClientSSL{Name: "/Common/c", CertKeyChain: []CertKeyChain{ck}, SessionTicket: true, PeerCertMode: tc.mode,
+			CAFile: p.ca(t), AuthenticateAlways: true}).Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if refuses := b.Config.UnwrapSession != nil; refuses != tc.refuses {
+			t.Errorf("client-ssl peer-cert-mode %s: refuses tickets %v, want %v", tc.mode, refuses, tc.refuses)
+		}
+		if !tc.refuses || b.Config.UnwrapSession == nil {
+			continue
+		}
+		if ss, err := b.Config.UnwrapSession(nil, tls.ConnectionState{}); ss != nil || err != nil {
+			t.Errorf("client-ssl peer-cert-mode %s: a ticket read as %v, %v", tc.mode, ss, err)
+		}
+	}
+	for _, tc := range []struct {
+		mode   string
+		always bool
+		cached bool
+	}{{"require", true, false}, {"require", false, true}, {"ignore", true, true}} {
+		b, err := (&ServerSSL{Name: "/Common/s", SessionTicket: true, CacheSize: 10, PeerCertMode: tc.mode, CAFile: p.ca(t),
+			AuthenticateAlways: tc.always}).Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cached := b.Config.ClientSessionCache != nil; cached != tc.cached {
+			t.Errorf("server-ssl %s always=%v: session cache %v, want %v", tc.mode, tc.always, cached, tc.cached)
+		}
+	}
+}

@@ -27,27 +27,32 @@ type Target struct {
 	// virtual's translate-address and translate-port when Set.
 	Xlate Translation
 	// Limits are the rule's LB::connlimit limits for the flow's member
-	// choices (state.Chooser.Limits).
+	// choices (state.Chooser.Limits); the flow keeps its counts under
+	// their keys (state.KeyHolds) beside it.
 	Limits state.RuleLimits
 }
 
 // SetConnLimit implements rules.ConnLimiter.
-func (t *Target) SetConnLimit(scope rules.LimitScope, limit int64) error {
-	*t.limit(scope) = limit
+func (t *Target) SetConnLimit(scope rules.LimitScope, limit int64, key string) error {
+	n, k := t.limit(scope)
+	*n, *k = limit, key
 	return nil
 }
 
 // ConnLimit implements rules.ConnLimiter.
-func (t *Target) ConnLimit(scope rules.LimitScope) int64 { return *t.limit(scope) }
+func (t *Target) ConnLimit(scope rules.LimitScope) int64 {
+	n, _ := t.limit(scope)
+	return *n
+}
 
-func (t *Target) limit(scope rules.LimitScope) *int64 {
+func (t *Target) limit(scope rules.LimitScope) (*int64, *string) {
 	switch scope {
 	case rules.LimitVirtual:
-		return &t.Limits.Virtual
+		return &t.Limits.Virtual, &t.Limits.VirtualKey
 	case rules.LimitNode:
-		return &t.Limits.Node
+		return &t.Limits.Node, &t.Limits.NodeKey
 	}
-	return &t.Limits.Member
+	return &t.Limits.Member, &t.Limits.MemberKey
 }
 
 // Translation is a rule's `translate address|port` choice for one flow.

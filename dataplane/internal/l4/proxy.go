@@ -446,8 +446,9 @@ func (fl *flow) choose(pool *state.Pool, want netip.AddrPort, attempt int, faile
 		}
 	}
 	how := state.Chooser{Mode: fl.modeOverride(), Reserve: true,
-		Override: persists && pd.prof != nil && pd.prof.OverrideConnectionLimit, Limits: fl.ruleLimits()}
-	if how.Limits.VirtualOver(fl.vs) {
+		Override: persists && pd.prof != nil && pd.prof.OverrideConnectionLimit}
+	how.Limits, how.Holds = fl.ruleLimits()
+	if how.Limits.VirtualOver(fl.vs, how.Holds) {
 		return nil, pool, state.ByBalancing // LB::connlimit virtual (rules/commands_connlimit.go)
 	}
 	return state.Choose(pool, t, persisted, failed, how)

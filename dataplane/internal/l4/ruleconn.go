@@ -73,9 +73,11 @@ type ruleState struct {
 	verdict       irules.Verdict
 	detach        bool
 	irules.Target // pool, member, node, snat and LB::mode decisions
-	pick          lbPick
-	lbRounds      int
-	sslOff        [2]bool // SSL::disable per side (tls.go)
+	// Holds are the flow's counts under its LB::connlimit keys.
+	Holds    state.KeyHolds
+	pick     lbPick
+	lbRounds int
+	sslOff   [2]bool // SSL::disable per side (tls.go)
 	sslSessionState
 	sslHelloState // sslhello.go
 	// sslTLS is the flow's TLS once a rule chose a profile (SSL::profile,
@@ -192,19 +194,20 @@ var _ rules.ConnLimiter = (*proxied)(nil)
 
 // SetConnLimit implements rules.ConnLimiter: the flow's member choices
 // from now on (a later LB decision, LB::reselect, a retry) honour it.
-func (pr *proxied) SetConnLimit(scope rules.LimitScope, limit int64) error {
-	return pr.rs.SetConnLimit(scope, limit)
+func (pr *proxied) SetConnLimit(scope rules.LimitScope, limit int64, key string) error {
+	return pr.rs.SetConnLimit(scope, limit, key)
 }
 
 // ConnLimit implements rules.ConnLimiter.
 func (pr *proxied) ConnLimit(scope rules.LimitScope) int64 { return pr.rs.ConnLimit(scope) }
 
-// ruleLimits is the rule's LB::connlimit limits for a member choice.
-func (fl *flow) ruleLimits() state.RuleLimits {
+// ruleLimits is the rule's LB::connlimit limits for a member choice, and
+// the flow's counts under their keys (nil without rules).
+func (fl *flow) ruleLimits() (state.RuleLimits, *state.KeyHolds) {
 	if fl.rs == nil {
-		return state.RuleLimits{}
+		return state.RuleLimits{}, nil
 	}
-	return fl.rs.Limits
+	return fl.rs.Limits, &fl.rs.Holds
 }
 
 // Decide implements rules.Conn.

@@ -545,6 +545,7 @@ func (pr *proxied) endRules() {
 	}
 	rs.done = true
 	rs.resumeHold()
+	rs.Holds.Release() // LB::connlimit ... key
 	if rs.sess != nil {
 		rs.sess.Release()
 		rs.sess = nil

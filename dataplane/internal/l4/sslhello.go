@@ -40,9 +40,17 @@ type sslHelloState struct {
 	// mode per side plus one (0: the profile's).
 	depth [2]int16
 	reneg [2]int8
-	// always is SSL::authenticate always (kept; see SSLAuthFrequency).
-	always bool
+	// freq is SSL::authenticate once or always (freqOnce, freqAlways; 0:
+	// the profile's authenticate), read at the client's hello
+	// (tlsprof.ClientCheck).
+	freq int8
 }
+
+// The SSL::authenticate frequencies a rule sets (sslHelloState.freq).
+const (
+	freqOnce   = 1
+	freqAlways = 2
+)
 
 // errRuleEnded is a handshake's end when a rule ended the flow in one of
 // the handshake's events (the flow was reset or closed as it said).
@@ -63,19 +71,20 @@ func (pr *proxied) watchClientHello(cfg *tls.Config, hc *tlsprof.HelloConn, tc *
 			return pr.runHelloEvent(rules.ClientSSLServerHelloSend, rules.ClientSide, sh)
 		})
 	}
-	return tlsprof.WithClientChecks(cfg, tc.ClientBuilt, func(h *tls.ClientHelloInfo) (int, error) {
+	return tlsprof.WithClientChecks(cfg, tc.ClientBuilt, func(h *tls.ClientHelloInfo) (tlsprof.ClientCheck, error) {
 		rs.mu.Lock()
 		rs.sni = h.ServerName
-		depth, mode := int(rs.depth[rules.ClientSide])-1, int(rs.reneg[rules.ClientSide])-1
+		ck := tlsprof.ClientCheck{Depth: int(rs.depth[rules.ClientSide]) - 1, Always: rs.freq == freqAlways, Once: rs.freq == freqOnce}
+		mode := int(rs.reneg[rules.ClientSide]) - 1
 		rs.mu.Unlock()
 		if mode < 0 {
 			_, b := tc.ClientProfile(h.ServerName)
 			mode = b.SecureRenegotiation()
 		}
 		if mode == 2 && prog.ChecksPeers() && !tlsprof.OffersSecureRenegotiation(h) {
-			return 0, errors.New("tls: the client does not offer secure renegotiation (secure-renegotiation require-strict)")
+			return ck, errors.New("tls: the client does not offer secure renegotiation (secure-renegotiation require-strict)")
 		}
-		return depth, nil
+		return ck, nil
 	})
 }
 
@@ -204,14 +213,20 @@ func (pr *proxied) SSLAuthDepth(s rules.Side, depth int) error {
 	return nil
 }
 
-// SSLAuthFrequency implements rules.SSLAuthConn. crypto/tls never
-// renegotiates as a server: the client is authenticated at its one
-// handshake whether once or always is chosen; the choice is kept [M].
+// SSLAuthFrequency implements rules.SSLAuthConn: always, set before the
+// client's hello is answered (CLIENT_ACCEPTED, CLIENTSSL_CLIENTHELLO),
+// authenticates a client that would resume its session again, in a full
+// handshake; once resumes it as the profile does. crypto/tls never
+// renegotiates as a server, so set later the choice changes nothing of
+// this connection and is kept [M].
 func (pr *proxied) SSLAuthFrequency(always bool) error {
 	if err := pr.tlsSide(rules.ClientSide, "SSL::authenticate"); err != nil {
 		return err
 	}
-	pr.rs.always = always
+	pr.rs.freq = freqOnce
+	if always {
+		pr.rs.freq = freqAlways
+	}
 	return nil
 }
 

@@ -84,7 +84,8 @@ func handlesSSL(r config.Rules) bool {
 		p.Handles(rules.ClientSSLClientHello) || p.Handles(rules.ServerSSLClientHelloSend) ||
 		p.Handles(rules.ClientSSLData) || p.Handles(rules.ServerSSLData) ||
 		p.Handles(rules.ClientSSLServerHelloSend) || p.Handles(rules.ClientSSLPassthrough) ||
-		p.Handles(rules.ServerSSLServerHello) || p.Handles(rules.ServerSSLServerCert))
+		p.Handles(rules.ServerSSLServerHello) || p.Handles(rules.ServerSSLServerCert) ||
+		p.ChecksPeers()) // SSL::authenticate, SSL::secure_renegotiation: the handshake's checks (sslhello.go)
 }
 
 // terminate completes the client's TLS handshake (client-ssl) within the

@@ -11,9 +11,14 @@ import (
 
 var _ rules.ConnLimiter = (*mblbRules)(nil)
 
-// SetConnLimit implements rules.ConnLimiter.
-func (r *mblbRules) SetConnLimit(scope rules.LimitScope, limit int64) error {
+// SetConnLimit implements rules.ConnLimiter. With a key, the client
+// connection counts under it on the virtual and on the member (and node)
+// of its latest request, until it closes.
+func (r *mblbRules) SetConnLimit(scope rules.LimitScope, limit int64, key string) error {
 	r.limits[scope].Store(limit)
+	if key != "" || r.keys[scope].Load() != nil {
+		r.keys[scope].Store(&key)
+	}
 	r.limited.Store(true)
 	return nil
 }
@@ -24,8 +29,19 @@ func (r *mblbRules) ConnLimit(scope rules.LimitScope) int64 { return r.limits[sc
 // ruleLimits is the limits for one member choice.
 func (r *mblbRules) ruleLimits() state.RuleLimits {
 	return state.RuleLimits{
-		Virtual: r.limits[rules.LimitVirtual].Load(),
-		Node:    r.limits[rules.LimitNode].Load(),
-		Member:  r.limits[rules.LimitPoolMember].Load(),
+		Virtual:    r.limits[rules.LimitVirtual].Load(),
+		Node:       r.limits[rules.LimitNode].Load(),
+		Member:     r.limits[rules.LimitPoolMember].Load(),
+		VirtualKey: r.key(rules.LimitVirtual),
+		NodeKey:    r.key(rules.LimitNode),
+		MemberKey:  r.key(rules.LimitPoolMember),
 	}
+}
+
+// key is scope's LB::connlimit key ("": none).
+func (r *mblbRules) key(scope rules.LimitScope) string {
+	if k := r.keys[scope].Load(); k != nil {
+		return *k
+	}
+	return ""
 }

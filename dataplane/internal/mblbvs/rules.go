@@ -49,6 +49,10 @@ type mblbRules struct {
 	// goroutine; limited is set once a rule set one (connlimit.go).
 	limits  [3]atomic.Int64
 	limited atomic.Bool
+	// keys are the limits' keys (LB::connlimit ... key; nil: none), holds
+	// the client's counts under them, given back when it closes.
+	keys  [3]atomic.Pointer[string]
+	holds state.KeyHolds
 	// init takes the snat decisions of a SERVER_INIT running
 	// (serverinit.go); nil in other events.
 	init *irules.Target
@@ -370,6 +374,7 @@ func (r *mblbRules) end() {
 		r.sess.Release()
 		r.sess = nil
 	}
+	r.holds.Release() // LB::connlimit ... key
 	r.mu.Unlock()
 }
 

@@ -39,7 +39,7 @@ type sslRuleState struct {
 	certState *tls.ConnectionState
 	depth     [2]int16 // SSL::authenticate depth + 1 (0: the profile's)
 	reneg     [2]int8  // SSL::secure_renegotiation mode + 1 (0: the profile's)
-	always    bool
+	freq      int8     // SSL::authenticate once 1, always 2 (0: the profile's authenticate)
 	// sessCtl is the client's session (nil: no rule names SSL::session).
 	sessCtl *tlsprof.SessionControl
 	// hold is closed to resume a held client handshake (nil: not held).
@@ -76,20 +76,21 @@ func (r *mblbRules) watchClient(cfg *tls.Config, hc *tlsprof.HelloConn, t *confi
 		})
 	}
 	if p.Handles(rules.ClientSSLServerHelloSend) || p.ChecksPeers() {
-		cfg = tlsprof.WithClientChecks(cfg, t.ClientBuilt, func(h *tls.ClientHelloInfo) (int, error) {
+		cfg = tlsprof.WithClientChecks(cfg, t.ClientBuilt, func(h *tls.ClientHelloInfo) (tlsprof.ClientCheck, error) {
 			r.mu.Lock()
 			st := &r.ssl
 			st.sni, st.clientDone = h.ServerName, true
-			depth, mode := int(st.depth[rules.ClientSide])-1, int(st.reneg[rules.ClientSide])-1
+			ck := tlsprof.ClientCheck{Depth: int(st.depth[rules.ClientSide]) - 1, Always: st.freq == 2, Once: st.freq == 1}
+			mode := int(st.reneg[rules.ClientSide]) - 1
 			r.mu.Unlock()
 			if mode < 0 {
 				_, b := t.ClientProfile(h.ServerName)
 				mode = b.SecureRenegotiation()
 			}
 			if mode == 2 && p.ChecksPeers() && !tlsprof.OffersSecureRenegotiation(h) {
-				return 0, errors.New("tls: the client does not offer secure renegotiation (secure-renegotiation require-strict)")
+				return ck, errors.New("tls: the client does not offer secure renegotiation (secure-renegotiation require-strict)")
 			}
-			return depth, nil
+			return ck, nil
 		})
 	}
 	if p.ControlsSessions() {
@@ -258,13 +259,18 @@ func (r *mblbRules) SSLAuthDepth(s rules.Side, depth int) error {
 	return nil
 }
 
-// SSLAuthFrequency implements rules.SSLAuthConn (kept; crypto/tls never
-// renegotiates as a server) [M].
+// SSLAuthFrequency implements rules.SSLAuthConn: always, set before the
+// client's hello is answered, gives a client that would resume its
+// session a full handshake that authenticates it again (as on standard
+// virtuals, l4's SSLAuthFrequency).
 func (r *mblbRules) SSLAuthFrequency(always bool) error {
 	if err := r.sslSide(rules.ClientSide, "SSL::authenticate"); err != nil {
 		return err
 	}
-	r.ssl.always = always
+	r.ssl.freq = 1
+	if always {
+		r.ssl.freq = 2
+	}
 	return nil
 }
 

@@ -786,8 +786,8 @@ func (mv *VS) choose(c mblb.Choice) (mblb.Member, error) {
 	ks, n := mv.persistKeys(snap, pool, c)
 	how := state.Chooser{Avoid: mv.suspected(), Room: mv.room}
 	if f, ok := c.Tag.(*mblbFlow); ok && f.rr != nil && f.rr.limited.Load() {
-		how.Limits = f.rr.ruleLimits() // connlimit.go
-		if how.Limits.VirtualOver(mv.vs) {
+		how.Limits, how.Holds = f.rr.ruleLimits(), &f.rr.holds // connlimit.go
+		if how.Limits.VirtualOver(mv.vs, how.Holds) {
 			return mblb.Member{}, mblb.ErrNoMember
 		}
 	}

@@ -31,6 +31,9 @@ type Chooser struct {
 	// Limits are a rule's own connection limits for this decision
 	// (LB::connlimit); the zero value sets none.
 	Limits RuleLimits
+	// Holds are the connection's keyed counts (keylimit.go), which the
+	// member taken under keyed Limits moves to it; nil with no key.
+	Holds *KeyHolds
 }
 
 // RuleLimits are the connection limits a rule sets for its connection's
@@ -38,19 +41,52 @@ type Chooser struct {
 // Member current connections or more, or whose node has Node or more, is
 // not chosen; Virtual fails the choice while the virtual holds more than
 // that many connections. 0 sets no limit.
-type RuleLimits struct{ Virtual, Node, Member int64 }
+type RuleLimits struct {
+	Virtual, Node, Member int64
+	// VirtualKey, NodeKey and MemberKey, when set, count the limit of
+	// the same name per key (LB::connlimit ... key K): only the
+	// connections balanced with that key count toward it (keylimit.go).
+	VirtualKey, NodeKey, MemberKey string
+}
 
 // VirtualOver reports whether v holds more connections than the rule's
 // virtual limit lets a connection be balanced with (the caller's own
-// connection is among them).
-func (l *RuleLimits) VirtualOver(v *Virtual) bool {
-	return l.Virtual > 0 && v.Stats.Cur.Load() > l.Virtual
+// connection is among them). With a key, only the connections balanced
+// with it count, and the connection's own joins them in h unless that
+// makes more than the limit.
+func (l *RuleLimits) VirtualOver(v *Virtual, h *KeyHolds) bool {
+	if l.Virtual <= 0 {
+		return false
+	}
+	if l.VirtualKey == "" || h == nil {
+		return v.Stats.Cur.Load() > l.Virtual
+	}
+	return !h.holdVirtual(v, l.VirtualKey, l.Virtual)
 }
 
-// allow reports whether m is within the limits.
-func (l *RuleLimits) allow(m *Member) bool {
-	return (l.Member == 0 || m.Stats.Cur.Load() < l.Member) &&
-		(l.Node == 0 || m.Node.Stats.Cur.Load() < l.Node)
+// allow reports whether m is within the limits (a keyed limit counting
+// the connections with its key, the connection's own in h aside;
+// holdMember checks again as it takes m).
+func (l *RuleLimits) allow(m *Member, h *KeyHolds) bool {
+	if l.Member > 0 {
+		n := m.Stats.Cur.Load()
+		if l.MemberKey != "" {
+			n = h.others(m, l.MemberKey)
+		}
+		if n >= l.Member {
+			return false
+		}
+	}
+	if l.Node > 0 {
+		n := m.Node.Stats.Cur.Load()
+		if l.NodeKey != "" {
+			n = h.others(m.Node, l.NodeKey)
+		}
+		if n >= l.Node {
+			return false
+		}
+	}
+	return true
 }
 
 // withRuleLimits is how with its Room passing over the members the rule's
@@ -60,9 +96,9 @@ func (how Chooser) withRuleLimits() Chooser {
 	if how.Limits.Member == 0 && how.Limits.Node == 0 {
 		return how
 	}
-	lim, room := how.Limits, how.Room
+	lim, room, h := how.Limits, how.Room, how.Holds
 	how.Room = func(m *Member) bool {
-		if !lim.allow(m) {
+		if !lim.allow(m, h) {
 			return false
 		}
 		if room == nil {
@@ -77,7 +113,7 @@ func (how Chooser) withRuleLimits() Chooser {
 // within the member's and node's rate limits, which
 // override-connection-limit does not lift.
 func (how *Chooser) take(m *Member, persisted bool) bool {
-	if how.Limits != (RuleLimits{}) && !how.Limits.allow(m) {
+	if how.Limits != (RuleLimits{}) && !how.Limits.allow(m, how.Holds) {
 		return false
 	}
 	if !m.takeRate() {
@@ -85,16 +121,31 @@ func (how *Chooser) take(m *Member, persisted bool) bool {
 	}
 	switch {
 	case !how.Reserve:
-		return true
+		return how.holdKeys(m, false)
 	case persisted && how.Override:
 		m.ReserveOverride()
-		return true
+		return how.holdKeys(m, true)
 	}
 	if !m.Reserve() {
 		m.giveRate()
 		return false
 	}
-	return true
+	return how.holdKeys(m, true)
+}
+
+// holdKeys moves the connection's keyed counts to m, the member just
+// taken; when another connection with the key took m's last room
+// meanwhile, it gives back what take counted (reserved: a connection)
+// and m is not taken.
+func (how *Chooser) holdKeys(m *Member, reserved bool) bool {
+	if how.Holds == nil || how.Holds.holdMember(m, &how.Limits) {
+		return true
+	}
+	if reserved {
+		m.Release()
+	}
+	m.giveRate()
+	return false
 }
 
 // ChosenBy says which rule of Choose chose a member.

@@ -44,3 +44,57 @@ func TestChooseRuleLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyHolds: keyed limits (LB::connlimit ... key) count only the
+// connections with the same key: a key at its member limit passes over
+// that member while another key still takes it; a connection balanced
+// anew moves its count, its own count never keeps it out, and Release
+// gives every count back; a keyed virtual limit fails only its key.
+func TestKeyHolds(t *testing.T) {
+	p := queuePool(false, 0, 0, 0)
+	ms := p.Snap.Load().Members
+	lim := RuleLimits{Member: 1, MemberKey: "a"}
+	var h1, h2, h3 KeyHolds
+	choose := func(h *KeyHolds, l RuleLimits, named int) *Member {
+		var tg Target
+		if named >= 0 {
+			tg = Target{Addr: ms[named].Cfg.Load().Addr, Accept: AvailDown}
+		}
+		m, _, _ := Choose(p, tg, nil, nil, Chooser{Limits: l, Holds: h})
+		return m
+	}
+	if m := choose(&h1, lim, 0); m != ms[0] || KeyCount(ms[0], "a") != 1 {
+		t.Fatalf("first a: %v, count %d", m, KeyCount(ms[0], "a"))
+	}
+	if m := choose(&h2, lim, -1); m != ms[1] {
+		t.Fatalf("second a chose %v, want the member a holds none on", m)
+	}
+	if m := choose(&h3, lim, -1); m != nil {
+		t.Fatalf("third a chose %v with a at its limit on both", m)
+	}
+	if m := choose(&h3, RuleLimits{Member: 1, MemberKey: "b"}, -1); m == nil {
+		t.Fatalf("b found no member while only a is at its limit")
+	}
+	if m := choose(&h1, lim, 0); m != ms[0] || KeyCount(ms[0], "a") != 1 {
+		t.Fatalf("a connection balanced again to its own member: %v, count %d", m, KeyCount(ms[0], "a"))
+	}
+	h1.Release()
+	h2.Release()
+	h3.Release()
+	if KeyCount(ms[0], "a")+KeyCount(ms[1], "a")+KeyCount(ms[0], "b")+KeyCount(ms[1], "b") != 0 {
+		t.Fatalf("counts left after Release")
+	}
+	v := &Virtual{}
+	vl := RuleLimits{Virtual: 1, VirtualKey: "a"}
+	if vl.VirtualOver(v, &h1) || !vl.VirtualOver(v, &h2) || vl.VirtualOver(v, &h1) {
+		t.Fatalf("keyed virtual limit 1: the first a over it, or the second not")
+	}
+	if (&RuleLimits{Virtual: 1, VirtualKey: "b"}).VirtualOver(v, &h3) {
+		t.Fatalf("b over a's keyed virtual limit")
+	}
+	h1.Release()
+	h3.Release()
+	if KeyCount(v, "a") != 0 || KeyCount(v, "b") != 0 {
+		t.Fatalf("virtual counts left after Release")
+	}
+}

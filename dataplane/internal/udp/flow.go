@@ -353,12 +353,13 @@ func (f *flow) pickOnce(mayRetry bool) (lg *leg, again bool) {
 	var mode *state.ModeSpec
 	var xlate irules.Target // only its translate choice (Xlate)
 	var limits state.RuleLimits
+	var holds *state.KeyHolds
 	if rs := f.rs; rs != nil {
 		rs.mu.Lock()
 		nodeSel, selPool, selAddr := rs.Node, rs.Pool, rs.Addr
 		mode, rs.Changed = rs.LBMode, false
 		xlate.Xlate = rs.Xlate
-		limits = rs.Limits
+		limits, holds = rs.Limits, &rs.Holds
 		rs.mu.Unlock()
 		if nodeSel {
 			return f.nodeLeg(selAddr), false
@@ -371,8 +372,8 @@ func (f *flow) pickOnce(mayRetry bool) (lg *leg, again bool) {
 		return nil, f.lbFailed(mayRetry)
 	}
 	var persisted func() (*state.Pool, *state.Member)
-	how := state.Chooser{Reserve: !f.dgram, Mode: mode, Limits: limits}
-	if how.Limits.VirtualOver(f.vs) {
+	how := state.Chooser{Reserve: !f.dgram, Mode: mode, Limits: limits, Holds: holds}
+	if how.Limits.VirtualOver(f.vs, holds) {
 		return nil, f.lbFailed(mayRetry) // LB::connlimit virtual (rules/commands_connlimit.go)
 	}
 	if f.rs != nil {

@@ -40,11 +40,13 @@ type ruleState struct {
 	reject  bool
 	dropped bool
 
-	irules.Target        // pool, member, node, snat and LB::mode decisions
-	pick          lbPick // the choice LB_SELECTED runs on
-	persist       rulePersistState
-	toClient      [][]byte
-	toServer      [][]byte
+	irules.Target // pool, member, node, snat and LB::mode decisions
+	// Holds are the flow's counts under its LB::connlimit keys.
+	Holds    state.KeyHolds
+	pick     lbPick // the choice LB_SELECTED runs on
+	persist  rulePersistState
+	toClient [][]byte
+	toServer [][]byte
 
 	// sipKept is the flow's target and persist decisions before a
 	// client message's SIP event, given back once the message is dealt
@@ -305,6 +307,7 @@ func (f *flow) endRules(legs []*leg) {
 		}
 	}
 	rs.done = true
+	rs.Holds.Release() // LB::connlimit ... key
 	if rs.sess != nil {
 		rs.sess.Release()
 		rs.sess = nil
@@ -587,8 +590,8 @@ var _ rules.ConnLimiter = (*flow)(nil)
 
 // SetConnLimit implements rules.ConnLimiter: the flow's member choices
 // from now on honour it (each datagram's on a per-datagram virtual).
-func (f *flow) SetConnLimit(scope rules.LimitScope, limit int64) error {
-	return f.rs.SetConnLimit(scope, limit)
+func (f *flow) SetConnLimit(scope rules.LimitScope, limit int64, key string) error {
+	return f.rs.SetConnLimit(scope, limit, key)
 }
 
 // ConnLimit implements rules.ConnLimiter.
