@@ -67,6 +67,9 @@ type ruleState struct {
 	wmu                [2]sync.Mutex // one writer per destination keeps order
 	responded          bool
 
+	// lsnRule is what the LSN:: commands set (rulelsn.go).
+	lsnRule lsnRule
+
 	// socks is the request SOCKS_REQUEST is deciding (socks.go).
 	socks *rules.SOCKSState
 
