@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -209,5 +210,297 @@ func TestLSNPoolNAPT(t *testing.T) {
 	}
 	if got := showField(out, "Translations", "Active"); got != "4" {
 		t.Errorf("after reset-stats: active %q, want 4:\n%s", got, out)
+	}
+}
+
+// TestLSNPoolDeterministic: a deterministic pool maps each subscriber of
+// its virtual's source prefix to one address and port range, the same
+// every time; a virtual without a source prefix is refused, and so are
+// more subscribers than the ports can share.
+func TestLSNPoolDeterministic(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	lsnPeer(t, "127.154.0.110:9000")
+	runAll(t, s,
+		"create ltm pool p members add { 127.154.0.110:9000 }",
+		"create ltm lsn-pool det mode deterministic members add { 127.154.20.0/31 } translation-port-range 30000:30099",
+	)
+	if _, err := run(t, s, "create ltm virtual bad destination 127.154.0.10:9000 pool p source-address-translation { type lsn pool det } profiles replace-all-with { tcp { } }"); !strings.Contains(err, "must specify a source other than 0.0.0.0/0") {
+		t.Errorf("a deterministic virtual without source: %q", err)
+	}
+	runAll(t, s, "create ltm virtual v destination 127.154.0.11:9000 source 127.154.2.0/30 pool p source-address-translation { type lsn pool det } profiles replace-all-with { tcp { } }")
+	// 4 subscribers over 2 addresses: 2 each, 50 ports each.
+	for _, tc := range []struct {
+		client, addr string
+		lo, hi       uint16
+	}{
+		{"127.154.2.0", "127.154.20.0", 30000, 30049},
+		{"127.154.2.1", "127.154.20.0", 30050, 30099},
+		{"127.154.2.2", "127.154.20.1", 30000, 30049},
+		{"127.154.2.3", "127.154.20.1", 30050, 30099},
+	} {
+		for i := 0; i < 2; i++ {
+			c := mustLSNDial(t, tc.client+":0", "127.154.0.11:9000")
+			inPrefix(t, c.seen, tc.addr+"/32", tc.lo, tc.hi)
+		}
+	}
+	// 3 subscribers on 2 addresses of 1 port each: refused.
+	runAll(t, s, "create ltm lsn-pool tiny mode deterministic members add { 127.154.21.0/31 } translation-port-range 30000:30000")
+	if _, err := run(t, s, "create ltm virtual v3 destination 127.154.0.12:9000 source 127.154.3.0/30 pool p source-address-translation { type lsn pool tiny } profiles replace-all-with { tcp { } }"); !strings.Contains(err, "deterministic mode cannot give 4 subscribers") {
+		t.Errorf("too many subscribers: %q", err)
+	}
+}
+
+// TestLSNPoolExhaustion: when a napt pool has no port left, the
+// subscriber's connection is reset and the pool counts the failure;
+// a port freed is taken again.
+func TestLSNPoolExhaustion(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	lsnPeer(t, "127.154.0.120:9000")
+	runAll(t, s,
+		"create ltm pool p members add { 127.154.0.120:9000 }",
+		"create ltm lsn-pool small members add { 127.154.22.1/32 } translation-port-range 31000:31001 persistence { mode none }",
+		"create ltm virtual v destination 127.154.0.20:9000 pool p source-address-translation { type lsn pool small } profiles replace-all-with { tcp { } }",
+	)
+	a := mustLSNDial(t, "127.154.1.40:0", "127.154.0.20:9000")
+	mustLSNDial(t, "127.154.1.41:0", "127.154.0.20:9000")
+	if c, err := lsnDial(t, "127.154.1.42:0", "127.154.0.20:9000"); err == nil {
+		t.Fatalf("a third connection on two ports got %s", c.seen)
+	}
+	out, _ := run(t, s, "show ltm lsn-pool small")
+	if got := showField(out, "Translations", "Failures"); got != "1" {
+		t.Errorf("failures %q, want 1:\n%s", got, out)
+	}
+	a.c.Close()
+	lsnEventually(t, "a port freed", func() string {
+		c, err := lsnDial(t, "127.154.1.42:0", "127.154.0.20:9000")
+		if err != nil {
+			return err.Error()
+		}
+		inPrefix(t, c.seen, "127.154.22.1/32", 31000, 31001)
+		return ""
+	})
+	// client-connection-limit: one subscriber's connections at once.
+	runAll(t, s, "modify ltm lsn-pool small translation-port-range 31000:31099 client-connection-limit 1")
+	mustLSNDial(t, "127.154.1.43:0", "127.154.0.20:9000")
+	if _, err := lsnDial(t, "127.154.1.43:0", "127.154.0.20:9000"); err == nil {
+		t.Errorf("client-connection-limit 1: a second connection went through")
+	}
+	out, _ = run(t, s, "show ltm lsn-pool small")
+	if got := showField(out, "Translations", "Client Limit Rejects"); got != "1" {
+		t.Errorf("client limit rejects %q, want 1:\n%s", got, out)
+	}
+}
+
+// TestLSNPoolPBA: in mode pba a subscriber's connections take ports of
+// its block of block-size ports on one address; with client-block-limit
+// 1, a full block refuses the next connection; each subscriber gets a
+// block of its own; the block ends block-idle-timeout after its last
+// connection.
+func TestLSNPoolPBA(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	lsnPeer(t, "127.154.0.130:9000")
+	runAll(t, s,
+		"create ltm pool p members add { 127.154.0.130:9000 }",
+		"create ltm lsn-pool pba mode pba members add { 127.154.23.0/31 } translation-port-range 32000:32063 port-block-allocation { block-size 4 client-block-limit 1 block-idle-timeout 1 }",
+		"create ltm virtual v destination 127.154.0.30:9000 pool p source-address-translation { type lsn pool pba } profiles replace-all-with { tcp { } }",
+	)
+	var conns []*lsnConn
+	for i := 0; i < 4; i++ {
+		conns = append(conns, mustLSNDial(t, "127.154.1.50:0", "127.154.0.30:9000"))
+	}
+	first := conns[0].seen
+	lo := 32000 + (first.Port()-32000)/4*4
+	for _, c := range conns {
+		inPrefix(t, c.seen, first.Addr().String()+"/32", lo, lo+3)
+	}
+	if _, err := lsnDial(t, "127.154.1.50:0", "127.154.0.30:9000"); err == nil {
+		t.Errorf("a fifth connection in a block of 4 with client-block-limit 1 went through")
+	}
+	other := mustLSNDial(t, "127.154.1.51:0", "127.154.0.30:9000")
+	if other.seen.Addr() == first.Addr() && (other.seen.Port()-32000)/4 == (first.Port()-32000)/4 {
+		t.Errorf("two subscribers in one block: %s and %s", first, other.seen)
+	}
+	out, _ := run(t, s, "show ltm lsn-pool pba")
+	if showField(out, "Port Blocks", "Active") != "2" || showField(out, "Port Blocks", "Failures") != "1" {
+		t.Errorf("port blocks:\n%s", out)
+	}
+	for _, c := range conns {
+		c.c.Close()
+	}
+	other.c.Close()
+	lsnEventually(t, "blocks end when idle", func() string {
+		out, _ := run(t, s, "show ltm lsn-pool pba")
+		if showField(out, "Port Blocks", "Active") != "0" {
+			return out
+		}
+		return ""
+	})
+}
+
+// TestLSNPoolInbound: with inbound-connections automatic, a connection
+// to the translation address and port of a subscriber's connection goes
+// to that subscriber's address and port.
+func TestLSNPoolInbound(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	lsnPeer(t, "127.154.0.140:9000")
+	runAll(t, s,
+		"create ltm pool p members add { 127.154.0.140:9000 }",
+		"create ltm lsn-pool in members add { 127.154.24.0/30 } inbound-connections automatic persistence { mode address-port timeout 60 }",
+		"create ltm virtual v destination 127.154.0.40:9000 pool p source-address-translation { type lsn pool in } profiles replace-all-with { tcp { } }",
+	)
+	// The subscriber listens on the address and port its connection
+	// comes from.
+	lc := net.ListenConfig{Control: reuse}
+	ln, err := lc.Listen(context.Background(), "tcp", "127.154.1.60:42001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan string, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		io.WriteString(c, "subscriber here\n")
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		got <- strings.TrimSpace(line)
+	}()
+	out := mustLSNDial(t, "127.154.1.60:42001", "127.154.0.40:9000")
+	inPrefix(t, out.seen, "127.154.24.0/30", 1025, 65535)
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.154.0.200")}, Timeout: 5 * time.Second}
+	c, err := d.Dial("tcp", out.seen.String())
+	if err != nil {
+		t.Fatalf("inbound to %s: %v", out.seen, err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || line != "subscriber here\n" {
+		t.Fatalf("inbound: %q %v", line, err)
+	}
+	io.WriteString(c, "hello from outside\n")
+	select {
+	case l := <-got:
+		if l != "hello from outside" {
+			t.Errorf("subscriber got %q", l)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the subscriber got nothing")
+	}
+	sh, _ := run(t, s, "show ltm lsn-pool in")
+	if showField(sh, "Inbound Connections", "Total") != "1" {
+		t.Errorf("inbound:\n%s", sh)
+	}
+	// disabled: nothing listens on the translation.
+	runAll(t, s, "create ltm lsn-pool closed members add { 127.154.25.0/30 }",
+		"modify ltm virtual v source-address-translation { type lsn pool closed }")
+	out2 := mustLSNDial(t, "127.154.1.61:0", "127.154.0.40:9000")
+	if c, err := net.DialTimeout("tcp", out2.seen.String(), 5*time.Second); err == nil {
+		c.Close()
+		t.Errorf("inbound-connections disabled: %s answered", out2.seen)
+	}
+}
+
+// TestLSNPoolLog: a pool with a log-publisher logs each translation's
+// start and end (and a pba pool its blocks); a log profile's
+// start-outbound-session action disabled leaves the starts out.
+func TestLSNPoolLog(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	lsnPeer(t, "127.154.0.150:9000")
+	uc, err := net.ListenPacket("udp", "127.154.0.250:5514")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uc.Close()
+	runAll(t, s,
+		"create ltm pool log_pool members add { 127.154.0.250:5514 }",
+		"create sys log-config destination remote-high-speed-log hsl pool-name log_pool protocol udp",
+		"create sys log-config publisher pub destinations replace-all-with { hsl }",
+		"create ltm pool p members add { 127.154.0.150:9000 }",
+		"create ltm lsn-pool lp mode pba members add { 127.154.26.1/32 } log-publisher pub",
+		"create ltm virtual v destination 127.154.0.50:9000 pool p source-address-translation { type lsn pool lp } profiles replace-all-with { tcp { } }",
+	)
+	read := func(want ...string) {
+		t.Helper()
+		buf := make([]byte, 2048)
+		var lines []string
+		for end := time.Now().Add(10 * time.Second); len(want) > 0 && time.Now().Before(end); {
+			uc.SetReadDeadline(end)
+			n, _, err := uc.ReadFrom(buf)
+			if err != nil {
+				break
+			}
+			l := string(buf[:n])
+			lines = append(lines, l)
+			if strings.Contains(l, want[0]) {
+				want = want[1:]
+			}
+		}
+		if len(want) > 0 {
+			t.Fatalf("want %q; got %q", want, lines)
+		}
+	}
+	c := mustLSNDial(t, "127.154.1.70:43001", "127.154.0.50:9000")
+	nat := c.seen.Addr().String() + "%0:" + fmt.Sprint(c.seen.Port())
+	read(`lsn_event="LSN_PB_ALLOCATED",cli="127.154.1.70%0",pba="127.154.26.1%0:`,
+		`lsn_event="LSN_ADD",cli="127.154.1.70%0:43001",nat="`+nat+`",dst="127.154.0.150%0:9000",proto="tcp",pool="/Common/lp",mode="pba"`)
+	c.c.Close()
+	read(`lsn_event="LSN_DELETE",cli="127.154.1.70%0:43001",nat="` + nat + `"`)
+	runAll(t, s,
+		"create ltm lsn-log-profile quiet start-outbound-session { action disabled }",
+		"modify ltm lsn-pool lp log-profile quiet mode napt",
+	)
+	c = mustLSNDial(t, "127.154.1.71:43002", "127.154.0.50:9000")
+	c.c.Close()
+	read(`lsn_event="LSN_DELETE",cli="127.154.1.71%0:43002"`)
+}
+
+// TestLSNPoolRefused: what BIG-IP refuses in an lsn pool or its use is
+// refused with its reason, and nothing changes.
+func TestLSNPoolRefused(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	runAll(t, s,
+		"create ltm pool p members add { 127.154.0.160:9000 }",
+		"create ltm snatpool sp members add { 127.154.0.161 }",
+		"create ltm lsn-pool ok members add { 127.154.27.0/24 }",
+	)
+	for _, tc := range []struct{ cmd, want string }{
+		{"create ltm lsn-pool a members add { 127.154.28.1 }", "is not a network"},
+		{"create ltm lsn-pool a members add { 127.154.28.1/24 }", "has host bits set (use 127.154.28.0/24)"},
+		{"create ltm lsn-pool a members add { 127.154.28.0/24 127.154.28.128/25 }", "overlap"},
+		{"create ltm lsn-pool a translation-port-range 2000:1000", "invalid translation-port-range (2000:1000)"},
+		{"create ltm lsn-pool a translation-port-range 0:10", "invalid translation-port-range"},
+		{"create ltm lsn-pool a mode nat", `"nat" is not a valid value for "mode"`},
+		{"create ltm lsn-pool a mode pba translation-port-range 1000:1010 port-block-allocation { block-size 64 }", "block-size 64 is larger than translation-port-range 1000:1010"},
+		{"create ltm lsn-pool a persistence { mode sticky }", `"sticky" is not a valid value`},
+		{"create ltm lsn-pool a inbound-connections always", `"always" is not a valid value`},
+		{"create ltm virtual v destination 127.154.0.60:9000 pool p source-address-translation { type lsn }", "without an LSN pool"},
+		{"create ltm virtual v destination 127.154.0.60:9000 pool p source-address-translation { type lsn pool sp }", "with a SNAT pool (/Common/sp)"},
+		{"create ltm virtual v destination 127.154.0.60:9000 pool p source-address-translation { type snat pool ok }", "with an LSN pool (/Common/ok)"},
+		{"create ltm virtual v destination 127.154.0.60:9000 pool p source-address-translation { type lsn pool nosuch }", "nosuch"},
+	} {
+		if _, err := run(t, s, tc.cmd); !strings.Contains(err, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.cmd, err, tc.want)
+		}
+	}
+	if out, _ := run(t, s, "list ltm lsn-pool"); strings.Contains(out, "lsn-pool a") {
+		t.Errorf("a refused pool was kept:\n%s", out)
+	}
+	runAll(t, s, "create ltm virtual v destination 127.154.0.60:9000 pool p source-address-translation { type lsn pool ok }")
+	if _, err := run(t, s, "delete ltm lsn-pool ok"); !strings.Contains(err, "in use") && !strings.Contains(err, "01070265") {
+		t.Errorf("deleting a pool in use: %q", err)
+	}
+	// kept with a warning: what openltm does not act on.
+	out, err := run(t, s, "modify ltm lsn-pool ok hairpin-mode enabled icmp-echo enabled")
+	if err != "" || !strings.Contains(out, "hairpin-mode") {
+		t.Errorf("hairpin-mode: %q %q", out, err)
 	}
 }

@@ -210,6 +210,9 @@ func (p *Pool) translate(client, dst netip.AddrPort, udp bool, want *Want, now t
 	sub := p.subs[ca]
 	if sub == nil {
 		sub = &subscriber{addr: ca}
+		p.subs[ca] = sub
+		p.Stats.SubscribersTotal.Add(1)
+		defer p.dropSubscriber(sub) // kept while it has a translation or a block
 	}
 	if pc.ClientConnLimit > 0 && sub.active >= pc.ClientConnLimit {
 		return nil, nil, ErrClientLimit
@@ -293,10 +296,6 @@ func (p *Pool) translate(client, dst netip.AddrPort, udp bool, want *Want, now t
 	if t.blk != nil {
 		t.blk.refs++
 		t.blk.last = now
-	}
-	if sub.active == 0 && len(sub.blocks) == 0 {
-		p.subs[ca] = sub
-		p.Stats.SubscribersTotal.Add(1)
 	}
 	sub.active++
 	return t, newBlock, nil

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/bwc"
-	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/clone"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/lb"
+	"github.com/openltm/openltm/dataplane/lsn"
 )
 
 // Modes maps each mode to its algorithm and whether node figures (ratio,
