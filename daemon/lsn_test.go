@@ -504,3 +504,42 @@ func TestLSNPoolRefused(t *testing.T) {
 		t.Errorf("hairpin-mode: %q %q", out, err)
 	}
 }
+
+// TestLSNPoolRules: LSN::pool translates a connection through another
+// pool, LSN::address asks for a translation address, LSN::disable
+// leaves the client's address, LSN::address without an argument reads
+// the translation in SERVER_CONNECTED; a rule using LSN::inbound-entry
+// loads with a warning.
+func TestLSNPoolRules(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	lsnPeer(t, "127.154.0.170:9000")
+	runAll(t, s,
+		"create ltm pool p members add { 127.154.0.170:9000 }",
+		"create ltm lsn-pool a members add { 127.154.40.0/30 }",
+		"create ltm lsn-pool b members add { 127.154.41.0/30 }",
+		`create ltm rule r { when CLIENT_ACCEPTED {
+    switch [IP::client_addr] {
+        127.154.1.80 { LSN::pool b }
+        127.154.1.81 { LSN::address 127.154.40.3 ; LSN::port 33333 }
+        127.154.1.82 { LSN::disable }
+    }
+}
+when SERVER_CONNECTED {
+    log local0. "lsn [LSN::address]:[LSN::port]"
+} }`,
+		"create ltm virtual v destination 127.154.0.70:9000 pool p rules { r } source-address-translation { type lsn pool a } profiles replace-all-with { tcp { } }",
+	)
+	inPrefix(t, mustLSNDial(t, "127.154.1.79:0", "127.154.0.70:9000").seen, "127.154.40.0/30", 1025, 65535)
+	inPrefix(t, mustLSNDial(t, "127.154.1.80:0", "127.154.0.70:9000").seen, "127.154.41.0/30", 1025, 65535)
+	if got := mustLSNDial(t, "127.154.1.81:0", "127.154.0.70:9000").seen; got != netip.MustParseAddrPort("127.154.40.3:33333") {
+		t.Errorf("LSN::address and LSN::port: %s", got)
+	}
+	if got := mustLSNDial(t, "127.154.1.82:0", "127.154.0.70:9000").seen.Addr(); got != netip.MustParseAddr("127.154.1.82") {
+		t.Errorf("LSN::disable: %s", got)
+	}
+	out, err := run(t, s, `create ltm rule entries { when CLIENT_ACCEPTED { LSN::inbound-entry create 1.2.3.4 } }`)
+	if err != "" || !strings.Contains(out, "LSN::inbound-entry") {
+		t.Errorf("LSN::inbound-entry: %q %q", out, err)
+	}
+}

@@ -172,6 +172,7 @@ func New(opts Options) *Plane {
 		Virtual:        p.virtualNamed,
 		Rst:            &p.rst,
 		BWC:            &p.bwc,
+		LSN:            &p.lsn,
 	})
 	return p
 }

@@ -153,6 +153,7 @@ func commandTable() *tcl.Commands {
 		registerGTM(t)     // commands_gtm.go
 		registerListen(t)  // commands_listen.go
 		registerSession(t) // commands_session.go
+		registerLSN(t)     // commands_lsn.go
 		for _, n := range t.Names() {
 			if strings.HasPrefix(n, "HTTP::") {
 				cmd := t.Lookup(n)

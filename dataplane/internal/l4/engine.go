@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/bwc"
+	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/mblbvs"
@@ -52,6 +53,8 @@ type Env struct {
 	// BWC is the running bandwidth controllers, which rules attach
 	// flows to (BWC::policy).
 	BWC *bwc.Set
+	// LSN is the running lsn pools, which rules choose with LSN::pool.
+	LSN *lsn.Set
 }
 
 // Engine runs the L4 flows of one plane.

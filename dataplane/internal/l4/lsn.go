@@ -30,19 +30,21 @@ const lsnTries = 4
 func (pr *proxied) dialServer(dst netip.AddrPort, pool *state.Pool) (*net.TCPConn, error) {
 	lp := pr.snap.LSN
 	var want *lsn.Want
-	if pr.rs != nil {
+	if pr.rs != nil && pr.rs.lsnUsed.Load() {
 		var off bool
 		lp, want, off = pr.rs.lsnChoice(lp) // rulelsn.go
-		if off || pr.rs.SNAT.Set {
+		if off {
 			lp = nil
 		}
+	}
+	if lp != nil && pr.rs != nil && pr.rs.SNAT.Set {
+		lp = nil // a rule's snat or snatpool replaces the translation
 	}
 	if lp == nil {
 		return pr.e.DialSide(pr.source(dst, pool), dst, pr.serverSide())
 	}
-	if pr.lsn != nil { // a reselect: the next member gets a translation of its own
-		pr.lsn.Release()
-		pr.lsn = nil
+	if old := pr.lsn.Swap(nil); old != nil { // a reselect: the next member gets a translation of its own
+		old.Release()
 	}
 	t, err := lp.Translate(pr.Client, dst, false, want)
 	if err != nil {
@@ -52,7 +54,7 @@ func (pr *proxied) dialServer(dst netip.AddrPort, pool *state.Pool) (*net.TCPCon
 	for i := 0; ; i++ {
 		c, err := pr.e.dialExact(t.Addr, dst, pr.serverSide())
 		if err == nil {
-			pr.lsn = t
+			pr.lsn.Store(t)
 			return c, nil
 		}
 		if i < lsnTries && (errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL)) && t.Retry() {

@@ -85,7 +85,7 @@ type flow struct {
 	syn *synhdr.SYN
 	// lsn is the flow's large-scale NAT translation (lsn.go); nil
 	// without one.
-	lsn *lsn.Translation
+	lsn atomic.Pointer[lsn.Translation]
 }
 
 // proxied is a flow served by goroutines: its client connection, one
@@ -1138,8 +1138,8 @@ func (fl *flow) retire() {
 		fl.clone.Close()
 	}
 	fl.persistDone()
-	if fl.lsn != nil {
-		fl.lsn.Release()
+	if t := fl.lsn.Swap(nil); t != nil {
+		t.Release()
 	}
 	if nf := fl.snap.Cfg.NetFlow; nf != nil { // netflow profile (dataplane/netflow)
 		nf.Export(&fl.Flow)
