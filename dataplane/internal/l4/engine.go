@@ -16,12 +16,12 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/bwc"
-	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/mblbvs"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/persist"
 )
 
