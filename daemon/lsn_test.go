@@ -543,3 +543,56 @@ when SERVER_CONNECTED {
 		t.Errorf("LSN::inbound-entry: %q %q", out, err)
 	}
 }
+
+// TestLSNPoolUDP: a UDP virtual's flows are translated too: the member
+// sees the pool's address and port, and the pool counts the flow until
+// it ends.
+func TestLSNPoolUDP(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	pc, err := net.ListenPacket("udp", "127.154.0.180:9053")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			_, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			pc.WriteTo([]byte(from.String()), from)
+		}
+	}()
+	runAll(t, s,
+		"create ltm pool p members add { 127.154.0.180:9053 }",
+		"create ltm lsn-pool u members add { 127.154.42.0/31 } translation-port-range 34000:34999",
+		"create ltm virtual v destination 127.154.0.80:9053 ip-protocol udp pool p source-address-translation { type lsn pool u } profiles replace-all-with { udp { } }",
+	)
+	c, err := net.DialUDP("udp", &net.UDPAddr{IP: net.ParseIP("127.154.1.90")}, &net.UDPAddr{IP: net.ParseIP("127.154.0.80"), Port: 9053})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var seen netip.AddrPort
+	lsnEventually(t, "an answer through the udp virtual", func() string {
+		c.Write([]byte("hello"))
+		c.SetReadDeadline(time.Now().Add(time.Second))
+		buf := make([]byte, 512)
+		n, err := c.Read(buf)
+		if err != nil {
+			return err.Error()
+		}
+		seen, err = netip.ParseAddrPort(string(buf[:n]))
+		if err != nil {
+			return err.Error()
+		}
+		return ""
+	})
+	inPrefix(t, seen, "127.154.42.0/31", 34000, 34999)
+	out, _ := run(t, s, "show ltm lsn-pool u")
+	if showField(out, "Translations", "Active") != "1" {
+		t.Errorf("udp translation:\n%s", out)
+	}
+}
