@@ -249,4 +249,6 @@ func TestAddrSpace(t *testing.T) {
 	}
 }
 
-func plus(a netip.AddrPort, i int) netip.AddrPort { return netip.AddrPortFrom(a.Addr(), a.Port()+uint16(i)) }
+func plus(a netip.AddrPort, i int) netip.AddrPort {
+	return netip.AddrPortFrom(a.Addr(), a.Port()+uint16(i))
+}
