@@ -203,6 +203,18 @@ func TestLSNPoolNAPT(t *testing.T) {
 	if got := showField(out, "Persistence", "Hits"); got == "0" || got == "" {
 		t.Errorf("persistence hits %q:\n%s", got, out)
 	}
+	// A performance (fastL4) virtual translates alike.
+	runAll(t, s, "create ltm virtual v4 destination 127.154.0.4:9000 pool p source-address-translation { type lsn pool cgnat } profiles replace-all-with { fastL4 { } }")
+	f := mustLSNDial(t, "127.154.1.13:0", "127.154.0.4:9000")
+	inPrefix(t, f.seen, "127.154.10.0/30", 20000, 29999)
+	f.c.Close()
+	lsnEventually(t, "the fastL4 translation ends", func() string {
+		out, _ := run(t, s, "show ltm lsn-pool cgnat")
+		if got := showField(out, "Translations", "Active"); got != "4" {
+			return out
+		}
+		return ""
+	})
 	run(t, s, "reset-stats ltm lsn-pool cgnat")
 	out, _ = run(t, s, "show ltm lsn-pool cgnat")
 	if got := showField(out, "Translations", "Total"); got != "0" {
