@@ -612,3 +612,43 @@ func TestLSNPoolUDP(t *testing.T) {
 		t.Errorf("udp translation:\n%s", out)
 	}
 }
+
+// TestLSNPoolInboundExplicit: with inbound-connections explicit, only
+// the translations a rule opened with LSN::inbound enable listen.
+func TestLSNPoolInboundExplicit(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	lsnPeer(t, "127.154.0.190:9000")
+	runAll(t, s,
+		"create ltm pool p members add { 127.154.0.190:9000 }",
+		"create ltm lsn-pool x members add { 127.154.43.0/30 } inbound-connections explicit",
+		`create ltm rule open { when CLIENT_ACCEPTED { if { [IP::client_addr] eq "127.154.1.95" } { LSN::inbound enable } } }`,
+		"create ltm virtual v destination 127.154.0.90:9000 pool p rules { open } source-address-translation { type lsn pool x } profiles replace-all-with { tcp { } }",
+	)
+	opened := mustLSNDial(t, "127.154.1.95:0", "127.154.0.90:9000")
+	closed := mustLSNDial(t, "127.154.1.96:0", "127.154.0.90:9000")
+	// The subscribers listen nowhere, so an inbound connection that is
+	// accepted is then reset; where nothing listens it is refused.
+	if c, err := net.DialTimeout("tcp", opened.seen.String(), 5*time.Second); err == nil {
+		c.Close()
+	} else if strings.Contains(err.Error(), "refused") {
+		t.Errorf("LSN::inbound enable: %s does not listen: %v", opened.seen, err)
+	}
+	if c, err := net.DialTimeout("tcp", closed.seen.String(), 5*time.Second); err == nil || !strings.Contains(err.Error(), "refused") {
+		if c != nil {
+			c.Close()
+		}
+		t.Errorf("explicit without LSN::inbound enable: %s listens (%v)", closed.seen, err)
+	}
+	sh, _ := run(t, s, "show ltm lsn-pool x")
+	if showField(sh, "Inbound Connections", "Refused") == "0" {
+		// the accepted one found no subscriber listening
+		lsnEventually(t, "the refused inbound connection counted", func() string {
+			sh, _ := run(t, s, "show ltm lsn-pool x")
+			if showField(sh, "Inbound Connections", "Refused") != "1" {
+				return sh
+			}
+			return ""
+		})
+	}
+}
