@@ -37,6 +37,8 @@ func (e *Engine) AttachDataplane(p *dataplane.Plane) error {
 	p.SetDNSLogSender(e.rules.rt.hsl.sendPublisher)
 	// The bandwidth controllers' measurement logs (translate_bwc.go) too.
 	p.SetBWCLogSender(e.rules.rt.hsl.sendPublisher)
+	// The lsn pools' translation logs (translate_lsn.go) too.
+	p.SetLSNLogSender(e.rules.rt.hsl.sendPublisher)
 	e.rules.rt.flows.p.Store(p) // FLOWTABLE:: (hook_flowtable.go)
 	if err := e.AddHook(h); err != nil {
 		return err

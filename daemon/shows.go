@@ -28,6 +28,7 @@ func registerPlaneRuntime(e *Engine, h *planeHook) {
 	e.RegisterRuntime(dnsCacheCommands(e, p))     // shows_dns.go
 	e.RegisterRuntime(bwcCommands(e, p))          // shows_bwc.go
 	e.RegisterRuntime(mrfRouteCommands())         // shows_mrf.go
+	e.RegisterRuntime(lsnCommands(e, p))          // shows_lsn.go
 }
 
 // planeCommands answers show and reset-stats of virtual servers, pools and

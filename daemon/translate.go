@@ -106,9 +106,11 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	}
 	t.policies()    // translate_policy.go
 	t.bwcPolicies() // translate_bwc.go
+	t.lsnPools()    // translate_lsn.go
 	for _, o := range cfg.Of(ltmVirtual) {
 		t.virtual(o)
 	}
+	t.lsnNotes() // translate_lsn.go
 	return t.dc, t.skipped, t.kept, t.refused
 }
 
@@ -525,7 +527,11 @@ func (t *translator) virtual(o *objects.Object) {
 		if tv := snatType.In(sat.Sub); tv != nil {
 			v.SNAT.Type = dataplane.SNATType(tv.Str)
 		}
-		if pv := snatPool.In(sat.Sub); pv != nil && pv.Str != "none" {
+		if pv := snatPool.In(sat.Sub); pv != nil && pv.Str != "none" && v.SNAT.Type == dataplane.SNATLSN {
+			if !t.virtualLSN(o, v, pv.Str) { // translate_lsn.go
+				return
+			}
+		} else if pv != nil && pv.Str != "none" {
 			sp := t.cfg.Lookup(t.s, specSnatPool, pv.Str)
 			if sp == nil {
 				t.skip(o, "snatpool %s does not exist", pv.Str)

@@ -58,8 +58,12 @@ func Check(cfg *Config) error {
 			if _, ok := cfg.SnatPools[v.SNAT.Pool]; !ok {
 				add("virtual %s: snatpool %s does not exist", name, v.SNAT.Pool)
 			}
+		case SNATLSN:
+			if cfg.LSN[v.SNAT.Pool] == nil {
+				add("virtual %s: lsn pool %s does not exist", name, v.SNAT.Pool)
+			}
 		default:
-			add("virtual %s: source-address-translation type %s is not supported (none, automap, snat)", name, v.SNAT.Type)
+			add("virtual %s: source-address-translation type %s is not supported (none, automap, snat, lsn)", name, v.SNAT.Type)
 		}
 	}
 	for _, name := range sortedKeys(cfg.Pools) {

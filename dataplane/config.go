@@ -58,6 +58,10 @@ type (
 	RADIUSClient      = config.RADIUSClient
 	TFTPProfile       = config.TFTPProfile
 	BWCPolicy         = config.BWCPolicy
+	LSNPool           = config.LSNPool
+	LSNMode           = config.LSNMode
+	LSNPersist        = config.LSNPersist
+	LSNInbound        = config.LSNInbound
 	BWCCategory       = config.BWCCategory
 	BWCMark           = config.BWCMark
 	BWCPriorityGroup  = config.BWCPriorityGroup
@@ -76,6 +80,7 @@ const (
 	SNATNone                       = config.SNATNone
 	SNATAutomap                    = config.SNATAutomap
 	SNATPool                       = config.SNATPool
+	SNATLSN                        = config.SNATLSN
 	RoundRobin                     = config.RoundRobin
 	RatioMember                    = config.RatioMember
 	RatioNode                      = config.RatioNode

@@ -37,6 +37,7 @@ import (
 	"github.com/openltm/openltm/dataplane/fqdn"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/monitor"
 	"github.com/openltm/openltm/dataplane/persist"
 )
@@ -76,6 +77,9 @@ type Plane struct {
 	// bwc is the running bandwidth controllers (dataplane/bwc): the
 	// buckets virtuals' and rules' flows wait on.
 	bwc bwc.Set
+	// lsn is the running lsn pools (dataplane/lsn): the translations of
+	// the virtuals with source-address-translation type lsn.
+	lsn lsn.Set
 	// rst reports the resets the flows send, while tm.rstcause.log is
 	// on (SetResetCauseLog).
 	rst rstcause.Log
@@ -168,6 +172,7 @@ func New(opts Options) *Plane {
 		Virtual:        p.virtualNamed,
 		Rst:            &p.rst,
 		BWC:            &p.bwc,
+		LSN:            &p.lsn,
 	})
 	return p
 }
@@ -234,6 +239,7 @@ func (p *Plane) applyLocked(pc *Prepared) error {
 		return err
 	}
 	p.bwc.Apply(cfg.BWC)
+	p.lsn.Apply(cfg.LSN) // lsn.go
 	p.buildRuntimes(cfg, b)
 	p.reconcileMonitors(cfg, specs, b)
 	p.swap(cfg, b)
@@ -389,6 +395,9 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		snap.Rate = v.RateFor(vc, &p.rates)
 		snap.Clone = v.CloneSet(vc, b.pools, p.opts.ConnectTimeout)
 		snap.BWC = p.bwc.Policy(vc.BWC)
+		if vc.SNAT.Type == SNATLSN {
+			snap.LSN = p.lsn.Pool(vc.SNAT.Pool)
+		}
 		snap.Addr = p.vaddrOf(vc, vaddrs) // vaddr.go
 		if vc.DNS != nil {
 			snap.DNS = dnsServices[vc.DNS]
@@ -546,6 +555,7 @@ func (p *Plane) Close() {
 	p.l4.Close()
 	p.udp.Close()
 	p.bwc.Close() // the policies' measurement logs
+	p.lsn.Close() // the lsn pools' inbound listeners
 }
 
 // probeTarget is where a monitor probes a member (or node, port 0): the

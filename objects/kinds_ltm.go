@@ -57,8 +57,8 @@ func ltmKinds() []*Kind {
 		str("source", "0.0.0.0/0"),
 		help(&Prop{Name: "source-address-translation", Type: TStruct, Sub: &Kind{Title: "SNAT", Props: []*Prop{
 			enum("type", "none", "none", "automap", "snat", "lsn"),
-			ref("pool", "ltm snatpool"),
-		}}}, "SNAT: none, automap or a snatpool"),
+			ref("pool", "ltm snatpool", "ltm lsn-pool"),
+		}}}, "SNAT: none, automap, a snatpool (type snat) or an lsn pool (type lsn)"),
 		enum("source-port", "preserve", "preserve", "preserve-strict", "change"),
 		ed("translate-address", "enabled"),
 		ed("translate-port", "enabled"),

@@ -673,6 +673,13 @@ func (r *Reader) list(p *Prop, item *Item, kw *grammar.Word, rest []grammar.Node
 					return nil, synErr(w, []string{"an IP address"}, "%q is not an IP address", s)
 				}
 			}
+			if p.Format == "network" {
+				if !validPrefix(s) {
+					return nil, synErr(w, []string{"an address/prefix length"}, "%q is not a network: use address/prefix length, such as 198.51.100.0/24", s)
+				}
+				out = append(out, s)
+				continue
+			}
 			if len(p.Enum) > 0 && !slices.Contains(p.Enum, s) {
 				return nil, synErr(w, p.Enum, "%q is not a valid value for %q", s, p.Name)
 			}

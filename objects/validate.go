@@ -280,6 +280,12 @@ func (c *Config) Validate(s *Schema) error {
 		if err := checkAuth(c, s, o); err != nil { // kinds_auth.go
 			return err
 		}
+		if err := checkLSNPool(c, o); err != nil { // kinds_lsn.go
+			return err
+		}
+		if err := checkLSNVirtual(c, s, o); err != nil { // kinds_lsn.go
+			return err
+		}
 	}
 	return nil
 }
@@ -296,6 +302,9 @@ func checkRequired(o *Object) error {
 			t, p := sat.Sub.Props["type"], sat.Sub.Props["pool"]
 			if t != nil && t.Str == "snat" && (p == nil || p.Str == "none") {
 				return Invalid("The virtual server (%s) uses source-address-translation type snat without a snatpool.", o.Name)
+			}
+			if t != nil && t.Str == "lsn" && (p == nil || p.Str == "none") {
+				return Invalid("The virtual server (%s) uses source-address-translation type lsn without an LSN pool.", o.Name)
 			}
 		}
 	case "ltm profile http":

@@ -154,6 +154,7 @@ func commandTable() *tcl.Commands {
 		registerListen(t)  // commands_listen.go
 		registerSession(t) // commands_session.go
 		registerSDP(t)     // commands_sdp.go
+		registerLSN(t)     // commands_lsn.go
 		for _, n := range t.Names() {
 			if strings.HasPrefix(n, "HTTP::") {
 				cmd := t.Lookup(n)

@@ -41,6 +41,8 @@ type Config struct {
 	// BWC is the bandwidth controllers (`net bwc policy`) by full path:
 	// the ones virtuals name and the ones rules attach with BWC::policy.
 	BWC map[string]*BWCPolicy
+	// LSN is the large-scale NAT pools (`ltm lsn-pool`) by full path.
+	LSN map[string]*LSNPool
 	// Pools by full path.
 	Pools map[string]*Pool
 	// Nodes by full path. A member whose node is missing here gets an

@@ -21,6 +21,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/mblbvs"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/persist"
 )
 
@@ -52,6 +53,8 @@ type Env struct {
 	// BWC is the running bandwidth controllers, which rules attach
 	// flows to (BWC::policy).
 	BWC *bwc.Set
+	// LSN is the running lsn pools, which rules choose with LSN::pool.
+	LSN *lsn.Set
 }
 
 // Engine runs the L4 flows of one plane.

@@ -24,6 +24,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/lb"
+	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/monitor"
 	"github.com/openltm/openltm/dataplane/sslfwd"
 	"github.com/openltm/openltm/dataplane/synhdr"
@@ -82,6 +83,9 @@ type flow struct {
 	// syn is what the client's SYN carried, read once when the flow
 	// starts on a virtual that keeps SYNs (synopts.go); nil otherwise.
 	syn *synhdr.SYN
+	// lsn is the flow's large-scale NAT translation (lsn.go); nil
+	// without one.
+	lsn atomic.Pointer[lsn.Translation]
 }
 
 // proxied is a flow served by goroutines: its client connection, one
@@ -404,7 +408,11 @@ func (pr *proxied) connect() (*serverConn, error) {
 			m.Release()
 			return nil, errFlowEnded
 		}
-		sc, err := pr.e.DialSide(pr.source(dst, pool), dst, pr.serverSide())
+		sc, err := pr.dialServer(dst, pool) // lsn.go
+		if err == errLSN {
+			m.Release()
+			return nil, err
+		}
 		if err == nil {
 			serverConnOpts(ps, sc) // tcpopts.go
 			m.ConnectSucceeded()
@@ -1131,6 +1139,9 @@ func (fl *flow) retire() {
 		fl.clone.Close()
 	}
 	fl.persistDone()
+	if t := fl.lsn.Swap(nil); t != nil {
+		t.Release()
+	}
 	if nf := fl.snap.Cfg.NetFlow; nf != nil { // netflow profile (dataplane/netflow)
 		nf.Export(&fl.Flow)
 	}

@@ -67,6 +67,12 @@ type ruleState struct {
 	wmu                [2]sync.Mutex // one writer per destination keeps order
 	responded          bool
 
+	// lsnRule is what the LSN:: commands set (rulelsn.go); lsnUsed
+	// says one did, so that other flows skip the lock.
+	lsnMu   sync.Mutex
+	lsnRule lsnRule
+	lsnUsed atomic.Bool
+
 	// socks is the request SOCKS_REQUEST is deciding (socks.go).
 	socks *rules.SOCKSState
 

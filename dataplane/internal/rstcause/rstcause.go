@@ -46,6 +46,7 @@ const (
 	DiameterMalformed
 	DiameterTimeout
 	DiameterHandshake
+	LSNPort
 	numCauses
 )
 
@@ -84,6 +85,7 @@ var causes = [numCauses]struct{ tag, text string }{
 	DiameterMalformed: {"diameter", "Diameter message malformed"},               // [M]
 	DiameterTimeout:   {"diameter", "Diameter retransmission failed"},           // [M]
 	DiameterHandshake: {"diameter", "Diameter capabilities exchange timed out"}, // [M]
+	LSNPort:           {"lsn", "LSN port allocation failure"},                   // [M]
 }
 
 // String is the cause's words, as the log line ends.

@@ -12,6 +12,7 @@ import (
 	"github.com/openltm/openltm/dataplane/clone"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/lb"
+	"github.com/openltm/openltm/dataplane/lsn"
 )
 
 // Modes maps each mode to its algorithm and whether node figures (ratio,
@@ -405,6 +406,10 @@ type VirtualSnap struct {
 	// BWC is the virtual's bandwidth controller (bwc-policy); nil for
 	// none.
 	BWC *bwc.Policy
+	// LSN is the virtual's lsn pool (source-address-translation type
+	// lsn, dataplane/lsn); nil for none, the only cost other virtuals
+	// pay.
+	LSN *lsn.Pool
 	// Addr is the runtime of Cfg.Address (vaddr.go); nil when the
 	// virtual's address does not act.
 	Addr *VAddr
@@ -466,7 +471,7 @@ func (vs *Virtual) Admit(snap *VirtualSnap, client, local netip.AddrPort) bool {
 
 // Plain reports whether the virtual's flows need nothing but the L4 proxy.
 func (s *VirtualSnap) Plain() bool {
-	return s.EvMask == 0 && s.BWC == nil && s.Cfg.MBLB == nil && s.Cfg.TLS == nil && s.Cfg.Stream == nil && s.Cfg.FTP == nil && s.Cfg.Socks == nil && s.Cfg.MQTT == nil && s.Cfg.FIX == nil && s.Cfg.RTSP == nil && s.Cfg.Diameter == nil && s.Cfg.MRF == nil && s.DNS == nil &&
+	return s.EvMask == 0 && s.BWC == nil && s.LSN == nil && s.Cfg.MBLB == nil && s.Cfg.TLS == nil && s.Cfg.Stream == nil && s.Cfg.FTP == nil && s.Cfg.Socks == nil && s.Cfg.MQTT == nil && s.Cfg.FIX == nil && s.Cfg.RTSP == nil && s.Cfg.Diameter == nil && s.Cfg.MRF == nil && s.DNS == nil &&
 		!s.Cfg.Persist.Peeks() // ssl and msrdp persistence read the first bytes (l4/sslpersist.go)
 }
 

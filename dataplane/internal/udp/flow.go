@@ -14,6 +14,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/mrf"
 	"github.com/openltm/openltm/dataplane/persist"
 	"github.com/openltm/openltm/dataplane/sipmsg"
@@ -30,8 +31,10 @@ type flow struct {
 	dgram bool        // datagram-load-balancing
 	ended atomic.Bool
 
-	mu   sync.Mutex // legs, against end
+	mu   sync.Mutex // legs and lsn, against end
 	legs []*leg
+	// lsn is the translations of the flow's server sides (lsn.go).
+	lsn []*lsn.Translation
 	// last is the leg the flow's datagrams follow (per-flow balancing);
 	// only the listener's reader sets it.
 	last atomic.Pointer[leg]
@@ -495,6 +498,8 @@ func (f *flow) openLeg(dst netip.AddrPort, m *state.Member, pool *state.Pool) *l
 	var err error
 	if f.tftp {
 		c, err = listenFrom(f.source(dst, pool), dst) // tftp.go
+	} else if lp := f.snap.LSN; lp != nil && !f.ruleSNAT() {
+		c, err = f.dialLSN(lp, dst) // lsn.go
 	} else {
 		c, err = sockopt.DialUDP(f.source(dst, pool), dst)
 	}
@@ -582,6 +587,7 @@ func (f *flow) end() {
 		f.mr.Close() // its own peer flows; the answers still due are lost
 	}
 	f.clone.Close()
+	f.releaseLSN()          // lsn.go
 	f.pace.Load().close()   // pace.go
 	f.bwc.Swap(nil).close() // bwc.go
 	switch {

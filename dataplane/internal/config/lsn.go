@@ -1,0 +1,80 @@
+package config
+
+import (
+	"net/netip"
+	"time"
+)
+
+// SNATLSN is source-address-translation type lsn: the server side's
+// source is a translation address and port from an `ltm lsn-pool`.
+const SNATLSN SNATType = "lsn"
+
+// LSNMode is an lsn-pool's mode.
+type LSNMode string
+
+// The lsn-pool modes.
+const (
+	LSNNAPT          LSNMode = "napt"
+	LSNDeterministic LSNMode = "deterministic"
+	LSNPBA           LSNMode = "pba"
+)
+
+// LSNPersist is an lsn-pool's persistence mode.
+type LSNPersist string
+
+// The lsn-pool persistence modes.
+const (
+	LSNPersistNone        LSNPersist = "none"
+	LSNPersistAddress     LSNPersist = "address"
+	LSNPersistAddressPort LSNPersist = "address-port"
+)
+
+// LSNInbound is an lsn-pool's inbound-connections.
+type LSNInbound string
+
+// The lsn-pool inbound-connections settings.
+const (
+	LSNInboundDisabled  LSNInbound = "disabled"
+	LSNInboundAutomatic LSNInbound = "automatic"
+	LSNInboundExplicit  LSNInbound = "explicit"
+)
+
+// LSNPool is an `ltm lsn-pool` (large-scale NAT): the translation
+// addresses and ports the server sides of its virtuals' subscribers
+// take, and how they are chosen.
+type LSNPool struct {
+	Name string
+	Mode LSNMode
+	// Members are the translation prefixes; BackupMembers those a
+	// deterministic pool falls back to (as NAPT) when a subscriber's
+	// ports are all in use.
+	Members, BackupMembers []netip.Prefix
+	// PortLow and PortHigh are translation-port-range.
+	PortLow, PortHigh uint16
+	Persist           LSNPersist
+	PersistTimeout    time.Duration
+	Inbound           LSNInbound
+	// ClientConnLimit is client-connection-limit: translated connections
+	// one subscriber may have at once (0: no limit).
+	ClientConnLimit uint32
+	// The port-block-allocation settings (mode pba).
+	BlockSize        int
+	BlockLifetime    time.Duration // 0: none
+	BlockIdle        time.Duration // 0: none
+	ClientBlockLimit int
+	ZombieTimeout    time.Duration // 0: none
+	// Subscribers are the source prefixes of the virtual servers that
+	// translate through a deterministic pool, in the order the mapping
+	// counts them (the daemon sorts them).
+	Subscribers []netip.Prefix
+	// LogPublisher is log-publisher's full path ("": none), which gets a
+	// line per translation (and port block) made and ended.
+	LogPublisher string
+	// LogBackupOnly is the lsn-log-profile's "backup-allocation-only"
+	// for translation starts: only translations from backup-members are
+	// logged. LogStart and LogEnd say whether the starts and ends of
+	// outbound translations are logged (true without a log profile).
+	LogStart, LogEnd, LogBackupOnly bool
+	// LogCSV is the log profile's csv-format enabled.
+	LogCSV bool
+}

@@ -1,0 +1,105 @@
+package l4
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"syscall"
+
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
+	"github.com/openltm/openltm/dataplane/internal/sockopt"
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/lsn"
+)
+
+// errLSN: the virtual's lsn pool gave the flow no translation (no free
+// port or block, the subscriber's connection limit): the client is reset
+// and the pool counts the failure.
+var errLSN = errors.New("lsn translation failed")
+
+// lsnTries bounds the ports one connect tries when the host refuses
+// the translation's port (another program holds it).
+const lsnTries = 4
+
+// dialServer opens the server side to dst, a member of pool: from the
+// virtual's lsn pool's translation address and port when it has one
+// (and no rule chose a snat or disabled the translation), else as
+// source says. A virtual without an lsn pool pays the nil check.
+func (pr *proxied) dialServer(dst netip.AddrPort, pool *state.Pool) (*net.TCPConn, error) {
+	lp := pr.snap.LSN
+	var want *lsn.Want
+	if pr.rs != nil && pr.rs.lsnUsed.Load() {
+		var off bool
+		lp, want, off = pr.rs.lsnChoice(lp) // rulelsn.go
+		if off {
+			lp = nil
+		}
+	}
+	if lp != nil && pr.rs != nil && pr.rs.SNAT.Set {
+		lp = nil // a rule's snat or snatpool replaces the translation
+	}
+	if lp == nil {
+		return pr.e.DialSide(pr.source(dst, pool), dst, pr.serverSide())
+	}
+	if old := pr.lsn.Swap(nil); old != nil { // a reselect: the next member gets a translation of its own
+		old.Release()
+	}
+	t, err := lp.Translate(pr.Client, dst, false, want)
+	if err != nil {
+		pr.because(rstcause.LSNPort)
+		return nil, errLSN
+	}
+	for i := 0; ; i++ {
+		c, err := pr.e.dialExact(t.Addr, dst, pr.serverSide())
+		if err == nil {
+			pr.lsn.Store(t)
+			return c, nil
+		}
+		if i < lsnTries && (errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL)) && t.Retry() {
+			continue
+		}
+		t.Release()
+		return nil, err
+	}
+}
+
+// dialExact is DialSide from exactly src (its address and port), with
+// the socket shared with the translation's inbound listener
+// (lsn.ReusePort).
+func (e *Engine) dialExact(src, dst netip.AddrPort, side *sockopt.Side) (*net.TCPConn, error) {
+	d := net.Dialer{Timeout: side.Timeout(e.env.ConnectTimeout), KeepAlive: -1}
+	d.Control = func(_, _ string, rc syscall.RawConn) error {
+		var cerr error
+		err := rc.Control(func(fd uintptr) {
+			side.Apply(int(fd))
+			side.ApplyPeer(int(fd), dst.Addr())
+			if cerr = lsn.ReusePort(int(fd)); cerr != nil {
+				return
+			}
+			if cerr = bindExact(int(fd), src); cerr != nil {
+				return
+			}
+			cerr = rawsock.StartConnect(fd, dst)
+		})
+		if err != nil {
+			return err
+		}
+		return cerr
+	}
+	c, err := d.DialContext(context.Background(), "tcp", dst.String())
+	if err != nil {
+		return nil, err
+	}
+	return c.(*net.TCPConn), nil
+}
+
+// bindExact binds fd to src, its port included: no fallback.
+func bindExact(fd int, src netip.AddrPort) error {
+	a := src.Addr().Unmap()
+	if a.Is4() {
+		return syscall.Bind(fd, &syscall.SockaddrInet4{Port: int(src.Port()), Addr: a.As4()})
+	}
+	return syscall.Bind(fd, &syscall.SockaddrInet6{Port: int(src.Port()), Addr: a.As16()})
+}

@@ -1,0 +1,96 @@
+package l4
+
+import (
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/lsn"
+	"github.com/openltm/openltm/rules"
+)
+
+var _ rules.LSNConn = (*proxied)(nil)
+
+// lsnChoice is the lsn pool and translation wishes of the flow's rules
+// (LSN:: commands) over the virtual's pool lp; off when a rule
+// disabled the translation (LSN::disable).
+func (rs *ruleState) lsnChoice(lp *lsn.Pool) (_ *lsn.Pool, want *lsn.Want, off bool) {
+	rs.lsnMu.Lock()
+	defer rs.lsnMu.Unlock()
+	l := &rs.lsnRule
+	if l.disabled {
+		return nil, nil, true
+	}
+	if l.pool != nil {
+		lp = l.pool
+	}
+	if l.want != (lsn.Want{}) {
+		w := l.want
+		want = &w
+	}
+	return lp, want, false
+}
+
+// lsnRule is what the LSN:: commands set for a flow.
+type lsnRule struct {
+	disabled bool
+	pool     *lsn.Pool
+	want     lsn.Want
+}
+
+func (pr *proxied) lsnSet(f func(l *lsnRule)) {
+	pr.rs.lsnMu.Lock() // not rs.mu: the rule's event runs under it
+	f(&pr.rs.lsnRule)
+	pr.rs.lsnMu.Unlock()
+	pr.rs.lsnUsed.Store(true)
+}
+
+// LSNDisable implements rules.LSNConn.
+func (pr *proxied) LSNDisable() { pr.lsnSet(func(l *lsnRule) { l.disabled = true }) }
+
+// LSNPool implements rules.LSNConn.
+func (pr *proxied) LSNPool(name string) error {
+	p := pr.e.env.LSN.Lookup(name)
+	if p == nil {
+		return fmt.Errorf("LSN::pool: no lsn pool %s", name)
+	}
+	pr.lsnSet(func(l *lsnRule) { l.pool, l.disabled = p, false })
+	return nil
+}
+
+// LSNAddress implements rules.LSNConn.
+func (pr *proxied) LSNAddress(a netip.Addr) error {
+	pr.lsnSet(func(l *lsnRule) { l.want.Addr = a })
+	return nil
+}
+
+// LSNPort implements rules.LSNConn.
+func (pr *proxied) LSNPort(port uint16) error {
+	pr.lsnSet(func(l *lsnRule) { l.want.Port = port })
+	return nil
+}
+
+// LSNPersistence implements rules.LSNConn.
+func (pr *proxied) LSNPersistence(mode string, timeout time.Duration) error {
+	pr.lsnSet(func(l *lsnRule) { l.want.Persist, l.want.PersistTimeout = config.LSNPersist(mode), timeout })
+	return nil
+}
+
+// LSNInbound implements rules.LSNConn.
+func (pr *proxied) LSNInbound(enable bool) error {
+	v := "disabled"
+	if enable {
+		v = "enabled"
+	}
+	pr.lsnSet(func(l *lsnRule) { l.want.Inbound = v })
+	return nil
+}
+
+// LSNTranslation implements rules.LSNConn.
+func (pr *proxied) LSNTranslation() (netip.AddrPort, bool) {
+	if t := pr.lsn.Load(); t != nil {
+		return t.Addr, true
+	}
+	return netip.AddrPort{}, false
+}

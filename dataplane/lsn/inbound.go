@@ -1,0 +1,126 @@
+package lsn
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/netip"
+	"syscall"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+)
+
+// Inbound connections: with inbound-connections automatic, every
+// translation address and port in use (TCP) listens, and a connection
+// arriving there is sent to the subscriber address and port it maps to,
+// from the connecting peer's address when this host can bind it
+// (loopback), else from the host's choice [M: BIG-IP keeps the peer's
+// address; a proxy can only where the address is local]. explicit
+// listens only for translations a rule opened with LSN::inbound enable
+// [M]. UDP translations do not take inbound datagrams [M].
+
+// ReusePort sets SO_REUSEADDR and SO_REUSEPORT on a socket, so that a
+// translation's server side and its inbound listener can share the
+// address and port, whichever binds first.
+func ReusePort(fd int) error {
+	if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1); err != nil {
+		return err
+	}
+	return syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, soReusePort, 1)
+}
+
+const soReusePort = 15 // SO_REUSEPORT on Linux
+
+type inbound struct {
+	ln   net.Listener
+	pool *Pool
+	use  *portUse
+}
+
+// dialTimeout bounds the connect to a subscriber.
+const dialTimeout = 5 * time.Second
+
+// openInbound listens on u's address and port when the pool (or the
+// rule, want) lets inbound connections in. The caller holds p.mu.
+func (p *Pool) openInbound(u *portUse, want *Want) {
+	on := p.cfg.Inbound == config.LSNInboundAutomatic
+	if want != nil && want.Inbound != "" {
+		on = want.Inbound == "enabled" && p.cfg.Inbound != config.LSNInboundDisabled
+	}
+	if !on || u.udp || u.in != nil {
+		return
+	}
+	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+		var err error
+		if cerr := rc.Control(func(fd uintptr) { err = ReusePort(int(fd)) }); cerr != nil {
+			return cerr
+		}
+		return err
+	}}
+	ln, err := lc.Listen(context.Background(), "tcp", u.at.String())
+	if err != nil {
+		return // another program holds it: no inbound for this one
+	}
+	in := &inbound{ln: ln, pool: p, use: u}
+	u.in = in
+	go in.serve()
+}
+
+func (in *inbound) close() { in.ln.Close() }
+
+func (in *inbound) serve() {
+	for {
+		c, err := in.ln.Accept()
+		if err != nil {
+			return
+		}
+		go in.relay(c.(*net.TCPConn))
+	}
+}
+
+// relay sends one inbound connection to the subscriber.
+func (in *inbound) relay(c *net.TCPConn) {
+	p := in.pool
+	p.mu.Lock()
+	to := in.use.client
+	p.mu.Unlock()
+	peer := addrPortOf(c.RemoteAddr())
+	d := net.Dialer{Timeout: dialTimeout}
+	if a := peer.Addr(); a.IsLoopback() && a.Is4() == to.Addr().Is4() {
+		d.LocalAddr = &net.TCPAddr{IP: a.AsSlice()}
+	}
+	s, err := d.Dial("tcp", to.String())
+	if err != nil && d.LocalAddr != nil {
+		d.LocalAddr = nil
+		s, err = d.Dial("tcp", to.String())
+	}
+	if err != nil {
+		p.Stats.InboundRefused.Add(1)
+		c.SetLinger(0)
+		c.Close()
+		return
+	}
+	p.Stats.InboundTotal.Add(1)
+	p.Stats.InboundActive.Add(1)
+	defer p.Stats.InboundActive.Add(-1)
+	sc := s.(*net.TCPConn)
+	done := make(chan struct{})
+	go func() {
+		io.Copy(sc, c)
+		sc.CloseWrite()
+		close(done)
+	}()
+	io.Copy(c, sc)
+	c.CloseWrite()
+	<-done
+	c.Close()
+	sc.Close()
+}
+
+func addrPortOf(a net.Addr) netip.AddrPort {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.AddrPort()
+	}
+	return netip.AddrPort{}
+}
