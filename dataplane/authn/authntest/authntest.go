@@ -197,9 +197,9 @@ func (r *RADIUS) Close() {
 	r.srv.Shutdown(ctx)
 }
 
-// AddCertificate adds a certificate (DER) to an entry's
-// userCertificate;binary, as the directory's administrator.
-func AddCertificate(addr, dn string, der []byte) error {
+// asAdmin runs f on a connection to the directory bound as its
+// administrator.
+func asAdmin(addr string, f func(*ldap.Conn) error) error {
 	c, err := ldap.DialURL("ldap://" + addr)
 	if err != nil {
 		return err
@@ -208,41 +208,33 @@ func AddCertificate(addr, dn string, der []byte) error {
 	if err := c.Bind(RootDN, RootPW); err != nil {
 		return err
 	}
-	m := ldap.NewModifyRequest(dn, nil)
-	m.Add("userCertificate;binary", []string{string(der)})
-	return c.Modify(m)
+	return f(c)
+}
+
+// AddCertificate adds a certificate (DER) to an entry's
+// userCertificate;binary, as the directory's administrator.
+func AddCertificate(addr, dn string, der []byte) error {
+	return AddValues(addr, dn, "userCertificate;binary", string(der))
 }
 
 // AddEntry adds an entry to the directory, as its administrator: attrs
 // are its attributes' values, objectClass among them.
 func AddEntry(addr, dn string, attrs map[string][]string) error {
-	c, err := ldap.DialURL("ldap://" + addr)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if err := c.Bind(RootDN, RootPW); err != nil {
-		return err
-	}
-	a := ldap.NewAddRequest(dn, nil)
-	for k, v := range attrs {
-		a.Attribute(k, v)
-	}
-	return c.Add(a)
+	return asAdmin(addr, func(c *ldap.Conn) error {
+		a := ldap.NewAddRequest(dn, nil)
+		for k, v := range attrs {
+			a.Attribute(k, v)
+		}
+		return c.Add(a)
+	})
 }
 
 // AddValues adds values to an entry's attribute, as the directory's
 // administrator.
 func AddValues(addr, dn, attr string, values ...string) error {
-	c, err := ldap.DialURL("ldap://" + addr)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if err := c.Bind(RootDN, RootPW); err != nil {
-		return err
-	}
-	m := ldap.NewModifyRequest(dn, nil)
-	m.Add(attr, values)
-	return c.Modify(m)
+	return asAdmin(addr, func(c *ldap.Conn) error {
+		m := ldap.NewModifyRequest(dn, nil)
+		m.Add(attr, values)
+		return c.Modify(m)
+	})
 }
