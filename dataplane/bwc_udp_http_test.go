@@ -24,22 +24,7 @@ func TestBWCUDPQueue(t *testing.T) {
 	cfg.Virtuals["/Common/vs"].BWC = "/Common/slow"
 	mustApply(t, p, cfg)
 
-	c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(ap(vs)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	d := make([]byte, 1000)
-	copy(d, "burst")
-	for range 300 {
-		c.Write(d)
-	}
-	c.SetReadDeadline(time.Now().Add(20 * time.Second))
-	buf := make([]byte, 2048)
-	n, err := c.Read(buf)
-	if err != nil || !strings.HasPrefix(string(buf[:n]), "S1:burst") {
-		t.Fatalf("answer %q, %v", buf[:n], err)
-	}
+	udpBurst(t, nil, vs)
 	pol := p.bwc.Policy("/Common/slow")
 	eventually(t, "datagrams dropped and passed", func() bool {
 		st := pol.Stats()
@@ -112,30 +97,11 @@ func TestBWCUDPRuleAttach(t *testing.T) {
 	mustApply(t, p, cfg)
 	pol := p.bwc.Policy("/Common/slow")
 
-	burst := func(from string) {
-		t.Helper()
-		c, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(ap(from)), net.UDPAddrFromAddrPort(ap(vs)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		d := make([]byte, 1000)
-		copy(d, "burst")
-		for range 300 {
-			c.Write(d)
-		}
-		c.SetReadDeadline(time.Now().Add(20 * time.Second))
-		buf := make([]byte, 2048)
-		n, err := c.Read(buf)
-		if err != nil || !strings.HasPrefix(string(buf[:n]), "S1:burst") {
-			t.Fatalf("answer %q, %v", buf[:n], err)
-		}
-	}
-	burst("127.159.20.9:0")
+	udpBurst(t, net.UDPAddrFromAddrPort(ap("127.159.20.9:0")), vs)
 	if st := pol.Stats(); st.PassedPkts != 0 || st.DroppedPkts != 0 {
 		t.Fatalf("a detached flow was counted on the policy: %+v", st)
 	}
-	burst("127.159.20.8:0")
+	udpBurst(t, net.UDPAddrFromAddrPort(ap("127.159.20.8:0")), vs)
 	eventually(t, "datagrams dropped and passed", func() bool {
 		st := pol.Stats()
 		return st.DroppedPkts > 0 && st.PassedPkts > 0 && st.Dropped == st.DroppedPkts*1000
@@ -146,5 +112,28 @@ func TestBWCUDPRuleAttach(t *testing.T) {
 		if !strings.Contains(lg.String(), "BWC::debug start: policy /Common/slow session "+who+" level 0 user-rate 400000 bps policy-rate ") {
 			t.Errorf("no BWC::debug line of %s in\n%s", who, lg)
 		}
+	}
+}
+
+// udpBurst sends 300 datagrams of 1000 bytes from from (nil: any local
+// address) to the virtual vs, faster than its bandwidth policy lets
+// through, and waits for the member's first answer (S1:burst).
+func udpBurst(t *testing.T, from *net.UDPAddr, vs string) {
+	t.Helper()
+	c, err := net.DialUDP("udp", from, net.UDPAddrFromAddrPort(ap(vs)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	d := make([]byte, 1000)
+	copy(d, "burst")
+	for range 300 {
+		c.Write(d)
+	}
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	buf := make([]byte, 2048)
+	n, err := c.Read(buf)
+	if err != nil || !strings.HasPrefix(string(buf[:n]), "S1:burst") {
+		t.Fatalf("answer %q, %v", buf[:n], err)
 	}
 }
