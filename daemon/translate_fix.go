@@ -24,9 +24,12 @@ var (
 // without a tcp profile and beside an http, ftp, sip or mqtt profile,
 // which would parse the same bytes [M: the messages are openltm's].
 // sender-tag-class's data groups must exist and map tag numbers to tag
-// numbers. Where the message reader does not run (TLS, stream, mblb,
-// rules that read the flow's bytes in CLIENT_DATA or SERVER_DATA) the
-// virtual passes FIX through as plain TCP, with a warning. It returns
+// numbers. The messages are read inside client-ssl's and server-ssl's
+// records as MQTT's are (FIX over TLS, as F5's FIX profile with an SSL
+// profile). Where the message reader does not run (stream, mblb, an SSL
+// forward proxy, rules that read the flow's bytes in CLIENT_DATA or
+// SERVER_DATA) the virtual passes FIX through as plain TCP, with a
+// warning. It returns
 // false when the virtual was left out.
 func (t *translator) fix(o *objects.Object, v *dataplane.Virtual) bool {
 	p := t.profile(o, profileFIX)
@@ -68,7 +71,7 @@ func (t *translator) fix(o *objects.Object, v *dataplane.Virtual) bool {
 		t.keep(o, "profile %s: openltm's FIX parser %s; the virtual passes FIX through without it", p.Name, why)
 		return true
 	}
-	if why := plainGatewayBlocked(v); why != "" { // translate_ftp.go
+	if why := gatewayBlocked(v); why != "" { // translate_ftp.go
 		return without(why)
 	}
 	v.FIX = opt

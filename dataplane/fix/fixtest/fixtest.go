@@ -46,9 +46,15 @@ func StartAcceptor(addr, name string) (*Acceptor, error) {
 	if err != nil {
 		return nil, err
 	}
+	return Serve(ln, name), nil
+}
+
+// Serve accepts on ln (a TLS listener for a member behind server-ssl);
+// name is the SenderCompID it answers with.
+func Serve(ln net.Listener, name string) *Acceptor {
 	a := &Acceptor{Name: name, ln: ln}
 	go a.serve()
-	return a, nil
+	return a
 }
 
 // Addr is where it listens.
@@ -142,8 +148,11 @@ func Dial(addr string) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{Conn: c, r: fix.Reader{R: c}}, nil
+	return NewClient(c), nil
 }
+
+// NewClient is a client on a connection already open (a TLS one).
+func NewClient(c net.Conn) *Client { return &Client{Conn: c, r: fix.Reader{R: c}} }
 
 // Send writes raw messages.
 func (c *Client) Send(raw ...[]byte) error {

@@ -12,9 +12,10 @@ import (
 	"github.com/openltm/openltm/rules"
 )
 
-// A fix profile on a plain TCP virtual makes its flows FIX sessions,
-// served on goroutines by serveFIX (msgflow.go holds what they share with
-// the mqtt profile's): each message of the client is framed on BodyLength
+// A fix profile on a TCP virtual makes its flows FIX sessions, served on
+// goroutines by serveFIX (msgflow.go holds what they share with the mqtt
+// profile's), over client-ssl and server-ssl too (the messages are the
+// plaintext inside the records, tls.go): each message of the client is framed on BodyLength
 // and checked (dataplane/fix), FIX_HEADER and FIX_MESSAGE run over it,
 // and its tags are renumbered when the sender (tag 49 of the first
 // message) has a tag map, from sender-tag-class or FIX::tag map set. The
@@ -59,9 +60,9 @@ func (pr *proxied) serveFIX(head []byte) {
 			x.prog = prog
 		}
 	}
-	var src io.Reader = pr.client
+	var src io.Reader = pr.clientConn() // the plaintext under client-ssl (tls.go)
 	if len(head) > 0 {
-		src = io.MultiReader(bytes.NewReader(head), pr.client)
+		src = io.MultiReader(bytes.NewReader(head), src)
 	}
 	x.rd[0] = fix.Reader{R: src, Max: x.opt.Max}
 	var raw []byte
@@ -96,7 +97,7 @@ func (pr *proxied) serveFIX(head []byte) {
 		pr.finishLeg()
 		return
 	}
-	x.rd[1] = fix.Reader{R: sc.conn, Max: x.opt.Max}
+	x.rd[1] = fix.Reader{R: sc.netConn(), Max: x.opt.Max} // through server-ssl (tls.go)
 	if !x.forward(true, raw, m, sc) {
 		pr.finishLeg()
 		return
@@ -133,9 +134,9 @@ func (x *fixFlow) next(up bool, sc *serverConn) ([]byte, bool) {
 			pr.closeGraceful()
 		case pr.gone(sc):
 		case up:
-			sc.conn.CloseWrite()
+			closeWrite(sc.netConn()) // tls.go: close_notify, then the FIN
 		default:
-			pr.client.CloseWrite()
+			closeWrite(pr.clientConn())
 		}
 		return nil, false
 	}

@@ -42,7 +42,7 @@ const (
 func loopTLS(snap *state.VirtualSnap) bool {
 	t := snap.Cfg.TLS
 	return t != nil && t.Client != nil && t.Server == nil && !t.AllowNonSSL && snap.BWC == nil && snap.LSN == nil && (snap.EvMask == 0 || snap.EvMask == eventBit(config.EventClientAccepted)) &&
-		snap.Cfg.MBLB == nil && snap.Cfg.STARTTLS == nil && snap.Cfg.MQTT == nil && snap.Cfg.Diameter == nil && !handlesSSL(snap.Cfg.Rules) && !sslPersists(snap.Cfg) // ssl persistence: goroutine flows (tls.go)
+		snap.Cfg.MBLB == nil && snap.Cfg.STARTTLS == nil && snap.Cfg.MQTT == nil && snap.Cfg.FIX == nil && snap.Cfg.Diameter == nil && !handlesSSL(snap.Cfg.Rules) && !sslPersists(snap.Cfg) // ssl persistence: goroutine flows (tls.go)
 }
 
 // handshakeTLS admits a client of a loopTLS virtual accepted for lr
