@@ -48,10 +48,10 @@ const maxFrame = 16 << 20
 // openltm's].
 var (
 	ErrTimeout    = errors.New("ILX timeout.")
-	ErrNoPlugin   = errors.New("no such ilx plugin")
-	ErrNoExt      = errors.New("no such extension")
-	ErrDisabled   = errors.New("the plugin is disabled")
-	ErrNotRunning = errors.New("the extension is not running")
+	ErrNoPlugin   = errors.New("ILX failure: no such ilx plugin")
+	ErrNoExt      = errors.New("ILX failure: no such extension")
+	ErrDisabled   = errors.New("ILX failure: the plugin is disabled")
+	ErrNotRunning = errors.New("ILX failure: the extension is not running")
 )
 
 // Mode is an extension's concurrency-mode.
