@@ -113,6 +113,9 @@ func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
 	if ok, err := s.ucsCommand(st, verb, args, w); ok { // ucs.go
 		return err
 	}
+	if ok, err := s.ilxCommand(ctx, st, verb, args, w); ok { // ilx.go
+		return err
+	}
 	if ok, err := s.cmCommand(ctx, st, verb, args, w); ok { // cm_commands.go
 		return err
 	}
