@@ -364,10 +364,11 @@ var ilxUsage = []string{"create ilx workspace NAME [extension EXT] [rule RULE] [
 	"create ilx plugin NAME from-workspace W [disabled] [extensions { EXT { concurrency-mode single|dedicated ... } }]"}
 
 // ilxCommand answers create and delete of ilx workspaces (their files),
-// and create and modify of ilx plugins (their staged copy); handled is
-// false for everything else.
+// create and modify of ilx plugins (their staged copy) and restart ilx
+// plugin (its processes started again, a failed extension's restarts
+// given back); handled is false for everything else.
 func (s *Session) ilxCommand(ctx context.Context, st *grammar.Statement, verb string, args []grammar.Node, w io.Writer) (bool, error) {
-	if verb != "create" && verb != "modify" && verb != "delete" {
+	if verb != "create" && verb != "modify" && verb != "delete" && verb != "restart" {
 		return false, nil
 	}
 	abs := s.moduleFor(headWords(args))
@@ -385,6 +386,15 @@ func (s *Session) ilxCommand(ctx context.Context, st *grammar.Statement, verb st
 	name := objects.FullPath(s.folder, nw.Text)
 	if _, err := objPath(name); err != nil {
 		return true, synErr(nw, nil, "%v", err)
+	}
+	if verb == "restart" {
+		if t.kind != ilxPlugin || len(t.rest) != 1 {
+			return true, synErr(st, []string{"restart ilx plugin NAME"}, "restart takes an ilx plugin's name")
+		}
+		if s.e.Config().Get(ilxPlugin, name) == nil {
+			return true, &objects.ConfigError{Code: "01020036", Msg: fmt.Sprintf("The requested plugin (%s) was not found.", name)}
+		}
+		return true, s.e.ilx.Restart(name)
 	}
 	if t.kind == ilxPlugin {
 		if verb == "delete" {

@@ -113,6 +113,12 @@ func TestILXWorkspacePlugin(t *testing.T) {
 			t.Errorf("show ilx plugin lacks %q:\n%s", want, out)
 		}
 	}
+	if _, err := run(t, s, "restart ilx plugin pl"); err != "" {
+		t.Fatal(err)
+	}
+	if _, err := run(t, s, "restart ilx plugin nope"); !strings.Contains(err, "01020036") {
+		t.Errorf("restart of an unknown plugin: %q", err)
+	}
 	if _, err := run(t, s, "modify ilx plugin pl disabled"); err != "" {
 		t.Fatal(err)
 	}
