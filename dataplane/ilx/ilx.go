@@ -547,7 +547,11 @@ func (p *proc) once(log *slog.Logger) error {
 	cmd.Dir = x.cfg.Dir
 	cmd.ExtraFiles = []*os.File{theirs}
 	cmd.Env = append(os.Environ(), "NODE_PATH="+x.m.o.ModuleDir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// Its own process group, killed whole when the extension stops. No
+	// parent-death signal: Linux sends it when the forking thread ends,
+	// and Go ends threads a locked goroutine leaves; an extension whose
+	// ltmd is gone ends itself when its socket closes (f5-nodejs).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		theirs.Close()
