@@ -24,6 +24,7 @@ import (
 	"github.com/openltm/openltm/control"
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/hsl"
+	"github.com/openltm/openltm/dataplane/ilx"
 	"github.com/openltm/openltm/dataplane/syslog"
 	"github.com/openltm/openltm/grammar"
 	"github.com/openltm/openltm/objects"
@@ -72,6 +73,11 @@ type Engine struct {
 
 	mu  sync.Mutex // serialises commits
 	cur atomic.Pointer[state]
+
+	// ilx runs the ilx plugins' Node.js extensions (ilx.go), and
+	// ilxApplied is what it runs.
+	ilx        *ilx.Manager
+	ilxApplied ilxApplied
 
 	hooks []Hook
 
@@ -235,6 +241,11 @@ func Open(opts Options) (*Engine, error) {
 		st.Close()
 		return nil, err
 	}
+	if err := e.startILX(); err != nil { // ilx.go
+		e.logs.Close()
+		st.Close()
+		return nil, err
+	}
 	e.host.start()
 	return e, nil
 }
@@ -268,6 +279,9 @@ func (e *Engine) Close() error {
 		e.hsl.Close()
 	}
 	e.rules.rt.hsl.closeIPFIX()
+	if e.ilx != nil {
+		e.ilx.Close()
+	}
 	if e.logs != nil {
 		e.logs.Close()
 	}

@@ -216,6 +216,8 @@ type ruleRuntime struct {
 	statsDefs map[string][]string
 	// auth are the auth profiles in service (hook_auth.go).
 	auth atomic.Pointer[authRuntime]
+	// ilx is what ILX::init, ILX::call and ILX::notify reach (ilx.go).
+	ilx ilxSwitch
 }
 
 // statsProfiles are the statistics profiles of cfg: each one's named
@@ -267,6 +269,7 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 	rt.auth.Store(&authRuntime{})
 	rt.env = &rules.Env{
 		Auth: rt.authService, // hook_auth.go
+		ILX:  &rt.ilx,        // ilx.go
 		TrafficGroup: func(virtual string) string {
 			if tg, ok := (*rt.vsTGs.Load())[virtual]; ok {
 				return tg

@@ -321,6 +321,7 @@ func allKinds() []*Kind {
 	ks = append(ks, netListKinds()...) // netlists.go
 	ks = append(ks, bwcKinds()...)     // kinds_bwc.go
 	ks = append(ks, lsnKinds()...)     // kinds_lsn.go
+	ks = append(ks, ilxKinds()...)     // kinds_ilx.go
 	ks = append(ks, fileLogKinds()...)
 	describeModeled(ks)
 	ks = append(ks, f5Kinds()...)

@@ -114,6 +114,9 @@ type Env struct {
 	// Auth finds the auth profile AUTH::start names (commands_auth.go);
 	// nil makes AUTH::start a Tcl error.
 	Auth AuthService
+	// ILX reaches the ilx plugins' extensions (ILX::init, ILX::call,
+	// ILX::notify; commands_ilx.go); nil makes them Tcl errors.
+	ILX ILX
 }
 
 // budget is the steps and the time one event (or one script `after`
