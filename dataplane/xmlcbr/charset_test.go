@@ -3,6 +3,8 @@ package xmlcbr
 import (
 	"errors"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
 	"golang.org/x/text/encoding"
@@ -68,5 +70,69 @@ func TestEvaluateEncodings(t *testing.T) {
 				t.Fatalf("matches %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestWalk(t *testing.T) {
+	const doc = `<?xml version="1.0"?><s:Env xmlns:s="urn:s"><s:Body>` +
+		`<Order id="7" kind="a&amp;b"><Item>one</Item><Item><![CDATA[<two>]]></Item></Order>` +
+		"\n  <Empty/></s:Body></s:Env>"
+	walk := func(body []byte, stopAt int) ([]string, error) {
+		var got []string
+		err := Walk(body, func(n *Node) bool {
+			s := [...]string{"BEGIN_DOCUMENT", "BEGIN_ELEMENT", "CDATA", "END_ELEMENT", "END_DOCUMENT"}[n.Kind]
+			if n.Kind != BeginDocument && n.Kind != EndDocument {
+				s += " " + n.Name + " " + n.Path + " " + strconv.Itoa(n.Depth)
+			}
+			for _, a := range n.Attrs {
+				s += " @" + a.Name.Local + "=" + a.Value
+			}
+			if n.Kind == CData {
+				s += " " + n.Text
+			}
+			got = append(got, s)
+			return len(got) != stopAt
+		})
+		return got, err
+	}
+	want := []string{
+		"BEGIN_DOCUMENT",
+		"BEGIN_ELEMENT s:Env /s:Env 1 @s=urn:s",
+		"BEGIN_ELEMENT s:Body /s:Env/s:Body 2",
+		"BEGIN_ELEMENT Order /s:Env/s:Body/Order 3 @id=7 @kind=a&b",
+		"BEGIN_ELEMENT Item /s:Env/s:Body/Order/Item 4",
+		"CDATA Item /s:Env/s:Body/Order/Item 4 one",
+		"END_ELEMENT Item /s:Env/s:Body/Order/Item 4",
+		"BEGIN_ELEMENT Item /s:Env/s:Body/Order/Item[2] 4",
+		"CDATA Item /s:Env/s:Body/Order/Item[2] 4 <two>",
+		"END_ELEMENT Item /s:Env/s:Body/Order/Item[2] 4",
+		"END_ELEMENT Order /s:Env/s:Body/Order 3",
+		"BEGIN_ELEMENT Empty /s:Env/s:Body/Empty 3",
+		"END_ELEMENT Empty /s:Env/s:Body/Empty 3",
+		"END_ELEMENT s:Body /s:Env/s:Body 2",
+		"END_ELEMENT s:Env /s:Env 1",
+		"END_DOCUMENT",
+	}
+	got, err := walk([]byte(doc), -1)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("walk: %v\n%s\nwant\n%s", err, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The same document in UTF-16 and in ISO-8859-1 walks the same.
+	got, err = walk(encode(t, unicode.UTF16(unicode.LittleEndian, unicode.UseBOM), doc), -1)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("UTF-16 walk: %v\n%s", err, strings.Join(got, "\n"))
+	}
+	latin := `<?xml version="1.0" encoding="ISO-8859-1"?><a>Zürich</a>`
+	got, err = walk(encode(t, charmap.ISO8859_1, latin), -1)
+	if err != nil || len(got) != 5 || got[2] != "CDATA a /a 1 Zürich" {
+		t.Fatalf("ISO-8859-1 walk: %v %q", err, got)
+	}
+	// A callback that says stop ends the walk there.
+	if got, err := walk([]byte(doc), 3); err != nil || len(got) != 3 {
+		t.Fatalf("stopped walk: %v %q", err, got)
+	}
+	// A malformed document gives no event.
+	if got, err := walk([]byte("<a><b></a>"), -1); !errors.Is(err, ErrMalformed) || len(got) != 0 {
+		t.Fatalf("malformed: %v %q", err, got)
 	}
 }
