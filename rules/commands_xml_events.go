@@ -38,11 +38,12 @@ import (
 //     root, with the position among same-named siblings past the first
 //     (/Envelope/Body/Item[2]), an XPath a query could select it by.
 //
-// A pool, node or HTTP::respond a rule gives there decides the request
-// as it would in XML_CONTENT_BASED_ROUTING; the walk stops once the
-// request is decided. XML::collect, XML::eventid, XML::parse,
-// XML::release, XML::soap and XML::subscribe (buffering, subscription
-// and SOAP controls F5 never described) are kept with a warning.
+// A pool or node a rule picks there is where the request goes (a later
+// pick wins, XML_CONTENT_BASED_ROUTING's among them); HTTP::respond,
+// reject or drop there decide the request and end the walk.
+// XML::collect, XML::eventid, XML::parse, XML::release, XML::soap and
+// XML::subscribe (buffering, subscription and SOAP controls F5 never
+// described) are kept with a warning.
 
 // IsXMLParser reports one of the xml profile's parser events.
 func (e Event) IsXMLParser() bool { return e >= XMLBeginDocument && e <= XMLEvent }
@@ -59,23 +60,11 @@ type XMLNode struct {
 	Attrs            []xml.Attr
 }
 
-// RunXMLNode runs n's event, then XML_EVENT, each when the rules handle
-// it; the commands read n there. The caller stops at an error and when
-// the request is decided.
-func (s *ConnState) RunXMLNode(n *XMLNode) error {
-	x := s.xmlState()
-	x.node = n
-	defer func() { x.node = nil }()
-	if len(s.prog.handlers[n.Event]) != 0 {
-		if err := s.Run(n.Event); err != nil {
-			return err
-		}
-	}
-	if len(s.prog.handlers[XMLEvent]) != 0 {
-		return s.Run(XMLEvent)
-	}
-	return nil
-}
+// SetXMLNode readies the parser event n for the xml profile's events:
+// the caller runs n.Event, then XML_EVENT, each when the rules handle
+// it, and clears it with SetXMLNode(nil). The commands read n in
+// between.
+func (s *ConnState) SetXMLNode(n *XMLNode) { s.xmlState().node = n }
 
 // xmlUnsupported are BIG-IP 9's XML:: commands openltm keeps with a
 // warning.

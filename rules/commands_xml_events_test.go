@@ -49,7 +49,12 @@ when XML_EVENT { log local0. "all [XML::event] [XML::element]" }`,
 			defer s.Release()
 			var err error
 			for i := range nodes {
-				if err = s.RunXMLNode(&nodes[i]); err != nil {
+				s.SetXMLNode(&nodes[i])
+				if err = s.Run(nodes[i].Event); err == nil {
+					err = s.Run(XMLEvent)
+				}
+				s.SetXMLNode(nil)
+				if err != nil {
 					break
 				}
 			}
