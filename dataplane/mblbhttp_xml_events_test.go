@@ -157,3 +157,114 @@ func TestHTTPXMLParserEventsOff(t *testing.T) {
 		t.Fatalf("answer %q", b)
 	}
 }
+
+// TestHTTPXMLEncodingsRouted: XML_CONTENT_BASED_ROUTING routes a
+// document by the value its query selected whatever the encoding it
+// came in (ISO-8859-1, UTF-16 with and without a byte order mark).
+func TestHTTPXMLEncodingsRouted(t *testing.T) {
+	const vs, general, zurich = "127.164.0.30:80", "127.164.0.31:80", "127.164.0.32:80"
+	startXMLEventsServer(t, general, "general")
+	startXMLEventsServer(t, zurich, "zurich")
+	prof, err := xmlcbr.Compile("/Common/xml", nil, []string{"//city"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := mblbConfig(vs, &MBLB{Request: mblb.Framing{Mode: mblb.HTTP, HTTP: mblb.HTTPOptions{XML: prof}}}, general)
+	za := ap(zurich)
+	cfg.Pools["/Common/zurich"] = &Pool{Name: "/Common/zurich", LBMode: RoundRobin,
+		Members: []Member{{Node: "/Common/" + za.Addr().String(), Addr: za}}}
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `
+when HTTP_REQUEST { pool /Common/pool }
+when XML_CONTENT_BASED_ROUTING {
+    HTTP::header insert X-City $XML_values(0)
+    if { $XML_values(0) eq "Zürich" } { pool /Common/zurich }
+}`)
+	p, _ := newPlane(t)
+	mustApply(t, p, cfg)
+	enc := func(e encoding.Encoding, s string) string {
+		b, err := e.NewEncoder().Bytes([]byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	doc := func(label string) string {
+		return `<?xml version="1.0" encoding="` + label + `"?><order><city>Zürich</city></order>`
+	}
+	cl := &http.Client{Timeout: 20 * time.Second}
+	defer cl.CloseIdleConnections()
+	for name, body := range map[string]string{
+		"ISO-8859-1":             enc(charmap.ISO8859_1, doc("ISO-8859-1")),
+		"windows-1252":           enc(charmap.Windows1252, doc("windows-1252")),
+		"UTF-16BE with a BOM":    enc(unicode.UTF16(unicode.BigEndian, unicode.UseBOM), doc("UTF-16")),
+		"UTF-16LE without a BOM": enc(unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM), doc("UTF-16LE")),
+	} {
+		t.Run(name, func(t *testing.T) {
+			resp, err := cl.Post("http://"+vs+"/", "application/xml", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if string(b) != "zurich|Zürich|||###" {
+				t.Fatalf("answer %q", b)
+			}
+		})
+	}
+}
+
+// TestHTTPEventStreamPassesThrough: a member's text/event-stream
+// response reaches the client through an http virtual event by event,
+// as the member sends it (the member holds its second event until the
+// client has read the first), unchanged: openltm has no sse profile, so
+// SSE_RESPONSE never runs over it.
+func TestHTTPEventStreamPassesThrough(t *testing.T) {
+	const vs, member = "127.164.0.40:80", "127.164.0.41:80"
+	gotFirst := make(chan struct{})
+	ln, err := net.Listen("tcp", member)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		io.WriteString(w, "id: 1\nevent: tick\ndata: one\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-gotFirst:
+		case <-time.After(20 * time.Second):
+		case <-r.Context().Done():
+			return
+		}
+		io.WriteString(w, ": comment\ndata: two\ndata: lines\n\n")
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	cfg := mblbConfig(vs, &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}, member)
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when HTTP_RESPONSE { HTTP::header insert X-Seen 1 }`)
+	p, _ := newPlane(t)
+	mustApply(t, p, cfg)
+
+	cl := &http.Client{Timeout: 30 * time.Second}
+	defer cl.CloseIdleConnections()
+	req, _ := http.NewRequest("GET", "http://"+vs+"/events", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := cl.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.Header.Get("Content-Type") != "text/event-stream" || resp.Header.Get("X-Seen") != "1" {
+		t.Fatalf("headers %v", resp.Header)
+	}
+	first := "id: 1\nevent: tick\ndata: one\n\n"
+	buf := make([]byte, len(first))
+	if _, err := io.ReadFull(resp.Body, buf); err != nil || string(buf) != first {
+		t.Fatalf("first event %q, %v", buf, err)
+	}
+	close(gotFirst)
+	rest, err := io.ReadAll(resp.Body)
+	if err != nil || string(rest) != ": comment\ndata: two\ndata: lines\n\n" {
+		t.Fatalf("rest %q, %v", rest, err)
+	}
+}
