@@ -67,9 +67,9 @@ func TestXMLProfileTranslated(t *testing.T) {
 
 // TestXMLProfileRefused: a query that does not compile (with the query
 // and what is wrong), an unmapped prefix, a fourth query, a bad
-// namespace-mappings block, a max-buffer-size out of range, an xml profile without an http profile and
-// XML_CONTENT_BASED_ROUTING without an xml profile are refused; nothing
-// changes.
+// namespace-mappings block, a max-buffer-size out of range, an xml profile without an http profile,
+// XML_CONTENT_BASED_ROUTING and the parser events without an xml profile
+// are refused; nothing changes.
 func TestXMLProfileRefused(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
@@ -77,6 +77,7 @@ func TestXMLProfileRefused(t *testing.T) {
 		"create ltm pool p members add { 127.139.2.11:80 }",
 		"create ltm profile xml x_keep defaults-from xml xpath-queries { //a }",
 		"create ltm rule xr { when XML_CONTENT_BASED_ROUTING { pool p } }",
+		"create ltm rule xe { when XML_CDATA { log local0. [XML::element text] } }",
 	} {
 		if _, err := run(t, s, c); err != "" {
 			t.Fatalf("%s: %s", c, err)
@@ -94,6 +95,7 @@ func TestXMLProfileRefused(t *testing.T) {
 		{"create ltm profile xml x_bad defaults-from xml namespace-mappings { { mapping-prefix 1p mapping-namespace u } }", `"1p" is not a namespace prefix`},
 		{"create ltm virtual v_tcp destination 127.139.2.4:80 pool p profiles replace-all-with { tcp { } x_keep { } }", "profile /Common/x_keep (xml) requires an http profile on the virtual server (/Common/v_tcp)"},
 		{"create ltm virtual v_rule destination 127.139.2.5:80 pool p profiles replace-all-with { tcp { } http { } } rules { xr }", "XML_CONTENT_BASED_ROUTING in rule (/Common/xr) requires an associated XML profile"},
+		{"create ltm virtual v_events destination 127.164.2.6:80 pool p profiles replace-all-with { tcp { } http { } } rules { xe }", "XML_CDATA in rule (/Common/xe) requires an associated XML profile"},
 	} {
 		if _, err := run(t, s, c.cmd); !strings.Contains(err, c.err) {
 			t.Errorf("%s: error %q, want %q", c.cmd, err, c.err)
@@ -102,7 +104,7 @@ func TestXMLProfileRefused(t *testing.T) {
 	if out, _ := run(t, s, "list ltm profile xml x_keep"); !strings.Contains(out, "xpath-queries { //a }") {
 		t.Errorf("x_keep after the refusals:\n%s", out)
 	}
-	for _, l := range []string{"list ltm profile xml x_bad", "list ltm virtual v_tcp", "list ltm virtual v_rule"} {
+	for _, l := range []string{"list ltm profile xml x_bad", "list ltm virtual v_tcp", "list ltm virtual v_rule", "list ltm virtual v_events"} {
 		if _, err := run(t, s, l); err == "" {
 			t.Errorf("%s: made", l)
 		}

@@ -940,7 +940,7 @@ max-buffer-size int 65536
 multiple-query-matches ed disabled
 namespace-mappings raw
 xpath-queries list
-`), "F5 ltm profile xml: request bodies of an http virtual parsed as XML, its XPath queries evaluated and XML_CONTENT_BASED_ROUTING raised for the rules when one matches",
+`), "F5 ltm profile xml: request bodies of an http virtual parsed as XML (UTF-8, UTF-16 or the encoding the declaration names), its XPath queries evaluated and XML_CONTENT_BASED_ROUTING raised for the rules when one matches, and its parser events (XML_BEGIN_DOCUMENT ... XML_EVENT) when the rules handle them",
 			"abort-on-error", "max-buffer-size", "multiple-query-matches", "namespace-mappings", "xpath-queries"),
 		// The mqtt profile has no settings of its own [M: none are
 		// documented beside defaults-from and description].

@@ -149,13 +149,15 @@ func commandTable() *tcl.Commands {
 				return tcl.Int(v), nil
 			})
 		}
-		registerXML(t)     // commands_xml.go
-		registerGTM(t)     // commands_gtm.go
-		registerListen(t)  // commands_listen.go
-		registerSession(t) // commands_session.go
-		registerSDP(t)     // commands_sdp.go
-		registerLSN(t)     // commands_lsn.go
-		registerILX(t)     // commands_ilx.go
+		registerXML(t)       // commands_xml.go
+		registerGTM(t)       // commands_gtm.go
+		registerListen(t)    // commands_listen.go
+		registerSession(t)   // commands_session.go
+		registerSDP(t)       // commands_sdp.go
+		registerLSN(t)       // commands_lsn.go
+		registerILX(t)       // commands_ilx.go
+		registerXMLEvents(t) // commands_xml_events.go
+		registerSSE(t)       // commands_sse.go
 		for _, n := range t.Names() {
 			if strings.HasPrefix(n, "HTTP::") {
 				cmd := t.Lookup(n)

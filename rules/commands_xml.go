@@ -14,12 +14,8 @@ import (
 // XML::disable and XML::enable turn the profile off and on for the
 // connection's requests.
 //
-// F5's other XML:: commands (address, collect, element, event, eventid,
-// parse, release, soap, subscribe) and the XML_BEGIN_DOCUMENT,
-// XML_BEGIN_ELEMENT, XML_CDATA, XML_END_DOCUMENT, XML_END_ELEMENT and
-// XML_EVENT events belong to BIG-IP 9's XML profile, which F5 retired in
-// 10.0: a rule using them loads with a warning, as other F5 names
-// openltm does not act on do.
+// The profile's parser events (XML_BEGIN_DOCUMENT ... XML_EVENT) and the
+// commands that read them are in commands_xml_events.go.
 
 // XMLState is a connection's xml profile state.
 type XMLState struct {
@@ -30,6 +26,9 @@ type XMLState struct {
 	doc      []byte
 	replaced bool
 	inEvent  bool
+	// node is the parser event at hand (commands_xml_events.go), nil
+	// outside the parser events.
+	node *XMLNode
 }
 
 func (s *ConnState) xmlState() *XMLState {

@@ -104,15 +104,12 @@ when CLIENT_CLOSED { XML::payload }`)
 	}
 }
 
-// TestXMLNeeds: XML_CONTENT_BASED_ROUTING needs an xml profile; the
-// retired BIG-IP 9 XML events load with a warning and need none.
+// TestXMLNeeds: XML_CONTENT_BASED_ROUTING and the parser events need an
+// xml profile.
 func TestXMLNeeds(t *testing.T) {
-	r := mustCompile(t, "xml", "when HTTP_REQUEST { }\nwhen XML_CONTENT_BASED_ROUTING { pool p }")
-	if n := r.XMLNeeds(); len(n) != 1 || n[0].Name != "XML_CONTENT_BASED_ROUTING" || n[0].Line != 2 {
+	r := mustCompile(t, "xml", "when HTTP_REQUEST { }\nwhen XML_CONTENT_BASED_ROUTING { pool p }\nwhen XML_BEGIN_ELEMENT { }\nwhen XML_EVENT { }")
+	n := r.XMLNeeds()
+	if len(n) != 3 || n[0].Name != "XML_CONTENT_BASED_ROUTING" || n[0].Line != 2 || n[1].Name != "XML_BEGIN_ELEMENT" || n[2].Name != "XML_EVENT" || n[2].Line != 4 {
 		t.Fatalf("XMLNeeds = %+v", n)
-	}
-	r, err := Compile("old", "when XML_BEGIN_DOCUMENT { XML::element }")
-	if r == nil || len(r.XMLNeeds()) != 0 {
-		t.Fatalf("a retired XML event: rule %v, error %v", r, err)
 	}
 }

@@ -236,6 +236,17 @@ const (
 	AuthFailure
 	AuthError
 	AuthWantCredential
+	// The xml profile's parser events (commands_xml_events.go), over a
+	// request's XML document in document order: XMLBeginDocument once,
+	// XMLBeginElement and XMLEndElement at each element's tags, XMLCData
+	// over its character data, XMLEndDocument once; XMLEvent after each
+	// of them, for a rule that handles them all in one place.
+	XMLBeginDocument
+	XMLBeginElement
+	XMLCData
+	XMLEndElement
+	XMLEndDocument
+	XMLEvent
 	numEvents
 )
 
@@ -276,6 +287,7 @@ var eventNames = [numEvents]string{
 	"CLIENTSSL_SERVERHELLO_SEND", "CLIENTSSL_PASSTHROUGH", "SERVERSSL_SERVERHELLO", "SERVERSSL_SERVERCERT",
 	"XML_CONTENT_BASED_ROUTING",
 	"AUTH_RESULT", "AUTH_SUCCESS", "AUTH_FAILURE", "AUTH_ERROR", "AUTH_WANTCREDENTIAL",
+	"XML_BEGIN_DOCUMENT", "XML_BEGIN_ELEMENT", "XML_CDATA", "XML_END_ELEMENT", "XML_END_DOCUMENT", "XML_EVENT",
 }
 
 func (e Event) String() string {
@@ -551,14 +563,14 @@ func (r *Rule) HTMLNeeds() []HTTPNeed {
 	return out
 }
 
-// XMLNeeds lists the rule's XML_CONTENT_BASED_ROUTING handlers, which
-// need an xml profile on the virtual server (01070394 [M]). XML::
-// commands need none: outside the event they have no document and fail
-// when run.
+// XMLNeeds lists the rule's XML_CONTENT_BASED_ROUTING and parser event
+// (XML_BEGIN_DOCUMENT ... XML_EVENT) handlers, which need an xml profile
+// on the virtual server (01070394 [M]). XML:: commands need none:
+// outside the events they have no document and fail when run.
 func (r *Rule) XMLNeeds() []HTTPNeed {
 	var out []HTTPNeed
 	for _, h := range r.handlers {
-		if h.Event == XMLContentBasedRouting {
+		if h.Event == XMLContentBasedRouting || h.Event.IsXMLParser() {
 			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
 		}
 	}

@@ -6,7 +6,8 @@ import "testing"
 // and a match must come from one of the profile's queries.
 func FuzzEvaluate(f *testing.F) {
 	for _, s := range []string{soapDoc, "<a><b c='d'>e</b></a>", "<a>", "", "<!DOCTYPE a [<!ENTITY e 'x'>]><a>&e;</a>",
-		"<?xml version='1.0' encoding='latin1'?><a/>", "<a xmlns:p='u'><p:b/></a>", "<a><![CDATA[x]]></a>"} {
+		"<?xml version='1.0' encoding='latin1'?><a/>", "<a xmlns:p='u'><p:b/></a>", "<a><![CDATA[x]]></a>",
+		"\xfe\xff\x00<\x00a\x00/\x00>", "<\x00a\x00/\x00>\x00", "\xff\xfe<\x00"} {
 		f.Add([]byte(s))
 	}
 	p, err := Compile("/Common/fuzz", soapNS, []string{"//FinanceObject", "/soap:Envelope/soap:Body/e:Order/@priority", "count(//*) > 3"}, true)

@@ -17,7 +17,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -235,8 +234,9 @@ func (p *Profile) Evaluate(body []byte, dst []Match) ([]Match, error) {
 	return dst, nil
 }
 
-// parse reads a whole document: exactly one root element, nothing but
-// comments, processing instructions and white space around it. DTDs are
+// parse reads a whole document, in any encoding XML names (charset.go):
+// exactly one root element, nothing but comments, processing
+// instructions and white space around it. DTDs are
 // not read (no external entity is ever fetched; encoding/xml knows only
 // the predefined entities).
 func parse(body []byte) (doc *xmlquery.Node, err error) {
@@ -245,11 +245,15 @@ func parse(body []byte) (doc *xmlquery.Node, err error) {
 			doc, err = nil, ErrMalformed
 		}
 	}()
+	body, transcoded, err := toUTF8(body)
+	if err != nil {
+		return nil, err
+	}
 	t := bytes.TrimSpace(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")))
 	if len(t) == 0 || t[0] != '<' || t[len(t)-1] != '>' {
 		return nil, ErrMalformed
 	}
-	doc, err = xmlquery.ParseWithOptions(bytes.NewReader(body), xmlquery.ParserOptions{Decoder: &xmlquery.DecoderOptions{Strict: true, CharsetReader: charsetReader}})
+	doc, err = xmlquery.ParseWithOptions(bytes.NewReader(body), xmlquery.ParserOptions{Decoder: &xmlquery.DecoderOptions{Strict: true, CharsetReader: charsetReader(transcoded)}})
 	if err != nil || doc == nil {
 		return nil, ErrMalformed
 	}
@@ -268,17 +272,6 @@ func parse(body []byte) (doc *xmlquery.Node, err error) {
 		return nil, ErrMalformed
 	}
 	return doc, nil
-}
-
-// charsetReader reads the encodings a declaration may name that are
-// UTF-8 already (US-ASCII is a subset); others are refused as
-// malformed [M: SOAP and most XML APIs send UTF-8].
-func charsetReader(label string, input io.Reader) (io.Reader, error) {
-	switch strings.ToLower(label) {
-	case "utf-8", "utf8", "us-ascii", "ascii":
-		return input, nil
-	}
-	return nil, fmt.Errorf("xmlcbr: encoding %q is not read", label)
 }
 
 // evaluate runs one query: a node set matches when it is not empty (its

@@ -130,9 +130,9 @@ func newHTTPRules(r *mblbRules) *httpRules {
 		h.handlesReq = h.handlesReq || h.handlesJSON&1 != 0
 		h.handlesResp = h.handlesResp || h.handlesJSON&2 != 0
 	}
-	if r.f.mv.cfg.Request.HTTP.XML != nil && handlesXML(prog) { // xml.go
-		h.xml = &xmlState{}
-		h.handlesReq = true
+	if r.f.mv.cfg.Request.HTTP.XML != nil { // xml.go
+		h.xml = handlesXML(prog)
+		h.handlesReq = h.handlesReq || h.xml != nil
 	}
 	if r.f.mv.cfg.Request.HTTP.Cache != nil {
 		h.cacheEvents = cacheEventsOf(prog) // cache.go
@@ -569,7 +569,7 @@ func (h *httpRules) event(x *mblb.HTTPEvent, ev rules.Event, head *rules.HTTPHea
 // obeyed.
 func (h *httpRules) HTTPDo(a rules.HTTPAction) error {
 	ev := h.httpEv
-	inReq := h.hx != nil && !h.hx.IsResponse() && (ev == rules.HTTPRequest || ev == rules.HTTPRequestData || isJSONEvent(ev) || ev == rules.XMLContentBasedRouting) // json.go, xml.go
+	inReq := h.hx != nil && !h.hx.IsResponse() && (ev == rules.HTTPRequest || ev == rules.HTTPRequestData || isJSONEvent(ev) || ev == rules.XMLContentBasedRouting || ev.IsXMLParser()) // json.go, xml.go
 	inResp := h.hx != nil && h.hx.IsResponse() && (ev == rules.HTTPResponse || ev == rules.HTTPResponseData || isJSONEvent(ev))
 	inCache := h.hx != nil && ev == rules.CacheResponse                                                                                                                  // the cached answer (cache.go)
 	inAdapt := h.hx != nil && (ev == rules.AdaptRequestHeaders || ev == rules.AdaptRequestResult || ev == rules.AdaptResponseHeaders || ev == rules.AdaptResponseResult) // adapt.go

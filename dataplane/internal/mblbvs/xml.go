@@ -25,18 +25,37 @@ import (
 // unless abort-on-error resets the client's connection for it [M:
 // F5 documents neither behaviour].
 
+//
+// The parser events (XML_BEGIN_DOCUMENT ... XML_EVENT, rules/
+// commands_xml_events.go) run over the same document, before
+// XML_CONTENT_BASED_ROUTING, when the rules handle one of them: the
+// document is walked once more for them, in document order, and the
+// walk stops once a rule decided the request.
+
 // xmlState is a client's xml profile state: the matches of the request
-// at hand and the de-chunked body, reused from request to request.
+// at hand and the de-chunked body, reused from request to request; cbr
+// and walk say which of the profile's events the rules handle.
 type xmlState struct {
-	matches []xmlcbr.Match
-	queries []string
-	values  []string
-	buf     []byte
+	matches   []xmlcbr.Match
+	queries   []string
+	values    []string
+	buf       []byte
+	node      rules.XMLNode
+	cbr, walk bool
 }
 
-// handlesXML reports whether prog handles the xml profile's event.
-func handlesXML(prog *rules.Program) bool {
-	return prog.Handles(rules.XMLContentBasedRouting)
+// handlesXML reports whether prog handles one of the xml profile's
+// events, and returns the client's state for them then (nil
+// otherwise: the requests then cost nothing more).
+func handlesXML(prog *rules.Program) *xmlState {
+	st := &xmlState{cbr: prog.Handles(rules.XMLContentBasedRouting)}
+	for ev := rules.XMLBeginDocument; ev <= rules.XMLEvent; ev++ {
+		st.walk = st.walk || prog.Handles(ev)
+	}
+	if !st.cbr && !st.walk {
+		return nil
+	}
+	return st
 }
 
 // xmlSide reports whether the xml profile reads x: a request of a
@@ -95,6 +114,24 @@ func (h *httpRules) xmlEvent(x *mblb.HTTPEvent) error {
 		return nil
 	}
 	st := h.xml
+	if st.walk {
+		malformed, err := h.xmlWalk(x, body)
+		if err != nil || x.Decided() {
+			return err
+		}
+		if malformed {
+			if !st.cbr {
+				h.f.mv.vs.Prof.XML.Count(0, xmlcbr.ErrMalformed) // show ltm profile xml
+			}
+			if p.AbortOnError {
+				x.Reject() // the client's connection is reset
+			}
+			return nil
+		}
+	}
+	if !st.cbr {
+		return nil
+	}
 	var err error
 	st.matches, err = p.Evaluate(body, st.matches[:0])
 	h.f.mv.vs.Prof.XML.Count(len(st.matches), err) // show ltm profile xml
@@ -128,4 +165,28 @@ func (h *httpRules) xmlEvent(x *mblb.HTTPEvent) error {
 		x.SetBody(doc)
 	}
 	return nil
+}
+
+// xmlWalk runs the parser events over the request's document, each
+// event's own handlers then XML_EVENT's, until the document ends, a
+// rule fails or the request is decided; malformed says the body is not
+// a well-formed document (no event ran). The caller holds the rule
+// lock.
+func (h *httpRules) xmlWalk(x *mblb.HTTPEvent, body []byte) (malformed bool, err error) {
+	st := h.xml
+	s := h.RuleSession(irules.Program(h.rules))
+	n := &st.node
+	werr := xmlcbr.Walk(body, func(w *xmlcbr.Node) bool {
+		*n = rules.XMLNode{Event: rules.XMLBeginDocument + rules.Event(w.Kind), Name: w.Name, Path: w.Path,
+			Text: w.Text, Depth: w.Depth, Attrs: w.Attrs}
+		s.SetXMLNode(n)
+		err = h.event(x, n.Event, &h.Request)
+		if err == nil && !x.Decided() {
+			err = h.event(x, rules.XMLEvent, &h.Request)
+		}
+		s.SetXMLNode(nil)
+		return err == nil && !x.Decided()
+	})
+	*n = rules.XMLNode{} // (nothing of the document kept past it)
+	return werr != nil, err
 }
