@@ -155,6 +155,7 @@ func commandTable() *tcl.Commands {
 		registerSession(t) // commands_session.go
 		registerSDP(t)     // commands_sdp.go
 		registerLSN(t)     // commands_lsn.go
+		registerAAA(t)     // commands_aaa.go
 		for _, n := range t.Names() {
 			if strings.HasPrefix(n, "HTTP::") {
 				cmd := t.Lookup(n)

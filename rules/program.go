@@ -114,6 +114,9 @@ type Env struct {
 	// Auth finds the auth profile AUTH::start names (commands_auth.go);
 	// nil makes AUTH::start a Tcl error.
 	Auth AuthService
+	// AAA finds the internal virtual server AAA::auth_send and
+	// AAA::acct_send name (commands_aaa.go); nil makes them Tcl errors.
+	AAA AAAService
 }
 
 // budget is the steps and the time one event (or one script `after`
@@ -422,6 +425,9 @@ type ConnState struct {
 	// auth are the AUTH:: sessions (commands_auth.go); nil until the
 	// first AUTH::start.
 	auth *authState
+	// aaa are the AAA:: requests (commands_aaa.go); nil until the
+	// first AAA::auth_send or AAA::acct_send.
+	aaa *aaaState
 }
 
 // addrText is an endpoint's address and its text.
@@ -475,6 +481,7 @@ func (s *ConnState) Release() {
 		s.ipfix.reset()
 	}
 	s.endAuth()
+	s.endAAA()
 	s.nameResp = tcl.Value{}
 	s.xml = nil
 	s.sidebandSeq = 0

@@ -236,6 +236,14 @@ const (
 	AuthFailure
 	AuthError
 	AuthWantCredential
+	// The RADIUS AAA events (commands_aaa.go) run on an internal virtual
+	// server with a radius-aaa profile, over the RADIUS request an
+	// AAA::auth_send or AAA::acct_send is about to send, then over the
+	// server's answer.
+	RADIUSAAAAuthRequest
+	RADIUSAAAAuthResponse
+	RADIUSAAAAcctRequest
+	RADIUSAAAAcctResponse
 	numEvents
 )
 
@@ -276,6 +284,7 @@ var eventNames = [numEvents]string{
 	"CLIENTSSL_SERVERHELLO_SEND", "CLIENTSSL_PASSTHROUGH", "SERVERSSL_SERVERHELLO", "SERVERSSL_SERVERCERT",
 	"XML_CONTENT_BASED_ROUTING",
 	"AUTH_RESULT", "AUTH_SUCCESS", "AUTH_FAILURE", "AUTH_ERROR", "AUTH_WANTCREDENTIAL",
+	"RADIUS_AAA_AUTH_REQUEST", "RADIUS_AAA_AUTH_RESPONSE", "RADIUS_AAA_ACCT_REQUEST", "RADIUS_AAA_ACCT_RESPONSE",
 }
 
 func (e Event) String() string {

@@ -12,12 +12,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-ldap/ldap/v3"
 	"layeh.com/radius"
 	"layeh.com/radius/rfc2865"
+	"layeh.com/radius/rfc2866"
 )
 
 // SlapdPath is where Debian's slapd package puts the server.
@@ -155,11 +157,22 @@ func (s *Slapd) Close() {
 
 // RADIUS is a RADIUS server: alice/wonder is accepted (with Filter-Id
 // staff), bob is challenged with "Enter the PIN" and accepted once he
-// answers 1234, anyone else rejected.
+// answers 1234, anyone else rejected. It answers every
+// Accounting-Request, and keeps what each said.
 type RADIUS struct {
 	srv *radius.PacketServer
 	// Requests counts the Access-Requests it answered.
 	Requests atomic.Int64
+	mu       sync.Mutex
+	acct     []string
+}
+
+// Accounting lists the Accounting-Requests it answered, each as
+// "USER SESSION-ID STATUS-TYPE".
+func (r *RADIUS) Accounting() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.acct...)
 }
 
 // StartRADIUS serves on addr (host:port, UDP) with secret.
@@ -170,6 +183,14 @@ func StartRADIUS(addr, secret string) (*RADIUS, error) {
 	}
 	r := &RADIUS{}
 	r.srv = &radius.PacketServer{SecretSource: radius.StaticSecretSource([]byte(secret)), Handler: radius.HandlerFunc(func(w radius.ResponseWriter, req *radius.Request) {
+		if req.Code == radius.CodeAccountingRequest {
+			r.mu.Lock()
+			r.acct = append(r.acct, fmt.Sprintf("%s %s %d", rfc2865.UserName_GetString(req.Packet),
+				rfc2866.AcctSessionID_GetString(req.Packet), rfc2866.AcctStatusType_Get(req.Packet)))
+			r.mu.Unlock()
+			w.Write(req.Response(radius.CodeAccountingResponse))
+			return
+		}
 		r.Requests.Add(1)
 		u, p := rfc2865.UserName_GetString(req.Packet), rfc2865.UserPassword_GetString(req.Packet)
 		resp := req.Response(radius.CodeAccessReject)
