@@ -75,6 +75,20 @@ type Slapd struct {
 // database under dir, loaded with the test directory, and waits until
 // it answers.
 func StartSlapd(dir, addr string) (*Slapd, error) {
+	return StartSlapdTLS(dir, addr, TLS{})
+}
+
+// TLS is the certificate (and key), PEM files, slapd offers StartTLS
+// with on its ldap address and, when LDAPSAddr is set, LDAPS on that
+// one.
+type TLS struct {
+	CertFile, KeyFile string
+	LDAPSAddr         string
+}
+
+// StartSlapdTLS is StartSlapd with TLS: StartTLS, and LDAPS on
+// t.LDAPSAddr when set (no TLS when t.CertFile is empty).
+func StartSlapdTLS(dir, addr string, t TLS) (*Slapd, error) {
 	if err := Available(); err != nil {
 		return nil, err
 	}
@@ -100,6 +114,9 @@ rootdn "%s"
 rootpw %s
 directory %s
 `, filepath.Join(dir, "slapd.pid"), Suffix, RootDN, RootPW, db)
+	if t.CertFile != "" {
+		text = fmt.Sprintf("TLSCertificateFile %s\nTLSCertificateKeyFile %s\n", t.CertFile, t.KeyFile) + text
+	}
 	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 		return nil, err
 	}
@@ -112,7 +129,11 @@ directory %s
 	}
 	s := &Slapd{Addr: addr, done: make(chan struct{})}
 	// -d 0: in the foreground, without debugging output.
-	s.cmd = exec.Command(SlapdPath, "-f", conf, "-h", "ldap://"+addr+"/", "-d", "0")
+	urls := "ldap://" + addr + "/"
+	if t.CertFile != "" && t.LDAPSAddr != "" {
+		urls += " ldaps://" + t.LDAPSAddr + "/"
+	}
+	s.cmd = exec.Command(SlapdPath, "-f", conf, "-h", urls, "-d", "0")
 	logf, err := os.Create(filepath.Join(dir, "slapd.log"))
 	if err != nil {
 		return nil, err
