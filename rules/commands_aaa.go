@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -168,7 +169,8 @@ func aaaAttrs(a []tcl.Value) ([]aaa.Attr, error) {
 			for n := range aaaAcctAttrs {
 				names = append(names, n)
 			}
-			return nil, fmt.Errorf("unknown attribute %q (expected one of %s)", a[i].String(), strings.Join(sorted(names), ", "))
+			slices.Sort(names)
+			return nil, fmt.Errorf("unknown attribute %q (expected one of %s)", a[i].String(), strings.Join(names, ", "))
 		}
 		var v []byte
 		var err error
@@ -203,16 +205,6 @@ func ipv6Prefix(s string) ([]byte, error) {
 	a := p.Masked().Addr().As16()
 	n := (p.Bits() + 7) / 8
 	return append([]byte{0, byte(p.Bits())}, a[:n]...), nil
-}
-
-// sorted sorts names in place and returns them.
-func sorted(names []string) []string {
-	for i := 1; i < len(names); i++ {
-		for j := i; j > 0 && names[j] < names[j-1]; j-- {
-			names[j], names[j-1] = names[j-1], names[j]
-		}
-	}
-	return names
 }
 
 // cmdAAAResult is AAA::auth_result and AAA::acct_result ID.
