@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/aaa"
 	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/dataplane/geoip"
 	"github.com/openltm/openltm/dataplane/syslog"
@@ -218,6 +219,7 @@ type ruleRuntime struct {
 	auth atomic.Pointer[authRuntime]
 	// ilx is what ILX::init, ILX::call and ILX::notify reach (ilx.go).
 	ilx ilxSwitch
+	aaa atomic.Pointer[map[string]*aaa.Service]
 }
 
 // statsProfiles are the statistics profiles of cfg: each one's named
@@ -270,6 +272,7 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 	rt.env = &rules.Env{
 		Auth: rt.authService, // hook_auth.go
 		ILX:  &rt.ilx,        // ilx.go
+		AAA:  rt.aaaService,  // translate_aaa.go
 		TrafficGroup: func(virtual string) string {
 			if tg, ok := (*rt.vsTGs.Load())[virtual]; ok {
 				return tg
@@ -544,6 +547,9 @@ type ltmTranslation struct {
 	// auth are the virtual servers' auth profiles, which AUTH::start
 	// opens sessions with (translate_auth.go).
 	auth authSet
+	// aaa are the internal virtual servers with a radius-aaa profile
+	// (translate_aaa.go).
+	aaa aaaSet
 }
 
 // translate is Translate with the engine's compiled rules, and without
@@ -561,8 +567,10 @@ func (e *Engine) translate(cfg *objects.Config) *ltmTranslation {
 	logs := logPublishers(cfg) // translate_logpub.go
 	skipped, refused, kept = append(skipped, logs.refused...), append(refused, logs.refused...), append(kept, logs.kept...)
 	dgs := dataGroups(e.schema, cfg)
-	e.externalDataGroups(cfg, &dgs) // translate_datagroup_ext.go
-	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, notes: b.notes, refused: refused, rules: b.pending, icap: b.icap, dgs: dgs, ifiles: e.ifiles(cfg), stats: statsProfiles(cfg), logs: logs,
+	e.externalDataGroups(cfg, &dgs)          // translate_datagroup_ext.go
+	aaaSet, aaaKept := e.aaaServices(cfg, b) // translate_aaa.go
+	kept = append(kept, aaaKept...)
+	return &ltmTranslation{aaa: aaaSet, dc: dc, skipped: skipped, kept: kept, notes: b.notes, refused: refused, rules: b.pending, icap: b.icap, dgs: dgs, ifiles: e.ifiles(cfg), stats: statsProfiles(cfg), logs: logs,
 		resolvers: e.netResolvers(cfg), vlanTags: vlanTags(cfg), tgs: virtualTrafficGroups(cfg, dc), auth: b.auth}
 }
 
@@ -656,6 +664,12 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 		ir.prog.Store(rt.program(log, rl.key, rl.list))
 		used[rl.key] = true
 	}
+	for ar, rl := range tr.aaa.rules {
+		ar.prog.Store(rt.program(log, rl.key, rl.list))
+		used[rl.key] = true
+	}
+	prevAAA := rt.aaa.Load()
+	rt.startAAA(tr.aaa) // translate_aaa.go
 	rt.keep(used)
 	return func() {
 		rt.dgs.Store(prevDGs)
@@ -667,6 +681,7 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 		rt.hsl.pubs.Store(prevPubs)
 		rt.hsl.elements.Store(prevElements)
 		rt.auth.Store(prevAuth)
+		rt.aaa.Store(prevAAA)
 		rt.env.Stats.Define(prevStats)
 		rt.statsDefs = prevStats
 		rt.mu.Lock()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/authn"
+	"github.com/openltm/openltm/dataplane/tlsprof"
 	"github.com/openltm/openltm/objects"
 )
 
@@ -144,6 +145,11 @@ func (t *translator) authSpec(p *objects.Object, typ objects.AuthProfileType) (*
 		}
 		if l.SSL != "" && l.SSL != "disabled" {
 			tc := &tls.Config{InsecureSkipVerify: str(c, "ssl-check-peer") != "enabled", MinVersion: tls.VersionTLS12}
+			if cs := str(c, "ssl-ciphers"); cs != "" && cs != "DEFAULT" {
+				if err := ldapCiphers(tc, cs); err != nil {
+					return nil, fmt.Errorf("ldap configuration %s: ssl-ciphers: %v", c.Name, err)
+				}
+			}
 			if ca := str(c, "ssl-ca-cert-file"); ca != "" {
 				certs, err := t.authCerts(ca)
 				if err != nil {
@@ -298,6 +304,30 @@ func (t *translator) authSpec(p *objects.Object, typ objects.AuthProfileType) (*
 	}
 	spec.key = key.String()
 	return spec, nil
+}
+
+// ldapCiphers limits tc to what cipher string cs (OpenSSL's syntax, as
+// ssl-ciphers is pam_ldap's tls_ciphers) selects: its TLS 1.2 suites,
+// and its protocol versions from TLS 1.2 up [M: openltm speaks no older
+// version to a directory]. A string that selects nothing openltm's TLS
+// speaks is refused.
+func ldapCiphers(tc *tls.Config, cs string) error {
+	cl, err := tlsprof.ParseCiphers(cs)
+	if err != nil {
+		return err
+	}
+	var vs []uint16
+	for _, v := range cl.Versions() {
+		if v >= tls.VersionTLS12 {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
+		return fmt.Errorf("%q selects no TLS 1.2 or 1.3 cipher", cs)
+	}
+	tc.MinVersion, tc.MaxVersion = vs[0], vs[len(vs)-1]
+	tc.CipherSuites = cl.Suites()
+	return nil
 }
 
 // tacacsAddr is a tacacs server as host:port: TACACS+'s port 49 unless

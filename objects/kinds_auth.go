@@ -111,7 +111,7 @@ cookie-key str none
 		"F5 ltm auth ldap: the LDAP servers an ldap auth profile binds to (search for the user under search-base-dn, then bind as the entry found with the client's password)",
 		"servers", "port", "search-base-dn", "search-scope", "search-timeout", "filter", "login-attribute", "user-template",
 		"bind-dn", "bind-pw", "bind-timeout", "check-member-attr", "group-dn", "group-member-attribute", "idle-timeout",
-		"ssl", "ssl-ca-cert-file", "ssl-check-peer", "ssl-client-cert", "ssl-client-key")
+		"ssl", "ssl-ca-cert-file", "ssl-check-peer", "ssl-ciphers", "ssl-client-cert", "ssl-client-key")
 	ldap.Lower = "LDAP configuration"
 	radiusServer := actOn(pk("ltm auth radius-server", "RADIUS Server", "", src("ltm auth radius-server"), `
 server str -

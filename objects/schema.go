@@ -333,7 +333,8 @@ func allKinds() []*Kind {
 	ks = append(ks, mrfDiameterKinds()...)
 	ks = append(ks, mrfMQTTKinds()...)
 	ks = append(ks, sslFileKinds()...)
-	actSocketRows(ks) // kinds_tcpopts.go
+	ks = append(ks, radiusAAAKind()) // kinds_aaa.go
+	actSocketRows(ks)                // kinds_tcpopts.go
 	return ks
 }
 

@@ -16,6 +16,7 @@ var secretNames = map[string]bool{
 	"c3d-ca-passphrase": true, "c3d-ca-passphrase-encrypted": true,
 	"aws-secret-key": true, "bind-pw": true,
 	"insert-cookie-passphrase": true,
+	"shared-secret":            true,
 }
 
 // markSecret marks p as a secret of k. An auth user's password is not one:

@@ -158,6 +158,7 @@ func commandTable() *tcl.Commands {
 		registerILX(t)       // commands_ilx.go
 		registerXMLEvents(t) // commands_xml_events.go
 		registerSSE(t)       // commands_sse.go
+		registerAAA(t)       // commands_aaa.go
 		for _, n := range t.Names() {
 			if strings.HasPrefix(n, "HTTP::") {
 				cmd := t.Lookup(n)

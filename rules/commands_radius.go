@@ -65,8 +65,10 @@ func radiusPacket(in *tcl.Interp, cmd string) ([]byte, *ConnState, Conn, error) 
 	if !s.radius {
 		return nil, s, c, tcl.Errorf("%s: the virtual server has no radius profile", cmd)
 	}
-	if s.event != ClientData && s.event != ServerData {
-		return nil, s, c, tcl.Errorf("%s: not valid in %s (valid in CLIENT_DATA, SERVER_DATA)", cmd, s.event)
+	switch s.event {
+	case ClientData, ServerData, RADIUSAAAAuthRequest, RADIUSAAAAuthResponse, RADIUSAAAAcctRequest, RADIUSAAAAcctResponse:
+	default:
+		return nil, s, c, tcl.Errorf("%s: not valid in %s (valid in CLIENT_DATA, SERVER_DATA and the RADIUS_AAA_* events)", cmd, s.event)
 	}
 	p := c.Payload(s.side)
 	n, err := radius.Check(p)

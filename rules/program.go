@@ -117,6 +117,7 @@ type Env struct {
 	// ILX reaches the ilx plugins' extensions (ILX::init, ILX::call,
 	// ILX::notify; commands_ilx.go); nil makes them Tcl errors.
 	ILX ILX
+	AAA AAAService
 }
 
 // budget is the steps and the time one event (or one script `after`
@@ -425,6 +426,9 @@ type ConnState struct {
 	// auth are the AUTH:: sessions (commands_auth.go); nil until the
 	// first AUTH::start.
 	auth *authState
+	// aaa are the AAA:: requests (commands_aaa.go); nil until the
+	// first AAA::auth_send or AAA::acct_send.
+	aaa *aaaState
 }
 
 // addrText is an endpoint's address and its text.
@@ -478,6 +482,7 @@ func (s *ConnState) Release() {
 		s.ipfix.reset()
 	}
 	s.endAuth()
+	s.endAAA()
 	s.nameResp = tcl.Value{}
 	s.xml = nil
 	s.sidebandSeq = 0

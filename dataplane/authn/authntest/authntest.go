@@ -12,12 +12,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-ldap/ldap/v3"
 	"layeh.com/radius"
 	"layeh.com/radius/rfc2865"
+	"layeh.com/radius/rfc2866"
 )
 
 // SlapdPath is where Debian's slapd package puts the server.
@@ -73,6 +75,20 @@ type Slapd struct {
 // database under dir, loaded with the test directory, and waits until
 // it answers.
 func StartSlapd(dir, addr string) (*Slapd, error) {
+	return StartSlapdTLS(dir, addr, TLS{})
+}
+
+// TLS is the certificate (and key), PEM files, slapd offers StartTLS
+// with on its ldap address and, when LDAPSAddr is set, LDAPS on that
+// one.
+type TLS struct {
+	CertFile, KeyFile string
+	LDAPSAddr         string
+}
+
+// StartSlapdTLS is StartSlapd with TLS: StartTLS, and LDAPS on
+// t.LDAPSAddr when set (no TLS when t.CertFile is empty).
+func StartSlapdTLS(dir, addr string, t TLS) (*Slapd, error) {
 	if err := Available(); err != nil {
 		return nil, err
 	}
@@ -98,6 +114,9 @@ rootdn "%s"
 rootpw %s
 directory %s
 `, filepath.Join(dir, "slapd.pid"), Suffix, RootDN, RootPW, db)
+	if t.CertFile != "" {
+		text = fmt.Sprintf("TLSCertificateFile %s\nTLSCertificateKeyFile %s\n", t.CertFile, t.KeyFile) + text
+	}
 	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 		return nil, err
 	}
@@ -110,7 +129,11 @@ directory %s
 	}
 	s := &Slapd{Addr: addr, done: make(chan struct{})}
 	// -d 0: in the foreground, without debugging output.
-	s.cmd = exec.Command(SlapdPath, "-f", conf, "-h", "ldap://"+addr+"/", "-d", "0")
+	urls := "ldap://" + addr + "/"
+	if t.CertFile != "" && t.LDAPSAddr != "" {
+		urls += " ldaps://" + t.LDAPSAddr + "/"
+	}
+	s.cmd = exec.Command(SlapdPath, "-f", conf, "-h", urls, "-d", "0")
 	logf, err := os.Create(filepath.Join(dir, "slapd.log"))
 	if err != nil {
 		return nil, err
@@ -155,11 +178,22 @@ func (s *Slapd) Close() {
 
 // RADIUS is a RADIUS server: alice/wonder is accepted (with Filter-Id
 // staff), bob is challenged with "Enter the PIN" and accepted once he
-// answers 1234, anyone else rejected.
+// answers 1234, anyone else rejected. It answers every
+// Accounting-Request, and keeps what each said.
 type RADIUS struct {
 	srv *radius.PacketServer
 	// Requests counts the Access-Requests it answered.
 	Requests atomic.Int64
+	mu       sync.Mutex
+	acct     []string
+}
+
+// Accounting lists the Accounting-Requests it answered, each as
+// "USER SESSION-ID STATUS-TYPE".
+func (r *RADIUS) Accounting() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.acct...)
 }
 
 // StartRADIUS serves on addr (host:port, UDP) with secret.
@@ -170,6 +204,14 @@ func StartRADIUS(addr, secret string) (*RADIUS, error) {
 	}
 	r := &RADIUS{}
 	r.srv = &radius.PacketServer{SecretSource: radius.StaticSecretSource([]byte(secret)), Handler: radius.HandlerFunc(func(w radius.ResponseWriter, req *radius.Request) {
+		if req.Code == radius.CodeAccountingRequest {
+			r.mu.Lock()
+			r.acct = append(r.acct, fmt.Sprintf("%s %s %d", rfc2865.UserName_GetString(req.Packet),
+				rfc2866.AcctSessionID_GetString(req.Packet), rfc2866.AcctStatusType_Get(req.Packet)))
+			r.mu.Unlock()
+			w.Write(req.Response(radius.CodeAccountingResponse))
+			return
+		}
 		r.Requests.Add(1)
 		u, p := rfc2865.UserName_GetString(req.Packet), rfc2865.UserPassword_GetString(req.Packet)
 		resp := req.Response(radius.CodeAccessReject)
