@@ -219,6 +219,8 @@ type ruleRuntime struct {
 	auth atomic.Pointer[authRuntime]
 	// ilx is what ILX::init, ILX::call and ILX::notify reach (ilx.go).
 	ilx ilxSwitch
+	// aaa are the internal virtual servers AAA::auth_send and
+	// AAA::acct_send reach (translate_aaa.go).
 	aaa atomic.Pointer[map[string]*aaa.Service]
 }
 

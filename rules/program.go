@@ -117,6 +117,8 @@ type Env struct {
 	// ILX reaches the ilx plugins' extensions (ILX::init, ILX::call,
 	// ILX::notify; commands_ilx.go); nil makes them Tcl errors.
 	ILX ILX
+	// AAA finds the internal virtual server AAA::auth_send and
+	// AAA::acct_send name (commands_aaa.go); nil makes them Tcl errors.
 	AAA AAAService
 }
 

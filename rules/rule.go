@@ -247,6 +247,10 @@ const (
 	XMLEndElement
 	XMLEndDocument
 	XMLEvent
+	// The RADIUS AAA events (commands_aaa.go) run on an internal virtual
+	// server with a radius-aaa profile, over the RADIUS request an
+	// AAA::auth_send or AAA::acct_send is about to send, then over the
+	// server's answer.
 	RADIUSAAAAuthRequest
 	RADIUSAAAAuthResponse
 	RADIUSAAAAcctRequest
