@@ -413,6 +413,42 @@ func (c *ruleConn) SetMemberPriority(name string, ap netip.AddrPort, prio int) e
 	return fmt.Errorf("%s is not a member of gtm pool %s %s", ap, t, pl.full)
 }
 
+// WideIPPersist implements rules.GTMPersistConn: whether this query
+// uses the wide IP's LDNS persistence (its persistence setting, unless
+// a persist enable or disable changed it).
+func (c *ruleConn) WideIPPersist() (bool, error) {
+	if !c.wide || c.w == nil {
+		return false, errNotWideIP
+	}
+	if c.persist != 0 {
+		return c.persist > 0, nil
+	}
+	return c.w.cfg.Persistence, nil
+}
+
+// SetWideIPPersist implements rules.GTMPersistConn: persist enable or
+// disable, for the load balancing that follows (after DNS_REQUEST, or a
+// pool or LB::reselect of an LB event): looking up and recording the
+// LDNS's persistence record with the wide IP's ttl-persistence and
+// persist-cidr [M: F5 does not say what enable does on a wide IP with
+// persistence disabled; here it persists as if it were enabled].
+func (c *ruleConn) SetWideIPPersist(on bool) (bool, error) {
+	prev, err := c.WideIPPersist()
+	if err != nil {
+		return false, err
+	}
+	switch c.event {
+	case rules.DNSRequest, rules.LBSelected, rules.LBFailed:
+	default:
+		return false, errors.New("valid in a wide IP's DNS_REQUEST, LB_SELECTED and LB_FAILED")
+	}
+	c.persist = -1
+	if on {
+		c.persist = 1
+	}
+	return prev, nil
+}
+
 // MatchRegion implements rules.GTMConn: the region's members match the
 // address as a topology record's LDNS side does.
 func (c *ruleConn) MatchRegion(a netip.Addr, region string) (bool, error) {
