@@ -413,6 +413,31 @@ func (c *ruleConn) SetMemberPriority(name string, ap netip.AddrPort, prio int) e
 	return fmt.Errorf("%s is not a member of gtm pool %s %s", ap, t, pl.full)
 }
 
+// MemberInfo is LB::server priority, ratio and weight of a gtm pool's
+// member, the one load balancing picked (LB_SELECTED): priority is the
+// one this query's member_priority gave it (0 when none did) [M: gtm
+// pool members have no priority setting of their own], ratio and
+// weight its ratio in the pool.
+func (c *ruleConn) MemberInfo(name string, ap netip.AddrPort) (rules.MemberInfo, error) {
+	pl, t := c.addrPool(name)
+	if pl == nil {
+		return rules.MemberInfo{}, fmt.Errorf("no such gtm pool %s %s", t, fullPath(name))
+	}
+	for _, m := range pl.members {
+		if m.vs.cfg.Destination != ap && (ap.Port() != 0 || m.vs.addr != ap.Addr()) {
+			continue
+		}
+		mi := rules.MemberInfo{Ratio: m.ratio, Weight: m.ratio}
+		for _, p := range c.prio {
+			if p.m == m {
+				mi.Priority = p.prio
+			}
+		}
+		return mi, nil
+	}
+	return rules.MemberInfo{}, fmt.Errorf("%s is not a member of gtm pool %s %s", ap, t, pl.full)
+}
+
 // WideIPPersist implements rules.GTMPersistConn: whether this query
 // uses the wide IP's LDNS persistence (its persistence setting, unless
 // a persist enable or disable changed it).

@@ -277,3 +277,37 @@ func TestGTMRulePersist(t *testing.T) {
 		})
 	}
 }
+
+// TestGTMRuleLBServerInfo: LB::server priority, ratio and weight read
+// the member load balancing picked: its priority from the query's
+// member_priority (0 when none), its ratio in the pool; LB_FAILED has
+// no member, and reads nothing.
+func TestGTMRuleLBServerInfo(t *testing.T) {
+	for _, c := range []struct {
+		name, rule, log string
+		fail            bool // every member down: LB_FAILED
+	}{
+		{"no priority", `when LB_SELECTED { log local0. "<[LB::server priority]> <[LB::server ratio]> <[LB::server weight]>" }`, "<0> <1> <1>", false},
+		{"member_priority", "when DNS_REQUEST { member_priority app_pool member 127.0.82.12 80 10 }\nwhen LB_SELECTED { log local0. \"<[LB::server addr]> <[LB::server priority]>\" }", "<127.0.82.12> <10>", false},
+		{"LB_FAILED", `when LB_FAILED { log local0. "<[LB::server]> <[LB::server priority]>" }`, "<> <>", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var logs ruleLog
+			r := compileRule(t, "/Common/r", c.rule)
+			cfg := ruleConfig(netip.AddrPort{}, []*rules.Rule{r}, nil, &logs)
+			cfg.Pools["/Common/app_pool"].Mode = GlobalAvailability
+			if c.fail {
+				for _, sv := range cfg.Servers {
+					for _, v := range sv.VirtualServers {
+						v.Disabled = true
+					}
+				}
+			}
+			s := newServer(t, cfg, Options{})
+			ask(t, s, ldnsCT, wideName, dns.TypeA)
+			if got := strings.Join(logs.get(), "\n"); !strings.HasSuffix(got, c.log) {
+				t.Errorf("log %q, want %q", got, c.log)
+			}
+		})
+	}
+}
