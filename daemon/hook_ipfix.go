@@ -27,7 +27,7 @@ type ipfixHub struct {
 }
 
 func ipfixKey(o ipfix.Options) string {
-	return fmt.Sprintf("%s|%s|%t|%d|%d|%d", o.Pool, o.Version, o.TCP, o.Retransmit, o.DeleteDelay, o.Domain)
+	return fmt.Sprintf("%s|%s|%t|%d|%d|%d|%s", o.Pool, o.Version, o.TCP, o.Retransmit, o.DeleteDelay, o.Domain, o.TLSID)
 }
 
 // Exporter implements logpub.Exporters.

@@ -124,7 +124,7 @@ func netflowCommands(e *Engine) []RuntimeCommand {
 				return err
 			}
 			for _, d := range ds {
-				st := ipfix.Stats{Pool: d.opts.Pool, TCP: d.opts.TCP}
+				st := ipfix.Stats{Pool: d.opts.Pool, TCP: d.opts.TCP, TLS: d.opts.TCP && d.opts.TLS != nil}
 				for _, x := range e.ipfixExporters(d.opts) {
 					xs := x.Stats()
 					st.Records += xs.Records

@@ -104,10 +104,12 @@ func TestNetflowProfileTCP(t *testing.T) {
 		t.Errorf("show ltm profile netflow:\n%s", out)
 	}
 
+	// IPFIX records end with the virtual's name (F5's contextName).
 	for _, v := range []struct {
 		setting string
 		version uint16
-	}{{"version-9", 9}, {"ipfix", 10}} {
+		fields  int
+	}{{"version-9", 9, 9}, {"ipfix", 10, 10}} {
 		n := ipfixtest.Records(msgs)
 		mustRun(t, s, "modify ltm profile netflow nf netflow-version "+v.setting)
 		askVS(t, "127.149.1.20:9000", "again")
@@ -124,11 +126,14 @@ func TestNetflowProfileTCP(t *testing.T) {
 			t.Fatalf("%s: message %+v", v.setting, last)
 		}
 		r := last.Records[len(last.Records)-1]
-		if len(r.Fields) != 9 || netip.AddrFrom4([4]byte(r.Fields[0])).String() != "127.149.1.20" || binary.BigEndian.Uint64(r.Fields[5]) != uint64(len("NF Response\n")) {
+		if len(r.Fields) != v.fields || netip.AddrFrom4([4]byte(r.Fields[0])).String() != "127.149.1.20" || binary.BigEndian.Uint64(r.Fields[5]) != uint64(len("NF Response\n")) {
 			t.Fatalf("%s: answer record %x", v.setting, r.Fields)
 		}
 		if at := int64(binary.BigEndian.Uint64(r.Fields[8])); time.Since(time.UnixMilli(at)).Abs() > time.Hour {
 			t.Errorf("%s: flowEndMilliseconds %d", v.setting, at)
+		}
+		if v.fields == 10 && string(r.Fields[9]) != "/Common/nf_vs" {
+			t.Errorf("%s: contextName %q, want the virtual's name", v.setting, r.Fields[9])
 		}
 	}
 

@@ -201,8 +201,9 @@ func (lt *logTranslation) ipfixElements(cfg *objects.Config) *ipfix.Elements {
 
 // ipfixDest reads an ipfix destination. transport-profile none sends
 // over UDP [M: the usual transport of flow records, and what
-// collectors listen on by default]; serverssl-profile is kept, not acted
-// on (records go in the clear).
+// collectors listen on by default]; serverssl-profile makes each
+// collector's TCP connection a TLS session, and needs a tcp
+// transport-profile [M: TLS needs a stream; openltm has no DTLS].
 func (lt *logTranslation) ipfixDest(cfg *objects.Config, o *objects.Object) (*logpub.IPFIXDest, error) {
 	pool := logDestIPFIXPool.Effective(cfg, o)
 	if pool == "" || pool == "none" {
@@ -229,14 +230,31 @@ func (lt *logTranslation) ipfixDest(cfg *objects.Config, o *objects.Object) (*lo
 			}
 		}
 	}
-	if ssl := logDestIPFIXSSL.Effective(cfg, o); ssl != "" && ssl != "none" {
-		lt.kept = append(lt.kept, about(o, "serverssl-profile %s is kept, not acted on: records go to the collectors without TLS", ssl))
-	}
-	return &logpub.IPFIXDest{Opts: ipfix.Options{
+	opts := ipfix.Options{
 		Pool: objects.FullPath("/Common", pool), Version: v, TCP: tcp,
 		Retransmit:  time.Duration(atoi(logDestIPFIXRetransmit.Effective(cfg, o))) * time.Second,
 		DeleteDelay: time.Duration(atoi(logDestIPFIXDelete.Effective(cfg, o))) * time.Second,
-	}}, nil
+	}
+	if ssl := noneEmpty(logDestIPFIXSSL.Effective(cfg, o)); ssl != "" {
+		if !tcp {
+			return nil, fmt.Errorf("serverssl-profile %s needs a tcp transport-profile: TLS runs over TCP", ssl)
+		}
+		p := cfg.Lookup(schema, []string{profileServerSSL.Key()}, objects.FullPath(folderOf(o.Name), ssl))
+		if p == nil {
+			return nil, fmt.Errorf("serverssl-profile: ltm profile server-ssl %s was not found", ssl)
+		}
+		t := &translator{s: schema, cfg: cfg}
+		ss, err := t.serverSSL(p)
+		if err != nil {
+			return nil, fmt.Errorf("serverssl-profile %s: %v", ssl, err)
+		}
+		b, err := ss.Build()
+		if err != nil {
+			return nil, fmt.Errorf("serverssl-profile %s: %v", ssl, err)
+		}
+		opts.TLS, opts.TLSID = b.Config, p.Name+"|"+serverSSLID(ss)
+	}
+	return &logpub.IPFIXDest{Opts: opts}, nil
 }
 
 // remoteHSL reads a remote-high-speed-log destination.

@@ -29,7 +29,7 @@ func (t *translator) netflow(o *objects.Object, v *dataplane.Virtual) {
 	if p == nil {
 		return
 	}
-	nf := &netflow.Profile{Name: p.Name, Version: netflowVersions[netflowVersion.Effective(t.cfg, p)]}
+	nf := &netflow.Profile{Name: p.Name, Version: netflowVersions[netflowVersion.Effective(t.cfg, p)], Virtual: o.Name}
 	if nf.Version == 0 {
 		nf.Version = ipfix.NetFlowV5
 	}
@@ -40,6 +40,14 @@ func (t *translator) netflow(o *objects.Object, v *dataplane.Virtual) {
 		ts := ipfixSwitch{sw}.Templates()
 		nf.V4, _ = ts.Create(ipfix.IANA(), netflow.TemplateSpec("IPv4"))
 		nf.V6, _ = ts.Create(ipfix.IANA(), netflow.TemplateSpec("IPv6"))
+		if nf.Version == ipfix.IPFIX {
+			// IPFIX records carry the virtual's name (F5's contextName).
+			x4, _ := ts.Create(netflow.Elements(), netflow.TemplateSpecNamed("IPv4"))
+			x6, _ := ts.Create(netflow.Elements(), netflow.TemplateSpecNamed("IPv6"))
+			if netflow.CheckTemplateNamed(x4) && netflow.CheckTemplateNamed(x6) {
+				nf.X4, nf.X6 = x4, x6
+			}
+		}
 	} else {
 		nf.Stats = &netflow.Stats{}
 	}

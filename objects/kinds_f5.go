@@ -1489,7 +1489,7 @@ serverssl-profile str none
 template-delete-delay int 0
 template-retransmit-interval int 600
 transport-profile str none
-`), "F5 sys log-config destination ipfix: IPFIX::destination send's records as IPFIX or NetFlow v9 to the pool's collectors, over UDP or TCP (transport-profile), templates sent again every template-retransmit-interval on UDP",
+`), "F5 sys log-config destination ipfix: IPFIX::destination send's records as IPFIX or NetFlow v9 to the pool's collectors, over UDP or TCP (transport-profile), TLS over TCP with a serverssl-profile, templates sent again every template-retransmit-interval on UDP",
 			"pool-name", "protocol-version", "template-delete-delay", "template-retransmit-interval", "transport-profile"),
 		// [M] data-type takes the data types' names as RFC 7012 and the
 		// IANA registry write them (unsigned32, ipv4Address, string).

@@ -204,6 +204,44 @@ func gtmConn(in *tcl.Interp, cmd string) (GTMConn, error) {
 	return gc, nil
 }
 
+// GTMPersistConn is a gtm rule's query whose wide IP LDNS persistence
+// the GTM form of persist reads and turns on or off.
+type GTMPersistConn interface {
+	// WideIPPersist says the query uses the wide IP's persistence.
+	WideIPPersist() (bool, error)
+	// SetWideIPPersist turns it on or off for this query and returns
+	// what it was.
+	SetWideIPPersist(on bool) (prev bool, err error)
+}
+
+// gtmPersist is the GTM form of persist: `persist` returns whether the
+// query uses the wide IP's persistence (1 or 0), `persist enable` and
+// `persist disable` turn it on or off for this query and return what it
+// was (F5's GTM persist).
+func gtmPersist(gc GTMPersistConn, args []tcl.Value) (tcl.Value, error) {
+	b := func(on bool) tcl.Value {
+		if on {
+			return tcl.Str("1")
+		}
+		return tcl.Str("0")
+	}
+	switch {
+	case len(args) == 1:
+		on, err := gc.WideIPPersist()
+		if err != nil {
+			return tcl.Empty, tcl.Errorf("persist: %v", err)
+		}
+		return b(on), nil
+	case len(args) == 2 && (args[1].String() == "enable" || args[1].String() == "disable"):
+		prev, err := gc.SetWideIPPersist(args[1].String() == "enable")
+		if err != nil {
+			return tcl.Empty, tcl.Errorf("persist %s: %v", args[1].String(), err)
+		}
+		return b(prev), nil
+	}
+	return tcl.Empty, tcl.WrongArgs("persist ?enable|disable?")
+}
+
 // cmdWideIP is `wideip name`: the wide IP being resolved.
 func cmdWideIP(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if len(args) != 2 || args[1].String() != "name" {

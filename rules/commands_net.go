@@ -595,7 +595,7 @@ func cmdLBServer(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	case "route_domain":
 		return tcl.Int(0), nil // one route domain: 0
 	case "priority", "ratio", "weight":
-		li, ok := c.(LBInfo)
+		li, ok := c.(MemberInfoer)
 		if !ok || pool == "" {
 			return tcl.Empty, tcl.Errorf("LB::server %s: no pool member information for this connection", f)
 		}
@@ -612,6 +612,12 @@ func cmdLBServer(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return tcl.Int(int64(mi.Weight)), nil
 	}
 	return tcl.Empty, tcl.Errorf("bad LB::server field %q: must be pool, name, addr, port, priority, ratio, weight or route_domain", args[1].String())
+}
+
+// MemberInfoer is the part of LBInfo LB::server priority, ratio and
+// weight read: a gtm rule's query has it without the rest.
+type MemberInfoer interface {
+	MemberInfo(pool string, member netip.AddrPort) (MemberInfo, error)
 }
 
 // lbTarget reads the member or node LB::status, LB::down and LB::up

@@ -157,6 +157,11 @@ func cmdPersist(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if err != nil {
 		return tcl.Empty, err
 	}
+	if gc, ok := c.(GTMPersistConn); ok {
+		if _, ltm := c.(PersistConn); !ltm {
+			return gtmPersist(gc, args) // commands_gtm.go
+		}
+	}
 	if len(args) < 2 {
 		return tcl.Empty, tcl.WrongArgs(persistUsage)
 	}

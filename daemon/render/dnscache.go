@@ -86,13 +86,14 @@ func DNSCache(w io.Writer, kind, name string, st dnsvs.CacheStats, o Options) er
 		// the policy applied [M: group and field names].
 		rows = append(rows, [][2]string{
 			{"Response Policy Zones", ""},
-			{"Hits", o.num(st.RPZNXDOMAIN + st.RPZNODATA + st.RPZLocalData + st.RPZWalledGarden + st.RPZPassthru + st.RPZDrop)},
+			{"Hits", o.num(st.RPZNXDOMAIN + st.RPZNODATA + st.RPZLocalData + st.RPZWalledGarden + st.RPZPassthru + st.RPZDrop + st.RPZTCPOnly)},
 			{"NXDOMAIN", o.num(st.RPZNXDOMAIN)},
 			{"NODATA", o.num(st.RPZNODATA)},
 			{"Local Data", o.num(st.RPZLocalData)},
 			{"Walled Garden", o.num(st.RPZWalledGarden)},
 			{"Passthru", o.num(st.RPZPassthru)},
 			{"Drop", o.num(st.RPZDrop)},
+			{"TCP Only", o.num(st.RPZTCPOnly)},
 			// the same hits by the trigger that matched [M]
 			{"Response Policy Triggers", ""},
 			{"Client IP", o.num(st.RPZClientIP)},

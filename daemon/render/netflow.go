@@ -35,6 +35,9 @@ func IPFIXDestination(w io.Writer, name string, st ipfix.Stats, o Options) error
 	if st.TCP {
 		proto = "TCP"
 	}
+	if st.TLS {
+		proto = "TLS"
+	}
 	return statBlock(w, "Sys::IPFIX Destination: "+o.rel(name), [][2]string{
 		{"Collectors", o.rel(st.Pool) + " (" + proto + ")"},
 		{"Records", ""},

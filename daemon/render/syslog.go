@@ -63,6 +63,9 @@ func Syslog(w io.Writer, st SyslogStats, o Options) error {
 		if x.TCP {
 			proto = "TCP"
 		}
+		if x.TLS {
+			proto = "TLS"
+		}
 		if err := statBlock(w, "Sys::IPFIX: "+o.rel(x.Pool)+" ("+x.Version.String()+", "+proto+")", [][2]string{
 			{"Records", ""},
 			{"Sent", u(x.Records)},

@@ -86,6 +86,9 @@ type CacheStats struct {
 	// triggers answered, by the policy applied (passthru: let through).
 	RPZ                                                                         bool
 	RPZNXDOMAIN, RPZNODATA, RPZLocalData, RPZWalledGarden, RPZPassthru, RPZDrop uint64
+	// RPZTCPOnly counts the UDP queries an rpz-tcp-only trigger sent
+	// back over TCP.
+	RPZTCPOnly uint64
 	// RPZClientIP, RPZQNAME, RPZIP, RPZNSDNAME and RPZNSIP count the
 	// same hits by the trigger that matched.
 	RPZClientIP, RPZQNAME, RPZIP, RPZNSDNAME, RPZNSIP uint64
@@ -356,6 +359,7 @@ func (c *Cache) Stats() CacheStats {
 		st.RPZWalledGarden, st.RPZPassthru, st.RPZDrop = ps.WalledGarden.Load(), ps.Passthru.Load(), ps.Drop.Load()
 		st.RPZClientIP, st.RPZQNAME, st.RPZIP = ps.ClientIP.Load(), ps.QNAME.Load(), ps.IP.Load()
 		st.RPZNSDNAME, st.RPZNSIP = ps.NSDNAME.Load(), ps.NSIP.Load()
+		st.RPZTCPOnly = ps.TCPOnly.Load()
 	}
 	return st
 }

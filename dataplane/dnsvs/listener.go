@@ -27,7 +27,7 @@ func (x listenerSteps) Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg,
 	s := x.s
 	s.st.Queries.Add(1)
 	rd := r.RecursionDesired && s.p.NoProcessRD
-	m, st, _, hit := s.unhandled(r, rd, gslb.Services{}, src)
+	m, st, _, hit := s.unhandled(r, rd, gslb.Services{}, src, udp)
 	switch st {
 	case stepAnswer:
 		return m, true, false
@@ -57,7 +57,7 @@ func (x listenerSteps) Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg,
 	s.st.PoolAnswers.Add(1)
 	s.cache.Put(r, m)
 	if hit == nil { // the response-IP, NSDNAME and NSIP triggers, as on a virtual
-		if m2, h := s.responsePolicy(s.cache, gslb.Services{}, r, m); h != nil && h.Policy != rpz.PolicyPassthru {
+		if m2, h := s.responsePolicy(s.cache, gslb.Services{}, r, m, udp); h != nil && h.Policy != rpz.PolicyPassthru {
 			return m2, m2 != nil, false
 		}
 	}

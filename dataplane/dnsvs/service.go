@@ -83,7 +83,7 @@ func (s *Service) decide(r *dns.Msg, wire []byte, client netip.Addr, udp bool, s
 			}
 		}
 	}
-	return s.unhandled(r, rd, svc, client)
+	return s.unhandled(r, rd, svc, client, udp)
 }
 
 // cacheFor is the cache a query uses: the profile's, unless its rules
@@ -101,11 +101,12 @@ func (s *Service) cacheFor(svc gslb.Services) *Cache {
 // for their client-IP triggers) and the cache (not for rd, a query
 // process-rd no sends on), then unhandled-query-action (the rule's
 // DNS::last_act when it gave one). hit is the response policy applied
-// (a passthru lets the query go on), nil for none.
-func (s *Service) unhandled(r *dns.Msg, rd bool, svc gslb.Services, client netip.Addr) (_ *dns.Msg, _ step, _ string, hit *rpz.Hit) {
+// (a passthru lets the query go on), nil for none. udp says the query
+// came over UDP (an rpz-tcp-only trigger answers it truncated).
+func (s *Service) unhandled(r *dns.Msg, rd bool, svc gslb.Services, client netip.Addr, udp bool) (_ *dns.Msg, _ step, _ string, hit *rpz.Hit) {
 	if c := s.cacheFor(svc); c != nil && !rd {
 		if c.rpz != nil && svc.Off&gslb.ServiceRPZ == 0 {
-			if hit = c.rpz.Check(s.e.policySource(), client, r.Question[0].Name); hit != nil {
+			if hit = c.rpz.Check(s.e.policySource(), client, r.Question[0].Name, udp); hit != nil {
 				switch hit.Policy {
 				case rpz.PolicyDrop:
 					return nil, stepDrop, "", hit
@@ -118,7 +119,7 @@ func (s *Service) unhandled(r *dns.Msg, rd bool, svc gslb.Services, client netip
 		if m := c.Get(r); m != nil {
 			s.st.CacheHits.Add(1)
 			if hit == nil {
-				if m2, h := s.responsePolicy(c, svc, r, m); h != nil && h.Policy != rpz.PolicyPassthru {
+				if m2, h := s.responsePolicy(c, svc, r, m, udp); h != nil && h.Policy != rpz.PolicyPassthru {
 					if m2 == nil {
 						return nil, stepDrop, "", h
 					}
@@ -158,8 +159,8 @@ func (s *Service) unhandled(r *dns.Msg, rd bool, svc gslb.Services, client netip
 // targets): m itself when none applies (hit nil) or for a passthru, the
 // policy's answer otherwise, nil for a drop. The answer c keeps stays
 // the real one, so that a change of the policy zone acts on the next
-// query.
-func (s *Service) responsePolicy(c *Cache, svc gslb.Services, r, m *dns.Msg) (*dns.Msg, *rpz.Hit) {
+// query. udp says r came over UDP.
+func (s *Service) responsePolicy(c *Cache, svc gslb.Services, r, m *dns.Msg, udp bool) (*dns.Msg, *rpz.Hit) {
 	if c == nil || c.rpz == nil || svc.Off&gslb.ServiceRPZ != 0 {
 		return m, nil
 	}
@@ -169,7 +170,7 @@ func (s *Service) responsePolicy(c *Cache, svc gslb.Services, r, m *dns.Msg) (*d
 	if c.res != nil && c.rpz.WantsNameServers(src) {
 		ns = c.nameServers(nsBuf[:0], r, m)
 	}
-	h := c.rpz.CheckResponse(src, m, ns)
+	h := c.rpz.CheckResponse(src, m, ns, udp)
 	if h == nil || h.Policy == rpz.PolicyPassthru {
 		return m, h
 	}
@@ -179,8 +180,8 @@ func (s *Service) responsePolicy(c *Cache, svc gslb.Services, r, m *dns.Msg) (*d
 // answerPolicy is responsePolicy on the answer the pool or the cache's
 // resolution gave, telling the rules (DNS::rpz_policy, DNS::origin RPZ);
 // nil for a drop.
-func (s *Service) answerPolicy(vr *gslb.VirtualRules, svc gslb.Services, r, m *dns.Msg, origin string) (*dns.Msg, string) {
-	m2, h := s.responsePolicy(s.cacheFor(svc), svc, r, m)
+func (s *Service) answerPolicy(vr *gslb.VirtualRules, svc gslb.Services, r, m *dns.Msg, origin string, udp bool) (*dns.Msg, string) {
+	m2, h := s.responsePolicy(s.cacheFor(svc), svc, r, m, udp)
 	if h == nil {
 		return m, origin
 	}
@@ -284,7 +285,7 @@ func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net
 		defer vr.Release()
 		if m, origin := s.forward(vs, snap, r, wire, client, local, true, s.cacheFor(svc)); m != nil {
 			if hit == nil {
-				if m, origin = s.answerPolicy(vr, svc, r, m, origin); m == nil {
+				if m, origin = s.answerPolicy(vr, svc, r, m, origin, true); m == nil {
 					return
 				}
 			}
@@ -424,7 +425,7 @@ func (s *Service) answerTCP(vs *state.Virtual, snap *state.VirtualSnap, r *dns.M
 			return nil, false
 		}
 		if hit == nil {
-			if m, origin = s.answerPolicy(vr, svc, r, m, origin); m == nil {
+			if m, origin = s.answerPolicy(vr, svc, r, m, origin, false); m == nil {
 				return nil, false
 			}
 		}

@@ -34,6 +34,18 @@ type request struct {
 	// weights its qos_weight set (nil: the pools' own).
 	prio []memberPrio
 	qosw []qosOverride
+	// persist is what a rule's persist enable or disable made of the
+	// wide IP's persistence for this query (0: its own setting).
+	persist int8
+}
+
+// persistOn says the query uses and records LDNS persistence: the wide
+// IP's persistence, unless a rule's persist turned it on or off.
+func (rq *request) persistOn(w *wideIP) bool {
+	if rq.persist != 0 {
+		return rq.persist > 0
+	}
+	return w.cfg.Persistence
 }
 
 // geoLDNS is the client's geolocation for topology scoring, nil when the
@@ -368,7 +380,7 @@ func (s *Server) resolve(rq *request, w *wideIP, d *decision) {
 // resolveLB is resolve's decision.
 func (s *Server) resolveLB(rq *request, w *wideIP, d *decision) {
 	rt := w.rt
-	if w.cfg.Persistence && s.persisted(rq, w, d) {
+	if rq.persistOn(w) && s.persisted(rq, w, d) {
 		rt.persisted.Inc(rq.shard)
 		if t := rq.trace; t != nil {
 			t.poolEnd(d.pool, "persistence", d)
@@ -447,7 +459,7 @@ func (s *Server) finish(rq *request, w *wideIP, d *decision) {
 		case 2:
 			rt.fallback.Inc(rq.shard)
 		}
-		if w.cfg.Persistence && d.member != nil {
+		if rq.persistOn(w) && d.member != nil {
 			s.persist.put(persistKey{w.path, maskAddr(rq.client, w.cidr4, w.cidr6)}, d, rq.now.Add(w.persistTTL), rq.now)
 		}
 	}

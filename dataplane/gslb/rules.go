@@ -84,7 +84,10 @@ type ruleConn struct {
 	ttlSet bool
 	prio   []memberPrio
 	qosw   []qosOverride
-	at     queryAt
+	// persist is the rule's persist enable (1) or disable (-1) of the
+	// wide IP's persistence for this query; 0 leaves it as configured.
+	persist int8
+	at      queryAt
 	// sessions are the rule states of this query, one per program, so
 	// that a variable a wide IP's DNS_REQUEST sets is there in its
 	// LB_FAILED and DNS_RESPONSE, as BIG-IP keeps a flow's variables.
@@ -488,7 +491,7 @@ func (s *Server) wideIPEvents(rc *ruleConn, rq *request, w *wideIP, m *dns.Msg, 
 	var last *pool // the pool a rule chose, nil for the wide IP's pools
 	if w.rules.Handles(rules.DNSRequest) {
 		s.wideIPEvent(rc, w, m, rules.DNSRequest, nil)
-		rq.prio, rq.qosw = rc.prio, rc.qosw
+		rq.prio, rq.qosw, rq.persist = rc.prio, rc.qosw, rc.persist
 		if m, send, done := s.ruleEnds(rc, w, m, q, opt, ecs, udp, d); done {
 			return m, send, true
 		}
@@ -514,7 +517,7 @@ func (s *Server) wideIPEvents(rc *ruleConn, rq *request, w *wideIP, m *dns.Msg, 
 			return nil, false, false
 		}
 		s.wideIPEvent(rc, w, m, ev, d)
-		rq.qosw = rc.qosw // for the pool or LB::reselect it chose
+		rq.qosw, rq.persist = rc.qosw, rc.persist // for the pool or LB::reselect it chose
 		if m, send, done := s.ruleEnds(rc, w, m, q, opt, ecs, udp, d); done {
 			return m, send, true
 		}

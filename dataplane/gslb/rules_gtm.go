@@ -413,6 +413,67 @@ func (c *ruleConn) SetMemberPriority(name string, ap netip.AddrPort, prio int) e
 	return fmt.Errorf("%s is not a member of gtm pool %s %s", ap, t, pl.full)
 }
 
+// MemberInfo is LB::server priority, ratio and weight of a gtm pool's
+// member, the one load balancing picked (LB_SELECTED): priority is the
+// one this query's member_priority gave it (0 when none did) [M: gtm
+// pool members have no priority setting of their own], ratio and
+// weight its ratio in the pool.
+func (c *ruleConn) MemberInfo(name string, ap netip.AddrPort) (rules.MemberInfo, error) {
+	pl, t := c.addrPool(name)
+	if pl == nil {
+		return rules.MemberInfo{}, fmt.Errorf("no such gtm pool %s %s", t, fullPath(name))
+	}
+	for _, m := range pl.members {
+		if m.vs.cfg.Destination != ap && (ap.Port() != 0 || m.vs.addr != ap.Addr()) {
+			continue
+		}
+		mi := rules.MemberInfo{Ratio: m.ratio, Weight: m.ratio}
+		for _, p := range c.prio {
+			if p.m == m {
+				mi.Priority = p.prio
+			}
+		}
+		return mi, nil
+	}
+	return rules.MemberInfo{}, fmt.Errorf("%s is not a member of gtm pool %s %s", ap, t, pl.full)
+}
+
+// WideIPPersist implements rules.GTMPersistConn: whether this query
+// uses the wide IP's LDNS persistence (its persistence setting, unless
+// a persist enable or disable changed it).
+func (c *ruleConn) WideIPPersist() (bool, error) {
+	if !c.wide || c.w == nil {
+		return false, errNotWideIP
+	}
+	if c.persist != 0 {
+		return c.persist > 0, nil
+	}
+	return c.w.cfg.Persistence, nil
+}
+
+// SetWideIPPersist implements rules.GTMPersistConn: persist enable or
+// disable, for the load balancing that follows (after DNS_REQUEST, or a
+// pool or LB::reselect of an LB event): looking up and recording the
+// LDNS's persistence record with the wide IP's ttl-persistence and
+// persist-cidr [M: F5 does not say what enable does on a wide IP with
+// persistence disabled; here it persists as if it were enabled].
+func (c *ruleConn) SetWideIPPersist(on bool) (bool, error) {
+	prev, err := c.WideIPPersist()
+	if err != nil {
+		return false, err
+	}
+	switch c.event {
+	case rules.DNSRequest, rules.LBSelected, rules.LBFailed:
+	default:
+		return false, errors.New("valid in a wide IP's DNS_REQUEST, LB_SELECTED and LB_FAILED")
+	}
+	c.persist = -1
+	if on {
+		c.persist = 1
+	}
+	return prev, nil
+}
+
 // MatchRegion implements rules.GTMConn: the region's members match the
 // address as a topology record's LDNS side does.
 func (c *ruleConn) MatchRegion(a netip.Addr, region string) (bool, error) {

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 	"github.com/openltm/openltm/rules"
@@ -220,5 +221,93 @@ func TestQoSWeightsAllocs(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { s.pick(rq, pl, QualityOfService, pl.members) }); n != 0 {
 		t.Errorf("%v allocations per pick with a rule's weights", n)
+	}
+}
+
+// TestGTMRulePersist: the GTM form of persist reads whether the query
+// uses the wide IP's LDNS persistence (1 or 0) and turns it on or off
+// for the query, returning what it was: a disabled query neither reads
+// nor records a persistence record; an enabled one does on a wide IP
+// without persistence. Other forms, and the command past load balancing
+// (DNS_RESPONSE), are errors (the query is dropped).
+func TestGTMRulePersist(t *testing.T) {
+	cases := []struct {
+		name    string
+		rule    string
+		persist bool // the wide IP's persistence setting
+		src     netip.Addr
+		records int    // persistence records after the query; -1: the query is dropped
+		log     string // the rule's log line ("": not checked)
+	}{
+		{"read enabled", `when DNS_REQUEST { log local0. "[persist]" }`, true, ldnsCNC, 1, "1"},
+		{"read disabled", `when DNS_REQUEST { log local0. "[persist]" }`, false, ldnsCNC, 0, "0"},
+		{"disable", `when DNS_REQUEST { log local0. "[persist disable] [persist]" }`, true, ldnsCNC, 0, "1 0"},
+		{"enable", `when DNS_REQUEST { log local0. "[persist enable] [persist]" }`, false, ldnsCNC, 1, "0 1"},
+		{"disable one LDNS", `when DNS_REQUEST { if { [IP::client_addr] eq "127.0.85.1" } { persist disable } }`, true, ldnsCNC, 0, ""},
+		{"disable another LDNS", `when DNS_REQUEST { if { [IP::client_addr] eq "127.0.85.1" } { persist disable } }`, true, ldnsCT, 1, ""},
+		{"enable in LB_SELECTED before a pool", `when LB_SELECTED { persist enable; pool app_pool }`, false, ldnsCNC, 1, ""},
+		{"read in DNS_RESPONSE", "when DNS_REQUEST { persist disable }\nwhen DNS_RESPONSE { log local0. \"[persist]\" }", true, ldnsCNC, -1, ""},
+		{"set in DNS_RESPONSE", `when DNS_RESPONSE { persist disable }`, true, ldnsCNC, -1, ""},
+		{"LTM form", `when DNS_REQUEST { persist source_addr }`, true, ldnsCNC, -1, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var logs ruleLog
+			r := compileRule(t, "/Common/r", c.rule)
+			cfg := ruleConfig(netip.AddrPort{}, []*rules.Rule{r}, nil, &logs)
+			w := cfg.WideIPs["/Common/www.example.com"]
+			w.Persistence, w.PersistTTL = c.persist, time.Minute
+			s := newServer(t, cfg, Options{})
+			m := ask(t, s, c.src, wideName, dns.TypeA)
+			if c.records < 0 {
+				if m != nil {
+					t.Fatalf("answered %v, want the query dropped by the rule's error", m)
+				}
+				return
+			}
+			if m == nil || len(m.Answer) == 0 {
+				t.Fatalf("answer %v (logs %q)", m, logs.get())
+			}
+			if n := len(s.PersistRecords()); n != c.records {
+				t.Errorf("%d persistence records, want %d", n, c.records)
+			}
+			if got := strings.Join(logs.get(), "\n"); c.log != "" && !strings.HasSuffix(got, c.log) {
+				t.Errorf("log %q, want %q", got, c.log)
+			}
+		})
+	}
+}
+
+// TestGTMRuleLBServerInfo: LB::server priority, ratio and weight read
+// the member load balancing picked: its priority from the query's
+// member_priority (0 when none), its ratio in the pool; LB_FAILED has
+// no member, and reads nothing.
+func TestGTMRuleLBServerInfo(t *testing.T) {
+	for _, c := range []struct {
+		name, rule, log string
+		fail            bool // every member down: LB_FAILED
+	}{
+		{"no priority", `when LB_SELECTED { log local0. "<[LB::server priority]> <[LB::server ratio]> <[LB::server weight]>" }`, "<0> <1> <1>", false},
+		{"member_priority", "when DNS_REQUEST { member_priority app_pool member 127.0.82.12 80 10 }\nwhen LB_SELECTED { log local0. \"<[LB::server addr]> <[LB::server priority]>\" }", "<127.0.82.12> <10>", false},
+		{"LB_FAILED", `when LB_FAILED { log local0. "<[LB::server]> <[LB::server priority]>" }`, "<> <>", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var logs ruleLog
+			r := compileRule(t, "/Common/r", c.rule)
+			cfg := ruleConfig(netip.AddrPort{}, []*rules.Rule{r}, nil, &logs)
+			cfg.Pools["/Common/app_pool"].Mode = GlobalAvailability
+			if c.fail {
+				for _, sv := range cfg.Servers {
+					for _, v := range sv.VirtualServers {
+						v.Disabled = true
+					}
+				}
+			}
+			s := newServer(t, cfg, Options{})
+			ask(t, s, ldnsCT, wideName, dns.TypeA)
+			if got := strings.Join(logs.get(), "\n"); !strings.HasSuffix(got, c.log) {
+				t.Errorf("log %q, want %q", got, c.log)
+			}
+		})
 	}
 }

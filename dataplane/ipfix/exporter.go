@@ -1,6 +1,8 @@
 package ipfix
 
 import (
+	"context"
+	"crypto/tls"
 	"io"
 	"log/slog"
 	"net"
@@ -24,6 +26,14 @@ type Options struct {
 	Version Version
 	// TCP: the transport-profile is a tcp profile; else UDP.
 	TCP bool
+	// TLS, with TCP, is the serverssl-profile's client side: each
+	// collector's connection is a TLS session over TCP, so that flow
+	// records cross untrusted networks unread (RFC 7011 section 11).
+	// nil sends in the clear.
+	TLS *tls.Config
+	// TLSID names what TLS does (the server-ssl profile's settings), so
+	// that the destinations sharing an exporter are told apart.
+	TLSID string
 	// Retransmit is template-retransmit-interval: on UDP, each
 	// collector is sent every template it knows again this often (0:
 	// only when first used).
@@ -150,6 +160,8 @@ type Stats struct {
 	Pool    string
 	Version Version
 	TCP     bool
+	// TLS: the TCP connections are TLS sessions (serverssl-profile).
+	TLS bool
 	// Records were sent in Messages; Templates counts template records
 	// sent (first sends and retransmissions).
 	Records, Messages, Templates uint64
@@ -160,7 +172,7 @@ type Stats struct {
 
 // Stats returns the counters.
 func (x *Exporter) Stats() Stats {
-	return Stats{Pool: x.o.Pool, Version: x.o.Version, TCP: x.o.TCP,
+	return Stats{Pool: x.o.Pool, Version: x.o.Version, TCP: x.o.TCP, TLS: x.o.TCP && x.o.TLS != nil,
 		Records: x.records.Load(), Messages: x.messages.Load(), Templates: x.templates.Load(),
 		Dropped: x.dropped.Load(), Failures: x.failures.Load()}
 }
@@ -418,6 +430,9 @@ func (x *Exporter) connect(s *session) bool {
 	var err error
 	if x.o.TCP {
 		c, err = net.DialTimeout("tcp", s.addr.String(), time.Second)
+		if err == nil && x.o.TLS != nil {
+			c, err = x.handshake(c)
+		}
 		if err == nil {
 			// A collector that closes its side is noticed, so the next
 			// batch reconnects instead of writing into nothing.
@@ -437,6 +452,23 @@ func (x *Exporter) connect(s *session) bool {
 	clear(s.known)
 	s.sentAt = time.Time{}
 	return true
+}
+
+// handshakeTimeout bounds a collector's TLS handshake: the exporter's
+// goroutine waits for it, and the queue fills meanwhile.
+const handshakeTimeout = 5 * time.Second
+
+// handshake makes c, a new connection to a collector, a TLS session
+// (serverssl-profile); c is closed when it fails.
+func (x *Exporter) handshake(c net.Conn) (net.Conn, error) {
+	tc := tls.Client(c, x.o.TLS)
+	ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
+	defer cancel()
+	if err := tc.HandshakeContext(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return tc, nil
 }
 
 func (x *Exporter) fail(s *session, err error) {

@@ -434,6 +434,18 @@ func (r *Record) PutUint(i int, u uint64) {
 	putUint(r.fixed[f.off:f.off+int(f.Len)], u)
 }
 
+// PutString writes v into the record's i'th field, a variable-length
+// string or octetArray (cut at 65534 octets); the record's buffer is
+// reused, so a pooled record takes it without allocating.
+func (r *Record) PutString(i int, v string) {
+	f := &r.t.Fields[i]
+	if f.off >= 0 {
+		encodeValue(r.fixed[f.off:f.off+int(f.Len)], f.Elem.Type, v)
+		return
+	}
+	r.vars[f.slot] = append(r.vars[f.slot][:0], v[:min(len(v), 65534)]...)
+}
+
 // PutAddr writes a into the record's i'th field, an IPv4 or IPv6
 // address (an IPv4 address in an IPv6 field is written mapped).
 func (r *Record) PutAddr(i int, a netip.Addr) {

@@ -8,9 +8,13 @@
 // NetFlow view every collector reads [M: BIG-IP's record layout is not
 // documented]: the client's packets to the virtual address, and the
 // virtual's answers to the client (when there were any), each with its
-// octets, packets, start and end. A virtual without the profile pays one nil check at a
-// connection's end; one with it fills pooled records and allocates
-// nothing per connection.
+// octets, packets, start and end. IPFIX records also carry the
+// virtual's name in F5's contextName element (enterprise 12276, id 9),
+// where BIG-IP's IPFIX templates put the virtual server a record is
+// about; NetFlow v5's fixed record and NetFlow v9, which has no
+// enterprise elements, carry none [M]. A virtual without the profile
+// pays one nil check at a connection's end; one with it fills pooled
+// records and allocates nothing per connection.
 package netflow
 
 import (
@@ -60,8 +64,14 @@ type Profile struct {
 	// Stats count what the profile sent.
 	Stats *Stats
 	// V4 and V6 are the NetFlow v9 and IPFIX templates of IPv4 and IPv6
-	// flows (Templates makes them); v5 has its own fixed layout.
+	// flows (TemplateSpec); v5 has its own fixed layout.
 	V4, V6 *ipfix.Template
+	// X4 and X6 are the IPFIX templates with the virtual's name
+	// (TemplateSpecNamed, Elements); nil: IPFIX records use V4 and V6.
+	X4, X6 *ipfix.Template
+	// Virtual is the full path of the virtual server whose connections
+	// the profile reports, the contextName of its IPFIX records.
+	Virtual string
 }
 
 // The fields of the v9 and IPFIX templates, in order.
@@ -76,7 +86,36 @@ const (
 	fStart
 	fEnd
 	nFields
+	fVirtual = nFields // TemplateSpecNamed's contextName
 )
+
+// ContextName is F5's IPFIX element for the name of the object a
+// record is about (the virtual server's, here): enterprise 12276 (F5
+// Networks), id 9, a variable-length string.
+var ContextName = func() *ipfix.Element {
+	e, err := ipfix.NewElement("contextName", 12276, 9, ipfix.String, 0)
+	if err != nil {
+		panic(err)
+	}
+	return e
+}()
+
+// elements are IANA's and ContextName, which TemplateSpecNamed names.
+var elements = func() *ipfix.Elements {
+	els, err := ipfix.NewElements([]*ipfix.Element{ContextName})
+	if err != nil {
+		panic(err)
+	}
+	return els
+}()
+
+// Elements is the element set the templates of TemplateSpecNamed are
+// made with.
+func Elements() *ipfix.Elements { return elements }
+
+// TemplateSpecNamed is TemplateSpec with the virtual's name last (F5's
+// contextName), for IPFIX records.
+func TemplateSpecNamed(v string) string { return TemplateSpec(v) + " contextName" }
 
 // TemplateSpec lists the elements of the v9 and IPFIX records with
 // addresses of family v ("IPv4" or "IPv6"), as IPFIX::template create
@@ -176,8 +215,15 @@ func (p *Profile) send(src, dst netip.AddrPort, proto, octets, pkts uint64, star
 		r.PutUint(v5Proto, proto)
 	} else {
 		t := p.V4
+		named := p.Version == ipfix.IPFIX && p.X4 != nil && p.X6 != nil
+		if named {
+			t = p.X4
+		}
 		if !sa.Is4() || !da.Is4() {
 			t = p.V6
+			if named {
+				t = p.X6
+			}
 			sa, da = src.Addr(), dst.Addr()
 		}
 		if t == nil {
@@ -194,6 +240,9 @@ func (p *Profile) send(src, dst netip.AddrPort, proto, octets, pkts uint64, star
 		r.PutUint(fPackets, pkts)
 		r.PutUint(fStart, uint64(start.UnixMilli()))
 		r.PutUint(fEnd, uint64(end.UnixMilli()))
+		if named {
+			r.PutString(fVirtual, p.Virtual)
+		}
 	}
 	if p.Sink != nil && p.Sink.Send(p.Version, r) {
 		p.Stats.Records.Add(1)
@@ -206,4 +255,10 @@ func (p *Profile) send(src, dst netip.AddrPort, proto, octets, pkts uint64, star
 // order: the daemon's guard that a template table gave what was asked.
 func CheckTemplate(t *ipfix.Template) bool {
 	return t != nil && len(t.Fields) == nFields
+}
+
+// CheckTemplateNamed is CheckTemplate for TemplateSpecNamed's templates.
+func CheckTemplateNamed(t *ipfix.Template) bool {
+	return t != nil && len(t.Fields) == nFields+1 && t.Fields[fVirtual].Elem.Enterprise == ContextName.Enterprise &&
+		t.Fields[fVirtual].Elem.ID == ContextName.ID
 }

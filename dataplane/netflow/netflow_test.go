@@ -30,10 +30,21 @@ func profile(t testing.TB, v ipfix.Version, collector netip.AddrPort) *Profile {
 	if !CheckTemplate(v4) || !CheckTemplate(v6) {
 		t.Fatal("templates do not have the profile's fields")
 	}
+	x4, err := ts.Create(Elements(), TemplateSpecNamed("IPv4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x6, err := ts.Create(Elements(), TemplateSpecNamed("IPv6"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !CheckTemplateNamed(x4) || !CheckTemplateNamed(x6) || CheckTemplateNamed(v4) {
+		t.Fatal("the named templates do not have the profile's fields and the virtual's name")
+	}
 	x := ipfix.NewExporter(ipfix.Options{Pool: "/Common/c", Version: v,
 		Members: func(string) ([]netip.AddrPort, error) { return []netip.AddrPort{collector}, nil }})
 	t.Cleanup(x.Close)
-	return &Profile{Name: "/Common/nf", Version: v, Sink: exporterSink{x}, Stats: &Stats{}, V4: v4, V6: v6}
+	return &Profile{Name: "/Common/nf", Version: v, Sink: exporterSink{x}, Stats: &Stats{}, V4: v4, V6: v6, X4: x4, X6: x6, Virtual: "/Common/l4_vs"}
 }
 
 // flow is a finished connection: 100 octets in 3 packets from the
@@ -51,7 +62,9 @@ func flow(client, local string, proto string) *flows.Flow {
 // TestExport: each version's records, as a collector decodes them: two
 // per connection, the client's direction first, with addresses, ports,
 // protocol, octets, packets and times; NetFlow v5 has no IPv6, so an
-// IPv6 connection is counted as dropped.
+// IPv6 connection is counted as dropped. IPFIX records end with the
+// virtual's name (F5's contextName, enterprise 12276 id 9); v9's and
+// v5's have none.
 func TestExport(t *testing.T) {
 	for i, c := range []struct {
 		name          string
@@ -139,6 +152,12 @@ func TestExport(t *testing.T) {
 					got.octets, got.pkts = binary.BigEndian.Uint64(fs[5]), binary.BigEndian.Uint64(fs[6])
 					got.start = time.UnixMilli(int64(binary.BigEndian.Uint64(fs[7])))
 					got.end = time.UnixMilli(int64(binary.BigEndian.Uint64(fs[8])))
+					switch {
+					case c.v == ipfix.IPFIX && (len(fs) != 10 || string(fs[9]) != "/Common/l4_vs"):
+						t.Errorf("record %d: %d fields, want 10 ending with the virtual's name: %q", k, len(fs), fs[len(fs)-1])
+					case c.v == ipfix.NetFlowV9 && len(fs) != 9:
+						t.Errorf("record %d: %d v9 fields, want 9", k, len(fs))
+					}
 				}
 				if got.src != src || got.dst != dst || got.proto != wantProto || got.octets != octets || got.pkts != pkts {
 					t.Errorf("record %d: %+v, want %s -> %s proto %d %d octets %d packets", k, got, src, dst, wantProto, octets, pkts)

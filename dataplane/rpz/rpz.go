@@ -33,6 +33,7 @@ const (
 	PolicyNODATA       = "nodata"        // CNAME *.
 	PolicyPassthru     = "passthru"      // CNAME rpz-passthru.
 	PolicyDrop         = "drop"          // CNAME rpz-drop.
+	PolicyTCPOnly      = "tcp-only"      // CNAME rpz-tcp-only., to a query over UDP
 	PolicyLocalData    = "local-data"    // any other records
 	PolicyWalledGarden = "walled-garden" // the cache's action walled-garden
 )
@@ -86,13 +87,13 @@ func New(zones []Zone) *Policies {
 // trigger that matched, for show ltm dns cache: how much the zones
 // block, and with what.
 type Stats struct {
-	NXDOMAIN, NODATA, LocalData, WalledGarden, Passthru, Drop atomic.Uint64
-	ClientIP, QNAME, IP, NSDNAME, NSIP                        atomic.Uint64
+	NXDOMAIN, NODATA, LocalData, WalledGarden, Passthru, Drop, TCPOnly atomic.Uint64
+	ClientIP, QNAME, IP, NSDNAME, NSIP                                 atomic.Uint64
 }
 
 // Reset zeroes the counters.
 func (s *Stats) Reset() {
-	for _, c := range []*atomic.Uint64{&s.NXDOMAIN, &s.NODATA, &s.LocalData, &s.WalledGarden, &s.Passthru, &s.Drop,
+	for _, c := range []*atomic.Uint64{&s.NXDOMAIN, &s.NODATA, &s.LocalData, &s.WalledGarden, &s.Passthru, &s.Drop, &s.TCPOnly,
 		&s.ClientIP, &s.QNAME, &s.IP, &s.NSDNAME, &s.NSIP} {
 		c.Store(0)
 	}
@@ -147,8 +148,10 @@ func (p *Policies) index(i int, d *dnszone.Zone) *index {
 // and its name, qname in any case (QNAME triggers); nil when no trigger
 // matches. Zones are taken in order, and within one a client-IP trigger
 // before a QNAME one (the draft's precedence). A zone without a copy yet
-// is passed over. It allocates nothing for a query no trigger holds.
-func (p *Policies) Check(src Source, client netip.Addr, qname string) *Hit {
+// is passed over. udp says the query came over UDP, where an
+// rpz-tcp-only trigger sends the client back over TCP (over TCP it is a
+// passthru). It allocates nothing for a query no trigger holds.
+func (p *Policies) Check(src Source, client netip.Addr, qname string, udp bool) *Hit {
 	if p == nil || src == nil || len(p.Zones) == 0 {
 		return nil
 	}
@@ -163,7 +166,7 @@ func (p *Policies) Check(src Source, client netip.Addr, qname string) *Hit {
 		if client.IsValid() {
 			if ix := p.index(i, d); ix.client.any() {
 				if _, owner := ix.client.match(client); owner != "" {
-					return p.hit(z, d, owner, d.Set(owner), TriggerClientIP)
+					return p.hit(z, d, owner, d.Set(owner), TriggerClientIP, udp)
 				}
 			}
 		}
@@ -174,7 +177,7 @@ func (p *Policies) Check(src Source, client netip.Addr, qname string) *Hit {
 		if set == nil {
 			continue
 		}
-		return p.hit(z, d, owner, set, TriggerQNAME)
+		return p.hit(z, d, owner, set, TriggerQNAME, udp)
 	}
 	return nil
 }
@@ -230,9 +233,9 @@ func (p *Policies) WantsNameServers(src Source) bool {
 // addresses; nil when none matches. Zones are taken in order, and
 // within one the draft's precedence: IP, then NSDNAME, then NSIP; among
 // addresses the longest prefix wins (the smallest address on a tie),
-// among names the smallest in DNSSEC order. A zone without such
-// triggers costs one look-up.
-func (p *Policies) CheckResponse(src Source, m *dns.Msg, ns []NameServers) *Hit {
+// among names the smallest in DNSSEC order. udp is Check's. A zone
+// without such triggers costs one look-up.
+func (p *Policies) CheckResponse(src Source, m *dns.Msg, ns []NameServers, udp bool) *Hit {
 	if p == nil || src == nil || m == nil {
 		return nil
 	}
@@ -255,7 +258,7 @@ func (p *Policies) CheckResponse(src Source, m *dns.Msg, ns []NameServers) *Hit 
 				}
 			}
 			if owner != "" {
-				return p.hit(z, d, owner, d.Set(owner), TriggerIP)
+				return p.hit(z, d, owner, d.Set(owner), TriggerIP, udp)
 			}
 		}
 		if len(ix.nsExact) > 0 || len(ix.nsWild) > 0 {
@@ -271,7 +274,7 @@ func (p *Policies) CheckResponse(src Source, m *dns.Msg, ns []NameServers) *Hit 
 				}
 			}
 			if owner != "" {
-				return p.hit(z, d, owner, d.Set(owner), TriggerNSDNAME)
+				return p.hit(z, d, owner, d.Set(owner), TriggerNSDNAME, udp)
 			}
 		}
 		if ix.nsip.any() {
@@ -288,7 +291,7 @@ func (p *Policies) CheckResponse(src Source, m *dns.Msg, ns []NameServers) *Hit 
 				}
 			}
 			if owner != "" {
-				return p.hit(z, d, owner, d.Set(owner), TriggerNSIP)
+				return p.hit(z, d, owner, d.Set(owner), TriggerNSIP, udp)
 			}
 		}
 	}
@@ -316,10 +319,14 @@ func rrAddr(rr dns.RR) (netip.Addr, bool) {
 // hit is the policy zone z's trigger owner (its records set, from d)
 // of kind as a counted hit: the policy its records say, the walled
 // garden instead for a zone whose action is walled-garden (passthru
-// aside).
-func (p *Policies) hit(z *Zone, d *dnszone.Zone, owner string, set map[uint16][]dns.RR, kind string) *Hit {
+// aside). rpz-tcp-only is tcp-only for a query over UDP (udp), a
+// passthru over TCP, as BIND has it.
+func (p *Policies) hit(z *Zone, d *dnszone.Zone, owner string, set map[uint16][]dns.RR, kind string, udp bool) *Hit {
 	h := &Hit{Zone: z.Name, Trigger: strings.TrimSuffix(owner, "."+z.Name), Kind: kind, set: set, z: z, soa: d.SOA()}
 	h.Policy = policyOf(set)
+	if h.Policy == PolicyTCPOnly && !udp {
+		h.Policy = PolicyPassthru
+	}
 	if h.Policy != PolicyPassthru && z.Action == ActionWalledGarden {
 		h.Policy = PolicyWalledGarden
 	}
@@ -341,6 +348,8 @@ func (p *Policies) count(policy, kind string) {
 		p.st.Passthru.Add(1)
 	case PolicyDrop:
 		p.st.Drop.Add(1)
+	case PolicyTCPOnly:
+		p.st.TCPOnly.Add(1)
 	}
 	switch kind {
 	case TriggerClientIP:
@@ -392,9 +401,9 @@ func lookup(d *dnszone.Zone, name, zone string) (string, map[uint16][]dns.RR) {
 
 // policyOf is the policy a trigger's records give (the draft's policy
 // actions): a CNAME to the root is NXDOMAIN, to *. NODATA, to
-// rpz-passthru. passthru, to rpz-drop. no answer; anything else is local
-// data. rpz-tcp-only. is taken as passthru [M: openltm does not make
-// UDP clients come back over TCP].
+// rpz-passthru. passthru, to rpz-drop. no answer, to rpz-tcp-only. an
+// empty truncated answer (to a query over UDP; hit makes it a passthru
+// over TCP); anything else is local data.
 func policyOf(set map[uint16][]dns.RR) string {
 	if cn := set[dns.TypeCNAME]; len(cn) == 1 && len(set) == 1 {
 		switch strings.ToLower(cn[0].(*dns.CNAME).Target) {
@@ -402,8 +411,10 @@ func policyOf(set map[uint16][]dns.RR) string {
 			return PolicyNXDOMAIN
 		case "*.":
 			return PolicyNODATA
-		case "rpz-passthru.", "rpz-tcp-only.":
+		case "rpz-passthru.":
 			return PolicyPassthru
+		case "rpz-tcp-only.":
+			return PolicyTCPOnly
 		case "rpz-drop.":
 			return PolicyDrop
 		}
@@ -415,6 +426,9 @@ func policyOf(set map[uint16][]dns.RR) string {
 // sent) and for a passthru (the query goes on as if no zone held it).
 // NXDOMAIN and NODATA carry the policy zone's SOA [M: as BIND's RPZ
 // answers do, so that clients cache them no longer than the zone says].
+// tcp-only is an answer with no records and TC set, which sends the
+// client back over TCP, where the trigger is a passthru (BIND's
+// rpz-tcp-only, a defence against reflection through forged sources).
 func (h *Hit) Answer(r *dns.Msg) *dns.Msg {
 	if h == nil || h.Policy == PolicyPassthru || h.Policy == PolicyDrop {
 		return nil
@@ -423,6 +437,13 @@ func (h *Hit) Answer(r *dns.Msg) *dns.Msg {
 	m := new(dns.Msg)
 	m.SetReply(r)
 	m.RecursionAvailable = true
+	if h.Policy == PolicyTCPOnly {
+		m.Truncated = true
+		if o := r.IsEdns0(); o != nil {
+			m.SetEdns0(1232, o.Do())
+		}
+		return m
+	}
 	switch h.Policy {
 	case PolicyNXDOMAIN:
 		m.Rcode = dns.RcodeNameError

@@ -70,7 +70,7 @@ func TestCheckAndAnswer(t *testing.T) {
 		{"ads.example.net.", dns.TypeAAAA, PolicyWalledGarden, "wg.test walled-garden ads.example.net", dns.RcodeSuccess, ""},
 		{"fine.example.net.", dns.TypeA, PolicyPassthru, "wg.test passthru fine.example.net", 0, ""},
 	} {
-		h := p.Check(src, netip.Addr{}, tt.name)
+		h := p.Check(src, netip.Addr{}, tt.name, true)
 		if tt.policy == "" {
 			if h != nil {
 				t.Errorf("%s: hit %s, want none", tt.name, h)
@@ -119,12 +119,12 @@ func TestCheckAndAnswer(t *testing.T) {
 // and allocates nothing.
 func TestCheckNone(t *testing.T) {
 	var p *Policies
-	if p.Check(source{}, netip.Addr{}, "a.example.") != nil {
+	if p.Check(source{}, netip.Addr{}, "a.example.", true) != nil {
 		t.Fatal("a nil Policies hit")
 	}
 	q := &Policies{Zones: []Zone{{Name: "rpz.test.", Action: ActionNXDOMAIN}}}
 	var src Source = source{}
-	if n := testing.AllocsPerRun(100, func() { q.Check(src, netip.MustParseAddr("192.0.2.1"), "a.example.") }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { q.Check(src, netip.MustParseAddr("192.0.2.1"), "a.example.", true) }); n != 0 {
 		t.Errorf("Check of a zone without a copy allocates %v", n)
 	}
 }
@@ -157,14 +157,77 @@ func TestCheckResponse(t *testing.T) {
 		}
 		m := new(dns.Msg)
 		m.Answer = []dns.RR{rr}
-		if got := p.CheckResponse(src, m, nil).String(); got != tt.str {
+		if got := p.CheckResponse(src, m, nil, true).String(); got != tt.str {
 			t.Errorf("%s: %q, want %q", tt.rr, got, tt.str)
 		}
 	}
 	// A zone without response-IP triggers is passed over.
 	plain := source{"rpz.test.": zone(t, "rpz.test.", "bad.example.rpz.test. 60 IN CNAME .")}
 	rr, _ := dns.NewRR("a.example. 60 IN A 192.0.2.7")
-	if h := p.CheckResponse(plain, &dns.Msg{Answer: []dns.RR{rr}}, nil); h != nil {
+	if h := p.CheckResponse(plain, &dns.Msg{Answer: []dns.RR{rr}}, nil, true); h != nil {
 		t.Errorf("hit %s in a zone without rpz-ip", h)
+	}
+}
+
+// TestTCPOnly: an rpz-tcp-only trigger answers a query over UDP with an
+// empty truncated answer, so the client asks again over TCP, where the
+// trigger is a passthru that later zones do not override; response-IP
+// triggers act the same way.
+func TestTCPOnly(t *testing.T) {
+	src := source{
+		"rpz.test.": zone(t, "rpz.test.",
+			"slow.example.com.rpz.test. 60 IN CNAME rpz-tcp-only.",
+			"*.tcp.example.com.rpz.test. 60 IN CNAME RPZ-TCP-ONLY.",
+			"32.9.2.0.192.rpz-ip.rpz.test. 60 IN CNAME rpz-tcp-only.",
+		),
+		"late.test.": zone(t, "late.test.", "slow.example.com.late.test. 60 IN CNAME ."),
+	}
+	p := New([]Zone{{Name: "rpz.test.", Action: ActionNXDOMAIN}, {Name: "late.test.", Action: ActionNXDOMAIN}})
+	a, _ := dns.NewRR("www.example.org. 60 IN A 192.0.2.9")
+	for _, tt := range []struct {
+		name   string
+		qname  string // "" for the response-IP trigger on a
+		udp    bool
+		policy string
+		str    string
+	}{
+		{"udp qname", "slow.example.com.", true, PolicyTCPOnly, "rpz.test tcp-only slow.example.com"},
+		{"tcp qname", "slow.example.com.", false, PolicyPassthru, "rpz.test passthru slow.example.com"},
+		{"udp wildcard", "x.tcp.example.com.", true, PolicyTCPOnly, "rpz.test tcp-only *.tcp.example.com"},
+		{"tcp wildcard", "x.tcp.example.com.", false, PolicyPassthru, "rpz.test passthru *.tcp.example.com"},
+		{"udp response ip", "", true, PolicyTCPOnly, "rpz.test tcp-only 32.9.2.0.192.rpz-ip"},
+		{"tcp response ip", "", false, PolicyPassthru, "rpz.test passthru 32.9.2.0.192.rpz-ip"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := new(dns.Msg)
+			r.SetQuestion("www.example.org.", dns.TypeA)
+			r.SetEdns0(4096, true)
+			var h *Hit
+			if tt.qname != "" {
+				r.Question[0].Name = tt.qname
+				h = p.Check(src, netip.Addr{}, tt.qname, tt.udp)
+			} else {
+				h = p.CheckResponse(src, &dns.Msg{Answer: []dns.RR{a}}, nil, tt.udp)
+			}
+			if h == nil || h.Policy != tt.policy || h.String() != tt.str {
+				t.Fatalf("hit %v, want %s", h, tt.str)
+			}
+			m := h.Answer(r)
+			if tt.policy == PolicyPassthru {
+				if m != nil {
+					t.Fatalf("a passthru answered %v", m)
+				}
+				return
+			}
+			if m == nil || !m.Truncated || m.Rcode != dns.RcodeSuccess || len(m.Answer)+len(m.Ns) != 0 || m.Id != r.Id {
+				t.Fatalf("answer %v, want an empty truncated NOERROR", m)
+			}
+			if o := m.IsEdns0(); o == nil || !o.Do() {
+				t.Fatalf("the query's OPT (DO) is not echoed: %v", m.Extra)
+			}
+		})
+	}
+	if st := p.Stats(); st.TCPOnly.Load() != 3 || st.Passthru.Load() != 3 {
+		t.Errorf("counters tcp-only %d passthru %d, want 3 and 3", st.TCPOnly.Load(), st.Passthru.Load())
 	}
 }

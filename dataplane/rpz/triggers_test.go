@@ -105,7 +105,7 @@ func TestCheckClientIP(t *testing.T) {
 		if tt.client != "" {
 			a = netip.MustParseAddr(tt.client)
 		}
-		h := p.Check(src, a, tt.qname)
+		h := p.Check(src, a, tt.qname, true)
 		if h.String() != tt.want || (h != nil && h.Kind != tt.kind) {
 			t.Errorf("%s %s: %v, want %q (%s)", tt.client, tt.qname, h, tt.want, tt.kind)
 		}
@@ -116,7 +116,7 @@ func TestCheckClientIP(t *testing.T) {
 	}
 	r := new(dns.Msg)
 	r.SetQuestion("www.example.", dns.TypeA)
-	if m := p.Check(src, netip.MustParseAddr("127.0.0.5"), "www.example.").Answer(r); m == nil || m.Rcode != dns.RcodeNameError {
+	if m := p.Check(src, netip.MustParseAddr("127.0.0.5"), "www.example.", true).Answer(r); m == nil || m.Rcode != dns.RcodeNameError {
 		t.Errorf("a blocked client's answer: %v", m)
 	}
 }
@@ -167,7 +167,7 @@ func TestCheckResponseNameServers(t *testing.T) {
 			rr, _ := dns.NewRR("www.example.com. 60 IN A " + tt.answer)
 			m.Answer = []dns.RR{rr}
 		}
-		h := p.CheckResponse(src, m, tt.ns)
+		h := p.CheckResponse(src, m, tt.ns, true)
 		if h.String() != tt.want || (h != nil && h.Kind != tt.kind) {
 			t.Errorf("%s: %v (%v), want %q (%s)", tt.name, h, func() string {
 				if h == nil {
@@ -180,7 +180,7 @@ func TestCheckResponseNameServers(t *testing.T) {
 	// The local data of an NSDNAME trigger answers in place of the answer.
 	r := new(dns.Msg)
 	r.SetQuestion("www.example.com.", dns.TypeA)
-	h := p.CheckResponse(src, new(dns.Msg), []NameServers{ns("example.com.", []string{"a.dark.net."})})
+	h := p.CheckResponse(src, new(dns.Msg), []NameServers{ns("example.com.", []string{"a.dark.net."})}, true)
 	if m := h.Answer(r); m == nil || len(m.Answer) != 1 || m.Answer[0].(*dns.A).A.String() != "192.0.2.99" || m.Answer[0].Header().Name != "www.example.com." {
 		t.Errorf("local data of an NSDNAME trigger: %v", m)
 	}
@@ -196,15 +196,15 @@ func TestIndexFollowsCopy(t *testing.T) {
 	p := New([]Zone{{Name: "one.test.", Action: ActionNXDOMAIN}})
 	client := netip.MustParseAddr("127.0.0.5")
 	src := source{"one.test.": zone(t, "one.test.", "a.example.one.test. 60 IN CNAME .")}
-	if h := p.Check(src, client, "www.example."); h != nil {
+	if h := p.Check(src, client, "www.example.", true); h != nil {
 		t.Fatalf("hit %s", h)
 	}
 	src["one.test."] = zone(t, "one.test.", "32.5.0.0.127.rpz-client-ip.one.test. 60 IN CNAME .")
-	if h := p.Check(src, client, "www.example."); h.String() != "one.test nxdomain 32.5.0.0.127.rpz-client-ip" {
+	if h := p.Check(src, client, "www.example.", true); h.String() != "one.test nxdomain 32.5.0.0.127.rpz-client-ip" {
 		t.Fatalf("after the transfer: %v", h)
 	}
 	src["one.test."] = zone(t, "one.test.")
-	if h := p.Check(src, client, "www.example."); h != nil {
+	if h := p.Check(src, client, "www.example.", true); h != nil {
 		t.Fatalf("after the trigger went: %v", h)
 	}
 }
@@ -225,7 +225,7 @@ func BenchmarkTriggers(b *testing.B) {
 	b.Run("query", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if p.Check(s, client, "www.example.com.") != nil {
+			if p.Check(s, client, "www.example.com.", true) != nil {
 				b.Fatal("hit")
 			}
 		}
@@ -233,7 +233,7 @@ func BenchmarkTriggers(b *testing.B) {
 	b.Run("response", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if p.CheckResponse(s, m, nss) != nil {
+			if p.CheckResponse(s, m, nss, true) != nil {
 				b.Fatal("hit")
 			}
 		}
@@ -242,7 +242,7 @@ func BenchmarkTriggers(b *testing.B) {
 		var none *Policies
 		b.ReportAllocs()
 		for b.Loop() {
-			if none.Check(s, client, "www.example.com.") != nil || none.CheckResponse(s, m, nss) != nil {
+			if none.Check(s, client, "www.example.com.", true) != nil || none.CheckResponse(s, m, nss, true) != nil {
 				b.Fatal("hit")
 			}
 		}
@@ -259,11 +259,11 @@ func TestTriggersAllocateNothing(t *testing.T) {
 	rr, _ := dns.NewRR("www.example.com. 60 IN A 203.0.113.9")
 	m.Answer = []dns.RR{rr}
 	nss := []NameServers{ns("example.com.", []string{"ns1.example.com."}, "203.0.113.53")}
-	p.Check(s, client, "www.example.com.") // index the copies
-	if n := testing.AllocsPerRun(100, func() { p.CheckResponse(s, m, nss) }); n != 0 {
+	p.Check(s, client, "www.example.com.", true) // index the copies
+	if n := testing.AllocsPerRun(100, func() { p.CheckResponse(s, m, nss, true) }); n != 0 {
 		t.Errorf("CheckResponse allocates %v", n)
 	}
-	if n := testing.AllocsPerRun(100, func() { p.Check(s, client, "www.example.com.") }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { p.Check(s, client, "www.example.com.", true) }); n != 0 {
 		t.Errorf("Check allocates %v", n)
 	}
 	if n := testing.AllocsPerRun(100, func() { p.WantsNameServers(s) }); n != 0 {
@@ -293,11 +293,11 @@ func TestTriggersConcurrent(t *testing.T) {
 				if g == 0 && i%50 == 0 {
 					cur.Store(copies[(i/50)%2])
 				}
-				if h := p.Check(src, client, "www.example."); h == nil || h.Kind != TriggerClientIP {
+				if h := p.Check(src, client, "www.example.", true); h == nil || h.Kind != TriggerClientIP {
 					t.Errorf("client-IP: %v", h)
 					return
 				}
-				if h := p.CheckResponse(src, new(dns.Msg), nss); h == nil || h.Kind != TriggerNSDNAME {
+				if h := p.CheckResponse(src, new(dns.Msg), nss, true); h == nil || h.Kind != TriggerNSDNAME {
 					t.Errorf("NSDNAME: %v", h)
 					return
 				}

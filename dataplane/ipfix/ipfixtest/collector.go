@@ -1,10 +1,11 @@
 // Package ipfixtest is an IPFIX and NetFlow v9 collector for tests,
 // written from RFC 7011 and RFC 3954 apart from the exporter it checks:
-// it listens on UDP or TCP, learns templates per session and decodes
+// it listens on UDP, TCP or TLS, learns templates per session and decodes
 // data records to their raw fields.
 package ipfixtest
 
 import (
+	"crypto/tls"
 	"encoding/binary"
 	"fmt"
 	"net"
@@ -277,6 +278,44 @@ func TCP(t *testing.T, addr string) (*Collector, netip.AddrPort, func() int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return stream(t, ln)
+}
+
+// TLS is TCP with each connection a TLS session of cfg (the collector's
+// certificate); a connection whose handshake fails is not counted.
+func TLS(t *testing.T, addr string, cfg *tls.Config) (*Collector, netip.AddrPort, func() int) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stream(t, &tlsListener{ln, cfg})
+}
+
+// tlsListener hands out connections whose TLS handshake is done.
+type tlsListener struct {
+	net.Listener
+	cfg *tls.Config
+}
+
+func (l *tlsListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		tc := tls.Server(c, l.cfg)
+		tc.SetDeadline(time.Now().Add(10 * time.Second))
+		if err := tc.Handshake(); err != nil {
+			c.Close()
+			continue
+		}
+		tc.SetDeadline(time.Time{})
+		return tc, nil
+	}
+}
+
+func stream(t *testing.T, ln net.Listener) (*Collector, netip.AddrPort, func() int) {
 	t.Cleanup(func() { ln.Close() })
 	c := New()
 	var mu sync.Mutex
