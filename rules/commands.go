@@ -155,6 +155,9 @@ func commandTable() *tcl.Commands {
 		registerSession(t) // commands_session.go
 		registerSDP(t)     // commands_sdp.go
 		registerLSN(t)     // commands_lsn.go
+
+		registerFlowRelated(t) // commands_flow_related.go
+		registerMissing(t)     // commands_unbacked.go
 		for _, n := range t.Names() {
 			if strings.HasPrefix(n, "HTTP::") {
 				cmd := t.Lookup(n)
