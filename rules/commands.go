@@ -159,6 +159,9 @@ func commandTable() *tcl.Commands {
 		registerXMLEvents(t) // commands_xml_events.go
 		registerSSE(t)       // commands_sse.go
 		registerAAA(t)       // commands_aaa.go
+
+		registerFlowRelated(t) // commands_flow_related.go
+		registerMissing(t)     // commands_unbacked.go
 		for _, n := range t.Names() {
 			if strings.HasPrefix(n, "HTTP::") {
 				cmd := t.Lookup(n)

@@ -43,7 +43,7 @@ func registerPolicy(t *tcl.Commands) {
 	t.Register("POLICY::names", cmdPolicyNames).Compile = policyHook
 	t.Register("POLICY::rules", cmdPolicyRules).Compile = policyHook
 	t.Register("POLICY::controls", cmdPolicyDescribe("POLICY::controls", func(p *PolicyInfo) []string { return p.Controls })).Compile = policyHook
-	t.Register("POLICY::targets", cmdPolicyDescribe("POLICY::targets", func(p *PolicyInfo) []string { return p.Targets })).Compile = policyHook
+	t.Register("POLICY::targets", cmdPolicyTargets).Compile = policyHook
 }
 
 // policyHook marks a rule that uses a POLICY:: command, and refuses
@@ -71,8 +71,11 @@ func policyHook(c *tcl.Compiler) error {
 			return c.Errorf(1, "POLICY::rules: bad option %q: must be matched", v)
 		}
 	case "POLICY::targets":
-		if n > 2 {
-			return c.Errorf(2, "POLICY::targets: enabling or disabling a target is not supported")
+		if n > 3 {
+			return c.Errorf(0, "wrong # args: should be \"POLICY::targets ?TARGET ?enable|disable??\"")
+		}
+		if v, lit := c.Literal(2); lit && n == 3 && v != "enable" && v != "disable" {
+			return c.Errorf(2, "POLICY::targets: bad option %q: must be enable or disable", v)
 		}
 	default:
 		if n > 2 {
@@ -185,9 +188,6 @@ func cmdPolicyRules(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 func cmdPolicyDescribe(name string, of func(*PolicyInfo) []string) tcl.CmdFunc {
 	return func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		if len(args) > 2 {
-			if name == "POLICY::targets" {
-				return tcl.Empty, tcl.Errorf("%s: enabling or disabling a target is not supported", name)
-			}
 			return tcl.Empty, tcl.WrongArgs(name + " ?name?")
 		}
 		ps, err := policies(in, name)
@@ -208,4 +208,69 @@ func cmdPolicyDescribe(name string, of func(*PolicyInfo) []string) tcl.CmdFunc {
 		slices.Sort(all)
 		return strList(all), nil
 	}
+}
+
+// PolicyTargetOffVar is the connection variable whose presence switches
+// a target's actions off in the policies' recording rules
+// (policy.TargetOffVar, which must name the same).
+func PolicyTargetOffVar(target string) string { return "__ltm_policy_target_off_" + target }
+
+// cmdPolicyTargets is `POLICY::targets ?TARGET ?enable|disable??`: the
+// targets (action operands) of the attached policies that are enabled,
+// sorted; with a target, 1 when a policy acts on it and it is enabled;
+// with enable or disable, the target's actions run again, or not, in
+// every policy of the virtual from the next policy event of the
+// connection on [M: BIG-IP does not say how long the switch lasts; here
+// it lasts for the connection until switched back]. A target no
+// attached policy acts on is an error there, which changes nothing.
+func cmdPolicyTargets(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	const name = "POLICY::targets"
+	if len(args) > 3 {
+		return tcl.Empty, tcl.WrongArgs(name + " ?TARGET ?enable|disable??")
+	}
+	ps, err := policies(in, name)
+	if err != nil {
+		return tcl.Empty, err
+	}
+	var all []string
+	for _, p := range ps {
+		for _, c := range p.Targets {
+			if !slices.Contains(all, c) {
+				all = append(all, c)
+			}
+		}
+	}
+	off := func(t string) bool { return in.VarExists("::" + PolicyTargetOffVar(t)) }
+	switch len(args) {
+	case 1:
+		on := all[:0:0]
+		for _, t := range all {
+			if !off(t) {
+				on = append(on, t)
+			}
+		}
+		slices.Sort(on)
+		return strList(on), nil
+	case 2:
+		t := args[1].String()
+		return tcl.Bool(slices.Contains(all, t) && !off(t)), nil
+	}
+	t, verb := args[1].String(), args[2].String()
+	if verb != "enable" && verb != "disable" {
+		return tcl.Empty, tcl.Errorf("%s: bad option %q: must be enable or disable", name, verb)
+	}
+	if !slices.Contains(all, t) {
+		return tcl.Empty, tcl.Errorf("%s: no policy of the virtual server has a %s action", name, t)
+	}
+	v := "::" + PolicyTargetOffVar(t)
+	if verb == "disable" {
+		if _, err := in.SetVar(v, tcl.Str("1")); err != nil {
+			return tcl.Empty, err
+		}
+	} else if in.VarExists(v) {
+		if err := in.UnsetVar(v); err != nil {
+			return tcl.Empty, err
+		}
+	}
+	return tcl.Empty, nil
 }

@@ -84,7 +84,13 @@ func TestPolicyCommands(t *testing.T) {
 		{"POLICY::rules a b", `refused: POLICY::rules: bad option "a"`},
 		{"POLICY::rules [set o a] b", "error: wrong # args"},
 		{"POLICY::controls a b", "refused: wrong # args"},
-		{"POLICY::targets http-uri disable", "refused: POLICY::targets: enabling or disabling a target is not supported"},
+		{"POLICY::targets http-uri disable", "error: POLICY::targets: no policy of the virtual server has a http-uri action"},
+		{"POLICY::targets http-reply disable; POLICY::targets http-reply", "0"},
+		{"POLICY::targets forward disable; POLICY::targets", "http-header http-reply log"},
+		{"POLICY::targets forward disable; POLICY::targets forward enable; POLICY::targets forward", "1"},
+		{"POLICY::targets forward sideways", `refused: POLICY::targets: bad option "sideways"`},
+		{"POLICY::targets forward [set o sideways]", `error: POLICY::targets: bad option "sideways"`},
+		{"POLICY::targets a b c", "refused: wrong # args"},
 	}
 	for _, c := range cases {
 		t.Run(c.cmd, func(t *testing.T) {

@@ -25,7 +25,7 @@ func TestCompileErrors(t *testing.T) {
 		{"disabled nested", "when CLIENT_ACCEPTED {\n  if {1} {\n    file delete x\n  }\n}", ":3:5: command \"file\" is disabled"},
 		{"vwait in switch", "when CLIENT_DATA {\n switch -glob [TCP::payload] {\n  a* { vwait x }\n }\n}", ":3:8: command \"vwait\" is disabled"},
 		{"unknown", "when CLIENT_ACCEPTED { frobnicate }", ":1:24: unknown command \"frobnicate\""},
-		{"unknown ns", "when CLIENT_ACCEPTED { TCP::frob }", "TCP commands available: TCP::abc, TCP::autowin, TCP::bandwidth"},
+		{"unknown ns", "when CLIENT_ACCEPTED { TCP::frob }", "TCP commands available: TCP::abc, TCP::analytics, TCP::autowin, TCP::bandwidth"},
 		{"unknown in proc", "proc p {} { nosuch }\nwhen CLIENT_ACCEPTED { call p }", ":1:13: unknown command \"nosuch\""},
 		{"unknown in expr", "when CLIENT_ACCEPTED { if {[nosuch] > 1} { drop } }", ":1:29: unknown command \"nosuch\""},
 		{"bad event", "when CLIENT_CONNECTED { drop }", ":1:6: unknown event \"CLIENT_CONNECTED\""},

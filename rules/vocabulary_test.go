@@ -18,7 +18,7 @@ func TestUnsupportedF5Names(t *testing.T) {
 		{"command", "when CLIENT_ACCEPTED {\n  IP::reputation [IP::client_addr]\n}", []string{"IP::reputation (" + ipUnsupported["IP::reputation"] + ")"}, ":2:3: command \"IP::reputation ("},
 		{"event", "when ASM_REQUEST_DONE { log local0. hi }", []string{"ASM_REQUEST_DONE"}, ":1:6: event \"ASM_REQUEST_DONE\""},
 		{"both, once each", "when ASM_REQUEST_DONE { ASM::disable }\nwhen CLIENT_ACCEPTED { ASM::disable; ASM::disable }", []string{"ASM_REQUEST_DONE", "ASM::disable"}, ":2:38: command \"ASM::disable\""},
-		{"related flows", "when SERVER_CONNECTED { relate_server }", []string{"relate_server"}, "command \"relate_server\""},
+		{"related flows", "when SERVER_CONNECTED { relate_server }", []string{"relate_server (" + unbackedMore["relate_server"] + ")"}, ":1:25: command \"relate_server ("},
 		{"form of an implemented command", "when HTTP_RESPONSE {\n  HTTP::cookie sanitize sid\n}", []string{"HTTP::cookie sanitize"}, ":2:16: command \"HTTP::cookie sanitize\""},
 	}
 	for _, c := range cases {

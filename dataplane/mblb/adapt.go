@@ -150,6 +150,10 @@ type adaptSide struct {
 	timeout  time.Duration
 	preview  int
 	target   *AdaptTarget
+	// dyn: the choice is the side's first dynamic context
+	// (ADAPT::context_create), and the side's chain of them takes the
+	// profile's place (adapt_context.go).
+	dyn bool
 }
 
 // skips reports whether a message of HTTP minor version minor is not
@@ -299,8 +303,17 @@ func (s *ClientConn) adaptChoice(x *HTTPEvent) (req, resp adaptSide) {
 		return
 	}
 	c := ah.AdaptChoice()
-	return adaptSide{set: true, off: !c.Request, http10: c.RequestHTTP10, down: c.RequestDown, timeout: c.RequestTimeout, preview: c.RequestPreview, target: c.RequestTarget},
-		adaptSide{set: true, off: !c.Response, http10: c.ResponseHTTP10, down: c.ResponseDown, timeout: c.ResponseTimeout, preview: c.ResponsePreview, target: c.ResponseTarget}
+	req = adaptSide{set: true, off: !c.Request, http10: c.RequestHTTP10, down: c.RequestDown, timeout: c.RequestTimeout, preview: c.RequestPreview, target: c.RequestTarget}
+	resp = adaptSide{set: true, off: !c.Response, http10: c.ResponseHTTP10, down: c.ResponseDown, timeout: c.ResponseTimeout, preview: c.ResponsePreview, target: c.ResponseTarget}
+	if ac, ok := s.hrule.(HTTPAdaptContexts); ok { // adapt_context.go
+		if c, ok := ac.AdaptContext(false, 0); ok {
+			req = c.side()
+		}
+		if c, ok := ac.AdaptContext(true, 0); ok {
+			resp = c.side()
+		}
+	}
+	return req, resp
 }
 
 // adaptServer is the ICAP server the pool's method chooses now.
@@ -384,15 +397,15 @@ func (s *ClientConn) adaptDown(a *Adapt, resp bool, why string, args ...any) boo
 // the service-down-action ended the client, and ADAPT::result's word
 // ("" when not adapted). Answers without a body to scan (1xx, 204, 304,
 // to HEAD or CONNECT) pass unadapted [M].
-func (sc *serverConn) adaptResponse(a *Adapt, req *msg, b []byte, h *httpx.Head) (nb []byte, nh *httpx.Head, result string, ok bool) {
+func (sc *serverConn) adaptResponse(a *Adapt, side adaptSide, req *msg, b []byte, h *httpx.Head) (nb []byte, nh *httpx.Head, result string, ok bool) {
 	if h.Status < 200 || h.Status == 204 || h.Status == 304 || req.httpHead || req.hx.connect || req.hx.tunnel != 0 {
 		return nil, nil, "", true
 	}
 	s := req.sess
-	if req.hx.respAdapt.skips(a, h.Minor) {
+	if side.skips(a, h.Minor) {
 		return nil, nil, "", true
 	}
-	a = req.hx.respAdapt.apply(a)
+	a = side.apply(a)
 	body := b[h.HeaderEnd:]
 	if h.Chunked {
 		var err error

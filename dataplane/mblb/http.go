@@ -305,20 +305,10 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 			var reqAdapt adaptSide
 			reqAdapt, respAdapt = s.adaptChoice(x) // adapt.go
 			if ra := opts.RequestAdapt; ra != nil {
-				nb, nh, answer, result, ok := s.adaptRequest(ra, reqAdapt, b, h, x)
-				if !ok {
+				var answer []byte
+				var ok bool
+				if b, h, answer, ok = s.adaptRequestChain(ra, reqAdapt, b, h, x); !ok { // adapt_context.go
 					return errClosed
-				}
-				if nb != nil {
-					b, h = nb, nh
-					if x != nil {
-						x.edited, x.framingKept, x.bodySet, x.body = nil, false, false, nil
-					}
-				}
-				if x != nil { // ADAPT_REQUEST_HEADERS and _RESULT
-					if b, h, answer, ok = s.adaptRequestEvents(result, b, h, x, answer); !ok {
-						return errClosed
-					}
 				}
 				if answer != nil {
 					s.msgsIn.Add(1)
@@ -756,19 +746,11 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 		sc.logResponse(opts.RequestLog, req, b, h) // reqlog.go
 	}
 	if ra := opts.ResponseAdapt; ra != nil && !sc.strm.head && !sc.strm.resumed {
-		nb, nh, result, ok := sc.adaptResponse(ra, req, b, h) // adapt.go
-		if !ok {
+		var ok bool
+		if b, h, ok = sc.adaptResponseChain(ra, req, b, h); !ok { // adapt_context.go
 			return nil, nil
 		}
-		if nb != nil {
-			b, h, hend = nb, nh, nh.HeaderEnd
-		}
-		if result != "" && req.sess.hrule != nil { // ADAPT_RESPONSE_HEADERS and _RESULT
-			if b, h, ok = sc.adaptResponseEvents(req, result, b, h); !ok {
-				return nil, nil
-			}
-			hend = h.HeaderEnd
-		}
+		hend = h.HeaderEnd
 	} else if ra != nil && sc.strm.head && !sc.strm.resumed {
 		// A response streamed past the bound: RESPMOD over a preview
 		// (adapt.go).

@@ -124,6 +124,14 @@ func Compile(p Policy) (Compiled, error) { return compile(p, false) }
 // which records nothing, so that they pay nothing for it.
 func CompileRecording(p Policy) (Compiled, error) { return compile(p, true) }
 
+// TargetOffVar is the connection variable whose presence switches off
+// the actions of target (an action's operand: forward, http-header,
+// ...) in a recording policy's rule: `POLICY::targets TARGET disable`
+// sets it, enable unsets it (rules.PolicyTargetOffVar, the same name).
+// Only the recording rule tests it, so the virtual servers whose iRules
+// use no POLICY:: command pay nothing.
+func TargetOffVar(target string) string { return "__ltm_policy_target_off_" + target }
+
 // MatchVars are the connection variables a recording policy's rule
 // keeps its matched rules in (lists of rule names): conn for the rules
 // decided once per connection (client-accepted, ssl-client-hello),
@@ -182,6 +190,10 @@ func compile(p Policy, record bool) (Compiled, error) {
 			}
 			if ph < maxCond {
 				return Compiled{}, c.errorf("action %s runs at %s, but the rule's conditions are read at %s", a.Num, phaseWords[ph], phaseWords[maxCond])
+			}
+			if record {
+				// POLICY::targets OPERAND disable switches the action off.
+				line = fmt.Sprintf("if {![info exists %s]} { %s }", TargetOffVar(a.Words["operand"]), line)
 			}
 			cr.act[ph] = append(cr.act[ph], line)
 			minAct = min(minAct, ph)

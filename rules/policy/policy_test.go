@@ -424,3 +424,26 @@ func TestDescribe(t *testing.T) {
 		t.Fatalf("rules|controls|targets = %q", got)
 	}
 }
+
+// TestTargetOffVar: the recording rule tests the variable
+// POLICY::targets sets, and only the recording rule does.
+func TestTargetOffVar(t *testing.T) {
+	if got, want := TargetOffVar("http-header"), rules.PolicyTargetOffVar("http-header"); got != want {
+		t.Fatalf("policy %q, rules %q", got, want)
+	}
+	p := httpPolicy("first-match", Rule{Name: "all", Actions: []Spec{act("0", "operand", "http-header", "verb", "insert", "name", "X", "value", "1")}})
+	rec, err := CompileRecording(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := "if {![info exists " + TargetOffVar("http-header") + "]} { HTTP::header insert"; !strings.Contains(rec.Tcl, w) {
+		t.Errorf("no %q in\n%s", w, rec.Tcl)
+	}
+	plain, err := Compile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.Tcl, "info exists") {
+		t.Errorf("the rule that records nothing tests a target:\n%s", plain.Tcl)
+	}
+}

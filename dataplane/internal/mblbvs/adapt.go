@@ -38,11 +38,11 @@ func setAdapt(s *rules.ConnState, h *mblb.HTTPOptions) {
 	var targets map[string]*mblb.AdaptTarget
 	if a := h.RequestAdapt; a != nil {
 		c.RequestDown, c.RequestTimeout, c.RequestPreview = adaptDowns[a.Down], int(a.Service.Timeout/time.Millisecond), a.PreviewSize
-		c.RequestHTTP10, c.RequestVirtual, targets = a.HTTP10, a.Internal, a.Targets
+		c.RequestHTTP10, c.RequestVirtual, c.RequestProfile, targets = a.HTTP10, a.Internal, a.Profile, a.Targets
 	}
 	if a := h.ResponseAdapt; a != nil {
 		c.ResponseDown, c.ResponseTimeout, c.ResponsePreview = adaptDowns[a.Down], int(a.Service.Timeout/time.Millisecond), a.PreviewSize
-		c.ResponseHTTP10, c.ResponseVirtual, targets = a.HTTP10, a.Internal, a.Targets
+		c.ResponseHTTP10, c.ResponseVirtual, c.ResponseProfile, targets = a.HTTP10, a.Internal, a.Profile, a.Targets
 	}
 	s.SetAdapt(c)
 	s.Adapt().SetInternal(func(name string) (string, bool) {
@@ -87,6 +87,39 @@ func (h *httpRules) AdaptChoice() mblb.AdaptChoice {
 		RequestPreview: c.RequestPreview, ResponsePreview: c.ResponsePreview,
 		RequestHTTP10: c.RequestHTTP10, ResponseHTTP10: c.ResponseHTTP10,
 		RequestTarget: adaptTarget(cfg.RequestAdapt, c.RequestVirtual), ResponseTarget: adaptTarget(cfg.ResponseAdapt, c.ResponseVirtual)}
+}
+
+// AdaptContext implements mblb.HTTPAdaptContexts: the side's i-th
+// dynamic context the rules created (ADAPT::context_create), read under
+// the lock the events run under.
+func (h *httpRules) AdaptContext(resp bool, i int) (mblb.AdaptContextChoice, bool) {
+	r := h.mblbRules
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sess == nil || r.sess.Adapt() == nil {
+		return mblb.AdaptContextChoice{}, false
+	}
+	c, ok := r.sess.Adapt().Context(resp, i)
+	if !ok {
+		return mblb.AdaptContextChoice{}, false
+	}
+	a := r.f.mv.cfg.Request.HTTP.RequestAdapt
+	if resp {
+		a = r.f.mv.cfg.Request.HTTP.ResponseAdapt
+	}
+	return mblb.AdaptContextChoice{Enable: c.Enable, Down: adaptDown(c.Down), Timeout: time.Duration(c.Timeout) * time.Millisecond,
+		Preview: c.Preview, HTTP10: c.HTTP10, Target: adaptTarget(a, c.Virtual)}, true
+}
+
+// AdaptCurrent implements mblb.HTTPAdaptContexts: ADAPT::context_current
+// in the ADAPT_ events about to run.
+func (h *httpRules) AdaptCurrent(resp bool, i int) {
+	r := h.mblbRules
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sess != nil && r.sess.Adapt() != nil {
+		r.sess.Adapt().SetCurrent(resp, i)
+	}
 }
 
 func adaptDown(s string) mblb.AdaptDown {

@@ -163,6 +163,7 @@ var (
 	_ mblb.WebSocketHandler        = (*httpRules)(nil)
 	_ mblb.HTTPCacheEvents         = (*httpRules)(nil)
 	_ mblb.HTTPAdaptEvents         = (*httpRules)(nil)
+	_ mblb.HTTPAdaptContexts       = (*httpRules)(nil)
 	_ rules.HTTPConn               = (*httpRules)(nil)
 )
 
