@@ -289,3 +289,162 @@ func TestLSNPoolPCPResults(t *testing.T) {
 	}
 	_ = context.Background
 }
+
+// TestLSNPoolHairpin: with hairpin-mode enabled, a subscriber's
+// connection to another subscriber's mapped translation address and
+// port goes to that subscriber inside, from the first one's translation
+// address; the pool counts it hairpinned, not inbound.
+func TestLSNPoolHairpin(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	runAll(t, s,
+		"create net vlan internal",
+		"create net self pcp_self address 127.161.0.3/16 vlan internal",
+		"create ltm lsn-pool hp members add { 127.161.12.0/30 } hairpin-mode enabled pcp { profile pcp selfip pcp_self }",
+	)
+	ln, err := net.Listen("tcp", "127.161.3.5:8023")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			io.WriteString(c, "inside "+c.RemoteAddr().String()+"\n")
+			c.Close()
+		}
+	}()
+	m := pcpAsk(t, "127.161.3.5:0", "127.161.0.3:5351", pcpReq{version: 2, opcode: 1, lifetime: 300,
+		client: netip.MustParseAddr("127.161.3.5"), nonce: [12]byte{5}, proto: 6, internalPort: 8023})
+	if m.result != 0 {
+		t.Fatalf("MAP: result %d", m.result)
+	}
+	runAll(t, s,
+		"create ltm pool mapped members add { "+m.ext.String()+" }",
+		"create ltm virtual hv destination 127.161.0.50:9100 pool mapped source-address-translation { type lsn pool hp } profiles replace-all-with { tcp { } }",
+	)
+	var line string
+	lsnEventually(t, "the other subscriber through the hairpin", func() string {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.161.3.6")}, Timeout: 5 * time.Second}
+		c, err := d.Dial("tcp", "127.161.0.50:9100")
+		if err != nil {
+			return err.Error()
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		line, err = bufio.NewReader(c).ReadString('\n')
+		if err != nil {
+			return err.Error()
+		}
+		return ""
+	})
+	from, err := netip.ParseAddrPort(strings.TrimSpace(strings.TrimPrefix(line, "inside ")))
+	if err != nil {
+		t.Fatalf("subscriber said %q", line)
+	}
+	inPrefix(t, from, "127.161.12.0/30", 1025, 65535)
+	out, _ := run(t, s, "show ltm lsn-pool hp")
+	if showField(out, "Inbound Connections", "Hairpinned") != "1" || showField(out, "Inbound Connections", "Total") != "0" {
+		t.Errorf("want one hairpinned connection and no inbound one:\n%s", out)
+	}
+}
+
+// TestLSNPoolUDPInbound: with inbound-connections automatic, a UDP
+// translation takes datagrams from any peer to its subscriber, and the
+// subscriber's answer goes back from the translation.
+func TestLSNPoolUDPInbound(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	echo, err := net.ListenPacket("udp", "127.161.0.60:9053")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer echo.Close()
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			_, from, err := echo.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			echo.WriteTo([]byte(from.String()), from)
+		}
+	}()
+	runAll(t, s,
+		"create ltm pool p members add { 127.161.0.60:9053 }",
+		"create ltm lsn-pool u members add { 127.161.13.0/31 } inbound-connections automatic",
+		"create ltm virtual v destination 127.161.0.61:9053 ip-protocol udp pool p source-address-translation { type lsn pool u } profiles replace-all-with { udp { } }",
+	)
+	sub, err := net.ListenPacket("udp", "127.161.4.5:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	vip := net.UDPAddrFromAddrPort(netip.MustParseAddrPort("127.161.0.61:9053"))
+	var seen netip.AddrPort
+	buf := make([]byte, 512)
+	lsnEventually(t, "an answer through the udp virtual", func() string {
+		sub.WriteTo([]byte("hello"), vip)
+		sub.SetReadDeadline(time.Now().Add(time.Second))
+		n, _, err := sub.ReadFrom(buf)
+		if err != nil {
+			return err.Error()
+		}
+		if seen, err = netip.ParseAddrPort(string(buf[:n])); err != nil {
+			return err.Error()
+		}
+		return ""
+	})
+	inPrefix(t, seen, "127.161.13.0/31", 1025, 65535)
+	peer, err := net.DialUDP("udp", &net.UDPAddr{IP: net.ParseIP("127.161.5.9")}, net.UDPAddrFromAddrPort(seen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	peer.Write([]byte("from outside"))
+	sub.SetReadDeadline(time.Now().Add(10 * time.Second))
+	n, from, err := sub.ReadFrom(buf)
+	if err != nil || string(buf[:n]) != "from outside" {
+		t.Fatalf("inbound datagram: %q %v", buf[:n], err)
+	}
+	sub.WriteTo([]byte("answer"), from)
+	peer.SetReadDeadline(time.Now().Add(10 * time.Second))
+	n, err = peer.Read(buf)
+	if err != nil || string(buf[:n]) != "answer" {
+		t.Fatalf("answer to the peer: %q %v", buf[:n], err)
+	}
+}
+
+// TestLSNPoolZombieCut: a pba block past its block-lifetime with a
+// connection left is a zombie; zombie-timeout seconds later its
+// connections are cut.
+func TestLSNPoolZombieCut(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	lsnPeer(t, "127.161.0.70:9000")
+	runAll(t, s,
+		"create ltm pool p members add { 127.161.0.70:9000 }",
+		"create ltm lsn-pool z mode pba members add { 127.161.14.0/31 } port-block-allocation { block-size 16 block-lifetime 1 zombie-timeout 1 }",
+		"create ltm virtual v destination 127.161.0.71:9000 pool p source-address-translation { type lsn pool z } profiles replace-all-with { tcp { } }",
+	)
+	c := mustLSNDial(t, "127.161.6.5:0", "127.161.0.71:9000")
+	c.c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	start := time.Now()
+	_, err := c.c.Read(make([]byte, 16))
+	if err == nil {
+		t.Fatal("the connection was not cut")
+	}
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("not cut after %v", time.Since(start))
+	}
+	lsnEventually(t, "the cut counted", func() string {
+		out, _ := run(t, s, "show ltm lsn-pool z")
+		if showField(out, "Port Blocks", "Zombie Connections Cut") != "1" {
+			return out
+		}
+		return ""
+	})
+}
