@@ -448,3 +448,34 @@ func TestLSNPoolZombieCut(t *testing.T) {
 		return ""
 	})
 }
+
+// TestLSNPoolPCPPeer: a PEER mapping holds a translation for the
+// subscriber's internal address and port; its outbound connection from
+// there goes out from the mapping's external address and port.
+func TestLSNPoolPCPPeer(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	lsnPeer(t, "127.161.0.80:9000")
+	runAll(t, s,
+		"create net vlan internal",
+		"create net self pcp_self address 127.161.0.4/16 vlan internal",
+		"create ltm pool p members add { 127.161.0.80:9000 }",
+		"create ltm lsn-pool pp members add { 127.161.15.0/30 } persistence { mode none } pcp { profile pcp selfip pcp_self }",
+		"create ltm virtual v destination 127.161.0.81:9000 pool p source-address-translation { type lsn pool pp } profiles replace-all-with { tcp { } }",
+	)
+	pr := pcpAsk(t, "127.161.7.5:0", "127.161.0.4:5351", pcpReq{version: 2, opcode: 2, lifetime: 300,
+		client: netip.MustParseAddr("127.161.7.5"), nonce: [12]byte{3}, proto: 6, internalPort: 43210,
+		peerAddr: netip.MustParseAddr("127.161.0.80"), peerPort: 9000})
+	if pr.result != 0 || pr.lifetime != 300 {
+		t.Fatalf("PEER: %+v", pr)
+	}
+	inPrefix(t, pr.ext, "127.161.15.0/30", 1025, 65535)
+	c := mustLSNDial(t, "127.161.7.5:43210", "127.161.0.81:9000")
+	if c.seen != pr.ext {
+		t.Errorf("the member saw %s, want the PEER mapping's %s", c.seen, pr.ext)
+	}
+	out, _ := run(t, s, "show ltm lsn-pool pp")
+	if showField(out, "PCP", "PEER Mappings") != "1" {
+		t.Errorf("show:\n%s", out)
+	}
+}
