@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
@@ -478,4 +479,57 @@ func TestLSNPoolPCPPeer(t *testing.T) {
 	if showField(out, "PCP", "PEER Mappings") != "1" {
 		t.Errorf("show:\n%s", out)
 	}
+}
+
+// TestLSNPoolHTTP: an http virtual with source-address-translation type
+// lsn makes its member connections from the pool's translations, and
+// gives them back when they close.
+func TestLSNPoolHTTP(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	web := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.RemoteAddr)
+	})}
+	ln, err := net.Listen("tcp", "127.161.0.90:8080")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go web.Serve(ln)
+	defer web.Close()
+	runAll(t, s,
+		"create ltm pool web members add { 127.161.0.90:8080 }",
+		"create ltm lsn-pool hp members add { 127.161.16.0/30 } translation-port-range 42000:42999",
+		"create ltm virtual hv destination 127.161.0.91:80 pool web source-address-translation { type lsn pool hp } profiles replace-all-with { tcp { } http { } }",
+	)
+	cl := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.161.8.5")}}).DialContext}}
+	var seen string
+	lsnEventually(t, "an answer through the http virtual", func() string {
+		resp, err := cl.Get("http://127.161.0.91/")
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		seen = string(b)
+		return ""
+	})
+	ap, err := netip.ParseAddrPort(seen)
+	if err != nil {
+		t.Fatalf("the member saw %q", seen)
+	}
+	inPrefix(t, ap, "127.161.16.0/30", 42000, 42999)
+	out, _ := run(t, s, "show ltm lsn-pool hp")
+	if showField(out, "Translations", "Total") == "0" {
+		t.Errorf("no translation counted:\n%s", out)
+	}
+	cl.CloseIdleConnections()
+	web.Close()
+	lsnEventually(t, "the translation given back", func() string {
+		out, _ := run(t, s, "show ltm lsn-pool hp")
+		if showField(out, "Translations", "Active") != "0" {
+			return out
+		}
+		return ""
+	})
 }
