@@ -11,7 +11,9 @@ import (
 // acts: a virtual's source-address-translation { type lsn pool NAME }
 // translates its subscribers' server sides from the pool's members
 // (dataplane/lsn), by mode napt, deterministic or pba, with
-// persistence, port blocks, inbound connections and logging;
+// persistence, port blocks, inbound connections, hairpinning, a PCP
+// server (pcp { profile selfip }, ltm profile pcp: kinds_pcp.go) and
+// logging;
 // `ltm lsn-log-profile` says which translation events its pools log.
 // The rows and defaults follow F5's tmsh reference (ltm lsn-pool, ltm
 // lsn-log-profile) and the iControl REST schema of ltm/lsn-pool

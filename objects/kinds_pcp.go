@@ -26,6 +26,6 @@ rule ref ltm+rule none
 third-party-allowed-subnets list
 third-party-option ed disabled
 `), "F5 ltm profile pcp: the PCP server (RFC 6887) of the lsn pools that name it: MAP and PEER mappings of the pool's translation addresses, their lifetimes and limits, ",
-		"announce-multicast", "listening-port", "map-limit-per-client", "max-mapping-lifetime", "min-mapping-lifetime",
+		"listening-port", "map-limit-per-client", "max-mapping-lifetime", "min-mapping-lifetime",
 		"third-party-allowed-subnets", "third-party-option")
 }

@@ -19,8 +19,12 @@
 //
 // A translation that finds no free port fails; the data path refuses
 // the connection and the pool counts it. With inbound-connections
-// automatic, each translation address and port in use listens (TCP): a
-// connection arriving there is sent to the subscriber it maps to.
+// automatic, each translation address and port in use listens (TCP and
+// UDP): a connection or datagram arriving there is sent to the
+// subscriber it maps to; with hairpin-mode, a subscriber's connection to
+// it goes there inside. A pool with a pcp profile runs a PCP server
+// (pcp.go) whose MAP and PEER mappings hold translations for their
+// lifetime.
 // Starts and ends of translations and port blocks go to the pool's log
 // publisher.
 //
