@@ -66,6 +66,13 @@ func (s *Set) Apply(cfg map[string]*config.LSNPool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	next := make(map[string]*Pool, len(cfg))
+	// The pools that go close first, so that a new pool may take their
+	// PCP server's address and port.
+	for name, p := range s.pools {
+		if cfg[name] == nil {
+			p.closeAll()
+		}
+	}
 	for name, pc := range cfg {
 		p := s.pools[name]
 		if p == nil {
@@ -74,11 +81,6 @@ func (s *Set) Apply(cfg map[string]*config.LSNPool) {
 			p.reconfigure(pc)
 		}
 		next[name] = p
-	}
-	for name, p := range s.pools {
-		if next[name] == nil {
-			p.closeAll()
-		}
 	}
 	s.pools = next
 	if len(next) > 0 && s.stop == nil {
