@@ -31,6 +31,18 @@ var (
 	lsnBlockIdle     = lsnPBA.Sub.MustProp("block-idle-timeout")
 	lsnBlockLimit    = lsnPBA.Sub.MustProp("client-block-limit")
 	lsnZombie        = lsnPBA.Sub.MustProp("zombie-timeout")
+	lsnHairpin       = ltmLSNPool.MustProp("hairpin-mode")
+	lsnPCP           = ltmLSNPool.MustProp("pcp")
+	lsnPCPProfile    = lsnPCP.Sub.MustProp("profile")
+	lsnPCPSelf       = lsnPCP.Sub.MustProp("selfip")
+
+	profilePCP      = schema.MustKind("ltm profile pcp")
+	pcpPort         = profilePCP.MustProp("listening-port")
+	pcpMapLimit     = profilePCP.MustProp("map-limit-per-client")
+	pcpMinLife      = profilePCP.MustProp("min-mapping-lifetime")
+	pcpMaxLife      = profilePCP.MustProp("max-mapping-lifetime")
+	pcpThirdParty   = profilePCP.MustProp("third-party-option")
+	pcpThirdSubnets = profilePCP.MustProp("third-party-allowed-subnets")
 
 	ltmLSNLogProfile = schema.MustKind("ltm lsn-log-profile")
 	lsnLogCSV        = ltmLSNLogProfile.MustProp("csv-format")
@@ -117,7 +129,11 @@ func (t *translator) lsnPools() {
 				continue
 			}
 		}
+		pc.Hairpin = e(lsnHairpin) == "enabled"
 		if !t.lsnLogging(o, pc, e(lsnLogProfile), e(lsnLogPublisher)) {
+			continue
+		}
+		if !t.lsnPCP(o, pc) {
 			continue
 		}
 		if t.dc.LSN == nil {
@@ -189,9 +205,8 @@ func prefixes(v *objects.Value) []netip.Prefix {
 }
 
 // virtualLSN points v at its lsn pool (source-address-translation type
-// lsn). The L4 proxy's TCP flows (with or without TLS and rules) and UDP
-// flows translate; a message-based (http) virtual keeps the setting with
-// a warning and its clients' addresses.
+// lsn). The L4 proxy's TCP flows (with or without TLS and rules), UDP
+// flows and message-based (http) virtuals' member connections translate.
 func (t *translator) virtualLSN(o *objects.Object, v *dataplane.Virtual, pool string) bool {
 	lp := t.cfg.Lookup(t.s, specLSNPool, pool)
 	if lp == nil {
@@ -207,14 +222,74 @@ func (t *translator) virtualLSN(o *objects.Object, v *dataplane.Virtual, pool st
 }
 
 // lsnNotes warns about the virtuals whose data path does not translate
-// through their lsn pool.
+// through their lsn pool: message-based virtuals that speak HTTP/2 to
+// their members (the member connections are shared by every client).
 func (t *translator) lsnNotes() {
 	for name, v := range t.dc.Virtuals {
-		if v.SNAT.Type != dataplane.SNATLSN || v.MBLB == nil {
+		if v.SNAT.Type != dataplane.SNATLSN || v.MBLB == nil || v.MBLB.MemberHTTP2 == nil {
 			continue
 		}
 		if o := t.cfg.Get(ltmVirtual, name); o != nil {
-			t.keep(o, "source-address-translation type lsn is acted on by standard TCP and UDP virtual servers; this one's server sides keep the client's address")
+			t.keep(o, "source-address-translation type lsn is not acted on for HTTP/2 member connections; this one's server sides keep the client's address")
 		}
 	}
+}
+
+// lsnPCP reads a pool's pcp block: the PCP server on the selfip's
+// address with the pcp profile's settings (inherited through
+// defaults-from). A DS-Lite tunnel is kept with a warning: openltm has
+// no tunnels for it to listen in.
+func (t *translator) lsnPCP(o *objects.Object, pc *dataplane.LSNPool) bool {
+	v := lsnPCP.Get(o)
+	if v == nil || v.Sub == nil {
+		return true
+	}
+	prof := noneEmpty(lsnPCPProfile.StrIn(v.Sub))
+	if prof == "" {
+		return true
+	}
+	po := t.cfg.Lookup(t.s, []string{profilePCP.Key()}, prof)
+	if po == nil {
+		return false
+	}
+	self := noneEmpty(lsnPCPSelf.StrIn(v.Sub))
+	if self == "" {
+		t.keep(o, "pcp profile %s without a selfip: the PCP server listens only on a DS-Lite tunnel, which openltm does not have", prof)
+		return true
+	}
+	so := t.cfg.Lookup(t.s, []string{netSelf.Key()}, self)
+	if so == nil {
+		return false
+	}
+	addr, ok := selfAddr(so)
+	if !ok {
+		t.refuse("LSN pool %s: pcp selfip %s has no address", o.Name, self)
+		return false
+	}
+	e := func(p *objects.Prop) string { return p.Effective(t.cfg, po) }
+	p := &dataplane.LSNPCP{Listen: netip.AddrPortFrom(addr, uint16(atoi(e(pcpPort)))),
+		MapLimit:    atoi(e(pcpMapLimit)),
+		MinLifetime: time.Duration(atoi(e(pcpMinLife))) * time.Second,
+		MaxLifetime: time.Duration(atoi(e(pcpMaxLife))) * time.Second,
+		ThirdParty:  e(pcpThirdParty) == "enabled"}
+	if p.MinLifetime > p.MaxLifetime && p.MaxLifetime > 0 {
+		t.refuse("LSN pool %s: pcp profile %s has min-mapping-lifetime above max-mapping-lifetime", o.Name, po.Name)
+		return false
+	}
+	for x := po; x != nil && p.ThirdPartySubnets == nil; {
+		if l := pcpThirdSubnets.Get(x); l != nil {
+			p.ThirdPartySubnets = prefixes(l)
+			break
+		}
+		parent := ""
+		if d := x.Props["defaults-from"]; d != nil {
+			parent = noneEmpty(d.Str)
+		}
+		if parent == "" {
+			break
+		}
+		x = t.cfg.Lookup(t.s, []string{profilePCP.Key()}, parent)
+	}
+	pc.PCP = p
+	return true
 }

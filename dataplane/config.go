@@ -59,6 +59,7 @@ type (
 	TFTPProfile       = config.TFTPProfile
 	BWCPolicy         = config.BWCPolicy
 	LSNPool           = config.LSNPool
+	LSNPCP            = config.LSNPCP
 	LSNMode           = config.LSNMode
 	LSNPersist        = config.LSNPersist
 	LSNInbound        = config.LSNInbound

@@ -1035,6 +1035,7 @@ idle-timeout int 60
 		sipProfileKind(),              // kinds_sip.go
 		radiusProfileKind(),           // kinds_radius.go
 		tftpProfileKind(),             // kinds_tftp.go
+		pcpProfileKind(),              // kinds_pcp.go
 		netflowProfileKind(),          // kinds_netflow.go
 		gtpProfileKind(),              // kinds_gtp.go
 		dhcpv4ProfileKind(),           // kinds_dhcp.go

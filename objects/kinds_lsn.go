@@ -11,7 +11,9 @@ import (
 // acts: a virtual's source-address-translation { type lsn pool NAME }
 // translates its subscribers' server sides from the pool's members
 // (dataplane/lsn), by mode napt, deterministic or pba, with
-// persistence, port blocks, inbound connections and logging;
+// persistence, port blocks, inbound connections, hairpinning, a PCP
+// server (pcp { profile selfip }, ltm profile pcp: kinds_pcp.go) and
+// logging;
 // `ltm lsn-log-profile` says which translation events its pools log.
 // The rows and defaults follow F5's tmsh reference (ltm lsn-pool, ltm
 // lsn-log-profile) and the iControl REST schema of ltm/lsn-pool
@@ -30,7 +32,7 @@ func lsnKinds() []*Kind {
 			help(&Prop{Name: "backup-members", Type: TList, Format: "network"}, "prefixes a deterministic pool translates from (as napt) when a subscriber's ports are all in use"),
 			help(u32(num("client-connection-limit", "0")), "translated connections one subscriber may have at once (0: no limit)"),
 			help(enum("inbound-connections", "disabled", "disabled", "automatic", "explicit"), "automatic: a connection to a translation address and port in use goes to its subscriber; explicit: only for translations a rule opened with LSN::inbound"),
-			passive(ed("hairpin-mode", "disabled")),
+			help(ed("hairpin-mode", "disabled"), "enabled: a subscriber's connection to a translation address and port another subscriber takes inbound connections on goes to that subscriber inside"),
 			passive(ed("icmp-echo", "disabled")),
 			passive(ed("route-advertisement", "disabled")),
 			help(str("translation-port-range", "1025-65535"), "the ports translations take: LOW:HIGH (or LOW-HIGH), or one port"),
@@ -47,11 +49,17 @@ func lsnKinds() []*Kind {
 				help(u32(num("block-lifetime", "0")), "seconds a block lives at most (0: no limit)"),
 				help(u32(num("block-idle-timeout", "3600")), "seconds a block without connections is kept"),
 				help(&Prop{Name: "client-block-limit", Type: TInt, Default: "1", Min: 1, Max: 65535}, "blocks one subscriber may hold"),
-				passive(u32(num("zombie-timeout", "0"))),
+				help(u32(num("zombie-timeout", "0")), "seconds a block past its lifetime keeps its connections before they are cut (0: until they end)"),
 			),
 			passive(&Prop{Name: "egress-interfaces", Type: TList}),
 			passive(&Prop{Name: "egress-interfaces-enabled", Type: TFlag, Enum: []string{"egress-interfaces-enabled", "egress-interfaces-disabled"}}),
-			passive(raw("pcp")),
+			block("pcp", "PCP",
+				"profile names the ltm profile pcp of the PCP server (RFC 6887) the pool runs on selfip's address, UDP port listening-port",
+				help(ref("profile", "ltm profile pcp"), "the pcp profile (none: no PCP server)"),
+				help(ref("selfip", "net self"), "the self IP whose address the PCP server listens on"),
+				passive(str("dslite", "none")),
+				passive(str("dslite_tunnel", "none")),
+			),
 			passive(str("app-service", "none")),
 			passive(raw("metadata")),
 		}}
@@ -154,6 +162,12 @@ func checkLSNPool(c *Config, o *Object) error {
 			}
 			all = append(all, p)
 		}
+	}
+	// A PCP server needs an address to listen on: F5 asks for a selfip
+	// or a DS-Lite tunnel with the profile [M: the wording].
+	if pf := sub("pcp", "profile", "none"); pf != "none" && sub("pcp", "selfip", "none") == "none" &&
+		sub("pcp", "dslite", "none") == "none" && sub("pcp", "dslite_tunnel", "none") == "none" {
+		return Invalid("01070734:3: Configuration error: LSN pool (%s): pcp profile %s needs a selfip or a dslite tunnel to listen on", o.Name, pf)
 	}
 	mode := str("mode")
 	if mode == "pba" {

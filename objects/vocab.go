@@ -76,6 +76,7 @@ ltm profile dhcpv4: dhcpv4 dhcpv4_fwd
 ltm profile dhcpv6: dhcpv6 dhcpv6_fwd
 ltm profile ftp: ftp
 ltm profile tftp: tftp
+ltm profile pcp: pcp
 ltm profile sip: sip
 ltm profile rtsp: rtsp
 ltm profile diameter: diameter

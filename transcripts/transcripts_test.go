@@ -71,6 +71,8 @@ func TestTranscripts(t *testing.T) {
 			"etcd":        cmdEtcd,
 			"trustdomain": cmdTrustDomain,
 			"freeport":    cmdFreePort,
+			// A PCP client (pcp_cmds_test.go).
+			"pcpclient": cmdPCPClient,
 			// reset-on-timeout as a client sees it (tcpopts_test.go).
 			"idleclose": cmdIdleClose,
 			// The close handling as clients and members see it (tcpclose_test.go).

@@ -10,7 +10,8 @@ import (
 // LSNPool prints one `Ltm::LSN Pool` block: the pool's mode and
 // addresses, its translations (asked for, active, made, refused), the
 // backup members' share, the ports and port blocks held, the inbound
-// connections and the subscribers [M: the layout and field names are
+// connections (and those hairpinned), the PCP server's requests and
+// mappings, and the subscribers [M: the layout and field names are
 // openltm's, in the style of the other shows].
 func LSNPool(w io.Writer, name string, p *lsn.Pool, o Options) error {
 	var st *lsn.Stats
@@ -47,10 +48,17 @@ func LSNPool(w io.Writer, name string, p *lsn.Pool, o Options) error {
 		{"  Allocated", n(&st.BlocksTotal)},
 		{"  Failures", n(&st.BlockFailures)},
 		{"  Zombie", n(&st.BlocksZombie)},
+		{"  Zombie Connections Cut", n(&st.ZombiesCut)},
 		{"Inbound Connections", ""},
 		{"  Active", n(&st.InboundActive)},
 		{"  Total", n(&st.InboundTotal)},
 		{"  Refused", n(&st.InboundRefused)},
+		{"  Hairpinned", n(&st.Hairpins)},
+		{"PCP", ""},
+		{"  Requests Answered", n(&st.PCPRequests)},
+		{"  Errors Returned", n(&st.PCPFailures)},
+		{"  MAP Mappings", n(&st.PCPMaps)},
+		{"  PEER Mappings", n(&st.PCPPeers)},
 		{"Subscribers", ""},
 		{"  Active", strconv.Itoa(sn.Subscribers)},
 		{"  Total", n(&st.SubscribersTotal)},

@@ -18,7 +18,8 @@ import (
 // (loopback), else from the host's choice [M: BIG-IP keeps the peer's
 // address; a proxy can only where the address is local]. explicit
 // listens only for translations a rule opened with LSN::inbound enable
-// [M]. UDP translations do not take inbound datagrams [M].
+// [M]. A UDP translation takes inbound datagrams the same way
+// (inbound_udp.go).
 
 // ReusePort sets SO_REUSEADDR and SO_REUSEPORT on a socket, so that a
 // translation's server side and its inbound listener can share the
@@ -36,6 +37,7 @@ type inbound struct {
 	ln   net.Listener
 	pool *Pool
 	use  *portUse
+	udp  *inboundUDP // a UDP translation's (inbound_udp.go); ln is nil
 }
 
 // dialTimeout bounds the connect to a subscriber.
@@ -48,7 +50,16 @@ func (p *Pool) openInbound(u *portUse, want *Want) {
 	if want != nil && want.Inbound != "" {
 		on = want.Inbound == "enabled" && p.cfg.Inbound != config.LSNInboundDisabled
 	}
-	if !on || u.udp || u.in != nil {
+	pcpOnly := want != nil && want.pcp && !on
+	if want != nil && want.pcp {
+		on = true // a PCP MAP mapping (pcp.go)
+	}
+	if !on || u.in != nil {
+		return
+	}
+	u.pcpIn = pcpOnly
+	if u.udp {
+		p.openInboundUDP(u) // inbound_udp.go
 		return
 	}
 	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
@@ -67,7 +78,13 @@ func (p *Pool) openInbound(u *portUse, want *Want) {
 	go in.serve()
 }
 
-func (in *inbound) close() { in.ln.Close() }
+func (in *inbound) close() {
+	if in.udp != nil {
+		in.udp.close()
+		return
+	}
+	in.ln.Close()
+}
 
 func (in *inbound) serve() {
 	for {

@@ -19,8 +19,12 @@
 //
 // A translation that finds no free port fails; the data path refuses
 // the connection and the pool counts it. With inbound-connections
-// automatic, each translation address and port in use listens (TCP): a
-// connection arriving there is sent to the subscriber it maps to.
+// automatic, each translation address and port in use listens (TCP and
+// UDP): a connection or datagram arriving there is sent to the
+// subscriber it maps to; with hairpin-mode, a subscriber's connection to
+// it goes there inside. A pool with a pcp profile runs a PCP server
+// (pcp.go) whose MAP and PEER mappings hold translations for their
+// lifetime.
 // Starts and ends of translations and port blocks go to the pool's log
 // publisher.
 //
@@ -62,6 +66,13 @@ func (s *Set) Apply(cfg map[string]*config.LSNPool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	next := make(map[string]*Pool, len(cfg))
+	// The pools that go close first, so that a new pool may take their
+	// PCP server's address and port.
+	for name, p := range s.pools {
+		if cfg[name] == nil {
+			p.closeAll()
+		}
+	}
 	for name, pc := range cfg {
 		p := s.pools[name]
 		if p == nil {
@@ -70,11 +81,6 @@ func (s *Set) Apply(cfg map[string]*config.LSNPool) {
 			p.reconfigure(pc)
 		}
 		next[name] = p
-	}
-	for name, p := range s.pools {
-		if next[name] == nil {
-			p.closeAll()
-		}
 	}
 	s.pools = next
 	if len(next) > 0 && s.stop == nil {

@@ -11,8 +11,9 @@ import (
 // allocated when its blocks are full, up to client-block-limit. A block
 // ends block-idle-timeout after its last connection ended, or at
 // block-lifetime (0: never); a block past its lifetime that still has
-// connections is a zombie: it takes no new ones and ends with its last
-// (zombie-timeout is kept, see the daemon's warning).
+// connections is a zombie: it takes no new ones and ends with its last,
+// or zombie-timeout after its lifetime ended, when Sweep closes its
+// connections' server sides (Translation.Attach).
 
 // slotsPerAddr is how many blocks one translation address holds.
 func (p *Pool) slotsPerAddr() int {

@@ -1,6 +1,7 @@
 package lsn
 
 import (
+	"io"
 	"net/netip"
 	"sync"
 	"time"
@@ -32,6 +33,10 @@ type Pool struct {
 	persist map[persistKey]*persistRec
 	// subs is the subscribers with a translation or a block.
 	subs map[netip.Addr]*subscriber
+	// pcp is the PCP mappings (pcp.go) and pcpSrv the PCP server; nil:
+	// none.
+	pcp    map[pcpKey]*pcpMap
+	pcpSrv *pcpServer
 }
 
 // Stats are a pool's counters, for show ltm lsn-pool.
@@ -53,6 +58,17 @@ type Stats struct {
 	InboundRefused   counter // inbound connections no subscriber took
 	PortsInUse       counter // translation ports held (translations and persistence)
 	SubscribersTotal counter
+	// The PCP server's (pcp.go).
+	PCPRequests       counter // requests answered
+	PCPFailures       counter // answered with an error result
+	PCPMaps           counter // MAP mappings held
+	PCPPeers          counter // PEER mappings held
+	PCPListenFailures counter // the selfip's address and port could not be bound
+	// Hairpins is the subscriber connections sent to another
+	// subscriber's translation inside (hairpin-mode).
+	Hairpins counter
+	// ZombiesCut is the connections ended at zombie-timeout.
+	ZombiesCut counter
 }
 
 type persistKey struct {
@@ -96,6 +112,8 @@ type portUse struct {
 	client netip.AddrPort // the subscriber it maps to
 	refs   int
 	in     *inbound
+	// pcpIn: in was opened for a PCP MAP mapping, and closes with it.
+	pcpIn bool
 }
 
 // block is a subscriber's port block (pba).
@@ -107,6 +125,8 @@ type block struct {
 	created, last time.Time
 	refs          int
 	zombie        bool
+	// conns is the block's translations, for zombie-timeout to cut.
+	conns map[*Translation]struct{}
 }
 
 func newPool(s *Set, pc *config.LSNPool) *Pool {
@@ -126,6 +146,7 @@ func (p *Pool) reconfigure(pc *config.LSNPool) {
 	if pc.Mode == config.LSNDeterministic {
 		p.det = newDetMap(pc, p.main)
 	}
+	p.startPCP(pc.PCP) // pcp.go
 }
 
 // Cfg is the pool's settings.
@@ -149,6 +170,10 @@ type Want struct {
 	// Inbound is LSN::inbound: "" the pool's setting, else enabled or
 	// disabled for this connection's translation.
 	Inbound string
+	// pcp: a PCP MAP mapping, whose inbound listener opens whatever
+	// the pool's inbound-connections; fromPCP: any PCP mapping, which
+	// keeps no persistence record (its lifetime is its own).
+	pcp, fromPCP bool
 }
 
 // Translation is one connection's translation, held until Release.
@@ -166,6 +191,8 @@ type Translation struct {
 	blk    *block
 	sub    *subscriber
 	done   bool
+	// conn is the server side Attach gave, closed at zombie-timeout.
+	conn io.Closer
 	// low and high bound the ports a retry may take (deterministic, pba);
 	// 0: the pool's range.
 	low, high uint16
@@ -221,6 +248,9 @@ func (p *Pool) translate(client, dst netip.AddrPort, udp bool, want *Want, now t
 	if want != nil && want.Persist != "" {
 		mode, ttl = want.Persist, want.PersistTimeout
 	}
+	if want != nil && want.fromPCP {
+		mode = config.LSNPersistNone
+	}
 	t := &Translation{pool: p, Client: client, Dst: dst, UDP: udp, Start: now, sub: sub}
 	var key persistKey
 	var rec *persistRec
@@ -235,7 +265,14 @@ func (p *Pool) translate(client, dst netip.AddrPort, udp bool, want *Want, now t
 	}
 	var newBlock *block
 	var use *portUse
+	var pm *pcpMap
+	if len(p.pcp) > 0 {
+		pm = p.pcp[pcpKey{internal: client, udp: udp}]
+	}
 	switch {
+	case pm != nil: // a PCP mapping of the subscriber's address and port (pcp.go)
+		use = pm.t.use
+		use.refs++
 	case want != nil && want.Addr.IsValid():
 		use = p.takeWanted(want, client, udp)
 	case rec != nil && rec.port != nil:
@@ -296,6 +333,12 @@ func (p *Pool) translate(client, dst netip.AddrPort, udp bool, want *Want, now t
 	if t.blk != nil {
 		t.blk.refs++
 		t.blk.last = now
+		if pc.ZombieTimeout > 0 {
+			if t.blk.conns == nil {
+				t.blk.conns = map[*Translation]struct{}{}
+			}
+			t.blk.conns[t] = struct{}{}
+		}
 	}
 	sub.active++
 	return t, newBlock, nil
@@ -339,6 +382,46 @@ func (t *Translation) Retry() bool {
 	return true
 }
 
+// Attach gives the translation its server side, which zombie-timeout
+// closes (a pba block's connections past the block's lifetime).
+func (t *Translation) Attach(c io.Closer) {
+	if t == nil || t.blk == nil {
+		return
+	}
+	p := t.pool
+	p.mu.Lock()
+	if !t.done {
+		t.conn = c
+	}
+	p.mu.Unlock()
+}
+
+// Hairpin is where a subscriber's connection to dst goes inside with
+// hairpin-mode enabled: the subscriber whose translation dst is, when it
+// takes inbound connections (inbound-connections, LSN::inbound, a PCP
+// MAP mapping); false otherwise, and for a pool without hairpin-mode.
+func (p *Pool) Hairpin(dst netip.AddrPort, udp bool) (netip.AddrPort, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.cfg.Hairpin {
+		return netip.AddrPort{}, false
+	}
+	st := p.addrs[dst.Addr().Unmap()]
+	if st == nil {
+		return netip.AddrPort{}, false
+	}
+	m := st.tcp
+	if udp {
+		m = st.udp
+	}
+	u := m[dst.Port()]
+	if u == nil || u.in == nil {
+		return netip.AddrPort{}, false
+	}
+	p.Stats.Hairpins.Add(1)
+	return u.client, true
+}
+
 // Release ends the translation: its port goes back (or stays with the
 // persistence record for its timeout), its block counts one connection
 // less.
@@ -365,6 +448,7 @@ func (t *Translation) Release() {
 	if b := t.blk; b != nil {
 		b.refs--
 		b.last = now
+		delete(b.conns, t)
 	}
 	t.sub.active--
 	p.dropSubscriber(t.sub)
@@ -524,8 +608,10 @@ func (p *Pool) takeWanted(w *Want, client netip.AddrPort, udp bool) *portUse {
 func (p *Pool) Sweep() {
 	now := p.set.now()
 	var released []*block
+	var cut []io.Closer
 	p.mu.Lock()
 	pc := p.cfg
+	maps := p.sweepPCP(now) // pcp.go
 	for k, r := range p.persist {
 		if r.refs == 0 && now.Sub(r.ended) >= r.ttl {
 			delete(p.persist, k)
@@ -544,6 +630,16 @@ func (p *Pool) Sweep() {
 					b.zombie = true
 					p.Stats.BlocksZombie.Add(1)
 				}
+				// zombie-timeout: a zombie's connections are cut that
+				// long after its lifetime ended.
+				if pc.ZombieTimeout > 0 && now.Sub(b.created) >= pc.BlockLifetime+pc.ZombieTimeout {
+					for t := range b.conns {
+						if t.conn != nil {
+							cut = append(cut, t.conn)
+							t.conn = nil
+						}
+					}
+				}
 				continue
 			}
 			if expired || idle {
@@ -556,12 +652,21 @@ func (p *Pool) Sweep() {
 		p.dropSubscriber(s)
 	}
 	p.mu.Unlock()
+	for _, c := range cut {
+		p.Stats.ZombiesCut.Add(1)
+		c.Close()
+	}
+	p.endMaps(maps)
 	for _, b := range released {
 		p.logBlock(pc, "LSN_PB_RELEASED", b, now)
 	}
 }
 
 func (p *Pool) closeAll() {
+	p.mu.Lock()
+	maps := p.stopPCP() // pcp.go
+	p.mu.Unlock()
+	p.endMaps(maps)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, st := range p.addrs {
@@ -599,7 +704,8 @@ func (p *Pool) Snapshot() Snapshot {
 func (p *Pool) ResetStats() {
 	s := &p.Stats
 	for _, c := range []*counter{&s.Requests, &s.Total, &s.Failures, &s.ClientLimit, &s.BackupTotal, &s.PersistHits,
-		&s.BlocksTotal, &s.BlockFailures, &s.InboundTotal, &s.InboundRefused, &s.SubscribersTotal} {
+		&s.BlocksTotal, &s.BlockFailures, &s.InboundTotal, &s.InboundRefused, &s.SubscribersTotal,
+		&s.PCPRequests, &s.PCPFailures, &s.PCPListenFailures, &s.Hairpins, &s.ZombiesCut} {
 		c.Store(0)
 	}
 }

@@ -77,4 +77,27 @@ type LSNPool struct {
 	LogStart, LogEnd, LogBackupOnly bool
 	// LogCSV is the log profile's csv-format enabled.
 	LogCSV bool
+	// Hairpin is hairpin-mode enabled: a subscriber's connection to a
+	// translation address and port of the pool in use by another
+	// subscriber goes to that subscriber inside, not out.
+	Hairpin bool
+	// PCP is the pool's PCP server (pcp { profile selfip }); nil: none.
+	PCP *LSNPCP
+}
+
+// LSNPCP is an lsn pool's Port Control Protocol server (RFC 6887) and
+// its `ltm profile pcp` settings.
+type LSNPCP struct {
+	// Listen is the selfip's address and the profile's listening-port.
+	Listen netip.AddrPort
+	// MapLimit is map-limit-per-client: mappings one PCP client may
+	// hold (0: no limit).
+	MapLimit int
+	// MinLifetime and MaxLifetime bound a mapping's lifetime.
+	MinLifetime, MaxLifetime time.Duration
+	// ThirdParty is third-party-option enabled: a client may ask for
+	// a mapping of another internal address (the THIRD_PARTY option)
+	// when it is in ThirdPartySubnets (none: any).
+	ThirdParty        bool
+	ThirdPartySubnets []netip.Prefix
 }

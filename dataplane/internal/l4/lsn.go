@@ -51,10 +51,15 @@ func (pr *proxied) dialServer(dst netip.AddrPort, pool *state.Pool) (*net.TCPCon
 		pr.because(rstcause.LSNPort)
 		return nil, errLSN
 	}
+	to := dst
+	if h, ok := lp.Hairpin(dst, false); ok { // hairpin-mode: the subscriber inside
+		to = h
+	}
 	for i := 0; ; i++ {
-		c, err := pr.e.dialExact(t.Addr, dst, pr.serverSide())
+		c, err := pr.e.dialExact(t.Addr, to, pr.serverSide())
 		if err == nil {
 			pr.lsn.Store(t)
+			t.Attach(c) // zombie-timeout closes it
 			return c, nil
 		}
 		if i < lsnTries && (errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL)) && t.Retry() {

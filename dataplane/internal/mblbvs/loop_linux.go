@@ -20,7 +20,14 @@ import (
 // Loopable reports whether the engine's clients may run on the event loop
 // that accepts them (mblb.Engine.Loopable).
 // An explicit proxy's clients stay on goroutines (fwdproxy.go).
-func (mv *VS) Loopable() bool { return mv.fwd == nil && mv.eng.Loopable() }
+// So do a virtual's with an lsn pool, whose member connections are
+// made from translations (lsn.go).
+func (mv *VS) Loopable() bool {
+	if snap := mv.vs.Snap.Load(); snap != nil && snap.LSN != nil {
+		return false
+	}
+	return mv.fwd == nil && mv.eng.Loopable()
+}
 
 // dialFD is the engine's DialFD: a non-blocking connect with the
 // virtual's SNAT, keeping the client's port when it is free, as dial does.

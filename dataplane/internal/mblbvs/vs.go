@@ -25,6 +25,7 @@ import (
 	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
+	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/monitor"
 	"github.com/openltm/openltm/dataplane/synhdr"
@@ -126,6 +127,10 @@ type VS struct {
 	// SERVER_INIT chose (snat, snatpool) for the server connection
 	// about to be dialled, until its dial takes it (serverinit.go).
 	initSrc sync.Map
+	// lsnLegs holds, by a server connection's local address, its lsn
+	// translation (source-address-translation type lsn), released when
+	// the connection closes (lsn.go).
+	lsnLegs sync.Map
 
 	// room decides whether a member's connection limit lets it take a
 	// request, with OneConnect (connqueue.go); nil: its connections
@@ -882,7 +887,13 @@ func (mv *VS) dial(ctx context.Context, client netip.AddrPort, m mblb.Member) (n
 	if mv.h2 != nil {
 		return mv.dialHTTP2(ctx, snap, client, m) // h2member.go
 	}
-	c, err := mv.dialSide(snap, mv.sourceFor(snap, client, m), m.Addr) // tcpopts.go
+	var c *net.TCPConn
+	var err error
+	if snap.LSN != nil {
+		c, err = mv.dialLSN(snap, client, m) // lsn.go
+	} else {
+		c, err = mv.dialSide(snap, mv.sourceFor(snap, client, m), m.Addr) // tcpopts.go
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -934,6 +945,9 @@ func (mv *VS) legClosed(l *mblb.Leg) {
 	}
 	lf := v.(*legFlow)
 	mv.env.Table.Remove(&lf.Flow)
+	if t, ok := mv.lsnLegs.LoadAndDelete(l.Local); ok {
+		t.(*lsn.Translation).Release()
+	}
 	if m := lf.m; m != nil {
 		lf.clock.Stop()
 		m.Release() // and wakes a connection queue waiting for the room

@@ -32,11 +32,12 @@ func (f *flow) dialLSN(lp *lsn.Pool, dst netip.AddrPort) (*net.UDPConn, error) {
 		return nil, errLSN
 	}
 	for i := 0; ; i++ {
-		c, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(t.Addr), net.UDPAddrFromAddrPort(dst))
+		c, err := dialReuse(t.Addr, dst)
 		if err == nil {
 			f.mu.Lock()
 			f.lsn = append(f.lsn, t)
 			f.mu.Unlock()
+			t.Attach(c) // zombie-timeout closes it
 			return c, nil
 		}
 		if i < 4 && (errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL)) && t.Retry() {
@@ -56,4 +57,22 @@ func (f *flow) releaseLSN() {
 	for _, t := range ts {
 		t.Release()
 	}
+}
+
+// dialReuse is a UDP socket from src to dst shared with the
+// translation's inbound socket (lsn.ReusePort): the host gives it the
+// datagrams of dst, the inbound socket the others'.
+func dialReuse(src, dst netip.AddrPort) (*net.UDPConn, error) {
+	d := net.Dialer{LocalAddr: net.UDPAddrFromAddrPort(src), Control: func(_, _ string, rc syscall.RawConn) error {
+		var err error
+		if cerr := rc.Control(func(fd uintptr) { err = lsn.ReusePort(int(fd)) }); cerr != nil {
+			return cerr
+		}
+		return err
+	}}
+	c, err := d.Dial("udp", dst.String())
+	if err != nil {
+		return nil, err
+	}
+	return c.(*net.UDPConn), nil
 }
