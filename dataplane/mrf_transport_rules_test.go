@@ -3,6 +3,7 @@ package dataplane
 import (
 	"bufio"
 	"net"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -208,5 +209,89 @@ when MR_INGRESS {
 	// peer_b's flow is rejected as it opens: the request fails.
 	if a := u.mustAsk(req("bob", "call-b")); !strings.HasPrefix(a, "SIP/2.0 503 ") {
 		t.Fatalf("bob: got %q", a)
+	}
+}
+
+// TestMRFMessageClone: MR::message clone in a virtual's MR_INGRESS sends
+// the message and its clones each on its way (the client gets an answer
+// for each, the clones running MR_INGRESS themselves); a message sent
+// with existing_connections_only to a peer with no open connection
+// fails (MR_FAILED); MR::message snat sets the source of the peer
+// connection a message opens.
+func TestMRFMessageClone(t *testing.T) {
+	t.Parallel()
+	startLabelLines(t, "127.162.4.1:9000", "S1")
+	var srcs = make(chan string, 8)
+	serveConns(t, "127.162.4.2:9000", func(c net.Conn) {
+		srcs <- c.RemoteAddr().(*net.TCPAddr).IP.String()
+		sc := bufio.NewScanner(c)
+		for sc.Scan() {
+			c.Write([]byte("S2 " + sc.Text() + "\n"))
+		}
+	})
+	p, _ := newPlane(t)
+	cfg := basic("127.162.4.10:9000")
+	withPool(cfg, "/Common/pa", "127.162.4.1:9000")
+	withPool(cfg, "/Common/pb", "127.162.4.2:9000")
+	pa := &mrf.Peer{Name: "/Common/peer_a", Pool: "/Common/pa", Conns: 1}
+	pb := &mrf.Peer{Name: "/Common/peer_b", Pool: "/Common/pb", Conns: 1}
+	r, lg := compileRules(t, `when MR_INGRESS {
+  set t [GENERICMESSAGE::message text]
+  if { [MR::message clone_id] ne "" } {
+    GENERICMESSAGE::message text "$t clone [MR::message clone_id] of [MR::message clone_count]"
+  } elseif { $t eq "twice" } {
+    MR::message clone again
+  } elseif { $t eq "existing" } {
+    MR::message existing_connections_only 1
+    MR::message route peer /Common/peer_b
+  } elseif { $t eq "from" } {
+    MR::message snat address 127.162.4.77
+    MR::message route peer /Common/peer_b
+  }
+}
+when MR_FAILED {
+  log local0. "failed [GENERICMESSAGE::message text] [MR::message status]"
+  GENERICMESSAGE::message text "failed"
+  MR::return
+}`)
+	lg.showOnFailure(t)
+	setVirtualRules(cfg, "/Common/vs", r)
+	v := cfg.Virtuals["/Common/vs"]
+	v.MRF = &mrf.Config{Protocol: "/Common/lines", Router: "/Common/rt", Term: []byte("\n"), MaxRetries: 1, DefaultPool: "/Common/pool",
+		Routes: []*mrf.Route{{Name: "/Common/r", Peers: []*mrf.Peer{pa}}}, Peers: map[string]*mrf.Peer{pa.Name: pa, pb.Name: pb},
+		Transports: map[string]*mrf.Transport{}}
+	mustApply(t, p, cfg)
+
+	c, err := net.DialTimeout("tcp", "127.162.4.10:9000", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	rd := bufio.NewReader(c)
+	read := func() string {
+		t.Helper()
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSuffix(line, "\n")
+	}
+	c.Write([]byte("twice\n"))
+	got := []string{read(), read()}
+	sort.Strings(got) // the clone may leave before the original
+	if got[0] != "S1 twice" || got[1] != "S1 twice clone again of 2" {
+		t.Fatalf("answers %q", got)
+	}
+	c.Write([]byte("existing\n"))
+	if got := read(); got != "failed" {
+		t.Fatalf("existing_connections_only: %q", got)
+	}
+	c.Write([]byte("from\n"))
+	if got := read(); got != "S2 from" {
+		t.Fatalf("snat: %q", got)
+	}
+	if src := <-srcs; src != "127.162.4.77" {
+		t.Fatalf("peer_b's connection came from %s", src)
 	}
 }

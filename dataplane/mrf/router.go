@@ -939,6 +939,11 @@ func (s *Session) conn(p *Peer, m *Message) (*outgoing, error) {
 		} else {
 			o = r.shared[k]
 		}
+		if o == nil && m.ExistingOnly {
+			r.mu.Unlock()
+			s.mu.Unlock()
+			return nil, errNoConn // clone.go
+		}
 		if o == nil {
 			o = &outgoing{r: r, key: k, ready: make(chan struct{}), waiting: 1, waitBytes: len(m.Data)}
 			if perClient {
@@ -1109,7 +1114,7 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 	var c net.Conn
 	var done func()
 	var err error
-	src := tc.source(o.r.cfg.Local, addr.Addr())
+	src := m.source(tc, o.r.cfg.Local, addr.Addr()) // clone.go
 	if udp {
 		err = errNoUDP
 		if dd, ok := o.r.env.(DatagramDialer); ok {
@@ -1352,7 +1357,7 @@ func (o *outgoing) read() {
 		}
 		a := &Message{Data: append([]byte(nil), data...), Status: StatusRouted, Peer: o.key.peer, Member: o.addr, origin: dst, Instance: -1}
 		if req != nil {
-			a.Src, a.Dst, a.Store = req.Dst, req.Src, req.Store
+			a.Src, a.Dst, a.Store, a.CloneOfRequest = req.Dst, req.Src, req.Store, req.CloneID
 			o.r.C.Answered.Add(1)
 		} else {
 			o.r.C.Unsolicited.Add(1)
@@ -1431,7 +1436,7 @@ func (o *outgoing) readProto(data []byte) bool {
 		o.r.settle(req, data)
 	}
 	a := &Message{Data: append([]byte(nil), data...), Status: StatusRouted, Peer: o.key.peer, Member: o.addr, origin: req.origin,
-		Instance: -1, Answer: true, Src: req.Dst, Dst: req.Src, Store: req.Store, Persist: req.Persist}
+		Instance: -1, Answer: true, Src: req.Dst, Dst: req.Src, Store: req.Store, Persist: req.Persist, CloneOfRequest: req.CloneID}
 	if o.hooks != nil {
 		// The peer's side sees the answer as the peer sent it.
 		if !o.ingress(a) { // peerrules.go
