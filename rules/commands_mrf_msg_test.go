@@ -111,3 +111,33 @@ func TestMRCloneOfClone(t *testing.T) {
 		t.Fatalf("a clone cloned: %v", err)
 	}
 }
+
+// DIAMETER::dynamic_route_insertion and _lookup read the session
+// profile's settings and set the client connection's own.
+func TestDiameterDynamicRouting(t *testing.T) {
+	rl := mustCompile(t, "d", `when MR_INGRESS {
+		log local0. "[DIAMETER::dynamic_route_insertion] [DIAMETER::dynamic_route_lookup]"
+		DIAMETER::dynamic_route_insertion enable
+		DIAMETER::dynamic_route_lookup 0
+		log local0. "[DIAMETER::dynamic_route_insertion] [DIAMETER::dynamic_route_lookup]"
+	}`)
+	var logged []string
+	p := NewProgram(&Env{Log: func(_, l string) { logged = append(logged, l[strings.LastIndex(l, ": ")+2:]) }}, rl)
+	s := p.NewConnState(newFakeConn())
+	defer s.Release()
+	r := mrf.NewRouter(&mrf.Config{}, nil, nil)
+	defer r.Close()
+	sess := r.NewSession(func([]byte) error { return nil }, nil)
+	s.BeginMR(sess.Message([]byte("x")), r, "virtual /Common/vs")
+	err := s.Run(MRIngress)
+	s.EndMR()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(logged, "|") != "disabled disabled|enabled disabled" {
+		t.Fatalf("logged %q", logged)
+	}
+	if ins, look := sess.DynamicRouting(); !ins || look {
+		t.Fatalf("insertion %v lookup %v", ins, look)
+	}
+}

@@ -404,8 +404,11 @@ type Session struct {
 	backPort              uint16
 	equiv                 []string
 	// dyn is the dynamic route the client's connection made (nil:
-	// none; dynamic.go).
-	dyn *dynRoute
+	// none; dynamic.go), ident the host and realm its capabilities
+	// exchange named, dynSet a rule's own insertion and lookup.
+	dyn    *dynRoute
+	ident  [2]string
+	dynSet atomic.Uint32
 	// rin counts the client's requests for the ingress rate limits
 	// (ratelimit.go).
 	rin rateWindow
