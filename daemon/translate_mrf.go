@@ -89,8 +89,9 @@ const mrfIdle = 300 * time.Second
 // warning (its messages fail, MR_FAILED). A peer's transport-config
 // makes its connections: from its source-address-translation's address
 // and with its tcp profile's settings (a udp profile, for SIP: its
-// peers' connections are UDP flows); its rules are kept with a warning
-// (openltm runs no rules on peer connections). A peer with
+// peers' connections are UDP flows); its rules run on those
+// connections (translate_mrf_rules.go; an MQTT router's are kept with a
+// warning). A peer with
 // auto-initialization has its connections opened as the virtual starts
 // and opened again where they closed, each auto-initialization-interval.
 // The generic protocol runs on a UDP virtual too (each datagram a
@@ -326,8 +327,8 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 // source-address-translation (automap: the virtual's address; a
 // snatpool's addresses in turn) and its tcp profile's socket settings,
 // or, for SIP, a udp profile (its peers' connections UDP flows, closed
-// after that profile's idle-timeout). Its rules and other profiles are
-// kept with a warning.
+// after that profile's idle-timeout), and its rules, which its
+// connections run. Its other profiles are kept with a warning.
 func (t *translator) mrfTransport(cfg *mrf.Config, fam *mrfFamily, name string) *mrf.Transport {
 	tco := t.cfg.Lookup(t.s, []string{fam.transport.Key()}, name)
 	if tco == nil {
@@ -392,7 +393,19 @@ func (t *translator) mrfTransport(cfg *mrf.Config, fam *mrfFamily, name string) 
 		}
 	}
 	if rv := fam.transport.MustProp(mrfTCRules.Name).Get(tco); rv != nil && len(rv.List) > 0 {
-		t.keep(tco, "transport-config %s: rules are kept; openltm runs no rules on peer connections", tco.Name)
+		switch {
+		case fam.label == "mqtt":
+			t.keep(tco, "transport-config %s: rules are kept; openltm runs no rules on an MQTT router's broker connections", tco.Name)
+		case t.rules == nil:
+		default:
+			// Its peer connections run them (translate_mrf_rules.go).
+			ir, key, err := t.rules.transportRulesOf(t.s, t.cfg, rv.List)
+			if err != nil {
+				t.keep(tco, "transport-config %s: its rules do not run: %v", tco.Name, err)
+			} else if ir != nil {
+				x.Rules, x.RulesKey = ir, key
+			}
+		}
 	}
 	return x
 }

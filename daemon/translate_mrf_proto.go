@@ -34,6 +34,7 @@ func (t *translator) mrfSIP(o *objects.Object, v *dataplane.Virtual, sess *objec
 		Respond:     e("generate-response-on-failure") == "enabled",
 		MaxSize:     atoi(e("max-msg-size")),
 		MaxHeader:   atoi(e("max-msg-header-size")),
+		MaxHeaders:  atoi(e("max-msg-header-count")),
 		Host:        v.Destination.String(),
 		UDP:         v.IsUDP(),
 		IgnoreVia:   e("honor-via") == "disabled",

@@ -15,8 +15,9 @@ import (
 // retransmission_reason, retransmit, retry, respond, message, state and
 // skip_capabilities_exchange. route_status, dynamic_route_insertion and
 // dynamic_route_lookup belong to the message routing (diameter session)
-// profile's route table, which the classic profile has none of: they are
-// accepted and fail with a Tcl error saying so.
+// profile's route table, which the classic profile has none of: there
+// they fail with a Tcl error saying so (the last two act on a message
+// routing virtual's connection: commands_diameter_dyn.go).
 
 // DiameterContext is what the host knows of a DIAMETER_ event's message
 // beyond its bytes.
@@ -139,8 +140,8 @@ func diameterRetxCommands() map[string]tcl.CmdFunc {
 		"DIAMETER::state":                      cmdDiameterState,
 		"DIAMETER::skip_capabilities_exchange": cmdDiameterSkipCER,
 		"DIAMETER::route_status":               mrf("DIAMETER::route_status"),
-		"DIAMETER::dynamic_route_insertion":    mrf("DIAMETER::dynamic_route_insertion"),
-		"DIAMETER::dynamic_route_lookup":       mrf("DIAMETER::dynamic_route_lookup"),
+		"DIAMETER::dynamic_route_insertion":    cmdDiameterDynamic("DIAMETER::dynamic_route_insertion", "insertion"), // commands_diameter_dyn.go
+		"DIAMETER::dynamic_route_lookup":       cmdDiameterDynamic("DIAMETER::dynamic_route_lookup", "lookup"),
 	}
 }
 

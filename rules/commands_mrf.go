@@ -366,11 +366,12 @@ func cmdGMRoute(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 }
 
 // cmdMRMessage is MR::message: route, drop, status, nexthop, lasthop,
-// originator, retry_count, attempted.
+// originator, retry_count, attempted, and the v14+ subcommands
+// (commands_mrf_msg.go).
 func cmdMRMessage(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	const cmd = "MR::message"
 	if len(args) < 2 {
-		return tcl.Empty, tcl.WrongArgs(cmd + " route|drop|status|nexthop|lasthop|originator|retry_count|attempted ?args?")
+		return tcl.Empty, tcl.WrongArgs(cmd + " route|drop|status|nexthop|lasthop|originator|retry_count|attempted|clone|clone_count|clone_id|clone_id_request|existing_connections_only|new_connection_only|outgoing_connection_instance_seed|pick_host|priority|snat ?args?")
 	}
 	st, err := mrMsg(in, cmd, true)
 	if err != nil {
@@ -407,7 +408,10 @@ func cmdMRMessage(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		}
 		return tcl.Empty, nil
 	}
-	return tcl.Empty, tcl.Errorf("%s %s: not supported yet by openltm's generic message routing", cmd, args[1].String())
+	if v, ok, err := mrMessageV14(sessionOf(in), st, m, args[1].String(), a); ok { // commands_mrf_msg.go
+		return v, err
+	}
+	return tcl.Empty, tcl.Errorf("%s %s: unknown subcommand", cmd, args[1].String())
 }
 
 // mrRoute is MR::message route's forms: none; ?mode M? peer P ...; and

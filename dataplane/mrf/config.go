@@ -91,6 +91,11 @@ type Transport struct {
 	// router's).
 	UDP  bool
 	Idle time.Duration
+	// Rules are its iRules as the Env runs them (RuleEnv; nil: none),
+	// RulesKey what tells one list of them from another, so that a
+	// commit that changes them makes new connections.
+	Rules    any
+	RulesKey string
 
 	next atomic.Uint32
 }
@@ -129,7 +134,7 @@ func (t *Transport) key() string {
 	if t == nil {
 		return "-"
 	}
-	return fmt.Sprintf("%q %q %v %+v %t %d", t.Name, t.SNAT, t.SNATAddrs, t.TCP, t.UDP, t.Idle)
+	return fmt.Sprintf("%q %q %v %+v %t %d %q", t.Name, t.SNAT, t.SNATAddrs, t.TCP, t.UDP, t.Idle, t.RulesKey)
 }
 
 // PersistBy is a session profile's persist-key: what a request is

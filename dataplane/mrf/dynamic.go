@@ -89,19 +89,25 @@ func (r *Router) DynamicRoutes() []DynamicRoute {
 // connection (dynamic-route-insertion), and any later one (a watchdog)
 // shows the client alive.
 func (s *Session) dynamicLearn(data []byte) {
-	if d := s.dyn; d != nil {
-		d.heard.Store(time.Now().UnixNano())
-		return
-	}
 	dr, ok := s.r.cfg.Proto.(DynamicRouter)
 	if !ok || s.peer != nil {
 		return
 	}
-	if insert, _, _ := dr.DynamicRoutes(); !insert {
+	insert, _ := s.DynamicRouting()
+	if d := s.dyn; d != nil {
+		if !insert { // a rule turned insertion off: the route goes
+			s.dynamicClose()
+			s.dyn = nil
+			return
+		}
+		d.heard.Store(time.Now().UnixNano())
 		return
 	}
-	host, realm, ok := dr.Identity(data)
-	if !ok || host == "" {
+	if host, realm, ok := dr.Identity(data); ok && host != "" {
+		s.ident = [2]string{host, realm}
+	}
+	host, realm := s.ident[0], s.ident[1]
+	if !insert || host == "" {
 		return
 	}
 	ready := make(chan struct{})
@@ -183,8 +189,8 @@ func (s *Session) dynamicPick(m *Message) *outgoing {
 	if !ok {
 		return nil
 	}
-	_, lookup, ttl := dr.DynamicRoutes()
-	if !lookup {
+	_, _, ttl := dr.DynamicRoutes()
+	if _, lookup := s.DynamicRouting(); !lookup {
 		return nil
 	}
 	t := &s.r.dynt
@@ -259,3 +265,53 @@ func (c sessConn) RemoteAddr() net.Addr             { return nil }
 func (c sessConn) SetDeadline(time.Time) error      { return nil }
 func (c sessConn) SetReadDeadline(time.Time) error  { return nil }
 func (c sessConn) SetWriteDeadline(time.Time) error { return nil }
+
+// DynamicRouting is the connection's dynamic-route insertion and lookup:
+// the session profile's, unless a rule set its own
+// (DIAMETER::dynamic_route_insertion, DIAMETER::dynamic_route_lookup).
+func (s *Session) DynamicRouting() (insert, lookup bool) {
+	if dr, ok := s.r.cfg.Proto.(DynamicRouter); ok {
+		insert, lookup, _ = dr.DynamicRoutes()
+	}
+	v := s.dynSet.Load()
+	if v&dynInsertSet != 0 {
+		insert = v&dynInsertOn != 0
+	}
+	if v&dynLookupSet != 0 {
+		lookup = v&dynLookupOn != 0
+	}
+	return insert, lookup
+}
+
+// SetDynamicRouting sets the connection's own dynamic-route insertion
+// or lookup (which: "insertion" or "lookup"). Lookup applies to the
+// requests routed from then on; insertion at the client's next message
+// the virtual answers itself (its capabilities exchange, a watchdog),
+// which then makes, or takes away, the connection's route [M: F5 names
+// the per-connection setting, not when it takes effect].
+func (s *Session) SetDynamicRouting(which string, on bool) {
+	set, bit := uint32(dynLookupSet), uint32(dynLookupOn)
+	if which == "insertion" {
+		set, bit = dynInsertSet, dynInsertOn
+	}
+	for {
+		old := s.dynSet.Load()
+		v := old | set
+		if on {
+			v |= bit
+		} else {
+			v &^= bit
+		}
+		if s.dynSet.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
+// The bits of Session.dynSet.
+const (
+	dynInsertSet = 1 << iota
+	dynInsertOn
+	dynLookupSet
+	dynLookupOn
+)

@@ -86,6 +86,24 @@ type Message struct {
 	// rather than the client sending it.
 	Made bool
 
+	// The v14+ MR::message settings (clone.go): CloneID is the clone's
+	// id ("": the original), CloneCount the clones made of the message
+	// with it (0: none), CloneOfRequest an answer's request's CloneID
+	// (MR::message clone_id_request); ExistingOnly sends the message
+	// only over a peer connection already open
+	// (existing_connections_only); NewOnly, Priority and the seed are
+	// read back as set; SNAT is the source of a peer connection the
+	// message opens (invalid: the transport's), SNATAutomap the
+	// virtual's address.
+	CloneID        string
+	CloneCount     int
+	CloneOfRequest string
+	ExistingOnly   bool
+	NewOnly        bool
+	Priority       int
+	SNAT           netip.Addr
+	SNATAutomap    bool
+
 	origin    *Session
 	pinned    netip.AddrPort // the member a persistence record names
 	attempted []netip.AddrPort

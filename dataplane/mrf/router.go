@@ -404,8 +404,11 @@ type Session struct {
 	backPort              uint16
 	equiv                 []string
 	// dyn is the dynamic route the client's connection made (nil:
-	// none; dynamic.go).
-	dyn *dynRoute
+	// none; dynamic.go), ident the host and realm its capabilities
+	// exchange named, dynSet a rule's own insertion and lookup.
+	dyn    *dynRoute
+	ident  [2]string
+	dynSet atomic.Uint32
 	// rin counts the client's requests for the ingress rate limits
 	// (ratelimit.go).
 	rin rateWindow
@@ -939,6 +942,11 @@ func (s *Session) conn(p *Peer, m *Message) (*outgoing, error) {
 		} else {
 			o = r.shared[k]
 		}
+		if o == nil && m.ExistingOnly {
+			r.mu.Unlock()
+			s.mu.Unlock()
+			return nil, errNoConn // clone.go
+		}
 		if o == nil {
 			o = &outgoing{r: r, key: k, ready: make(chan struct{}), waiting: 1, waitBytes: len(m.Data)}
 			if perClient {
@@ -1034,6 +1042,9 @@ type outgoing struct {
 	// rout counts the requests leaving on the connection for the
 	// egress rate limits (ratelimit.go).
 	rout rateWindow
+	// hooks run its transport-config's rules (nil: none; set as it
+	// opens, before anyone else sees it; peerrules.go).
+	hooks PeerHooks
 }
 
 // wait counts a message of n bytes waiting for o to open; false when it
@@ -1106,7 +1117,7 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 	var c net.Conn
 	var done func()
 	var err error
-	src := tc.source(o.r.cfg.Local, addr.Addr())
+	src := m.source(tc, o.r.cfg.Local, addr.Addr()) // clone.go
 	if udp {
 		err = errNoUDP
 		if dd, ok := o.r.env.(DatagramDialer); ok {
@@ -1153,6 +1164,19 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 			return err
 		}
 	}
+	if h := o.peerHooks(tc, addrPortOf(c.LocalAddr()), addr, udp); h != nil { // peerrules.go
+		if !h.Opened() {
+			h.Closed()
+			c.Close()
+			if done != nil {
+				done()
+			}
+			o.err = errRuleClosed
+			o.unlist()
+			return o.err
+		}
+		o.hooks = h
+	}
 	o.mu.Lock()
 	if o.dead { // closed (the router, its session) while it opened
 		o.mu.Unlock()
@@ -1168,6 +1192,9 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 	o.heard, o.dogHeard = o.last, o.last
 	if o.owner == nil {
 		o.sess = &Session{r: o.r, write: o.writeBack, peer: o}
+		if o.hooks != nil {
+			o.sess.hooks = o.hooks // the peer's own messages run its rules
+		}
 	}
 	o.mu.Unlock()
 	if o.host != "" && o.owner == nil {
@@ -1212,6 +1239,18 @@ func (o *outgoing) isDead() bool {
 // send writes m; a request is kept in flight until its answer. false
 // when the connection failed (m failed with it).
 func (o *outgoing) send(m *Message, term []byte) bool {
+	if o.hooks != nil {
+		if !o.egress(m) { // peerrules.go
+			m.origin.fail(m, errRuleClosed)
+			o.close()
+			return false
+		}
+		if m.Drop {
+			m.Status = StatusDropped
+			o.r.C.Dropped.Add(1)
+			return true
+		}
+	}
 	o.wmu.Lock()
 	o.mu.Lock()
 	if o.dead {
@@ -1321,10 +1360,20 @@ func (o *outgoing) read() {
 		}
 		a := &Message{Data: append([]byte(nil), data...), Status: StatusRouted, Peer: o.key.peer, Member: o.addr, origin: dst, Instance: -1}
 		if req != nil {
-			a.Src, a.Dst, a.Store = req.Dst, req.Src, req.Store
+			a.Src, a.Dst, a.Store, a.CloneOfRequest = req.Dst, req.Src, req.Store, req.CloneID
 			o.r.C.Answered.Add(1)
 		} else {
 			o.r.C.Unsolicited.Add(1)
+		}
+		if o.hooks != nil {
+			if !o.ingress(a) { // peerrules.go
+				o.close()
+				return
+			}
+			if a.Drop {
+				o.r.C.Dropped.Add(1)
+				continue
+			}
 		}
 		dst.deliver(a)
 	}
@@ -1390,7 +1439,17 @@ func (o *outgoing) readProto(data []byte) bool {
 		o.r.settle(req, data)
 	}
 	a := &Message{Data: append([]byte(nil), data...), Status: StatusRouted, Peer: o.key.peer, Member: o.addr, origin: req.origin,
-		Instance: -1, Answer: true, Src: req.Dst, Dst: req.Src, Store: req.Store, Persist: req.Persist}
+		Instance: -1, Answer: true, Src: req.Dst, Dst: req.Src, Store: req.Store, Persist: req.Persist, CloneOfRequest: req.CloneID}
+	if o.hooks != nil {
+		// The peer's side sees the answer as the peer sent it.
+		if !o.ingress(a) { // peerrules.go
+			return false
+		}
+		if a.Drop {
+			o.r.C.Dropped.Add(1)
+			return true
+		}
+	}
 	p.Inbound(a, req)
 	req.origin.deliver(a)
 	return true
@@ -1543,6 +1602,9 @@ func (o *outgoing) close() {
 	sess, conn, done := o.sess, o.conn, o.done // set by open under mu
 	o.mu.Unlock()
 	o.unlist()
+	if o.hooks != nil {
+		o.hooks.Closed()
+	}
 	if sess != nil {
 		sess.Close()
 	}

@@ -119,3 +119,38 @@ func TestDynamicRouteClosed(t *testing.T) {
 		t.Fatalf("answer hbh %d from %q, want the static peer's", m.HopByHop(), m.Get(diammsg.AVPOriginHost))
 	}
 }
+
+// TestDynamicRoutingOverride: a rule's per-connection insertion
+// (DIAMETER::dynamic_route_insertion, mrf.Session.SetDynamicRouting)
+// makes the connection's route at the client's next watchdog though the
+// profile's insertion is disabled, and takes it away again; lookup
+// follows the connection's own setting too.
+func TestDynamicRoutingOverride(t *testing.T) {
+	r := newRouter(t, &Session{OriginHost: "lb.example", OriginRealm: "lb-realm.example", Respond: true, DynLookup: true}, nil)
+	pcef := newClient(r)
+	pcef.send(t, cer("pcef-1.example", "edge.example"))
+	pcef.next(t)
+	if n := len(r.DynamicRoutes()); n != 0 {
+		t.Fatalf("%d routes with insertion disabled", n)
+	}
+	dwr := diammsg.Build(diammsg.FlagRequest, diammsg.CmdDeviceWatchdog, 0, 9, 9, nil)
+	pcef.s.SetDynamicRouting("insertion", true)
+	pcef.send(t, dwr)
+	pcef.next(t)
+	if rs := r.DynamicRoutes(); len(rs) != 1 || rs[0].Host != "pcef-1.example" || rs[0].Realm != "edge.example" {
+		t.Fatalf("routes %+v", rs)
+	}
+	if ins, look := pcef.s.DynamicRouting(); !ins || !look {
+		t.Fatalf("insertion %v lookup %v", ins, look)
+	}
+	pcef.s.SetDynamicRouting("lookup", false)
+	if _, look := pcef.s.DynamicRouting(); look {
+		t.Fatal("lookup still on")
+	}
+	pcef.s.SetDynamicRouting("insertion", false)
+	pcef.send(t, dwr)
+	pcef.next(t)
+	if n := len(r.DynamicRoutes()); n != 0 {
+		t.Fatalf("%d routes once insertion was turned off", n)
+	}
+}

@@ -53,6 +53,11 @@ type Session struct {
 	// MaxSize is max-msg-size and MaxHeader max-msg-header-size (0: the
 	// framer's defaults).
 	MaxSize, MaxHeader int
+	// MaxHeaders is max-msg-header-count: a message with more header
+	// fields is dropped as one the virtual cannot read (0: no bound)
+	// [M: F5 bounds the count and does not say what becomes of a
+	// message past it; openltm drops it, counted, as a malformed one].
+	MaxHeaders int
 	// Host is the virtual's address:port, for its Via and Record-Route.
 	Host string
 	// UDP: the virtual's own transport is UDP (its Record-Route names
@@ -116,8 +121,8 @@ func New(s *Session) *Session {
 func (s *Session) Name() string { return "sip" }
 
 func (s *Session) String() string {
-	return fmt.Sprintf("%t %q %t %t %t %d %d %q %d %t %t %t %t %t %t %t %t", s.InsertVia, s.CustomVia, s.RecordRoute, s.MaxForwards, s.Respond, s.MaxSize, s.MaxHeader, s.Host, s.Salt,
-		s.UDP, s.IgnoreVia, s.LoopDetect, s.Maintenance, s.LoopStrict, s.HonorRoute, s.StrictRoute, s.Passthru)
+	return fmt.Sprintf("%t %q %t %t %t %d %d %q %d %t %t %t %t %t %t %t %t %d", s.InsertVia, s.CustomVia, s.RecordRoute, s.MaxForwards, s.Respond, s.MaxSize, s.MaxHeader, s.Host, s.Salt,
+		s.UDP, s.IgnoreVia, s.LoopDetect, s.Maintenance, s.LoopStrict, s.HonorRoute, s.StrictRoute, s.Passthru, s.MaxHeaders)
 }
 
 // mark is the start of the branch of every Via the virtual inserts.
@@ -147,6 +152,9 @@ func (s *Session) Classify(data []byte) mrf.Class {
 		if s.Passthru {
 			return mrf.Class{OneWay: true}
 		}
+		return mrf.Class{Bad: true}
+	}
+	if s.MaxHeaders > 0 && headerCount(data) > s.MaxHeaders {
 		return mrf.Class{Bad: true}
 	}
 	if m.Request {
@@ -416,4 +424,14 @@ func (s *Session) Failed(msg *mrf.Message) []byte {
 		return nil
 	}
 	return sipmsg.Reject(&m, 503, "Service Unavailable")
+}
+
+// headerCount is the number of header lines of a message's head (a
+// folded field's continuation lines counted as lines).
+func headerCount(data []byte) int {
+	head := data
+	if i := bytes.Index(data, []byte("\r\n\r\n")); i >= 0 {
+		head = data[:i+2]
+	}
+	return max(bytes.Count(head, []byte("\r\n"))-1, 0)
 }

@@ -289,3 +289,23 @@ func BenchmarkMessage(b *testing.B) {
 		s.Inbound(a, m)
 	}
 }
+
+// TestMaxHeaders: max-msg-header-count drops a message with more header
+// fields than it allows, and lets one at the bound through.
+func TestMaxHeaders(t *testing.T) {
+	s := New(&Session{InsertVia: true, Host: "127.162.5.1:5060", MaxHeaders: 7})
+	m := req("OPTIONS", "alice", "z9hG4bK-1", "c1", 70, false) // 7 fields
+	if c := s.Classify(m); c.Bad {
+		t.Fatalf("7 fields: %+v", c)
+	}
+	more := bytes.Replace(m, []byte("Content-Length"), []byte("X-One: 1\r\nContent-Length"), 1)
+	if c := s.Classify(more); !c.Bad {
+		t.Fatalf("8 fields: %+v", c)
+	}
+	if c := New(&Session{Host: "127.162.5.1:5060"}).Classify(more); c.Bad {
+		t.Fatalf("no bound: %+v", c)
+	}
+	if n := testing.AllocsPerRun(100, func() { s.Classify(m) }); n != 0 {
+		t.Fatalf("%v allocations a message", n)
+	}
+}
