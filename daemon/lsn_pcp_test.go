@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"bufio"
-	"context"
 	"encoding/binary"
 	"io"
 	"net"
@@ -12,6 +11,28 @@ import (
 	"testing"
 	"time"
 )
+
+// insideService is a subscriber's TCP service on its internal address
+// and port: it answers each connection with "inside" and the address and
+// port the connection came from, then closes it.
+func insideService(t *testing.T, addr string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			io.WriteString(c, "inside "+c.RemoteAddr().String()+"\n")
+			c.Close()
+		}
+	}()
+}
 
 // pcpReq is a PCP request (RFC 6887) as a client writes it: the common
 // header, the MAP or PEER payload, the options.
@@ -123,23 +144,7 @@ func TestLSNPoolPCP(t *testing.T) {
 	sub := netip.MustParseAddr("127.161.1.5")
 
 	// The subscriber's TCP service, on its internal port.
-	ln, err := net.Listen("tcp", "127.161.1.5:8022")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				io.WriteString(c, "inside "+c.RemoteAddr().String()+"\n")
-			}()
-		}
-	}()
+	insideService(t, "127.161.1.5:8022")
 	nonce := [12]byte{1, 2, 3}
 	m := pcpAsk(t, "127.161.1.5:0", server, pcpReq{version: 2, opcode: 1, lifetime: 30, client: sub, nonce: nonce, proto: 6, internalPort: 8022})
 	if m.result != 0 || m.lifetime != 120 {
@@ -288,7 +293,6 @@ func TestLSNPoolPCPResults(t *testing.T) {
 			}
 		})
 	}
-	_ = context.Background
 }
 
 // TestLSNPoolHairpin: with hairpin-mode enabled, a subscriber's
@@ -303,21 +307,7 @@ func TestLSNPoolHairpin(t *testing.T) {
 		"create net self pcp_self address 127.161.0.3/16 vlan internal",
 		"create ltm lsn-pool hp members add { 127.161.12.0/30 } hairpin-mode enabled pcp { profile pcp selfip pcp_self }",
 	)
-	ln, err := net.Listen("tcp", "127.161.3.5:8023")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			io.WriteString(c, "inside "+c.RemoteAddr().String()+"\n")
-			c.Close()
-		}
-	}()
+	insideService(t, "127.161.3.5:8023")
 	m := pcpAsk(t, "127.161.3.5:0", "127.161.0.3:5351", pcpReq{version: 2, opcode: 1, lifetime: 300,
 		client: netip.MustParseAddr("127.161.3.5"), nonce: [12]byte{5}, proto: 6, internalPort: 8023})
 	if m.result != 0 {
@@ -359,21 +349,7 @@ func TestLSNPoolHairpin(t *testing.T) {
 func TestLSNPoolUDPInbound(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
-	echo, err := net.ListenPacket("udp", "127.161.0.60:9053")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer echo.Close()
-	go func() {
-		buf := make([]byte, 512)
-		for {
-			_, from, err := echo.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			echo.WriteTo([]byte(from.String()), from)
-		}
-	}()
+	lsnUDPPeer(t, "127.161.0.60:9053")
 	runAll(t, s,
 		"create ltm pool p members add { 127.161.0.60:9053 }",
 		"create ltm lsn-pool u members add { 127.161.13.0/31 } inbound-connections automatic",

@@ -39,6 +39,27 @@ func lsnPeer(t *testing.T, addr string) {
 	}()
 }
 
+// lsnUDPPeer is a UDP member that answers every datagram with the
+// address and port it came from (the translation).
+func lsnUDPPeer(t *testing.T, addr string) {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			_, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			pc.WriteTo([]byte(from.String()), from)
+		}
+	}()
+}
+
 // reuse sets SO_REUSEADDR and SO_REUSEPORT, so that a subscriber's
 // connections and its inbound listener share an address and port.
 func reuse(_, _ string, rc syscall.RawConn) error {
@@ -566,21 +587,7 @@ when SERVER_CONNECTED {
 func TestLSNPoolUDP(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
-	pc, err := net.ListenPacket("udp", "127.154.0.180:9053")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
-	go func() {
-		buf := make([]byte, 512)
-		for {
-			_, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			pc.WriteTo([]byte(from.String()), from)
-		}
-	}()
+	lsnUDPPeer(t, "127.154.0.180:9053")
 	runAll(t, s,
 		"create ltm pool p members add { 127.154.0.180:9053 }",
 		"create ltm lsn-pool u members add { 127.154.42.0/31 } translation-port-range 34000:34999",

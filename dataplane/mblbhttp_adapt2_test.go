@@ -16,16 +16,8 @@ import (
 // the next request.
 func TestAdaptSelectAllow(t *testing.T) {
 	startEchoMember(t, "127.66.15.11:80")
-	a, err := icaptest.Listen("127.66.15.21:1344", icaptest.Config{Header: "X-Scan", Value: "by-a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := icaptest.Listen("127.66.15.22:1344", icaptest.Config{Header: "X-Scan", Value: "by-b"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a := icapListen(t, "127.66.15.21:1344", icaptest.Config{Header: "X-Scan", Value: "by-a"})
+	b := icapListen(t, "127.66.15.22:1344", icaptest.Config{Header: "X-Scan", Value: "by-b"})
 	rule := `when HTTP_REQUEST {
 	switch -glob [HTTP::uri] {
 		"/b*" { ADAPT::select request ivs_b }
@@ -86,11 +78,7 @@ func TestAdaptSelectAllow(t *testing.T) {
 // in Transfer-Ignore is not sent (and passes unmodified).
 func TestAdaptKeepAliveOptions(t *testing.T) {
 	startEchoMember(t, "127.66.15.12:80")
-	srv, err := icaptest.Listen("127.66.15.23:1344", icaptest.Config{Header: "X-Scan", Value: "clean", Preview: 8, Ignore: "jpg, png"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := icapListen(t, "127.66.15.23:1344", icaptest.Config{Header: "X-Scan", Value: "clean", Preview: 8, Ignore: "jpg, png"})
 	ad := adapt(mblb.AdaptReset, 0)
 	ad.PreviewSize, ad.Service.ServerPreview = 1024, 1024 // preview-length 0: the server's
 	ad.Service.Client = &icap.Client{}                    // OPTIONS learnt afresh on each run

@@ -20,16 +20,8 @@ import (
 // in the profile's place.
 func TestAdaptContexts(t *testing.T) {
 	startEchoMember(t, "127.163.1.11:80")
-	a, err := icaptest.Listen("127.163.1.21:1344", icaptest.Config{Header: "X-Scan", Value: "by-a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := icaptest.Listen("127.163.1.22:1344", icaptest.Config{Header: "X-Echo-Scan", Value: "by-b"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a := icapListen(t, "127.163.1.21:1344", icaptest.Config{Header: "X-Scan", Value: "by-a"})
+	b := icapListen(t, "127.163.1.22:1344", icaptest.Config{Header: "X-Echo-Scan", Value: "by-b"})
 	rule := `when HTTP_REQUEST {
 	switch -glob [HTTP::uri] {
 		"/chain" {

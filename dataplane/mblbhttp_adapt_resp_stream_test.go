@@ -53,16 +53,8 @@ func startPatternMember(t *testing.T, addr string) {
 // after the whole (the response echoed, or its page) is the response.
 func TestResponseAdaptStreamed(t *testing.T) {
 	startPatternMember(t, "127.93.4.11:80")
-	decide, err := icaptest.Listen("127.93.4.21:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean", DecidePreview: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer decide.Close()
-	wants, err := icaptest.Listen("127.93.4.22:1344", icaptest.Config{Block: "EICAR"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wants.Close()
+	decide := icapListen(t, "127.93.4.21:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean", DecidePreview: true})
+	wants := icapListen(t, "127.93.4.22:1344", icaptest.Config{Block: "EICAR"})
 	const big, mid = 16 << 20, 4 << 20
 	sumOf := func(n int) string { s := sha256.Sum256(bodyPattern(n)); return hex.EncodeToString(s[:]) }
 	bigSum, midSum, kSum := sumOf(big), sumOf(mid), sumOf(1024)

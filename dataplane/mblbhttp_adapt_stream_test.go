@@ -77,11 +77,7 @@ func watchHeap() func() uint64 {
 // place. (A server that wants the rest: TestRequestAdaptStreamedRest.)
 func TestRequestAdaptStreamed(t *testing.T) {
 	startSumMember(t, "127.66.130.11:80")
-	decide, err := icaptest.Listen("127.66.130.21:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean", Add: "X-Collected: icap", DecidePreview: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer decide.Close()
+	decide := icapListen(t, "127.66.130.21:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean", Add: "X-Collected: icap", DecidePreview: true})
 	const size = 16 << 20
 	pat := bodyPattern(size)
 	sum, sha1024 := sha256.Sum256(pat), sha256.Sum256(pat[:1024])
@@ -186,11 +182,7 @@ func TestRequestAdaptStreamed(t *testing.T) {
 // reaches the member intact after the 204.
 func TestRequestAdaptStreamedSlowHead(t *testing.T) {
 	startSumMember(t, "127.66.130.12:80")
-	srv, err := icaptest.Listen("127.66.130.23:1344", icaptest.Config{Block: "EICAR", DecidePreview: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := icapListen(t, "127.66.130.23:1344", icaptest.Config{Block: "EICAR", DecidePreview: true})
 	p, lg := newPlane(t)
 	mustApply(t, p, adaptConfig(t, "127.66.130.2:80", "127.66.130.12:80", adapt(mblb.AdaptReset, 1024), nil, srv.Addr()))
 	const size = 3 << 20
@@ -237,16 +229,8 @@ func TestRequestAdaptStreamedSlowHead(t *testing.T) {
 // too; a body with the blocked word past the preview gets the page.
 func TestRequestAdaptStreamedRest(t *testing.T) {
 	startSumMember(t, "127.93.1.11:80")
-	wants, err := icaptest.Listen("127.93.1.21:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean", Add: "X-Collected: icap"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wants.Close()
-	late, err := icaptest.Listen("127.93.1.22:1344", icaptest.Config{Always204: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer late.Close()
+	wants := icapListen(t, "127.93.1.21:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean", Add: "X-Collected: icap"})
+	late := icapListen(t, "127.93.1.22:1344", icaptest.Config{Always204: true})
 	const size = 4 << 20
 	sum := sha256.Sum256(bodyPattern(size))
 	whole := "n=4194304 sha=" + hex.EncodeToString(sum[:])
@@ -338,16 +322,8 @@ func TestRequestAdaptStreamedRest(t *testing.T) {
 // answers the client in the request's place.
 func TestAdaptEventsStreamed(t *testing.T) {
 	startSumMember(t, "127.93.2.11:80")
-	decide, err := icaptest.Listen("127.93.2.21:1344", icaptest.Config{Block: "EICAR", DecidePreview: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer decide.Close()
-	wants, err := icaptest.Listen("127.93.2.22:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean", Add: "X-Collected: icap"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wants.Close()
+	decide := icapListen(t, "127.93.2.21:1344", icaptest.Config{Block: "EICAR", DecidePreview: true})
+	wants := icapListen(t, "127.93.2.22:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean", Add: "X-Collected: icap"})
 	rule := `when ADAPT_REQUEST_HEADERS { HTTP::header replace X-Collected "headers-[HTTP::header X-Scan]" }
 when ADAPT_REQUEST_RESULT {
 	if {[HTTP::header exists X-Respond]} {

@@ -65,17 +65,25 @@ func adapt(down mblb.AdaptDown, preview int) *mblb.Adapt {
 		Service: &icap.Service{URI: "icap://${SERVER_IP}:${SERVER_PORT}/av", Preview: preview, Timeout: 5 * time.Second}}
 }
 
+// icapListen runs an ICAP server of the tests (icaptest) on addr until
+// the test ends.
+func icapListen(t *testing.T, addr string, cfg icaptest.Config) *icaptest.Server {
+	t.Helper()
+	s, err := icaptest.Listen(addr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // TestRequestAdapt: requests through REQMOD on a real HTTP virtual: the
 // member sees the ICAP server's changes, a blocked request gets its
 // page, a clean one passes as it was (204), previews included, and
 // HTTP/1.0 passes unadapted without allow-http-10.
 func TestRequestAdapt(t *testing.T) {
 	startEchoMember(t, "127.64.15.11:80")
-	srv, err := icaptest.Listen("127.64.15.21:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := icapListen(t, "127.64.15.21:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean"})
 	p, lg := newPlane(t)
 	mustApply(t, p, adaptConfig(t, "127.64.15.1:80", "127.64.15.11:80", adapt(mblb.AdaptReset, 8), nil, "127.64.15.21:1344"))
 	c := dialHTTPVS(t, "127.64.15.1:80")
@@ -155,11 +163,7 @@ func TestResponseAdapt(t *testing.T) {
 	startEchoMember(t, "127.64.15.12:80")
 	var srvs []*icaptest.Server
 	for _, a := range []string{"127.64.15.22:1344", "127.64.15.23:1344"} {
-		s, err := icaptest.Listen(a, icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "checked"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s := icapListen(t, a, icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "checked"})
 		srvs = append(srvs, s)
 	}
 	p, lg := newPlane(t)
@@ -244,11 +248,7 @@ func TestAdaptServiceDown(t *testing.T) {
 // HTTP_REQUEST decide for that request (and its answer) only.
 func TestAdaptRules(t *testing.T) {
 	startEchoMember(t, "127.64.15.14:80")
-	srv, err := icaptest.Listen("127.64.15.24:1344", icaptest.Config{Header: "X-Scan", Value: "clean"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := icapListen(t, "127.64.15.24:1344", icaptest.Config{Header: "X-Scan", Value: "clean"})
 	rule := `when HTTP_REQUEST {
 	switch -glob [HTTP::uri] {
 		"/skip" { ADAPT::enable request false }
@@ -312,11 +312,7 @@ func TestAdaptRuleServiceDown(t *testing.T) {
 // with ADAPT::result, their header edits and HTTP::respond.
 func TestAdaptEvents(t *testing.T) {
 	startEchoMember(t, "127.64.15.17:80")
-	srv, err := icaptest.Listen("127.64.15.25:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	icapListen(t, "127.64.15.25:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean"})
 	rule := `when ADAPT_REQUEST_HEADERS { HTTP::header insert X-Headers-Event [HTTP::header X-Scan] }
 when ADAPT_REQUEST_RESULT {
 	if {[ADAPT::result] eq "respond"} { HTTP::respond 451 content "held by rule" } else { HTTP::header insert X-Result [ADAPT::result] }
@@ -356,11 +352,7 @@ when ADAPT_RESPONSE_RESULT { HTTP::header insert X-Resp-Result [ADAPT::result] }
 // preview_size 0 sends the body without a preview.
 func TestAdaptRuleTimeoutPreview(t *testing.T) {
 	startEchoMember(t, "127.64.15.17:80")
-	srv, err := icaptest.Listen("127.64.15.25:1344", icaptest.Config{Header: "X-Scan", Value: "clean"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := icapListen(t, "127.64.15.25:1344", icaptest.Config{Header: "X-Scan", Value: "clean"})
 	// An ICAP server that accepts and never answers.
 	mute, err := net.Listen("tcp", "127.64.15.26:1344")
 	if err != nil {
