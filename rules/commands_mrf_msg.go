@@ -91,9 +91,22 @@ func mrMessageV14(s *ConnState, st *MRState, m *mrf.Message, sub string, a []tcl
 	case "existing_connections_only":
 		return flag(&m.ExistingOnly)
 	case "new_connection_only":
-		// [M: kept and read back; openltm opens a new connection only
-		// where the peer's connection-mode has none.]
-		return flag(&m.NewOnly)
+		// Read as false. openltm opens a new connection only where the
+		// peer's connection-mode has none, so asking for one per message
+		// is the rule's error rather than a setting that does nothing.
+		if len(a) > 1 {
+			return tcl.Empty, true, tcl.WrongArgs(cmd + " new_connection_only ?BOOLEAN?")
+		}
+		if len(a) == 1 {
+			b, err := boolArg(cmd+" new_connection_only", a[0])
+			if err != nil {
+				return tcl.Empty, true, err
+			}
+			if b {
+				return tcl.Empty, true, tcl.Errorf("%s new_connection_only: openltm sends a message over the peer's connections as its connection-mode keeps them, not over a new one of its own", cmd)
+			}
+		}
+		return tcl.Bool(false), true, nil
 	case "outgoing_connection_instance_seed":
 		if len(a) > 1 {
 			return tcl.Empty, true, tcl.WrongArgs(cmd + " outgoing_connection_instance_seed ?SEED?")
@@ -112,7 +125,9 @@ func mrMessageV14(s *ConnState, st *MRState, m *mrf.Message, sub string, a []tcl
 		}
 		return tcl.Int(int64(m.Instance)), true, nil
 	case "priority":
-		// [M: read back as set; openltm queues no message by priority.]
+		// Read as 0. openltm queues no message by priority, so setting
+		// another is the rule's error rather than a setting that does
+		// nothing.
 		if len(a) > 1 {
 			return tcl.Empty, true, tcl.WrongArgs(cmd + " priority ?PRIORITY?")
 		}
@@ -121,9 +136,11 @@ func mrMessageV14(s *ConnState, st *MRState, m *mrf.Message, sub string, a []tcl
 			if err != nil || n < 0 {
 				return tcl.Empty, true, tcl.Errorf("%s priority: %q is not a nonnegative integer", cmd, a[0].String())
 			}
-			m.Priority = n
+			if n != 0 {
+				return tcl.Empty, true, tcl.Errorf("%s priority: openltm does not order messages by priority", cmd)
+			}
 		}
-		return tcl.Int(int64(m.Priority)), true, nil
+		return tcl.Int(0), true, nil
 	case "snat":
 		v, err := mrSNAT(m, a)
 		return v, true, err

@@ -33,17 +33,19 @@ func TestMRMessageV14(t *testing.T) {
 		{name: "clone bad count", ev: "MR_INGRESS", body: `MR::message clone -count 0`, err: "not a count"},
 		{name: "clone too many", ev: "MR_INGRESS", body: `MR::message clone -count 1000`, err: "past 64"},
 		{name: "clone_id_request of a request", ev: "MR_INGRESS", body: `log local0. <[MR::message clone_id_request]>`, log: "<>"},
-		{name: "existing and new only", ev: "MR_INGRESS", body: `MR::message existing_connections_only true; MR::message new_connection_only yes; log local0. "[MR::message existing_connections_only] [MR::message new_connection_only]"`,
-			log: "1 1", check: func(t *testing.T, m *mrf.Message, _ []*mrf.Message) {
-				if !m.ExistingOnly || !m.NewOnly {
+		{name: "existing only", ev: "MR_INGRESS", body: `MR::message existing_connections_only true; MR::message new_connection_only no; log local0. "[MR::message existing_connections_only] [MR::message new_connection_only]"`,
+			log: "1 0", check: func(t *testing.T, m *mrf.Message, _ []*mrf.Message) {
+				if !m.ExistingOnly {
 					t.Fatalf("message %+v", m)
 				}
 			}},
+		{name: "new connection only", ev: "MR_INGRESS", body: `MR::message new_connection_only yes`, err: "not over a new one"},
 		{name: "bad boolean", ev: "MR_INGRESS", body: `MR::message existing_connections_only perhaps`, err: "perhaps"},
 		{name: "instance seed", ev: "MR_INGRESS", body: `log local0. [MR::message outgoing_connection_instance_seed]; MR::message outgoing_connection_instance_seed 5; log local0. "[MR::message outgoing_connection_instance_seed] [MR::connection_instance]"`,
 			log: "0|5 5"},
 		{name: "bad seed", ev: "MR_INGRESS", body: `MR::message outgoing_connection_instance_seed -1`, err: "nonnegative"},
-		{name: "priority", ev: "MR_INGRESS", body: `log local0. [MR::message priority]; MR::message priority 3; log local0. [MR::message priority]`, log: "0|3"},
+		{name: "priority", ev: "MR_INGRESS", body: `log local0. [MR::message priority]; MR::message priority 0; log local0. [MR::message priority]`, log: "0|0"},
+		{name: "priority set", ev: "MR_INGRESS", body: `MR::message priority 3`, err: "does not order messages by priority"},
 		{name: "snat", ev: "MR_INGRESS", body: `log local0. [MR::message snat]; MR::message snat automap; log local0. [MR::message snat]; log local0. [MR::message snat address 127.162.0.5:0]`,
 			log: "none|automap|address 127.162.0.5", check: func(t *testing.T, m *mrf.Message, _ []*mrf.Message) {
 				if m.SNAT != netip.MustParseAddr("127.162.0.5") || m.SNATAutomap {

@@ -20,7 +20,7 @@ func (m *Message) Clone(id string) *Message {
 	c := &Message{Data: append([]byte(nil), m.Data...), Src: m.Src, Dst: m.Dst, Request: m.Request, Answer: m.Answer, Bad: m.Bad,
 		Status: StatusUnprocessed, MaxRetries: m.MaxRetries, RoutePeers: m.RoutePeers, RouteRatio: m.RouteRatio, RouteHost: m.RouteHost,
 		RoutePool: m.RoutePool, Instance: m.Instance, Store: maps.Clone(m.Store), Persist: m.Persist, PersistTTL: m.PersistTTL,
-		ReqSeq: m.ReqSeq, Made: true, CloneID: id, ExistingOnly: m.ExistingOnly, NewOnly: m.NewOnly, Priority: m.Priority,
+		ReqSeq: m.ReqSeq, Made: true, CloneID: id, ExistingOnly: m.ExistingOnly,
 		SNAT: m.SNAT, SNATAutomap: m.SNATAutomap, origin: m.origin}
 	return c
 }

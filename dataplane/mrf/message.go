@@ -91,16 +91,13 @@ type Message struct {
 	// with it (0: none), CloneOfRequest an answer's request's CloneID
 	// (MR::message clone_id_request); ExistingOnly sends the message
 	// only over a peer connection already open
-	// (existing_connections_only); NewOnly, Priority and the seed are
-	// read back as set; SNAT is the source of a peer connection the
+	// (existing_connections_only); the seed is read back as set; SNAT is the source of a peer connection the
 	// message opens (invalid: the transport's), SNATAutomap the
 	// virtual's address.
 	CloneID        string
 	CloneCount     int
 	CloneOfRequest string
 	ExistingOnly   bool
-	NewOnly        bool
-	Priority       int
 	SNAT           netip.Addr
 	SNATAutomap    bool
 
