@@ -143,10 +143,10 @@ func Parse(b []byte) (r Request, code uint8, ok bool) {
 				return r, MalformedOption, true
 			}
 			r.PreferFailure = true
-		case code == OptFilter && r.Opcode == OpMap:
-			// a filter narrows who may use the mapping; it is
-			// accepted and not applied [M]
 		case code < 128:
+			// Mandatory and unknown, or FILTER (RFC 6887 section 13.3:
+			// optional to support), which would narrow who may use a
+			// mapping and openltm does not apply.
 			return r, UnsuppOption, true // mandatory and unknown
 		}
 		rest = rest[4+padded:]

@@ -40,6 +40,7 @@ func TestParse(t *testing.T) {
 		{"prefer failure", mapRequest(2, OptPreferFailure, 0, 0, 0), Success, true},
 		{"prefer failure with data", mapRequest(2, OptPreferFailure, 0, 0, 4, 0, 0, 0, 0), MalformedOption, true},
 		{"unknown mandatory option", mapRequest(2, 77, 0, 0, 0), UnsuppOption, true},
+		{"filter (not applied)", mapRequest(2, append([]byte{OptFilter, 0, 0, 20}, make([]byte, 20)...)...), UnsuppOption, true},
 		{"unknown optional option", mapRequest(2, 200, 0, 0, 0), Success, true},
 		{"option past the end", mapRequest(2, 200, 0, 0, 8), MalformedOption, true},
 	} {
