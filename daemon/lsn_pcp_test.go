@@ -417,13 +417,7 @@ func TestLSNPoolZombieCut(t *testing.T) {
 	if ne, ok := err.(net.Error); ok && ne.Timeout() {
 		t.Fatalf("not cut after %v", time.Since(start))
 	}
-	lsnEventually(t, "the cut counted", func() string {
-		out, _ := run(t, s, "show ltm lsn-pool z")
-		if showField(out, "Port Blocks", "Zombie Connections Cut") != "1" {
-			return out
-		}
-		return ""
-	})
+	lsnShowEventually(t, s, "the cut counted", "z", "Port Blocks", "Zombie Connections Cut", "1")
 }
 
 // TestLSNPoolPCPPeer: a PEER mapping holds a translation for the
@@ -501,11 +495,5 @@ func TestLSNPoolHTTP(t *testing.T) {
 	}
 	cl.CloseIdleConnections()
 	web.Close()
-	lsnEventually(t, "the translation given back", func() string {
-		out, _ := run(t, s, "show ltm lsn-pool hp")
-		if showField(out, "Translations", "Active") != "0" {
-			return out
-		}
-		return ""
-	})
+	lsnShowEventually(t, s, "the translation given back", "hp", "Translations", "Active", "0")
 }

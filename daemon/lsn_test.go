@@ -152,6 +152,19 @@ func lsnEventually(t *testing.T, what string, f func() string) {
 	t.Fatalf("%s: %s", what, last)
 }
 
+// lsnShowEventually waits until show ltm lsn-pool POOL gives field of
+// section the value want.
+func lsnShowEventually(t *testing.T, s *Session, what, pool, section, field, want string) {
+	t.Helper()
+	lsnEventually(t, what, func() string {
+		out, _ := run(t, s, "show ltm lsn-pool "+pool)
+		if showField(out, section, field) != want {
+			return out
+		}
+		return ""
+	})
+}
+
 func inPrefix(t *testing.T, ap netip.AddrPort, prefix string, lo, hi uint16) {
 	t.Helper()
 	p := netip.MustParsePrefix(prefix)
@@ -197,13 +210,7 @@ func TestLSNPoolNAPT(t *testing.T) {
 	}
 	a.c.Close()
 	b.c.Close()
-	lsnEventually(t, "translations end", func() string {
-		out, _ := run(t, s, "show ltm lsn-pool cgnat")
-		if got := showField(out, "Translations", "Active"); got != "0" {
-			return out
-		}
-		return ""
-	})
+	lsnShowEventually(t, s, "translations end", "cgnat", "Translations", "Active", "0")
 
 	// persistence address: one subscriber, one translation address.
 	runAll(t, s, "modify ltm lsn-pool cgnat persistence { mode address timeout 60 }")
@@ -229,13 +236,7 @@ func TestLSNPoolNAPT(t *testing.T) {
 	f := mustLSNDial(t, "127.154.1.13:0", "127.154.0.4:9000")
 	inPrefix(t, f.seen, "127.154.10.0/30", 20000, 29999)
 	f.c.Close()
-	lsnEventually(t, "the fastL4 translation ends", func() string {
-		out, _ := run(t, s, "show ltm lsn-pool cgnat")
-		if got := showField(out, "Translations", "Active"); got != "4" {
-			return out
-		}
-		return ""
-	})
+	lsnShowEventually(t, s, "the fastL4 translation ends", "cgnat", "Translations", "Active", "4")
 	run(t, s, "reset-stats ltm lsn-pool cgnat")
 	out, _ = run(t, s, "show ltm lsn-pool cgnat")
 	if got := showField(out, "Translations", "Total"); got != "0" {
@@ -364,13 +365,7 @@ func TestLSNPoolPBA(t *testing.T) {
 		c.c.Close()
 	}
 	other.c.Close()
-	lsnEventually(t, "blocks end when idle", func() string {
-		out, _ := run(t, s, "show ltm lsn-pool pba")
-		if showField(out, "Port Blocks", "Active") != "0" {
-			return out
-		}
-		return ""
-	})
+	lsnShowEventually(t, s, "blocks end when idle", "pba", "Port Blocks", "Active", "0")
 }
 
 // TestLSNPoolInbound: with inbound-connections automatic, a connection
@@ -650,12 +645,6 @@ func TestLSNPoolInboundExplicit(t *testing.T) {
 	sh, _ := run(t, s, "show ltm lsn-pool x")
 	if showField(sh, "Inbound Connections", "Refused") == "0" {
 		// the accepted one found no subscriber listening
-		lsnEventually(t, "the refused inbound connection counted", func() string {
-			sh, _ := run(t, s, "show ltm lsn-pool x")
-			if showField(sh, "Inbound Connections", "Refused") != "1" {
-				return sh
-			}
-			return ""
-		})
+		lsnShowEventually(t, s, "the refused inbound connection counted", "x", "Inbound Connections", "Refused", "1")
 	}
 }
