@@ -497,3 +497,34 @@ func TestLSNPoolHTTP(t *testing.T) {
 	web.Close()
 	lsnShowEventually(t, s, "the translation given back", "hp", "Translations", "Active", "0")
 }
+
+// TestLSNPoolHTTPServerSSLFails: a member connection whose server-ssl
+// handshake fails gives its translation back, as one that closes does.
+func TestLSNPoolHTTPServerSSLFails(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	lsnPeer(t, "127.161.0.92:8443") // speaks no TLS
+	runAll(t, s,
+		"create ltm pool plain members add { 127.161.0.92:8443 }",
+		"create ltm lsn-pool hs members add { 127.161.17.0/30 } translation-port-range 43000:43999",
+		"create ltm virtual hs destination 127.161.0.93:80 pool plain source-address-translation { type lsn pool hs } profiles replace-all-with { tcp { } http { } serverssl { context serverside } }",
+	)
+	cl := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.161.8.6")}}).DialContext}}
+	lsnEventually(t, "a failed answer through the http virtual", func() string {
+		resp, err := cl.Get("http://127.161.0.93/")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return "the request went through a member speaking no TLS"
+			}
+		}
+		out, _ := run(t, s, "show ltm lsn-pool hs")
+		if showField(out, "Translations", "Total") == "0" {
+			return "no translation made yet:\n" + out
+		}
+		return ""
+	})
+	cl.CloseIdleConnections()
+	lsnShowEventually(t, s, "the translation given back", "hs", "Translations", "Active", "0")
+}

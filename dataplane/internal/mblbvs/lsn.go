@@ -43,6 +43,7 @@ func (mv *VS) dialLSN(snap *state.VirtualSnap, client netip.AddrPort, m mblb.Mem
 			tc := c.(*net.TCPConn)
 			snap.Cfg.ServerTCP.ApplyConn(tc)
 			mv.lsnLegs.Store(t.Addr, t)
+			mv.lsnHeld.Add(1)
 			t.Attach(tc) // zombie-timeout closes it
 			return tc, nil
 		}
@@ -51,5 +52,17 @@ func (mv *VS) dialLSN(snap *state.VirtualSnap, client netip.AddrPort, m mblb.Mem
 		}
 		t.Release()
 		return nil, err
+	}
+}
+
+// releaseLSN gives back the translation of the server connection from
+// local, if it was made from one.
+func (mv *VS) releaseLSN(local netip.AddrPort) {
+	if mv.lsnHeld.Load() == 0 {
+		return
+	}
+	if t, ok := mv.lsnLegs.LoadAndDelete(local); ok {
+		mv.lsnHeld.Add(-1)
+		t.(*lsn.Translation).Release()
 	}
 }

@@ -25,7 +25,6 @@ import (
 	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
-	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/monitor"
 	"github.com/openltm/openltm/dataplane/synhdr"
@@ -131,6 +130,9 @@ type VS struct {
 	// translation (source-address-translation type lsn), released when
 	// the connection closes (lsn.go).
 	lsnLegs sync.Map
+	// lsnHeld counts lsnLegs' entries, so that a virtual without an lsn
+	// pool closes its server connections without looking there.
+	lsnHeld atomic.Int64
 
 	// room decides whether a member's connection limit lets it take a
 	// request, with OneConnect (connqueue.go); nil: its connections
@@ -897,8 +899,13 @@ func (mv *VS) dial(ctx context.Context, client netip.AddrPort, m mblb.Member) (n
 	if err != nil {
 		return nil, err
 	}
-	mv.serverOpts(m, c)                                  // tcpopts.go
-	return mv.serverTLS(ctx, client, c, snap.Cfg.TLS, m) // tls.go
+	mv.serverOpts(m, c)                                      // tcpopts.go
+	sc, err := mv.serverTLS(ctx, client, c, snap.Cfg.TLS, m) // tls.go
+	if err != nil && snap.LSN != nil {
+		// No leg will close and give the translation back.
+		mv.releaseLSN(rawsock.AddrPortOf(c.LocalAddr())) // lsn.go
+	}
+	return sc, err
 }
 
 // legOpened puts a new server connection in the connection table and on
@@ -945,9 +952,7 @@ func (mv *VS) legClosed(l *mblb.Leg) {
 	}
 	lf := v.(*legFlow)
 	mv.env.Table.Remove(&lf.Flow)
-	if t, ok := mv.lsnLegs.LoadAndDelete(l.Local); ok {
-		t.(*lsn.Translation).Release()
-	}
+	mv.releaseLSN(l.Local) // lsn.go
 	if m := lf.m; m != nil {
 		lf.clock.Stop()
 		m.Release() // and wakes a connection queue waiting for the room
