@@ -281,7 +281,7 @@ func (e *Engine) sweep(stop <-chan struct{}) {
 			return
 		case now := <-t.C:
 			n := now.UnixNano()
-			e.now.Store(n)
+			prev := e.now.Swap(n)
 			e.mu.Lock()
 			ls := make([]*Listener, 0, len(e.listeners))
 			for l := range e.listeners {
@@ -295,7 +295,7 @@ func (e *Engine) sweep(stop <-chan struct{}) {
 					if f.wq != nil && f.wq.busy.Load() {
 						continue // an event in progress, perhaps suspended
 					}
-					if to := f.IdleTimeout(); to > 0 && n-f.LastActive() >= int64(to) {
+					if idleAt(f.LastActive(), prev, n, f.IdleTimeout()) {
 						idle = append(idle, f)
 					}
 				}
@@ -306,6 +306,17 @@ func (e *Engine) sweep(stop <-chan struct{}) {
 			}
 		}
 	}
+}
+
+// idleAt tells whether a flow last stamped at last has idled past its
+// timeout to (0: never) at the tick n, whose previous tick set the clock to
+// prev. Datagrams since that tick were stamped with prev however late this
+// tick runs: a flow stamped so was active within the last interval and is
+// not idle, even when a loaded machine ran this sweep long after its time
+// (a one-second "immediate" flow would otherwise end between a query and
+// its answer, the answer dropped).
+func idleAt(last, prev, n int64, to time.Duration) bool {
+	return to > 0 && last < prev && n-last >= int64(to)
 }
 
 // maxDatagram is the largest UDP payload over IPv4 and IPv6 without

@@ -16,3 +16,26 @@ func TestIdleTimeout(t *testing.T) {
 		}
 	}
 }
+
+func TestIdleAt(t *testing.T) {
+	const s = int64(time.Second)
+	tick := int64(200 * time.Millisecond)
+	for _, c := range []struct {
+		name          string
+		last, prev, n int64
+		to            time.Duration
+		want          bool
+	}{
+		{"on time, idle past", 10 * s, 11*s + tick, 11*s + 2*tick, time.Second, true},
+		{"on time, active", 11 * s, 11 * s, 11*s + tick, time.Second, false},
+		{"never", 0, 100 * s, 101 * s, 0, false},
+		// The tick ran 1.3 s late: a datagram of the last interval was
+		// stamped with prev, 1.3 s before n, and is not idle.
+		{"late tick, stamped in the last interval", 10 * s, 10 * s, 11*s + 3*tick/2, time.Second, false},
+		{"late tick, idle before it", 8 * s, 10 * s, 11*s + 3*tick/2, time.Second, true},
+	} {
+		if got := idleAt(c.last, c.prev, c.n, c.to); got != c.want {
+			t.Errorf("%s: idleAt(%d, %d, %d, %v) = %v, want %v", c.name, c.last, c.prev, c.n, c.to, got, c.want)
+		}
+	}
+}
