@@ -263,14 +263,12 @@ func (v *vs) path() *probePath {
 }
 
 type pool struct {
-	cfg   *Pool
-	name  string // Key(type, path)
-	full  string // the full path
-	typ   RRType
-	names []*nameMember // CNAME, MX, SRV, NAPTR, SVCB and HTTPS pools, by member-order
-	// alias says an SVCB or HTTPS pool's members are in alias mode
-	// (SvcPriority 0): it answers one record, as a CNAME pool does.
-	alias      bool
+	cfg        *Pool
+	name       string // Key(type, path)
+	full       string // the full path
+	typ        RRType
+	names      []*nameMember // CNAME, MX, SRV, NAPTR, SVCB and HTTPS pools, by member-order
+	alias      bool          // an SVCB or HTTPS pool in alias mode (SvcPriority 0): one record, as CNAME
 	rt         *poolRT
 	members    []*member // sorted by member-order
 	mode       Mode
