@@ -254,3 +254,19 @@ when DNS_REQUEST {
 		t.Errorf("Check: %v", err)
 	}
 }
+
+// plan.typed has a name table for every type.
+func TestTypedNameTables(t *testing.T) {
+	var p plan
+	if len(p.typed) != len(Types) {
+		t.Fatalf("plan.typed holds %d types, Types lists %d", len(p.typed), len(Types))
+	}
+	for _, typ := range Types {
+		if typ.index() < 0 || (typ != TypeA && typ != TypeAAAA && !typ.named()) {
+			t.Errorf("%s: index %d named %v", typ, typ.index(), typ.named())
+		}
+		if got, ok := typeOfQuery(typ.qtype()); !ok || got != typ {
+			t.Errorf("%s: qtype %d reads back as %q %v", typ, typ.qtype(), got, ok)
+		}
+	}
+}
