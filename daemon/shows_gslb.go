@@ -15,8 +15,8 @@ import (
 )
 
 // gslbShowArgs reads the words after `show gtm wideip|pool` (and
-// reset-stats): an optional record type (a, aaaa, cname, mx, srv, naptr),
-// names (full paths, globs allowed) and display options. A name that
+// reset-stats): an optional record type (a, aaaa, cname, mx, srv, naptr,
+// svcb, https), names (full paths, globs allowed) and display options. A name that
 // matches no object of the type (of any type when none is given) is
 // BIG-IP's not-found error. keys are the objects' gslb.Key for the type
 // given, or their paths when no type is.

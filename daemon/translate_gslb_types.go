@@ -42,18 +42,43 @@ var (
 	nmemberService    = schema.MustKind("gtm pool naptr").MustProp("members").Sub.MustProp("service")
 )
 
-// nameMembers reads a CNAME, MX, SRV or NAPTR pool's members: each is a
-// domain name with its record's fields.
+// Properties of SVCB and HTTPS members (the two kinds share the table).
+var (
+	svcbMember          = schema.MustKind("gtm pool svcb").MustProp("members").Sub
+	svcbPriority        = svcbMember.MustProp("priority")
+	svcbPort            = svcbMember.MustProp("port")
+	svcbALPN            = svcbMember.MustProp("alpn")
+	svcbNoDefaultALPN   = svcbMember.MustProp("no-default-alpn")
+	svcbIPv4Hint        = svcbMember.MustProp("ipv4hint")
+	svcbIPv6Hint        = svcbMember.MustProp("ipv6hint")
+	svcbMandatoryParams = svcbMember.MustProp("mandatory")
+)
+
+// nameMembers reads a CNAME, MX, SRV, NAPTR, SVCB or HTTPS pool's
+// members: each is a domain name with its record's fields.
 func (t *gslbTranslator) nameMembers(o *objects.Object, p *gslb.Pool) {
 	v := gpoolMembers.Get(o)
 	if v == nil {
 		return
 	}
+	svcb := p.Type == gslb.TypeSVCB || p.Type == gslb.TypeHTTPS
 	for _, it := range v.Items {
 		name := strings.TrimSuffix(it.Name, ".")
+		if svcb && it.Name == "." {
+			name = "." // RFC 9460: in service mode, the owner name itself
+		}
 		if name == "" || strings.ContainsAny(name, " /:") {
 			t.fail("The pool member (%s) of pool (%s) is not a domain name.", it.Name, o.Name)
 			return
+		}
+		if svcb {
+			m, err := svcbPoolMember(it, name)
+			if err != nil {
+				t.fail("The pool member (%s) of pool %s (%s): %v.", it.Name, p.Type, o.Name, err)
+				return
+			}
+			p.Members = append(p.Members, m)
+			continue
 		}
 		p.Members = append(p.Members, gslb.PoolMember{
 			Target:       name,
@@ -69,6 +94,26 @@ func (t *gslbTranslator) nameMembers(o *objects.Object, p *gslb.Pool) {
 			Service:      nmemberService.StrIn(it),
 		})
 	}
+}
+
+// svcbPoolMember reads an SVCB or HTTPS member: its target, SvcPriority
+// and SvcParams (the dataplane checks how they fit together).
+func svcbPoolMember(it *objects.Item, name string) (gslb.PoolMember, error) {
+	sp, err := gslb.ParseSVCBParams(svcbALPN.StrIn(it), svcbIPv4Hint.StrIn(it), svcbIPv6Hint.StrIn(it),
+		svcbMandatoryParams.StrIn(it), svcbNoDefaultALPN.StrIn(it) == "yes")
+	if err != nil {
+		return gslb.PoolMember{}, err
+	}
+	return gslb.PoolMember{
+		Target:       name,
+		StaticTarget: name == "." || nmemberStatic.StrIn(it) == "yes",
+		Order:        atoi(gmemberOrder.StrIn(it)),
+		Ratio:        atoi(gmemberRatio.StrIn(it)),
+		Disabled:     gmemberEnabled.StrIn(it) == "disabled",
+		Priority:     uint16(atoi(svcbPriority.StrIn(it))),
+		Port:         uint16(atoi(svcbPort.StrIn(it))),
+		SVCB:         sp,
+	}, nil
 }
 
 // lastResortName reads last-resort-pool, written `TYPE /path` by BIG-IP

@@ -247,9 +247,9 @@ func gtmKinds() []*Kind {
 }
 
 // typedGTMKinds are the pools and wide IPs of the record types other
-// than A. AAAA pools are A pools of IPv6 virtual servers; CNAME, MX, SRV
-// and NAPTR pools hold domain names, each with the record's own fields.
-// Each type's wide IP lists pools of its type.
+// than A. AAAA pools are A pools of IPv6 virtual servers; CNAME, MX, SRV,
+// NAPTR, SVCB and HTTPS pools hold domain names, each with the record's
+// own fields. Each type's wide IP lists pools of its type.
 func typedGTMKinds(apool, awideip *Kind) []*Kind {
 	nameMember := func(extra ...*Prop) *Kind {
 		props := []*Prop{
@@ -269,9 +269,11 @@ func typedGTMKinds(apool, awideip *Kind) []*Kind {
 			u16("port", "0", "the SRV record's port")),
 		"naptr": nameMember(u16("preference", "10", "the NAPTR record's preference (its order is member-order)"),
 			help(str("flags", ""), "the NAPTR record's flags, e.g. s, a, u"), help(str("service", ""), "the NAPTR record's service, e.g. SIP+D2U")),
+		"svcb":  svcbMember(nameMember, u16),
+		"https": svcbMember(nameMember, u16),
 	}
 	var out []*Kind
-	for _, t := range []string{"aaaa", "cname", "mx", "srv", "naptr"} {
+	for _, t := range []string{"aaaa", "cname", "mx", "srv", "naptr", "svcb", "https"} {
 		up := strings.ToUpper(t)
 		pk := &Kind{Words: []string{"gtm", "pool", t}, Title: "Pool", Lower: "pool", Help: "GSLB pool of " + up + " records"}
 		for _, p := range apool.Props {
@@ -299,6 +301,24 @@ func typedGTMKinds(apool, awideip *Kind) []*Kind {
 		out = append(out, pk, wk)
 	}
 	return out
+}
+
+// svcbMember is a member of an SVCB or HTTPS pool (RFC 9460): a target
+// name with its SvcPriority and SvcParams. alpn and hpke-key are F5's
+// names; priority, port, no-default-alpn, ipv4hint, ipv6hint and
+// mandatory are openltm's [M] (F5 is silent on them): RFC 9460's key
+// names, in its presentation format (comma-separated lists).
+func svcbMember(nameMember func(...*Prop) *Kind, u16 func(name, def, h string) *Prop) *Kind {
+	return nameMember(
+		u16("priority", "1", "the record's SvcPriority: 0 is alias mode (the target names the service, no parameters), 1 and up service mode, lower first"),
+		help(str("alpn", ""), "the alpn SvcParam: ALPN protocol ids, comma-separated, e.g. h2,h3"),
+		help(enum("no-default-alpn", "no", "no", "yes"), "yes: the no-default-alpn SvcParam (needs alpn)"),
+		u16("port", "0", "the port SvcParam (0: none, the scheme's default)"),
+		help(str("ipv4hint", ""), "the ipv4hint SvcParam: IPv4 addresses, comma-separated"),
+		help(str("ipv6hint", ""), "the ipv6hint SvcParam: IPv6 addresses, comma-separated"),
+		help(str("mandatory", ""), "the mandatory SvcParam: keys, comma-separated, each set on the member"),
+		passive(help(str("hpke-key", "none"), "kept: the ech SvcParam's key (Encrypted Client Hello) is not answered")),
+	)
 }
 
 func netSysKinds() []*Kind {

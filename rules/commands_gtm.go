@@ -366,7 +366,7 @@ func cmdTTL(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 }
 
 // gtmPoolTypes are the record types `pool TYPE NAME` may name.
-var gtmPoolTypes = []string{"a", "aaaa", "cname", "mx", "srv", "naptr"}
+var gtmPoolTypes = []string{"a", "aaaa", "cname", "mx", "srv", "naptr", "svcb", "https"}
 
 // qosPoolArg reads `pool ?TYPE? NAME` at args[i] (args[i] is "pool"):
 // TYPE is taken when a name follows it (one that is not a word in stop).

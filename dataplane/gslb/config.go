@@ -359,7 +359,8 @@ type PoolMember struct {
 	// StaticTarget says it is a name outside the GSLB (always available).
 	Target       string
 	StaticTarget bool
-	// Priority is an MX member's preference and an SRV member's priority;
+	// Priority is an MX member's preference, an SRV member's priority and
+	// an SVCB or HTTPS member's SvcPriority;
 	// Weight and Port are an SRV member's; Preference, Flags and Service a
 	// NAPTR member's (its order is Order).
 	Priority   uint16
@@ -369,6 +370,9 @@ type PoolMember struct {
 	Flags      string
 	Service    string
 	Order      int
+	// SVCB are an SVCB or HTTPS member's SvcParams; its SvcPriority is
+	// Priority (0: alias mode) and its port SvcParam Port (0: none).
+	SVCB SVCBParams
 	// Monitor is the gtm pool's monitor, or the member's own: probed at
 	// the member's virtual server, it must find it up too for the pool
 	// to answer with it (the virtual server's own monitor still counts).

@@ -147,7 +147,7 @@ type plan struct {
 	settings Settings
 	exact    map[string]*wideIP // A wide IPs by lower-case fqdn with the final dot
 	wild     []wildName
-	typed    [6]typedNames // the other types' names, by RRType.index (0 unused)
+	typed    [8]typedNames // the other types' names, by RRType.index (0 unused)
 	wideIPs  []*wideIP     // sorted by name
 	pools    map[string]*pool
 	poolList []*pool
@@ -267,7 +267,8 @@ type pool struct {
 	name       string // Key(type, path)
 	full       string // the full path
 	typ        RRType
-	names      []*nameMember // CNAME, MX, SRV and NAPTR pools, by member-order
+	names      []*nameMember // CNAME, MX, SRV, NAPTR, SVCB and HTTPS pools, by member-order
+	alias      bool          // an SVCB or HTTPS pool in alias mode (SvcPriority 0): one record, as CNAME
 	rt         *poolRT
 	members    []*member // sorted by member-order
 	mode       Mode
@@ -596,6 +597,18 @@ func compile(cfg *Config) (*plan, error) {
 					return nil, typeErr("pool", pc.Type, pl.full, "a member needs a domain name")
 				}
 				m := &nameMember{cfg: mc, target: fqdn(mc.Target), ratio: max(mc.Ratio, 1)}
+				if pl.typ == TypeSVCB || pl.typ == TypeHTTPS {
+					kv, err := svcbParams(&mc)
+					if err != nil {
+						return nil, typeErr("pool", pc.Type, pl.full, "member %s: %v", mc.Target, err)
+					}
+					m.svcb = kv
+					if alias := mc.Priority == 0; len(pl.names) == 0 {
+						pl.alias = alias
+					} else if alias != pl.alias {
+						return nil, typeErr("pool", pc.Type, pl.full, "member %s: members in alias mode (priority 0) and in service mode (priority 1 and up) cannot share a pool", mc.Target)
+					}
+				}
 				for _, x := range pl.names {
 					if x.target == m.target {
 						return nil, typeErr("pool", pc.Type, pl.full, "member %s is listed twice", mc.Target)

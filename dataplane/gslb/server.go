@@ -487,7 +487,7 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 			return s.unresolved(p, m, qname, q, opt, ecs, udp, w), true
 		}
 		if w.typ.named() {
-			return s.withNS(p, s.decidedNames(p, m, qname, q, opt, ecs, udp, w, &d), qname, w, opt, udp), true
+			return s.withNS(p, s.decidedNames(p, &rq, m, qname, q, opt, ecs, udp, w, &d), qname, w, opt, udp), true
 		}
 		return s.withNS(p, s.decided(p, m, qname, q, opt, ecs, udp, w.typ, &d), qname, w, opt, udp), true
 	}

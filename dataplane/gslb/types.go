@@ -13,7 +13,8 @@ import (
 type RRType string
 
 // The record types. A and AAAA pools hold virtual servers and answer with
-// their addresses; CNAME, MX, SRV and NAPTR pools hold domain names.
+// their addresses; CNAME, MX, SRV, NAPTR, SVCB and HTTPS pools hold
+// domain names.
 const (
 	TypeA     RRType = "a"
 	TypeAAAA  RRType = "aaaa"
@@ -21,10 +22,12 @@ const (
 	TypeMX    RRType = "mx"
 	TypeSRV   RRType = "srv"
 	TypeNAPTR RRType = "naptr"
+	TypeSVCB  RRType = "svcb"
+	TypeHTTPS RRType = "https"
 )
 
 // Types lists every record type, in the order shows list them.
-var Types = []RRType{TypeA, TypeAAAA, TypeCNAME, TypeMX, TypeSRV, TypeNAPTR}
+var Types = []RRType{TypeA, TypeAAAA, TypeCNAME, TypeMX, TypeSRV, TypeNAPTR, TypeSVCB, TypeHTTPS}
 
 // Key is how Config.Pools and Config.WideIPs name an object: the full path
 // for type A (so rules and older configurations name A pools by path), else
@@ -65,7 +68,7 @@ func (t RRType) index() int {
 // than virtual servers.
 func (t RRType) named() bool {
 	switch t {
-	case TypeCNAME, TypeMX, TypeSRV, TypeNAPTR:
+	case TypeCNAME, TypeMX, TypeSRV, TypeNAPTR, TypeSVCB, TypeHTTPS:
 		return true
 	}
 	return false
@@ -84,6 +87,10 @@ func (t RRType) qtype() uint16 {
 		return dns.TypeSRV
 	case TypeNAPTR:
 		return dns.TypeNAPTR
+	case TypeSVCB:
+		return dns.TypeSVCB
+	case TypeHTTPS:
+		return dns.TypeHTTPS
 	}
 	return dns.TypeA
 }
@@ -104,6 +111,10 @@ func typeOfQuery(qt uint16) (RRType, bool) {
 		return TypeSRV, true
 	case dns.TypeNAPTR:
 		return TypeNAPTR, true
+	case dns.TypeSVCB:
+		return TypeSVCB, true
+	case dns.TypeHTTPS:
+		return TypeHTTPS, true
 	}
 	return "", false
 }
@@ -181,13 +192,16 @@ func (p *plan) wideIPFor(qname string, qt uint16) (w, some *wideIP) {
 	return nil, nil
 }
 
-// nameMember is a member of a CNAME, MX, SRV or NAPTR pool.
+// nameMember is a member of a CNAME, MX, SRV, NAPTR, SVCB or HTTPS pool.
 type nameMember struct {
 	cfg    PoolMember
 	target string // fqdn, lower case
 	rt     *memberRT
 	ratio  int
 	wip    *wideIP // the A or AAAA wide IP the target names, if any
+	// svcb are an SVCB or HTTPS member's SvcParams in key order, built
+	// once at compile time and shared (read only) by every answer.
+	svcb []dns.SVCBKeyValue
 }
 
 func nameState(m *nameMember) (bool, string) {
@@ -276,7 +290,7 @@ func (s *Server) resolveNames(rq *request, pl *pool, d *decision) {
 		}
 		d.out, d.pool, d.member, d.level, d.ttl = outAnswer, pl, nil, level, pl.ttl
 		d.targets = append(d.targets[:0], cands[i])
-		for k := 1; k < len(cands) && len(d.targets) < pl.maxAnswers && pl.typ != TypeCNAME; k++ {
+		for k := 1; k < len(cands) && len(d.targets) < pl.maxAnswers && pl.typ != TypeCNAME && !pl.alias; k++ {
 			d.targets = append(d.targets, cands[(i+k)%len(cands)])
 		}
 		countLevel(pl.rt, cands[i].rt, level, 0)
@@ -299,6 +313,10 @@ func nameRRs(t RRType, qname string, ttl uint32, ms []*nameMember) []dns.RR {
 			out = append(out, &dns.SRV{Hdr: hdr, Priority: m.cfg.Priority, Weight: m.cfg.Weight, Port: m.cfg.Port, Target: m.target})
 		case TypeNAPTR:
 			out = append(out, &dns.NAPTR{Hdr: hdr, Order: uint16(m.cfg.Order), Preference: m.cfg.Preference, Flags: m.cfg.Flags, Service: m.cfg.Service, Replacement: m.target})
+		case TypeSVCB:
+			out = append(out, &dns.SVCB{Hdr: hdr, Priority: m.cfg.Priority, Target: m.target, Value: m.svcb})
+		case TypeHTTPS:
+			out = append(out, &dns.HTTPS{SVCB: dns.SVCB{Hdr: hdr, Priority: m.cfg.Priority, Target: m.target, Value: m.svcb}})
 		}
 	}
 	return out
@@ -308,11 +326,16 @@ func typeErr(kind string, t RRType, name, format string, args ...any) error {
 	return fmt.Errorf("gtm %s %s %s: %s", kind, defType(t), name, fmt.Sprintf(format, args...))
 }
 
-// decidedNames builds the answer of a CNAME, MX, SRV or NAPTR wide IP:
-// its records (the resolver asks for a CNAME target's addresses itself).
-func (s *Server) decidedNames(p *plan, m *dns.Msg, qname string, q dns.Question, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool, w *wideIP, d *decision) *dns.Msg {
+// decidedNames builds the answer of a CNAME, MX, SRV, NAPTR, SVCB or
+// HTTPS wide IP: its records (the resolver asks for a CNAME target's
+// addresses itself); an SVCB or HTTPS answer carries its targets'
+// addresses in the additional section (svcb.go).
+func (s *Server) decidedNames(p *plan, rq *request, m *dns.Msg, qname string, q dns.Question, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool, w *wideIP, d *decision) *dns.Msg {
 	m.Authoritative = true
 	m.Answer = append(m.Answer, nameRRs(w.typ, q.Name, d.ttl, d.targets)...)
+	if w.typ == TypeSVCB || w.typ == TypeHTTPS {
+		s.svcbAdditional(p, rq, m, qname, d.targets)
+	}
 	if len(m.Answer) == 0 {
 		if z := p.zoneFor(qname); z != nil {
 			m.Ns = append(m.Ns, z.Negative())
