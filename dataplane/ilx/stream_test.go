@@ -220,3 +220,122 @@ func TestStreamingRefused(t *testing.T) {
 		t.Fatalf("no plugin: %v", err)
 	}
 }
+
+// relayJS relays both ways through the extension's handlers (ignoring
+// write()'s return, as a careless extension does).
+const relayJS = `
+var f5 = require('f5-nodejs');
+var plugin = new f5.ILXPlugin();
+plugin.on('connect', function (flow) {
+  flow.client.on('data', function (d) { flow.server.write(d); });
+  flow.server.on('data', function (d) { flow.client.write(d); });
+});
+plugin.start();
+`
+
+// passJS leaves both directions to ltmd (handleClientData and
+// handleServerData false) and only says hello to the client first.
+const passJS = `
+var f5 = require('f5-nodejs');
+var plugin = new f5.ILXPlugin();
+plugin.on('connect', function (flow) { flow.client.write('hi '); });
+plugin.start({handleClientData: false, handleServerData: false});
+`
+
+// TestStreamingBackpressure: a client that sends as fast as it can to a
+// member that reads nothing fills the credit windows and no more: ltmd
+// holds at most a window (and a read) of the client's bytes unacknowledged
+// and a few of the extension's queued, whatever the client has sent.
+func TestStreamingBackpressure(t *testing.T) {
+	needNode(t)
+	m := newManager(t)
+	ln, err := net.Listen("tcp", "127.174.3.4:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	held := make(chan net.Conn, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			held <- c // never read
+		}
+	}()
+	m.Apply([]Plugin{{Name: "/Common/p", Extensions: []Extension{{Name: "e", Dir: extension(t, relayJS), Mode: Single, MaxRestarts: 5, RestartInterval: time.Minute}}}})
+	sp := m.StreamProfile("x", "/Common/p")
+	results := make(chan error, 1)
+	addr := front(t, sp, ln.Addr().(*net.TCPAddr).AddrPort(), results)
+	eventually(t, "the extension starts its ILXPlugin", func() bool {
+		_, err := m.pickStreaming("/Common/p")
+		return err == nil
+	})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	go func() {
+		buf := bytes.Repeat([]byte("x"), 1<<20)
+		c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		for i := 0; i < 64; i++ {
+			if _, err := c.Write(buf); err != nil {
+				return
+			}
+		}
+	}()
+	var f *sflow
+	eventually(t, "the flow is open", func() bool {
+		p, _ := m.pickStreaming("/Common/p")
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for _, x := range p.flows {
+			f = x
+		}
+		return f != nil
+	})
+	time.Sleep(1500 * time.Millisecond) // let the client fill what it can
+	for i := range f.side {
+		s := &f.side[i]
+		s.mu.Lock()
+		unacked, queued := s.unacked, s.outBytes
+		s.mu.Unlock()
+		if unacked > window+chunk || queued > 4*window {
+			t.Fatalf("%s side: %d bytes unacknowledged, %d queued (window %d)", sideNames[i], unacked, queued, window)
+		}
+	}
+	if s := &f.side[client_]; s.unacked < window {
+		t.Fatalf("the client's window is not full: %d bytes unacknowledged", s.unacked)
+	}
+	// Both ends go: the flow ends (a client alone going leaves its
+	// unsent bytes waiting for the member, as a plain flow's do until
+	// its idle timeout).
+	c.Close()
+	(<-held).Close()
+	select {
+	case <-results:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the flow did not end after its client and member went")
+	}
+}
+
+// TestStreamingDirect: with handleClientData and handleServerData false
+// the bytes go straight across, after what the extension wrote itself.
+func TestStreamingDirect(t *testing.T) {
+	needNode(t)
+	m := newManager(t)
+	a := member(t, "127.174.3.5:0", "a")
+	m.Apply([]Plugin{{Name: "/Common/p", Extensions: []Extension{{Name: "e", Dir: extension(t, passJS), Mode: Single, MaxRestarts: 5, RestartInterval: time.Minute}}}})
+	sp := m.StreamProfile("x", "/Common/p")
+	results := make(chan error, 1)
+	addr := front(t, sp, a, results)
+	eventually(t, "the extension starts its ILXPlugin", func() bool {
+		_, err := m.pickStreaming("/Common/p")
+		return err == nil
+	})
+	got, err := exchange(t, addr, []byte("plain bytes"))
+	if err != nil || !strings.HasPrefix(got, "hi ") || !strings.HasSuffix(got, "a:plain bytes") {
+		t.Fatalf("direct flow: %q, %v", got, err)
+	}
+	if err := <-results; err != nil {
+		t.Fatalf("direct flow ended with %v", err)
+	}
+}
