@@ -211,7 +211,7 @@ func (sp *StreamProfile) Serve(client net.Conn, info FlowInfo, dial Dialer) erro
 	}
 	leg(f.side[client_].writeLoop)
 	if f.opts.HandleClientData {
-		leg(func() { f.side[client_].readLoop(f.toExtension) })
+		leg(func() { f.side[client_].readLoop(f.toExtension, false) })
 	}
 	go func() {
 		clientLegs.Wait()
@@ -238,13 +238,13 @@ func (sp *StreamProfile) Serve(client net.Conn, info FlowInfo, dial Dialer) erro
 		f.legs.Add(2)
 		go f.side[server_].writeLoop()
 		if f.opts.HandleServerData {
-			go f.side[server_].readLoop(f.toExtension)
+			go f.side[server_].readLoop(f.toExtension, false)
 		} else {
-			go f.side[server_].readLoop(f.side[client_].enqueueDirect)
+			go f.side[server_].readLoop(f.side[client_].enqueueDirect, true)
 		}
 		if !f.opts.HandleClientData {
 			f.legs.Add(1)
-			go f.side[client_].readLoop(f.side[server_].enqueueDirect)
+			go f.side[client_].readLoop(f.side[server_].enqueueDirect, true)
 		}
 	case <-f.done:
 	}
@@ -353,8 +353,9 @@ func (s *sside) setConn(c net.Conn) {
 // readLoop reads the socket and passes what it reads to pass, never more
 // than window bytes ahead of their acknowledgement; nil is the socket's
 // EOF. An error that is not EOF destroys the flow.
-func (s *sside) readLoop(pass func(side int, b []byte) error) {
+func (s *sside) readLoop(pass func(side int, b []byte) error, direct bool) {
 	defer s.f.legs.Done()
+	var buf []byte
 	for {
 		s.mu.Lock()
 		for s.unacked >= window && !s.closed {
@@ -365,7 +366,11 @@ func (s *sside) readLoop(pass func(side int, b []byte) error) {
 		if closed {
 			return
 		}
-		buf := make([]byte, chunk)
+		// A read passed straight across is kept by the other side's
+		// queue; one sent to the extension is copied into its frame.
+		if buf == nil || direct {
+			buf = make([]byte, chunk)
+		}
 		n, err := s.conn.Read(buf)
 		if n > 0 {
 			s.mu.Lock()

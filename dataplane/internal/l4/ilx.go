@@ -1,8 +1,10 @@
 package l4
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"os"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/ilx"
@@ -71,16 +73,23 @@ type ilxClient struct {
 	pr *proxied
 }
 
+// Read reads the client, ending the flow once it has been idle (either
+// way) for the virtual's idle timeout, as the copy loops do.
 func (c *ilxClient) Read(b []byte) (int, error) {
 	if idle := c.pr.IdleTimeout(); idle > 0 {
-		c.TCPConn.SetReadDeadline(time.Now().Add(idle))
+		c.TCPConn.SetReadDeadline(idleDeadline(idle, c.pr.LastActive()))
 	}
-	n, err := c.TCPConn.Read(b)
-	if n > 0 {
-		c.pr.Touch(time.Now().UnixNano())
-		c.pr.clientIn(n, state.Packets(n))
+	for {
+		n, err := c.TCPConn.Read(b)
+		if n > 0 {
+			c.pr.Touch(time.Now().UnixNano())
+			c.pr.clientIn(n, state.Packets(n))
+		}
+		if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) && c.pr.stillActive(c.TCPConn) {
+			continue
+		}
+		return n, err
 	}
-	return n, err
 }
 
 func (c *ilxClient) Write(b []byte) (int, error) {
