@@ -165,6 +165,9 @@ func (sp *StreamProfile) Serve(client net.Conn, info FlowInfo, dial Dialer) erro
 		return err
 	}
 	opts := p.streaming.Load()
+	if opts == nil { // the process exited meanwhile
+		return fmt.Errorf("%w (%s)", ErrNotStreaming, sp.Plugin)
+	}
 	f := &sflow{p: p, opts: *opts, done: make(chan struct{}), allow: make(chan Choice, 1)}
 	for i := range f.side {
 		f.side[i].f, f.side[i].idx = f, i
