@@ -20,6 +20,7 @@ import (
 	"github.com/openltm/openltm/dataplane/ilx"
 	"github.com/openltm/openltm/grammar"
 	"github.com/openltm/openltm/objects"
+	"github.com/openltm/openltm/rules"
 )
 
 // iRules LX (dataplane/ilx): workspaces are directories under the state
@@ -138,8 +139,9 @@ type ilxApplied struct {
 func (h ilxHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change, error) {
 	var ps []ilx.Plugin
 	plugins := cfg.Of(ilxPlugin)
+	var dgs *dataGroupSet // read once, when an extension names data groups
 	for _, o := range plugins {
-		p, err := h.e.ilxPluginOf(cfg, o)
+		p, err := h.e.ilxPluginOf(cfg, o, &dgs)
 		if err != nil {
 			if opts.Lenient || (old != nil && old.Get(ilxPlugin, o.Name) != nil && sameObject(old.Get(ilxPlugin, o.Name), o)) {
 				if opts.Warn != nil {
@@ -161,7 +163,7 @@ func (h ilxHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change, 
 func sameObject(a, b *objects.Object) bool { return a == b }
 
 // ilxPluginOf reads one plugin for the manager.
-func (e *Engine) ilxPluginOf(cfg *objects.Config, o *objects.Object) (ilx.Plugin, error) {
+func (e *Engine) ilxPluginOf(cfg *objects.Config, o *objects.Object, dgs **dataGroupSet) (ilx.Plugin, error) {
 	p := ilx.Plugin{Name: o.Name, Disabled: ilxPlDisabled.Str(o) == "disabled"}
 	base := ilxPlStaged.Str(o)
 	if base == "" || !isDir(base) {
@@ -219,10 +221,43 @@ func (e *Engine) ilxPluginOf(cfg *objects.Config, o *objects.Object) (ilx.Plugin
 			if v := it.Props["command-arguments"]; v != nil {
 				x.Args = slices.Clone(v.List)
 			}
+			if v := it.Props["data-groups"]; v != nil && len(v.List) > 0 && !(len(v.List) == 1 && v.List[0] == "none") {
+				if *dgs == nil {
+					set := dataGroups(e.schema, cfg)
+					e.externalDataGroups(cfg, &set) // translate_datagroup_ext.go
+					*dgs = &set
+				}
+				for _, name := range v.List {
+					full := name
+					if !strings.HasPrefix(full, "/") {
+						full = "/Common/" + full
+					}
+					dg := (*dgs).m[full]
+					if dg == nil {
+						return p, &objects.ConfigError{Code: "01020036", Msg: fmt.Sprintf("The requested data group (%s) was not found (data-groups of extension %s of ilx plugin %s).", full, n, o.Name)}
+					}
+					x.DataGroups = append(x.DataGroups, ilxDataGroup(dg))
+				}
+			}
 		}
 		p.Extensions = append(p.Extensions, x)
 	}
 	return p, nil
+}
+
+// ilxDataGroup is a data group as an extension's ILXDatagroup reads it.
+func ilxDataGroup(dg *rules.DataGroup) ilx.DataGroup {
+	out := ilx.DataGroup{Name: dg.Name, Type: "string", Records: make([]ilx.Record, 0, len(dg.Records))}
+	switch dg.Type {
+	case rules.DGAddress:
+		out.Type = "ip"
+	case rules.DGInteger:
+		out.Type = "integer"
+	}
+	for _, r := range dg.Records {
+		out.Records = append(out.Records, ilx.Record{Name: r.Key, Value: r.Value})
+	}
+	return out
 }
 
 func isDir(p string) bool {

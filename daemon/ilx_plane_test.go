@@ -134,3 +134,105 @@ when HTTP_REQUEST {
 		t.Errorf("the held request: %q", out)
 	}
 }
+
+// relayJS relays both ways and tags the member's answers.
+const relayJS = `var f5 = require('f5-nodejs');
+var plugin = new f5.ILXPlugin();
+plugin.on('connect', function (flow) {
+  flow.client.on('data', function (d) { flow.server.write(d); });
+  flow.server.on('data', function (d) { flow.client.write('[' + d + ']'); });
+});
+plugin.start();
+`
+
+// TestILXStreamingVirtual: a virtual with an ilx profile streams through
+// the extension to the pool CLIENT_ACCEPTED chose; a configuration change
+// elsewhere keeps an open flow going; deleting the plugin the profile
+// names is refused while it is used.
+func TestILXStreamingVirtual(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed (Debian nodejs): the extension cannot run")
+	}
+	dir := t.TempDir()
+	e, _ := openWithPlane(t, dir)
+	s := e.NewSession("admin").(*Session)
+	member := func(addr, name string) string {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					buf := make([]byte, 512)
+					for {
+						n, err := c.Read(buf)
+						if err != nil {
+							return
+						}
+						fmt.Fprintf(c, "%s:%s", name, buf[:n])
+					}
+				}()
+			}
+		}()
+		return ln.Addr().String()
+	}
+	a, b := member("127.174.1.11:0", "a"), member("127.174.1.12:0", "b")
+	if _, err := run(t, s, "create ilx workspace ws extension ext"); err != "" {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ilx/workspaces/Common/ws/extensions/ext/index.js"), []byte(relayJS), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{
+		"create ilx plugin pl from-workspace ws extensions { ext { concurrency-mode single } }",
+		"create ltm pool pa members add { " + a + " }",
+		"create ltm pool pb members add { " + b + " }",
+		"create ltm rule to_b { when CLIENT_ACCEPTED { pool pb } }",
+		"create ltm profile ilx ip plugin pl",
+		"create ltm virtual v destination 127.174.1.10:9000 pool pa rules { to_b } profiles replace-all-with { tcp ip }",
+	} {
+		if _, err := run(t, s, cmd); err != "" {
+			t.Fatalf("%s: %s", cmd, err)
+		}
+	}
+	var c net.Conn
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var err error
+		if c, err = net.DialTimeout("tcp", "127.174.1.10:9000", time.Second); err == nil {
+			c.SetDeadline(time.Now().Add(2 * time.Second))
+			fmt.Fprint(c, "one")
+			buf := make([]byte, 64)
+			n, _ := c.Read(buf)
+			if string(buf[:n]) == "[b:one]" {
+				break
+			}
+			c.Close()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer through the ilx virtual from pool pb")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	defer c.Close()
+	// A change elsewhere: the open flow goes on.
+	if _, err := run(t, s, "create ltm pool other members add { 127.174.1.13:9000 }"); err != "" {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprint(c, "two")
+	buf := make([]byte, 64)
+	if n, err := c.Read(buf); err != nil || string(buf[:n]) != "[b:two]" {
+		t.Fatalf("the open flow after a change: %q, %v", buf[:n], err)
+	}
+	if _, err := run(t, s, "delete ilx plugin pl"); err == "" {
+		t.Fatal("deleting the plugin an ilx profile names was allowed")
+	}
+}

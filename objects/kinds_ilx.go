@@ -48,7 +48,7 @@ staged-directory ro -
 		help(&Prop{Name: "command-arguments", Type: TList, Inline: true}, "words passed to the extension's node process after index.js"),
 		help(&Prop{Name: "command-options", Type: TList, Inline: true}, "options passed to node before index.js"),
 		help(enum("concurrency-mode", "dedicated", "dedicated", "single"), "dedicated: a node process per processor, as BIG-IP runs one per TMM; single: one for the whole system"),
-		passive(help(&Prop{Name: "data-groups", Type: TList}, "data groups the extension reads through ILXDatagroup (kept; openltm's f5-nodejs has no ILXDatagroup)")),
+		help(&Prop{Name: "data-groups", Type: TList}, "data groups (internal or external) the extension reads with ILXPlugin.getDataGroup as ILXDatagroup objects; a change of their records reaches the running processes"),
 		passive(help(&Prop{Name: "debug-port-range-high", Type: TInt, Default: "65535", Max: 65535}, "the highest port of node's debugger (kept; openltm starts no debugger)")),
 		passive(help(&Prop{Name: "debug-port-range-low", Type: TInt, Default: "20000", Max: 65535}, "the lowest port of node's debugger (kept; openltm starts no debugger)")),
 		help(str("description", "none"), "a description of the extension"),
@@ -70,5 +70,15 @@ staged-directory ro -
 			p.Passive = true
 		}
 	}
-	return []*Kind{ws, pl}
+	// ltm profile ilx: a virtual server with one hands each client
+	// connection to the plugin's extension that started an ILXPlugin
+	// (dataplane/ilx streaming). F5's tmsh reference lists plugin beside
+	// the common defaults-from, description and app-service; the
+	// built-in /Common/ilx names no plugin.
+	prof := actOn(profileKind("ilx", "ilx", `
+plugin ref ilx+plugin none
+`), "F5 ltm profile ilx: the virtual's client connections are streamed to the plugin's Node.js extension that started an f5.ILXPlugin, which chooses the server (flow.lbSelect, flow.client.allow) and reads and writes both sides",
+		"plugin")
+	prof.row("plugin").Help = "the ilx plugin whose ILXPlugin takes the virtual's connections (required on a virtual server: none refuses the commit)"
+	return []*Kind{ws, pl, prof}
 }

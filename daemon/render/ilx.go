@@ -40,6 +40,7 @@ func ILXPlugin(w io.Writer, name string, disabled bool, exts []ilx.ExtStats, o O
 			[2]string{"  Processes", procs},
 			[2]string{"  Restarts", n(x.Restarts)},
 			[2]string{"  Failures", n(x.Failures)},
+			[2]string{"  Streamed Flows", n(x.Flows)},
 			[2]string{"  RPC Info", ""},
 			[2]string{"    Total", n(x.Calls)},
 			[2]string{"    Notifies", n(x.Notifies)},

@@ -76,6 +76,24 @@ type Extension struct {
 	RestartInterval time.Duration
 	// Options go to node before the script, Args after it.
 	Options, Args []string
+	// DataGroups are the data groups the extension reads through
+	// ILXPlugin.getDataGroup (its data-groups); a change is sent to the
+	// running processes without starting them again.
+	DataGroups []DataGroup
+}
+
+// DataGroup is an ltm data group as an extension reads it.
+type DataGroup struct {
+	Name string `json:"name"` // full path, /Common/NAME
+	// Type is ip, string or integer.
+	Type    string   `json:"type"`
+	Records []Record `json:"records"`
+}
+
+// Record is one record of a data group; Value is "" when it has none.
+type Record struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // Plugin is one ilx plugin: its extensions run unless Disabled.
@@ -188,6 +206,9 @@ func (m *Manager) Apply(ps []Plugin) {
 			want[e.Name] = true
 			old := cur.exts[e.Name]
 			if old != nil && old.cfg.same(e) && !p.Disabled {
+				if !slices.EqualFunc(old.dataGroups(), e.DataGroups, sameDataGroup) {
+					old.setDataGroups(e.DataGroups)
+				}
 				continue
 			}
 			if old != nil {
@@ -260,6 +281,7 @@ type plugin struct {
 	disabled atomic.Bool
 	exts     map[string]*ext
 	names    []string // configured extensions, in order
+	rr       atomic.Uint64
 }
 
 // Handle finds a plugin's extension, for ILX::init: the plugin must be
@@ -327,7 +349,8 @@ func (h *Ext) Notify(method string, args []string) error {
 	return x.notify(method, args)
 }
 
-// message is one frame either way.
+// message is one frame either way: a call, its reply, or a streaming
+// message (stream.go).
 type message struct {
 	ID     uint64          `json:"id"`
 	Kind   string          `json:"kind,omitempty"`
@@ -335,6 +358,20 @@ type message struct {
 	Params []string        `json:"params,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  *string         `json:"error,omitempty"`
+
+	Flow       uint64         `json:"flow,omitempty"`
+	Side       string         `json:"side,omitempty"`
+	Data       []byte         `json:"data,omitempty"` // base64
+	N          int            `json:"n,omitempty"`
+	Text       string         `json:"text,omitempty"`
+	Options    *PluginOptions `json:"options,omitempty"`
+	Pool       string         `json:"pool,omitempty"`
+	Member     string         `json:"member,omitempty"`
+	Client     *Endpoint      `json:"client,omitempty"`
+	Local      *Endpoint      `json:"local,omitempty"`
+	Server     *Endpoint      `json:"server,omitempty"`
+	Virtual    *VirtualInfo   `json:"virtual,omitempty"`
+	DataGroups []DataGroup    `json:"datagroups,omitempty"`
 }
 
 // reply is what a pending call receives.
@@ -357,6 +394,9 @@ type ext struct {
 	restartsAt []time.Time
 	failed     atomic.Bool
 	stats      extStats
+	// dgs are the data groups the processes are sent (DataGroups, kept
+	// up to date by Apply).
+	dgs atomic.Pointer[[]DataGroup]
 }
 
 // extStats are an extension's counters (show ilx plugin).
@@ -365,6 +405,7 @@ type extStats struct {
 	octetsIn, octetsOut               atomic.Int64
 	restarts, failures                atomic.Int64
 	latencyTotal, latencyMax          atomic.Int64 // microseconds
+	flows                             atomic.Int64 // streamed flows (ltm profile ilx)
 }
 
 func (m *Manager) newExt(pluginName string, e Extension) *ext {
@@ -373,6 +414,8 @@ func (m *Manager) newExt(pluginName string, e Extension) *ext {
 		n = m.o.Procs
 	}
 	x := &ext{m: m, plugin: pluginName, cfg: e, stopCh: make(chan struct{})}
+	dgs := e.DataGroups
+	x.dgs.Store(&dgs)
 	for i := range n {
 		x.procs = append(x.procs, &proc{x: x, index: i, pending: map[uint64]chan reply{}})
 	}
@@ -490,6 +533,10 @@ type proc struct {
 	pending map[uint64]chan reply
 	wmu     sync.Mutex
 	running atomic.Bool
+	// streaming holds the options of the ILXPlugin the process started;
+	// nil: none (its flows, stream.go, are in flows).
+	streaming atomic.Pointer[PluginOptions]
+	flows     map[uint64]*sflow
 }
 
 func (p *proc) live() bool { return p.running.Load() }
@@ -576,6 +623,7 @@ func (p *proc) once(log *slog.Logger) error {
 	readErr := p.read(conn)
 	p.running.Store(false)
 	conn.Close()
+	p.failFlows() // stream.go
 	werr := cmd.Wait()
 	p.failPending(fmt.Errorf("%w: %s exited", ErrNotRunning, x.cfg.Name))
 	if werr != nil {
@@ -613,6 +661,10 @@ func (p *proc) read(conn net.Conn) error {
 		p.x.stats.octetsIn.Add(int64(n) + 4)
 		var m message
 		if err := json.Unmarshal(body, &m); err != nil {
+			continue
+		}
+		if m.Kind != "" {
+			p.stream(&m) // stream.go
 			continue
 		}
 		p.mu.Lock()
@@ -726,6 +778,9 @@ type ExtStats struct {
 	Failures  int64
 	// AvgLatency and MaxLatency are the calls' round trips.
 	AvgLatency, MaxLatency time.Duration
+	// Flows are the client connections of ilx-profile virtuals the
+	// extension was handed.
+	Flows int64
 }
 
 // Stats are the plugin's extensions' state and counters, in the order
@@ -757,6 +812,7 @@ func (m *Manager) Stats(pluginName string) (out []ExtStats, disabled, ok bool) {
 			s.Calls, s.Notifies, s.Timeouts, s.Errors = st.calls.Load(), st.notifies.Load(), st.timeouts.Load(), st.errors.Load()
 			s.OctetsIn, s.OctetsOut = st.octetsIn.Load(), st.octetsOut.Load()
 			s.Restarts, s.Failures = st.restarts.Load(), st.failures.Load()
+			s.Flows = st.flows.Load()
 			if s.Calls > 0 {
 				s.AvgLatency = time.Duration(st.latencyTotal.Load()/s.Calls) * time.Microsecond
 			}
@@ -777,7 +833,7 @@ func (m *Manager) ResetStats(pluginName string) {
 	}
 	for _, x := range p.exts {
 		st := &x.stats
-		for _, c := range []*atomic.Int64{&st.calls, &st.notifies, &st.timeouts, &st.errors, &st.octetsIn, &st.octetsOut, &st.latencyTotal, &st.latencyMax} {
+		for _, c := range []*atomic.Int64{&st.calls, &st.notifies, &st.timeouts, &st.errors, &st.octetsIn, &st.octetsOut, &st.latencyTotal, &st.latencyMax, &st.flows} {
 			c.Store(0)
 		}
 	}

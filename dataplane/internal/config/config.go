@@ -19,6 +19,7 @@ import (
 	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/dataplane/h2gw"
 	"github.com/openltm/openltm/dataplane/h2member"
+	"github.com/openltm/openltm/dataplane/ilx"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/netflow"
@@ -243,6 +244,10 @@ type Virtual struct {
 	// Socks is the socks profile of a TCP virtual: each client speaks
 	// SOCKS first and names where it goes (l4/socks.go); nil: none.
 	Socks *socks.Proxy
+	// ILX is the ilx profile of a TCP virtual: each client connection
+	// is streamed through the plugin's extension (l4/ilx.go,
+	// dataplane/ilx); nil: none.
+	ILX *ilx.StreamProfile
 	// MQTT is the mqtt profile of a plain TCP virtual, whose flows are
 	// served packet by packet (l4/mqtt.go); nil: none.
 	MQTT *MQTT

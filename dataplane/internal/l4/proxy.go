@@ -209,13 +209,17 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 	if cfg.Stream != nil {
 		pr.streams = new([2]streamDir)
 	}
-	if snap.EvMask != 0 || ((cfg.TLS != nil || sslPersists(cfg)) && handlesSSL(cfg.Rules)) || (cfg.Socks != nil && cfg.Rules != nil) || ((cfg.MQTT != nil || cfg.FIX != nil || cfg.RTSP != nil || cfg.Diameter != nil || cfg.MRF != nil) && cfg.Rules != nil) {
+	if snap.EvMask != 0 || ((cfg.TLS != nil || sslPersists(cfg)) && handlesSSL(cfg.Rules)) || ((cfg.Socks != nil || cfg.ILX != nil) && cfg.Rules != nil) || ((cfg.MQTT != nil || cfg.FIX != nil || cfg.RTSP != nil || cfg.Diameter != nil || cfg.MRF != nil) && cfg.Rules != nil) {
 		pr.rules, pr.evMask, pr.rs = cfg.Rules, snap.EvMask, &ruleState{}
 	}
 	e.env.Table.Add(&pr.Flow)
 
 	if cfg.Socks != nil {
 		pr.serveSocks() // socks.go
+		return
+	}
+	if cfg.ILX != nil {
+		pr.serveILX() // ilx.go
 		return
 	}
 
