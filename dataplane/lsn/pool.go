@@ -64,6 +64,8 @@ type Stats struct {
 	PCPMaps           counter // MAP mappings held
 	PCPPeers          counter // PEER mappings held
 	PCPListenFailures counter // the selfip's address and port could not be bound
+	PCPRuleRejects    counter // refused by the profile's rule (PCP::reject)
+	PCPRuleDrops      counter // dropped unanswered: the profile's rule failed
 	// Hairpins is the subscriber connections sent to another
 	// subscriber's translation inside (hairpin-mode).
 	Hairpins counter
@@ -705,7 +707,7 @@ func (p *Pool) ResetStats() {
 	s := &p.Stats
 	for _, c := range []*counter{&s.Requests, &s.Total, &s.Failures, &s.ClientLimit, &s.BackupTotal, &s.PersistHits,
 		&s.BlocksTotal, &s.BlockFailures, &s.InboundTotal, &s.InboundRefused, &s.SubscribersTotal,
-		&s.PCPRequests, &s.PCPFailures, &s.PCPListenFailures, &s.Hairpins, &s.ZombiesCut} {
+		&s.PCPRequests, &s.PCPFailures, &s.PCPListenFailures, &s.PCPRuleRejects, &s.PCPRuleDrops, &s.Hairpins, &s.ZombiesCut} {
 		c.Store(0)
 	}
 }
