@@ -127,6 +127,12 @@ type fakeXLATConn struct {
 
 func (c *fakeXLATConn) XLATSource() (netip.AddrPort, bool) { return c.src, c.picked }
 func (c *fakeXLATConn) XLATConfig() (string, string)       { return c.typ, c.object }
+func (c *fakeXLATConn) XLATValidRanges() ([]XLATRange, bool, bool) {
+	if c.typ != "LSN" {
+		return nil, false, false
+	}
+	return []XLATRange{{netip.MustParseAddr("127.172.2.1"), 40000, 40063}, {netip.MustParseAddr("127.172.2.1"), 40128, 40191}}, true, c.picked
+}
 
 // TestXLATCommands: XLAT::src_addr and src_port answer the source once
 // picked and are errors before; src_config answers the type and object;
@@ -147,6 +153,10 @@ func TestXLATCommands(t *testing.T) {
 			conn: &fakeXLATConn{fakeConn: newFakeConn(), typ: "AUTOMAP", object: "NA"}, log: "NA"},
 		{name: "a connection without it", body: `when CLIENT_ACCEPTED { XLAT::src_config }`, conn: newFakeConn(), err: "source translation cannot be read"},
 		{name: "wrong args", body: `when CLIENT_ACCEPTED { XLAT::src_port 1 }`, conn: lsnConn(true), err: "wrong # args"},
+		{name: "valid ranges", body: `when SERVER_CONNECTED { log local0. [XLAT::src_nat_valid_range] }`, conn: lsnConn(true), log: "{127.172.2.1 40000 40063} {127.172.2.1 40128 40191}"},
+		{name: "valid ranges before the pick", body: `when CLIENT_ACCEPTED { XLAT::src_nat_valid_range }`, conn: lsnConn(false), err: "not picked yet"},
+		{name: "valid ranges without lsn", body: `when SERVER_CONNECTED { XLAT::src_nat_valid_range }`,
+			conn: &fakeXLATConn{fakeConn: newFakeConn(), typ: "AUTOMAP", object: "NA", picked: true}, err: "not translated by an lsn pool"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -174,7 +184,7 @@ func TestXLATCommands(t *testing.T) {
 			}
 		})
 	}
-	for _, name := range []string{"XLAT::listen", "XLAT::listen_lifetime", "XLAT::src_endpoint_reservation", "XLAT::src_nat_valid_range", "DSLITE::remote_addr"} {
+	for _, name := range []string{"XLAT::listen", "XLAT::listen_lifetime", "XLAT::src_endpoint_reservation", "DSLITE::remote_addr"} {
 		r, _ := Compile("/Common/u", "when CLIENT_ACCEPTED { "+name+" }")
 		if r == nil || len(r.Unsupported()) != 1 || !strings.HasPrefix(r.Unsupported()[0], name+" (") {
 			t.Errorf("%s: not refused as unsupported: %v", name, r)

@@ -18,14 +18,23 @@ import (
 // snatpool, LSN::disable): {LSN /Common/pool}, {SNAT /Common/snatpool},
 // {AUTOMAP NA} or {NONE NA} [M: a rule's `snat ADDR` is {SNAT NA}].
 //
+// XLAT::src_nat_valid_range answers the endpoints the flow's subscriber
+// may be translated to, {{ADDR LOW HIGH} ...}: in mode pba each port
+// block it holds (not the zombies), in mode deterministic its range of
+// its translation address, in mode napt its translation address with
+// the pool's translation-port-range; on a flow no lsn pool translates
+// it is a Tcl error [M: F5 documents it for LSN and the security NATs;
+// openltm has no security NAT], and before the translation is made as
+// XLAT::src_addr is.
+//
 // XLAT::listen and XLAT::listen_lifetime open and time a related
 // listener on a reserved translation endpoint, and
 // XLAT::src_endpoint_reservation reserves such endpoints in BIG-IP's
 // translation tables; openltm's lsn pools have no reservation table a
-// rule can write, so they are registered unsupported, as is
-// XLAT::src_nat_valid_range, whose answer is the endpoints a related
-// listener may take. DSLITE::remote_addr needs a DS-Lite tunnel, which
-// openltm does not have.
+// rule can write, so they are registered unsupported (the listen
+// command opens related listeners without a translation endpoint).
+// DSLITE::remote_addr needs a DS-Lite tunnel, which openltm does not
+// have.
 
 // XLATConn is implemented by a Conn whose source translation a rule may
 // read (the L4 proxy's flows), found by type assertion; without it the
@@ -37,13 +46,23 @@ type XLATConn interface {
 	// XLATConfig is the connection's source translation: its F5 type
 	// (LSN, SNAT, AUTOMAP, NONE) and object (NA: none).
 	XLATConfig() (typ, object string)
+	// XLATValidRanges are the translation endpoints the flow's
+	// subscriber may take (its lsn pool's): lsn is false when no lsn
+	// pool translates the flow, picked false before its translation is
+	// made.
+	XLATValidRanges() (r []XLATRange, lsn, picked bool)
+}
+
+// XLATRange is a translation address and a range of its ports.
+type XLATRange struct {
+	Addr      netip.Addr
+	Low, High uint16
 }
 
 var xlatUnsupported = map[string]string{
 	"XLAT::listen":                   "openltm's lsn pools keep no endpoint reservations for a related listener to take (the listen command opens related listeners)",
 	"XLAT::listen_lifetime":          "openltm's lsn pools keep no endpoint reservations for a related listener to take (the listen command opens related listeners)",
 	"XLAT::src_endpoint_reservation": "openltm's lsn pools keep no endpoint reservation table a rule can write",
-	"XLAT::src_nat_valid_range":      "openltm's lsn pools keep no endpoint reservations for a related listener to take, which this command's ranges are for",
 	"DSLITE::remote_addr":            "openltm has no DS-Lite tunnels",
 }
 
@@ -51,6 +70,7 @@ func registerXLAT(t *tcl.Commands) {
 	t.Register("XLAT::src_addr", cmdXLATSrc("XLAT::src_addr", 0))
 	t.Register("XLAT::src_port", cmdXLATSrc("XLAT::src_port", 1))
 	t.Register("XLAT::src_config", cmdXLATConfig)
+	t.Register("XLAT::src_nat_valid_range", cmdXLATValidRange)
 	registerUnsupported(t, xlatUnsupported)
 }
 
@@ -98,4 +118,28 @@ func cmdXLATConfig(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	}
 	typ, obj := c.XLATConfig()
 	return tcl.List(tcl.Str(typ), tcl.Str(obj)), nil
+}
+
+// cmdXLATValidRange is XLAT::src_nat_valid_range.
+func cmdXLATValidRange(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	const name = "XLAT::src_nat_valid_range"
+	if len(args) != 1 {
+		return tcl.Empty, tcl.WrongArgs(name)
+	}
+	c, err := xlatConn(in, name)
+	if err != nil {
+		return tcl.Empty, err
+	}
+	rs, lsn, picked := c.XLATValidRanges()
+	switch {
+	case !lsn:
+		return tcl.Empty, tcl.Errorf("%s: the connection is not translated by an lsn pool", name)
+	case !picked:
+		return tcl.Empty, tcl.Errorf("%s: the source translation is not picked yet: it is picked when the server side is made (SERVER_CONNECTED and after)", name)
+	}
+	l := make([]tcl.Value, len(rs))
+	for i, r := range rs {
+		l[i] = tcl.List(tcl.Str(r.Addr.Unmap().String()), tcl.Int(int64(r.Low)), tcl.Int(int64(r.High)))
+	}
+	return tcl.List(l...), nil
 }

@@ -134,3 +134,22 @@ func (pr *proxied) XLATConfig() (typ, object string) {
 	}
 	return "SNAT", "NA" // a rule's snat ADDR: no object [M]
 }
+
+// XLATValidRanges implements rules.XLATConn.
+func (pr *proxied) XLATValidRanges() ([]rules.XLATRange, bool, bool) {
+	if t := pr.lsn.Load(); t != nil {
+		vr := t.ValidRanges()
+		out := make([]rules.XLATRange, len(vr))
+		for i, r := range vr {
+			out[i] = rules.XLATRange{Addr: r.Addr, Low: r.Low, High: r.High}
+		}
+		return out, true, true
+	}
+	if pr.srv.Load() != nil { // made without a translation
+		return nil, false, false
+	}
+	if typ, _ := pr.XLATConfig(); typ == "LSN" {
+		return nil, true, false
+	}
+	return nil, false, false
+}
