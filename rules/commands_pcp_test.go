@@ -43,6 +43,8 @@ func TestPCPCommands(t *testing.T) {
 		{name: "announce has no ports", ev: PCPRequest, msg: announce,
 			body: `when PCP_REQUEST { log local0. "[PCP::request opcode] [PCP::request protocol] [PCP::request internal-port] [PCP::request suggested-ext-addr] [PCP::request third-party] [PCP::request third-party-int-addr]" }`,
 			log:  "announce NA NA NA 0 NA"},
+		{name: "the PCP client and server", ev: PCPRequest, msg: mapReq,
+			body: `when PCP_REQUEST { log local0. "[IP::client_addr] [UDP::client_port] [IP::local_addr]" }`, log: "127.172.1.5 40002 127.172.0.20"},
 		{name: "peer request", ev: PCPRequest, msg: peer,
 			body: `when PCP_REQUEST { log local0. "[PCP::request opcode] [PCP::request protocol]" }`, log: "peer udp"},
 		{name: "reject", ev: PCPRequest, msg: mapReq,
