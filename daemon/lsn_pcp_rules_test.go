@@ -107,3 +107,36 @@ func TestLSNPoolPCPOneServerPerAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestLSNPoolSAPicked: SA_PICKED runs once the pool gave the flow its
+// translation: XLAT::src_addr and src_port there are what the member
+// sees; a reject there resets the client and gives the translation back.
+func TestLSNPoolSAPicked(t *testing.T) {
+	dir := t.TempDir()
+	e, _ := openWithPlane(t, dir)
+	s := e.NewSession("admin").(*Session)
+	lsnPeer(t, "127.172.0.170:9000")
+	runAll(t, s,
+		"create ltm pool p members add { 127.172.0.170:9000 }",
+		"create ltm lsn-pool a members add { 127.172.40.0/30 }",
+		`create ltm rule picked { when SA_PICKED {
+    if { [IP::client_addr] eq "127.172.1.90" } { reject ; return }
+    log local0. "picked [XLAT::src_addr]:[XLAT::src_port] [XLAT::src_config]"
+} }`,
+		"create ltm virtual v destination 127.172.0.70:9000 pool p rules { picked } source-address-translation { type lsn pool a } profiles replace-all-with { tcp { } }",
+	)
+	c := mustLSNDial(t, "127.172.1.89:0", "127.172.0.70:9000")
+	inPrefix(t, c.seen, "127.172.40.0/30", 1025, 65535)
+	lsnEventually(t, "the SA_PICKED log line", func() string {
+		b, _ := os.ReadFile(filepath.Join(dir, "log", "ltm"))
+		if want := "Rule /Common/picked <SA_PICKED>: picked " + c.seen.String() + " LSN /Common/a"; !strings.Contains(string(b), want) {
+			return "missing " + want + " in:\n" + string(b)
+		}
+		return ""
+	})
+	c.c.Close()
+	if c, err := lsnDial(t, "127.172.1.90:0", "127.172.0.70:9000"); err == nil {
+		t.Fatalf("rejected in SA_PICKED, yet the member saw %s", c.seen)
+	}
+	lsnShowEventually(t, s, "every translation given back", "a", "Translations", "Active", "0")
+}

@@ -149,6 +149,7 @@ func TestXLATCommands(t *testing.T) {
 		log, err   string
 	}{
 		{name: "source picked", body: `when SERVER_CONNECTED { log local0. "[XLAT::src_addr] [XLAT::src_port]" }`, conn: lsnConn(true), log: "127.172.2.1 40007"},
+		{name: "in SA_PICKED", body: `when SA_PICKED { log local0. "[XLAT::src_addr]:[XLAT::src_port]" }`, conn: lsnConn(true), log: "127.172.2.1:40007"},
 		{name: "not picked yet", body: `when CLIENT_ACCEPTED { XLAT::src_addr }`, conn: lsnConn(false), err: "not picked yet"},
 		{name: "config", body: `when CLIENT_ACCEPTED { log local0. [XLAT::src_config] }`, conn: lsnConn(false), log: "LSN /Common/cgnat"},
 		{name: "automap", body: `when CLIENT_ACCEPTED { log local0. [lindex [XLAT::src_config] 1] }`,
@@ -167,8 +168,11 @@ func TestXLATCommands(t *testing.T) {
 			p := NewProgram(&Env{Log: func(_, l string) { logged = append(logged, l) }}, r)
 			s := p.NewConnState(c.conn)
 			ev := ClientAccepted
-			if strings.Contains(c.body, "SERVER_CONNECTED") {
+			switch {
+			case strings.Contains(c.body, "SERVER_CONNECTED"):
 				ev = ServerConnected
+			case strings.Contains(c.body, "SA_PICKED"):
+				ev = SAPicked
 			}
 			err := s.Run(ev)
 			s.Release()

@@ -9,11 +9,14 @@ import (
 // The XLAT:: commands read a connection's source translation.
 // XLAT::src_addr and XLAT::src_port answer the address and port the
 // server side leaves from (an lsn pool's translation, a SNAT's, or the
-// client's own without one) once it is made; F5 runs them in SA_PICKED,
-// the moment the source is picked, which openltm does not raise: the
-// source is picked when the server side is made, so they answer from
-// SERVER_CONNECTED on, and before that are a Tcl error that says so
-// [M]. XLAT::src_config answers the type and object of the virtual's
+// client's own without one) once it is picked: in SA_PICKED, which a
+// standard virtual with an lsn pool raises when the pool gave the flow
+// its translation, just before the server connection opens from it
+// (F5's example event), and from SERVER_CONNECTED on; before that
+// (CLIENT_ACCEPTED, CLIENT_DATA, LB_SELECTED) the source is not picked
+// yet and they are a Tcl error that says so [M: BIG-IP picks it at the
+// same point; a SNAT's or automap's port is the host's choice at
+// connect, so SA_PICKED is raised for lsn translations only]. XLAT::src_config answers the type and object of the virtual's
 // source-address-translation as the rule left it (LSN::pool, snat,
 // snatpool, LSN::disable): {LSN /Common/pool}, {SNAT /Common/snatpool},
 // {AUTOMAP NA} or {NONE NA} [M: a rule's `snat ADDR` is {SNAT NA}].
@@ -98,7 +101,7 @@ func cmdXLATSrc(name string, i int) tcl.CmdFunc {
 		}
 		src, ok := c.XLATSource()
 		if !ok {
-			return tcl.Empty, tcl.Errorf("%s: the source translation is not picked yet: it is picked when the server side is made (SERVER_CONNECTED and after)", name)
+			return tcl.Empty, tcl.Errorf("%s: the source translation is not picked yet: it is picked when the server side is made (SA_PICKED, SERVER_CONNECTED and after)", name)
 		}
 		if i == 1 {
 			return tcl.Int(int64(src.Port())), nil
@@ -135,7 +138,7 @@ func cmdXLATValidRange(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	case !lsn:
 		return tcl.Empty, tcl.Errorf("%s: the connection is not translated by an lsn pool", name)
 	case !picked:
-		return tcl.Empty, tcl.Errorf("%s: the source translation is not picked yet: it is picked when the server side is made (SERVER_CONNECTED and after)", name)
+		return tcl.Empty, tcl.Errorf("%s: the source translation is not picked yet: it is picked when the server side is made (SA_PICKED, SERVER_CONNECTED and after)", name)
 	}
 	l := make([]tcl.Value, len(rs))
 	for i, r := range rs {
