@@ -16,7 +16,8 @@ import (
 // (CLIENT_ACCEPTED, CLIENT_DATA, LB_SELECTED) the source is not picked
 // yet and they are a Tcl error that says so [M: BIG-IP picks it at the
 // same point; a SNAT's or automap's port is the host's choice at
-// connect, so SA_PICKED is raised for lsn translations only]. XLAT::src_config answers the type and object of the virtual's
+// connect, so SA_PICKED is raised for lsn translations only].
+// XLAT::src_config answers the type and object of the virtual's
 // source-address-translation as the rule left it (LSN::pool, snat,
 // snatpool, LSN::disable): {LSN /Common/pool}, {SNAT /Common/snatpool},
 // {AUTOMAP NA} or {NONE NA} [M: a rule's `snat ADDR` is {SNAT NA}].
@@ -43,8 +44,8 @@ import (
 // read (the L4 proxy's flows), found by type assertion; without it the
 // XLAT:: commands are Tcl errors.
 type XLATConn interface {
-	// XLATSource is the server side's source address and port, false
-	// until the server side is made.
+	// XLATSource is the server side's source address and port (the lsn
+	// translation from SA_PICKED on), false before it is picked.
 	XLATSource() (netip.AddrPort, bool)
 	// XLATConfig is the connection's source translation: its F5 type
 	// (LSN, SNAT, AUTOMAP, NONE) and object (NA: none).
