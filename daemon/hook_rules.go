@@ -435,6 +435,11 @@ type ruleBinder struct {
 	// are; icapBy finds each internal virtual's by name (nil: none).
 	icap   map[*icapRules]ruleList
 	icapBy map[string]*icapRules
+	// pcp are the pcp profiles' rules for the lsn pools' PCP servers
+	// (translate_pcprules.go), built by start as pending's are; pcpBy
+	// finds each by the rule's name.
+	pcp   map[*pcpRules]ruleList
+	pcpBy map[string]*pcpRules
 	// notes are the translation's warnings on what runs (translate.go).
 	notes []string
 	// auth are the virtual servers' auth profiles (translate_auth.go).
@@ -531,7 +536,9 @@ type ltmTranslation struct {
 	// icap are the internal virtual servers' rule lists for their ICAP
 	// exchanges, whose programs start builds too.
 	icap map[*icapRules]ruleList
-	dgs  dataGroupSet
+	// pcp are the pcp profiles' rules (translate_pcprules.go).
+	pcp map[*pcpRules]ruleList
+	dgs dataGroupSet
 	// vlanTags are the net vlans' tags by interface index.
 	vlanTags map[int]int
 	// ifiles are the ltm ifiles `ifile` commands read.
@@ -572,7 +579,7 @@ func (e *Engine) translate(cfg *objects.Config) *ltmTranslation {
 	e.externalDataGroups(cfg, &dgs)          // translate_datagroup_ext.go
 	aaaSet, aaaKept := e.aaaServices(cfg, b) // translate_aaa.go
 	kept = append(kept, aaaKept...)
-	return &ltmTranslation{aaa: aaaSet, dc: dc, skipped: skipped, kept: kept, notes: b.notes, refused: refused, rules: b.pending, icap: b.icap, dgs: dgs, ifiles: e.ifiles(cfg), stats: statsProfiles(cfg), logs: logs,
+	return &ltmTranslation{aaa: aaaSet, dc: dc, skipped: skipped, kept: kept, notes: b.notes, refused: refused, rules: b.pending, icap: b.icap, pcp: b.pcp, dgs: dgs, ifiles: e.ifiles(cfg), stats: statsProfiles(cfg), logs: logs,
 		resolvers: e.netResolvers(cfg), vlanTags: vlanTags(cfg), tgs: virtualTrafficGroups(cfg, dc), auth: b.auth}
 }
 
@@ -664,6 +671,10 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 	}
 	for ir, rl := range tr.icap {
 		ir.prog.Store(rt.program(log, rl.key, rl.list))
+		used[rl.key] = true
+	}
+	for pr, rl := range tr.pcp {
+		pr.prog.Store(rt.program(log, rl.key, rl.list))
 		used[rl.key] = true
 	}
 	for ar, rl := range tr.aaa.rules {

@@ -43,6 +43,7 @@ var (
 	pcpMaxLife      = profilePCP.MustProp("max-mapping-lifetime")
 	pcpThirdParty   = profilePCP.MustProp("third-party-option")
 	pcpThirdSubnets = profilePCP.MustProp("third-party-allowed-subnets")
+	pcpRule         = profilePCP.MustProp("rule")
 
 	ltmLSNLogProfile = schema.MustKind("ltm lsn-log-profile")
 	lsnLogCSV        = ltmLSNLogProfile.MustProp("csv-format")
@@ -71,6 +72,7 @@ func (t *translator) lsnPools() {
 			subs[lp.Name] = append(subs[lp.Name], p.Masked())
 		}
 	}
+	pcpAt := map[netip.AddrPort]string{} // the PCP servers' addresses, by pool
 	for _, o := range t.cfg.Of(ltmLSNPool) {
 		e := func(p *objects.Prop) string { return p.Effective(t.cfg, o) }
 		pc := &dataplane.LSNPool{Name: o.Name, Mode: dataplane.LSNMode(e(lsnMode)),
@@ -135,6 +137,13 @@ func (t *translator) lsnPools() {
 		}
 		if !t.lsnPCP(o, pc) {
 			continue
+		}
+		if pc.PCP != nil { // one PCP server per address and port [M]
+			if other, ok := pcpAt[pc.PCP.Listen]; ok {
+				t.refuse("01070734:3: Configuration error: LSN pool (%s): its PCP server on %s is LSN pool (%s)'s: two lsn pools' pcp selfip and listening-port must differ", o.Name, pc.PCP.Listen, other)
+				continue
+			}
+			pcpAt[pc.PCP.Listen] = o.Name
 		}
 		if t.dc.LSN == nil {
 			t.dc.LSN = map[string]*dataplane.LSNPool{}
@@ -289,6 +298,22 @@ func (t *translator) lsnPCP(o *objects.Object, pc *dataplane.LSNPool) bool {
 			break
 		}
 		x = t.cfg.Lookup(t.s, []string{profilePCP.Key()}, parent)
+	}
+	if rn := noneEmpty(e(pcpRule)); rn != "" && t.rules != nil {
+		pr, note, err := t.rules.pcpRulesOf(t.s, t.cfg, rn) // translate_pcprules.go
+		switch {
+		case err != nil:
+			if kept, ok := err.(*keptRuleError); ok {
+				t.keep(po, "%v: the PCP server runs without it", kept.error)
+			} else {
+				t.refuse("%s", about(po, "%v", err))
+				return false
+			}
+		case note != "":
+			t.keep(po, "%s", note)
+		default:
+			p.Rules = pr
+		}
 	}
 	pc.PCP = p
 	return true

@@ -8,10 +8,11 @@ package objects
 // min-mapping-lifetime 0, max-mapping-lifetime 86400, map-filter-limit
 // 1, map-recycle-delay 60, announce-multicast 10, third-party-option
 // disabled) are as remembered from BIG-IP 13 to 17, not read from a
-// system.] announce-after-failover needs a peer unit, the FILTER
-// option is accepted and not applied, map-recycle-delay and the
-// profile's rule (PCP_REQUEST, PCP_RESPONSE) are not run yet: they are
-// kept with a warning.
+// system.] The profile's rule runs in the PCP server (PCP_REQUEST,
+// PCP_RESPONSE: daemon/translate_pcprules.go). announce-after-failover
+// needs a peer unit, map-filter-limit has no FILTER option to bound
+// (a MAP with one is answered UNSUPP_OPTION) and map-recycle-delay is
+// not applied yet: they are kept with a warning.
 func pcpProfileKind() *Kind {
 	return actOn(profileKind("pcp", "pcp", `
 announce-after-failover ed disabled
@@ -27,5 +28,5 @@ third-party-allowed-subnets list
 third-party-option ed disabled
 `), "F5 ltm profile pcp: the PCP server (RFC 6887) of the lsn pools that name it: MAP and PEER mappings of the pool's translation addresses, their lifetimes and limits, ",
 		"listening-port", "map-limit-per-client", "max-mapping-lifetime", "min-mapping-lifetime",
-		"third-party-allowed-subnets", "third-party-option")
+		"rule", "third-party-allowed-subnets", "third-party-option")
 }

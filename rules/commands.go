@@ -155,6 +155,8 @@ func commandTable() *tcl.Commands {
 		registerSession(t)   // commands_session.go
 		registerSDP(t)       // commands_sdp.go
 		registerLSN(t)       // commands_lsn.go
+		registerPCP(t)       // commands_pcp.go
+		registerXLAT(t)      // commands_xlat.go
 		registerILX(t)       // commands_ilx.go
 		registerXMLEvents(t) // commands_xml_events.go
 		registerSSE(t)       // commands_sse.go

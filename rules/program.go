@@ -362,6 +362,9 @@ type ConnState struct {
 	// icap is the ICAP message in hand in ICAP_REQUEST and
 	// ICAP_RESPONSE (nil otherwise).
 	icap *ICAPMessage
+	// pcp is the PCP request or answer in hand in PCP_REQUEST and
+	// PCP_RESPONSE (nil otherwise; commands_pcp.go).
+	pcp *PCPMessage
 	// json is the JSON:: commands' handles and the event's document
 	// (commands_json.go; nil until a rule uses them).
 	json *jsonState
@@ -465,6 +468,7 @@ func (s *ConnState) Release() {
 	s.stream = nil
 	s.compress = nil
 	s.icap = nil
+	s.pcp = nil
 	s.html = nil
 	if s.json != nil {
 		s.SetJSON(nil)

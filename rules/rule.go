@@ -255,6 +255,17 @@ const (
 	RADIUSAAAAuthResponse
 	RADIUSAAAAcctRequest
 	RADIUSAAAAcctResponse
+	// The pcp profile's events (commands_pcp.go) run in an lsn pool's
+	// PCP server: PCPRequest over a well-formed request before it is
+	// acted on (PCP::reject refuses it), PCPResponse over every answer
+	// about to leave, successful or not.
+	PCPRequest
+	PCPResponse
+	// SAPicked runs when a flow's source translation is picked, before
+	// its server side connects: on a standard virtual with an lsn pool,
+	// once the pool gave the translation XLAT::src_addr and
+	// XLAT::src_port read (commands_xlat.go).
+	SAPicked
 	numEvents
 )
 
@@ -297,6 +308,7 @@ var eventNames = [numEvents]string{
 	"AUTH_RESULT", "AUTH_SUCCESS", "AUTH_FAILURE", "AUTH_ERROR", "AUTH_WANTCREDENTIAL",
 	"XML_BEGIN_DOCUMENT", "XML_BEGIN_ELEMENT", "XML_CDATA", "XML_END_ELEMENT", "XML_END_DOCUMENT", "XML_EVENT",
 	"RADIUS_AAA_AUTH_REQUEST", "RADIUS_AAA_AUTH_RESPONSE", "RADIUS_AAA_ACCT_REQUEST", "RADIUS_AAA_ACCT_RESPONSE",
+	"PCP_REQUEST", "PCP_RESPONSE", "SA_PICKED",
 }
 
 func (e Event) String() string {

@@ -59,6 +59,8 @@ func LSNPool(w io.Writer, name string, p *lsn.Pool, o Options) error {
 		{"  Errors Returned", n(&st.PCPFailures)},
 		{"  MAP Mappings", n(&st.PCPMaps)},
 		{"  PEER Mappings", n(&st.PCPPeers)},
+		{"  Rejected by iRule", n(&st.PCPRuleRejects)},
+		{"  Dropped by iRule", n(&st.PCPRuleDrops)},
 		{"Subscribers", ""},
 		{"  Active", strconv.Itoa(sn.Subscribers)},
 		{"  Total", n(&st.SubscribersTotal)},

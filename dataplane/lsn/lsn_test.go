@@ -252,3 +252,47 @@ func TestAddrSpace(t *testing.T) {
 func plus(a netip.AddrPort, i int) netip.AddrPort {
 	return netip.AddrPortFrom(a.Addr(), a.Port()+uint16(i))
 }
+
+// TestValidRanges: the endpoints a subscriber may take are its blocks
+// (pba), its range (deterministic) or the pool's port range on its
+// translation address (napt).
+func TestValidRanges(t *testing.T) {
+	member := []netip.Prefix{netip.MustParsePrefix("198.51.100.8/32")}
+	t.Run("napt", func(t *testing.T) {
+		p, _ := newTestPool(t, config.LSNPool{Mode: config.LSNNAPT, PortLow: 3000, PortHigh: 3999, Members: member})
+		tr, err := p.Translate(ap("10.0.0.1:4000"), dst, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tr.ValidRanges(); len(got) != 1 || got[0] != (ValidRange{netip.MustParseAddr("198.51.100.8"), 3000, 3999}) {
+			t.Fatalf("%v", got)
+		}
+	})
+	t.Run("pba", func(t *testing.T) {
+		p, _ := newTestPool(t, config.LSNPool{Mode: config.LSNPBA, Persist: config.LSNPersistNone, PortLow: 3000, PortHigh: 3015,
+			BlockSize: 4, ClientBlockLimit: 2, BlockIdle: 30 * time.Second, Members: member})
+		var last *Translation
+		for i := 0; i < 5; i++ { // four fill the first block, the fifth takes a second
+			tr, err := p.Translate(plus(ap("10.0.0.1:4000"), i), dst, false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last = tr
+		}
+		got := last.ValidRanges()
+		if len(got) != 2 || got[0].High-got[0].Low != 3 || got[1].High-got[1].Low != 3 || got[0].Low == got[1].Low {
+			t.Fatalf("%v, want two blocks of 4", got)
+		}
+	})
+	t.Run("deterministic", func(t *testing.T) {
+		p, _ := newTestPool(t, config.LSNPool{Mode: config.LSNDeterministic, PortLow: 1000, PortHigh: 1099, Members: member,
+			Subscribers: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/31")}})
+		tr, err := p.Translate(ap("10.0.0.1:4000"), dst, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tr.ValidRanges(); len(got) != 1 || got[0] != (ValidRange{netip.MustParseAddr("198.51.100.8"), 1050, 1099}) {
+			t.Fatalf("%v", got)
+		}
+	})
+}

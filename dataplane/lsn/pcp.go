@@ -120,12 +120,26 @@ func (s *pcpServer) answer(b []byte, from netip.AddrPort, out []byte) []byte {
 	p.mu.Lock()
 	pc := s.cfg
 	p.mu.Unlock()
-	if code == pcp.Success {
+	if code == pcp.Success && pc.Rules != nil { // the profile's rule: PCP_REQUEST
+		reject, drop := pc.Rules.PCPRequest(&r, from, pc.Listen)
+		if drop {
+			p.Stats.PCPRuleDrops.Add(1)
+			return nil
+		}
+		if reject != 0 {
+			resp.Result = reject
+			p.Stats.PCPRuleRejects.Add(1)
+		}
+	}
+	if code == pcp.Success && resp.Result == pcp.Success {
 		resp.Result, resp.Lifetime, resp.ExtAddr, resp.ExtPort = p.pcpServe(pc, &r, from)
 	}
 	if resp.Result != pcp.Success {
 		resp.Lifetime = errorLifetime
 		p.Stats.PCPFailures.Add(1)
+	}
+	if pc.Rules != nil { // PCP_RESPONSE, successful or not
+		pc.Rules.PCPResponse(&r, &resp, from, pc.Listen)
 	}
 	return resp.Append(out)
 }

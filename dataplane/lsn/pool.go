@@ -64,6 +64,8 @@ type Stats struct {
 	PCPMaps           counter // MAP mappings held
 	PCPPeers          counter // PEER mappings held
 	PCPListenFailures counter // the selfip's address and port could not be bound
+	PCPRuleRejects    counter // refused by the profile's rule (PCP::reject)
+	PCPRuleDrops      counter // dropped unanswered: the profile's rule failed
 	// Hairpins is the subscriber connections sent to another
 	// subscriber's translation inside (hairpin-mode).
 	Hairpins counter
@@ -705,7 +707,37 @@ func (p *Pool) ResetStats() {
 	s := &p.Stats
 	for _, c := range []*counter{&s.Requests, &s.Total, &s.Failures, &s.ClientLimit, &s.BackupTotal, &s.PersistHits,
 		&s.BlocksTotal, &s.BlockFailures, &s.InboundTotal, &s.InboundRefused, &s.SubscribersTotal,
-		&s.PCPRequests, &s.PCPFailures, &s.PCPListenFailures, &s.Hairpins, &s.ZombiesCut} {
+		&s.PCPRequests, &s.PCPFailures, &s.PCPListenFailures, &s.PCPRuleRejects, &s.PCPRuleDrops, &s.Hairpins, &s.ZombiesCut} {
 		c.Store(0)
 	}
+}
+
+// ValidRange is a translation address and the ports of it a
+// subscriber's translations may take.
+type ValidRange struct {
+	Addr      netip.Addr
+	Low, High uint16
+}
+
+// ValidRanges are the translation endpoints t's subscriber may take
+// (XLAT::src_nat_valid_range): in mode pba each block it holds that is
+// not a zombie; in mode deterministic its range of t's address; else
+// t's address with the pool's translation-port-range.
+func (t *Translation) ValidRanges() []ValidRange {
+	p := t.pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if t.blk != nil && t.sub != nil {
+		var out []ValidRange
+		for _, b := range t.sub.blocks {
+			if !b.zombie {
+				out = append(out, ValidRange{Addr: b.addr.addr, Low: b.low, High: b.high})
+			}
+		}
+		return out
+	}
+	if t.low != 0 {
+		return []ValidRange{{Addr: t.Addr.Addr(), Low: t.low, High: t.high}}
+	}
+	return []ValidRange{{Addr: t.Addr.Addr(), Low: p.cfg.PortLow, High: p.cfg.PortHigh}}
 }

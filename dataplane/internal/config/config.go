@@ -896,6 +896,9 @@ const (
 	// virtual opens (not one OneConnect lends), each server-side flow of
 	// a UDP virtual. A rule's snat or snatpool there sets its source.
 	EventServerInit Event = "SERVER_INIT"
+	// EventSAPicked runs when a standard virtual's lsn pool gave a flow
+	// its translation, before the server connection is opened from it.
+	EventSAPicked Event = "SA_PICKED"
 )
 
 // proxyEvents lists the events the proxy raises; a virtual's event mask is
@@ -928,6 +931,7 @@ var proxyEvents = [...]struct {
 	{EventGTPSignallingIngress, rules.GTPSignallingIngress},
 	{EventGTPSignallingEgress, rules.GTPSignallingEgress},
 	{EventServerInit, rules.ServerInit},
+	{EventSAPicked, rules.SAPicked},
 }
 
 // The array's size below fails to compile (a negative length) once
@@ -994,6 +998,8 @@ func (ev Event) Lookup() (bit uint32, rev rules.Event, ok bool) {
 		i = 21
 	case EventServerInit:
 		i = 22
+	case EventSAPicked:
+		i = 23
 	}
 	if i < 0 {
 		return 0, rev, false

@@ -3,6 +3,8 @@ package config
 import (
 	"net/netip"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/pcp"
 )
 
 // SNATLSN is source-address-translation type lsn: the server side's
@@ -100,4 +102,23 @@ type LSNPCP struct {
 	// when it is in ThirdPartySubnets (none: any).
 	ThirdParty        bool
 	ThirdPartySubnets []netip.Prefix
+	// Rules runs the profile's rule; nil: the profile has none (or it
+	// has neither PCP_REQUEST nor PCP_RESPONSE).
+	Rules PCPRules
+}
+
+// PCPRules runs a pcp profile's rule in the PCP server: PCP_REQUEST
+// over each well-formed request before it is acted on, PCP_RESPONSE
+// over each answer about to leave. The daemon implements it with the
+// rules engine, so that the dataplane does not build programs.
+type PCPRules interface {
+	// PCPRequest runs PCP_REQUEST over r, from client to the server
+	// at server: reject is the result code a PCP::reject chose (0:
+	// none); drop is set when the rule failed (a Tcl error), and the
+	// request is dropped unanswered, as a connection whose rule fails
+	// is reset.
+	PCPRequest(r *pcp.Request, client, server netip.AddrPort) (reject uint8, drop bool)
+	// PCPResponse runs PCP_RESPONSE over resp, the answer to r; a
+	// failing rule is logged and the answer leaves as it is.
+	PCPResponse(r *pcp.Request, resp *pcp.Response, client, server netip.AddrPort)
 }

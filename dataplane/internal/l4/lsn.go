@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"syscall"
 
+	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
@@ -51,6 +52,14 @@ func (pr *proxied) dialServer(dst netip.AddrPort, pool *state.Pool) (*net.TCPCon
 		pr.because(rstcause.LSNPort)
 		return nil, errLSN
 	}
+	if pr.rs != nil && pr.handles(config.EventSAPicked) { // XLAT::src_addr and src_port read it there
+		pr.lsn.Store(t)
+		if !pr.runEvent(config.EventSAPicked) {
+			pr.lsn.Store(nil)
+			t.Release()
+			return nil, errFlowEnded
+		}
+	}
 	to := dst
 	if h, ok := lp.Hairpin(dst, false); ok { // hairpin-mode: the subscriber inside
 		to = h
@@ -65,6 +74,7 @@ func (pr *proxied) dialServer(dst netip.AddrPort, pool *state.Pool) (*net.TCPCon
 		if i < lsnTries && (errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL)) && t.Retry() {
 			continue
 		}
+		pr.lsn.CompareAndSwap(t, nil) // stored for SA_PICKED
 		t.Release()
 		return nil, err
 	}

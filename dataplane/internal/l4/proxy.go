@@ -412,8 +412,9 @@ func (pr *proxied) connect() (*serverConn, error) {
 			m.Release()
 			return nil, errFlowEnded
 		}
-		sc, err := pr.dialServer(dst, pool) // lsn.go
-		if err == errLSN {
+		// lsn.go; errLSN: no translation; errFlowEnded: SA_PICKED ended the flow
+		sc, err := pr.dialServer(dst, pool)
+		if err == errLSN || err == errFlowEnded {
 			m.Release()
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package l4
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -93,4 +94,62 @@ func (pr *proxied) LSNTranslation() (netip.AddrPort, bool) {
 		return t.Addr, true
 	}
 	return netip.AddrPort{}, false
+}
+
+var _ rules.XLATConn = (*proxied)(nil)
+
+// XLATSource implements rules.XLATConn: the lsn translation, else the
+// server side's own address and port once it is made.
+func (pr *proxied) XLATSource() (netip.AddrPort, bool) {
+	if t := pr.lsn.Load(); t != nil {
+		return t.Addr, true
+	}
+	if sc := pr.srv.Load(); sc != nil {
+		return sc.leg.Client, true
+	}
+	return netip.AddrPort{}, false
+}
+
+// XLATConfig implements rules.XLATConn: the lsn pool the flow is
+// translated through (the virtual's, or LSN::pool's), unless a rule
+// disabled it or chose a snat; else the virtual's or the rule's snat.
+func (pr *proxied) XLATConfig() (typ, object string) {
+	lp := pr.snap.LSN
+	if pr.rs.lsnUsed.Load() {
+		var off bool
+		if lp, _, off = pr.rs.lsnChoice(lp); off {
+			lp = nil
+		}
+	}
+	if lp != nil && !pr.rs.SNAT.Set {
+		return "LSN", lp.Name
+	}
+	switch d := pr.SNATDecision(); {
+	case d == "none":
+		return "NONE", "NA"
+	case d == "automap":
+		return "AUTOMAP", "NA"
+	case strings.HasPrefix(d, "snatpool "):
+		return "SNAT", strings.TrimPrefix(d, "snatpool ")
+	}
+	return "SNAT", "NA" // a rule's snat ADDR: no object [M]
+}
+
+// XLATValidRanges implements rules.XLATConn.
+func (pr *proxied) XLATValidRanges() ([]rules.XLATRange, bool, bool) {
+	if t := pr.lsn.Load(); t != nil {
+		vr := t.ValidRanges()
+		out := make([]rules.XLATRange, len(vr))
+		for i, r := range vr {
+			out[i] = rules.XLATRange{Addr: r.Addr, Low: r.Low, High: r.High}
+		}
+		return out, true, true
+	}
+	if pr.srv.Load() != nil { // made without a translation
+		return nil, false, false
+	}
+	if typ, _ := pr.XLATConfig(); typ == "LSN" {
+		return nil, true, false
+	}
+	return nil, false, false
 }
