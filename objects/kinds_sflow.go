@@ -62,7 +62,7 @@ func sflowKinds() []*Kind {
 		gs("system", "sFlow System Settings", "sFlow settings of the system",
 			sflowPollInterval("60", "seconds between the host counter samples (0: none)")),
 		gs("vlan", "sFlow VLAN Settings", "sFlow settings of the VLANs",
-			sflowPollInterval("10", "seconds between the counter samples of each VLAN (0: none)"),
+			passive(sflowPollInterval("10", "kept: openltm sends no VLAN counter samples")),
 			vlanRate),
 	}
 }
