@@ -1,7 +1,9 @@
 package daemon
 
 import (
+	"context"
 	"hash/fnv"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openltm/openltm/daemon/render"
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/sflow"
 	"github.com/openltm/openltm/hoststat"
@@ -346,4 +349,61 @@ func sflowIfCounters(ifc sflowIf) sflow.IfCounters {
 		}
 	}
 	return c
+}
+
+// sflowCommands answer show sys sflow receiver (what the agent sent) and
+// show sys sflow data-source http (each http virtual's sampler).
+func sflowCommands(e *Engine) []RuntimeCommand {
+	return []RuntimeCommand{
+		{"show", sflowReceiver.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+			cfg := e.Config()
+			st := &e.sflow.stats
+			for _, name := range profileNames(e, sflowReceiver, names) {
+				o := cfg.Get(sflowReceiver, name)
+				if o == nil {
+					continue
+				}
+				rs := render.SFlowReceiver{Address: sflowRecvAddress.Effective(cfg, o) + ":" + sflowRecvPort.Effective(cfg, o),
+					State: sflowRecvState.Effective(cfg, o)}
+				if rs.State == "enabled" {
+					rs.Datagrams, rs.Flows, rs.Counters = st.Datagrams.Load(), st.FlowSamples.Load(), st.CounterSamples.Load()
+					rs.Dropped, rs.SendFailures = st.Dropped.Load(), st.Failures.Load()
+				}
+				if err := render.SFlowReceiverBlock(w, name, rs, showOpts(s, words)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"show", "sys sflow data-source http", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+			e.sflow.mu.Lock()
+			p := e.sflow.plan
+			e.sflow.mu.Unlock()
+			var names, opts []string
+			for _, wd := range words {
+				if isShowOption(wd) {
+					opts = append(opts, wd)
+				} else {
+					names = append(names, objects.FullPath("/Common", wd))
+				}
+			}
+			if p == nil {
+				return nil
+			}
+			for _, v := range p.virtuals {
+				if len(names) > 0 && !slices.Contains(names, v.name) {
+					continue
+				}
+				src := render.SFlowHTTPSource{Index: sflowIndex(v.name), Rate: uint64(v.rate), PollSeconds: uint64(v.poll / time.Second)}
+				if v.sampler != nil {
+					n, pool := v.sampler.Samples()
+					src.Samples, src.RequestsSeen = uint64(n), uint64(pool)
+				}
+				if err := render.SFlowHTTPSourceBlock(w, v.name, src, showOpts(s, opts)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+	}
 }

@@ -83,3 +83,7 @@ func (s *Sampler) Sample(h *HTTPSample) {
 	}
 	a.addFlow(s.seq.Add(1), s.ID, s.rate.Load(), s.pool.Load(), h)
 }
+
+// Samples is how many flow samples the sampler sent, and Pool the
+// requests it had seen up to its last pick (the samples' sample_pool).
+func (s *Sampler) Samples() (samples, pool uint32) { return s.seq.Load(), s.pool.Load() }
