@@ -164,7 +164,7 @@ func (c *planeChange) Commit() error {
 	for _, s := range c.tr.skipped {
 		h.e.log.Info("not carrying traffic", "object", s)
 	}
-	h.e.sflowApply(c.tr.sflow) // hook_sflow.go
+	h.e.sflowApply(c.tr.sflow, h.p) // hook_sflow.go
 	c.done, c.prevCfg, c.prevTr, c.undoRules = true, h.cfg, h.tr, undo
 	h.cfg, h.tr = c.cfg, c.tr
 	return nil
@@ -191,7 +191,7 @@ func (c *planeChange) Abort() {
 	if c.prevTr != nil {
 		prevSFlow = c.prevTr.sflow
 	}
-	h.e.sflowApply(prevSFlow)
+	h.e.sflowApply(prevSFlow, h.p)
 	h.cfg, h.tr = c.prevCfg, c.prevTr
 	c.done = false
 }

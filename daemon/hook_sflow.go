@@ -179,10 +179,12 @@ func receiversKey(rs []sflow.Receiver) string {
 	return b.String()
 }
 
-// apply puts a plan in service: the agent is opened again only when the
-// receivers changed; the samplers get their rates and the agent its
-// counter sources. A nil plan stops sFlow.
-func (e *Engine) sflowApply(p *sflowPlan) {
+// sflowApply puts a plan in service: the agent is opened again only when
+// the receivers changed; the samplers get their rates and the agent its
+// counter sources, which read the virtuals' counters from plane (taken
+// here: the agent's loop must not wait for the engine's commit lock,
+// which the commit calling this holds). A nil plan stops sFlow.
+func (e *Engine) sflowApply(p *sflowPlan, plane *dataplane.Plane) {
 	r := &e.sflow
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -225,7 +227,7 @@ func (e *Engine) sflowApply(p *sflowPlan) {
 		if v.poll > 0 {
 			name := v.name
 			srcs = append(srcs, &sflow.CounterSource{ID: sflow.SourceID(sflow.ClassLogical, sflowIndex(name)), Interval: v.poll,
-				Append: func(b []byte) ([]byte, int) { return sflow.AppendHTTPCounters(b, e.sflowHTTPCounters(name)), 1 }})
+				Append: func(b []byte) ([]byte, int) { return sflow.AppendHTTPCounters(b, sflowHTTPCounters(plane, name)), 1 }})
 		}
 	}
 	if p.systemPoll > 0 {
@@ -256,8 +258,7 @@ func (e *Engine) closeSFlow() {
 // counts anyway (show ltm profile http's figures): requests other than
 // GET, HEAD and POST are counted as other methods [M: openltm does not
 // count OPTIONS, PUT, DELETE, TRACE and CONNECT apart].
-func (e *Engine) sflowHTTPCounters(name string) sflow.HTTPCounters {
-	p := e.plane()
+func sflowHTTPCounters(p *dataplane.Plane, name string) sflow.HTTPCounters {
 	if p == nil {
 		return sflow.HTTPCounters{}
 	}
@@ -385,6 +386,17 @@ func sflowCommands(e *Engine) []RuntimeCommand {
 					opts = append(opts, wd)
 				} else {
 					names = append(names, objects.FullPath("/Common", wd))
+				}
+			}
+			var have []string
+			if p != nil {
+				for _, v := range p.virtuals {
+					have = append(have, v.name)
+				}
+			}
+			for _, n := range names {
+				if !slices.Contains(have, n) {
+					return objects.Invalid("sys sflow data-source http %s: no http virtual of that name is an sFlow data source (an enabled sys sflow receiver and a virtual with an http profile)", n)
 				}
 			}
 			if p == nil {
