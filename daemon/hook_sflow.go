@@ -33,6 +33,7 @@ var (
 	sflowGlobalHTTP   = schema.MustKind("sys sflow global-settings http")
 	sflowGlobalIf     = schema.MustKind("sys sflow global-settings interface")
 	sflowGlobalSystem = schema.MustKind("sys sflow global-settings system")
+	sflowGlobalVLAN   = schema.MustKind("sys sflow global-settings vlan")
 	httpSFlowBlock    = profileHTTP.MustProp("sflow")
 )
 
@@ -49,6 +50,8 @@ type sflowVirtual struct {
 type sflowPlan struct {
 	receivers                []sflow.Receiver
 	systemPoll, ifPoll       time.Duration
+	vlanPoll                 time.Duration
+	vlans                    []sflowVLAN
 	virtuals                 []sflowVirtual
 	hostname                 string
 	receiverNames, disabledR []string
@@ -137,6 +140,14 @@ func sflowPlanOf(cfg *objects.Config, virtuals []sflowVirtual) (*sflowPlan, []st
 	}
 	p.systemPoll = time.Duration(sflowGlobal(cfg, sflowGlobalSystem, "poll-interval")) * time.Second
 	p.ifPoll = time.Duration(sflowGlobal(cfg, sflowGlobalIf, "poll-interval")) * time.Second
+	p.vlanPoll = time.Duration(sflowGlobal(cfg, sflowGlobalVLAN, "poll-interval")) * time.Second
+	for _, vo := range cfg.Of(netVLAN) {
+		tag, err := strconv.Atoi(netVLANTag.Effective(cfg, vo))
+		if err != nil || tag < 1 || tag > 4094 {
+			continue
+		}
+		p.vlans = append(p.vlans, sflowVLAN{tag: uint32(tag), ifs: vlanInterfaces(netVLANInterfaces.Str(vo))})
+	}
 	if gs := cfg.Get(sysGlobal, ""); gs != nil && sysGlobalHostname.Str(gs) != "" {
 		p.hostname = sysGlobalHostname.Str(gs)
 	}
@@ -241,7 +252,42 @@ func (e *Engine) sflowApply(p *sflowPlan, plane *dataplane.Plane) {
 				Append: func(b []byte) ([]byte, int) { return sflow.AppendIfCounters(b, sflowIfCounters(ifc)), 1 }})
 		}
 	}
+	if p.vlanPoll > 0 {
+		for _, vl := range p.vlans {
+			srcs = append(srcs, &sflow.CounterSource{ID: sflow.SourceID(sflow.ClassVLAN, vl.tag), Interval: p.vlanPoll,
+				Append: func(b []byte) ([]byte, int) { return sflow.AppendVLANCounters(b, sflowVLANCounters(vl)), 1 }})
+		}
+	}
 	r.agent.SetSources(srcs)
+}
+
+// sflowVLAN is a net vlan as an sFlow data source: its tag and its
+// interfaces (Linux interface names).
+type sflowVLAN struct {
+	tag uint32
+	ifs []string
+}
+
+// sflowVLANCounters are a VLAN's vlan_counters: the sums over its
+// interfaces of /proc/net/dev's figures, both directions together [M:
+// openltm's VLANs are the Linux interfaces they name, so their traffic is
+// those interfaces' traffic; a VLAN without interfaces counts nothing].
+func sflowVLANCounters(vl sflowVLAN) sflow.VLANCounters {
+	c := sflow.VLANCounters{ID: vl.tag}
+	cs, err := hoststat.ReadNetDev()
+	if err != nil {
+		return c
+	}
+	for _, x := range cs {
+		if !slices.Contains(vl.ifs, x.Name) {
+			continue
+		}
+		c.Octets += x.RxBytes + x.TxBytes
+		c.Ucast += uint32(x.RxPackets - min(x.RxMulticast, x.RxPackets) + x.TxPackets)
+		c.Multicast += uint32(x.RxMulticast)
+		c.Discards += uint32(x.RxDrop + x.TxDrop)
+	}
+	return c
 }
 
 // closeSFlow stops the agent (the daemon's end).

@@ -65,8 +65,9 @@ func startSFlowCollector(t *testing.T, addr string) *sflowCollector {
 // samples every request (sampling-rate 1): each request reaches the
 // receiver as a flow sample with its method, URI, host, user agent,
 // status and the client's socket, and the virtual's http counters come
-// every second; sampling-rate 0 stops the flow samples and a disabled
-// receiver stops everything.
+// every second; sampling-rate 0 stops the flow samples; a net vlan's
+// counters come at the vlan poll-interval; a disabled receiver stops
+// everything.
 func TestSFlowHTTPVirtual(t *testing.T) {
 	curl, err := exec.LookPath("curl")
 	if err != nil {
@@ -156,6 +157,18 @@ func TestSFlowHTTPVirtual(t *testing.T) {
 	if fs, _ := col.flows(); fs[2].Sequence != 3 || fs[2].Records[0].Get("uri") != "/c" {
 		t.Errorf("third sample %v", fs[2])
 	}
+
+	// A net vlan's counters (its interfaces' traffic) every second.
+	mustRun(t, s, "create net vlan sf_vlan interfaces { lo { } } tag 100", "modify sys sflow global-settings vlan poll-interval 1")
+	eventually(t, 10*time.Second, "a vlan counter sample", func() bool {
+		_, cs := col.flows()
+		for _, c := range cs {
+			if c.Class == 1 && c.Index == 100 && c.Records[0].Get("vlan_id") == "100" && c.Records[0].Get("octets") != "0" {
+				return true
+			}
+		}
+		return false
+	})
 
 	// A disabled receiver gets nothing more.
 	mustRun(t, s, "modify sys sflow receiver sf_r state disabled")

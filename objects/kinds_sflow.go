@@ -10,7 +10,8 @@ import "math"
 // poll-interval-global sampling-rate sampling-rate-global }` block. The
 // defaults are BIG-IP's (a receiver: port 6343, max-datagram-size 1400,
 // state disabled, as a listed receiver shows `state enabled` only when
-// set; global http: 10 s and 1 in 1024; global vlan: 10 s and 1 in 2048;
+// set; global http: 10 s and 1 in 1024; global vlan: 10 s and 1 in 2048
+// (its sampling-rate kept with a warning: openltm samples no packets);
 // global interface 10 s; global system 60 s). F5 documents no range for
 // the numbers: openltm's [M] are poll-interval 0..86400 seconds (0: no
 // counter samples), sampling-rate 0..4294967295 (the sFlow field is 32
@@ -62,7 +63,7 @@ func sflowKinds() []*Kind {
 		gs("system", "sFlow System Settings", "sFlow settings of the system",
 			sflowPollInterval("60", "seconds between the host counter samples (0: none)")),
 		gs("vlan", "sFlow VLAN Settings", "sFlow settings of the VLANs",
-			passive(sflowPollInterval("10", "kept: openltm sends no VLAN counter samples")),
+			sflowPollInterval("10", "seconds between the vlan counter samples of each net vlan (0: none)"),
 			vlanRate),
 	}
 }

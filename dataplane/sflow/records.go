@@ -17,6 +17,7 @@ const (
 	formatSocketIPv4    = 2100 // extended_socket_ipv4 (flow)
 	formatSocketIPv6    = 2101 // extended_socket_ipv6 (flow)
 	formatIfCounters    = 1    // generic interface counters
+	formatVLANCounters  = 5    // vlan_counters
 	formatHostDescr     = 2000 // host_descr
 	formatHostCPU       = 2003 // host_cpu
 	formatHostMemory    = 2004 // host_memory
@@ -334,5 +335,24 @@ func AppendHost(b []byte, h Host) []byte {
 		b = appendU32(b, 0) // page and swap in/out: not read [M]
 	}
 	patchLen(b, at)
+	return b
+}
+
+// VLANCounters are a VLAN's figures as vlan_counters (0:5) carries them.
+type VLANCounters struct {
+	ID                                    uint32
+	Octets                                uint64
+	Ucast, Multicast, Broadcast, Discards uint32
+}
+
+// AppendVLANCounters appends the vlan_counters record of c.
+func AppendVLANCounters(b []byte, c VLANCounters) []byte {
+	b = appendU32(b, formatVLANCounters)
+	b = appendU32(b, 28)
+	b = appendU32(b, c.ID)
+	b = appendU64(b, c.Octets)
+	for _, v := range [...]uint32{c.Ucast, c.Multicast, c.Broadcast, c.Discards} {
+		b = appendU32(b, v)
+	}
 	return b
 }

@@ -90,17 +90,18 @@ func TestCounterRecordsRoundTrip(t *testing.T) {
 	b = appendU32(b, 0)
 	b = appendU32(b, 4)
 	b = appendU32(b, SourceID(ClassPhysical, 1))
-	b = appendU32(b, 5)
+	b = appendU32(b, 6)
 	b = AppendHTTPCounters(b, HTTPCounters{Get: 3, Post: 2, OtherMethod: 1, Status2xx: 4, Status5xx: 2})
 	b = AppendIfCounters(b, IfCounters{Index: 1, Type: 24, InOctets: 1 << 40, OutUcast: 9, Status: 3})
 	b = AppendHost(b, Host{Hostname: "openltm.local", Load1: 0.5, CPUs: 2, MemTotal: 1 << 33, SwapFree: 7})
+	b = AppendVLANCounters(b, VLANCounters{ID: 100, Octets: 1 << 35, Ucast: 6, Discards: 2})
 	patchLen(b, at)
 	d, err := sflowdec.Decode(datagram(netip.MustParseAddr("::1"), 1, b))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := d.Samples[0]
-	if s.Flow || s.Sequence != 4 || s.Class != ClassPhysical || s.Index != 1 || len(s.Records) != 5 {
+	if s.Flow || s.Sequence != 4 || s.Class != ClassPhysical || s.Index != 1 || len(s.Records) != 6 {
 		t.Fatalf("sample: %v", s)
 	}
 	checks := []struct {
@@ -113,6 +114,7 @@ func TestCounterRecordsRoundTrip(t *testing.T) {
 		{2, "hostname", "openltm.local"}, {2, "os_name", "2"},
 		{3, "load_one", "0.5"}, {3, "cpu_num", "2"},
 		{4, "mem_total", "8589934592"}, {4, "swap_free", "7"},
+		{5, "vlan_id", "100"}, {5, "octets", "34359738368"}, {5, "ucastPkts", "6"}, {5, "multicastPkts", "0"}, {5, "discards", "2"},
 	}
 	for _, c := range checks {
 		if got := s.Records[c.rec].Get(c.field); got != c.want {

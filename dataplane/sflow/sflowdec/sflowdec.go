@@ -211,6 +211,12 @@ func record(format uint32, flow bool, r *reader) Record {
 		for _, n := range []string{"ifOutUcastPkts", "ifOutMulticastPkts", "ifOutBroadcastPkts", "ifOutDiscards", "ifOutErrors", "ifPromiscuousMode"} {
 			add(n, r.u32())
 		}
+	case !flow && format == 5:
+		add("vlan_id", r.u32())
+		add("octets", r.u64())
+		for _, n := range []string{"ucastPkts", "multicastPkts", "broadcastPkts", "discards"} {
+			add(n, r.u32())
+		}
 	case !flow && format == 2000:
 		str("hostname")
 		r.bytes(16) // uuid
