@@ -33,8 +33,8 @@ func NewSampler(id uint32) *Sampler {
 // Set points the sampler at agent (nil: it picks nothing) with rate
 // (0: none); the next pick comes after a fresh skip count.
 func (s *Sampler) Set(agent *Agent, rate uint32) {
-	s.agent.Store(agent)
-	if s.rate.Swap(rate) != rate || agent == nil {
+	old := s.agent.Swap(agent)
+	if s.rate.Swap(rate) != rate || agent == nil || old == nil {
 		s.reset()
 	}
 }

@@ -151,6 +151,17 @@ func TestSamplerRate(t *testing.T) {
 		if s.Pick() {
 			t.Errorf("rate %d: picked without an agent", rate)
 		}
+		// An agent again, at the same rate: picking starts again.
+		s.Set(&Agent{}, rate)
+		picked = 0
+		for range 4 * rate {
+			if s.Pick() {
+				picked++
+			}
+		}
+		if picked == 0 {
+			t.Errorf("rate %d: nothing picked in %d requests once the agent was back", rate, 4*rate)
+		}
 	}
 }
 
