@@ -40,17 +40,19 @@ func sflowKinds() []*Kind {
 	size.Min, size.Max = 200, 9000
 	addr := help(str("address", "::"), "the receiver's IPv4 or IPv6 address")
 	addr.Format = "ip"
-	recv := &Kind{Words: []string{"sys", "sflow", "receiver"}, Title: "sFlow Receiver", Lower: "sflow receiver", Help: "sFlow collector the system's flow and counter samples are sent to (sFlow version 5 over UDP)", Props: []*Prop{
-		addr,
-		str("description", "none"),
-		size,
-		port,
-		help(ed("state", "disabled"), "enabled: the receiver is sent the samples"),
-		passive(str("app-service", "none")),
-	}}
+	recv := &Kind{Words: []string{"sys", "sflow", "receiver"}, Title: "sFlow Receiver", Lower: "sflow receiver",
+		Source: tmshRef("sys sflow receiver") + "; defaults: BIG-IP's (port 6343, max-datagram-size 1400, state disabled); ranges openltm's [M]", Help: "sFlow collector the system's flow and counter samples are sent to (sFlow version 5 over UDP)", Props: []*Prop{
+			addr,
+			str("description", "none"),
+			size,
+			port,
+			help(ed("state", "disabled"), "enabled: the receiver is sent the samples"),
+			passive(str("app-service", "none")),
+		}}
 	gs := func(kind, title, h string, props ...*Prop) *Kind {
 		return &Kind{Words: []string{"sys", "sflow", "global-settings", kind}, Title: title, Singleton: true, Help: h,
-			Props: append([]*Prop{str("description", "none")}, props...)}
+			Source: tmshRef("sys sflow global-settings "+kind) + "; defaults: BIG-IP's; ranges openltm's [M]",
+			Props:  append([]*Prop{str("description", "none")}, props...)}
 	}
 	vlanRate := passive(sflowSamplingRate("2048", "kept: openltm samples HTTP requests, not the packets of VLANs"))
 	return []*Kind{
