@@ -115,6 +115,9 @@ type Engine struct {
 	vault secretVault
 	// minUp fires pools' min-up-members-action (minup.go).
 	minUp *minUpWatch
+	// sflow is the sFlow agent and the http virtuals' samplers
+	// (hook_sflow.go).
+	sflow sflowRuntime
 }
 
 // state is one committed generation as the engine holds it.
@@ -279,6 +282,7 @@ func (e *Engine) Close() error {
 		e.hsl.Close()
 	}
 	e.rules.rt.hsl.closeIPFIX()
+	e.closeSFlow() // hook_sflow.go
 	if e.ilx != nil {
 		e.ilx.Close()
 	}

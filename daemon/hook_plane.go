@@ -164,6 +164,7 @@ func (c *planeChange) Commit() error {
 	for _, s := range c.tr.skipped {
 		h.e.log.Info("not carrying traffic", "object", s)
 	}
+	h.e.sflowApply(c.tr.sflow, h.p) // hook_sflow.go
 	c.done, c.prevCfg, c.prevTr, c.undoRules = true, h.cfg, h.tr, undo
 	h.cfg, h.tr = c.cfg, c.tr
 	return nil
@@ -186,6 +187,11 @@ func (c *planeChange) Abort() {
 		h.e.log.Error("the dataplane could not go back to the running configuration", "err", err)
 	}
 	c.undoRules()
+	var prevSFlow *sflowPlan
+	if c.prevTr != nil {
+		prevSFlow = c.prevTr.sflow
+	}
+	h.e.sflowApply(prevSFlow, h.p)
 	h.cfg, h.tr = c.prevCfg, c.prevTr
 	c.done = false
 }

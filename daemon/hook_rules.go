@@ -444,6 +444,8 @@ type ruleBinder struct {
 	notes []string
 	// auth are the virtual servers' auth profiles (translate_auth.go).
 	auth authSet
+	// sflow are the http virtuals' sFlow settings (hook_sflow.go).
+	sflow []sflowVirtual
 }
 
 // compileNamed compiles the rule named n (through the engine's cache
@@ -519,7 +521,9 @@ func (b *ruleBinder) attach(s *objects.Schema, cfg *objects.Config, v *dataplane
 // what its rules need to run: made once per commit, in the check, and put
 // in service as it is.
 type ltmTranslation struct {
-	dc      *dataplane.Config
+	dc *dataplane.Config
+	// sflow is the sFlow receivers and data sources (hook_sflow.go).
+	sflow   *sflowPlan
 	skipped []string
 	// kept is what openltm does not act on yet; warned of, never refused.
 	kept []string
@@ -579,8 +583,10 @@ func (e *Engine) translate(cfg *objects.Config) *ltmTranslation {
 	e.externalDataGroups(cfg, &dgs)          // translate_datagroup_ext.go
 	aaaSet, aaaKept := e.aaaServices(cfg, b) // translate_aaa.go
 	kept = append(kept, aaaKept...)
+	sfp, sfRefused := sflowPlanOf(cfg, b.sflow) // hook_sflow.go
+	skipped, refused = append(skipped, sfRefused...), append(refused, sfRefused...)
 	return &ltmTranslation{aaa: aaaSet, dc: dc, skipped: skipped, kept: kept, notes: b.notes, refused: refused, rules: b.pending, icap: b.icap, pcp: b.pcp, dgs: dgs, ifiles: e.ifiles(cfg), stats: statsProfiles(cfg), logs: logs,
-		resolvers: e.netResolvers(cfg), vlanTags: vlanTags(cfg), tgs: virtualTrafficGroups(cfg, dc), auth: b.auth}
+		resolvers: e.netResolvers(cfg), vlanTags: vlanTags(cfg), tgs: virtualTrafficGroups(cfg, dc), auth: b.auth, sflow: sfp}
 }
 
 // netResolvers are cfg's net dns-resolvers as rules ask them; one whose

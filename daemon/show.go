@@ -115,6 +115,8 @@ var runtimeTargets = [][]string{
 	{"sys", "ipfix", "destination"},
 	// The rules' IPFIX:: statistics (hook_netflow.go).
 	{"sys", "ipfix", "irules"},
+	// The http virtuals' sFlow data sources (hook_sflow.go).
+	{"sys", "sflow", "data-source", "http"},
 }
 
 // runtimeTarget returns the words of the runtime target key, or nil.

@@ -24,6 +24,7 @@ func registerPlaneRuntime(e *Engine, h *planeHook) {
 	e.RegisterRuntime(persistCommands(p))
 	e.RegisterRuntime(profileStatsCommands(e, p)) // shows_profiles.go
 	e.RegisterRuntime(netflowCommands(e))         // hook_netflow.go
+	e.RegisterRuntime(sflowCommands(e))           // hook_sflow.go
 	e.RegisterRuntime(monitorCommands(e, p))      // shows_monitor.go
 	e.RegisterRuntime(dnsCacheCommands(e, p))     // shows_dns.go
 	e.RegisterRuntime(bwcCommands(e, p))          // shows_bwc.go

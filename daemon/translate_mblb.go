@@ -346,6 +346,7 @@ func (t *translator) httpOptions(o *objects.Object, v *dataplane.Virtual, prof *
 		t.skip(o, "%v", err)
 		return opts, false
 	}
+	opts.SFlow = t.sflowSampler(o, prof)                                             // hook_sflow.go
 	if opts.RequestAdapt, err = t.adaptOptions(o, profileRequestAdapt); err != nil { // translate_adapt.go
 		t.refuse("%s", about(o, "%v", err))
 		return opts, false

@@ -9,7 +9,7 @@ import (
 )
 
 // changeVerbatim creates or deletes an object of an F5 kind openltm knows by
-// name only (net ipsec ike-daemon, sys sflow receiver, ...): BIG-IP accepts
+// name only (net ipsec ike-daemon, net ipsec ike-peer, ...): BIG-IP accepts
 // it, so tmsh does too, and keeps it verbatim exactly as a loaded file keeps
 // it. openltm has no property table for such a kind, so it cannot check the
 // properties; the warning says so. It reports false when the words name no

@@ -240,6 +240,7 @@ func ltmKinds() []*Kind {
 		help(&Prop{Name: "encrypt-cookies", Type: TList, Inline: true}, "cookies encrypted in the members' Set-Cookie and decrypted in the clients' Cookie"),
 		help(str("encrypt-cookie-secret", "none"), "the pass phrase of encrypt-cookies (none: a random one per ltmd process)"),
 		httpHSTS(),
+		httpSFlow(), // kinds_sflow.go
 		passive(str("app-service", "none")),
 	}}
 	profOC := &Kind{Words: []string{"ltm", "profile", "one-connect"}, Title: "Profile", Lower: "profile", Help: "OneConnect profile: server-side connection reuse", Parent: "/Common/oneconnect", Props: []*Prop{

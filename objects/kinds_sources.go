@@ -240,7 +240,6 @@ via-request enum preserve append|preserve|remove
 via-response enum preserve append|preserve|remove
 encrypt-cookies list
 encrypt-cookie-secret str none
-sflow raw
 `,
 	"ltm persistence cookie": `
 cookie-encryption-passphrase str none

@@ -318,6 +318,7 @@ func allKinds() []*Kind {
 	ks = append(ks, policyKind())
 	ks = append(ks, gtmKinds()...)
 	ks = append(ks, netSysKinds()...)
+	ks = append(ks, sflowKinds()...)   // kinds_sflow.go
 	ks = append(ks, netListKinds()...) // netlists.go
 	ks = append(ks, bwcKinds()...)     // kinds_bwc.go
 	ks = append(ks, lsnKinds()...)     // kinds_lsn.go

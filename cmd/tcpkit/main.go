@@ -103,6 +103,8 @@ var subcommands = []struct{ name, usage, what string }{
 		"a GTP-C peer: N requests, each from a port of its own (-same: one request N times from one port), printing each answer's type, sequence number and the peer that answered; -type session: a subscriber's Create Session, N Modify Bearer Requests and G-PDUs (to -gtpu) on the TEIDs its answer gave, and a Delete Session Request with -delete"},
 	{"rtsp-server", "-listen ADDR:PORT [-label M1]",
 		"an RTSP member: OPTIONS, DESCRIBE, SETUP, PLAY, TEARDOWN; from PLAY to TEARDOWN it sends RTP packets naming itself to the client's client_port (or interleaved)"},
+	{"sflow", "-listen ADDR:PORT [-kind flow|counters|all] [-match REGEXP] [-count N]",
+		"an sFlow collector: prints each sample of the sFlow v5 datagrams it receives on one line, its records' fields by the specification's names"},
 	{"rtsp-client", "-connect ADDR:PORT -bind ADDR [-path /media] [-packets N] [-interleaved]",
 		"an RTSP player: OPTIONS, DESCRIBE, SETUP, PLAY (each on its own connection, or one with -interleaved), waits for N RTP packets on its client_port and prints where they came from, then TEARDOWN"},
 }
@@ -178,6 +180,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = rtspServerMain(ctx, args[1:], stdout, stderr) // rtsp.go
 	case "rtsp-client":
 		err = rtspClientMain(ctx, args[1:], stdout, stderr)
+	case "sflow":
+		err = sflowMain(ctx, args[1:], stdout, stderr) // sflow.go
 	case "-h", "-help", "--help", "help":
 		usage(stdout)
 		return 0

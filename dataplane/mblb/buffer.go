@@ -103,6 +103,9 @@ type httpMsg struct {
 	// noReuse: ONECONNECT::reuse disable; the shared connection that
 	// carries it closes after its response.
 	noReuse bool
+	// sflow: the virtual's sFlow sampler picked the request; its answer
+	// is sent as a flow sample (sflow.go). (In what was padding.)
+	sflow bool
 	// hlen is the length of the head at the start of b.
 	hlen int
 	// label is the ONECONNECT::label the request's connection must carry.

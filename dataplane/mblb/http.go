@@ -11,6 +11,7 @@ import (
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/rewrite"
+	"github.com/openltm/openltm/dataplane/sflow"
 	"github.com/openltm/openltm/dataplane/wsframe"
 	"github.com/openltm/openltm/dataplane/xmlcbr"
 )
@@ -117,6 +118,9 @@ type HTTPOptions struct {
 	// RequestLog is the virtual's request-log profile (nil: none;
 	// reqlog.go).
 	RequestLog *RequestLog
+	// SFlow is the virtual's sFlow HTTP sampler (nil: sFlow is off for
+	// it, which costs a nil check per request; sflow.go).
+	SFlow *sflow.Sampler
 	// WebSocket is the virtual's websocket profile (nil: none): upgraded
 	// connections are framed and their frames reach the rules
 	// (websocket.go).
@@ -744,6 +748,9 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 	hend := h.HeaderEnd // in b and sc.strm.held, interim answers included
 	if opts.RequestLog != nil && !sc.strm.resumed {
 		sc.logResponse(opts.RequestLog, req, b, h) // reqlog.go
+	}
+	if req.hx.sflow && !sc.strm.resumed {
+		sc.sflowSample(opts.SFlow, req, b, h) // sflow.go
 	}
 	if ra := opts.ResponseAdapt; ra != nil && !sc.strm.head && !sc.strm.resumed {
 		var ok bool

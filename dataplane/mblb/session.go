@@ -799,6 +799,9 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 				return true
 			}
 		}
+		if sf := e.cfg.Request.HTTP.SFlow; sf != nil && m.hx.hlen > 0 && m.tries == 0 && !m.hx.sflow && sf.Pick() {
+			s.sflowPicked(m) // sflow.go
+		}
 		if m.hx.tunnel == tunnelNow {
 			s.joinTunnel(sc)
 		}
