@@ -1,0 +1,87 @@
+package daemon
+
+import (
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/objects"
+)
+
+// DNS over HTTPS: a virtual with a doh-server or doh-proxy profile serves
+// RFC 8484 requests (dataplane/doh) in place of its HTTP engine.
+var (
+	profileDoHServer = schema.MustKind("ltm profile doh-server")
+	profileDoHProxy  = schema.MustKind("ltm profile doh-proxy")
+)
+
+// dohProfile is o's doh profile, nil for none; proxy says it is a
+// doh-proxy.
+func (t *translator) dohProfile(o *objects.Object) (p *objects.Object, proxy bool) {
+	if p = t.profile(o, profileDoHServer); p != nil {
+		return p, false
+	}
+	if p = t.profile(o, profileDoHProxy); p != nil {
+		return p, true
+	}
+	return nil, false
+}
+
+// doh gives a virtual with a doh profile (hp) its DoH settings, in place
+// of the HTTP engine, the http2 gateway and the DNS listener its other
+// profiles would give it. The profile stack is checked [M: BIG-IP's
+// messages are not documented; these are openltm's]: an http profile,
+// TCP, and for doh-server a dns profile. doh-proxy with a server-ssl
+// profile (BIG-IP's DoH-to-DoH proxy toward DoH servers) is kept and
+// carries no traffic: openltm's doh-proxy sends DNS to its members. It
+// returns false when the virtual was left out.
+func (t *translator) doh(o *objects.Object, v *dataplane.Virtual, hp *objects.Object, proxy bool) bool {
+	kind := "doh-server"
+	if proxy {
+		kind = "doh-proxy"
+	}
+	if s := t.profile(o, profileDoHServer); s != nil && proxy {
+		return t.refuse("profile %s (doh-proxy) cannot be used with doh-server profile %s on the virtual server (%s)", hp.Name, s.Name, o.Name)
+	}
+	if t.profile(o, profileHTTP) == nil {
+		return t.refuse("profile %s (%s) requires an http profile on the virtual server (%s)", hp.Name, kind, o.Name)
+	}
+	if v.IsUDP() {
+		return t.refuse("profile %s (%s) requires ip-protocol tcp on the virtual server (%s)", hp.Name, kind, o.Name)
+	}
+	if t.profile(o, profileMBLB) != nil {
+		return t.refuse("profile %s (%s) cannot be used with an mblb profile on the virtual server (%s)", hp.Name, kind, o.Name)
+	}
+	dp := t.profile(o, profileDNS)
+	if dp == nil && !proxy {
+		return t.refuse("profile %s (doh-server) requires a dns profile on the virtual server (%s)", hp.Name, o.Name)
+	}
+	if sp := t.profile(o, profileServerSSL); sp != nil && proxy {
+		t.keep(o, "profile %s (doh-proxy) with server-ssl profile %s (DNS over HTTPS to DoH servers) is not served: openltm's doh-proxy sends DNS queries to the pool's members", hp.Name, sp.Name)
+		return false
+	}
+	if dp != nil {
+		d := t.dnsSettings(o, dp)
+		if d == nil {
+			return false
+		}
+		v.DNS = d
+	}
+	x := &dataplane.DoH{Profile: DoHStatsKey(proxy, hp.Name), Proxy: proxy}
+	if v.HTTP2 != nil {
+		x.ALPN, x.H2C = v.HTTP2.ALPN, v.HTTP2.Always
+	}
+	if v.TLS != nil {
+		// The DoH service runs the client's handshake itself.
+		x.Client, v.TLS = v.TLS.Client, nil
+	}
+	v.MBLB, v.HTTP2 = nil, nil
+	v.DoH = x
+	return true
+}
+
+// DoHStatsKey is the name a doh profile's counters go by in the plane:
+// the two kinds may hold profiles of one name.
+func DoHStatsKey(proxy bool, name string) string {
+	if proxy {
+		return "doh-proxy " + name
+	}
+	return "doh-server " + name
+}
