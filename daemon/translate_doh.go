@@ -1,8 +1,11 @@
 package daemon
 
 import (
+	"slices"
+
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/objects"
+	"github.com/openltm/openltm/rules"
 )
 
 // DNS over HTTPS: a virtual with a doh-server or doh-proxy profile serves
@@ -84,4 +87,29 @@ func DoHStatsKey(proxy bool, name string) string {
 		return "doh-proxy " + name
 	}
 	return "doh-server " + name
+}
+
+// dohRuleEvents warns of the events of a DoH virtual's rules that do not
+// run: the DoH service answers the HTTP requests itself, so only a dns
+// profile's DNS_REQUEST and DNS_RESPONSE run (per query) [M: which
+// events BIG-IP runs on such a virtual is not documented].
+func (t *translator) dohRuleEvents(o *objects.Object, list []*rules.Rule) {
+	hp, _ := t.dohProfile(o)
+	if hp == nil {
+		return
+	}
+	dns := t.profile(o, profileDNS) != nil
+	var skipped []string
+	for _, r := range list {
+		for _, h := range r.Handlers() {
+			ev := h.Event.String()
+			if dns && (ev == "DNS_REQUEST" || ev == "DNS_RESPONSE") || slices.Contains(skipped, ev) {
+				continue
+			}
+			skipped = append(skipped, ev)
+		}
+	}
+	if len(skipped) > 0 {
+		t.note(o, "profile %s: the rules' %v events do not run on a DNS over HTTPS virtual (only a dns profile's DNS_REQUEST and DNS_RESPONSE do)", hp.Name, skipped)
+	}
 }
