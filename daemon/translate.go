@@ -575,10 +575,10 @@ func (t *translator) virtual(o *objects.Object) {
 		if !t.htmlNeeds(o, list) { // translate_html.go
 			return
 		}
-		t.dohRuleEvents(o, list) // translate_doh.go
 		if !t.profileNeeds(o, list, profileRewrite, "REWRITE", (*rules.Rule).RewriteNeeds) { // translate_rewrite.go
 			return
 		}
+		t.dohRuleEvents(o, list) // translate_doh.go
 	}
 	if !t.htmlNeedsHTTP(o) { // translate_html.go
 		return
