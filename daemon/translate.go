@@ -110,7 +110,8 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	for _, o := range cfg.Of(ltmVirtual) {
 		t.virtual(o)
 	}
-	t.lsnNotes() // translate_lsn.go
+	t.dohListeners() // translate_doh.go
+	t.lsnNotes()     // translate_lsn.go
 	return t.dc, t.skipped, t.kept, t.refused
 }
 

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/objects"
@@ -111,5 +112,59 @@ func (t *translator) dohRuleEvents(o *objects.Object, list []*rules.Rule) {
 	}
 	if len(skipped) > 0 {
 		t.note(o, "profile %s: the rules' %v events do not run on a DNS over HTTPS virtual (only a dns profile's DNS_REQUEST and DNS_RESPONSE do)", hp.Name, skipped)
+	}
+}
+
+// The DoH listeners of BIG-IP DNS: each is an ltm virtual server
+// underneath, as BIG-IP makes one.
+var (
+	gtmListenerDoHServer = schema.MustKind("gtm listener-doh-server")
+	gtmListenerDoHProxy  = schema.MustKind("gtm listener-doh-proxy")
+)
+
+// dohListenerProps are the properties a DoH listener hands its virtual
+// server as they are.
+var dohListenerProps = []string{"description", "enabled", "mask", "profiles", "pool", "rules", "source-address-translation", "source-port", "translate-address", "translate-port", "vlans", "vlans-disabled"}
+
+// dohListeners makes each gtm listener-doh-server and listener-doh-proxy
+// an ltm virtual server of its name, listening on address:port (tcp), with
+// its profiles, pool, rules, SNAT and translation settings; the virtual
+// is then translated as any. A listener whose profiles lack the doh
+// profile of its type, or whose name an ltm virtual has, is refused [M:
+// BIG-IP's messages are not documented].
+func (t *translator) dohListeners() {
+	for _, k := range []*objects.Kind{gtmListenerDoHServer, gtmListenerDoHProxy} {
+		want := profileDoHServer
+		if k == gtmListenerDoHProxy {
+			want = profileDoHProxy
+		}
+		for _, o := range t.cfg.Of(k) {
+			if t.cfg.Get(ltmVirtual, o.Name) != nil {
+				t.refuse("%s %s: ltm virtual %s exists; a DoH listener is a virtual server of its name", k.Key(), o.Name, o.Name)
+				continue
+			}
+			vo := &objects.Object{Kind: ltmVirtual, Name: o.Name, Props: map[string]*objects.Value{}}
+			for _, name := range dohListenerProps {
+				if v := o.Props[name]; v != nil {
+					vo.Props[name] = v
+				} else if p := k.Prop(name); p != nil && p.Type != objects.TFlag {
+					if d := p.Effective(t.cfg, o); d != "" {
+						vo.Props[name] = &objects.Value{Str: d}
+					}
+				}
+			}
+			if t.profile(vo, want) == nil {
+				t.refuse("%s %s requires a %s profile in its profiles", k.Key(), o.Name, strings.TrimPrefix(want.Key(), "ltm profile "))
+				continue
+			}
+			addr, port := k.MustProp("address").Str(o), k.MustProp("port").Effective(t.cfg, o)
+			sep := ":"
+			if strings.Contains(addr, ":") {
+				sep = "." // IPv6 address.port, as a virtual's destination
+			}
+			vo.Props["destination"] = &objects.Value{Str: addr + sep + port}
+			vo.Props["ip-protocol"] = &objects.Value{Str: "tcp"}
+			t.virtual(vo)
+		}
 	}
 }
