@@ -41,8 +41,8 @@ func (t *translator) doh(o *objects.Object, v *dataplane.Virtual, hp *objects.Ob
 	if proxy {
 		kind = "doh-proxy"
 	}
-	if s := t.profile(o, profileDoHServer); s != nil && proxy {
-		return t.refuse("profile %s (doh-proxy) cannot be used with doh-server profile %s on the virtual server (%s)", hp.Name, s.Name, o.Name)
+	if px := t.profile(o, profileDoHProxy); px != nil && !proxy {
+		return t.refuse("profile %s (doh-proxy) cannot be used with doh-server profile %s on the virtual server (%s)", px.Name, hp.Name, o.Name)
 	}
 	if t.profile(o, profileHTTP) == nil {
 		return t.refuse("profile %s (%s) requires an http profile on the virtual server (%s)", hp.Name, kind, o.Name)
