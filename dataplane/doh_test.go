@@ -2,18 +2,14 @@ package dataplane
 
 import (
 	"bytes"
-	"context"
-	"crypto/tls"
 	"encoding/base64"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
-	"golang.org/x/net/http2"
 )
 
 // dohMember is a DNS member on UDP and TCP: A records for every name;
@@ -103,11 +99,9 @@ func TestDoHVirtual(t *testing.T) {
 	mustApply(t, p, cfg)
 
 	h1 := &http.Client{Timeout: 5 * time.Second}
-	h2c := &http.Client{Timeout: 5 * time.Second, Transport: &http2.Transport{AllowHTTP: true,
-		DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, network, addr)
-		}}}
+	var unencrypted http.Protocols
+	unencrypted.SetUnencryptedHTTP2(true) // prior knowledge, as dig +http-plain
+	h2c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Protocols: &unencrypted}}
 	for _, tc := range []struct {
 		name, url string
 		client    *http.Client
