@@ -78,7 +78,33 @@ func (t *translator) doh(o *objects.Object, v *dataplane.Virtual, hp *objects.Ob
 	}
 	v.MBLB, v.HTTP2 = nil, nil
 	v.DoH = x
+	t.dohUnusedSettings(o)
 	return true
+}
+
+// dohUnusedSettings warns of the settings of a DoH virtual's http and
+// http2 profiles that the DoH service does not use (it answers every
+// request itself): those the profile sets of its own, activation-modes
+// aside.
+func (t *translator) dohUnusedSettings(o *objects.Object) {
+	for _, k := range []*objects.Kind{profileHTTP, profileHTTP2} {
+		p := t.profile(o, k)
+		if p == nil || p.BuiltIn {
+			continue
+		}
+		var set []string
+		for name := range p.Props {
+			switch name {
+			case "defaults-from", "description", "app-service", "metadata", "activation-modes":
+				continue
+			}
+			set = append(set, name)
+		}
+		if len(set) > 0 {
+			slices.Sort(set)
+			t.note(o, "profile %s (%s): %s not used on a DNS over HTTPS virtual, which answers every request itself", p.Name, strings.TrimPrefix(k.Key(), "ltm profile "), strings.Join(set, ", "))
+		}
+	}
 }
 
 // DoHStatsKey is the name a doh profile's counters go by in the plane:

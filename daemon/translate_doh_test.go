@@ -30,8 +30,14 @@ func TestDoHRefusals(t *testing.T) {
 	if out, _ := run(t, s, "list gtm listener-doh-server"); strings.Contains(out, "listener-doh-server") {
 		t.Errorf("a refused listener was kept:\n%s", out)
 	}
+	// The http profile's own settings are not used: said.
+	mustRun(t, s, "create ltm profile http http_xff insert-xforwarded-for enabled")
+	out, err := run(t, s, "create ltm virtual v6 destination 127.171.20.4:8080 profiles add { tcp http_xff doh-proxy } pool dns_pool")
+	if err != "" || !strings.Contains(out, "profile /Common/http_xff (http): insert-xforwarded-for not used on a DNS over HTTPS virtual") {
+		t.Errorf("http settings on a DoH virtual: out %q, error %q", out, err)
+	}
 	// doh-proxy with server-ssl (BIG-IP's DoH-to-DoH proxy): kept, said.
-	out, err := run(t, s, "create ltm virtual v5 destination 127.171.20.2:443 profiles add { tcp http doh-proxy serverssl } pool dns_pool")
+	out, err = run(t, s, "create ltm virtual v5 destination 127.171.20.2:443 profiles add { tcp http doh-proxy serverssl } pool dns_pool")
 	if err != "" || !strings.Contains(out, "is not served: openltm's doh-proxy sends DNS queries to the pool's members; kept, and it carries no traffic") {
 		t.Errorf("doh-proxy with server-ssl: out %q, error %q", out, err)
 	}
