@@ -72,10 +72,6 @@ func (t *translator) doh(o *objects.Object, v *dataplane.Virtual, hp *objects.Ob
 	if v.HTTP2 != nil {
 		x.ALPN, x.H2C = v.HTTP2.ALPN, v.HTTP2.Always
 	}
-	if v.TLS != nil {
-		// The DoH service runs the client's handshake itself.
-		x.Client, v.TLS = v.TLS.Client, nil
-	}
 	v.MBLB, v.HTTP2 = nil, nil
 	v.DoH = x
 	t.dohUnusedSettings(o)

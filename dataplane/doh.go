@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"crypto/tls"
 	"sort"
 
 	"github.com/openltm/openltm/dataplane/dnsvs"
@@ -39,7 +40,11 @@ func (p *Plane) dohService(vc *config.Virtual, dns map[*config.DNSProfile]*dnsvs
 	if vc.DNS != nil {
 		svc = dns[vc.DNS]
 	}
-	return doh.New(mode, svc, stats[vc.DoH.Profile], vc.DoH.Client, vc.DoH.ALPN, vc.DoH.H2C)
+	var client *tls.Config
+	if vc.TLS != nil {
+		client = vc.TLS.Client
+	}
+	return doh.New(mode, svc, stats[vc.DoH.Profile], client, vc.DoH.ALPN, vc.DoH.H2C)
 }
 
 // DoHStats are the named doh profile's counters, zero when no virtual

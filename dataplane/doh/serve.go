@@ -63,8 +63,8 @@ func New(mode Mode, dns *dnsvs.Service, st *Stats, client *tls.Config, alpn, h2c
 func (s *Service) ServeUDP(*state.Virtual, *state.VirtualSnap, *net.UDPConn, netip.AddrPort, netip.AddrPort, []byte) {
 }
 
-// handshakeTimeout bounds a client's TLS handshake and each request's
-// head [M].
+// handshakeTimeout bounds each request's head [M] (the TLS handshake
+// has the client-ssl profile's handshake-timeout).
 const handshakeTimeout = 10 * time.Second
 
 // ServeTCP implements state.DNSService: it serves one client connection
@@ -81,13 +81,18 @@ func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TC
 		return s.answer(vs, snap, q, wire, client, local)
 	}}
 	var conn net.Conn = c
-	if s.tls != nil {
-		tc := tls.Server(c, s.tls)
-		tc.SetDeadline(time.Now().Add(handshakeTimeout))
-		if err := tc.Handshake(); err != nil {
+	if t := snap.Cfg.TLS; s.tls != nil && t != nil {
+		// The client-ssl profiles' handshake, counted and logged as on
+		// any virtual (show ltm profile client-ssl, log.ssl.level).
+		raw, cfg := t.WatchClient(c, s.tls)
+		tc := tls.Server(raw, cfg)
+		c.SetDeadline(time.Now().Add(t.Handshake()))
+		var held state.SSLHeld
+		defer held.Release()
+		if err := snap.NoteClientTLS(tc, t.ClientHandshake(tc.Handshake), &held); err != nil {
 			return
 		}
-		tc.SetDeadline(time.Time{})
+		c.SetDeadline(time.Time{})
 		conn = tc
 	}
 	l := &oneConn{c: conn, done: make(chan struct{})}

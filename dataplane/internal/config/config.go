@@ -9,7 +9,6 @@
 package config
 
 import (
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -204,7 +203,8 @@ type Virtual struct {
 	DNS *DNSProfile
 	// DoH is the doh-server or doh-proxy profile of an HTTP virtual: its
 	// clients' HTTP requests carry DNS queries (dataplane/doh), which
-	// DNS (doh-server) or the pool answers; nil without one.
+	// DNS (doh-server) or the pool answers; nil without one. Its TLS is
+	// the client-ssl profiles, whose handshakes the DoH service runs.
 	DoH *DoH
 	// HoldPackets and HoldBytes are the udp profile's buffer-max-packets
 	// and buffer-max-bytes: the client datagrams UDP::hold keeps until
@@ -1374,8 +1374,4 @@ type DoH struct {
 	// in the TLS handshake (alpn), a cleartext client's HTTP/2 preface
 	// taken (always). Both false: HTTP/1.1 only.
 	ALPN, H2C bool
-	// Client is the client-ssl profiles' TLS configuration; nil serves
-	// cleartext. (The virtual's TLS stays nil: the DoH service runs its
-	// own handshakes.)
-	Client *tls.Config
 }
