@@ -114,7 +114,7 @@ func (s *Service) answer(vs *state.Virtual, snap *state.VirtualSnap, q *dns.Msg,
 	ok := false
 	if s.dns != nil {
 		m, ok = s.dns.AnswerDoH(vs, snap, q, wire, client, local)
-	} else {
+	} else if s.mode == Proxy { // a doh-server asks its pool only through its dns profile
 		m = dnsvs.AskPool(vs, snap, q, wire, client, local, true)
 		if m != nil && m.Truncated {
 			m = dnsvs.AskPool(vs, snap, q, wire, client, local, false)
