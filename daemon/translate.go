@@ -110,7 +110,8 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	for _, o := range cfg.Of(ltmVirtual) {
 		t.virtual(o)
 	}
-	t.lsnNotes() // translate_lsn.go
+	t.dohListeners() // translate_doh.go
+	t.lsnNotes()     // translate_lsn.go
 	return t.dc, t.skipped, t.kept, t.refused
 }
 
@@ -578,6 +579,7 @@ func (t *translator) virtual(o *objects.Object) {
 		if !t.profileNeeds(o, list, profileRewrite, "REWRITE", (*rules.Rule).RewriteNeeds) { // translate_rewrite.go
 			return
 		}
+		t.dohRuleEvents(o, list) // translate_doh.go
 	}
 	if !t.htmlNeedsHTTP(o) { // translate_html.go
 		return

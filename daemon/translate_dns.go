@@ -24,6 +24,9 @@ var (
 // kept and carries no traffic. It returns false when the virtual was
 // left out.
 func (t *translator) dnsProfile(o *objects.Object, v *dataplane.Virtual) bool {
+	if hp, proxy := t.dohProfile(o); hp != nil {
+		return t.doh(o, v, hp, proxy) // translate_doh.go: DNS over HTTPS
+	}
 	dp := t.profile(o, profileDNS)
 	if dp == nil {
 		return true

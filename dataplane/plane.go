@@ -33,6 +33,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/bwc"
 	"github.com/openltm/openltm/dataplane/dnsvs"
+	"github.com/openltm/openltm/dataplane/doh"
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/fqdn"
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -108,6 +109,7 @@ type Plane struct {
 	vsFQDNs map[string]*fqdnNode
 	udp     *udp.Engine   // UDP virtuals' listeners and flows (udp.go)
 	dns     *dnsvs.Engine // dns profiles' answers and caches (dns.go)
+	doh     doh.Registry  // doh profiles' counters (doh.go)
 
 	udpListeners udpSet
 	// vaddrs are the runtimes of the virtual addresses that act, by
@@ -375,6 +377,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 	b.virtuals = map[string]*state.Virtual{}
 	vaddrs := map[string]*state.VAddr{}
 	dnsServices := p.prepareDNS(cfg) // dns.go
+	dohStats := p.prepareDoH(cfg)    // doh.go
 	for name, vc := range cfg.Virtuals {
 		v := p.virtuals[name]
 		if v == nil {
@@ -401,6 +404,9 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		snap.Addr = p.vaddrOf(vc, vaddrs) // vaddr.go
 		if vc.DNS != nil {
 			snap.DNS = dnsServices[vc.DNS]
+		}
+		if vc.DoH != nil {
+			snap.DNS = p.dohService(vc, dnsServices, dohStats) // doh.go
 		}
 		v.Snap.Store(snap)
 		b.virtuals[name] = v

@@ -24,6 +24,8 @@ ltm profile one-connect /Common/oneconnect { idle-timeout-override disabled limi
 ltm profile mblb /Common/mblb { }
 ltm profile stream /Common/stream { }
 ltm profile json /Common/json { }
+ltm profile doh-server /Common/doh-server { }
+ltm profile doh-proxy /Common/doh-proxy { }
 ltm profile xml /Common/xml { }
 ltm profile html /Common/html { }
 ltm profile mqtt /Common/mqtt { }

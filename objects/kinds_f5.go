@@ -919,6 +919,11 @@ no-delay ed enabled
 window-bits int 10
 `), "F5 ltm profile websocket: upgraded WebSocket connections framed, masking and WS_ events and WS:: commands for the rules",
 			"masking", "compression", "window-bits", "no-delay"),
+		// The DoH profiles (BIG-IP 16.1+) have no settings of their own
+		// (tmsh reference: defaults-from and description); what a
+		// virtual does with one is dataplane/doh's.
+		actOn(profileKind("doh-server", "doh-server", ""), "F5 ltm profile doh-server (BIG-IP 16.1+): DNS over HTTPS (RFC 8484) requests on an HTTP virtual answered by its dns profile (wide IPs, DNS Express, cache, pool)"),
+		actOn(profileKind("doh-proxy", "doh-proxy", ""), "F5 ltm profile doh-proxy (BIG-IP 16.1+): DNS over HTTPS (RFC 8484) requests on an HTTP virtual sent as DNS queries to its pool"),
 		actOn(profileKind("json", "json", `
 maximum-bytes int 65536
 maximum-entries int 2048

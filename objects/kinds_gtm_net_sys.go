@@ -242,7 +242,7 @@ func gtmKinds() []*Kind {
 			&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
 		}}}, "gtm servers of product bigip, by order"),
 	}}
-	ks := []*Kind{dc, server, link, region, topology, gpool, wideip, listener, zone, lbSettings, metrics, general, grule, proberPool}
+	ks := []*Kind{dc, server, link, region, topology, gpool, wideip, listener, dohListener("doh-server"), dohListener("doh-proxy"), zone, lbSettings, metrics, general, grule, proberPool}
 	return append(ks, typedGTMKinds(gpool, wideip)...)
 }
 
@@ -361,4 +361,42 @@ func netSysKinds() []*Kind {
 		passive(raw("remote-host")),
 	}}
 	return []*Kind{vlan, self, gs}
+}
+
+// dohListener is gtm listener-doh-server or listener-doh-proxy (BIG-IP
+// 16.1+): a DNS over HTTPS listener, which BIG-IP makes an ltm virtual
+// server of, as openltm does (daemon/translate_doh.go): its profiles hold
+// the doh profile of its type, http and tcp (and http2, client-ssl, dns).
+// ip-protocol is tcp and port 443 by default; translate-address and
+// translate-port are disabled, as on a gtm listener.
+func dohListener(typ string) *Kind {
+	return &Kind{Words: []string{"gtm", "listener-" + typ}, Title: "DoH Listener", Help: "DNS over HTTPS listener (an ltm virtual server with the " + typ + " profile)", Props: []*Prop{
+		str("address", ""),
+		str("description", "none"),
+		num("port", "443"),
+		enum("ip-protocol", "tcp", "tcp"),
+		str("mask", "255.255.255.255"),
+		help(&Prop{Name: "profiles", Type: TColl, Items: ItemRef, Ref: []string{"ltm profile "}, Sub: &Kind{Title: "Profile", Props: []*Prop{
+			enum("context", "all", "all", "clientside", "serverside"),
+		}}}, "the "+typ+" profile, http and tcp, and http2, client-ssl and dns as the listener needs"),
+		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
+		help(ref("pool", "ltm pool"), "the DNS servers the queries go to"),
+		help(&Prop{Name: "rules", Type: TList, Ref: []string{"ltm rule"}}, "iRules: a dns profile's DNS_REQUEST and DNS_RESPONSE for every query"),
+		help(&Prop{Name: "source-address-translation", Type: TStruct, Sub: &Kind{Title: "SNAT", Props: []*Prop{
+			enum("type", "none", "none", "automap", "snat"),
+			ref("pool", "ltm snatpool"),
+		}}}, "SNAT of the queries sent to the pool: none, automap or a snatpool (type snat)"),
+		enum("source-port", "preserve", "preserve", "preserve-strict", "change"),
+		ed("translate-address", "disabled"),
+		ed("translate-port", "disabled"),
+		help(&Prop{Name: "vlans", Type: TList, Ref: []string{"net vlan"}}, "VLANs (their interfaces: Linux interface names) that vlans-enabled listens on only, or vlans-disabled not"),
+		&Prop{Name: "vlans-disabled", Type: TFlag, Enum: []string{"vlans-disabled", "vlans-enabled"}},
+		passive(str("advertise", "no")),
+		passive(str("auto-lasthop", "default")),
+		passive(str("last-hop-pool", "none")),
+		passive(raw("persist")),
+		passive(str("fallback-persistence", "none")),
+		passive(raw("metadata")),
+		passive(str("app-service", "none")),
+	}}
 }

@@ -50,6 +50,8 @@ var modeledSources = map[string]string{
 	"gtm pool https":                     tmshRef("gtm pool https") + "; as gtm pool svcb",
 	"gtm wideip https":                   tmshRef("gtm wideip https") + "; as gtm wideip a",
 	"gtm listener":                       tmshRef("gtm listener"),
+	"gtm listener-doh-server":            tmshRef("gtm listener-doh-server") + "; port 443 and ip-protocol tcp as F5's DNS lab guide says",
+	"gtm listener-doh-proxy":             tmshRef("gtm listener-doh-proxy") + "; port 443 and ip-protocol tcp as F5's DNS lab guide says",
 	"gtm rule":                           tmshRef("gtm rule"),
 	"gtm zone":                           "openltm extension (BIG-IP keeps zones in ZoneRunner, outside bigip.conf)",
 	"gtm global-settings load-balancing": tmshRef("gtm global-settings load-balancing") + restDefaults("gtm global-settings load-balancing"),

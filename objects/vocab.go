@@ -50,6 +50,8 @@ ltm profile http-proxy-connect: http-proxy-connect
 ltm profile httprouter: httprouter
 ltm profile fasthttp: fasthttp
 ltm profile websocket: websocket
+ltm profile doh-server: doh-server
+ltm profile doh-proxy: doh-proxy
 ltm profile web-acceleration: webacceleration optimized-acceleration optimized-caching apm-enduser-if-cache
 ltm profile html: html
 ltm profile xml: xml

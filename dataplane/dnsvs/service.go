@@ -402,6 +402,13 @@ func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TC
 // form): the virtual's DNS_REQUEST, the profile's steps, the pool, its
 // DNS_RESPONSE. send is false when nothing goes back.
 func (s *Service) answerTCP(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, b []byte, client, local netip.AddrPort) (*dns.Msg, bool) {
+	return s.answerStream(vs, snap, r, b, client, local, false)
+}
+
+// answerStream is answerTCP's work; doh asks the pool over UDP first, and
+// again over TCP when the member's answer is truncated, as a DoH query
+// (dataplane/doh) has no size of its own to keep to.
+func (s *Service) answerStream(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, b []byte, client, local netip.AddrPort, doh bool) (*dns.Msg, bool) {
 	vr, m, send, done := s.request(snap, r, client.Addr(), local, false)
 	defer vr.Release()
 	if done {
@@ -421,7 +428,11 @@ func (s *Service) answerTCP(vs *state.Virtual, snap *state.VirtualSnap, r *dns.M
 	case stepDrop:
 		return nil, false
 	case stepForward:
-		if m, origin = s.forward(vs, snap, r, b, client, local, false, s.cacheFor(svc)); m == nil {
+		m, origin = s.forward(vs, snap, r, b, client, local, doh, s.cacheFor(svc))
+		if doh && m != nil && m.Truncated {
+			m, origin = s.forward(vs, snap, r, b, client, local, false, s.cacheFor(svc))
+		}
+		if m == nil {
 			return nil, false
 		}
 		if hit == nil {
@@ -528,11 +539,24 @@ func (s *Service) ask(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wi
 			defer slots.Add(-1)
 		}
 	}
+	return AskPool(vs, snap, r, wire, client, local, udp), false
+}
+
+// AskPool sends wire (r) to a member of the virtual's pool, chosen by
+// the pool's load balancing and monitors, over UDP (udp) or TCP, from
+// the virtual's SNAT address, and returns its answer; a member that
+// does not answer is passed over for one more. nil when none answered
+// or there is no pool. A DoH virtual's queries take this way too
+// (dataplane/doh).
+func AskPool(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool) *dns.Msg {
+	if snap.Pool == nil {
+		return nil
+	}
 	var failed []*state.Member
 	for attempt := 0; attempt < 2; attempt++ {
 		mem, pool, _ := state.Choose(snap.Pool, state.Target{}, nil, failed, state.Chooser{})
 		if mem == nil {
-			return nil, false
+			return nil
 		}
 		dst := state.Translate(snap.Cfg, mem.Cfg.Load().Addr, local)
 		src := state.SNATSource(vs, snap, client, local, dst, nil, pool)
@@ -541,11 +565,11 @@ func (s *Service) ask(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wi
 		m, err := exchange(src, dst, r, wire, udp)
 		if err == nil {
 			mem.Stats.In(m.Len(), 1)
-			return m, false
+			return m
 		}
 		failed = append(failed, mem)
 	}
-	return nil, false
+	return nil
 }
 
 // cacheOwn is the cache c's own answer to r (wire), before any pool: a

@@ -202,6 +202,11 @@ type Virtual struct {
 	// (wide IPs, static zones, its cache) before it forwards any to its
 	// pool (dataplane/dnsvs); nil without the profile.
 	DNS *DNSProfile
+	// DoH is the doh-server or doh-proxy profile of an HTTP virtual: its
+	// clients' HTTP requests carry DNS queries (dataplane/doh), which
+	// DNS (doh-server) or the pool answers; nil without one. Its TLS is
+	// the client-ssl profiles, whose handshakes the DoH service runs.
+	DoH *DoH
 	// HoldPackets and HoldBytes are the udp profile's buffer-max-packets
 	// and buffer-max-bytes: the client datagrams UDP::hold keeps until
 	// UDP::release (0 packets keeps one, the datagram that made the flow;
@@ -1366,4 +1371,18 @@ type BWCCategory struct {
 	// traffic-priority-map, a level of the policy's group).
 	Leveled bool
 	Level   int
+}
+
+// DoH is a virtual's DNS over HTTPS (dataplane/doh).
+type DoH struct {
+	// Profile is the doh profile's name, whose counters show ltm
+	// profile doh-server (doh-proxy) shows.
+	Profile string
+	// Proxy: a doh-proxy profile, whose queries go to the pool (through
+	// DNS's steps when the virtual has a dns profile); else doh-server.
+	Proxy bool
+	// ALPN and H2C are the http2 profile's activation-modes: h2 offered
+	// in the TLS handshake (alpn), a cleartext client's HTTP/2 preface
+	// taken (always). Both false: HTTP/1.1 only.
+	ALPN, H2C bool
 }

@@ -37,12 +37,13 @@ const (
 )
 
 // loopTLS reports whether a virtual's flows run on the loops with TLS:
-// client-ssl only (without allow-non-ssl), and no rule event but CLIENT_ACCEPTED, which runs on
+// client-ssl only (without allow-non-ssl; not a DoH virtual, whose service
+// runs its own), and no rule event but CLIENT_ACCEPTED, which runs on
 // the handshake's goroutine before the handshake (acceptedOnLoop).
 func loopTLS(snap *state.VirtualSnap) bool {
 	t := snap.Cfg.TLS
 	return t != nil && t.Client != nil && t.Server == nil && !t.AllowNonSSL && snap.BWC == nil && snap.LSN == nil && (snap.EvMask == 0 || snap.EvMask == eventBit(config.EventClientAccepted)) &&
-		snap.Cfg.MBLB == nil && snap.Cfg.STARTTLS == nil && snap.Cfg.MQTT == nil && snap.Cfg.FIX == nil && snap.Cfg.Diameter == nil && !handlesSSL(snap.Cfg.Rules) && !sslPersists(snap.Cfg) // ssl persistence: goroutine flows (tls.go)
+		snap.Cfg.MBLB == nil && snap.DNS == nil && snap.Cfg.STARTTLS == nil && snap.Cfg.MQTT == nil && snap.Cfg.FIX == nil && snap.Cfg.Diameter == nil && !handlesSSL(snap.Cfg.Rules) && !sslPersists(snap.Cfg) // ssl persistence: goroutine flows (tls.go)
 }
 
 // handshakeTLS admits a client of a loopTLS virtual accepted for lr

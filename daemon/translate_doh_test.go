@@ -1,0 +1,44 @@
+package daemon
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestDoHRefusals: the profile stack a doh profile needs, and the DoH
+// listeners' checks; what is refused changes nothing.
+func TestDoHRefusals(t *testing.T) {
+	e, _ := dnsProfileEngine(t, false)
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s, "create ltm pool dns_pool", "create ltm virtual taken destination 127.171.20.1:8443 profiles add { tcp http dns doh-server } pool dns_pool")
+	for _, c := range []struct{ cmd, err string }{
+		{"create ltm virtual v1 destination 127.171.20.2:443 profiles add { tcp http doh-server } pool dns_pool", "profile /Common/doh-server (doh-server) requires a dns profile on the virtual server (/Common/v1)"},
+		{"create ltm virtual v2 destination 127.171.20.2:443 profiles add { tcp dns doh-proxy } pool dns_pool", "profile /Common/doh-proxy (doh-proxy) requires an http profile on the virtual server (/Common/v2)"},
+		{"create ltm virtual v3 destination 127.171.20.2:443 ip-protocol udp profiles add { udp http dns doh-server } pool dns_pool", "needs ip-protocol tcp"},
+		{"create ltm virtual v4 destination 127.171.20.2:443 profiles add { tcp http dns doh-server doh-proxy } pool dns_pool", "cannot be used with doh-server profile /Common/doh-server"},
+		{"create gtm listener-doh-server l1 address 127.171.20.3 profiles add { tcp http dns }", "gtm listener-doh-server /Common/l1 requires a doh-server profile in its profiles"},
+		{"create gtm listener-doh-server taken address 127.171.20.3 profiles add { tcp http dns doh-server }", "ltm virtual /Common/taken exists"},
+	} {
+		_, err := run(t, s, c.cmd)
+		if !strings.Contains(err, c.err) {
+			t.Errorf("%s: error %q, want %q", c.cmd, err, c.err)
+		}
+	}
+	if out, _ := run(t, s, "list ltm virtual"); strings.Count(out, "ltm virtual ") != 1 {
+		t.Errorf("a refused virtual was kept:\n%s", out)
+	}
+	if out, _ := run(t, s, "list gtm listener-doh-server"); strings.Contains(out, "listener-doh-server") {
+		t.Errorf("a refused listener was kept:\n%s", out)
+	}
+	// The http profile's own settings are not used: said.
+	mustRun(t, s, "create ltm profile http http_xff insert-xforwarded-for enabled")
+	out, err := run(t, s, "create ltm virtual v6 destination 127.171.20.4:8080 profiles add { tcp http_xff doh-proxy } pool dns_pool")
+	if err != "" || !strings.Contains(out, "profile /Common/http_xff (http): insert-xforwarded-for not used on a DNS over HTTPS virtual") {
+		t.Errorf("http settings on a DoH virtual: out %q, error %q", out, err)
+	}
+	// doh-proxy with server-ssl (BIG-IP's DoH-to-DoH proxy): kept, said.
+	out, err = run(t, s, "create ltm virtual v5 destination 127.171.20.2:443 profiles add { tcp http doh-proxy serverssl } pool dns_pool")
+	if err != "" || !strings.Contains(out, "is not served: openltm's doh-proxy sends DNS queries to the pool's members; kept, and it carries no traffic") {
+		t.Errorf("doh-proxy with server-ssl: out %q, error %q", out, err)
+	}
+}

@@ -1,0 +1,166 @@
+package doh
+
+import (
+	"crypto/tls"
+	"net"
+	"net/http"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/openltm/openltm/dataplane/dnsvs"
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/tlsprof"
+)
+
+// Mode is which doh profile a virtual has.
+type Mode uint8
+
+const (
+	// Server is the doh-server profile: the virtual's dns profile
+	// answers.
+	Server Mode = iota + 1
+	// Proxy is the doh-proxy profile: a member of the virtual's pool
+	// answers (through the dns profile's steps when it has one [M]).
+	Proxy
+)
+
+// Service is one virtual's DoH of one commit, in its snapshot where a
+// dns profile's service would be (state.DNSService): the connections it
+// takes are served here, so other virtuals pay nothing more.
+type Service struct {
+	mode  Mode
+	dns   *dnsvs.Service // the virtual's dns profile; nil for none (doh-proxy)
+	st    *Stats
+	tls   *tls.Config // the client-ssl profiles with ALPN; nil in cleartext
+	proto http.Protocols
+}
+
+// New makes the service of a virtual with a doh profile in mode; dns is
+// its dns profile's service (nil for none), st the profile's counters,
+// client the virtual's client-ssl (nil: cleartext), alpn and h2c its
+// http2 profile's activation-modes (h2 offered in ALPN; a cleartext
+// client's HTTP/2 preface taken).
+func New(mode Mode, dns *dnsvs.Service, st *Stats, client *tls.Config, alpn, h2c bool) *Service {
+	s := &Service{mode: mode, dns: dns, st: st}
+	s.proto.SetHTTP1(true)
+	s.proto.SetHTTP2(alpn && client != nil)
+	s.proto.SetUnencryptedHTTP2(h2c && client == nil)
+	if client != nil {
+		protos := []string{"http/1.1"}
+		if alpn {
+			protos = []string{"h2", "http/1.1"}
+		}
+		s.tls = tlsprof.WithALPN(client, protos...)
+	}
+	return s
+}
+
+// ServeUDP implements state.DNSService; a doh virtual is TCP only (the
+// configuration refuses another protocol), so a datagram is dropped.
+func (s *Service) ServeUDP(*state.Virtual, *state.VirtualSnap, *net.UDPConn, netip.AddrPort, netip.AddrPort, []byte) {
+}
+
+// handshakeTimeout bounds each request's head [M] (the TLS handshake
+// has the client-ssl profile's handshake-timeout).
+const handshakeTimeout = 10 * time.Second
+
+// ServeTCP implements state.DNSService: it serves one client connection
+// to its end, as HTTP/2 (ALPN h2, or the cleartext preface with http2
+// activation-modes always) or HTTP/1.1.
+func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn) {
+	defer c.Close()
+	client, local := addrPort(c.RemoteAddr()), addrPort(c.LocalAddr())
+	idle := snap.Idle
+	if idle <= 0 {
+		idle = 300 * time.Second
+	}
+	h := &Handler{Stats: s.st, Answer: func(q *dns.Msg, wire []byte) (*dns.Msg, bool) {
+		return s.answer(vs, snap, q, wire, client, local)
+	}}
+	var conn net.Conn = c
+	if t := snap.Cfg.TLS; s.tls != nil && t != nil {
+		// The client-ssl profiles' handshake, counted and logged as on
+		// any virtual (show ltm profile client-ssl, log.ssl.level).
+		raw, cfg := t.WatchClient(c, s.tls)
+		tc := tls.Server(raw, cfg)
+		c.SetDeadline(time.Now().Add(t.Handshake()))
+		var held state.SSLHeld
+		defer held.Release()
+		if err := snap.NoteClientTLS(tc, t.ClientHandshake(tc.Handshake), &held); err != nil {
+			return
+		}
+		c.SetDeadline(time.Time{})
+		conn = tc
+	}
+	l := &oneConn{c: conn, done: make(chan struct{})}
+	srv := &http.Server{Handler: h, IdleTimeout: idle, ReadHeaderTimeout: handshakeTimeout, ErrorLog: quietLog, Protocols: &s.proto,
+		ConnState: func(_ net.Conn, st http.ConnState) {
+			if st == http.StateClosed || st == http.StateHijacked {
+				l.finish()
+			}
+		}}
+	srv.Serve(l)
+}
+
+// answer is the answer to one query: the dns profile's (doh-server, and
+// doh-proxy with one), else a member's over UDP, again over TCP when it
+// is truncated.
+func (s *Service) answer(vs *state.Virtual, snap *state.VirtualSnap, q *dns.Msg, wire []byte, client, local netip.AddrPort) (*dns.Msg, bool) {
+	vs.Stats.In(len(wire), 1)
+	var m *dns.Msg
+	ok := false
+	if s.dns != nil {
+		m, ok = s.dns.AnswerDoH(vs, snap, q, wire, client, local)
+	} else if s.mode == Proxy { // a doh-server asks its pool only through its dns profile
+		m = dnsvs.AskPool(vs, snap, q, wire, client, local, true)
+		if m != nil && m.Truncated {
+			m = dnsvs.AskPool(vs, snap, q, wire, client, local, false)
+		}
+		ok = m != nil
+	}
+	if ok {
+		vs.Stats.Out(m.Len(), 1)
+	}
+	return m, ok
+}
+
+func addrPort(a net.Addr) netip.AddrPort {
+	if t, ok := a.(*net.TCPAddr); ok {
+		ap := t.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	return netip.AddrPort{}
+}
+
+// oneConn is a listener of one connection, for http.Server.Serve: its
+// second Accept waits until the connection is done.
+type oneConn struct {
+	mu   sync.Mutex
+	c    net.Conn
+	done chan struct{}
+	once sync.Once
+}
+
+func (l *oneConn) Accept() (net.Conn, error) {
+	l.mu.Lock()
+	c := l.c
+	l.c = nil
+	l.mu.Unlock()
+	if c != nil {
+		return c, nil
+	}
+	<-l.done
+	return nil, net.ErrClosed
+}
+
+func (l *oneConn) finish()        { l.once.Do(func() { close(l.done) }) }
+func (l *oneConn) Close() error   { l.finish(); return nil }
+func (l *oneConn) Addr() net.Addr { return dummyAddr{} }
+
+type dummyAddr struct{}
+
+func (dummyAddr) Network() string { return "tcp" }
+func (dummyAddr) String() string  { return "doh" }
