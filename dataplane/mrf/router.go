@@ -1133,9 +1133,7 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 	}
 	o.idle, o.answerMax = max(idle, 0), udpAnswerMax
 	o.link.UDP = udp
-	if a, ok := c.LocalAddr().(*net.UDPAddr); ok {
-		o.link.Local = a.AddrPort()
-	}
+	o.link.Local = addrPortOf(c.LocalAddr())
 	rd := &Reader{R: idleReader{o}, Term: o.r.cfg.Term, Max: o.r.cfg.Max, Datagram: udp}
 	if p := o.r.cfg.Proto; p != nil && !udp {
 		// The handshake reads the connection itself, bounded; what it
