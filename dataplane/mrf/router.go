@@ -1408,8 +1408,19 @@ func (o *outgoing) readProto(data []byte) bool {
 		o.mu.Unlock()
 		if !c.Bad && o.owner != nil && sticky(p) {
 			o.r.C.Unsolicited.Add(1)
-			o.owner.deliver(&Message{Data: append([]byte(nil), data...), Status: StatusRouted, Peer: o.key.peer, Member: o.addr,
-				origin: o.owner, Instance: -1})
+			a := &Message{Data: append([]byte(nil), data...), Status: StatusRouted, Peer: o.key.peer, Member: o.addr,
+				origin: o.owner, Instance: -1}
+			if o.hooks != nil {
+				// The broker's own packet runs the connection's rules.
+				if !o.ingress(a) { // peerrules.go
+					return false
+				}
+				if a.Drop {
+					o.r.C.Dropped.Add(1)
+					return true
+				}
+			}
+			o.owner.deliver(a)
 			return true
 		}
 		if c.Bad || o.sess == nil {
