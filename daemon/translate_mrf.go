@@ -90,8 +90,8 @@ const mrfIdle = 300 * time.Second
 // makes its connections: from its source-address-translation's address
 // and with its tcp profile's settings (a udp profile, for SIP: its
 // peers' connections are UDP flows); its rules run on those
-// connections (translate_mrf_rules.go; an MQTT router's are kept with a
-// warning). A peer with
+// connections (translate_mrf_rules.go; an MQTT router's broker
+// connections too). A peer with
 // auto-initialization has its connections opened as the virtual starts
 // and opened again where they closed, each auto-initialization-interval.
 // The generic protocol runs on a UDP virtual too (each datagram a
@@ -394,8 +394,6 @@ func (t *translator) mrfTransport(cfg *mrf.Config, fam *mrfFamily, name string) 
 	}
 	if rv := fam.transport.MustProp(mrfTCRules.Name).Get(tco); rv != nil && len(rv.List) > 0 {
 		switch {
-		case fam.label == "mqtt":
-			t.keep(tco, "transport-config %s: rules are kept; openltm runs no rules on an MQTT router's broker connections", tco.Name)
 		case t.rules == nil:
 		default:
 			// Its peer connections run them (translate_mrf_rules.go).

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"hash/fnv"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,7 +24,11 @@ import (
 // begin something new), honor-route-header (a request goes to the hop
 // its Route fields name; honor-route-mode strict addresses it as a
 // strict router), passthru-mode (what is no SIP message is forwarded as
-// it is) and do-not-connect-back (mrfConnectBack). The firewall is
+// it is), record-route-mode double (two Record-Route values where a
+// request crosses sides), service-port (the port its Via and
+// Record-Route name), allow-unknown-methods (disabled: 405 to a method
+// SIP does not define) and do-not-connect-back (mrfConnectBack). The
+// firewall is
 // kept with a warning where it differs from the default (its
 // persistence: sipPersistence).
 func (t *translator) mrfSIP(o *objects.Object, v *dataplane.Virtual, sess *objects.Object, e func(string) string) mrf.Protocol {
@@ -44,6 +49,14 @@ func (t *translator) mrfSIP(o *objects.Object, v *dataplane.Virtual, sess *objec
 		HonorRoute:  e("honor-route-header") == "enabled",
 		StrictRoute: e("honor-route-mode") == "strict",
 		Passthru:    e("passthru-mode") == "enabled",
+		DoubleRR:    e("record-route-mode") == "double",
+		// allow-unknown-methods disabled: a client's request of a
+		// method SIP does not define is answered 405.
+		AllowUnknown: e("allow-unknown-methods") == "enabled",
+	}
+	if sp := atoi(e("service-port")); sp > 0 && sp <= 65535 {
+		// The port the virtual's Via and Record-Route name.
+		s.Host = netip.AddrPortFrom(v.Destination.Addr(), uint16(sp)).String()
 	}
 	if cv := e("custom-via"); cv != "none" && cv != "" {
 		s.CustomVia = cv

@@ -65,4 +65,5 @@ func (b *ruleBinder) transportRulesOf(s *objects.Schema, cfg *objects.Config, na
 // peerEvents are the events a message-routing peer connection raises.
 var peerEvents = []rules.Event{rules.ClientAccepted, rules.ClientClosed, rules.MRIngress, rules.MREgress, rules.MRFailed,
 	rules.GenericMessageIngress, rules.GenericMessageEgress, rules.SIPRequest, rules.SIPResponse, rules.SIPRequestSend,
-	rules.SIPResponseSend, rules.DiameterIngress, rules.DiameterEgress}
+	rules.SIPResponseSend, rules.DiameterIngress, rules.DiameterEgress,
+	rules.MQTTServerIngress, rules.MQTTServerData, rules.MQTTServerEgress}

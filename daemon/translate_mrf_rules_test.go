@@ -11,8 +11,8 @@ import (
 // connection's events reach its peers' connections without a warning
 // (the engine's translation holds them until it goes in service, a
 // standalone one builds them at once); a list with none of those events
-// costs nothing; an MQTT router's transport-config keeps its rules with
-// a warning.
+// costs nothing; an MQTT router's transport-config's rules reach its
+// broker connections too.
 func TestMRFTransportRules(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
@@ -50,7 +50,7 @@ func TestMRFTransportRules(t *testing.T) {
 	}
 	for _, c := range []string{
 		"create ltm message-routing mqtt transport-config tm { profiles replace-all-with { tcp { } } rules { r_peer } }",
-		"create ltm message-routing mqtt peer mp { pool p transport-config tm }",
+		"create ltm message-routing mqtt peer mp { pool p transport-config tm connection-mode per-client }",
 		"create ltm message-routing mqtt route mr { peers { mp } }",
 		"create ltm message-routing mqtt profile router mrt { defaults-from mqttrouter routes { mr } }",
 	} {
@@ -59,7 +59,11 @@ func TestMRFTransportRules(t *testing.T) {
 		}
 	}
 	out, err = run(t, s, "create ltm virtual vm destination 127.162.6.2:1883 pool p profiles replace-all-with { tcp { } mqttsession { } mrt { } }")
-	if err != "" || !strings.Contains(out, "runs no rules on an MQTT router") {
+	if err != "" || strings.Contains(out, "kept") {
 		t.Fatalf("mqtt: %q %q", out, err)
+	}
+	dc, _ = Translate(e.schema, e.Config())
+	if tm := dc.Virtuals["/Common/vm"].MRF.Transports["/Common/tm"]; tm == nil || tm.Rules == nil {
+		t.Fatalf("tm: %+v", tm)
 	}
 }

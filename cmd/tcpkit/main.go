@@ -85,7 +85,7 @@ var subcommands = []struct{ name, usage, what string }{
 		"an SSL-gateway-like client: many users multiplexed over a few reused connections"},
 	{"sip-server", "-listen ADDR:PORT [-label S1] [-udp] [-quiet] [-headers] [-show NAME,...] [-body]",
 		"a SIP member over TCP or UDP: INVITE gets 100 and 200 with SDP, ACK nothing, other requests 200; answers name the member (X-Member)"},
-	{"sip-client", "-connect ADDR:PORT [-label C1] [-calls N] [-options N] [-info N] [-register N] [-registrations user[=secs],...] [-compact] [-tag T] [-udp] [-summary] [-headers] [-wait-close] [-route VALUE] [-media M] [-show NAME,...]",
+	{"sip-client", "-connect ADDR:PORT [-label C1] [-calls N] [-options N] [-options-method M] [-info N] [-register N] [-registrations user[=secs],...] [-compact] [-tag T] [-udp] [-summary] [-headers] [-wait-close] [-route VALUE] [-media M] [-show NAME,...]",
 		"a SIP client on one connection: dialogs (INVITE, ACK, BYE) and OPTIONS, printing which member answered each"},
 	{"radius-server", "-listen ADDR:PORT [-label R1] [-secret S]",
 		"a RADIUS member over UDP: accepts every Access-Request, answers every Accounting-Request, naming itself in Reply-Message; logs User-Name and Calling-Station-Id"},

@@ -243,6 +243,7 @@ func sipClientMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	label := fs.String("label", "C1", "the client's name, the start of its Call-IDs")
 	calls := fs.Int("calls", 1, "dialogs to place: INVITE, ACK, BYE each")
 	options := fs.Int("options", 0, "OPTIONS requests to send, each of its own Call-ID")
+	optMethod := fs.String("options-method", "OPTIONS", "the method of the -options requests (another, or one SIP does not define, to see how it is handled)")
 	info := fs.Int("info", 0, "INFO requests each dialog sends between its ACK and its BYE")
 	register := fs.Int("register", 0, "REGISTER requests to send first, each for an address of record of its own (LABEL-user-N)")
 	registrations := fs.String("registrations", "", "REGISTER requests to send after -register's, in order: user[=seconds],... (the Contact's expires parameter; without one, Expires: 60)")
@@ -447,14 +448,14 @@ func sipClientMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	for i := 1; i <= *options; i++ {
 		callID := fmt.Sprintf("%s-options-%d", *label, i)
-		if err := send(request("OPTIONS", callID, 1, "")); err != nil {
+		if err := send(request(*optMethod, callID, 1, "")); err != nil {
 			return err
 		}
 		m, err := recv()
 		if err != nil {
-			return fmt.Errorf("%s OPTIONS %s: %v", *label, callID, err)
+			return fmt.Errorf("%s %s %s: %v", *label, *optMethod, callID, err)
 		}
-		show("OPTIONS", callID, m)
+		show(*optMethod, callID, m)
 	}
 	if *summary {
 		var ks []string

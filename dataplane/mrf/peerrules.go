@@ -34,6 +34,10 @@ type PeerConn struct {
 	// Local is the connection's own address, Remote the peer member's.
 	Local, Remote netip.AddrPort
 	UDP           bool
+	// Send writes framed bytes to the peer outside the router's
+	// bookkeeping (an MQTT rule's MQTT::respond to the broker, its
+	// MQTT::insert before a packet): called from Ingress or Egress.
+	Send func([]byte) error
 }
 
 // PeerHooks run a transport-config's rules on one peer connection:
@@ -67,7 +71,7 @@ func (o *outgoing) peerHooks(tc *Transport, local, remote netip.AddrPort, udp bo
 	if !ok {
 		return nil
 	}
-	return re.PeerHooks(tc.Rules, PeerConn{Router: o.r, Transport: tc.Name, Local: local, Remote: remote, UDP: udp})
+	return re.PeerHooks(tc.Rules, PeerConn{Router: o.r, Transport: tc.Name, Local: local, Remote: remote, UDP: udp, Send: o.writeBack})
 }
 
 // egress runs the connection's egress events over m about to be written

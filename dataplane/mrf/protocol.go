@@ -125,7 +125,8 @@ type Link struct {
 	// UDP: the connection is a UDP flow (each message one datagram).
 	UDP bool
 	// Local is the connection's own address: on UDP, where the peer
-	// sends what it answers.
+	// sends what it answers; on TCP, the side of the host it leaves
+	// from (a SIP double Record-Route names it).
 	Local netip.AddrPort
 }
 

@@ -1133,9 +1133,7 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 	}
 	o.idle, o.answerMax = max(idle, 0), udpAnswerMax
 	o.link.UDP = udp
-	if a, ok := c.LocalAddr().(*net.UDPAddr); ok {
-		o.link.Local = a.AddrPort()
-	}
+	o.link.Local = addrPortOf(c.LocalAddr())
 	rd := &Reader{R: idleReader{o}, Term: o.r.cfg.Term, Max: o.r.cfg.Max, Datagram: udp}
 	if p := o.r.cfg.Proto; p != nil && !udp {
 		// The handshake reads the connection itself, bounded; what it
@@ -1410,8 +1408,19 @@ func (o *outgoing) readProto(data []byte) bool {
 		o.mu.Unlock()
 		if !c.Bad && o.owner != nil && sticky(p) {
 			o.r.C.Unsolicited.Add(1)
-			o.owner.deliver(&Message{Data: append([]byte(nil), data...), Status: StatusRouted, Peer: o.key.peer, Member: o.addr,
-				origin: o.owner, Instance: -1})
+			a := &Message{Data: append([]byte(nil), data...), Status: StatusRouted, Peer: o.key.peer, Member: o.addr,
+				origin: o.owner, Instance: -1}
+			if o.hooks != nil {
+				// The broker's own packet runs the connection's rules.
+				if !o.ingress(a) { // peerrules.go
+					return false
+				}
+				if a.Drop {
+					o.r.C.Dropped.Add(1)
+					return true
+				}
+			}
+			o.owner.deliver(a)
 			return true
 		}
 		if c.Bad || o.sess == nil {

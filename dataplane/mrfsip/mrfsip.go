@@ -94,6 +94,10 @@ type Session struct {
 	// messages either and ends the connection as before) [M: F5 names
 	// the setting; openltm reads it so].
 	Passthru bool
+	// DoubleRR is record-route-mode double (session.go).
+	DoubleRR bool
+	// AllowUnknown is allow-unknown-methods (session.go).
+	AllowUnknown bool
 
 	via, rr []byte
 	loop    []byte
@@ -106,11 +110,7 @@ type Session struct {
 func New(s *Session) *Session {
 	s.via = s.viaPrefix()
 	if s.RecordRoute {
-		if s.UDP {
-			s.rr = []byte("Record-Route: <sip:" + s.Host + ";lr>\r\n")
-		} else {
-			s.rr = []byte("Record-Route: <sip:" + s.Host + ";transport=tcp;lr>\r\n")
-		}
+		s.rr = appendRR(nil, s.Host, s.UDP)
 	}
 	s.loop = []byte("branch=" + s.mark())
 	s.self, _ = netip.ParseAddrPort(s.Host)
@@ -121,8 +121,8 @@ func New(s *Session) *Session {
 func (s *Session) Name() string { return "sip" }
 
 func (s *Session) String() string {
-	return fmt.Sprintf("%t %q %t %t %t %d %d %q %d %t %t %t %t %t %t %t %t %d", s.InsertVia, s.CustomVia, s.RecordRoute, s.MaxForwards, s.Respond, s.MaxSize, s.MaxHeader, s.Host, s.Salt,
-		s.UDP, s.IgnoreVia, s.LoopDetect, s.Maintenance, s.LoopStrict, s.HonorRoute, s.StrictRoute, s.Passthru, s.MaxHeaders)
+	return fmt.Sprintf("%t %q %t %t %t %d %d %q %d %t %t %t %t %t %t %t %t %d %t %t", s.InsertVia, s.CustomVia, s.RecordRoute, s.MaxForwards, s.Respond, s.MaxSize, s.MaxHeader, s.Host, s.Salt,
+		s.UDP, s.IgnoreVia, s.LoopDetect, s.Maintenance, s.LoopStrict, s.HonorRoute, s.StrictRoute, s.Passthru, s.MaxHeaders, s.DoubleRR, s.AllowUnknown)
 }
 
 // mark is the start of the branch of every Via the virtual inserts.
@@ -242,12 +242,15 @@ func (s *Session) Local(dst, data []byte, fromPeer bool) ([]byte, bool, bool) {
 		}
 		return nil, true, false
 	}
-	if fromPeer || !s.MaxForwards && !s.LoopDetect && !s.Maintenance {
+	if fromPeer || !s.MaxForwards && !s.LoopDetect && !s.Maintenance && s.AllowUnknown {
 		return nil, false, false
 	}
 	m, err := sipmsg.Parse(data)
 	if err != nil || !m.Request || string(m.Method) == "ACK" {
 		return nil, false, false
+	}
+	if !s.AllowUnknown && !knownMethod(m.Method) {
+		return append(dst, rejectUnknown(&m)...), true, false
 	}
 	if s.LoopDetect && s.looped(&m) {
 		return append(dst, sipmsg.Reject(&m, 482, "Loop Detected")...), true, false
@@ -363,7 +366,7 @@ func (s *Session) OutboundOn(link *mrf.Link, bufs *[2][]byte, msg *mrf.Message, 
 			m, _ = sipmsg.Parse(b)
 		}
 	}
-	var lines [2][]byte
+	var lines [3][]byte
 	n := 0
 	key := seq
 	if s.InsertVia {
@@ -391,6 +394,12 @@ func (s *Session) OutboundOn(link *mrf.Link, bufs *[2][]byte, msg *mrf.Message, 
 		key = s.key(&m, true)
 	}
 	if s.rr != nil && sipmsg.OpensDialog(&m) {
+		if s.DoubleRR && link != nil && s.crosses(link) {
+			// The peer's side first: the UAS's route set starts with
+			// it, the UAC's (reversed) with the client's side.
+			lines[n] = s.peerRR(link)
+			n++
+		}
 		lines[n] = s.rr
 		n++
 	}

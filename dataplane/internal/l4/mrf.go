@@ -345,8 +345,9 @@ func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 // flows, and applies what the rule asked: its edits (the packet encoded
 // again), MQTT::drop, MQTT::respond (in the client's packet's events --
 // MQTT_CLIENT_INGRESS, MQTT_CLIENT_DATA, MR_INGRESS, MQTT_SERVER_EGRESS
-// -- to the client at once [M: in the broker's packet's events it is
-// left out, openltm running no rules on peer connections]),
+// -- to the client at once [M: in the broker's packet's events on the
+// client's connection it is left out; a transport-config's rules on the
+// broker connection answer the broker there, mrfpeer.go]),
 // MQTT::insert's packets (around this one toward the client in the
 // broker's packet's events; after it toward the broker in the client's
 // [M: one before it would take its place as the packet the broker's

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/mqtt"
 	"github.com/openltm/openltm/dataplane/mrf"
 	"github.com/openltm/openltm/rules"
 )
@@ -30,8 +31,12 @@ import (
 // MR::, SIP:: and DIAMETER:: commands act on the message in hand; MR::
 // transport is "config NAME". `drop` and `discard` drop the message,
 // `reject` or a Tcl error close the connection (its requests in flight
-// fail as when the peer closes it) [M]. The MQTT router's peer
-// connections run no rules (the daemon warns).
+// fail as when the peer closes it) [M]. On an MQTT router's broker
+// connections a packet to the broker runs MR_EGRESS then
+// MQTT_SERVER_EGRESS, one from the broker MQTT_SERVER_INGRESS,
+// MQTT_SERVER_DATA (after MQTT::collect over a PUBLISH) then MR_INGRESS
+// [M: F5's MQTT events name the broker the server; its packets run the
+// server side's events], with the MQTT:: commands (runMQTT).
 
 // PeerHooks implements mrf.RuleEnv: the hooks of one peer connection
 // made by a transport-config with rules, nil when they handle none of
@@ -46,9 +51,6 @@ func (x *mrfEnv) PeerHooks(rs any, c mrf.PeerConn) mrf.PeerHooks {
 		return nil
 	}
 	proto := irules.MRFProtocol(c.Router.Config())
-	if proto == irules.MRFMQTT {
-		return nil
-	}
 	return &mrfPeerHooks{e: x.e, prog: prog, c: c, proto: proto, transport: "config " + c.Transport}
 }
 
@@ -58,7 +60,8 @@ func handlesPeer(p *rules.Program) bool {
 	if irules.HandlesMRF(p) {
 		return true
 	}
-	for _, ev := range []rules.Event{rules.SIPRequestSend, rules.SIPResponseSend, rules.ClientAccepted, rules.ClientClosed} {
+	for _, ev := range []rules.Event{rules.SIPRequestSend, rules.SIPResponseSend, rules.ClientAccepted, rules.ClientClosed,
+		rules.MQTTServerIngress, rules.MQTTServerData, rules.MQTTServerEgress} {
 		if p.Handles(ev) {
 			return true
 		}
@@ -95,6 +98,8 @@ func (h *mrfPeerHooks) Ingress(m *mrf.Message) bool {
 		return h.run(m, ev, rules.MRIngress)
 	case irules.MRFDiameter:
 		return h.run(m, rules.DiameterIngress, rules.MRIngress)
+	case irules.MRFMQTT:
+		return h.run(m, rules.MQTTServerIngress, rules.MQTTServerData, rules.MRIngress)
 	}
 	return h.run(m, rules.GenericMessageIngress, rules.MRIngress)
 }
@@ -111,6 +116,8 @@ func (h *mrfPeerHooks) Egress(m *mrf.Message) bool {
 		return h.run(m, rules.MREgress, ev)
 	case irules.MRFDiameter:
 		return h.run(m, rules.MREgress, rules.DiameterEgress)
+	case irules.MRFMQTT:
+		return h.run(m, rules.MREgress, rules.MQTTServerEgress)
 	}
 	return h.run(m, rules.MREgress, rules.GenericMessageEgress)
 }
@@ -137,7 +144,12 @@ func (h *mrfPeerHooks) Closed() {
 // run runs evs in turn over m (nil: a connection event), stopping once
 // the message is dropped; false when the rules closed the connection.
 func (h *mrfPeerHooks) run(m *mrf.Message, evs ...rules.Event) bool {
+	collect := false
 	for _, ev := range evs {
+		if ev == rules.MQTTServerData && !collect {
+			continue // only after MQTT::collect over a PUBLISH
+		}
+		collect = false
 		if !h.prog.Handles(ev) {
 			continue
 		}
@@ -161,6 +173,11 @@ func (h *mrfPeerHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 			sess.BeginSIP(m.Data)
 			err = sess.Run(ev)
 			ok = irules.MRFSIPOutcome(m, sess.EndSIP())
+		case h.proto == irules.MRFMQTT:
+			sess.BeginMR(m, h.c.Router, h.transport)
+			var end bool
+			end, collect, err = h.runMQTT(sess, ev, m)
+			ok = !end
 		case h.proto == irules.MRFDiameter:
 			// The DIAMETER:: commands read the message in the MR_
 			// events too.
@@ -205,6 +222,74 @@ func (h *mrfPeerHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 		}
 	}
 	return true
+}
+
+// runMQTT runs an MR_ or MQTT_SERVER_ event over a packet on a broker
+// connection with the MQTT:: commands reading and editing it, as on
+// the client's side (mrfHooks.runMQTT), and applies what the rule
+// asked: its edits (the packet encoded again), MQTT::drop,
+// MQTT::respond (to the packet's sender: the broker for one it sent,
+// the client for one going to the broker), MQTT::insert (around the
+// packet toward its destination: toward the client, both ways; toward
+// the broker, those before it written at once and those after it sent
+// with it -- an inserted packet's answer from the broker matches no
+// packet of the client's and is dropped) and MQTT::disconnect (the
+// broker connection closes). end: the connection is to close;
+// collect: the rule asked for MQTT_SERVER_DATA over a PUBLISH. The
+// session's protocol version is the one of the CONNECT that went out on
+// the connection.
+func (h *mrfPeerHooks) runMQTT(sess *rules.ConnState, ev rules.Event, m *mrf.Message) (end, collect bool, err error) {
+	sess.SetMQTT()
+	st := sess.MQTT()
+	p, derr := mqtt.Decode(m.Data, st.Version)
+	if derr != nil || st.Disabled {
+		return false, false, sess.Run(ev)
+	}
+	if p.Type == mqtt.CONNECT {
+		st.Version = p.ProtocolVersion
+	}
+	sess.BeginMQTT(p)
+	err = sess.Run(ev)
+	o := sess.EndMQTT()
+	if o.Edited {
+		m.Data = p.Encode(nil, st.Version)
+	}
+	m.Drop = m.Drop || o.Drop
+	collect = o.Collect && p.Type == mqtt.PUBLISH
+	toBroker := ev == rules.MREgress || ev == rules.MQTTServerEgress
+	if toBroker {
+		for _, b := range o.Respond {
+			if s := m.Originator(); s != nil && s.Send(b) != nil {
+				return true, false, err
+			}
+		}
+		for _, b := range o.Before {
+			if h.c.Send == nil || h.c.Send(b) != nil {
+				return true, false, err
+			}
+		}
+		for _, b := range o.After {
+			m.Data = append(m.Data, b...)
+		}
+	} else {
+		for _, b := range o.Respond {
+			if h.c.Send == nil || h.c.Send(b) != nil {
+				return true, false, err
+			}
+		}
+		if len(o.Before)+len(o.After) > 0 {
+			var b []byte
+			for _, x := range o.Before {
+				b = append(b, x...)
+			}
+			b = append(b, m.Data...)
+			for _, x := range o.After {
+				b = append(b, x...)
+			}
+			m.Data = b
+		}
+	}
+	return o.Disconnect, collect, err
 }
 
 // ---- The iRules view of a peer connection (rules.Conn) ----
