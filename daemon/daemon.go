@@ -115,6 +115,9 @@ type Engine struct {
 	vault secretVault
 	// minUp fires pools' min-up-members-action (minup.go).
 	minUp *minUpWatch
+	// scripts are the compiled cli and iCall scripts and the running
+	// iCall handlers (icall.go).
+	scripts *scripts
 }
 
 // state is one committed generation as the engine holds it.
@@ -234,6 +237,7 @@ func Open(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.pruneFiles()
+	e.scripts = newScripts(e)
 	e.hooks = append(e.hooks, rulesHook{e})
 	e.hooks = append(e.hooks, dbHook{}) // sys db values (dbkeys.go)
 	if err := e.AddHook(syslogHook{e}); err != nil {
@@ -242,6 +246,15 @@ func Open(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	if err := e.startILX(); err != nil { // ilx.go
+		e.logs.Close()
+		st.Close()
+		return nil, err
+	}
+	// cli and iCall scripts; the handlers start (icall.go).
+	if err := e.AddHook(scriptsHook{e}); err != nil {
+		if e.ilx != nil {
+			e.ilx.Close()
+		}
 		e.logs.Close()
 		st.Close()
 		return nil, err
@@ -271,6 +284,7 @@ func (e *Engine) AddHook(h Hook) error {
 
 // Close closes the store.
 func (e *Engine) Close() error {
+	e.scripts.close()
 	e.host.stop()
 	if e.minUp != nil {
 		e.minUp.stop()

@@ -68,7 +68,10 @@ type Env struct {
 type Script struct {
 	Name string
 	Kind Kind
-	body *tcl.Script
+	// Source is the body it was compiled from: a commit that keeps it
+	// keeps the compiled script.
+	Source string
+	body   *tcl.Script
 }
 
 // SyntaxError is a script body that does not compile: where and what.
@@ -127,7 +130,7 @@ func Compile(name, body string, kind Kind) (*Script, error) {
 		}
 		return nil, &SyntaxError{Script: name, Msg: err.Error()}
 	}
-	return &Script{Name: name, Kind: kind, body: s}, nil
+	return &Script{Name: name, Kind: kind, Source: body, body: s}, nil
 }
 
 // runState is one run's host data, reached by the commands through

@@ -1,0 +1,152 @@
+package daemon
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCLIScript(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s,
+		"create ltm pool sp1 members add { 127.168.1.1:80 }",
+		"create ltm pool sp2",
+		`create cli script addm {
+proc script::init {} {
+    set ::added 0
+}
+proc script::run {} {
+    foreach p [tmsh::get_config ltm pool] {
+        puts "pool [tmsh::get_name $p]"
+    }
+    set pool [lindex $tmsh::argv 1]
+    set m [lindex $tmsh::argv 2]
+    tmsh::modify ltm pool $pool members add \{ $m \}
+    incr ::added
+    puts "added $::added to $pool"
+}
+}`)
+	out, errText := run(t, s, "run cli script addm sp2 127.168.1.2:80")
+	if errText != "" {
+		t.Fatal(errText)
+	}
+	if out != "pool sp1\npool sp2\nadded 1 to sp2\n" {
+		t.Fatalf("output %q", out)
+	}
+	if out, _ := run(t, s, "list ltm pool sp2"); !strings.Contains(out, "127.168.1.2:http") {
+		t.Fatalf("the member was not added: %s", out)
+	}
+	// The shell's rules hold: a member that is no address is refused, and
+	// the error comes back with the script's line.
+	_, errText = run(t, s, "run cli script addm sp2 nosuch:80")
+	if !strings.Contains(errText, "script did not successfully complete") || !strings.Contains(errText, "line 11") {
+		t.Fatalf("error %q", errText)
+	}
+	// A syntax error is refused at create, with its line and column.
+	_, errText = run(t, s, "create cli script bad {\nproc script::run {} {\n    set x [foo\n}\n}")
+	if !strings.Contains(errText, "01070151") || !strings.Contains(errText, "line 3") {
+		t.Fatalf("a bad script: %q", errText)
+	}
+	if _, errText := run(t, s, "run cli script bad"); !strings.Contains(errText, "was not found") {
+		t.Fatalf("the refused script exists: %q", errText)
+	}
+	// Listed and saved like other configuration, and read back.
+	out, _ = run(t, s, "list cli script addm")
+	if !strings.HasPrefix(out, "cli script addm {\nproc script::init {} {") {
+		t.Fatalf("list: %q", out)
+	}
+	mustRun(t, s, "save sys config")
+	conf, err := os.ReadFile(filepath.Join(e.StateDir(), "bigip.conf"))
+	if err != nil || !strings.Contains(string(conf), "cli script /Common/addm {") {
+		t.Fatalf("saved: %v\n%s", err, conf)
+	}
+	mustRun(t, s, "delete cli script addm", "load sys config")
+	if out, _ := run(t, s, "run cli script addm sp1 127.168.1.3:80"); !strings.Contains(out, "added 1 to sp1") {
+		t.Fatalf("after load: %q", out)
+	}
+}
+
+func TestICallPeriodicHandler(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s,
+		"create ltm pool ip1 members add { 127.168.2.1:80 }",
+		`create sys icall script flip definition {
+    set m [lindex [tmsh::get_field_value [lindex [tmsh::get_config ltm pool ip1] 0] members] 0]
+    tmsh::modify ltm pool ip1 members modify \{ 127.168.2.1:80 \{ session user-disabled \} \}
+    tmsh::log "flipped [tmsh::get_name $m]"
+}`,
+		"create sys icall handler periodic ph interval 1 script flip")
+	eventually(t, 10*time.Second, "the periodic handler to disable the member", func() bool {
+		out, _ := run(t, s, "list ltm pool ip1")
+		return strings.Contains(out, "session user-disabled")
+	})
+	eventually(t, 10*time.Second, "the script's log line", func() bool {
+		out, _ := run(t, s, "show sys log ltm")
+		return strings.Contains(out, "flipped 127.168.2.1:http")
+	})
+	// Deactivated, it stops: the member enabled again stays enabled.
+	mustRun(t, s, "modify sys icall handler periodic ph status inactive",
+		"modify ltm pool ip1 members modify { 127.168.2.1:80 { session user-enabled } }")
+	time.Sleep(1500 * time.Millisecond)
+	if out, _ := run(t, s, "list ltm pool ip1"); strings.Contains(out, "user-disabled") {
+		t.Fatalf("an inactive handler ran: %s", out)
+	}
+	// A script that fails is logged, and the handler goes on.
+	mustRun(t, s, `create sys icall script fails definition {
+    incr ::n
+    tmsh::log "run"
+    error "boom"
+}`, "create sys icall handler periodic pf interval 1 script fails")
+	eventually(t, 10*time.Second, "two failed runs logged", func() bool {
+		out, _ := run(t, s, "show sys log ltm")
+		return strings.Count(out, "generated this Tcl error: (script did not successfully complete: (boom)") >= 2
+	})
+	// Deleting the handler stops it.
+	mustRun(t, s, "delete sys icall handler periodic pf")
+	if _, errText := run(t, s, "delete sys icall script fails"); errText != "" {
+		t.Fatal(errText)
+	}
+}
+
+func TestICallTriggeredHandler(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s,
+		"create ltm pool tp1 members add { 127.168.3.1:80 127.168.3.2:80 }",
+		`create sys icall script disable definition {
+    set member $EVENT::context(member)
+    tmsh::modify ltm pool $EVENT::context(pool) members modify \{ $member \{ session user-disabled \} \}
+    tmsh::log "[EVENT::name] disabled $member"
+}`,
+		`create sys icall handler triggered th script disable subscriptions add { s1 { event-name MAINT filters add { pool { value tp* match-algorithm glob } } } }`)
+	// An event no subscription takes runs nothing.
+	mustRun(t, s, "generate sys icall event OTHER context { { name pool value tp1 } { name member value 127.168.3.1:80 } }",
+		"generate sys icall event MAINT context { { name pool value xx } { name member value 127.168.3.1:80 } }",
+		"generate sys icall event MAINT context { { name pool value tp1 } { name member value 127.168.3.2:80 } }")
+	eventually(t, 10*time.Second, "the triggered handler to disable the member", func() bool {
+		out, _ := run(t, s, "list ltm pool tp1")
+		return strings.Contains(out, "session user-disabled")
+	})
+	eventually(t, 10*time.Second, "the log line", func() bool {
+		out, _ := run(t, s, "show sys log ltm")
+		return strings.Contains(out, "MAINT disabled 127.168.3.2:80")
+	})
+	out, _ := run(t, s, "list ltm pool tp1")
+	if strings.Count(out, "user-disabled") != 1 {
+		t.Fatalf("an event no subscription takes ran the script:\n%s", out)
+	}
+	// A handler needs a script that exists.
+	if _, errText := run(t, s, "create sys icall handler triggered t2 script nosuch"); errText == "" {
+		t.Fatal("a handler with no such script was accepted")
+	}
+	if _, errText := run(t, s, "generate sys icall event"); errText == "" {
+		t.Fatal("an event without a name was accepted")
+	}
+}
