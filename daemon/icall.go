@@ -504,7 +504,7 @@ func (s *Session) runCLIScript(ctx context.Context, st *grammar.Statement, args 
 	}
 	child := &Session{e: s.e, user: s.user, folder: s.folder, dir: s.dir, depth: s.depth + 1}
 	defer child.Close()
-	err := sc.Run(ctx, tmshscript.Env{Shell: child, Out: w, Log: s.e.scriptLog, Timeout: cliRunTimeout}, argv)
+	err := sc.Run(ctx, tmshscript.Env{Shell: child, Out: w, Log: s.e.scriptLog, Timeout: cliRunTimeout, Argv0: nw.Text}, argv)
 	s.committed = max(s.committed, child.committed)
 	return err
 }

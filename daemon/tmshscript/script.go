@@ -61,6 +61,9 @@ type Env struct {
 	Event *Event
 	// Handler names the iCall handler running the script (EVENT::handler).
 	Handler string
+	// Argv0 is tmsh::argv's first element, the script's name as the user
+	// typed it; "" is the script's full name.
+	Argv0 string
 }
 
 // Script is a compiled script, safe to run from several goroutines at once
@@ -170,7 +173,11 @@ func (s *Script) Run(ctx context.Context, env Env, args []string) error {
 	} else {
 		in.SleepBudget = time.Hour
 	}
-	argv := append([]tcl.Value{tcl.Str(s.Name)}, strs(args)...)
+	argv0 := env.Argv0
+	if argv0 == "" {
+		argv0 = s.Name
+	}
+	argv := append([]tcl.Value{tcl.Str(argv0)}, strs(args)...)
 	in.SetVar("tmsh::argv", tcl.List(argv...))
 	in.SetVar("tmsh::argc", tcl.Int(int64(len(argv))))
 	if env.Event != nil {
