@@ -76,8 +76,14 @@ func (s *Session) complete(ws []string) []control.Suggestion {
 		return nil
 	}
 	rest := ws[1:]
-	if len(rest) > 0 && (rest[0] == "cli") {
-		return sugs("Components", map[string]string{"transaction": "all-or-nothing change set"})
+	if len(rest) > 0 && rest[0] == "cli" && (len(rest) == 1 || rest[1] != "script") {
+		if verb == "run" {
+			return sugs("Components", map[string]string{"script": "run a cli script: run cli script NAME ?arguments?"})
+		}
+		return sugs("Components", map[string]string{"transaction": "all-or-nothing change set", "script": "tmsh script: Tcl procedures run by run cli script"})
+	}
+	if verb == "run" && len(rest) == 2 && rest[0] == "cli" {
+		return s.names(cliScript) // icall.go
 	}
 	path := s.moduleFor(rest)
 	if verb == "run" {

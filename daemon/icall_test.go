@@ -115,8 +115,9 @@ func TestICallPeriodicHandler(t *testing.T) {
 }
 
 func TestICallTriggeredHandler(t *testing.T) {
-	e := openTest(t, t.TempDir())
-	defer e.Close()
+	dir := t.TempDir()
+	e := openTest(t, dir)
+	defer func() { e.Close() }()
 	s := e.NewSession("admin").(*Session)
 	mustRun(t, s,
 		"create ltm pool tp1 members add { 127.168.3.1:80 127.168.3.2:80 }",
@@ -148,5 +149,46 @@ func TestICallTriggeredHandler(t *testing.T) {
 	}
 	if _, errText := run(t, s, "generate sys icall event"); errText == "" {
 		t.Fatal("an event without a name was accepted")
+	}
+	// After a restart the stored handler takes events again.
+	mustRun(t, s, "modify ltm pool tp1 members modify { all { session user-enabled } }")
+	e.Close()
+	e = openTest(t, dir)
+	s = e.NewSession("admin").(*Session)
+	mustRun(t, s, "generate sys icall event MAINT context { { name pool value tp1 } { name member value 127.168.3.1:80 } }")
+	eventually(t, 10*time.Second, "the handler to run after a restart", func() bool {
+		out, _ := run(t, s, "list ltm pool tp1")
+		return strings.Contains(out, "session user-disabled")
+	})
+}
+
+func TestICallPerpetualHandler(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s, `create sys icall script once definition { tmsh::log "perpetual ran [clock clicks]" }`,
+		"create sys icall handler perpetual pp script once")
+	// The script ends; the handler starts it again.
+	eventually(t, 10*time.Second, "two runs", func() bool {
+		out, _ := run(t, s, "show sys log ltm")
+		return strings.Count(out, "perpetual ran") >= 2
+	})
+	mustRun(t, s, "delete sys icall handler perpetual pp")
+}
+
+// A script runs another with tmsh::run; the nesting is bounded.
+func TestCLIScriptRunsScript(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s, `create cli script inner { proc script::run {} { puts "inner [lrange $tmsh::argv 1 end]" } }`,
+		`create cli script outer { proc script::run {} { puts outer; tmsh::run cli script inner a b } }`,
+		`create cli script self { proc script::run {} { tmsh::run cli script self } }`)
+	out, errText := run(t, s, "run cli script outer")
+	if errText != "" || out != "outer\ninner a b\n" {
+		t.Fatalf("output %q, error %q", out, errText)
+	}
+	if _, errText := run(t, s, "run cli script self"); !strings.Contains(errText, "scripts run 8 deep") {
+		t.Fatalf("a script running itself: %q", errText)
 	}
 }
