@@ -63,7 +63,8 @@ type scripts struct {
 
 	mu       sync.Mutex
 	compiled map[string]*tmshscript.Script // kind key + " " + name
-	handlers map[string]*icallHandler      // kind key + " " + name
+	plans    map[string]handlerPlan        // the handlers the configuration has
+	handlers map[string]*icallHandler      // those running, by the same key
 	closed   bool
 }
 
@@ -100,6 +101,10 @@ type scriptsChange struct {
 	s        *scripts
 	compiled map[string]*tmshscript.Script
 	handlers map[string]handlerPlan
+	// what Commit replaced, for Abort
+	committed    bool
+	prevCompiled map[string]*tmshscript.Script
+	prevPlans    map[string]handlerPlan
 }
 
 // handlerPlan is a handler as the configuration wants it running.
@@ -243,35 +248,47 @@ func planHandler(cfg *objects.Config, k *objects.Kind, o *objects.Object, compil
 }
 
 // Commit implements Change: handlers gone, stopped or changed stop (their
-// run in progress is cancelled at its next tmsh:: command, or its time
-// limit), new and changed ones start.
+// run in progress is cancelled at its next tmsh:: command or sleep, or
+// its time limit), new and changed ones start.
 func (c *scriptsChange) Commit() error {
-	s := c.s
+	c.prevCompiled, c.prevPlans = c.s.apply(c.compiled, c.handlers)
+	c.committed = true
+	return nil
+}
+
+// Abort implements Change: after Commit, the scripts and handlers of the
+// configuration before it are brought back.
+func (c *scriptsChange) Abort() {
+	if c.committed {
+		c.s.apply(c.prevCompiled, c.prevPlans)
+		c.committed = false
+	}
+}
+
+// apply makes compiled and plans the running scripts and handlers, and
+// returns those they replace.
+func (s *scripts) apply(compiled map[string]*tmshscript.Script, plans map[string]handlerPlan) (map[string]*tmshscript.Script, map[string]handlerPlan) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.compiled = c.compiled
+	prevCompiled, prevPlans := s.compiled, s.plans
+	s.compiled, s.plans = compiled, plans
 	if s.closed {
-		return nil
+		return prevCompiled, prevPlans
 	}
 	for key, h := range s.handlers {
-		if p, ok := c.handlers[key]; !ok || !p.running || p.sig != h.sig {
+		if p, ok := plans[key]; !ok || !p.running || p.sig != h.sig {
 			h.cancel()
 			delete(s.handlers, key)
 		}
 	}
-	for key, p := range c.handlers {
+	for key, p := range plans {
 		if !p.running || s.handlers[key] != nil {
 			continue
 		}
 		s.handlers[key] = s.start(p)
 	}
-	return nil
+	return prevCompiled, prevPlans
 }
-
-// Abort implements Change. A handler set replaced by a later abort is
-// brought back by the commit of the configuration that follows: what
-// Commit started goes on until then [M].
-func (c *scriptsChange) Abort() {}
 
 func newScripts(e *Engine) *scripts {
 	return &scripts{e: e, compiled: map[string]*tmshscript.Script{}, handlers: map[string]*icallHandler{}}

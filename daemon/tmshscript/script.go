@@ -114,8 +114,41 @@ var commands = sync.OnceValue(func() *tcl.Commands {
 	}
 	registerTmsh(t)
 	registerEvent(t)
+	registerAfter(t)
 	return t
 })
+
+// registerAfter makes `after MS` wait on the run's context: a handler
+// deleted or a daemon stopping ends a script's sleep at once.
+func registerAfter(t *tcl.Commands) {
+	orig := t.Lookup("after").Fn
+	t.Register("after", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		if len(args) < 2 {
+			return orig(in, args)
+		}
+		ms, err := args[1].Int64()
+		if err != nil || ms <= 0 {
+			return orig(in, args)
+		}
+		st := stateOf(in)
+		d := time.Duration(ms) * time.Millisecond
+		if dl, ok := st.ctx.Deadline(); ok && time.Until(dl) < d {
+			return tcl.Empty, tcl.Errorf("after %d: the script's run would end before the wait", ms)
+		}
+		tm := time.NewTimer(d)
+		select {
+		case <-st.ctx.Done():
+			tm.Stop()
+			return tcl.Empty, tcl.Errorf("script stopped (%v)", st.ctx.Err())
+		case <-tm.C:
+		}
+		if len(args) == 2 {
+			return tcl.Empty, nil
+		}
+		rest := append([]tcl.Value{args[0], tcl.Str("0")}, args[2:]...)
+		return orig(in, rest)
+	})
+}
 
 // Compile reads a script body, refusing one that is not valid Tcl with the
 // line and column of the fault.

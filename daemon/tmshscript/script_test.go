@@ -198,3 +198,21 @@ func TestTimeoutStopsARun(t *testing.T) {
 		t.Fatal("a script looping for ever was not stopped")
 	}
 }
+
+func TestAfterStopsWithTheRun(t *testing.T) {
+	s, err := Compile("/Common/sleep", "after 10000\nputs woke\n", ICall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	var out strings.Builder
+	err = s.Run(ctx, Env{Shell: &fakeShell{}, Out: &out}, nil)
+	if err == nil || !strings.Contains(err.Error(), "script stopped") || out.Len() > 0 {
+		t.Fatalf("a cancelled sleep: %v, output %q", err, out.String())
+	}
+	s, _ = Compile("/Common/sleep", "after 1 {puts woke}\n", ICall)
+	if err := s.Run(context.Background(), Env{Shell: &fakeShell{}, Out: &out}, nil); err != nil || out.String() != "woke\n" {
+		t.Fatalf("after with a script: %v, output %q", err, out.String())
+	}
+}
