@@ -192,3 +192,27 @@ func TestCLIScriptRunsScript(t *testing.T) {
 		t.Fatalf("a script running itself: %q", errText)
 	}
 }
+
+func TestScriptCompletion(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s, "create cli script c1 { proc script::run {} { } }")
+	for _, tc := range []struct{ line, want string }{
+		{"run cli ", "script"},
+		{"run cli script ", "c1"},
+		{"create cli ", "script"},
+		{"generate ", "sys"},
+		{"generate sys icall ", "event"},
+		{"generate sys icall event E ", "context"},
+	} {
+		got := s.Complete(tc.line)
+		found := false
+		for _, g := range got {
+			found = found || g.Text == tc.want
+		}
+		if !found {
+			t.Errorf("%q: %v, want %q among them", tc.line, got, tc.want)
+		}
+	}
+}
