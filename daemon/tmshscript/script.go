@@ -166,7 +166,42 @@ func Compile(name, body string, kind Kind) (*Script, error) {
 		}
 		return nil, &SyntaxError{Script: name, Msg: err.Error()}
 	}
+	if kind == CLI {
+		if text, ok := withoutMetadata(s, body); ok {
+			if s, err = tcl.CompileWith(commands(), anyName, name, text); err != nil {
+				return nil, &SyntaxError{Script: name, Msg: err.Error()}
+			}
+		}
+	}
 	return &Script{Name: name, Kind: kind, Source: body, body: s}, nil
+}
+
+// cliMetadata are the properties BIG-IP saves inside a cli script's body,
+// each alone on a line after the procedures (bigip_script.conf:
+// `description "..."`, `total-signing-status not-all-signed`): kept in the
+// text, never run as commands.
+var cliMetadata = map[string]bool{
+	"app-service": true, "description": true, "ignore-verification": true,
+	"signature": true, "signing-key": true, "total-signing-status": true,
+}
+
+// withoutMetadata blanks the body's top-level metadata lines (positions
+// stay as they were); ok is false when it has none.
+func withoutMetadata(s *tcl.Script, body string) (string, bool) {
+	lines := strings.SplitAfter(body, "\n")
+	found := false
+	for _, c := range s.TopCommands() {
+		if len(c.Words) == 0 || !c.Literal || !cliMetadata[c.Words[0].String()] || c.Line > len(lines) {
+			continue
+		}
+		l := lines[c.Line-1]
+		if f := strings.Fields(l); len(f) == 0 || f[0] != c.Words[0].String() {
+			continue // not alone on its line: left as written
+		}
+		lines[c.Line-1] = strings.Repeat(" ", len(strings.TrimRight(l, "\n"))) + l[len(strings.TrimRight(l, "\n")):]
+		found = true
+	}
+	return strings.Join(lines, ""), found
 }
 
 // runState is one run's host data, reached by the commands through

@@ -216,3 +216,25 @@ func TestAfterStopsWithTheRun(t *testing.T) {
 		t.Fatalf("after with a script: %v, output %q", err, out.String())
 	}
 }
+
+// BIG-IP saves a cli script's description and signing status inside its
+// body, after the procedures: they are not run.
+func TestCLIMetadataLines(t *testing.T) {
+	body := "proc script::run {} {\n    puts ran\n}\n    description \"two words\"\n    total-signing-status not-all-signed\n"
+	s, err := Compile("/Common/m", body, CLI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Source != body {
+		t.Fatalf("the body was changed: %q", s.Source)
+	}
+	var out strings.Builder
+	if err := s.Run(context.Background(), Env{Shell: &fakeShell{}, Out: &out}, nil); err != nil || out.String() != "ran\n" {
+		t.Fatalf("run: %v, output %q", err, out.String())
+	}
+	// In an iCall script they are commands like any other.
+	s, _ = Compile("/Common/m", "description x\n", ICall)
+	if err := s.Run(context.Background(), Env{Shell: &fakeShell{}}, nil); err == nil {
+		t.Fatal("description ran as a command in an iCall script")
+	}
+}
