@@ -18,6 +18,9 @@ func scriptKinds() []*Kind {
 			help(&Prop{Name: "definition", Type: TTcl}, "the script's Tcl body: definition { ... }"),
 			help(str("description", "none"), "a description of the script"),
 			passive(str("app-service", "none")),
+			help(passive(&Prop{Name: "events", Type: TColl, Items: ItemPlain, Sub: &Kind{Title: "Event", Props: []*Prop{
+				{Name: "contexts", Type: TList},
+			}}}), "the events the script generates and their context names, registered with the system (kept; openltm needs none registered)"),
 		}}
 
 	status := func(vals ...string) *Prop {
