@@ -97,16 +97,36 @@ func TestICallPeriodicHandler(t *testing.T) {
 	if out, _ := run(t, s, "list ltm pool ip1"); strings.Contains(out, "user-disabled") {
 		t.Fatalf("an inactive handler ran: %s", out)
 	}
-	// A script that fails is logged, and the handler goes on.
+	// A script that fails is logged, and the handler goes on; a run longer
+	// than the interval is never overlapped by the next.
 	mustRun(t, s, `create sys icall script fails definition {
-    incr ::n
-    tmsh::log "run"
+    tmsh::log "start [clock clicks]"
+    after 1200
+    tmsh::log "end [clock clicks]"
     error "boom"
 }`, "create sys icall handler periodic pf interval 1 script fails")
+	var logText string
 	eventually(t, 10*time.Second, "two failed runs logged", func() bool {
-		out, _ := run(t, s, "show sys log ltm")
-		return strings.Count(out, "generated this Tcl error: (script did not successfully complete: (boom)") >= 2
+		logText, _ = run(t, s, "show sys log ltm")
+		return strings.Count(logText, "generated this Tcl error: (script did not successfully complete: (boom)") >= 2
 	})
+	var seq []string
+	for _, l := range strings.Split(logText, "\n") {
+		switch {
+		case strings.Contains(l, ": start "):
+			seq = append(seq, "start")
+		case strings.Contains(l, ": end "):
+			seq = append(seq, "end")
+		}
+	}
+	if len(seq) < 3 {
+		t.Fatalf("the runs' log lines: %v", seq)
+	}
+	for i, w := range seq {
+		if want := []string{"start", "end"}[i%2]; w != want {
+			t.Fatalf("runs overlapped: %v", seq)
+		}
+	}
 	// Deleting the handler stops it.
 	mustRun(t, s, "delete sys icall handler periodic pf")
 	if _, errText := run(t, s, "delete sys icall script fails"); errText != "" {
