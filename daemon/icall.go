@@ -142,8 +142,9 @@ func (h scriptsHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Chan
 			sc, err := tmshscript.Compile(o.Name, body, kc.kind)
 			if err != nil {
 				ce := &objects.ConfigError{Code: "01070151", Msg: "Script (" + o.Name + ") error: " + strings.TrimPrefix(err.Error(), "script ("+o.Name+") error ")}
-				if old == nil || opts.Lenient && old.Get(kc.k, o.Name) != nil && kc.def.Str(old.Get(kc.k, o.Name)) == body {
-					// Stored or loaded as it was: kept, not run.
+				if was := objAt(old, kc.k, o.Name); old == nil || was != nil && kc.def.Str(was) == body {
+					// Stored, or unchanged since it was: kept, not run,
+					// and no bar to unrelated changes.
 					if opts.Warn != nil {
 						opts.Warn(ce.Error() + "; the script is kept and does not run")
 					}
@@ -158,7 +159,7 @@ func (h scriptsHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Chan
 		for _, o := range cfg.Of(k) {
 			p, err := planHandler(cfg, k, o, c.compiled)
 			if err != nil {
-				if old == nil {
+				if was := objAt(old, k, o.Name); old == nil || was != nil && objects.Format(was, objects.PrintOpts{}) == objects.Format(o, objects.PrintOpts{}) {
 					if opts.Warn != nil {
 						opts.Warn(err.Error() + "; the handler does not run")
 					}
@@ -170,6 +171,14 @@ func (h scriptsHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Chan
 		}
 	}
 	return c, nil
+}
+
+// objAt is cfg's object of that kind and name, nil without cfg.
+func objAt(cfg *objects.Config, k *objects.Kind, name string) *objects.Object {
+	if cfg == nil {
+		return nil
+	}
+	return cfg.Get(k, name)
 }
 
 // planHandler reads one handler, refusing what cannot run.
