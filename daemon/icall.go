@@ -157,7 +157,7 @@ func (h scriptsHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Chan
 	}
 	for _, k := range icallHandlerKinds {
 		for _, o := range cfg.Of(k) {
-			p, err := planHandler(cfg, k, o, c.compiled)
+			p, err := planHandler(k, o, c.compiled)
 			if err != nil {
 				if was := objAt(old, k, o.Name); old == nil || was != nil && objects.Format(was, objects.PrintOpts{}) == objects.Format(o, objects.PrintOpts{}) {
 					if opts.Warn != nil {
@@ -182,7 +182,7 @@ func objAt(cfg *objects.Config, k *objects.Kind, name string) *objects.Object {
 }
 
 // planHandler reads one handler, refusing what cannot run.
-func planHandler(cfg *objects.Config, k *objects.Kind, o *objects.Object, compiled map[string]*tmshscript.Script) (handlerPlan, error) {
+func planHandler(k *objects.Kind, o *objects.Object, compiled map[string]*tmshscript.Script) (handlerPlan, error) {
 	bad := func(format string, args ...any) error {
 		return &objects.ConfigError{Code: "01070734", Msg: "Configuration error: " + k.Key() + " " + o.Name + ": " + fmt.Sprintf(format, args...)}
 	}
