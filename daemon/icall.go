@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/openltm/openltm/daemon/tmshscript"
@@ -65,7 +66,16 @@ type scripts struct {
 	compiled map[string]*tmshscript.Script // kind key + " " + name
 	plans    map[string]handlerPlan        // the handlers the configuration has
 	handlers map[string]*icallHandler      // those running, by the same key
+	stats    map[string]*handlerStats      // their counts, by the same key
 	closed   bool
+}
+
+// handlerStats counts a handler's runs for show sys icall handler; they
+// last as long as the handler is in the configuration.
+type handlerStats struct {
+	runs, failures atomic.Uint64
+	last           atomic.Int64 // start of the last run, Unix nanoseconds
+	lastErr        atomic.Pointer[string]
 }
 
 // icallHandler is one running handler: a goroutine that runs its script
@@ -281,6 +291,11 @@ func (s *scripts) apply(compiled map[string]*tmshscript.Script, plans map[string
 	defer s.mu.Unlock()
 	prevCompiled, prevPlans := s.compiled, s.plans
 	s.compiled, s.plans = compiled, plans
+	for key := range s.stats {
+		if _, ok := plans[key]; !ok {
+			delete(s.stats, key)
+		}
+	}
 	if s.closed {
 		return prevCompiled, prevPlans
 	}
@@ -294,13 +309,18 @@ func (s *scripts) apply(compiled map[string]*tmshscript.Script, plans map[string
 		if !p.running || s.handlers[key] != nil {
 			continue
 		}
-		s.handlers[key] = s.start(p)
+		st := s.stats[key]
+		if st == nil {
+			st = &handlerStats{}
+			s.stats[key] = st
+		}
+		s.handlers[key] = s.start(p, st)
 	}
 	return prevCompiled, prevPlans
 }
 
 func newScripts(e *Engine) *scripts {
-	return &scripts{e: e, compiled: map[string]*tmshscript.Script{}, handlers: map[string]*icallHandler{}}
+	return &scripts{e: e, compiled: map[string]*tmshscript.Script{}, handlers: map[string]*icallHandler{}, stats: map[string]*handlerStats{}}
 }
 
 // close stops every handler and waits a bounded time for their runs.
@@ -324,7 +344,7 @@ func (s *scripts) close() {
 }
 
 // start runs a handler's goroutine.
-func (s *scripts) start(p handlerPlan) *icallHandler {
+func (s *scripts) start(p handlerPlan, st *handlerStats) *icallHandler {
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &icallHandler{name: p.name, sig: p.sig, cancel: cancel, done: make(chan struct{}), subs: p.subs}
 	if p.kind == icallTriggered {
@@ -334,10 +354,10 @@ func (s *scripts) start(p handlerPlan) *icallHandler {
 		defer close(h.done)
 		switch p.kind {
 		case icallPeriodic:
-			s.runPeriodic(ctx, p)
+			s.runPeriodic(ctx, p, st)
 		case icallPerpetual:
 			for ctx.Err() == nil {
-				s.runOnce(ctx, p, nil)
+				s.runOnce(ctx, p, nil, st)
 				select {
 				case <-ctx.Done():
 				case <-time.After(perpetualRestart):
@@ -349,7 +369,7 @@ func (s *scripts) start(p handlerPlan) *icallHandler {
 				case <-ctx.Done():
 					return
 				case ev := <-h.events:
-					s.runOnce(ctx, p, ev)
+					s.runOnce(ctx, p, ev, st)
 				}
 			}
 		}
@@ -361,7 +381,7 @@ func (s *scripts) start(p handlerPlan) *icallHandler {
 // one interval after the handler starts) until last-occurrence; a run
 // that overruns its interval makes the runs it covered be skipped, never
 // run at once [M: F5 is silent].
-func (s *scripts) runPeriodic(ctx context.Context, p handlerPlan) {
+func (s *scripts) runPeriodic(ctx context.Context, p handlerPlan, st *handlerStats) {
 	now := time.Now()
 	next := now.Add(p.every)
 	if !p.first.IsZero() {
@@ -381,7 +401,7 @@ func (s *scripts) runPeriodic(ctx context.Context, p handlerPlan) {
 			return
 		case <-t.C:
 		}
-		s.runOnce(ctx, p, nil)
+		s.runOnce(ctx, p, nil, st)
 		now := time.Now()
 		for !next.After(now) {
 			next = next.Add(p.every)
@@ -391,8 +411,10 @@ func (s *scripts) runPeriodic(ctx context.Context, p handlerPlan) {
 
 // runOnce runs the handler's script once; a failure is logged and the
 // handler goes on.
-func (s *scripts) runOnce(ctx context.Context, p handlerPlan, ev *tmshscript.Event) {
+func (s *scripts) runOnce(ctx context.Context, p handlerPlan, ev *tmshscript.Event, st *handlerStats) {
 	e := s.e
+	st.runs.Add(1)
+	st.last.Store(time.Now().UnixNano())
 	sess := e.NewSession("root").(*Session) // [M] iCall scripts run as root, in /Common
 	sess.depth = 1
 	err := p.script.Run(ctx, tmshscript.Env{
@@ -403,6 +425,11 @@ func (s *scripts) runOnce(ctx context.Context, p handlerPlan, ev *tmshscript.Eve
 		Event:   ev,
 		Handler: p.name,
 	}, nil)
+	if err != nil {
+		st.failures.Add(1)
+		msg := err.Error()
+		st.lastErr.Store(&msg)
+	}
 	if err != nil && ctx.Err() == nil {
 		e.scriptLog("err", fmt.Sprintf("014f0013:3: Script (%s) generated this Tcl error: (%v) in handler %s", p.script.Name, err, p.name))
 	}
@@ -610,4 +637,58 @@ func (s *Session) afterKind(args []grammar.Node, kind ...string) ([]grammar.Node
 		}
 	}
 	return nil, false
+}
+
+// icallCommands answer show sys icall handler periodic|perpetual|triggered
+// [NAME...]: each handler's status and its runs since it was created or
+// ltmd started [M: the layout; F5 documents the command, not its output].
+func icallCommands(e *Engine) []RuntimeCommand {
+	show := func(k *objects.Kind) RuntimeFunc {
+		return func(_ context.Context, _ *Session, names, _ []string, w io.Writer) error {
+			cfg := e.Config()
+			found := profileNames(e, k, names)
+			if len(names) > 0 && len(found) == 0 {
+				return objects.NotFound(k, names[0])
+			}
+			for _, name := range found {
+				o := cfg.Get(k, name)
+				if o == nil {
+					return objects.NotFound(k, name)
+				}
+				key := k.Key() + " " + name
+				e.scripts.mu.Lock()
+				st, running := e.scripts.stats[key], e.scripts.handlers[key] != nil
+				e.scripts.mu.Unlock()
+				status := o.Str("status")
+				if status == "" {
+					status = "active"
+				}
+				if !running && status == "active" {
+					status = "active (not running: see the log)"
+				}
+				var runs, fails uint64
+				last, lastErr := "-", "-"
+				if st != nil {
+					runs, fails = st.runs.Load(), st.failures.Load()
+					if ns := st.last.Load(); ns != 0 {
+						last = time.Unix(0, ns).Format("2006-01-02 15:04:05")
+					}
+					if p := st.lastErr.Load(); p != nil {
+						lastErr = *p
+					}
+				}
+				title := "Sys::iCall Handler: " + k.Words[len(k.Words)-1] + " " + objects.RelPath("/Common", name)
+				bar := strings.Repeat("-", len(title)+2)
+				fmt.Fprintf(w, "%s\n%s\n%s\n", bar, title, bar)
+				fmt.Fprintf(w, "  %-12s %s\n  %-12s %s\n  %-12s %d\n  %-12s %d\n  %-12s %s\n  %-12s %s\n\n",
+					"Status", status, "Script", o.Str("script"), "Runs", runs, "Failures", fails, "Last Run", last, "Last Error", lastErr)
+			}
+			return nil
+		}
+	}
+	return []RuntimeCommand{
+		{"show", icallPeriodic.Key(), show(icallPeriodic)},
+		{"show", icallPerpetual.Key(), show(icallPerpetual)},
+		{"show", icallTriggered.Key(), show(icallTriggered)},
+	}
 }

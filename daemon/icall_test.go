@@ -90,6 +90,13 @@ func TestICallPeriodicHandler(t *testing.T) {
 		out, _ := run(t, s, "show sys log ltm")
 		return strings.Contains(out, "flipped 127.168.2.1:http")
 	})
+	out, errText := run(t, s, "show sys icall handler periodic ph")
+	if errText != "" || !strings.Contains(out, "Sys::iCall Handler: periodic ph") || !strings.Contains(out, "  Status       active\n") || strings.Contains(out, "Runs         0\n") {
+		t.Fatalf("show: %q %s", out, errText)
+	}
+	if _, errText := run(t, s, "show sys icall handler periodic nosuch"); !strings.Contains(errText, "was not found") {
+		t.Fatalf("show of no such handler: %q", errText)
+	}
 	// Deactivated, it stops: the member enabled again stays enabled.
 	mustRun(t, s, "modify sys icall handler periodic ph status inactive",
 		"modify ltm pool ip1 members modify { 127.168.2.1:80 { session user-enabled } }")
