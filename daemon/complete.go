@@ -54,7 +54,7 @@ func (s *Session) complete(ws []string) []control.Suggestion {
 	}
 	verb := ws[0]
 	switch verb {
-	case "create", "modify", "delete", "list", "show", "reset-stats", "edit", "run", "publish":
+	case "create", "modify", "delete", "list", "show", "reset-stats", "edit", "run", "publish", "generate":
 	case "cd":
 		return s.folders()
 	case "save", "load":
@@ -76,8 +76,21 @@ func (s *Session) complete(ws []string) []control.Suggestion {
 		return nil
 	}
 	rest := ws[1:]
-	if len(rest) > 0 && (rest[0] == "cli") {
-		return sugs("Components", map[string]string{"transaction": "all-or-nothing change set"})
+	if len(rest) > 0 && rest[0] == "cli" && (len(rest) == 1 || rest[1] != "script") {
+		if verb == "run" {
+			return sugs("Components", map[string]string{"script": "run a cli script: run cli script NAME ?arguments?"})
+		}
+		return sugs("Components", map[string]string{"transaction": "all-or-nothing change set", "script": "tmsh script: Tcl procedures run by run cli script"})
+	}
+	if verb == "run" && len(rest) == 2 && rest[0] == "cli" {
+		return s.names(cliScript) // icall.go
+	}
+	if verb == "generate" {
+		kw := []string{"sys", "icall", "event"}
+		if p := s.moduleFor(rest); len(p) < len(kw) && hasPrefix(kw, p) {
+			return sugs("Components", map[string]string{kw[len(p)]: "generate sys icall event NAME context { { name N value V } }"})
+		}
+		return sugs("Options", map[string]string{"context": "the event's { name N value V } pairs"})
 	}
 	path := s.moduleFor(rest)
 	if verb == "run" {

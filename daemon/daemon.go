@@ -118,6 +118,9 @@ type Engine struct {
 	// sflow is the sFlow agent and the http virtuals' samplers
 	// (hook_sflow.go).
 	sflow sflowRuntime
+	// scripts are the compiled cli and iCall scripts and the running
+	// iCall handlers (icall.go).
+	scripts *scripts
 }
 
 // state is one committed generation as the engine holds it.
@@ -225,6 +228,7 @@ func Open(opts Options) (*Engine, error) {
 	e.RegisterRuntime(geoipCommands(e))    // show sys geoip, run sys geoip (geoip.go)
 	e.RegisterRuntime(cipherCommands(e))   // show ltm cipher group (shows_cipher.go)
 	e.RegisterRuntime(authCommands(e))     // show ltm auth profile (shows_auth.go)
+	e.RegisterRuntime(icallCommands(e))    // show sys icall handler (icall.go)
 
 	// show sys provision (provision.go), show cm device (cm_device.go)
 	e.RegisterRuntime([]RuntimeCommand{showProvision(e), showCMDevice(e)})
@@ -237,6 +241,7 @@ func Open(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.pruneFiles()
+	e.scripts = newScripts(e)
 	e.hooks = append(e.hooks, rulesHook{e})
 	e.hooks = append(e.hooks, dbHook{}) // sys db values (dbkeys.go)
 	if err := e.AddHook(syslogHook{e}); err != nil {
@@ -245,6 +250,15 @@ func Open(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	if err := e.startILX(); err != nil { // ilx.go
+		e.logs.Close()
+		st.Close()
+		return nil, err
+	}
+	// cli and iCall scripts; the handlers start (icall.go).
+	if err := e.AddHook(scriptsHook{e}); err != nil {
+		if e.ilx != nil {
+			e.ilx.Close()
+		}
 		e.logs.Close()
 		st.Close()
 		return nil, err
@@ -274,6 +288,7 @@ func (e *Engine) AddHook(h Hook) error {
 
 // Close closes the store.
 func (e *Engine) Close() error {
+	e.scripts.close()
 	e.host.stop()
 	if e.minUp != nil {
 		e.minUp.stop()

@@ -30,6 +30,9 @@ type Session struct {
 	dir string
 	// warnings collects what the running command keeps without acting on.
 	warnings []string
+	// depth counts the scripts running this session's commands (run cli
+	// script in a script, an iCall handler's), to bound their nesting.
+	depth int
 }
 
 // SetDir implements control.DirSetter.
@@ -69,6 +72,7 @@ var verbs = map[string]string{
 	"submit":      "Submit a cli transaction",
 	"reset-stats": "Reset statistics",
 	"publish":     "Publish a draft policy (publish ltm policy Drafts/NAME)",
+	"generate":    "Generate an iCall event (generate sys icall event NAME context { { name N value V } })",
 	"run":         "Run an operation (run cm config-sync, run sys failover, run gtm trust-exchange)",
 	"install":     "Install a certificate or key (install sys crypto cert|key NAME from-local-file PATH)",
 	"mv":          "Rename an object (cm device)",
@@ -170,7 +174,12 @@ func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
 	case "reset-stats":
 		return s.resetStats(st, args, w)
 	case "run":
+		if rest, ok := s.afterKind(args, "cli", "script"); ok {
+			return s.runCLIScript(ctx, st, rest, w) // icall.go
+		}
 		return s.runtimeShow(ctx, st, verb, args, w)
+	case "generate":
+		return s.generateEvent(st, args) // icall.go
 	case "install":
 		line, err := s.install(st, args) // sslfiles.go
 		if err != nil {

@@ -428,8 +428,9 @@ func (p *printer) monitor(rule string) string {
 	return strings.Join(names, " and ")
 }
 
-// IsRuleKind says whether objects of k are iRules (ltm rule, gtm rule),
-// whose body is Tcl kept as written rather than properties.
+// IsRuleKind says whether objects of k are iRules (ltm rule, gtm rule)
+// or tmsh scripts (cli script), whose body is Tcl kept as written rather
+// than properties.
 func IsRuleKind(k *Kind) bool {
-	return k != nil && (k.Key() == "ltm rule" || k.Key() == "gtm rule")
+	return k != nil && (k.Key() == "ltm rule" || k.Key() == "gtm rule" || k.Key() == "cli script")
 }

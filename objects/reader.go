@@ -231,6 +231,9 @@ func (r *Reader) ReadProps(st *grammar.Statement, o *Object, items []grammar.Nod
 		if len(items) == 0 {
 			return nil
 		}
+		if o.Kind.Key() == "cli script" {
+			return synErr(items[0], []string{"{ script body }"}, "a cli script is written: create cli script NAME { proc script::run {} { ... } }")
+		}
 		return synErr(items[0], []string{"{ rule body }"}, "an iRule is written: create ltm rule NAME { when EVENT { ... } }")
 	}
 	if o.Kind.PlainNames {

@@ -334,8 +334,9 @@ func allKinds() []*Kind {
 	ks = append(ks, mrfDiameterKinds()...)
 	ks = append(ks, mrfMQTTKinds()...)
 	ks = append(ks, sslFileKinds()...)
-	ks = append(ks, radiusAAAKind()) // kinds_aaa.go
-	actSocketRows(ks)                // kinds_tcpopts.go
+	ks = append(ks, radiusAAAKind())  // kinds_aaa.go
+	ks = append(ks, scriptKinds()...) // kinds_script.go
+	actSocketRows(ks)                 // kinds_tcpopts.go
 	return ks
 }
 

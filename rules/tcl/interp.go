@@ -228,6 +228,11 @@ type Interp struct {
 	Statics Statics
 	// Stdout receives puts output; nil discards it.
 	Stdout io.Writer
+	// NamespaceVars makes qualified names (tmsh::argv, EVENT::context)
+	// global from every procedure, as Tcl's namespace variables are:
+	// tmsh scripts read them in their procs without a global command.
+	// iRules leave it off.
+	NamespaceVars bool
 	// Data is for the host (the iRules layer keeps its connection here).
 	Data any
 	// MaxDepth bounds nesting of evaluation (procs, eval, substitutions).
@@ -561,6 +566,8 @@ func (in *Interp) findVar(name string) *variable {
 	v := in.frame.vars[name]
 	if v == nil && strings.HasPrefix(name, "::") {
 		v = in.global.vars[name[2:]]
+	} else if v == nil && in.NamespaceVars && strings.Contains(name, "::") {
+		v = in.global.vars[name]
 	}
 	for v != nil && v.link != nil {
 		v = v.link
@@ -622,11 +629,15 @@ func isStatic(name string) bool {
 func (in *Interp) lookupOrCreate(name string) *variable {
 	v := in.frame.vars[name]
 	if v == nil {
-		if strings.HasPrefix(name, "::") {
-			g := in.global.vars[name[2:]]
+		if strings.HasPrefix(name, "::") || in.NamespaceVars && strings.Contains(name, "::") {
+			gname := strings.TrimPrefix(name, "::")
+			g := in.global.vars[gname]
 			if g == nil {
 				g = &variable{}
-				in.global.vars[name[2:]] = g
+				in.global.vars[gname] = g
+			}
+			for g.link != nil {
+				g = g.link
 			}
 			return g
 		}
@@ -708,6 +719,11 @@ func (in *Interp) UnsetVar(name string) error {
 	}
 	return nil
 }
+
+// Proc finds a procedure the scripts run so far defined, nil when none
+// has that name: a host calls entry points a script may or may not have
+// (a tmsh script's script::init).
+func (in *Interp) Proc(name string) *Proc { return in.procs[strings.TrimPrefix(name, "::")] }
 
 // DefineProc compiles and registers a procedure in this interpreter.
 func (in *Interp) DefineProc(name string, params Value, body Value) (*Proc, error) {
