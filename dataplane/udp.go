@@ -43,7 +43,7 @@ func (p *Plane) newUDP() *udp.Engine {
 func (p *Plane) bindUDP(cfg *Config, b *generation) error {
 	b.wantUDP, b.freshUDP = map[netip.AddrPort]string{}, udpSet{}
 	for name, v := range cfg.Virtuals {
-		if !v.IsUDP() {
+		if !v.IsUDP() || v.HTTP3 != nil { // HTTP/3: a QUIC socket (http3vs.go)
 			continue
 		}
 		aps, _ := v.Listeners()
@@ -90,7 +90,7 @@ func checkUDP(name string, v *Virtual, add func(string, ...any)) {
 			add("virtual %s: datagram-load-balancing needs ip-protocol udp", name)
 		}
 	case ProtoUDP:
-		if v.MBLB != nil {
+		if v.MBLB != nil && v.HTTP3 == nil { // an HTTP/3 virtual's HTTP engine (http3vs.go)
 			add("virtual %s: an mblb profile needs ip-protocol tcp (this virtual is udp)", name)
 		}
 	default:

@@ -273,7 +273,19 @@ func (l *Listener) serveConn(qc *quic.Conn) {
 	if l.closed.Load() {
 		qc.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeNoError), "")
 	}
+	stop := make(chan struct{})
+	go func() {
+		// A connection that ends (closed by either side, timed out)
+		// ends its lanes at once: a request waiting for the engine then
+		// returns, and so does ServeQUICConn.
+		select {
+		case <-qc.Context().Done():
+			cl.closeLanes()
+		case <-stop:
+		}
+	}()
 	l.srv.ServeQUICConn(qc) // returns once every request's handler did
+	close(stop)
 	qc.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeNoError), "")
 	l.conns.Delete(qc)
 	cl.closeLanes()
