@@ -10,6 +10,7 @@ import (
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/http3"
 	"github.com/openltm/openltm/objects"
+	"github.com/openltm/openltm/rules"
 )
 
 // HTTP/3 from clients: a UDP virtual with quic and http3 profiles, an
@@ -70,6 +71,30 @@ func (s *http3Stats) lookupQUIC(name string) *http3.QUICStats {
 // (translate_udp.go).
 func (t *translator) hasHTTP3(o *objects.Object) bool {
 	return t.profile(o, profileQUIC, profileHTTP3) != nil
+}
+
+// h3NoEvents are the rule events an HTTP/3 client never raises: its
+// handshake is QUIC's, not client-ssl's on a TCP connection, and its
+// bytes reach the engine already framed as HTTP/1.1 requests.
+var h3NoEvents = []rules.Event{rules.ClientSSLHandshake, rules.ClientSSLClientHello, rules.ClientSSLClientCert,
+	rules.ClientSSLServerHelloSend, rules.ClientSSLData, rules.ClientData}
+
+// http3Rules refuses, on a virtual with quic or http3 profiles, rules
+// whose events would never run [M: BIG-IP runs CLIENTSSL_HANDSHAKE for
+// QUIC's handshake; openltm does not yet, and a rule that silently never
+// runs is worse than a refusal].
+func (t *translator) http3Rules(o *objects.Object, list []*rules.Rule) bool {
+	if !t.hasHTTP3(o) {
+		return true
+	}
+	for _, r := range list {
+		for _, ev := range h3NoEvents {
+			if r.Handles(ev) {
+				return t.refuse("%s event in rule (%s) does not run for HTTP/3 clients on the virtual server (%s): its quic and http3 profiles serve them", ev, r.Name, o.Name)
+			}
+		}
+	}
+	return true
 }
 
 // http3 fills the virtual's HTTP/3 settings from its quic and http3

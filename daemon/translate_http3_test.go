@@ -29,7 +29,8 @@ func TestHTTP3ProfileStack(t *testing.T) {
 	s := e.NewSession("admin").(*Session)
 	for _, c := range []string{
 		"create ltm pool p members add { 127.169.1.11:8080 }",
-		"create ltm rule r_h3 { when HTTP_REQUEST { HTTP::header insert X-Rule [HTTP::version] } }",
+		"create ltm rule r_h3 { when HTTP_REQUEST { HTTP::header insert X-Rule \"[HTTP::version] [SSL::cipher version] [SSL::cipher name]\" } }",
+		"create ltm rule r_ssl { when CLIENTSSL_HANDSHAKE { log local0. [SSL::cipher name] } }",
 		"create ltm profile quic q_edge bidi-concurrent-streams-per-connection 50 uni-concurrent-streams-per-connection 5",
 		"create ltm virtual v_h3 destination 127.169.1.1:443 ip-protocol udp pool p profiles replace-all-with { udp { } q_edge { } http3 { } http { } clientssl { context clientside } } rules { r_h3 } source-address-translation { type automap }",
 		"create ltm virtual v_udp destination 127.169.1.2:53 ip-protocol udp pool p profiles replace-all-with { udp { } }",
@@ -49,7 +50,7 @@ func TestHTTP3ProfileStack(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.Proto != "HTTP/3.0" || string(body) != "member saw HTTP/1.1 /hello X-Rule=3.0" {
+	if resp.Proto != "HTTP/3.0" || string(body) != "member saw HTTP/1.1 /hello X-Rule=3.0 TLSv1.3 TLS13-AES128-GCM-SHA256" {
 		t.Fatalf("%s %q", resp.Proto, body)
 	}
 	out, _ := run(t, s, "show ltm profile http3 http3")
@@ -65,6 +66,8 @@ func TestHTTP3ProfileStack(t *testing.T) {
 		{"modify ltm virtual v_h3 profiles replace-all-with { udp { } quic { } http3 { } http { } http2 { } clientssl { context clientside } }", "cannot be used with profile /Common/http3 (http3)"},
 		{"modify ltm virtual v_udp profiles replace-all-with { udp { } http { } }", "needs ip-protocol tcp"},
 		{"modify ltm profile quic q_edge bidi-concurrent-streams-per-connection 0", "bidi-concurrent-streams-per-connection"},
+		{"modify ltm virtual v_h3 rules { r_h3 r_ssl }", "CLIENTSSL_HANDSHAKE event in rule (/Common/r_ssl) does not run for HTTP/3 clients on the virtual server (/Common/v_h3)"},
+		{"modify ltm virtual v_udp ip-protocol udp profiles replace-all-with { udp { } quic { } http3 { } http { } clientssl { context clientside } }", "cannot listen on 127.169.1.2:53 (udp, quic)"},
 	} {
 		t.Run(c.cmd, func(t *testing.T) {
 			if _, err := run(t, s, c.cmd); !strings.Contains(err, c.err) {

@@ -39,7 +39,9 @@ type Config struct {
 	MaxUniStreams int64
 	// IdleTimeout is the udp profile's idle-timeout: a QUIC connection
 	// with no packet for this long ends; 0 is quic-go's 30 s, negative
-	// (indefinite) the longest QUIC allows a peer to agree to [M].
+	// (indefinite) a day [M], and below a second (immediate) a second
+	// [M: a QUIC connection cannot end as soon as it idles: its
+	// handshake alone has pauses].
 	IdleTimeout time.Duration
 	// Stats and QUICStats, when set, count the profiles' connections and
 	// requests.
@@ -80,6 +82,12 @@ func (s *QUICStats) Reset() {
 type Conn struct {
 	Remote, Local netip.AddrPort
 	qc            *quic.Conn
+}
+
+// TLS is the connection's handshake (done before Accept is asked).
+func (c *Conn) TLS() *tls.ConnectionState {
+	cs := c.qc.ConnectionState().TLS
+	return &cs
 }
 
 // Reset ends the client's connection at once (a rule's reject): QUIC has
@@ -195,7 +203,7 @@ func (l *Listener) quicConfig() *quic.Config {
 	case cfg.IdleTimeout < 0:
 		q.MaxIdleTimeout = maxIdle
 	case cfg.IdleTimeout > 0:
-		q.MaxIdleTimeout = cfg.IdleTimeout
+		q.MaxIdleTimeout = max(cfg.IdleTimeout, time.Second)
 	}
 	return q
 }

@@ -1,6 +1,7 @@
 package mblbvs
 
 import (
+	"crypto/tls"
 	"io"
 	"net"
 	"net/netip"
@@ -41,8 +42,9 @@ type H3Client struct {
 // connection count (state.Virtual.Admit). It makes the client's flow
 // record and runs CLIENT_ACCEPTED; false when the virtual has no engine
 // or a rule rejected or dropped the client (the count is given back).
-// reset ends the QUIC connection (a rule's reject).
-func (s *Set) HTTP3Client(vs *state.Virtual, snap *state.VirtualSnap, client, local netip.AddrPort, reset func()) (*H3Client, bool) {
+// cs is the client's TLS as QUIC's handshake left it (for the SSL::
+// commands); reset ends the QUIC connection (a rule's reject).
+func (s *Set) HTTP3Client(vs *state.Virtual, snap *state.VirtualSnap, client, local netip.AddrPort, cs *tls.ConnectionState, reset func()) (*H3Client, bool) {
 	mv := s.For(vs)
 	if mv == nil {
 		vs.Leave(snap.Addr)
@@ -50,6 +52,7 @@ func (s *Set) HTTP3Client(vs *state.Virtual, snap *state.VirtualSnap, client, lo
 	}
 	f, opts := mv.newFlow(snap, client, local)
 	f.Protocol = "udp"
+	f.quicTLS = cs
 	gw, eng := h2gw.Pipe()
 	first := mv.eng.NewClientConn(&h3EngineConn{Conn: eng, local: local, remote: client, reset: reset}, opts)
 	f.sess = first
