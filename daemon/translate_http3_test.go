@@ -53,6 +53,24 @@ func TestHTTP3ProfileStack(t *testing.T) {
 	if resp.Proto != "HTTP/3.0" || string(body) != "member saw HTTP/1.1 /hello X-Rule=3.0 TLSv1.3 TLS13-AES128-GCM-SHA256" {
 		t.Fatalf("%s %q", resp.Proto, body)
 	}
+	// Deleted and made again on the same destination, at once: the QUIC
+	// socket was freed by the first commit.
+	for _, cmd := range []string{"delete ltm virtual v_h3",
+		"create ltm virtual v_h3 destination 127.169.1.1:443 ip-protocol udp pool p profiles replace-all-with { udp { } quic { } http3 { } http { } clientssl { context clientside } } source-address-translation { type automap }"} {
+		if _, err := run(t, s, cmd); err != "" {
+			t.Fatalf("%s: %s", cmd, err)
+		}
+	}
+	tr.CloseIdleConnections()
+	resp, err = c.Get("https://127.169.1.1/again")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "member saw HTTP/1.1 /again X-Rule=" {
+		t.Fatalf("after the virtual was made again: %q", body)
+	}
 	out, _ := run(t, s, "show ltm profile http3 http3")
 	if !strings.Contains(out, "Ltm::HTTP3 Profile: http3") {
 		t.Errorf("show ltm profile http3:\n%s", out)
@@ -66,7 +84,7 @@ func TestHTTP3ProfileStack(t *testing.T) {
 		{"modify ltm virtual v_h3 profiles replace-all-with { udp { } quic { } http3 { } http { } http2 { } clientssl { context clientside } }", "cannot be used with profile /Common/http3 (http3)"},
 		{"modify ltm virtual v_udp profiles replace-all-with { udp { } http { } }", "needs ip-protocol tcp"},
 		{"modify ltm profile quic q_edge bidi-concurrent-streams-per-connection 0", "bidi-concurrent-streams-per-connection"},
-		{"modify ltm virtual v_h3 rules { r_h3 r_ssl }", "CLIENTSSL_HANDSHAKE event in rule (/Common/r_ssl) does not run for HTTP/3 clients on the virtual server (/Common/v_h3)"},
+		{"modify ltm virtual v_h3 rules { r_ssl }", "CLIENTSSL_HANDSHAKE event in rule (/Common/r_ssl) does not run for HTTP/3 clients on the virtual server (/Common/v_h3)"},
 		{"modify ltm virtual v_udp ip-protocol udp profiles replace-all-with { udp { } quic { } http3 { } http { } clientssl { context clientside } }", "cannot listen on 127.169.1.2:53 (udp, quic)"},
 	} {
 		t.Run(c.cmd, func(t *testing.T) {

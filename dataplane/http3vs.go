@@ -105,7 +105,7 @@ func (p *Plane) swapH3(b *generation) {
 		go l.l.Serve()
 	}
 	for _, l := range retired {
-		go l.l.Close() // its clients' connections end with it
+		l.l.Close() // its clients' connections end with it; the address is free for the next commit
 	}
 }
 

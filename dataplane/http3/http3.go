@@ -230,8 +230,10 @@ func (l *Listener) Serve() {
 	}
 }
 
-// Close stops accepting, ends every connection and waits for them,
-// then closes the socket.
+// Close stops accepting, ends every connection (each client is sent
+// CONNECTION_CLOSE) and closes the socket, so that its address is free
+// when Close returns, then waits for the connections' requests to end:
+// their lanes are closed with them, so none waits for the engine.
 func (l *Listener) Close() {
 	if l.closed.Swap(true) {
 		return
@@ -241,10 +243,10 @@ func (l *Listener) Close() {
 		k.(*quic.Conn).CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeNoError), "")
 		return true
 	})
-	l.wg.Wait()
-	l.srv.Close()
 	l.tr.Close()
 	l.tr.Conn.Close()
+	l.wg.Wait()
+	l.srv.Close()
 }
 
 // clientKey finds a request's connection in its context.

@@ -185,3 +185,35 @@ func TestCloseEndsClients(t *testing.T) {
 		t.Fatalf("Client.Close ran %d times after the listener closed, want 1", d.closed.Load())
 	}
 }
+
+// TestConcurrentRequestsDialLanes: requests open at once each take a
+// lane of their own; none waits for another's answer.
+func TestConcurrentRequestsDialLanes(t *testing.T) {
+	l, d, c, _ := start(t, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(200 * time.Millisecond)
+		io.WriteString(w, r.URL.Path)
+	}, false, 0)
+	const n = 4
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			resp, err := c.Get("https://" + l.Addr().String() + "/r" + string(rune('0'+i)))
+			if err == nil {
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if string(b) != "/r"+string(rune('0'+i)) {
+					err = io.ErrUnexpectedEOF
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := d.dials.Load(); got < 2 {
+		t.Errorf("%d lanes for %d requests at once, want more than one", got, n)
+	}
+}
