@@ -43,6 +43,12 @@ func (p *Plane) bindH3(cfg *Config, b *generation) error {
 		if p.h3Listeners[ap] != nil {
 			continue
 		}
+		if p.udpListeners[ap] != nil {
+			// A plain UDP virtual's socket holds the address until the
+			// swap stops it (a virtual turned into HTTP/3): bound then.
+			b.lateH3 = append(b.lateH3, ap)
+			continue
+		}
 		l, err := p.listenH3(ap, cfg.Virtuals[name].HTTP3)
 		if err != nil {
 			for _, l := range b.freshH3 {
@@ -91,10 +97,33 @@ func (p *Plane) listenH3(ap netip.AddrPort, cfg *http3.Config) (*h3Listener, err
 	return h, nil
 }
 
-// swapH3 hands the QUIC sockets to their (new) virtuals, with their
-// profiles for the connections that come next, starts the new ones and
-// closes those cfg dropped. The caller holds p.mu.
+// retireH3 closes the QUIC sockets cfg dropped, before the UDP
+// listeners are swapped (swap): a virtual turned from HTTP/3 into plain
+// UDP on the same address binds its datagram socket then. The caller
+// holds p.mu.
+func (p *Plane) retireH3(b *generation) {
+	for ap, l := range p.h3Listeners {
+		if _, ok := b.wantH3[ap]; !ok {
+			l.l.Close() // its clients' connections end with it; the address is free
+			delete(p.h3Listeners, ap)
+		}
+	}
+}
+
+// swapH3 binds the sockets a plain UDP listener held until the swap
+// (lateH3), hands the QUIC sockets to their (new) virtuals, with their
+// profiles for the connections that come next, and starts the new ones.
+// The caller holds p.mu.
 func (p *Plane) swapH3(b *generation) {
+	for _, ap := range b.lateH3 {
+		name := b.wantH3[ap]
+		l, err := p.listenH3(ap, b.virtuals[name].Snap.Load().Cfg.HTTP3)
+		if err != nil {
+			p.log.Error("virtual " + name + ": cannot listen on " + ap.String() + " (udp, quic): " + rawsock.UnwrapOp(err).Error())
+			continue
+		}
+		b.freshH3[ap] = l
+	}
 	started, retired := swapListeners(p.h3Listeners, b.freshH3, b.wantH3, b.virtuals, func(l *h3Listener) *atomic.Pointer[state.Virtual] { return &l.VS })
 	for _, l := range p.h3Listeners {
 		if v := l.VS.Load(); v != nil {
@@ -104,8 +133,8 @@ func (p *Plane) swapH3(b *generation) {
 	for _, l := range started {
 		go l.l.Serve()
 	}
-	for _, l := range retired {
-		l.l.Close() // its clients' connections end with it; the address is free for the next commit
+	for _, l := range retired { // (retireH3 closed them already)
+		l.l.Close()
 	}
 }
 

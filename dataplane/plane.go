@@ -273,6 +273,10 @@ type generation struct {
 	// The HTTP/3 virtuals' addresses and their new sockets (http3vs.go).
 	wantH3  map[netip.AddrPort]string
 	freshH3 map[netip.AddrPort]*h3Listener
+	// lateH3 and lateUDP are addresses the other kind of socket holds
+	// until the swap stops it: bound then (a virtual turned from plain
+	// UDP into HTTP/3, or back).
+	lateH3, lateUDP []netip.AddrPort
 }
 
 // bindListeners binds every address of cfg that is not bound yet. On
@@ -500,6 +504,7 @@ func (p *Plane) swap(cfg *Config, b *generation) {
 	p.listenerOpts(cfg, b.want) // tcpopts.go
 	p.l4.Stop(retired)
 	p.l4.Start(started)
+	p.retireH3(b) // http3vs.go: before the UDP listeners bind an address one held
 	p.swapUDP(b)
 	removedVirtuals := map[string]*state.Virtual{}
 	for name, v := range p.virtuals {

@@ -55,6 +55,10 @@ func (p *Plane) bindUDP(cfg *Config, b *generation) error {
 		if p.udpListeners[ap] != nil {
 			continue
 		}
+		if p.h3Listeners[ap] != nil {
+			b.lateUDP = append(b.lateUDP, ap) // an HTTP/3 virtual's until the swap (http3vs.go)
+			continue
+		}
 		l, err := p.udp.Listen(ap)
 		if err != nil {
 			for _, l := range b.freshUDP {
@@ -70,6 +74,14 @@ func (p *Plane) bindUDP(cfg *Config, b *generation) error {
 // swapUDP hands the UDP listeners to their (new) virtuals, starts the new
 // ones and stops those cfg dropped. The caller holds p.mu.
 func (p *Plane) swapUDP(b *generation) {
+	for _, ap := range b.lateUDP {
+		l, err := p.udp.Listen(ap)
+		if err != nil {
+			p.log.Error("virtual " + b.wantUDP[ap] + ": cannot listen on " + ap.String() + " (udp): " + rawsock.UnwrapOp(err).Error())
+			continue
+		}
+		b.freshUDP[ap] = l
+	}
 	started, retired := swapListeners(p.udpListeners, b.freshUDP, b.wantUDP, b.virtuals, func(l *udp.Listener) *atomic.Pointer[state.Virtual] { return &l.VS })
 	for ap, l := range p.udpListeners {
 		if v := b.virtuals[b.wantUDP[ap]]; v != nil {
