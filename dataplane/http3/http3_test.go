@@ -217,3 +217,35 @@ func TestConcurrentRequestsDialLanes(t *testing.T) {
 		t.Errorf("%d lanes for %d requests at once, want more than one", got, n)
 	}
 }
+
+// TestIdleLaneEndedIsRetried: a kept lane the engine ended while it
+// was idle is not the client's failure: the request goes on a new lane.
+func TestIdleLaneEndedIsRetried(t *testing.T) {
+	l, d, c, cfg := start(t, func(w http.ResponseWriter, r *http.Request) {
+		// A keep-alive answer, then the engine's end of the lane soon
+		// after, as an idle timeout ends it.
+		conn, bw, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		bw.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		bw.Flush()
+		time.AfterFunc(20*time.Millisecond, func() { conn.Close() })
+	}, false, 0)
+	for i := range 2 {
+		if i > 0 {
+			time.Sleep(100 * time.Millisecond) // the lane has ended meanwhile
+		}
+		resp, err := c.Get("https://" + l.Addr().String() + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("request %d: %d", i, resp.StatusCode)
+		}
+	}
+	if cfg.Stats.Failed.Load() != 0 || d.dials.Load() != 2 {
+		t.Fatalf("failed %d, dials %d; want 0 and 2", cfg.Stats.Failed.Load(), d.dials.Load())
+	}
+}

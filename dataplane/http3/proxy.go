@@ -29,16 +29,22 @@ type lane struct {
 	bw *bufio.Writer
 }
 
-// get takes an idle lane or dials one.
-func (cl *client) get() (*lane, error) {
+// get takes an idle lane (reused) or dials one.
+func (cl *client) get() (ln *lane, reused bool, err error) {
 	cl.mu.Lock()
 	if n := len(cl.idle); n > 0 {
 		ln := cl.idle[n-1]
 		cl.idle = cl.idle[:n-1]
 		cl.mu.Unlock()
-		return ln, nil
+		return ln, true, nil
 	}
 	cl.mu.Unlock()
+	ln, err = cl.dial()
+	return ln, false, err
+}
+
+// dial opens a new lane.
+func (cl *client) dial() (*lane, error) {
 	c, err := cl.engine.Dial()
 	if err != nil {
 		return nil, err
@@ -113,14 +119,30 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
 	}
-	ln, err := cl.get()
+	body, chunked, err := requestBody(r)
 	if err != nil {
 		fail()
 		return
 	}
-	resp, err := exchange(ln, r)
+	ln, reused, err := cl.get()
 	if err != nil {
+		fail()
+		return
+	}
+	resp, err := exchange(ln, r, body, chunked)
+	if err != nil && reused && body == nil {
+		// A kept lane the engine ended while it was idle (its idle
+		// timeout): the request goes again on a new one, as a client
+		// retries a request on a kept connection that closed.
 		cl.drop(ln)
+		if ln, err = cl.dial(); err == nil {
+			resp, err = exchange(ln, r, nil, false)
+		}
+	}
+	if err != nil {
+		if ln != nil {
+			cl.drop(ln)
+		}
 		fail()
 		return
 	}
@@ -159,13 +181,9 @@ func (f flushWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// exchange writes r on the lane as HTTP/1.1 and reads its final
-// response (interim ones are skipped).
-func exchange(ln *lane, r *http.Request) (*http.Response, error) {
-	body, chunked, err := requestBody(r)
-	if err != nil {
-		return nil, err
-	}
+// exchange writes r on the lane as HTTP/1.1, with body (requestBody's)
+// and reads its final response (interim ones are skipped).
+func exchange(ln *lane, r *http.Request, body io.Reader, chunked bool) (*http.Response, error) {
 	if err := writeHead(ln.bw, r, chunked); err != nil {
 		return nil, err
 	}
