@@ -87,6 +87,8 @@ type Engine struct {
 	caches webCaches
 	// h2stats are the http2 profiles' counters (translate_http2.go).
 	h2stats http2Stats
+	// h3stats are the http3 and quic profiles' counters (translate_http3.go).
+	h3stats http3Stats
 	// files caches the content of stored sys files by checksum.
 	files fileCache
 	// dgs keeps the records read from data-group files.

@@ -23,6 +23,7 @@ func registerPlaneRuntime(e *Engine, h *planeHook) {
 	e.RegisterRuntime(mblbCommands(e, p))
 	e.RegisterRuntime(persistCommands(p))
 	e.RegisterRuntime(profileStatsCommands(e, p)) // shows_profiles.go
+	e.RegisterRuntime(http3StatsCommands(e))      // translate_http3.go
 	e.RegisterRuntime(netflowCommands(e))         // hook_netflow.go
 	e.RegisterRuntime(sflowCommands(e))           // hook_sflow.go
 	e.RegisterRuntime(monitorCommands(e, p))      // shows_monitor.go

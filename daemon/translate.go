@@ -573,7 +573,7 @@ func (t *translator) virtual(o *objects.Object) {
 		if !t.httpNeeds(o, list) || !t.streamNeeds(o, list) || !t.compressNeeds(o, list) || !t.cacheNeeds(o, list) || !t.wsNeeds(o, list) || !t.jsonNeeds(o, list) || !t.xmlNeeds(o, list) || !t.mqttNeeds(o, list) || !t.fixNeeds(o, list) || !t.rtspNeeds(o, list) || !t.diameterNeeds(o, list) || !t.mrfNeeds(o, list) || !t.helloNeeds(o, list) || !t.sipNeeds(o, list) || !t.profileNeeds(o, list, profileSocks, "SOCKS", (*rules.Rule).SOCKSNeeds) { // translate_http.go, translate_stream.go, translate_compress.go, translate_cache.go, translate_websocket.go, translate_json.go, translate_xml.go, translate_mqtt.go, translate_fix.go, translate_rtsp.go, translate_diameter.go, translate_sni.go, translate_sip.go
 			return
 		}
-		if !t.htmlNeeds(o, list) { // translate_html.go
+		if !t.htmlNeeds(o, list) || !t.http3Rules(o, list) { // translate_html.go, translate_http3.go
 			return
 		}
 		if !t.profileNeeds(o, list, profileRewrite, "REWRITE", (*rules.Rule).RewriteNeeds) { // translate_rewrite.go
@@ -596,7 +596,7 @@ func (t *translator) virtual(o *objects.Object) {
 	if !t.rewriteNeedsHTTP(o) || !t.ntlmNeedsHTTP(o) { // translate_rewrite.go, translate_fasthttp.go
 		return
 	}
-	if !t.compressNeedsHTTP(o) || !t.webSocketNeedsHTTP(o) || !t.jsonNeedsHTTP(o) || !t.xmlNeedsHTTP(o) || !t.requestLogNeedsHTTP(o) || !t.adaptNeedsHTTP(o) || !t.udp(o, v) || !t.mblb(o, v) || !t.persist(o, v) || !t.tls(o, v) || !t.http2(o, v) || !t.ftp(o, v) || !t.mqtt(o, v) || !t.fix(o, v) || !t.rtsp(o, v) || !t.diameter(o, v) || !t.mrf(o, v) || !t.starttls(o, v) || !t.socksProfile(o, v) || !t.ilxProfile(o, v) || !t.dnsProfile(o, v) || !t.vlans(o, v) { // translate_ftp.go, translate_mqtt.go, translate_fix.go, translate_rtsp.go, translate_diameter.go, translate_starttls.go, translate_ilx.go, translate_dns.go, translate_vlans.go
+	if !t.compressNeedsHTTP(o) || !t.webSocketNeedsHTTP(o) || !t.jsonNeedsHTTP(o) || !t.xmlNeedsHTTP(o) || !t.requestLogNeedsHTTP(o) || !t.adaptNeedsHTTP(o) || !t.udp(o, v) || !t.mblb(o, v) || !t.persist(o, v) || !t.tls(o, v) || !t.http2(o, v) || !t.http3(o, v) || !t.ftp(o, v) || !t.mqtt(o, v) || !t.fix(o, v) || !t.rtsp(o, v) || !t.diameter(o, v) || !t.mrf(o, v) || !t.starttls(o, v) || !t.socksProfile(o, v) || !t.ilxProfile(o, v) || !t.dnsProfile(o, v) || !t.vlans(o, v) { // translate_http3.go, translate_ftp.go, translate_mqtt.go, translate_fix.go, translate_rtsp.go, translate_diameter.go, translate_starttls.go, translate_ilx.go, translate_dns.go, translate_vlans.go
 		return
 	}
 	t.virtualAddress(o, v) // translate_vaddr.go

@@ -30,7 +30,11 @@ func (t *translator) udp(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 		return true
 	}
+	h3 := t.hasHTTP3(o) // HTTP/3: the http profile runs over QUIC (translate_http3.go)
 	for _, k := range []*objects.Kind{profileTCP, profileHTTP, profileMBLB, profileOneConnect} {
+		if h3 && (k == profileHTTP || k == profileOneConnect) {
+			continue
+		}
 		if p := t.profile(o, k); p != nil {
 			t.skip(o, "profile %s (%s) needs ip-protocol tcp; a udp virtual server takes a udp profile", p.Name, k.Key())
 			return false

@@ -112,6 +112,8 @@ type Plane struct {
 	doh     doh.Registry  // doh profiles' counters (doh.go)
 
 	udpListeners udpSet
+	// h3Listeners are the HTTP/3 virtuals' QUIC sockets (http3vs.go).
+	h3Listeners map[netip.AddrPort]*h3Listener
 	// vaddrs are the runtimes of the virtual addresses that act, by
 	// name (vaddr.go).
 	vaddrs map[string]*state.VAddr
@@ -139,6 +141,7 @@ func New(opts Options) *Plane {
 		vsFQDNs:   map[string]*fqdnNode{},
 
 		udpListeners: udpSet{},
+		h3Listeners:  map[netip.AddrPort]*h3Listener{},
 	}
 	p.udp = p.newUDP()
 	p.dns = dnsvs.New(p.log)
@@ -269,6 +272,13 @@ type generation struct {
 	// The UDP virtuals' addresses and their new listeners (udp.go).
 	wantUDP  map[netip.AddrPort]string
 	freshUDP udpSet
+	// The HTTP/3 virtuals' addresses and their new sockets (http3vs.go).
+	wantH3  map[netip.AddrPort]string
+	freshH3 map[netip.AddrPort]*h3Listener
+	// lateH3 and lateUDP are addresses the other kind of socket holds
+	// until the swap stops it: bound then (a virtual turned from plain
+	// UDP into HTTP/3, or back).
+	lateH3, lateUDP []netip.AddrPort
 }
 
 // bindListeners binds every address of cfg that is not bound yet. On
@@ -304,6 +314,15 @@ func (p *Plane) bindListeners(cfg *Config) (*generation, error) {
 	}
 	if err := p.bindUDP(cfg, b); err != nil {
 		for _, l := range b.fresh {
+			l.CloseUnstarted()
+		}
+		return nil, err
+	}
+	if err := p.bindH3(cfg, b); err != nil {
+		for _, l := range b.fresh {
+			l.CloseUnstarted()
+		}
+		for _, l := range b.freshUDP {
 			l.CloseUnstarted()
 		}
 		return nil, err
@@ -491,6 +510,7 @@ func (p *Plane) swap(cfg *Config, b *generation) {
 	p.listenerOpts(cfg, b.want) // tcpopts.go
 	p.l4.Stop(retired)
 	p.l4.Start(started)
+	p.retireH3(b) // http3vs.go: before the UDP listeners bind an address one held
 	p.swapUDP(b)
 	removedVirtuals := map[string]*state.Virtual{}
 	for name, v := range p.virtuals {
@@ -505,6 +525,7 @@ func (p *Plane) swap(cfg *Config, b *generation) {
 	p.poolIndex.Store(&index)
 	p.running.Store(cfg)
 	p.mblbs.Apply(b.virtuals, b.members)
+	p.swapH3(b) // after the engines: a QUIC client is one of its virtual's engine
 	stale := b.stale
 	go func() {
 		for _, in := range stale {
@@ -540,6 +561,7 @@ func (p *Plane) Close() {
 	}
 	p.l4.Stop(all)
 	clear(p.udpListeners)
+	h3 := p.takeH3()
 	var stale []*monitor.Instance
 	for _, m := range p.members {
 		stale = append(stale, m.Watch.StopAll()...)
@@ -557,6 +579,9 @@ func (p *Plane) Close() {
 	}
 	p.l4.WaitAccepts()
 	p.table.Each(func(f *flows.Flow) bool { f.Abort(); return true })
+	for _, l := range h3 {
+		l.l.Close()
+	}
 	p.mblbs.Close()
 	p.l4.Close()
 	p.udp.Close()

@@ -43,7 +43,7 @@ func (p *Plane) newUDP() *udp.Engine {
 func (p *Plane) bindUDP(cfg *Config, b *generation) error {
 	b.wantUDP, b.freshUDP = map[netip.AddrPort]string{}, udpSet{}
 	for name, v := range cfg.Virtuals {
-		if !v.IsUDP() {
+		if !v.IsUDP() || v.HTTP3 != nil { // HTTP/3: a QUIC socket (http3vs.go)
 			continue
 		}
 		aps, _ := v.Listeners()
@@ -53,6 +53,10 @@ func (p *Plane) bindUDP(cfg *Config, b *generation) error {
 	}
 	for ap, name := range b.wantUDP {
 		if p.udpListeners[ap] != nil {
+			continue
+		}
+		if p.h3Listeners[ap] != nil {
+			b.lateUDP = append(b.lateUDP, ap) // an HTTP/3 virtual's until the swap (http3vs.go)
 			continue
 		}
 		l, err := p.udp.Listen(ap)
@@ -70,6 +74,14 @@ func (p *Plane) bindUDP(cfg *Config, b *generation) error {
 // swapUDP hands the UDP listeners to their (new) virtuals, starts the new
 // ones and stops those cfg dropped. The caller holds p.mu.
 func (p *Plane) swapUDP(b *generation) {
+	for _, ap := range b.lateUDP {
+		l, err := p.udp.Listen(ap)
+		if err != nil {
+			p.log.Error("virtual " + b.wantUDP[ap] + ": cannot listen on " + ap.String() + " (udp): " + rawsock.UnwrapOp(err).Error())
+			continue
+		}
+		b.freshUDP[ap] = l
+	}
 	started, retired := swapListeners(p.udpListeners, b.freshUDP, b.wantUDP, b.virtuals, func(l *udp.Listener) *atomic.Pointer[state.Virtual] { return &l.VS })
 	for ap, l := range p.udpListeners {
 		if v := b.virtuals[b.wantUDP[ap]]; v != nil {
@@ -90,7 +102,7 @@ func checkUDP(name string, v *Virtual, add func(string, ...any)) {
 			add("virtual %s: datagram-load-balancing needs ip-protocol udp", name)
 		}
 	case ProtoUDP:
-		if v.MBLB != nil {
+		if v.MBLB != nil && v.HTTP3 == nil { // an HTTP/3 virtual's HTTP engine (http3vs.go)
 			add("virtual %s: an mblb profile needs ip-protocol tcp (this virtual is udp)", name)
 		}
 	default:

@@ -324,6 +324,24 @@ func httpRouterBounds(k *Kind) *Kind {
 	return k
 }
 
+// quicBounds bounds the quic profile's stream counts [M: F5 documents no
+// range; 1 to 65535, since a client may open no request stream at 0 and
+// QUIC's own limit, 2^60, is far past what one connection needs].
+func quicBounds(k *Kind) *Kind {
+	k.row("bidi-concurrent-streams-per-connection").Min = 1
+	k.row("bidi-concurrent-streams-per-connection").Max = 65535
+	k.row("uni-concurrent-streams-per-connection").Min = 3 // HTTP/3's control and QPACK streams
+	k.row("uni-concurrent-streams-per-connection").Max = 65535
+	return k
+}
+
+// http3Bounds bounds the http3 profile's header-table-size as the http2
+// profile's is (0 to 65535) [M].
+func http3Bounds(k *Kind) *Kind {
+	k.row("header-table-size").Max = 65535
+	return k
+}
+
 // ipfixElementBounds bounds an IPFIX element's numbers as the protocol
 // does: a 32-bit enterprise number, a 15-bit id (the 16th bit is the
 // enterprise bit) and a 16-bit length.
@@ -873,6 +891,20 @@ write-size int 16384
 			"activation-modes", "concurrent-streams-per-connection", "connection-idle-timeout", "enforce-tls-requirements",
 			"header-table-size", "insert-header", "insert-header-name", "receive-window",
 			"frame-size", "write-size", "include-content-length"),
+		// HTTP/3 (BIG-IP 15.1+): a UDP virtual with udp, quic, http3, http
+		// and client-ssl profiles. The rows are F5's (defaults of the
+		// built-in /Common/quic and /Common/http3 on 17.1). spin-bit and
+		// header-table-size are kept only: the QUIC stack never sets the
+		// spin bit and its QPACK encoder uses the static table alone.
+		quicBounds(actOn(profileKind("quic", "quic", `
+bidi-concurrent-streams-per-connection int 100
+spin-bit ed enabled
+uni-concurrent-streams-per-connection int 10
+`), "F5 ltm profile quic: QUIC from clients on a UDP virtual server, under its http3 profile (TLS 1.3 from the client-ssl profile, ALPN h3)",
+			"bidi-concurrent-streams-per-connection", "uni-concurrent-streams-per-connection")),
+		http3Bounds(actOn(profileKind("http3", "http3", `
+header-table-size int 4096
+`), "F5 ltm profile http3: HTTP/3 from clients over the virtual's quic profile, each request going on as HTTP/1.1 through the virtual's http profile, rules and pool")),
 		httpRouterBounds(actOn(profileKind("httprouter", "httprouter", `
 ignore-client-port ed disabled
 max-pending-bytes int 32768

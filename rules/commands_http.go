@@ -346,8 +346,9 @@ func normalizeHTTPTarget(u string) string {
 // HTTPClientVersion is implemented by an HTTPConn whose client speaks
 // another HTTP version than the head the rules read says: an HTTP/2
 // client, whose streams reach the rules as HTTP/1.1 requests through
-// the http2 profile's gateway. HTTP::version answers it for requests
-// ("" for none).
+// the http2 profile's gateway ("2.0"), or an HTTP/3 client through the
+// http3 profile's ("3.0"). HTTP::version answers it for requests ("" for
+// none).
 type HTTPClientVersion interface {
 	HTTPClientVersion() string
 }

@@ -79,6 +79,8 @@ var subcommands = []struct{ name, usage, what string }{
 		"a root, TLD or zone server for a resolver's root-hints: answers, referrals with glue, NXDOMAIN/NODATA with the SOA"},
 	{"http", "-listen ADDR:PORT [-label W1] [-v] [-set-cookie NAME=VALUE] [-body FILE [-type T] [-chunked]] [-sum] [-echo-header NAME] [-h2c] [-trailer NAME=VALUE] [-delay D]",
 		"an HTTP/1.1 member answering with its label, the request's cookies and X-Forwarded-For"},
+	{"http3", "[-k] [-cacert FILE] [-servername NAME] [-i] [-X METHOD] [-d BODY] [-H 'Name: value'] [-n N] [-reuse] [-timeout D] https://ADDR:PORT/path",
+		"an HTTP/3 client, as curl with --http3 would be: prints each answer's protocol, status (and fields with -i) and body"},
 	{"icap", "-listen ADDR:PORT [-block WORD] [-header NAME -value V] [-add 'Name: value'] [-preview N] [-ignore 'jpg, gif'] [-ttl S] [-istag TAG] [-per-conn N] [-decide-preview]",
 		"an ICAP server (REQMOD, RESPMOD, OPTIONS; previews honoured): blocks a body holding WORD with a 403 page, sets header NAME of a message carrying it (adding -add), answers 204 otherwise; logs a line per exchange"},
 	{"gateway", "-connect ADDR:PORT [-users 6] [-requests 4] [-conns 1] [-cookies] [-session] [-xff ADDR]",
@@ -154,6 +156,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = dnsAuthMain(ctx, args[1:], stdout, stderr) // dnsauth.go
 	case "http":
 		err = httpMain(ctx, args[1:], stdout, stderr)
+	case "http3":
+		err = http3Main(ctx, args[1:], stdout, stderr)
 	case "icap":
 		err = icapMain(ctx, args[1:], stdout, stderr) // icap.go
 	case "gateway":

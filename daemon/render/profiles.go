@@ -469,3 +469,37 @@ func mrfRouter(w io.Writer, title string, st dataplane.ProfileStats, o Options) 
 		{"  Failed", o.num(m.ConnsFailed)},
 	})
 }
+
+// HTTP3Profile prints one `Ltm::HTTP3 Profile` block [M: F5 documents
+// no layout for it; the http2 profile's].
+func HTTP3Profile(w io.Writer, name string, st HTTP3Stats, o Options) error {
+	return statBlock(w, "Ltm::HTTP3 Profile: "+o.rel(name), [][2]string{
+		{"Virtual Server Name", "N/A"},
+		{"Requests", ""},
+		{"Total", o.num(st.Requests)},
+		{"Responses", o.num(st.Responses)},
+		{"Failed (502)", o.num(st.Failed)},
+	})
+}
+
+// HTTP3Stats are the figures HTTP3Profile prints.
+type HTTP3Stats struct {
+	Requests, Responses, Failed uint64
+}
+
+// QUICProfile prints one `Ltm::QUIC Profile` block [M: the layout is
+// ours].
+func QUICProfile(w io.Writer, name string, st QUICStats, o Options) error {
+	return statBlock(w, "Ltm::QUIC Profile: "+o.rel(name), [][2]string{
+		{"Virtual Server Name", "N/A"},
+		{"Connections", ""},
+		{"Current", o.num(st.Connections)},
+		{"Total", o.num(st.TotalConnections)},
+		{"Refused", o.num(st.Refused)},
+	})
+}
+
+// QUICStats are the figures QUICProfile prints.
+type QUICStats struct {
+	Connections, TotalConnections, Refused uint64
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/dataplane/h2gw"
 	"github.com/openltm/openltm/dataplane/h2member"
+	"github.com/openltm/openltm/dataplane/http3"
 	"github.com/openltm/openltm/dataplane/ilx"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/mblb"
@@ -243,6 +244,11 @@ type Virtual struct {
 	// HTTP/2 preface in cleartext, are served by dataplane/h2gw, which
 	// passes each stream to the virtual's HTTP engine; nil: HTTP/1 only.
 	HTTP2 *HTTP2
+	// HTTP3 is the quic and http3 profiles of a UDP virtual with an http
+	// profile: its socket speaks QUIC and HTTP/3 (dataplane/http3), each
+	// request going to the virtual's HTTP engine (MBLB) as an HTTP/1.1
+	// client's; nil: a plain UDP virtual.
+	HTTP3 *http3.Config
 	// FTP is the ftp profile of a plain TCP virtual, whose flows the
 	// FTP gateway serves (ftp.go); nil: none.
 	FTP *FTP

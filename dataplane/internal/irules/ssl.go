@@ -50,6 +50,29 @@ func SSLInfo(c *tls.Conn, t *config.TLS, side rules.Side) *rules.SSLInfo {
 	return info
 }
 
+// QUICInfo is what SSL:: commands see of an HTTP/3 client's TLS, the
+// handshake QUIC ran (its state only: QUIC's TLS 1.3 has no session id,
+// and its client random and secrets stay inside the QUIC stack, so
+// SSL::sessionid answers empty and SSL::clientrandom and the secrets
+// find none).
+func QUICInfo(cs tls.ConnectionState, t *config.TLS) *rules.SSLInfo {
+	info := &rules.SSLInfo{
+		Version:    tlsprof.VersionName(cs.Version),
+		Cipher:     tlsprof.SuiteName(cs.CipherSuite),
+		Bits:       tlsprof.SuiteBits(cs.CipherSuite),
+		ServerName: cs.ServerName,
+		PeerCerts:  cs.PeerCertificates,
+		ALPN:       cs.NegotiatedProtocol,
+	}
+	var b *tlsprof.Built
+	info.Profile, b = t.ClientProfile(cs.ServerName)
+	if b != nil {
+		info.SNIRequired = b.SNIRequired()
+		info.VerifyResult = func() int { return b.VerifyResult(cs.PeerCertificates) }
+	}
+	return info
+}
+
 // HelloInfo is what SSL:: commands see of a client's TLS while
 // CLIENTSSL_CLIENTHELLO runs: the hello's server name (SSL::extensions
 // -type 0), the profile it picks, the highest version it offers; no

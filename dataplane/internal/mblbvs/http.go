@@ -98,6 +98,9 @@ func (h *httpRules) HTTPClientVersion() string {
 	if h.h2 {
 		return "2.0"
 	}
+	if h.h3 {
+		return "3.0" // [M] an HTTP/3 client's, as HTTP/2's say 2.0
+	}
 	return ""
 }
 

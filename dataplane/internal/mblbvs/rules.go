@@ -33,6 +33,8 @@ type mblbRules struct {
 	// h2: the client speaks HTTP/2 through the http2 profile's gateway
 	// (http2.go); set before its first request.
 	h2 bool
+	// h3: the client speaks HTTP/3 through the http3 profile (http3.go).
+	h3 bool
 	// h2off: HTTP2::disable ran in CLIENT_ACCEPTED (http2rules.go).
 	h2off atomic.Bool
 	snap  *state.VirtualSnap

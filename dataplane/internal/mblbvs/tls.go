@@ -280,6 +280,9 @@ func (r *mblbRules) SSL(s rules.Side) (*rules.SSLInfo, bool) {
 	if s == rules.ClientSide && r.f.loopTLS != nil {
 		return irules.SSLInfo(r.f.loopTLS, ct, rules.ClientSide), true
 	}
+	if s == rules.ClientSide && r.f.quicTLS != nil {
+		return irules.QUICInfo(*r.f.quicTLS, ct), true // an HTTP/3 client (http3.go)
+	}
 	fc := r.f.front
 	if s == rules.ClientSide && r.f.hello != nil {
 		return irules.HelloInfo(r.f.hello, ct), true

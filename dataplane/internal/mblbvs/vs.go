@@ -472,6 +472,9 @@ type mblbFlow struct {
 	// event ran last, and lanes tells its sessions apart.
 	h2Requests uint64
 	lanes      *h2Lanes
+	// quicTLS is an HTTP/3 client's handshake, done by QUIC before the
+	// flow began, which SSL:: commands read (http3.go); nil otherwise.
+	quicTLS *tls.ConnectionState
 	// sslTag names the client's TLS session for ssl persistence
 	// (persist.go), nil without it; sslKey is the name, hex, once the
 	// handshake is done ("" when the session has none: tickets off).

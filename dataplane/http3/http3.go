@@ -1,0 +1,303 @@
+// Package http3 is BIG-IP's quic and http3 profiles on the client side:
+// a UDP virtual server's socket speaks QUIC (TLS 1.3 from the virtual's
+// client-ssl profile, ALPN h3), and each HTTP/3 request goes on as an
+// HTTP/1.1 request into the virtual's HTTP engine (dataplane/mblb) over
+// one of the client's engine connections, its lanes, exactly as
+// dataplane/h2gw does for HTTP/2: the http profile's edits, the iRules'
+// HTTP events, persistence and balancing are the HTTP/1.1 path's own.
+//
+// QUIC and HTTP/3 framing are quic-go's (github.com/quic-go/quic-go and
+// its http3 package); this package owns the listener, the lanes and the
+// translation of a request and its response between the two versions.
+package http3
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+)
+
+// Config is a virtual's quic and http3 profiles as the listener applies
+// them.
+type Config struct {
+	// Profile and QUICProfile are the http3 and quic profiles' full
+	// paths, for their statistics.
+	Profile, QUICProfile string
+	// MaxBidiStreams is bidi-concurrent-streams-per-connection: the
+	// requests a client may have open at once (and so the most lanes a
+	// connection dials); 0 is 100.
+	MaxBidiStreams int64
+	// MaxUniStreams is uni-concurrent-streams-per-connection; 0 is 10.
+	MaxUniStreams int64
+	// IdleTimeout is the udp profile's idle-timeout: a QUIC connection
+	// with no packet for this long ends; 0 is quic-go's 30 s, negative
+	// (indefinite) a day [M], and below a second (immediate) a second
+	// [M: a QUIC connection cannot end as soon as it idles: its
+	// handshake alone has pauses].
+	IdleTimeout time.Duration
+	// Stats and QUICStats, when set, count the profiles' connections and
+	// requests.
+	Stats     *Stats
+	QUICStats *QUICStats
+}
+
+// Stats are an http3 profile's counters for `show ltm profile http3`.
+type Stats struct {
+	Requests, Responses atomic.Int64
+	// Failed counts requests answered 502 because no engine connection
+	// answered them.
+	Failed atomic.Int64
+}
+
+// Reset zeroes the counters.
+func (s *Stats) Reset() {
+	s.Requests.Store(0)
+	s.Responses.Store(0)
+	s.Failed.Store(0)
+}
+
+// QUICStats are a quic profile's counters for `show ltm profile quic`.
+type QUICStats struct {
+	Connections, TotalConnections atomic.Int64
+	// Refused counts connections the virtual did not admit (disabled, a
+	// connection limit, a rule's reject in CLIENT_ACCEPTED).
+	Refused atomic.Int64
+}
+
+// Reset zeroes the totals, keeping what is current.
+func (s *QUICStats) Reset() {
+	s.TotalConnections.Store(s.Connections.Load())
+	s.Refused.Store(0)
+}
+
+// Conn is a QUIC client connection as the virtual admits it.
+type Conn struct {
+	Remote, Local netip.AddrPort
+	qc            *quic.Conn
+}
+
+// TLS is the connection's handshake (done before Accept is asked).
+func (c *Conn) TLS() *tls.ConnectionState {
+	cs := c.qc.ConnectionState().TLS
+	return &cs
+}
+
+// Reset ends the client's connection at once (a rule's reject): QUIC has
+// no reset, so it is closed with H3_REQUEST_REJECTED.
+func (c *Conn) Reset() {
+	c.qc.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeRequestRejected), "")
+}
+
+// Client is one admitted QUIC connection's side in the HTTP engine.
+type Client interface {
+	// Dial opens an engine connection (a lane) for the client: the
+	// listener writes HTTP/1.1 requests on it, one at a time, and reads
+	// their responses. Dial may be called from several goroutines.
+	Dial() (net.Conn, error)
+	// Close is called once, after the connection ended and every lane
+	// dialled was closed.
+	Close()
+}
+
+// Accept admits a new QUIC connection of the virtual (its connection
+// count, CLIENT_ACCEPTED) and returns its engine side; false refuses it.
+type Accept func(c *Conn) (Client, bool)
+
+// Listener serves HTTP/3 on one UDP socket.
+type Listener struct {
+	tr     *quic.Transport
+	ln     *quic.Listener
+	srv    *http3.Server
+	accept Accept
+	cfg    atomic.Pointer[Config]
+	conns  sync.Map // *quic.Conn -> *client
+	wg     sync.WaitGroup
+	closed atomic.Bool
+}
+
+// Listen starts QUIC on pc. tlsConf is asked for each handshake (so a
+// commit's new client-ssl profile applies to new connections): it must
+// return the virtual's client-ssl configuration, nil to refuse the
+// handshake. cfg is kept until SetConfig replaces it. Serve must then
+// run; Close ends every connection and closes pc.
+func Listen(pc net.PacketConn, tlsConf func() *tls.Config, cfg *Config, accept Accept) (*Listener, error) {
+	l := &Listener{tr: &quic.Transport{Conn: pc}, accept: accept}
+	l.cfg.Store(cfg)
+	base := &tls.Config{
+		MinVersion: tls.VersionTLS13,
+		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			c := tlsConf()
+			if c == nil {
+				return nil, errors.New("http3: the virtual server has no client-ssl profile")
+			}
+			return forQUIC(c), nil
+		},
+	}
+	qc := &quic.Config{
+		GetConfigForClient: func(*quic.ClientInfo) (*quic.Config, error) {
+			return l.quicConfig(), nil
+		},
+	}
+	l.srv = &http3.Server{
+		Handler: &handler{l: l},
+		ConnContext: func(ctx context.Context, c *quic.Conn) context.Context {
+			if v, ok := l.conns.Load(c); ok {
+				return context.WithValue(ctx, clientKey{}, v)
+			}
+			return ctx
+		},
+	}
+	ln, err := l.tr.Listen(http3.ConfigureTLSConfig(base), qc)
+	if err != nil {
+		l.tr.Close()
+		return nil, err
+	}
+	l.ln = ln
+	return l, nil
+}
+
+// forQUIC is a client-ssl configuration as QUIC needs it: TLS 1.3 only
+// (RFC 9001), whatever the profile's options allow over TCP [M: a
+// profile with no-tlsv1.3 still serves HTTP/3], and ALPN h3.
+func forQUIC(c *tls.Config) *tls.Config {
+	if c.MinVersion == tls.VersionTLS13 && c.MaxVersion == 0 && len(c.NextProtos) == 1 && c.NextProtos[0] == http3.NextProtoH3 {
+		return c
+	}
+	q := c.Clone()
+	q.MinVersion, q.MaxVersion = tls.VersionTLS13, 0
+	q.NextProtos = []string{http3.NextProtoH3}
+	if pick := c.GetConfigForClient; pick != nil {
+		q.GetConfigForClient = func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+			chosen, err := pick(h)
+			if chosen == nil || err != nil {
+				return chosen, err
+			}
+			return forQUIC(chosen), nil
+		}
+	}
+	return q
+}
+
+// maxIdle is the idle timeout an indefinite one asks for [M].
+const maxIdle = 24 * time.Hour
+
+// quicConfig is the running profile's transport settings.
+func (l *Listener) quicConfig() *quic.Config {
+	cfg := l.cfg.Load()
+	q := &quic.Config{MaxIncomingStreams: 100, MaxIncomingUniStreams: 10}
+	if cfg.MaxBidiStreams > 0 {
+		q.MaxIncomingStreams = cfg.MaxBidiStreams
+	}
+	if cfg.MaxUniStreams > 0 {
+		q.MaxIncomingUniStreams = cfg.MaxUniStreams
+	}
+	switch {
+	case cfg.IdleTimeout < 0:
+		q.MaxIdleTimeout = maxIdle
+	case cfg.IdleTimeout > 0:
+		q.MaxIdleTimeout = max(cfg.IdleTimeout, time.Second)
+	}
+	return q
+}
+
+// SetConfig applies a commit's profiles to the connections that come
+// next.
+func (l *Listener) SetConfig(cfg *Config) { l.cfg.Store(cfg) }
+
+// Addr is the socket's address.
+func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
+
+// Serve accepts QUIC connections until Close.
+func (l *Listener) Serve() {
+	for {
+		qc, err := l.ln.Accept(context.Background())
+		if err != nil {
+			return
+		}
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			l.serveConn(qc)
+		}()
+	}
+}
+
+// Close stops accepting, ends every connection (each client is sent
+// CONNECTION_CLOSE) and closes the socket, so that its address is free
+// when Close returns, then waits for the connections' requests to end:
+// their lanes are closed with them, so none waits for the engine.
+func (l *Listener) Close() {
+	if l.closed.Swap(true) {
+		return
+	}
+	l.ln.Close()
+	l.conns.Range(func(k, _ any) bool {
+		k.(*quic.Conn).CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeNoError), "")
+		return true
+	})
+	l.tr.Close()
+	l.tr.Conn.Close()
+	l.wg.Wait()
+	l.srv.Close()
+}
+
+// clientKey finds a request's connection in its context.
+type clientKey struct{}
+
+// addrPort is a QUIC address as netip.
+func addrPort(a net.Addr) netip.AddrPort {
+	if u, ok := a.(*net.UDPAddr); ok {
+		ap := u.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	return netip.AddrPort{}
+}
+
+// serveConn runs one QUIC connection to its end.
+func (l *Listener) serveConn(qc *quic.Conn) {
+	cfg := l.cfg.Load()
+	c := &Conn{Remote: addrPort(qc.RemoteAddr()), Local: addrPort(qc.LocalAddr()), qc: qc}
+	ec, ok := l.accept(c)
+	if !ok {
+		if st := cfg.QUICStats; st != nil {
+			st.Refused.Add(1)
+		}
+		qc.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeRequestRejected), "")
+		return
+	}
+	if st := cfg.QUICStats; st != nil {
+		st.Connections.Add(1)
+		st.TotalConnections.Add(1)
+		defer st.Connections.Add(-1)
+	}
+	cl := &client{engine: ec, cfg: cfg}
+	l.conns.Store(qc, cl)
+	if l.closed.Load() {
+		qc.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeNoError), "")
+	}
+	stop := make(chan struct{})
+	go func() {
+		// A connection that ends (closed by either side, timed out)
+		// ends its lanes at once: a request waiting for the engine then
+		// returns, and so does ServeQUICConn.
+		select {
+		case <-qc.Context().Done():
+			cl.closeLanes()
+		case <-stop:
+		}
+	}()
+	l.srv.ServeQUICConn(qc) // returns once every request's handler did
+	close(stop)
+	qc.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeNoError), "")
+	l.conns.Delete(qc)
+	cl.closeLanes()
+	ec.Close()
+}
