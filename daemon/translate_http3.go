@@ -79,10 +79,10 @@ func (t *translator) hasHTTP3(o *objects.Object) bool {
 var h3NoEvents = []rules.Event{rules.ClientSSLHandshake, rules.ClientSSLClientHello, rules.ClientSSLClientCert,
 	rules.ClientSSLServerHelloSend, rules.ClientSSLData, rules.ClientData}
 
-// http3Rules refuses, on a virtual with quic or http3 profiles, rules
-// whose events would never run [M: BIG-IP runs CLIENTSSL_HANDSHAKE for
-// QUIC's handshake; openltm does not yet, and a rule that silently never
-// runs is worse than a refusal].
+// http3Rules warns, on a virtual with quic or http3 profiles, of rules
+// whose events do not run for its HTTP/3 clients: the rule is kept, as
+// BIG-IP keeps it (one rule may serve a TCP virtual too) [M: BIG-IP runs
+// CLIENTSSL_HANDSHAKE for QUIC's handshake; openltm does not yet].
 func (t *translator) http3Rules(o *objects.Object, list []*rules.Rule) bool {
 	if !t.hasHTTP3(o) {
 		return true
@@ -90,7 +90,7 @@ func (t *translator) http3Rules(o *objects.Object, list []*rules.Rule) bool {
 	for _, r := range list {
 		for _, ev := range h3NoEvents {
 			if r.Handles(ev) {
-				return t.refuse("%s event in rule (%s) does not run for HTTP/3 clients on the virtual server (%s): its quic and http3 profiles serve them", ev, r.Name, o.Name)
+				t.note(o, "%s event in rule (%s) does not run for HTTP/3 clients on the virtual server: its quic and http3 profiles serve them; openltm keeps the rule without running that event", ev, r.Name)
 			}
 		}
 	}

@@ -106,12 +106,20 @@ func TestHTTP3ProfileStack(t *testing.T) {
 		{"modify ltm virtual v_h3 profiles replace-all-with { udp { } quic { } http3 { } http { } http2 { } clientssl { context clientside } }", "cannot be used with profile /Common/http3 (http3)"},
 		{"modify ltm virtual v_udp profiles replace-all-with { udp { } http { } }", "needs ip-protocol tcp"},
 		{"modify ltm profile quic q_edge bidi-concurrent-streams-per-connection 0", "bidi-concurrent-streams-per-connection"},
-		{"modify ltm virtual v_h3 rules { r_ssl }", "CLIENTSSL_HANDSHAKE event in rule (/Common/r_ssl) does not run for HTTP/3 clients on the virtual server (/Common/v_h3)"},
 	} {
 		t.Run(c.cmd, func(t *testing.T) {
 			if _, err := run(t, s, c.cmd); !strings.Contains(err, c.err) {
 				t.Fatalf("refused with %q, want %q", err, c.err)
 			}
 		})
+	}
+	// A rule with an event HTTP/3 clients never raise is kept, with a
+	// warning, as BIG-IP keeps it.
+	out, errs := run(t, s, "modify ltm virtual v_h3 rules { r_ssl }")
+	if want := "CLIENTSSL_HANDSHAKE event in rule (/Common/r_ssl) does not run for HTTP/3 clients"; !strings.Contains(out+errs, want) {
+		t.Fatalf("modify with r_ssl: out %q err %q, want a warning %q", out, errs, want)
+	}
+	if list, _ := run(t, s, "list ltm virtual v_h3 rules"); !strings.Contains(list, "r_ssl") {
+		t.Fatalf("r_ssl not kept on v_h3:\n%s", list)
 	}
 }
