@@ -355,23 +355,10 @@ func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 // connection ends). end: the connection is to end; collect: the rule
 // asked for the DATA event over a PUBLISH (MQTT::collect).
 func (h *mrfHooks) runMQTT(sess *rules.ConnState, ev rules.Event, m *mrf.Message) (end, collect bool, err error) {
-	sess.SetMQTT()
-	st := sess.MQTT()
-	p, derr := mqtt.Decode(m.Data, st.Version)
-	if derr != nil || st.Disabled {
-		return false, false, sess.Run(ev)
+	o, collect, parsed, err := runMQTTPacket(sess, ev, m)
+	if !parsed {
+		return false, false, err
 	}
-	if p.Type == mqtt.CONNECT {
-		st.Version = p.ProtocolVersion
-	}
-	sess.BeginMQTT(p)
-	err = sess.Run(ev)
-	o := sess.EndMQTT()
-	if o.Edited {
-		m.Data = p.Encode(nil, st.Version)
-	}
-	m.Drop = m.Drop || o.Drop
-	collect = o.Collect && p.Type == mqtt.PUBLISH
 	ingress := ev == rules.MRIngress || ev == rules.MQTTClientIngress || ev == rules.MQTTClientData || ev == rules.MQTTServerEgress
 	if ingress {
 		for _, b := range o.Respond {
@@ -382,18 +369,53 @@ func (h *mrfHooks) runMQTT(sess *rules.ConnState, ev rules.Event, m *mrf.Message
 		for _, b := range o.After {
 			m.Data = append(m.Data, b...)
 		}
-	} else if len(o.Before)+len(o.After) > 0 {
-		var b []byte
-		for _, x := range o.Before {
-			b = append(b, x...)
-		}
-		b = append(b, m.Data...)
-		for _, x := range o.After {
-			b = append(b, x...)
-		}
-		m.Data = b
+	} else {
+		surroundMQTT(m, o.Before, o.After)
 	}
 	return o.Disconnect, collect, err
+}
+
+// runMQTTPacket runs ev over the MQTT packet m carries, for an MQTT
+// router's client connection and its broker connections alike: the
+// session's protocol version follows a CONNECT, the rule's edits are
+// encoded back into m, its drop marks m; collect: the rule asked for
+// the DATA event over a PUBLISH. parsed is false when m is no MQTT
+// packet (or MQTT::disable is in force): the event ran without one.
+func runMQTTPacket(sess *rules.ConnState, ev rules.Event, m *mrf.Message) (o rules.MQTTOutcome, collect, parsed bool, err error) {
+	sess.SetMQTT()
+	st := sess.MQTT()
+	p, derr := mqtt.Decode(m.Data, st.Version)
+	if derr != nil || st.Disabled {
+		return o, false, false, sess.Run(ev)
+	}
+	if p.Type == mqtt.CONNECT {
+		st.Version = p.ProtocolVersion
+	}
+	sess.BeginMQTT(p)
+	err = sess.Run(ev)
+	o = sess.EndMQTT()
+	if o.Edited {
+		m.Data = p.Encode(nil, st.Version)
+	}
+	m.Drop = m.Drop || o.Drop
+	return o, o.Collect && p.Type == mqtt.PUBLISH, true, err
+}
+
+// surroundMQTT puts the packets a rule inserted before and after m's
+// own into m, which goes on as one write.
+func surroundMQTT(m *mrf.Message, before, after [][]byte) {
+	if len(before)+len(after) == 0 {
+		return
+	}
+	var b []byte
+	for _, x := range before {
+		b = append(b, x...)
+	}
+	b = append(b, m.Data...)
+	for _, x := range after {
+		b = append(b, x...)
+	}
+	m.Data = b
 }
 
 // shutdown runs MQTT_CLIENT_SHUTDOWN as the client's side of an MQTT

@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/openltm/openltm/dataplane/internal/irules"
-	"github.com/openltm/openltm/dataplane/mqtt"
 	"github.com/openltm/openltm/dataplane/mrf"
 	"github.com/openltm/openltm/rules"
 )
@@ -239,23 +238,10 @@ func (h *mrfPeerHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 // session's protocol version is the one of the CONNECT that went out on
 // the connection.
 func (h *mrfPeerHooks) runMQTT(sess *rules.ConnState, ev rules.Event, m *mrf.Message) (end, collect bool, err error) {
-	sess.SetMQTT()
-	st := sess.MQTT()
-	p, derr := mqtt.Decode(m.Data, st.Version)
-	if derr != nil || st.Disabled {
-		return false, false, sess.Run(ev)
+	o, collect, parsed, err := runMQTTPacket(sess, ev, m) // mrf.go
+	if !parsed {
+		return false, false, err
 	}
-	if p.Type == mqtt.CONNECT {
-		st.Version = p.ProtocolVersion
-	}
-	sess.BeginMQTT(p)
-	err = sess.Run(ev)
-	o := sess.EndMQTT()
-	if o.Edited {
-		m.Data = p.Encode(nil, st.Version)
-	}
-	m.Drop = m.Drop || o.Drop
-	collect = o.Collect && p.Type == mqtt.PUBLISH
 	toBroker := ev == rules.MREgress || ev == rules.MQTTServerEgress
 	if toBroker {
 		for _, b := range o.Respond {
@@ -277,17 +263,7 @@ func (h *mrfPeerHooks) runMQTT(sess *rules.ConnState, ev rules.Event, m *mrf.Mes
 				return true, false, err
 			}
 		}
-		if len(o.Before)+len(o.After) > 0 {
-			var b []byte
-			for _, x := range o.Before {
-				b = append(b, x...)
-			}
-			b = append(b, m.Data...)
-			for _, x := range o.After {
-				b = append(b, x...)
-			}
-			m.Data = b
-		}
+		surroundMQTT(m, o.Before, o.After) // mrf.go
 	}
 	return o.Disconnect, collect, err
 }
