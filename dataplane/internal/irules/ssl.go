@@ -56,14 +56,7 @@ func SSLInfo(c *tls.Conn, t *config.TLS, side rules.Side) *rules.SSLInfo {
 // SSL::sessionid answers empty and SSL::clientrandom and the secrets
 // find none).
 func QUICInfo(cs tls.ConnectionState, t *config.TLS) *rules.SSLInfo {
-	info := &rules.SSLInfo{
-		Version:    tlsprof.VersionName(cs.Version),
-		Cipher:     tlsprof.SuiteName(cs.CipherSuite),
-		Bits:       tlsprof.SuiteBits(cs.CipherSuite),
-		ServerName: cs.ServerName,
-		PeerCerts:  cs.PeerCertificates,
-		ALPN:       cs.NegotiatedProtocol,
-	}
+	info := connInfo(&cs)
 	var b *tlsprof.Built
 	info.Profile, b = t.ClientProfile(cs.ServerName)
 	if b != nil {
@@ -135,14 +128,7 @@ func ServerHelloInfo(h *tlsprof.ServerHello, t *config.TLS, side rules.Side, sni
 // cipher, and the verdict (SSL::verify_result) within depth intermediate
 // certificates (negative: the profile's authenticate-depth).
 func CertInfo(cs *tls.ConnectionState, t *config.TLS, depth int) *rules.SSLInfo {
-	info := &rules.SSLInfo{
-		Version:    tlsprof.VersionName(cs.Version),
-		Cipher:     tlsprof.SuiteName(cs.CipherSuite),
-		Bits:       tlsprof.SuiteBits(cs.CipherSuite),
-		ServerName: cs.ServerName,
-		PeerCerts:  cs.PeerCertificates,
-		ALPN:       cs.NegotiatedProtocol,
-	}
+	info := connInfo(cs)
 	if t != nil && t.Server != nil {
 		info.Profile = t.ServerProfile
 		b, chain := t.Server, cs.PeerCertificates
@@ -160,4 +146,17 @@ func WithDepth(info *rules.SSLInfo, b *tlsprof.Built, depth int) {
 	}
 	chain := info.PeerCerts
 	info.VerifyResult = func() int { return b.VerifyResultDepth(chain, depth) }
+}
+
+// connInfo is what every handshake tells the SSL:: commands: version,
+// cipher and its bits, the server name, the peer's chain and the ALPN.
+func connInfo(cs *tls.ConnectionState) *rules.SSLInfo {
+	return &rules.SSLInfo{
+		Version:    tlsprof.VersionName(cs.Version),
+		Cipher:     tlsprof.SuiteName(cs.CipherSuite),
+		Bits:       tlsprof.SuiteBits(cs.CipherSuite),
+		ServerName: cs.ServerName,
+		PeerCerts:  cs.PeerCertificates,
+		ALPN:       cs.NegotiatedProtocol,
+	}
 }
