@@ -3,6 +3,7 @@ package daemon
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/fix"
@@ -18,6 +19,9 @@ var (
 	fixQuick         = profileFIX.MustProp("quick-parsing")
 	fixResponse      = profileFIX.MustProp("response-parsing")
 	fixSenderTagsRow = profileFIX.MustProp("sender-tag-class")
+	fixMessageLog    = profileFIX.MustProp("message-log-publisher")
+	fixReportLog     = profileFIX.MustProp("report-log-publisher")
+	fixStatsInterval = profileFIX.MustProp("statistics-sample-interval")
 )
 
 // fix gives a TCP virtual its fix profile. BIG-IP refuses the profile
@@ -67,6 +71,11 @@ func (t *translator) fix(o *objects.Object, v *dataplane.Virtual) bool {
 			opt.SenderTags[sender] = tags
 		}
 	}
+	lg, err := t.fixLog(p)
+	if err != nil {
+		return t.refuse("%v", err)
+	}
+	opt.Log = lg
 	without := func(why string) bool {
 		t.keep(o, "profile %s: openltm's FIX parser %s; the virtual passes FIX through without it", p.Name, why)
 		return true
@@ -117,4 +126,35 @@ func (t *translator) fixTagMap(name string) (map[int]int, error) {
 // virtual server lacks (01070394 [M]).
 func (t *translator) fixNeeds(o *objects.Object, list []*rules.Rule) bool {
 	return t.profileNeeds(o, list, profileFIX, "FIX", (*rules.Rule).FIXNeeds) // translate_stream.go
+}
+
+// fixLog is the profile's log publishers, nil when it names none; each
+// must exist. statistics-sample-interval paces report-log-publisher's
+// status reports (0: none).
+func (t *translator) fixLog(p *objects.Object) (*fix.Log, error) {
+	var l fix.Log
+	for _, c := range []struct {
+		prop *objects.Prop
+		dst  *string
+	}{{fixMessageLog, &l.Message}, {fixReportLog, &l.Report}} {
+		name := noneEmpty(c.prop.Effective(t.cfg, p))
+		if name == "" {
+			continue
+		}
+		pub := t.cfg.Lookup(t.s, []string{logPublisher.Key()}, objects.FullPath(folderOf(p.Name), name))
+		if pub == nil {
+			return nil, fmt.Errorf("profile %s (fix): %s %s: no such sys log-config publisher", p.Name, c.prop.Name, name)
+		}
+		*c.dst = pub.Name
+	}
+	if l.Message == "" && l.Report == "" {
+		return nil, nil
+	}
+	if n := atoi(fixStatsInterval.Effective(t.cfg, p)); n > 0 {
+		l.Interval = time.Duration(n) * time.Second
+	}
+	if t.rules != nil && t.rules.e != nil {
+		l.Send = t.rules.e.rules.rt.hsl.sendPublisher // the running configuration's publishers
+	}
+	return &l, nil
 }

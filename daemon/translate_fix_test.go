@@ -3,6 +3,7 @@ package daemon
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestFIXProfileTranslated: a fix profile's settings reach the virtual
@@ -58,5 +59,51 @@ func TestFIXProfileTranslated(t *testing.T) {
 	}
 	if out, _ := run(t, s, "list ltm virtual"); strings.Contains(out, "bad_") {
 		t.Errorf("a refused virtual was kept:\n%s", out)
+	}
+}
+
+// TestFIXProfileLogPublishers: message-log-publisher, report-log-publisher
+// and statistics-sample-interval reach the virtual (the publishers' full
+// names, a sender into the running publishers); a profile without them
+// logs nothing; a publisher that does not exist is refused, and one a
+// profile names cannot be deleted.
+func TestFIXProfileLogPublishers(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool p members add { 127.180.20.11:9878 }",
+		"create sys log-config publisher fixmsgs destinations replace-all-with { local-syslog }",
+		"create sys log-config publisher fixreports destinations replace-all-with { local-syslog }",
+		"create ltm profile fix flog message-log-publisher fixmsgs report-log-publisher fixreports statistics-sample-interval 5",
+		"create ltm profile fix fmsg message-log-publisher fixmsgs statistics-sample-interval 0",
+		"create ltm virtual v1 destination 127.180.20.1:9878 pool p profiles replace-all-with { tcp { } flog { } }",
+		"create ltm virtual v2 destination 127.180.20.2:9878 pool p profiles replace-all-with { tcp { } fix { } }",
+		"create ltm virtual v3 destination 127.180.20.3:9878 pool p profiles replace-all-with { tcp { } fmsg { } }",
+	} {
+		if out, err := run(t, s, c); err != "" || strings.Contains(out, "not acted on") {
+			t.Fatalf("%s: %s %s", c, out, err)
+		}
+	}
+	dc, _ := Translate(e.schema, e.Config())
+	l := dc.Virtuals["/Common/v1"].FIX.Log
+	if l == nil || l.Message != "/Common/fixmsgs" || l.Report != "/Common/fixreports" || l.Interval != 5*time.Second {
+		t.Fatalf("flog's log %+v", l)
+	}
+	if l := dc.Virtuals["/Common/v2"].FIX.Log; l != nil {
+		t.Fatalf("the built-in fix logs: %+v", l)
+	}
+	if l := dc.Virtuals["/Common/v3"].FIX.Log; l == nil || l.Message != "/Common/fixmsgs" || l.Report != "" || l.Interval != 0 {
+		t.Fatalf("fmsg's log %+v", l)
+	}
+	for _, c := range []struct{ cmd, want string }{
+		{"modify ltm profile fix flog report-log-publisher nosuch", "nosuch"},
+		{"delete sys log-config publisher fixmsgs", "fixmsgs"},
+	} {
+		if _, err := run(t, s, c.cmd); !strings.Contains(err, c.want) {
+			t.Errorf("%s: error %q, want %q", c.cmd, err, c.want)
+		}
+	}
+	if out, _ := run(t, s, "list ltm profile fix flog"); !strings.Contains(out, "report-log-publisher fixreports") {
+		t.Errorf("flog changed:\n%s", out)
 	}
 }

@@ -13,20 +13,40 @@ import (
 // with EndFIX, under the lock its events run under.
 type FIXState struct {
 	msg *fix.Message
+	// server: msg is the member's (response-parsing), so the events run
+	// on the server side.
+	server bool
 }
 
-// BeginFIX binds m to the FIX:: commands of the events about to run.
+// BeginFIX binds the client's message m to the FIX:: commands of the
+// events about to run.
 func (s *ConnState) BeginFIX(m *fix.Message) {
 	if s.fix == nil {
 		s.fix = &FIXState{}
 	}
-	s.fix.msg = m
+	s.fix.msg, s.fix.server = m, false
+}
+
+// BeginFIXServer binds the member's message m (response-parsing): the
+// events about to run are on the server side, as SERVER_DATA is.
+func (s *ConnState) BeginFIXServer(m *fix.Message) {
+	s.BeginFIX(m)
+	s.fix.server = true
+}
+
+// fixSide is the side FIX_HEADER and FIX_MESSAGE run on: the server's
+// over the member's message.
+func (s *ConnState) fixSide(ev Event) Side {
+	if s.fix != nil && s.fix.server && (ev == FIXHeader || ev == FIXMessage) {
+		return ServerSide
+	}
+	return ev.side()
 }
 
 // EndFIX forgets the message.
 func (s *ConnState) EndFIX() {
 	if s.fix != nil {
-		s.fix.msg = nil
+		s.fix.msg, s.fix.server = nil, false
 	}
 }
 

@@ -545,6 +545,9 @@ func (s *ConnState) Run(ev Event) error {
 		s.cur = h
 		s.curIdx = ph.ri
 		s.side = ev.side()
+		if s.fix != nil { // the member's FIX messages run on its side (commands_fix.go)
+			s.side = s.fixSide(ev)
+		}
 		s.ended = false
 		s.in.SetBudgetAfter(steps, monoEpoch, limit)
 		_, err := s.in.Eval(h.body)

@@ -139,7 +139,8 @@ const (
 	MQTTServerData
 	MQTTClientShutdown
 	// The fix profile's events (commands_fix.go), over each message of
-	// the client: FIXHeader once its header is read, FIXMessage once
+	// the client, and of the member with response-parsing (then on the
+	// server side): FIXHeader once its header is read, FIXMessage once
 	// the whole message is.
 	FIXHeader
 	FIXMessage

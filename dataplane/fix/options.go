@@ -27,6 +27,8 @@ type Options struct {
 	SenderTags map[string]map[int]int
 	// Max bounds a message's BodyLength; 0: DefaultMax.
 	Max int
+	// Log is the profile's log publishers; nil: none.
+	Log *Log
 }
 
 // Counts are a virtual's FIX messages, for show ltm profile fix.
@@ -35,6 +37,9 @@ type Counts struct {
 	// Malformed those refused (dropped or reset), Mapped those whose
 	// tags were renumbered.
 	FromClient, FromServer, Malformed, Mapped atomic.Uint64
+	// reported is when the last status report went to
+	// report-log-publisher (Unix nanoseconds; 0: none yet).
+	reported atomic.Int64
 }
 
 // Reset zeroes the counts (reset-stats ltm profile fix).
@@ -43,6 +48,7 @@ func (c *Counts) Reset() {
 	c.FromServer.Store(0)
 	c.Malformed.Store(0)
 	c.Mapped.Store(0)
+	c.reported.Store(0)
 }
 
 // Reverse is tags's inverse, for the member's messages back to the

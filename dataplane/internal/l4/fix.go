@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/fix"
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -44,6 +45,10 @@ type fixFlow struct {
 	msg        [2]fix.Message // each direction's message in hand
 	enc        [2][]byte      // each direction's re-encoded message
 	w          msgWriter
+	// log is the profile's log publishers when it names one; nil: none.
+	log *fix.Log
+	// srv is the member's connection once it is chosen, for the logs.
+	srv *serverConn
 }
 
 // serveFIX runs a FIX connection; head is what an earlier virtual read
@@ -53,6 +58,9 @@ type fixFlow struct {
 // then pumps both directions.
 func (pr *proxied) serveFIX(head []byte) {
 	x := &fixFlow{pr: pr, opt: pr.snap.Cfg.FIX, counts: &pr.vs.Prof.FIX}
+	if l := x.opt.Log; l.LogsMessages() || l.LogsReports() {
+		x.log = l
+	}
 	var prog *rules.Program
 	if pr.rs != nil {
 		prog = irules.Program(pr.rules)
@@ -88,7 +96,7 @@ func (pr *proxied) serveFIX(head []byte) {
 		x.tags = t
 	}
 	x.back = fix.Reverse(x.tags)
-	if !x.events(m) {
+	if !x.events(m, true) {
 		pr.finishLeg()
 		return
 	}
@@ -97,6 +105,7 @@ func (pr *proxied) serveFIX(head []byte) {
 		pr.finishLeg()
 		return
 	}
+	x.srv = sc
 	x.rd[1] = fix.Reader{R: sc.netConn(), Max: x.opt.Max} // through server-ssl (tls.go)
 	if !x.forward(true, raw, m, sc) {
 		pr.finishLeg()
@@ -125,6 +134,9 @@ func (x *fixFlow) next(up bool, sc *serverConn) ([]byte, bool) {
 		} else {
 			x.counts.FromServer.Add(1)
 		}
+		if x.log != nil {
+			x.logMsg(up, sc, raw)
+		}
 		return raw, true
 	case err == errIdle:
 		return nil, false
@@ -143,6 +155,9 @@ func (x *fixFlow) next(up bool, sc *serverConn) ([]byte, bool) {
 	var fe *fix.Error
 	if errors.As(err, &fe) || err == fix.ErrTooLarge {
 		x.counts.Malformed.Add(1)
+		if x.log != nil {
+			x.logMalformed(up, sc, err, "connection reset")
+		}
 		x.reset()
 		return nil, false
 	}
@@ -169,8 +184,14 @@ func (x *fixFlow) check(up bool, raw []byte, first bool) (good, ok bool) {
 	}
 	x.counts.Malformed.Add(1)
 	if x.opt.DropConnection {
+		if x.log != nil {
+			x.logMalformed(up, x.srv, err, "connection reset")
+		}
 		x.reset()
 		return false, false
+	}
+	if x.log != nil {
+		x.logMalformed(up, x.srv, err, "dropped")
 	}
 	return false, true
 }
@@ -202,7 +223,7 @@ func (x *fixFlow) pump(up bool, sc *serverConn) {
 			if !good {
 				continue
 			}
-			if up && !x.events(m) {
+			if (up || x.opt.Response) && !x.events(m, up) {
 				return
 			}
 		} else {
@@ -231,21 +252,25 @@ func (x *fixFlow) forward(up bool, raw []byte, m *fix.Message, sc *serverConn) b
 	return x.w.write(x.pr, up, sc, raw) // msgflow.go
 }
 
-// events runs FIX_HEADER then FIX_MESSAGE over the client's message m
-// and applies their verdicts as runEvent does; false when the flow ended.
-func (x *fixFlow) events(m *fix.Message) bool {
+// events runs FIX_HEADER then FIX_MESSAGE over the message m, the
+// client's (up) or, with response-parsing, the member's (then on the
+// server side: [serverside] and TCP:: commands read the member's
+// connection [M: BIG-IP documents the events without a side]), and
+// applies their verdicts as runEvent does (reject resets the session,
+// drop closes it, on either side); false when the flow ended.
+func (x *fixFlow) events(m *fix.Message, up bool) bool {
 	if x.prog == nil {
 		return true
 	}
 	for _, ev := range [2]rules.Event{rules.FIXHeader, rules.FIXMessage} {
-		if x.prog.Handles(ev) && !x.run(ev, m) {
+		if x.prog.Handles(ev) && !x.run(ev, m, up) {
 			return false
 		}
 	}
 	return true
 }
 
-func (x *fixFlow) run(ev rules.Event, m *fix.Message) bool {
+func (x *fixFlow) run(ev rules.Event, m *fix.Message, up bool) bool {
 	pr, rs := x.pr, x.pr.rs
 	rs.mu.Lock()
 	if rs.done {
@@ -254,11 +279,46 @@ func (x *fixFlow) run(ev rules.Event, m *fix.Message) bool {
 	}
 	sess := pr.RuleSession(x.prog)
 	rs.ev = config.Event(ev.String())
-	sess.BeginFIX(m)
+	if up {
+		sess.BeginFIX(m)
+	} else {
+		sess.BeginFIXServer(m)
+	}
 	err := sess.Run(ev)
 	sess.EndFIX()
 	v, detach := rs.verdict, rs.detach
 	rs.verdict, rs.detach, rs.prime = irules.GoOn, false, false
 	rs.mu.Unlock()
 	return pr.applyRule(config.Event(ev.String()), err, v, detach)
+}
+
+// logMsg gives a message read from one end to message-log-publisher, and
+// sends report-log-publisher's status report when it is due.
+func (x *fixFlow) logMsg(up bool, sc *serverConn, raw []byte) {
+	pr := x.pr
+	if x.log.LogsMessages() {
+		x.log.Msg(x.opt.Profile, pr.Virtual, !up, pr.Client.String(), serverAddr(sc), raw)
+	}
+	if x.log.Interval > 0 {
+		x.log.Status(x.opt.Profile, pr.Virtual, x.counts, time.Now().UnixNano())
+	}
+}
+
+// logMalformed tells report-log-publisher of a message refused for err.
+func (x *fixFlow) logMalformed(up bool, sc *serverConn, err error, action string) {
+	reason := err.Error()
+	var fe *fix.Error
+	if errors.As(err, &fe) {
+		reason = fe.Reason
+	}
+	x.log.Malformed(x.opt.Profile, x.pr.Virtual, !up, x.pr.Client.String(), serverAddr(sc), reason, action)
+}
+
+// serverAddr is the member's address for the logs, "" before one is
+// chosen.
+func serverAddr(sc *serverConn) string {
+	if sc == nil || sc.conn == nil {
+		return ""
+	}
+	return sc.conn.RemoteAddr().String()
 }
