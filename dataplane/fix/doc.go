@@ -3,5 +3,6 @@
 // virtual server reads them: tag=value fields separated by SOH, framed on
 // BodyLength (9) and closed by CheckSum (10), so that rules can read tags
 // and the proxy can map a sender's tag numbers and send the message on
-// with a new BodyLength and CheckSum.
+// with a new BodyLength and CheckSum. Log writes the profile's lines to
+// its message-log-publisher and report-log-publisher.
 package fix

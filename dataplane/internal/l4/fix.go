@@ -22,7 +22,10 @@ import (
 // message) has a tag map, from sender-tag-class or FIX::tag map set. The
 // member is chosen once the first message's events have run, so that a
 // rule picks the pool by SenderCompID. The member's messages are framed,
-// checked with response-parsing, and mapped back.
+// checked with response-parsing (which runs FIX_HEADER and FIX_MESSAGE
+// over them on the server side too), and mapped back. The profile's
+// publishers (fix.Log) get every message, the malformed ones and the
+// status reports.
 //
 // A malformed message is dropped with error-action dont-forward and
 // resets the connection with drop-connection; one whose length cannot be
