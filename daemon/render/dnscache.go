@@ -183,12 +183,14 @@ func (r *RecordsWriter) Message(m dnsvs.Record) error {
 
 // RRset writes one record set, a line per record (and RRSIG) as a zone
 // file has it with the seconds left as its TTL; a validating resolver's
-// sets end with what validation made of them (; secure) [M].
+// sets end with what validation made of them (; secure) [M]. The owner
+// is printed in lower case, whatever case the name server echoed.
 func (r *RecordsWriter) RRset(s recursor.RRset, validating bool) error {
 	r.rows++
 	for _, rr := range s.RRs {
 		rr = dns.Copy(rr) // shared with the cache
 		rr.Header().Ttl = s.TTL
+		rr.Header().Name = strings.ToLower(rr.Header().Name) // as asked, in 0x20's mixed case
 		line := "  " + rr.String()
 		if validating {
 			line += "\t; " + s.Security.String()
