@@ -99,6 +99,9 @@ func (s *Session) complete(ws []string) []control.Suggestion {
 	if out, ok := hostCompletions(strings.Join(path, " ")); ok && verb == "show" {
 		return out // the host's shows (shows_host.go) take options, not names
 	}
+	if (verb == "show" || verb == "delete") && len(path) >= len(recordsPath) && hasPrefix(path, recordsPath) {
+		return s.completeRecords(path[len(recordsPath):]) // complete_dnsrecords.go
+	}
 	k, used := sc.Match(path)
 	if k == nil {
 		out := s.children(path, false)

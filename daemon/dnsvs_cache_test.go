@@ -59,7 +59,7 @@ func TestDNSCacheShow(t *testing.T) {
 		{ask: "a.example.net", cmd: "show ltm dns cache records all cache c1", out: []string{`a\.example\.net\.`}, not: []string{`b\.example\.net\.`}, asked: 3},
 		{cmd: "show ltm dns cache transparent nosuch", err: "not found", asked: 3},
 		{cmd: "show ltm dns cache records msg cache nosuch", err: "not found", asked: 3},
-		{cmd: "delete ltm dns cache records msg c1", err: "expected msg|rrset|all|key cache NAME", asked: 3},
+		{cmd: "delete ltm dns cache records msg c1", err: "expected msg|rrset|nameserver|key|all cache NAME", asked: 3},
 		// The profile counts which step answered, across a commit.
 		{cmd: "create ltm pool other", asked: 3},
 		{cmd: "show ltm profile dns dnsp raw", out: []string{`^Ltm::DNS Profile: dnsp$`, `^Total +4$`, `^Cache +1$`, `^Pool Members +3$`, `^Allow +3$`, `^Reject +0$`, `^GSLB and DNS Express +0$`}, asked: 3},

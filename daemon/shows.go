@@ -28,6 +28,7 @@ func registerPlaneRuntime(e *Engine, h *planeHook) {
 	e.RegisterRuntime(sflowCommands(e))           // hook_sflow.go
 	e.RegisterRuntime(monitorCommands(e, p))      // shows_monitor.go
 	e.RegisterRuntime(dnsCacheCommands(e, p))     // shows_dns.go
+	e.RegisterRuntime(dnsRecordsCommands(e, p))   // shows_dnsrecords.go
 	e.RegisterRuntime(dohCommands(e, p))          // shows_doh.go
 	e.RegisterRuntime(bwcCommands(e, p))          // shows_bwc.go
 	e.RegisterRuntime(mrfRouteCommands())         // shows_mrf.go

@@ -12,9 +12,9 @@ import (
 )
 
 // dnsCacheCommands answer show and reset-stats ltm profile dns and ltm
-// dns cache [transparent|resolver|validating-resolver] [NAME...], and
-// show and delete ltm dns cache records (msg, rrset, all, key): what an operator reads to size a cache and clears to
-// make it ask again. A cache no dns profile names shows zero.
+// dns cache [transparent|resolver|validating-resolver] [NAME...]: what
+// an operator reads to size a cache. A cache no dns profile names shows
+// zero. Its records are shows_dnsrecords.go's.
 func dnsCacheCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 	each := func(s *Session, words []string, fn func(kind string, o *objects.Object) error) error {
 		kinds := []*objects.Kind{dnsCacheTransparent, dnsCacheResolver, dnsCacheValidating}
@@ -53,18 +53,6 @@ func dnsCacheCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 		}
 		return nil
 	}
-	// records reads `msg|rrset|all cache NAME`: the records of the named
-	// cache [M: BIG-IP's filters (owner, type) are not taken].
-	records := func(s *Session, words []string) (string, error) {
-		if len(words) != 3 || !slices.Contains([]string{"msg", "rrset", "all", "key"}, words[0]) || words[1] != "cache" {
-			return "", &objects.SyntaxError{Msg: "expected msg|rrset|all|key cache NAME", Expected: []string{"msg", "rrset", "all", "key"}}
-		}
-		name := objects.FullPath(s.Folder(), words[2])
-		if e.Config().Get(dnsCacheTransparent, name) == nil && e.Config().Get(dnsCacheResolver, name) == nil && e.Config().Get(dnsCacheValidating, name) == nil {
-			return "", objects.NotFound(dnsCacheTransparent, name)
-		}
-		return name, nil
-	}
 	return []RuntimeCommand{
 		{"show", profileDNS.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
 			o := showOpts(s, words)
@@ -79,28 +67,6 @@ func dnsCacheCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 			for _, name := range profileNames(e, profileDNS, names) {
 				p.ResetDNSProfileStats(name)
 			}
-			return nil
-		}},
-		{"show", "ltm dns cache records", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
-			name, err := records(s, words)
-			if err != nil {
-				return err
-			}
-			if words[0] == "key" { // a validating resolver's key cache
-				return render.DNSCacheKeys(w, name, p.DNSCacheKeys(name), showOpts(s, nil))
-			}
-			return render.DNSCacheRecords(w, name, p.DNSCacheRecords(name), showOpts(s, nil))
-		}},
-		{"delete", "ltm dns cache records", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
-			name, err := records(s, words)
-			if err != nil {
-				return err
-			}
-			if words[0] == "key" {
-				p.FlushDNSCacheKeys(name)
-				return nil
-			}
-			p.FlushDNSCache(name)
 			return nil
 		}},
 		{"show", "ltm dns cache", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {

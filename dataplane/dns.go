@@ -116,12 +116,56 @@ func (p *Plane) FlushDNSCacheKeys(name string) int {
 	return 0
 }
 
-// DNSCacheRecords are the answers the named cache keeps now.
-func (p *Plane) DNSCacheRecords(name string) []dnsvs.Record {
+// DNSCacheMessages calls fn with each answer the named cache keeps
+// whose question passes f, until fn returns false (show ltm dns cache
+// records msg); nothing when no virtual uses the cache.
+func (p *Plane) DNSCacheMessages(name string, f recursor.Filter, fn func(dnsvs.Record) bool) {
 	if c := p.dns.Cache(name); c != nil {
-		return c.Records()
+		c.Messages(f, fn)
 	}
-	return nil
+}
+
+// DNSCacheRRsets calls fn with each record set the named cache keeps
+// passing f, until fn returns false (show ltm dns cache records rrset).
+func (p *Plane) DNSCacheRRsets(name string, f recursor.Filter, fn func(recursor.RRset) bool) {
+	if c := p.dns.Cache(name); c != nil {
+		c.RRsets(f, fn)
+	}
+}
+
+// DNSCacheNameservers calls fn with each delegation the named resolver
+// cache keeps for zone f.Name (every one when ""), until fn returns
+// false (show ltm dns cache records nameserver); a transparent cache
+// keeps none.
+func (p *Plane) DNSCacheNameservers(name string, f recursor.Filter, fn func(recursor.Nameserver) bool) {
+	if c := p.dns.Cache(name); c != nil && c.Resolver() != nil {
+		c.Resolver().Nameservers(f, fn)
+	}
+}
+
+// DeleteDNSCacheRecords drops what the named cache keeps of one kind
+// (msg, rrset, nameserver, key) passing f and returns how many entries
+// went, so that the next query for them goes out again.
+func (p *Plane) DeleteDNSCacheRecords(name, kind string, f recursor.Filter) int {
+	c := p.dns.Cache(name)
+	if c == nil {
+		return 0
+	}
+	switch kind {
+	case "msg":
+		return c.DeleteMessages(f)
+	case "rrset":
+		return c.DeleteRRsets(f)
+	case "nameserver":
+		if c.Resolver() != nil {
+			return c.Resolver().DeleteNameservers(f)
+		}
+	case "key":
+		if c.Resolver() != nil {
+			return c.Resolver().DeleteKeys(f)
+		}
+	}
+	return 0
 }
 
 // DNSProfileStats are the named dns profile's counters, zero when no

@@ -1,10 +1,12 @@
 package render
 
 import (
+	"bufio"
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
+
+	"github.com/miekg/dns"
 
 	"github.com/openltm/openltm/dataplane/dnsvs"
 	"github.com/openltm/openltm/dataplane/recursor"
@@ -106,61 +108,134 @@ func DNSCache(w io.Writer, kind, name string, st dnsvs.CacheStats, o Options) er
 	return statBlock(w, title+o.rel(name), rows)
 }
 
-// DNSCacheRecords prints the answers a cache keeps, one line each
-// (show ltm dns cache records msg) [M: BIG-IP's columns].
-func DNSCacheRecords(w io.Writer, name string, recs []dnsvs.Record, o Options) error {
-	rows := [][]string{{"Name", "Type", "Class", "DO", "Rcode", "TTL", "Bytes"}}
-	for _, r := range recs {
-		do := "no"
-		if r.DO {
-			do = "yes"
-		}
-		rows = append(rows, []string{r.Name, r.Type, r.Class, do, r.Rcode, strconv.FormatUint(uint64(r.TTL), 10), strconv.Itoa(r.Bytes)})
-	}
-	return cacheTable(w, o.rel(name), "records", rows)
+// RecordsWriter streams the lines of show ltm dns cache records: a
+// heading, the column names before the first row, one line per entry as
+// it comes (buffered, never the whole table), and "(no WHAT)" for a
+// section without entries. Columns have fixed widths, wider values push
+// the line on [M: BIG-IP's layout], since a streamed table cannot be
+// measured first.
+type RecordsWriter struct {
+	w      *bufio.Writer
+	cols   []string
+	widths []int
+	what   string
+	rows   int
 }
 
-// cacheTable prints a DNS cache's heading and its rows (the first the
-// column names) in aligned columns, or "(no WHAT)" without rows.
-func cacheTable(w io.Writer, name, what string, rows [][]string) error {
-	p := &printer{w: w}
-	p.f("DNS Cache: %s\n", name)
-	if len(rows) <= 1 {
-		p.f("  (no %s)\n\n", what)
-		return p.err
-	}
-	if p.err != nil {
-		return p.err
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, r := range rows {
-		if _, err := io.WriteString(tw, "  "+strings.Join(r, "\t")+"\n"); err != nil {
-			return err
+// recordColumns are each section's columns and their widths, and what
+// an empty section says it has none of [M].
+var recordColumns = map[string]struct {
+	cols   []string
+	widths []int
+	what   string
+}{
+	"msg":        {[]string{"Name", "Type", "Class", "DO", "Rcode", "TTL", "Bytes"}, []int{32, 6, 5, 3, 8, 7, 5}, "records"},
+	"rrset":      {nil, nil, "rrsets"}, // zone file lines, as dig prints them
+	"nameserver": {[]string{"Zone", "TTL", "Name Servers", "Addresses"}, []int{24, 7, 32, 0}, "nameservers"},
+	"key":        {[]string{"Zone", "Status", "Key Tags", "TTL"}, []int{24, 9, 16, 0}, "keys"},
+}
+
+// NewRecordsWriter starts one section (msg, rrset, nameserver or key) of
+// the named cache's records.
+func NewRecordsWriter(w io.Writer, section, name string, o Options) *RecordsWriter {
+	c := recordColumns[section]
+	bw := bufio.NewWriterSize(w, 16<<10)
+	bw.WriteString("DNS Cache Records: " + o.rel(name) + " (" + section + ")\n")
+	return &RecordsWriter{w: bw, cols: c.cols, widths: c.widths, what: c.what}
+}
+
+func (r *RecordsWriter) line(cells []string) error {
+	var b strings.Builder
+	b.WriteString(" ")
+	for i, c := range cells {
+		b.WriteString(" ")
+		b.WriteString(c)
+		if i < len(cells)-1 {
+			for n := len(c); n < r.widths[i]; n++ {
+				b.WriteByte(' ')
+			}
+			b.WriteString(" ")
 		}
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
+	b.WriteString("\n")
+	_, err := r.w.WriteString(b.String())
 	return err
 }
 
-// DNSCacheKeys prints the zones a validating cache keeps keys for, one
-// line each (show ltm dns cache records key): what validation made of
-// each and the tags of its keys [M: BIG-IP's columns].
-func DNSCacheKeys(w io.Writer, name string, keys []recursor.KeyRecord, o Options) error {
-	rows := [][]string{{"Zone", "Status", "Key Tags", "TTL"}}
-	for _, k := range keys {
-		tags := make([]string, len(k.KeyTags))
-		for i, t := range k.KeyTags {
-			tags[i] = strconv.Itoa(int(t))
+func (r *RecordsWriter) row(cells []string) error {
+	if r.rows == 0 && r.cols != nil {
+		if err := r.line(r.cols); err != nil {
+			return err
 		}
-		if len(tags) == 0 {
-			tags = []string{"-"}
-		}
-		rows = append(rows, []string{k.Zone, k.Security.String(), strings.Join(tags, ","), strconv.FormatUint(uint64(k.TTL), 10)})
 	}
-	return cacheTable(w, o.rel(name), "keys", rows)
+	r.rows++
+	return r.line(cells)
+}
+
+// Message writes one kept answer.
+func (r *RecordsWriter) Message(m dnsvs.Record) error {
+	do := "no"
+	if m.DO {
+		do = "yes"
+	}
+	return r.row([]string{m.Name, m.Type, m.Class, do, m.Rcode, strconv.FormatUint(uint64(m.TTL), 10), strconv.Itoa(m.Bytes)})
+}
+
+// RRset writes one record set, a line per record (and RRSIG) as a zone
+// file has it with the seconds left as its TTL; a validating resolver's
+// sets end with what validation made of them (; secure) [M]. The owner
+// is printed in lower case, whatever case the name server echoed.
+func (r *RecordsWriter) RRset(s recursor.RRset, validating bool) error {
+	r.rows++
+	for _, rr := range s.RRs {
+		rr = dns.Copy(rr) // shared with the cache
+		rr.Header().Ttl = s.TTL
+		rr.Header().Name = strings.ToLower(rr.Header().Name) // as asked, in 0x20's mixed case
+		line := "  " + rr.String()
+		if validating {
+			line += "\t; " + s.Security.String()
+		}
+		if _, err := r.w.WriteString(line + "\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Nameserver writes one delegation: the zone, the seconds left, its
+// servers' names and the addresses asked.
+func (r *RecordsWriter) Nameserver(n recursor.Nameserver) error {
+	names, addrs := strings.Join(n.Names, ","), make([]string, len(n.Addrs))
+	for i, a := range n.Addrs {
+		addrs[i] = a.String()
+	}
+	if names == "" {
+		names = "-"
+	}
+	return r.row([]string{n.Zone, strconv.FormatUint(uint64(n.TTL), 10), names, strings.Join(addrs, ",")})
+}
+
+// Key writes one zone of a validating cache's key cache: what
+// validation made of the zone and the tags of its keys.
+func (r *RecordsWriter) Key(k recursor.KeyRecord) error {
+	tags := make([]string, len(k.KeyTags))
+	for i, t := range k.KeyTags {
+		tags[i] = strconv.Itoa(int(t))
+	}
+	if len(tags) == 0 {
+		tags = []string{"-"}
+	}
+	return r.row([]string{k.Zone, k.Security.String(), strings.Join(tags, ","), strconv.FormatUint(uint64(k.TTL), 10)})
+}
+
+// Close ends the section (its "(no WHAT)" when it had no entry) and
+// flushes.
+func (r *RecordsWriter) Close() error {
+	if r.rows == 0 {
+		r.w.WriteString("  (no " + r.what + ")\n")
+	}
+	r.w.WriteString("\n")
+	return r.w.Flush()
 }
 
 // DNSProfile prints one `Ltm::DNS Profile` block: which step answered

@@ -3,7 +3,6 @@ package dnsvs
 import (
 	"context"
 	"reflect"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -402,35 +401,6 @@ type Record struct {
 	TTL         uint32 // seconds left
 	Bytes       int    // the answer's size on the wire
 	Rcode       string
-}
-
-// Records are the live answers the cache keeps, by name then type.
-func (c *Cache) Records() []Record {
-	now := c.now()
-	c.mu.Lock()
-	out := make([]Record, 0, len(c.m))
-	for k, e := range c.m {
-		if !now.Before(e.expires) {
-			continue
-		}
-		rcode := "NOERROR"
-		if len(e.wire) >= 4 {
-			rcode = dns.RcodeToString[int(e.wire[3]&0x0f)]
-		}
-		out = append(out, Record{Name: k.name, Type: dns.TypeToString[k.qtype], Class: dns.ClassToString[k.class], DO: k.do,
-			TTL: uint32(e.expires.Sub(now) / time.Second), Bytes: len(e.wire), Rcode: rcode})
-	}
-	c.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Name != out[j].Name {
-			return out[i].Name < out[j].Name
-		}
-		if out[i].Type != out[j].Type {
-			return out[i].Type < out[j].Type
-		}
-		return !out[i].DO && out[j].DO
-	})
-	return out
 }
 
 // upstream takes one of a transparent cache's max-concurrent-udp (udp)
