@@ -33,9 +33,10 @@ func (t *translator) dohProfile(o *objects.Object) (p *objects.Object, proxy boo
 // profiles would give it. The profile stack is checked [M: BIG-IP's
 // messages are not documented; these are openltm's]: an http profile,
 // TCP, and for doh-server a dns profile. doh-proxy with a server-ssl
-// profile (BIG-IP's DoH-to-DoH proxy toward DoH servers) is kept and
-// carries no traffic: openltm's doh-proxy sends DNS to its members. It
-// returns false when the virtual was left out.
+// profile is BIG-IP's DoH-to-DoH proxy: its members are DoH servers, sent
+// each query as DoH over TLS (t.tls built the server-ssl side); without
+// one, its members get DNS [M]. It returns false when the virtual was
+// left out.
 func (t *translator) doh(o *objects.Object, v *dataplane.Virtual, hp *objects.Object, proxy bool) bool {
 	kind := "doh-server"
 	if proxy {
@@ -56,10 +57,6 @@ func (t *translator) doh(o *objects.Object, v *dataplane.Virtual, hp *objects.Ob
 	dp := t.profile(o, profileDNS)
 	if dp == nil && !proxy {
 		return t.refuse("profile %s (doh-server) requires a dns profile on the virtual server (%s)", hp.Name, o.Name)
-	}
-	if sp := t.profile(o, profileServerSSL); sp != nil && proxy {
-		t.keep(o, "profile %s (doh-proxy) with server-ssl profile %s (DNS over HTTPS to DoH servers) is not served: openltm's doh-proxy sends DNS queries to the pool's members", hp.Name, sp.Name)
-		return false
 	}
 	if dp != nil {
 		d := t.dnsSettings(o, dp)
@@ -83,7 +80,7 @@ func (t *translator) doh(o *objects.Object, v *dataplane.Virtual, hp *objects.Ob
 // request itself): those the profile sets of its own, activation-modes
 // aside.
 func (t *translator) dohUnusedSettings(o *objects.Object) {
-	for _, k := range []*objects.Kind{profileHTTP, profileHTTP2} {
+	for _, k := range []*objects.Kind{profileHTTP, profileHTTP2, profileHTTPRouter} {
 		p := t.profile(o, k)
 		if p == nil || p.BuiltIn {
 			continue

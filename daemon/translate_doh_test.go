@@ -36,9 +36,16 @@ func TestDoHRefusals(t *testing.T) {
 	if err != "" || !strings.Contains(out, "profile /Common/http_xff (http): insert-xforwarded-for not used on a DNS over HTTPS virtual") {
 		t.Errorf("http settings on a DoH virtual: out %q, error %q", out, err)
 	}
-	// doh-proxy with server-ssl (BIG-IP's DoH-to-DoH proxy): kept, said.
+	// doh-proxy with server-ssl (BIG-IP's DoH-to-DoH proxy): served, no
+	// warning.
 	out, err = run(t, s, "create ltm virtual v5 destination 127.171.20.2:443 profiles add { tcp http doh-proxy serverssl } pool dns_pool")
-	if err != "" || !strings.Contains(out, "is not served: openltm's doh-proxy sends DNS queries to the pool's members; kept, and it carries no traffic") {
+	if err != "" || strings.Contains(out, "not served") || strings.Contains(out, "carries no traffic") {
 		t.Errorf("doh-proxy with server-ssl: out %q, error %q", out, err)
+	}
+	// An httprouter profile's own settings are not used either: said.
+	mustRun(t, s, "create ltm profile httprouter hr max-pending-messages 100")
+	out, err = run(t, s, "create ltm virtual v7 destination 127.171.20.5:443 profiles add { tcp http http2 clientssl hr doh-proxy serverssl } pool dns_pool")
+	if err != "" || !strings.Contains(out, "profile /Common/hr (httprouter): max-pending-messages not used on a DNS over HTTPS virtual") {
+		t.Errorf("httprouter settings on a DoH virtual: out %q, error %q", out, err)
 	}
 }

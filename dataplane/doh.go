@@ -40,11 +40,14 @@ func (p *Plane) dohService(vc *config.Virtual, dns map[*config.DNSProfile]*dnsvs
 	if vc.DNS != nil {
 		svc = dns[vc.DNS]
 	}
-	var client *tls.Config
+	var client, server *tls.Config
 	if vc.TLS != nil {
 		client = vc.TLS.Client
+		if vc.TLS.Server != nil {
+			server = vc.TLS.Server.Config // doh-proxy: the members are DoH servers
+		}
 	}
-	return doh.New(mode, svc, stats[vc.DoH.Profile], client, vc.DoH.ALPN, vc.DoH.H2C)
+	return doh.New(mode, svc, stats[vc.DoH.Profile], client, server, vc.DoH.ALPN, vc.DoH.H2C)
 }
 
 // DoHStats are the named doh profile's counters, zero when no virtual

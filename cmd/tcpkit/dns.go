@@ -34,7 +34,11 @@ func (r *recordList) Set(s string) error {
 // holds, NXDOMAIN for any other name, the A and AAAA records it holds of
 // an MX or NS answer's targets in the additional section, as an
 // authoritative server gives glue, and logs each query with the label
-// so that a transcript sees which queries reached it.
+// so that a transcript sees which queries reached it. With -doh it
+// answers the same over DNS over HTTPS instead (RFC 8484, GET and POST,
+// any path), in TLS with -cert and -key (ALPN h2 and http/1.1; -http1
+// offers http/1.1 only), a DoH member for a doh-proxy virtual; each
+// query's line then says the HTTP version it came over.
 func dnsMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dns", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -42,11 +46,18 @@ func dnsMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	label := fs.String("label", "D1", "the label each logged query starts with")
 	var records recordList
 	fs.Var(&records, "record", "a record in master-file form, e.g. 'www.example.net. 60 IN A 192.0.2.1' (repeatable)")
+	dohMode := fs.Bool("doh", false, "serve DNS over HTTPS (TCP only) instead of DNS over UDP and TCP")
+	certFile := fs.String("cert", "", "with -doh: the PEM certificate to serve TLS with (without: cleartext HTTP/1.1 and h2c)")
+	keyFile := fs.String("key", "", "with -doh: the PEM key of -cert")
+	http1 := fs.Bool("http1", false, "with -doh: offer only http/1.1 in the TLS handshake")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *listen == "" {
 		return fmt.Errorf("-listen is required")
+	}
+	if (*certFile == "") != (*keyFile == "") || !*dohMode && (*certFile != "" || *http1) {
+		return fmt.Errorf("-cert and -key go together, and with -doh")
 	}
 	names := map[string]bool{}
 	for _, rr := range records {
@@ -78,6 +89,9 @@ func dnsMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		mu.Unlock()
 		w.WriteMsg(m)
 	})
+	if *dohMode {
+		return serveDoH(ctx, *listen, *label, *certFile, *keyFile, *http1, len(records), h, stdout)
+	}
 	errs := make(chan error, 2)
 	var servers []*dns.Server
 	var started sync.WaitGroup

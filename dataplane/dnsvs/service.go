@@ -547,10 +547,16 @@ func (s *Service) ask(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wi
 // the virtual's SNAT address, and returns its answer; a member that
 // does not answer is passed over for one more. nil when none answered
 // or there is no pool. A DoH virtual's queries take this way too
-// (dataplane/doh).
+// (dataplane/doh); a doh-proxy whose members are DoH servers takes the
+// query itself (PoolAsker).
 func AskPool(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool) *dns.Msg {
 	if snap.Pool == nil {
 		return nil
+	}
+	if a, ok := snap.DNS.(PoolAsker); ok {
+		if m, handled := a.AskPool(vs, snap, r, wire, client, local); handled {
+			return m
+		}
 	}
 	var failed []*state.Member
 	for attempt := 0; attempt < 2; attempt++ {
@@ -570,6 +576,14 @@ func AskPool(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte
 		failed = append(failed, mem)
 	}
 	return nil
+}
+
+// PoolAsker is a virtual's service that asks its pool its own way: a
+// doh-proxy whose members are DoH servers (dataplane/doh), whose dns
+// profile's pool step then goes to them as DoH. handled is false when it
+// leaves the query to DNS over UDP or TCP.
+type PoolAsker interface {
+	AskPool(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort) (m *dns.Msg, handled bool)
 }
 
 // cacheOwn is the cache c's own answer to r (wire), before any pool: a

@@ -4,8 +4,9 @@
 // HTTP/1.1 or HTTP/2, in TLS or cleartext) carries one DNS query, which
 // the virtual's dns profile answers (doh-server: the wide IPs, DNS
 // Express, the cache, then the pool, dataplane/dnsvs) or a member of its
-// pool answers (doh-proxy), and the answer goes back as the HTTP
-// response. README.md says what is [M].
+// pool answers (doh-proxy: as DoH with a server-ssl profile, Upstream,
+// else as DNS), and the answer goes back as the HTTP response. README.md
+// says what is [M].
 package doh
 
 import (
@@ -28,10 +29,11 @@ const ContentType = "application/dns-message"
 // 16-bit length.
 const maxQuery = dns.MaxMsgSize
 
-// AnswerFunc answers one query (wire, as the client sent it); ok is false
-// when nothing is to go back (the query was dropped or no member
-// answered).
-type AnswerFunc func(q *dns.Msg, wire []byte) (m *dns.Msg, ok bool)
+// AnswerFunc answers one query (wire, as the client sent it): status is
+// 200 with the answer m, else the HTTP status the client gets (503: the
+// query was dropped or no member answered; 502: a doh-proxy's DoH
+// members all failed).
+type AnswerFunc func(q *dns.Msg, wire []byte) (m *dns.Msg, status int)
 
 // Stats are a doh profile's counters, summed over the virtuals using it
 // and kept across commits by the profile's name.
@@ -48,27 +50,37 @@ type Stats struct {
 	// NoAnswer counts the queries that got none (dropped, no member
 	// answered): answered 503.
 	NoAnswer atomic.Uint64
+	// BadGateway counts the queries a doh-proxy sent to its DoH members
+	// that none answered: answered 502.
+	BadGateway atomic.Uint64
+	// MemberRequests counts the DoH requests a doh-proxy sent to its
+	// members, MemberFailures those that failed (no connection, no TLS
+	// handshake, a status other than 200, no DNS answer in the body).
+	MemberRequests, MemberFailures atomic.Uint64
 }
 
 // Counts are Stats read at once, for show.
 type Counts struct {
 	Get, Post, Answers, BadRequests, BadMedia, BadMethod, TooLarge, NoAnswer uint64
+	BadGateway, MemberRequests, MemberFailures                               uint64
 }
 
 // Counts reads the counters.
 func (st *Stats) Counts() Counts {
 	return Counts{Get: st.Get.Load(), Post: st.Post.Load(), Answers: st.Answers.Load(), BadRequests: st.BadRequests.Load(),
-		BadMedia: st.BadMedia.Load(), BadMethod: st.BadMethod.Load(), TooLarge: st.TooLarge.Load(), NoAnswer: st.NoAnswer.Load()}
+		BadMedia: st.BadMedia.Load(), BadMethod: st.BadMethod.Load(), TooLarge: st.TooLarge.Load(), NoAnswer: st.NoAnswer.Load(),
+		BadGateway: st.BadGateway.Load(), MemberRequests: st.MemberRequests.Load(), MemberFailures: st.MemberFailures.Load()}
 }
 
 // Errors is every request that got no DNS answer.
 func (c Counts) Errors() uint64 {
-	return c.BadRequests + c.BadMedia + c.BadMethod + c.TooLarge + c.NoAnswer
+	return c.BadRequests + c.BadMedia + c.BadMethod + c.TooLarge + c.NoAnswer + c.BadGateway
 }
 
 // Reset zeroes the counters (reset-stats).
 func (st *Stats) Reset() {
-	for _, c := range []*atomic.Uint64{&st.Get, &st.Post, &st.Answers, &st.BadRequests, &st.BadMedia, &st.BadMethod, &st.TooLarge, &st.NoAnswer} {
+	for _, c := range []*atomic.Uint64{&st.Get, &st.Post, &st.Answers, &st.BadRequests, &st.BadMedia, &st.BadMethod, &st.TooLarge, &st.NoAnswer,
+		&st.BadGateway, &st.MemberRequests, &st.MemberFailures} {
 		c.Store(0)
 	}
 }
@@ -156,8 +168,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, &h.Stats.BadRequests, http.StatusBadRequest, "the message is not a DNS query")
 		return
 	}
-	m, ok := h.Answer(q, wire)
-	if !ok {
+	m, status := h.Answer(q, wire)
+	switch {
+	case status == http.StatusBadGateway:
+		h.fail(w, &h.Stats.BadGateway, status, "no member answered")
+		return
+	case status != http.StatusOK || m == nil:
 		h.fail(w, &h.Stats.NoAnswer, http.StatusServiceUnavailable, "no answer")
 		return
 	}

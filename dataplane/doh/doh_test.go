@@ -27,13 +27,13 @@ func query(t *testing.T, name string) []byte {
 // answerA answers every query with one A record of TTL 120 and an NS of
 // TTL 60 in the authority section; a name under nx. gets NXDOMAIN with
 // an SOA (TTL 900, minimum 30); drop. gets nothing.
-func answerA(q *dns.Msg, _ []byte) (*dns.Msg, bool) {
+func answerA(q *dns.Msg, _ []byte) (*dns.Msg, int) {
 	m := new(dns.Msg)
 	m.SetReply(q)
 	name := q.Question[0].Name
 	switch {
 	case strings.HasSuffix(name, "drop."):
-		return nil, false
+		return nil, http.StatusServiceUnavailable
 	case strings.HasSuffix(name, "nx."):
 		m.Rcode = dns.RcodeNameError
 		soa, _ := dns.NewRR("nx. 900 IN SOA ns.nx. host.nx. 1 3600 600 86400 30")
@@ -46,7 +46,7 @@ func answerA(q *dns.Msg, _ []byte) (*dns.Msg, bool) {
 		m.Answer = append(m.Answer, a)
 		m.Ns = append(m.Ns, ns)
 	}
-	return m, true
+	return m, http.StatusOK
 }
 
 func TestHandler(t *testing.T) {

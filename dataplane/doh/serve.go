@@ -36,15 +36,20 @@ type Service struct {
 	st    *Stats
 	tls   *tls.Config // the client-ssl profiles with ALPN; nil in cleartext
 	proto http.Protocols
+	up    *Upstream // doh-proxy with server-ssl: DoH to the members; nil: DNS
 }
 
 // New makes the service of a virtual with a doh profile in mode; dns is
 // its dns profile's service (nil for none), st the profile's counters,
 // client the virtual's client-ssl (nil: cleartext), alpn and h2c its
 // http2 profile's activation-modes (h2 offered in ALPN; a cleartext
-// client's HTTP/2 preface taken).
-func New(mode Mode, dns *dnsvs.Service, st *Stats, client *tls.Config, alpn, h2c bool) *Service {
+// client's HTTP/2 preface taken); server is a doh-proxy's server-ssl
+// profile (nil: none), whose members are then DoH servers (Upstream).
+func New(mode Mode, dns *dnsvs.Service, st *Stats, client, server *tls.Config, alpn, h2c bool) *Service {
 	s := &Service{mode: mode, dns: dns, st: st}
+	if mode == Proxy && server != nil {
+		s.up = NewUpstream(server, st, dnsvs.ForwardTimeout)
+	}
 	s.proto.SetHTTP1(true)
 	s.proto.SetHTTP2(alpn && client != nil)
 	s.proto.SetUnencryptedHTTP2(h2c && client == nil)
@@ -77,7 +82,7 @@ func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TC
 	if idle <= 0 {
 		idle = 300 * time.Second
 	}
-	h := &Handler{Stats: s.st, Answer: func(q *dns.Msg, wire []byte) (*dns.Msg, bool) {
+	h := &Handler{Stats: s.st, Answer: func(q *dns.Msg, wire []byte) (*dns.Msg, int) {
 		return s.answer(vs, snap, q, wire, client, local)
 	}}
 	var conn net.Conn = c
@@ -106,25 +111,76 @@ func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TC
 }
 
 // answer is the answer to one query: the dns profile's (doh-server, and
-// doh-proxy with one), else a member's over UDP, again over TCP when it
-// is truncated.
-func (s *Service) answer(vs *state.Virtual, snap *state.VirtualSnap, q *dns.Msg, wire []byte, client, local netip.AddrPort) (*dns.Msg, bool) {
+// doh-proxy with one), else a member's: over DoH with a server-ssl
+// profile (askDoH), else over UDP and again over TCP when it is
+// truncated.
+func (s *Service) answer(vs *state.Virtual, snap *state.VirtualSnap, q *dns.Msg, wire []byte, client, local netip.AddrPort) (*dns.Msg, int) {
 	vs.Stats.In(len(wire), 1)
 	var m *dns.Msg
-	ok := false
-	if s.dns != nil {
-		m, ok = s.dns.AnswerDoH(vs, snap, q, wire, client, local)
-	} else if s.mode == Proxy { // a doh-server asks its pool only through its dns profile
+	status := http.StatusServiceUnavailable
+	switch {
+	case s.dns != nil:
+		// The profile's pool step comes back to AskPool below when the
+		// members are DoH servers.
+		if a, ok := s.dns.AnswerDoH(vs, snap, q, wire, client, local); ok {
+			m, status = a, http.StatusOK
+		}
+	case s.mode != Proxy: // a doh-server asks its pool only through its dns profile
+	case s.up != nil:
+		m, status = s.askDoH(vs, snap, q, wire, client, local)
+	default:
 		m = dnsvs.AskPool(vs, snap, q, wire, client, local, true)
 		if m != nil && m.Truncated {
 			m = dnsvs.AskPool(vs, snap, q, wire, client, local, false)
 		}
-		ok = m != nil
+		if m != nil {
+			status = http.StatusOK
+		}
 	}
-	if ok {
+	if status == http.StatusOK {
 		vs.Stats.Out(m.Len(), 1)
 	}
-	return m, ok
+	return m, status
+}
+
+// AskPool implements dnsvs.PoolAsker: a doh-proxy with a server-ssl
+// profile and a dns profile sends the profile's pool queries to its DoH
+// members; handled is false for the others (DNS to the members).
+func (s *Service) AskPool(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort) (m *dns.Msg, handled bool) {
+	if s.up == nil {
+		return nil, false
+	}
+	m, _ = s.askDoH(vs, snap, r, wire, client, local)
+	return m, true
+}
+
+// askDoH sends wire (q) to a member of the virtual's pool as a DoH
+// request, chosen by the pool's load balancing and monitors as its other
+// traffic is, translated as the virtual says; a member that fails is
+// passed over for one more.
+func (s *Service) askDoH(vs *state.Virtual, snap *state.VirtualSnap, q *dns.Msg, wire []byte, client, local netip.AddrPort) (*dns.Msg, int) {
+	if snap.Pool == nil {
+		return nil, http.StatusServiceUnavailable
+	}
+	var failed []*state.Member
+	var last *state.Member
+	return s.up.Ask(q, wire, func(int) (Member, bool) {
+		if last != nil {
+			failed = append(failed, last)
+		}
+		mem, _, _ := state.Choose(snap.Pool, state.Target{}, nil, failed, state.Chooser{})
+		if mem == nil {
+			return Member{}, false
+		}
+		last = mem
+		mem.Stats.Requests.Add(1)
+		return Member{Addr: state.Translate(snap.Cfg, mem.Cfg.Load().Addr, local), Done: func(ok bool, in, out int) {
+			mem.Stats.Out(out, 1)
+			if ok {
+				mem.Stats.In(in, 1)
+			}
+		}}, true
+	})
 }
 
 func addrPort(a net.Addr) netip.AddrPort {
