@@ -29,6 +29,7 @@ type TrafficGroup struct {
 	// gives the traffic group up when another online device's score is
 	// higher than its own plus ActiveBonus (the HA group's
 	// `active-bonus`); a device that published no score counts as 0.
+	// AutoFailback (an ha-order setting, as on BIG-IP) does not apply.
 	HAScore     bool
 	ActiveBonus int
 }
@@ -354,7 +355,7 @@ func (m *Member) evaluate() {
 			case tg.HAScore && outscored(m.scoresOf(tg.Name), cands, m.me, scores[tg.Name], tg.ActiveBonus):
 				m.release(tg.Name, lease, st)
 				mine = false
-			case tg.AutoFailback && len(cands) > 0 && cands[0] != m.me && !standby[cands[0]] &&
+			case tg.AutoFailback && !tg.HAScore && len(cands) > 0 && cands[0] != m.me && !standby[cands[0]] &&
 				slices.Contains(tg.HAOrder, cands[0]) && preferred(tg, cands[0], m.me):
 				wait := tg.AutoFailbackTime
 				if wait == 0 {

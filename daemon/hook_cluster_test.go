@@ -25,6 +25,8 @@ func TestGroupTextLeavesDeviceLocal(t *testing.T) {
 		"create net self local_self address 10.1.0.1/24 vlan internal",
 		"create net self float_self address 10.1.0.100/24 vlan internal traffic-group traffic-group-1",
 		"create ltm pool web",
+		"create ltm pool gw",
+		"create sys ha-group hg1 pools add { gw { weight 50 } }",
 		"create ltm rule r1 {\nwhen CLIENT_ACCEPTED {\nlog local0. \"hello\"\n}\n}",
 	} {
 		if _, err := run(t, s, c); err != "" {
@@ -37,7 +39,7 @@ func TestGroupTextLeavesDeviceLocal(t *testing.T) {
 			t.Errorf("group text lacks %q:\n%s", want, text)
 		}
 	}
-	for _, not := range []string{"cm device", "a.example.com", "local_self"} {
+	for _, not := range []string{"cm device", "a.example.com", "local_self", "sys ha-group"} {
 		if strings.Contains(text, not) {
 			t.Errorf("group text carries device-local %q:\n%s", not, text)
 		}
@@ -65,7 +67,8 @@ func TestGroupTextLeavesDeviceLocal(t *testing.T) {
 	if got := groupText(cfg); got != other {
 		t.Errorf("applied configuration prints as\n%s\nnot as the group text\n%s", got, other)
 	}
-	if e.selfName() != "devA" || e.Hostname() != "a.example.com" || cfg.Get(netSelf, "/Common/local_self") == nil {
+	if e.selfName() != "devA" || e.Hostname() != "a.example.com" || cfg.Get(netSelf, "/Common/local_self") == nil ||
+		cfg.Get(sysHAGroup, "/Common/hg1") == nil {
 		t.Errorf("device-local objects lost: device %s, hostname %s\n%s", e.selfName(), e.Hostname(), cfg.Text())
 	}
 }
