@@ -31,7 +31,7 @@ func haGroupKind() *Kind {
 		Help: "HA group: the pools whose members up give this device its HA score for the traffic groups that name it; the highest score is active",
 		Props: []*Prop{
 			help(&Prop{Name: "active-bonus", Type: TInt, Default: "10", Max: 100}, "added to the score of the device active for the traffic group (0 to 100), so a small dip does not move it"),
-			help(&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}}, "disabled: the traffic groups that name the group fail over by ha-order"),
+			help(&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}}, "disabled: this device scores 0 for the traffic groups that name the group"),
 			help(&Prop{Name: "pools", Type: TColl, Items: ItemRef, Ref: []string{"ltm pool"}, Sub: item, Checked: true},
 				"pools { NAME { weight W minimum-threshold N sufficient-threshold N|all } }: each adds weight × its share of members up"),
 			passive(raw("trunks")),
