@@ -211,3 +211,36 @@ func TestNextChunk(t *testing.T) {
 		}
 	}
 }
+
+// An HA group read from the configuration: its bonus, its pools' settings
+// (threshold as minimum-threshold, sufficient-threshold all as 0) and
+// disabled, with no dataplane (no member counted up).
+func TestHAGroupsFromConfig(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool gw",
+		"create ltm pool gw2",
+		"create sys ha-group hg1 active-bonus 20 pools add { gw { weight 60 threshold 2 } gw2 { weight 30 sufficient-threshold 3 } }",
+		"create sys ha-group hg2 disabled",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	gs := e.haGroups(e.Config())
+	g := gs["/Common/hg1"]
+	if !g.Enabled || g.ActiveBonus != 20 || len(g.Pools) != 2 || g.Score() != 0 {
+		t.Fatalf("hg1 %+v", g)
+	}
+	if p := g.Pools[0]; p.Name != "/Common/gw" || p.Weight != 60 || p.MinThreshold != 2 || p.SufficientThreshold != 0 {
+		t.Errorf("gw %+v", p)
+	}
+	if p := g.Pools[1]; p.Weight != 30 || p.SufficientThreshold != 3 {
+		t.Errorf("gw2 %+v", p)
+	}
+	if g := gs["/Common/hg2"]; g.Enabled || g.ActiveBonus != 10 {
+		t.Errorf("hg2 %+v", g)
+	}
+}
