@@ -64,6 +64,7 @@
 //	/openltm/groups/G/m/state/NAME        the generation the device applied, its last sync error, its unicast addresses
 //	/openltm/groups/G/m/tg/TG/owner       the active device of a traffic group, held by its lease
 //	/openltm/groups/G/m/tg/TG/standby/NAME  "run sys failover standby" in force
+//	/openltm/groups/G/m/tg/TG/score/NAME    the device's HA score (ha-group), held by its lease
 //
 // # Failover
 //
@@ -77,6 +78,10 @@
 // active only while its lease is surely held, that is until 85% of the TTL
 // after it sent its last successful renewal, so a device cut off from etcd
 // stops serving before etcd frees its traffic groups for another device.
+// A traffic group with an HA group (TrafficGroup.HAScore) ranks the
+// devices by the HA score each publishes (Member.SetScores) before
+// ha-order, and its active device gives it up once another scores more
+// than its own score plus the active bonus (hascore.go).
 // etcd's concurrency.Election is not used because it elects the oldest
 // campaigner, which cannot express ha-order or auto-failback.
 //

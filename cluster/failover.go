@@ -24,6 +24,14 @@ type TrafficGroup struct {
 	// back for AutoFailbackTime (`auto-failback-time`, default 60 s).
 	AutoFailback     bool
 	AutoFailbackTime time.Duration
+	// HAScore (`ha-group NAME`) ranks the devices by the HA score each
+	// publishes (Member.SetScores) before ha-order: the active device
+	// gives the traffic group up when another online device's score is
+	// higher than its own plus ActiveBonus (the HA group's
+	// `active-bonus`); a device that published no score counts as 0.
+	// AutoFailback (an ha-order setting, as on BIG-IP) does not apply.
+	HAScore     bool
+	ActiveBonus int
 }
 
 // DefaultAutoFailbackTime is BIG-IP's auto-failback-time.
@@ -36,6 +44,10 @@ type TrafficGroupStatus struct {
 	Active bool   // this device is active for it
 	Owner  string // the device active for it ("" while none is)
 	Next   string // the device that would take over from the owner
+	// Scored traffic groups (TrafficGroup.HAScore) carry this device's
+	// published HA score, without the active bonus.
+	Scored bool
+	Score  int
 }
 
 type tgState struct {
@@ -70,6 +82,9 @@ func checkTrafficGroups(def GroupDef, tgs []TrafficGroup) error {
 			if !slices.Contains(def.Devices, d) {
 				return fmt.Errorf("traffic group %s: ha-order device %s is not a member of device group %s", tg.Name, d, def.Name)
 			}
+		}
+		if tg.ActiveBonus < 0 {
+			return fmt.Errorf("traffic group %s: the active bonus must not be negative", tg.Name)
 		}
 		if tg.AutoFailbackTime < 0 {
 			return fmt.Errorf("traffic group %s: auto-failback-time must not be negative", tg.Name)
@@ -215,6 +230,17 @@ func (m *Member) failoverLoop(changed <-chan struct{}) {
 // candidates ranks the online devices for a traffic group: ha-order first,
 // then the rest by name; a device that was told to go standby comes last.
 func (m *Member) candidates(tg TrafficGroup, def GroupDef, alive map[string]bool, standby map[string]bool) []string {
+	var scores map[string]int
+	if tg.HAScore {
+		scores = m.scoresOf(tg.Name)
+	}
+	return rankCandidates(tg, def, alive, standby, scores)
+}
+
+// rankCandidates orders the online devices: a device told to go standby
+// last; then, for a scored traffic group, the highest HA score first;
+// then ha-order, then name.
+func rankCandidates(tg TrafficGroup, def GroupDef, alive map[string]bool, standby map[string]bool, scores map[string]int) []string {
 	var out []string
 	for _, d := range def.Devices {
 		if alive[d] {
@@ -231,6 +257,9 @@ func (m *Member) candidates(tg TrafficGroup, def GroupDef, alive map[string]bool
 		a, b := out[i], out[j]
 		if standby[a] != standby[b] {
 			return !standby[a]
+		}
+		if scores != nil && scores[a] != scores[b] {
+			return scores[a] > scores[b]
 		}
 		if rank(a) != rank(b) {
 			return rank(a) < rank(b)
@@ -256,6 +285,10 @@ func (m *Member) evaluate() {
 	safe := lease != 0 && now.Before(m.safeUntil)
 	tgs := slices.Clone(m.tgs)
 	lastOK := m.lastOK
+	scores := make(map[string]int, len(m.scores))
+	for k, v := range m.scores {
+		scores[k] = v
+	}
 	m.mu.Unlock()
 	def := m.Group()
 	alive := setOf(m.mr.under("alive/"))
@@ -284,6 +317,9 @@ func (m *Member) evaluate() {
 			continue
 		}
 		st.byHeartbeat, st.hbVacantSince = false, time.Time{}
+		if tg.HAScore {
+			m.publishScore(tg.Name, scores[tg.Name], lease)
+		}
 		cands := m.candidates(tg, def, alive, standby)
 		owner := ""
 		if ownerKV != nil {
@@ -316,7 +352,10 @@ func (m *Member) evaluate() {
 			case standby[m.me] && len(cands) > 0 && cands[0] != m.me:
 				m.release(tg.Name, lease, st)
 				mine = false
-			case tg.AutoFailback && len(cands) > 0 && cands[0] != m.me && !standby[cands[0]] &&
+			case tg.HAScore && outscored(m.scoresOf(tg.Name), cands, m.me, scores[tg.Name], tg.ActiveBonus):
+				m.release(tg.Name, lease, st)
+				mine = false
+			case tg.AutoFailback && !tg.HAScore && len(cands) > 0 && cands[0] != m.me && !standby[cands[0]] &&
 				slices.Contains(tg.HAOrder, cands[0]) && preferred(tg, cands[0], m.me):
 				wait := tg.AutoFailbackTime
 				if wait == 0 {
@@ -362,6 +401,17 @@ func (m *Member) evaluate() {
 			delete(m.fo, name)
 		}
 	}
+}
+
+// outscored reports whether the best other online candidate's published
+// HA score beats the owner's own plus its active bonus.
+func outscored(published map[string]int, cands []string, me string, own, bonus int) bool {
+	for _, d := range cands {
+		if d != me {
+			return published[d] > withBonus(own, bonus)
+		}
+	}
+	return false
 }
 
 // preferred reports whether a comes before b in the traffic group's
@@ -516,6 +566,11 @@ func (m *Member) FailoverStatus() []TrafficGroupStatus {
 			s.Owner = string(kv.Value)
 		}
 		s.Active = m.isActive(tg.Name)
+		if tg.HAScore {
+			m.mu.Lock()
+			s.Scored, s.Score = true, m.scores[tg.Name]
+			m.mu.Unlock()
+		}
 		if ok, _ := m.c.Connected(); !ok && heard != nil {
 			// etcd's view is stale: say who serves it now.
 			s.Owner = ""

@@ -86,14 +86,16 @@ type Member struct {
 	safeUntil time.Time // past it, the lease may have expired
 	lastOK    time.Time // when the last renewal etcd answered was sent
 	tgs       []TrafficGroup
+	scores    map[string]int // this device's HA score by traffic group (SetScores)
 	activeSet map[string]bool
 	// stateSince is when the device last went active (for any traffic
 	// group) or standby (for all), for show sys failover.
 	stateSince time.Time
 
-	fo   map[string]*tgState         // the election's own state, its goroutine's only
-	net  netState                    // network failover state, the same goroutine's
-	keys map[string]*ecdsa.PublicKey // peers' checked certificates, the heartbeat goroutine's
+	fo        map[string]*tgState         // the election's own state, its goroutine's only
+	pubScores map[string]pubScore         // HA scores written to etcd, the same goroutine's
+	net       netState                    // network failover state, the same goroutine's
+	keys      map[string]*ecdsa.PublicKey // peers' checked certificates, the heartbeat goroutine's
 }
 
 type memberState struct {

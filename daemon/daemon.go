@@ -231,6 +231,7 @@ func Open(opts Options) (*Engine, error) {
 	e.RegisterRuntime(cipherCommands(e))   // show ltm cipher group (shows_cipher.go)
 	e.RegisterRuntime(authCommands(e))     // show ltm auth profile (shows_auth.go)
 	e.RegisterRuntime(icallCommands(e))    // show sys icall handler (icall.go)
+	e.RegisterRuntime(haGroupCommands(e))  // show sys ha-group (cluster_hagroup.go)
 
 	// show sys provision (provision.go), show cm device (cm_device.go)
 	e.RegisterRuntime([]RuntimeCommand{showProvision(e), showCMDevice(e)})

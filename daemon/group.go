@@ -63,7 +63,7 @@ const localOnlyTG = "traffic-group-local-only"
 // configuration is synced.
 func deviceLocal(cfg *objects.Config, o *objects.Object) bool {
 	switch o.Kind {
-	case cmDevice, sysGlobal:
+	case cmDevice, sysGlobal, sysHAGroup: // an HA group is each device's own, as on BIG-IP (cluster_hagroup.go)
 		return true
 	case netSelf:
 		return shortName(netSelfTG.Effective(cfg, o)) == localOnlyTG
@@ -88,7 +88,7 @@ func groupText(cfg *objects.Config) string { return groupTextOf(cfg, cfg.Text())
 // each object's text is its own block of it, so the device's few local
 // objects are cut out without printing the rest again.
 func groupTextOf(cfg *objects.Config, text string) string {
-	for _, k := range []*objects.Kind{cmDevice, sysGlobal, netSelf} {
+	for _, k := range []*objects.Kind{cmDevice, sysGlobal, netSelf, sysHAGroup} {
 		for _, o := range cfg.Of(k) {
 			if deviceLocal(cfg, o) {
 				text = strings.Replace(text, objects.Format(o, objects.PrintOpts{}), "", 1)

@@ -316,6 +316,7 @@ func (h *clusterHook) step() {
 	h.group = def
 	h.mu.Unlock()
 	h.followTrafficGroups(member, def)
+	h.followScores(member) // cluster_hagroup.go
 	h.followUnicast()
 }
 
@@ -542,6 +543,9 @@ func trafficGroups(cfg *objects.Config, def cluster.GroupDef) []cluster.TrafficG
 		if s := cmTGFailbackTime.Effective(cfg, o); s != "" {
 			tg.AutoFailbackTime = seconds(s)
 		}
+		if name, bonus := haGroupOf(cfg, o); name != "" { // cluster_hagroup.go
+			tg.HAScore, tg.ActiveBonus = true, bonus
+		}
 		out = append(out, tg)
 	}
 	return out
@@ -554,7 +558,8 @@ func (h *clusterHook) followTrafficGroups(m *cluster.Member, def cluster.GroupDe
 	}
 	h.mu.Lock()
 	same := slices.EqualFunc(tgs, h.tgs, func(a, b cluster.TrafficGroup) bool {
-		return a.Name == b.Name && slices.Equal(a.HAOrder, b.HAOrder) && a.AutoFailback == b.AutoFailback && a.AutoFailbackTime == b.AutoFailbackTime
+		return a.Name == b.Name && slices.Equal(a.HAOrder, b.HAOrder) && a.AutoFailback == b.AutoFailback && a.AutoFailbackTime == b.AutoFailbackTime &&
+			a.HAScore == b.HAScore && a.ActiveBonus == b.ActiveBonus
 	})
 	h.mu.Unlock()
 	if same && (def.Type == cluster.SyncFailover) == (h.e.float.Load() != nil) {

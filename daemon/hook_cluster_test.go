@@ -25,6 +25,8 @@ func TestGroupTextLeavesDeviceLocal(t *testing.T) {
 		"create net self local_self address 10.1.0.1/24 vlan internal",
 		"create net self float_self address 10.1.0.100/24 vlan internal traffic-group traffic-group-1",
 		"create ltm pool web",
+		"create ltm pool gw",
+		"create sys ha-group hg1 pools add { gw { weight 50 } }",
 		"create ltm rule r1 {\nwhen CLIENT_ACCEPTED {\nlog local0. \"hello\"\n}\n}",
 	} {
 		if _, err := run(t, s, c); err != "" {
@@ -37,7 +39,7 @@ func TestGroupTextLeavesDeviceLocal(t *testing.T) {
 			t.Errorf("group text lacks %q:\n%s", want, text)
 		}
 	}
-	for _, not := range []string{"cm device", "a.example.com", "local_self"} {
+	for _, not := range []string{"cm device", "a.example.com", "local_self", "sys ha-group"} {
 		if strings.Contains(text, not) {
 			t.Errorf("group text carries device-local %q:\n%s", not, text)
 		}
@@ -65,7 +67,8 @@ func TestGroupTextLeavesDeviceLocal(t *testing.T) {
 	if got := groupText(cfg); got != other {
 		t.Errorf("applied configuration prints as\n%s\nnot as the group text\n%s", got, other)
 	}
-	if e.selfName() != "devA" || e.Hostname() != "a.example.com" || cfg.Get(netSelf, "/Common/local_self") == nil {
+	if e.selfName() != "devA" || e.Hostname() != "a.example.com" || cfg.Get(netSelf, "/Common/local_self") == nil ||
+		cfg.Get(sysHAGroup, "/Common/hg1") == nil {
 		t.Errorf("device-local objects lost: device %s, hostname %s\n%s", e.selfName(), e.Hostname(), cfg.Text())
 	}
 }
@@ -206,5 +209,38 @@ func TestNextChunk(t *testing.T) {
 		if !slices.Equal(got, tc.parts) {
 			t.Errorf("%q: chunks %q, want %q", tc.text, got, tc.parts)
 		}
+	}
+}
+
+// An HA group read from the configuration: its bonus, its pools' settings
+// (threshold as minimum-threshold, sufficient-threshold all as 0) and
+// disabled, with no dataplane (no member counted up).
+func TestHAGroupsFromConfig(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool gw",
+		"create ltm pool gw2",
+		"create sys ha-group hg1 active-bonus 20 pools add { gw { weight 60 threshold 2 } gw2 { weight 30 sufficient-threshold 3 } }",
+		"create sys ha-group hg2 disabled",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	gs := e.haGroups(e.Config())
+	g := gs["/Common/hg1"]
+	if !g.Enabled || g.ActiveBonus != 20 || len(g.Pools) != 2 || g.Score() != 0 {
+		t.Fatalf("hg1 %+v", g)
+	}
+	if p := g.Pools[0]; p.Name != "/Common/gw" || p.Weight != 60 || p.MinThreshold != 2 || p.SufficientThreshold != 0 {
+		t.Errorf("gw %+v", p)
+	}
+	if p := g.Pools[1]; p.Weight != 30 || p.SufficientThreshold != 3 {
+		t.Errorf("gw2 %+v", p)
+	}
+	if g := gs["/Common/hg2"]; g.Enabled || g.ActiveBonus != 10 {
+		t.Errorf("hg2 %+v", g)
 	}
 }

@@ -269,7 +269,7 @@ var monitorNotActed = map[string][]string{
 // (daemon/hook_cluster.go); the others are kept.
 var clusterActed = map[string]bool{
 	"self-device": true, "type": true, "devices": true, "auto-sync": true, "network-failover": true, "unicast-address": true,
-	"ha-order": true, "auto-failback-enabled": true, "auto-failback-time": true, "is-floating": true,
+	"ha-order": true, "ha-group": true, "auto-failback-enabled": true, "auto-failback-time": true, "is-floating": true,
 	"description": true,
 }
 
@@ -1178,7 +1178,7 @@ hidden tf false
 unit-id int 0
 failover-method enum ha-order ha-order|ha-score
 ha-order list
-ha-group str none
+ha-group ref sys+ha-group none
 ha-load-factor int 1
 auto-failback-enabled tf false
 auto-failback-time int 60

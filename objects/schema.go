@@ -336,6 +336,7 @@ func allKinds() []*Kind {
 	ks = append(ks, sslFileKinds()...)
 	ks = append(ks, radiusAAAKind())  // kinds_aaa.go
 	ks = append(ks, scriptKinds()...) // kinds_script.go
+	ks = append(ks, haGroupKind())    // kinds_hagroup.go
 	actSocketRows(ks)                 // kinds_tcpopts.go
 	return ks
 }

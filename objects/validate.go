@@ -286,6 +286,9 @@ func (c *Config) Validate(s *Schema) error {
 		if err := checkLSNVirtual(c, s, o); err != nil { // kinds_lsn.go
 			return err
 		}
+		if err := checkHAGroup(o); err != nil { // kinds_hagroup.go
+			return err
+		}
 	}
 	return nil
 }
