@@ -49,6 +49,9 @@ type Server struct {
 
 	rtt     rttTable
 	persist persistTable
+	// appPersist holds LDNSes on a data center per distributed
+	// application (distapp.go).
+	appPersist appPersist
 
 	probesInFlight atomic.Int64
 	// suspended counts UDP queries answered in goroutines of their own
@@ -98,6 +101,7 @@ func New(opts Options) *Server {
 		rt: runtimes{
 			vs: map[string]*vsRT{}, link: map[string]*linkRT{}, host: map[string]*hostRT{},
 			pool: map[string]*poolRT{}, member: map[string]*memberRT{}, wideIP: map[string]*wipRT{},
+			app: map[string]*appRT{},
 		},
 		rtt:     rttTable{m: map[netip.Prefix]*ldnsEntry{}},
 		persist: persistTable{m: map[persistKey]*persistRec{}},
@@ -142,6 +146,7 @@ func (s *Server) janitor() {
 		case <-t.C:
 			now := s.now()
 			s.persist.sweep(now)
+			s.appPersist.sweep(now)
 			s.ageLDNS(now)
 		}
 	}
