@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -59,6 +60,16 @@ type distApp struct {
 	// dependency-level link, is absent: it depends on nothing).
 	place  map[*member]int
 	places int
+	// cache is the mask as of an availability generation (see
+	// Server.avail): queries between two changes share one computation.
+	cache atomic.Pointer[appMaskAt]
+	// computed counts mask computations (tests).
+	computed atomic.Uint64
+}
+
+type appMaskAt struct {
+	gen  uint64
+	mask appMask
 }
 
 type appRT struct {
@@ -151,6 +162,7 @@ func (a *distApp) depends() bool {
 // virtual server: the places it can answer from. A wide IP without
 // address pools (a CNAME or MX wide IP) constrains nothing.
 func (a *distApp) mask() appMask {
+	a.computed.Add(1)
 	var all appMask
 	for i := 0; i < a.places; i++ {
 		all.set(i)
@@ -181,6 +193,18 @@ func (a *distApp) mask() appMask {
 	return all
 }
 
+// maskAt is mask as of availability generation gen: the cached one when
+// nothing changed since it was computed. gen is read before computing, so
+// a change during the computation makes the next query compute again.
+func (a *distApp) maskAt(gen uint64) appMask {
+	if c := a.cache.Load(); c != nil && c.gen == gen {
+		return c.mask
+	}
+	m := a.mask()
+	a.cache.Store(&appMaskAt{gen: gen, mask: m})
+	return m
+}
+
 // appAllows says whether the application lets m answer this query: its
 // place is one every wide IP of the application can answer from. It
 // computes the query's mask once.
@@ -191,7 +215,7 @@ func (rq *request) appAllows(m *member) bool {
 		return true
 	}
 	if !rq.appMasked {
-		rq.appMask, rq.appMasked = a.mask(), true
+		rq.appMask, rq.appMasked = a.maskAt(rq.appGen), true
 	}
 	return rq.appMask.has(i)
 }
@@ -243,6 +267,9 @@ func (s *Server) appStart(rq *request, w *wideIP, d *decision) bool {
 		return false
 	}
 	rq.app, rq.appWide, rq.appTable = a, w, &s.appPersist
+	if a.depends() {
+		rq.appGen = s.avail.Load()
+	}
 	return true
 }
 
@@ -357,7 +384,7 @@ func (s *Server) DistApps() []DistAppStats {
 			}
 		}
 		if ok && a.depends() {
-			m := a.mask()
+			m := a.maskAt(s.avail.Load())
 			if m == (appMask{}) {
 				ok, why = false, reasonAppNoPlace
 			}

@@ -156,3 +156,34 @@ func TestDistAppCompileErrors(t *testing.T) {
 		})
 	}
 }
+
+// The places an application can answer from are computed once per change
+// of availability, not per query, and a change is seen by the next query.
+func TestDistAppMaskCache(t *testing.T) {
+	s := New(Options{})
+	defer s.Close()
+	if err := s.Apply(appConfig(DependDatacenter, false, GlobalAvailability)); err != nil {
+		t.Fatal(err)
+	}
+	ldns := netip.MustParseAddr("127.177.9.1")
+	a := s.plan.Load().apps[0]
+	for i := 0; i < 5; i++ {
+		if got := appAsk(t, s, "api.example.com.", ldns); got != "127.177.1.2" {
+			t.Fatalf("api = %s", got)
+		}
+	}
+	if n := a.computed.Load(); n != 1 {
+		t.Errorf("%d computations for 5 queries with no change, want 1", n)
+	}
+	s.SetVirtualServerMetrics("/Common/s1", "www", VSMetrics{Status: StatusDown})
+	if got := appAsk(t, s, "api.example.com.", ldns); got != "127.177.2.2" {
+		t.Fatalf("api = %s after www went down in dc1", got)
+	}
+	s.SetVirtualServerMetrics("/Common/s1", "www", VSMetrics{Status: StatusUp})
+	if got := appAsk(t, s, "api.example.com.", ldns); got != "127.177.1.2" {
+		t.Fatalf("api = %s after www came back in dc1", got)
+	}
+	if n := a.computed.Load(); n != 3 {
+		t.Errorf("%d computations, want 3 (one per availability)", n)
+	}
+}

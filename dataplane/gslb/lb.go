@@ -46,6 +46,7 @@ type request struct {
 	app       *distApp
 	appWide   *wideIP
 	appTable  *appPersist
+	appGen    uint64 // Server.avail when the query began
 	appMask   appMask
 	appDC     string
 	appMasked bool
