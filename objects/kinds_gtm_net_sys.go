@@ -258,7 +258,7 @@ func distApp() *Kind {
 		help(ed("persistence", "disabled"), "enabled: an LDNS answered from a data center for one wide IP of the application is answered from it for all of them, while a member there is available"),
 		help(num("ttl-persistence", "3600"), "seconds an application persistence record lasts after its last use"),
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
-		passive(help(&Prop{Name: "disabled-contexts", Type: TRaw}, "kept: the data centers, servers or links where the application is disabled are not acted on")),
+		passive(help(&Prop{Name: "disabled-contexts", Type: TRaw}, "the data centers, servers or links where the application is disabled")),
 		passive(raw("metadata")),
 		passive(str("app-service", "none")),
 	}}
