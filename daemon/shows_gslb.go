@@ -120,6 +120,7 @@ func gslbCommands(h *gslbHook) []RuntimeCommand {
 		{"show", "gtm link", showEach(g.Links, func(x gslb.LinkStats) string { return x.Name }, render.GTMLink)},
 		{"show", "gtm datacenter", showEach(g.Datacenters, func(x gslb.DatacenterStats) string { return x.Name }, render.GTMDatacenter)},
 		{"show", "gtm region", showEach(g.Regions, func(x gslb.RegionStats) string { return x.Name }, render.GTMRegion)},
+		{"show", "gtm distributed-app", showEach(g.DistApps, func(x gslb.DistAppStats) string { return x.Name }, render.GTMDistApp)},
 		{"show", "gtm listener", func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
 			if err := showEach(g.Listeners, func(x gslb.ListenerStats) string { return x.Name }, render.GTMListener)(ctx, s, names, words, w); err != nil {
 				return err

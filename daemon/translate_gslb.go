@@ -38,7 +38,7 @@ func translateGSLB(s *objects.Schema, cfg *objects.Config, compile func(name, bo
 		Servers: map[string]*gslb.Host{}, Pools: map[string]*gslb.Pool{},
 		WideIPs: map[string]*gslb.WideIP{}, Regions: map[string]*gslb.Region{},
 	}}
-	steps := []func(){t.settings, t.datacenters, t.links, t.servers, t.probers, t.pools, t.wideIPs, t.regions, t.topology, t.listeners, t.zones}
+	steps := []func(){t.settings, t.datacenters, t.links, t.servers, t.probers, t.pools, t.wideIPs, t.distApps, t.regions, t.topology, t.listeners, t.zones}
 	for _, step := range steps {
 		step()
 		if t.err != nil {

@@ -242,8 +242,26 @@ func gtmKinds() []*Kind {
 			&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
 		}}}, "gtm servers of product bigip, by order"),
 	}}
-	ks := []*Kind{dc, server, link, region, topology, gpool, wideip, listener, dohListener("doh-server"), dohListener("doh-proxy"), zone, lbSettings, metrics, general, grule, proberPool}
+	ks := []*Kind{dc, server, link, region, topology, gpool, wideip, listener, dohListener("doh-server"), dohListener("doh-proxy"), zone, lbSettings, metrics, general, grule, proberPool, distApp()}
 	return append(ks, typedGTMKinds(gpool, wideip)...)
+}
+
+// distApp is `gtm distributed-app`: wide IPs grouped so that they answer
+// from the same data center, server or link (dataplane/gslb distapp.go).
+// wideips items are NAME:TYPE as bigip_gtm.conf writes them (NAME alone is
+// type A [M]); disabled-contexts is kept, not acted on.
+func distApp() *Kind {
+	return &Kind{Words: []string{"gtm", "distributed-app"}, Title: "Distributed Application", Lower: "distributed application", Help: "GSLB distributed application (wide IPs answering from one place)", Props: []*Prop{
+		str("description", "none"),
+		help(&Prop{Name: "wideips", Type: TColl, Items: ItemPlain, Sub: &Kind{Title: "Wide IP"}}, "the application's wide IPs, NAME:TYPE (www.example.com:A; NAME alone is A): each must exist, and belongs to one application"),
+		help(enum("dependency-level", "none", "none", "datacenter", "server", "link"), "a wide IP's virtual server answers only from a data center (server, link) where every other wide IP of the application has an available virtual server"),
+		help(ed("persistence", "disabled"), "enabled: an LDNS answered from a data center for one wide IP of the application is answered from it for all of them, while a member there is available"),
+		help(num("ttl-persistence", "3600"), "seconds an application persistence record lasts after its last use"),
+		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
+		passive(help(&Prop{Name: "disabled-contexts", Type: TRaw}, "the data centers, servers or links where the application is disabled")),
+		passive(raw("metadata")),
+		passive(str("app-service", "none")),
+	}}
 }
 
 // typedGTMKinds are the pools and wide IPs of the record types other

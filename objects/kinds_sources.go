@@ -28,6 +28,7 @@ var modeledSources = map[string]string{
 	"ltm virtual-address":                tmshRef("ltm virtual-address") + restDefaults("a virtual address"),
 	"ltm default-node-monitor":           tmshRef("ltm default-node-monitor"),
 	"gtm datacenter":                     tmshRef("gtm datacenter") + restDefaults("a new datacenter"),
+	"gtm distributed-app":                tmshRef("gtm distributed-app") + "; defaults: the tmsh reference (dependency-level none, persistence disabled, ttl-persistence 3600)",
 	"gtm server":                         tmshRef("gtm server") + "; defaults: REST of a gtm server on BIG-IP 13.1",
 	"gtm link":                           tmshRef("gtm link"),
 	"gtm prober-pool":                    tmshRef("gtm prober-pool") + "; members, order and load-balancing-mode: BIG-IP DNS implementations, Configuring Device-Specific Probing",

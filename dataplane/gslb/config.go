@@ -43,6 +43,9 @@ type Config struct {
 	WideIPs map[string]*WideIP
 	// Regions by full path.
 	Regions map[string]*Region
+	// DistApps are the `gtm distributed-app` objects by full path
+	// (distapp.go).
+	DistApps map[string]*DistApp
 	// Topology is every `gtm topology` record.
 	Topology []TopologyRecord
 	// Zones are the static zones served like a plain DNS server (what

@@ -10,6 +10,7 @@ func (s *Server) SetServerMetrics(server string, m *HostMetrics) {
 		m = &c
 	}
 	s.hostRT(server).metrics.Store(m)
+	s.availChanged()
 }
 
 // hostOverLimit says which of a server's resource limits it is at, ""

@@ -37,6 +37,22 @@ type request struct {
 	// persist is what a rule's persist enable or disable made of the
 	// wide IP's persistence for this query (0: its own setting).
 	persist int8
+	// app is the wide IP's distributed application (nil: none), appWide
+	// the wide IP; appMask where the application can answer (computed
+	// once, when appMasked); appCut says the last available call left
+	// members out for it; appDC the data center its persistence holds
+	// the LDNS on (read once, when appDCRead), appHeld that it narrowed
+	// the answer (distapp.go).
+	app       *distApp
+	appWide   *wideIP
+	appTable  *appPersist
+	appGen    uint64 // Server.avail when the query began
+	appMask   appMask
+	appDC     string
+	appMasked bool
+	appCut    bool
+	appHeld   bool
+	appDCRead bool
 }
 
 // persistOn says the query uses and records LDNS persistence: the wide
@@ -289,6 +305,9 @@ func (rq *request) available(pl *pool) []*member {
 			out = append(out, m)
 		}
 	}
+	if rq.app != nil {
+		out = rq.appFilter(out)
+	}
 	if rq.prio != nil {
 		rq.byPriority(pl, out)
 	}
@@ -370,6 +389,9 @@ func wideIPState(w *wideIP) (bool, string) {
 // (resolved, returned to DNS, dropped) are left to the caller, as an
 // LB_FAILED or LB_SELECTED rule may still change the outcome.
 func (s *Server) resolve(rq *request, w *wideIP, d *decision) {
+	if w.app != nil && !s.appStart(rq, w, d) {
+		return
+	}
 	if w.dlog != 0 {
 		s.resolveLogged(rq, w, d, nil)
 		return
@@ -415,6 +437,9 @@ func (s *Server) resolveLB(rq *request, w *wideIP, d *decision) {
 // resolveIn load balances over one pool a rule chose; when it gives
 // nothing the query returns to DNS.
 func (s *Server) resolveIn(rq *request, w *wideIP, pl *pool, d *decision) {
+	if w.app != nil && !s.appStart(rq, w, d) {
+		return
+	}
 	if w.dlog != 0 {
 		s.resolveLogged(rq, w, d, pl)
 		return
@@ -462,6 +487,9 @@ func (s *Server) finish(rq *request, w *wideIP, d *decision) {
 		if rq.persistOn(w) && d.member != nil {
 			s.persist.put(persistKey{w.path, maskAddr(rq.client, w.cidr4, w.cidr6)}, d, rq.now.Add(w.persistTTL), rq.now)
 		}
+		if rq.app != nil && rq.app.cfg.Persistence {
+			s.appRecord(rq, d)
+		}
 	}
 }
 
@@ -476,6 +504,9 @@ func (s *Server) persisted(rq *request, w *wideIP, d *decision) bool {
 		return false
 	}
 	if ok, _ := memberStateOf(m, !rq.plan.settings.NoDrainPersistent); !ok {
+		return false
+	}
+	if rq.app != nil && rq.app.depends() && !rq.appAllows(m) {
 		return false
 	}
 	d.pool, d.member, d.level, d.ttl = pl, m, -1, pl.ttl
@@ -680,6 +711,14 @@ func (s *Server) resolvePool(rq *request, pl *pool, d *decision) {
 		return
 	}
 	cands := rq.available(pl)
+	if len(cands) == 0 && rq.appCut {
+		// Its members are up where the application cannot answer from:
+		// the pool gives nothing, the next one is tried [M].
+		if rq.trace != nil {
+			rq.trace.levelSkipped(pl.mode, 0, "the distributed application's dependency leaves no member")
+		}
+		return
+	}
 	noneUp := len(cands) == 0
 	if len(cands) < pl.minUp {
 		cands = cands[:0] // unavailable: only a fallback-ip answers

@@ -129,6 +129,7 @@ func (s *Server) applyMonitors(p *plan) {
 			}
 			m.stop()
 			m.status.Store(int32(StatusUnknown))
+			s.availChanged()
 			m.why.Store(nil)
 			m.prober.Store(nil)
 		}
@@ -138,6 +139,7 @@ func (s *Server) applyMonitors(p *plan) {
 		if _, ok := want[id]; !ok {
 			m.stop()
 			m.status.Store(int32(StatusUnknown))
+			s.availChanged()
 			m.why.Store(nil)
 			m.prober.Store(nil)
 			delete(s.monitors, id)
@@ -173,6 +175,7 @@ func (s *Server) startMonitor(w wantedProbe) *probeRun {
 			prev := Status(m.status.Swap(int32(next)))
 			wentDown(prev, next, m.downs)
 			if prev != next {
+				s.availChanged()
 				s.log.Info("gslb: "+w.what+" status changed", "name", w.name, "monitor", w.key.spec.Name, "from", prev.String(), "to", next.String(), "err", st.LastError)
 			}
 		})
@@ -217,6 +220,7 @@ func (s *Server) runMonitor(ctx context.Context, m *probeRun, w wantedProbe) {
 		if next != prev {
 			m.status.Store(int32(next))
 			wentDown(prev, next, m.downs)
+			s.availChanged()
 			s.log.Info("gslb: "+w.what+" status changed", "name", w.name, "from", prev.String(), "to", next.String())
 		}
 		select {

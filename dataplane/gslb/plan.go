@@ -188,6 +188,8 @@ type plan struct {
 	// then answered each in a goroutine of its own (suspend.go).
 	afterRules bool
 	programs   []*rules.Program // every program, for RULE_INIT
+	// apps are the distributed applications, by name (distapp.go).
+	apps []*distApp
 }
 
 type wildName struct {
@@ -309,6 +311,7 @@ type wideIP struct {
 	cidr6      int
 	rules      *rules.Program // nil without rules
 	dlog       DecisionLog    // load-balancing-decision-log-verbosity
+	app        *distApp       // its distributed application (nil: none)
 }
 
 type wipPool struct {
@@ -324,6 +327,7 @@ type runtimes struct {
 	pool    map[string]*poolRT
 	member  map[string]*memberRT
 	wideIP  map[string]*wipRT
+	app     map[string]*appRT
 	touched map[any]bool
 }
 
@@ -365,6 +369,9 @@ func (p *plan) bind(rt *runtimes) {
 	}
 	for _, w := range p.wideIPs {
 		w.rt = getRT(rt.wideIP, w.path, rt.touched)
+	}
+	for _, a := range p.apps {
+		a.rt = getRT(rt.app, a.name, rt.touched)
 	}
 }
 
@@ -408,6 +415,12 @@ func (rt *runtimes) prune() {
 					delete(m, k)
 				}
 			}
+		case map[string]*appRT:
+			for k, v := range m {
+				if !rt.touched[v] {
+					delete(m, k)
+				}
+			}
 		}
 	}
 	prune(rt.vs)
@@ -416,6 +429,7 @@ func (rt *runtimes) prune() {
 	prune(rt.pool)
 	prune(rt.member)
 	prune(rt.wideIP)
+	prune(rt.app)
 }
 
 // VSKey is how a virtual server is named in metrics and shows:
@@ -729,6 +743,9 @@ func compile(cfg *Config) (*plan, error) {
 		p.wideIPs = append(p.wideIPs, w)
 	}
 	p.compileNames()
+	if err := p.compileApps(cfg); err != nil {
+		return nil, err
+	}
 	if err := p.compileTopology(); err != nil {
 		return nil, err
 	}

@@ -364,6 +364,7 @@ func (s *Server) runSelected(ctx context.Context, m *probeRun, w wantedProbe) {
 		prev := Status(m.status.Swap(int32(next)))
 		wentDown(prev, next, m.downs)
 		if prev != next {
+			s.availChanged()
 			s.log.Info("gslb: "+w.what+" status changed", "name", w.name, "prober", who, "from", prev.String(), "to", next.String(), "err", why)
 		}
 		select {

@@ -49,6 +49,14 @@ type Server struct {
 
 	rtt     rttTable
 	persist persistTable
+	// avail moves on every change of a reported or probed status or
+	// metric (availChanged): what is derived from availability for many
+	// queries (a distributed application's places) is computed again
+	// only when it moved.
+	avail atomic.Uint64
+	// appPersist holds LDNSes on a data center per distributed
+	// application (distapp.go).
+	appPersist appPersist
 
 	probesInFlight atomic.Int64
 	// suspended counts UDP queries answered in goroutines of their own
@@ -98,6 +106,7 @@ func New(opts Options) *Server {
 		rt: runtimes{
 			vs: map[string]*vsRT{}, link: map[string]*linkRT{}, host: map[string]*hostRT{},
 			pool: map[string]*poolRT{}, member: map[string]*memberRT{}, wideIP: map[string]*wipRT{},
+			app: map[string]*appRT{},
 		},
 		rtt:     rttTable{m: map[netip.Prefix]*ldnsEntry{}},
 		persist: persistTable{m: map[persistKey]*persistRec{}},
@@ -142,6 +151,7 @@ func (s *Server) janitor() {
 		case <-t.C:
 			now := s.now()
 			s.persist.sweep(now)
+			s.appPersist.sweep(now)
 			s.ageLDNS(now)
 		}
 	}
@@ -685,6 +695,7 @@ func (s *Server) SetVirtualServerMetrics(server, vsName string, m VSMetrics) {
 		prev = o.Status
 	}
 	wentDown(prev, m.Status, &r.downs)
+	s.availChanged()
 }
 
 // ClearVirtualServerMetrics forgets the reported metrics, so the
@@ -695,6 +706,7 @@ func (s *Server) ClearVirtualServerMetrics(server, vsName string) {
 	s.rtMu.Unlock()
 	if r != nil {
 		r.metrics.Store(nil)
+		s.availChanged()
 	}
 }
 
@@ -709,7 +721,11 @@ func (s *Server) SetLinkMetrics(link string, m LinkMetrics) {
 	}
 	s.rtMu.Unlock()
 	r.metrics.Store(&m)
+	s.availChanged()
 }
+
+// availChanged records that some availability input changed.
+func (s *Server) availChanged() { s.avail.Add(1) }
 
 // hostRT is server's runtime state, made at its first report.
 func (s *Server) hostRT(server string) *hostRT {
@@ -740,4 +756,5 @@ func (s *Server) SetServerIQuery(server, state string) {
 func (s *Server) SetServerStatus(server string, st Status) {
 	r := s.hostRT(server)
 	wentDown(Status(r.status.Swap(int32(st))), st, &r.downs)
+	s.availChanged()
 }
