@@ -103,7 +103,7 @@ func (h *rejectRateHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (
 }
 
 // rejectRate is cfg's reject rate, whether traffic-control gave it,
-// and the db key's own valid value ("" when unset or not valid).
+// and the db key's valid value when it is not the default ("" else).
 func rejectRate(cfg *objects.Config) (n int64, fromTC bool, db string) {
 	d, _ := objects.LookupDBKey(maxRejectRate)
 	n, _ = strconv.ParseInt(d.Default, 10, 64)
@@ -113,6 +113,9 @@ func rejectRate(cfg *objects.Config) (n int64, fromTC bool, db string) {
 	if o := cfg.Get(sysDB, maxRejectRate); o != nil && d.Check(sysDBValue.Str(o)) == nil {
 		db = sysDBValue.Str(o)
 		n, _ = strconv.ParseInt(db, 10, 64)
+		if db == d.Default {
+			db = "" // as a fresh system has it: nothing to disagree with
+		}
 	}
 	if o := cfg.Get(ltmTrafficControl, ""); o != nil {
 		v, err := strconv.ParseInt(ltmMaxRejectRate.Str(o), 10, 64)
