@@ -193,3 +193,18 @@ func resetDBKeys(cfg *objects.Config, olds []*objects.Object, rest []grammar.Nod
 	}
 	return nil
 }
+
+// ltm global-settings general maintenance-mode: BIG-IP stops accepting
+// new connections and lets the ones it has finish. openltm does what a
+// disabled virtual server does, on every ltm virtual: new clients are
+// refused (reset, within the reject rate), flows already up go on.
+var (
+	ltmGeneral         = schema.MustKind("ltm global-settings general")
+	ltmMaintenanceMode = ltmGeneral.MustProp("maintenance-mode")
+)
+
+// maintenanceMode reports whether cfg puts the system in maintenance mode.
+func maintenanceMode(cfg *objects.Config) bool {
+	o := cfg.Get(ltmGeneral, "")
+	return o != nil && ltmMaintenanceMode.Str(o) == "enabled"
+}

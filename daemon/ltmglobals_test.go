@@ -1,6 +1,11 @@
 package daemon
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/objects"
+)
 
 // TestRejectRateSources: the plane's reject rate comes from ltm
 // global-settings traffic-control max-reject-rate when it is given, else
@@ -31,5 +36,31 @@ ltm global-settings traffic-control { reject-unmatched disabled }`, 0, false, "0
 	}
 	if n, fromTC, db := rejectRate(nil); n != 250 || fromTC || db != "" {
 		t.Fatalf("rejectRate(nil) = %d, %v, %q", n, fromTC, db)
+	}
+}
+
+// TestMaintenanceMode: ltm global-settings general maintenance-mode
+// enabled leaves every virtual server of the translation disabled.
+func TestMaintenanceMode(t *testing.T) {
+	const vs = `ltm pool /Common/p { members { /Common/127.181.9.11:80 { address 127.181.9.11 } } }
+ltm virtual /Common/v { destination /Common/127.181.9.1:80 ip-protocol tcp pool /Common/p profiles { /Common/tcp { } } }
+`
+	for _, c := range []struct {
+		conf string
+		want bool // the virtual enabled
+	}{
+		{vs, true},
+		{vs + `ltm global-settings general { maintenance-mode disabled }`, true},
+		{vs + `ltm global-settings general { maintenance-mode enabled }`, false},
+	} {
+		cfg := gtmConfig(t, c.conf)
+		dc, _, _, _ := translate(objects.Default, cfg, &ruleBinder{pending: map[*dataplane.Virtual]ruleList{}})
+		v := dc.Virtuals["/Common/v"]
+		if v == nil {
+			t.Fatalf("%s: no virtual in the translation", c.conf)
+		}
+		if v.Enabled != c.want {
+			t.Errorf("%s: enabled %v, want %v", c.conf, v.Enabled, c.want)
+		}
 	}
 }

@@ -7,7 +7,8 @@ package objects
 // the REST output of a BIG-IP 14.1.2.1 (iControl REST model
 // descriptions give the ranges). Each row openltm does not act on is kept
 // with a warning that says why; traffic-control max-reject-rate is acted
-// on (daemon: the plane's reject rate, as sys db tm.maxrejectrate).
+// on (daemon: the plane's reject rate, as sys db tm.maxrejectrate), and
+// general maintenance-mode (daemon: every virtual refuses new clients).
 //
 // [M] a value BIG-IP documents as "a number or infinite" (the SYN
 // challenge thresholds) is read as such here; BIG-IP's REST shows the
@@ -58,7 +59,7 @@ func ltmGlobalKinds() []*Kind {
 	general := gs("general", "General Settings", "system-wide LTM settings",
 		passive(globalNum("gratuitous-arp-rate", "0", 0, 4294967295, keptNoL2)),
 		passive(globalNum("l2-cache-timeout", "300", 0, 4294967295, keptNoL2)),
-		passive(help(ed("maintenance-mode", "disabled"), "kept: openltm does not stop taking new connections for it; disable the virtual servers instead")),
+		help(ed("maintenance-mode", "disabled"), "enabled: every virtual server refuses new clients, as a disabled one does; the connections already up go on"),
 		passive(help(ed("mgmt-auto-lasthop", "enabled"), keptNoL2)),
 		passive(help(enum("share-single-mac", "vmw-compat", "global", "unique", "vmw-compat"), keptNoL2)),
 		passive(help(ed("snat-packet-forward", "disabled"), "kept: openltm forwards no packets of its own; a SNAT translates connections")),
