@@ -78,9 +78,13 @@ const displayServiceNames = "bigpipe.displayservicenames"
 // clients.
 const maxRejectRate = "tm.maxrejectrate"
 
-// rejectRateHook sets the plane's reject rate as tm.maxrejectrate says;
-// a value that is not a number in range (kept from a loaded file) reads
-// as the default, 250.
+// rejectRateHook sets the plane's reject rate as tm.maxrejectrate says,
+// or ltm global-settings traffic-control max-reject-rate, the same
+// setting in BIG-IP's other spelling. [M] The traffic-control value,
+// when given, wins over the db key (BIG-IP keeps the two as one value;
+// here each lists what it was given), and a commit that leaves them
+// disagreeing warns which one runs. A value that is not a number in
+// range (kept from a loaded file) reads as the default, 250.
 type rejectRateHook struct {
 	e *Engine
 	p *dataplane.Plane
@@ -88,18 +92,45 @@ type rejectRateHook struct {
 }
 
 // Prepare implements Hook; dbHook has refused what a modify may not set.
-func (h *rejectRateHook) Prepare(_, cfg *objects.Config, _ CommitOptions) (Change, error) {
-	d, _ := objects.LookupDBKey(maxRejectRate)
-	value := d.Default
-	if o := cfg.Get(sysDB, maxRejectRate); o != nil && d.Check(sysDBValue.Str(o)) == nil {
-		value = sysDBValue.Str(o)
-	}
-	n, err := strconv.ParseInt(value, 10, 64)
-	if err != nil {
-		return nil, err
+func (h *rejectRateHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change, error) {
+	n, fromTC, db := rejectRate(cfg)
+	if fromTC && db != "" && db != strconv.FormatInt(n, 10) && opts.Warn != nil {
+		if was, wasTC, wasDB := rejectRate(old); old == nil || was != n || !wasTC || wasDB != db {
+			opts.Warn(fmt.Sprintf("ltm global-settings traffic-control max-reject-rate %d is the reject rate; sys db tm.maxrejectrate %s is kept, not used", n, db))
+		}
 	}
 	return &settingChange[int64]{get: func() int64 { return h.n }, set: h.set, next: n}, nil
 }
+
+// rejectRate is cfg's reject rate, whether traffic-control gave it,
+// and the db key's valid value when it is not the default ("" else).
+func rejectRate(cfg *objects.Config) (n int64, fromTC bool, db string) {
+	d, _ := objects.LookupDBKey(maxRejectRate)
+	n, _ = strconv.ParseInt(d.Default, 10, 64)
+	if cfg == nil {
+		return n, false, ""
+	}
+	if o := cfg.Get(sysDB, maxRejectRate); o != nil && d.Check(sysDBValue.Str(o)) == nil {
+		db = sysDBValue.Str(o)
+		n, _ = strconv.ParseInt(db, 10, 64)
+		if db == d.Default {
+			db = "" // as a fresh system has it: nothing to disagree with
+		}
+	}
+	if o := cfg.Get(ltmTrafficControl, ""); o != nil {
+		v, err := strconv.ParseInt(ltmMaxRejectRate.Str(o), 10, 64)
+		if err == nil && v >= ltmMaxRejectRate.Min && v <= ltmMaxRejectRate.Max {
+			return v, true, db
+		}
+	}
+	return n, false, db
+}
+
+// ltm global-settings traffic-control's acted-on row.
+var (
+	ltmTrafficControl = schema.MustKind("ltm global-settings traffic-control")
+	ltmMaxRejectRate  = ltmTrafficControl.MustProp("max-reject-rate")
+)
 
 // set gives the plane its rate; the lines of the seconds over it go to
 // the ltm log at warning, as tmm logs 011e0001.
@@ -161,4 +192,19 @@ func resetDBKeys(cfg *objects.Config, olds []*objects.Object, rest []grammar.Nod
 		}
 	}
 	return nil
+}
+
+// ltm global-settings general maintenance-mode: BIG-IP stops accepting
+// new connections and lets the ones it has finish. openltm does what a
+// disabled virtual server does, on every ltm virtual: new clients are
+// refused (reset, within the reject rate), flows already up go on.
+var (
+	ltmGeneral         = schema.MustKind("ltm global-settings general")
+	ltmMaintenanceMode = ltmGeneral.MustProp("maintenance-mode")
+)
+
+// maintenanceMode reports whether cfg puts the system in maintenance mode.
+func maintenanceMode(cfg *objects.Config) bool {
+	o := cfg.Get(ltmGeneral, "")
+	return o != nil && ltmMaintenanceMode.Str(o) == "enabled"
 }

@@ -483,7 +483,7 @@ func (t *translator) virtual(o *objects.Object) {
 	e := func(p *objects.Prop) string { return p.Effective(t.cfg, o) }
 	v := &dataplane.Virtual{
 		Name:             o.Name,
-		Enabled:          e(virtualEnabled) != "disabled",
+		Enabled:          e(virtualEnabled) != "disabled" && !maintenanceMode(t.cfg), // dbkeys.go
 		Reject:           virtualReject.Str(o) == "reject",
 		DownImmediate:    dataplane.ServiceDownAction(e(virtualDownImmediate)),
 		ConnectionLimit:  atoi(e(virtualConnectionLimit)),

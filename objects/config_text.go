@@ -102,6 +102,9 @@ sys global-settings { hostname openltm.local }
 sys ntp { }
 sys dns { }
 sys syslog { }
+ltm global-settings connection { }
+ltm global-settings general { }
+ltm global-settings traffic-control { }
 gtm global-settings load-balancing { }
 gtm global-settings metrics { }
 gtm global-settings general { }

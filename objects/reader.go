@@ -545,6 +545,17 @@ func (r *Reader) scalar(k *Kind, p *Prop, w *grammar.Word) (string, error) {
 		if !validIP(s) {
 			return "", synErr(w, []string{"an IP address"}, "%q is not an IP address", s)
 		}
+	case "infinite":
+		// A threshold: infinite or an integer in Min..Max (kinds_ltmglobals.go).
+		if s != "infinite" {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || !intRE.MatchString(s) {
+				return "", synErr(w, []string{"infinite", "an integer"}, "%q is not a valid value for %q: use infinite or an integer from %d to %d", s, p.Name, p.Min, p.Max)
+			}
+			if n < p.Min || n > p.Max {
+				return "", synErr(w, nil, "%q is out of range for %q: use infinite or an integer from %d to %d", s, p.Name, p.Min, p.Max)
+			}
+		}
 	case "network":
 		if s != "default" && s != "default-inet6" && !validPrefix(s) {
 			return "", synErr(w, []string{"default", "default-inet6", "an address/prefix"}, "%q is not a network: use default, default-inet6 or address/prefix such as 10.1.0.0/16", s)
