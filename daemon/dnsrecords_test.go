@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
-
-	"github.com/openltm/openltm/dataplane"
 )
 
 // TestDNSCacheRecords: show ltm dns cache records lists a transparent
@@ -17,29 +15,11 @@ import (
 // what matches (the member is asked again for it alone), and bad words
 // are refused with what would be valid.
 func TestDNSCacheRecords(t *testing.T) {
-	e := openTest(t, t.TempDir())
-	defer e.Close()
-	p := dataplane.New(dataplane.Options{Logger: e.Logger()})
-	defer p.Close()
-	if err := e.AttachDataplane(p); err != nil {
-		t.Fatal(err)
-	}
-	member := startDNSPoolMember(t, "127.179.2.11:5300", map[string]string{
+	s, member := cacheVirtual(t, "127.179", map[string]string{ // dnsvs_cache_test.go
 		"a.example.net. A":    "x 300 IN A 127.179.9.40",
 		"b.example.net. A":    "x 300 IN A 127.179.9.41",
 		"a.example.net. AAAA": "x 300 IN AAAA 2001:db8::40",
 	})
-	s := e.NewSession("admin").(*Session)
-	for _, c := range []string{
-		"create ltm pool dns_pool members add { 127.179.2.11:5300 }",
-		"create ltm dns cache transparent c1",
-		"create ltm profile dns dnsp enable-cache yes cache c1",
-		"create ltm virtual dns_udp destination 127.179.2.1:5300 ip-protocol udp profiles add { dnsp udp } pool dns_pool",
-	} {
-		if _, err := run(t, s, c); err != "" {
-			t.Fatalf("%s: %s", c, err)
-		}
-	}
 	const vip = "127.179.2.1:5300"
 	type ask struct {
 		name string

@@ -12,33 +12,44 @@ import (
 	"github.com/openltm/openltm/dataplane"
 )
 
-// TestDNSCacheShow: show ltm dns cache counts the hits and misses of
-// queries sent over a real socket, lists and drops the kept answers, and
-// refuses what is not a cache.
-func TestDNSCacheShow(t *testing.T) {
+// cacheVirtual is an engine with a running plane and a UDP DNS virtual
+// NET.2.1:5300 whose dns profile keeps answers in the transparent cache
+// c1, balancing to one real member NET.2.11:5300 that answers records;
+// extra commands run before the profile is made.
+func cacheVirtual(t *testing.T, net string, records map[string]string, extra ...string) (*Session, *dnsPoolMember) {
+	t.Helper()
 	e := openTest(t, t.TempDir())
-	defer e.Close()
+	t.Cleanup(func() { e.Close() })
 	p := dataplane.New(dataplane.Options{Logger: e.Logger()})
-	defer p.Close()
+	t.Cleanup(func() { p.Close() })
 	if err := e.AttachDataplane(p); err != nil {
 		t.Fatal(err)
 	}
-	member := startDNSPoolMember(t, "127.23.2.11:5300", map[string]string{
-		"a.example.net. A": "x 300 IN A 127.23.9.40",
-		"b.example.net. A": "x 300 IN A 127.23.9.41",
-	})
+	member := startDNSPoolMember(t, net+".2.11:5300", records)
 	s := e.NewSession("admin").(*Session)
-	for _, c := range []string{
-		"create ltm pool dns_pool members add { 127.23.2.11:5300 }",
+	cmds := append([]string{
+		"create ltm pool dns_pool members add { " + net + ".2.11:5300 }",
 		"create ltm dns cache transparent c1",
-		"create ltm dns cache resolver r1",
+	}, extra...)
+	cmds = append(cmds,
 		"create ltm profile dns dnsp enable-cache yes cache c1",
-		"create ltm virtual dns_udp destination 127.23.2.1:5300 ip-protocol udp profiles add { dnsp udp } pool dns_pool",
-	} {
+		"create ltm virtual dns_udp destination "+net+".2.1:5300 ip-protocol udp profiles add { dnsp udp } pool dns_pool")
+	for _, c := range cmds {
 		if _, err := run(t, s, c); err != "" {
 			t.Fatalf("%s: %s", c, err)
 		}
 	}
+	return s, member
+}
+
+// TestDNSCacheShow: show ltm dns cache counts the hits and misses of
+// queries sent over a real socket, lists and drops the kept answers, and
+// refuses what is not a cache.
+func TestDNSCacheShow(t *testing.T) {
+	s, member := cacheVirtual(t, "127.23", map[string]string{
+		"a.example.net. A": "x 300 IN A 127.23.9.40",
+		"b.example.net. A": "x 300 IN A 127.23.9.41",
+	}, "create ltm dns cache resolver r1")
 	const vip = "127.23.2.1:5300"
 	steps := []struct {
 		ask   string // a query sent first ("" for none; "-name": REFUSED expected)
