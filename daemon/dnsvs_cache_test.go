@@ -18,13 +18,7 @@ import (
 // extra commands run before the profile is made.
 func cacheVirtual(t *testing.T, net string, records map[string]string, extra ...string) (*Session, *dnsPoolMember) {
 	t.Helper()
-	e := openTest(t, t.TempDir())
-	t.Cleanup(func() { e.Close() })
-	p := dataplane.New(dataplane.Options{Logger: e.Logger()})
-	t.Cleanup(func() { p.Close() })
-	if err := e.AttachDataplane(p); err != nil {
-		t.Fatal(err)
-	}
+	e, _ := openWithPlane(t, t.TempDir()) // util_test.go
 	member := startDNSPoolMember(t, net+".2.11:5300", records)
 	s := e.NewSession("admin").(*Session)
 	cmds := append([]string{
