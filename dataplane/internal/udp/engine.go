@@ -292,8 +292,8 @@ func (e *Engine) sweep(stop <-chan struct{}) {
 				idle = idle[:0]
 				l.mu.RLock()
 				for _, f := range l.flows {
-					if f.wq != nil && f.wq.busy.Load() {
-						continue // an event in progress, perhaps suspended
+					if !f.sweepable() {
+						continue
 					}
 					if idleAt(f.LastActive(), prev, n, f.IdleTimeout()) {
 						idle = append(idle, f)
@@ -306,6 +306,13 @@ func (e *Engine) sweep(stop <-chan struct{}) {
 			}
 		}
 	}
+}
+
+// sweepable tells whether the idle sweep may end f: not while it is
+// opening (its first datagram not through yet) nor while its goroutine
+// runs an event, perhaps suspended.
+func (f *flow) sweepable() bool {
+	return !f.opening.Load() && (f.wq == nil || !f.wq.busy.Load())
 }
 
 // idleAt tells whether a flow last stamped at last has idled past its
@@ -339,6 +346,11 @@ func (l *Listener) datagram(client netip.AddrPort, b []byte) {
 			return
 		}
 		if f = l.open(vs, client); f == nil {
+			return
+		}
+		if f.wq == nil {
+			f.fromClient(b)
+			f.opening.Store(false) // after the stamp fromClient put
 			return
 		}
 	}

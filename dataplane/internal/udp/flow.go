@@ -30,6 +30,11 @@ type flow struct {
 	pool  *state.Pool // the virtual's default pool
 	dgram bool        // datagram-load-balancing
 	ended atomic.Bool
+	// opening is set from newFlow until the flow's first datagram is
+	// through (its CLIENT_ACCEPTED run, its stamp fresh): the idle sweep
+	// leaves such a flow alone however long a loaded machine keeps the
+	// reader between publishing the flow and serving its datagram.
+	opening atomic.Bool
 
 	mu   sync.Mutex // legs and lsn, against end
 	legs []*leg
@@ -136,6 +141,7 @@ func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client net
 		}
 	}
 	f.Closer = func(bool) { f.end() }
+	f.opening.Store(true)
 	for _, prof := range []*config.Persistence{cfg.Persist, cfg.FallbackPersist} {
 		if prof != nil && prof.Method == config.PersistSourceAddr {
 			f.persists = true

@@ -66,6 +66,7 @@ func (f *flow) handOver(b []byte) {
 func (f *flow) serveWaiting() {
 	q := f.wq
 	q.busy.Store(true)
+	f.opening.Store(false) // busy covers it from here
 	if !f.ended.Load() && !f.accepted() {
 		f.end()
 	}

@@ -39,3 +39,22 @@ func TestIdleAt(t *testing.T) {
 		}
 	}
 }
+
+// A flow is left alone by the idle sweep while it opens (published, its
+// first datagram not through) and while its goroutine runs an event.
+func TestSweepable(t *testing.T) {
+	f := &flow{}
+	f.opening.Store(true)
+	if f.sweepable() {
+		t.Error("an opening flow is sweepable")
+	}
+	f.opening.Store(false)
+	if !f.sweepable() {
+		t.Error("an open flow is not sweepable")
+	}
+	f.wq = &waitQueue{}
+	f.wq.busy.Store(true)
+	if f.sweepable() {
+		t.Error("a flow running an event is sweepable")
+	}
+}
