@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"strings"
+
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/objects"
 )
@@ -64,6 +66,33 @@ func (t *translator) evictionPolicy(po *objects.Object) *dataplane.EvictionPolic
 	var delay int
 	p.BiasBytes, delay = on("bias-bytes")
 	p.BytesDelay = secondsOf(int64(delay))
+	if en, _ := on("low-priority-port"); en {
+		var items []*objects.Item
+		if v := st.Sub.Props["low-priority-port"].Sub.Props["ports"]; v != nil {
+			items = v.Items
+		}
+		for _, it := range items {
+			pn, proto := "0", "any"
+			if v := it.Props["port-number"]; v != nil {
+				pn = v.Str
+			}
+			if v := it.Props["protocol"]; v != nil {
+				proto = v.Str
+			}
+			if n, err := objects.ParsePort(pn); err == nil && n > 0 {
+				p.LowPorts = append(p.LowPorts, dataplane.EvictionLowPort{Port: uint16(n), Proto: proto})
+			}
+		}
+	}
+	if en, _ := on("low-priority-geographies"); en {
+		if cs := st.Sub.Props["low-priority-geographies"].Sub.Props["countries"]; cs != nil && len(cs.List) > 0 {
+			g := &dataplane.GeoMatch{Store: t.geoStore()}
+			for _, c := range cs.List {
+				g.Countries = append(g.Countries, strings.ToUpper(c))
+			}
+			p.LowGeo = g
+		}
+	}
 	if t.evictions == nil {
 		t.evictions = map[*objects.Object]*dataplane.EvictionPolicy{}
 	}

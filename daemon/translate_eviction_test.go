@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -26,6 +27,12 @@ func TestVirtualEviction(t *testing.T) {
 		{"own", vs("connection-limit 4 flow-eviction-policy /Common/ep"),
 			&dataplane.EvictionPolicy{Name: "/Common/ep", High: 100, Low: 75, BiasBytes: true, BytesDelay: 5 * time.Second}},
 		{"no connection-limit", vs("flow-eviction-policy /Common/ep"), nil},
+		{"low-priority ports", "ltm eviction-policy /Common/lp { strategies { low-priority-port { enabled true ports { web { port-number http protocol tcp } alt { port-number 8080 } } } } }\n" +
+			"ltm virtual /Common/v { destination /Common/127.184.21.1:80 ip-protocol tcp profiles { /Common/tcp { } } connection-limit 9 flow-eviction-policy /Common/lp }\n",
+			&dataplane.EvictionPolicy{Name: "/Common/lp", High: 95, Low: 85, LowPorts: []dataplane.EvictionLowPort{{Port: 80, Proto: "tcp"}, {Port: 8080, Proto: "any"}}}},
+		{"low-priority ports disabled", "ltm eviction-policy /Common/lp { strategies { low-priority-port { ports { web { port-number http } } } } }\n" +
+			"ltm virtual /Common/v { destination /Common/127.184.21.1:80 ip-protocol tcp profiles { /Common/tcp { } } connection-limit 9 flow-eviction-policy /Common/lp }\n",
+			&dataplane.EvictionPolicy{Name: "/Common/lp", High: 95, Low: 85}},
 	} {
 		cfg := gtmConfig(t, c.conf)
 		dc, _, _, _ := translate(objects.Default, cfg, &ruleBinder{pending: map[*dataplane.Virtual]ruleList{}})
@@ -36,7 +43,7 @@ func TestVirtualEviction(t *testing.T) {
 		switch {
 		case c.want == nil && v.Eviction != nil:
 			t.Errorf("%s: eviction %+v, want none", c.name, *v.Eviction)
-		case c.want != nil && (v.Eviction == nil || *v.Eviction != *c.want):
+		case c.want != nil && (v.Eviction == nil || !reflect.DeepEqual(*v.Eviction, *c.want)):
 			t.Errorf("%s: eviction %+v, want %+v", c.name, v.Eviction, *c.want)
 		}
 	}

@@ -8,6 +8,9 @@ import (
 // EvictionPolicy is an ltm eviction-policy as a virtual acts on it.
 type EvictionPolicy = evict.Policy
 
+// EvictionLowPort is one low-priority-port entry of a policy.
+type EvictionLowPort = evict.LowPort
+
 // evictorOf is the eviction a virtual with a flow-eviction-policy and a
 // connection-limit does at its high-water mark (dataplane/evict); nil
 // otherwise, so that its connections pay one nil check. The sweep walks

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"syscall"
 	"testing"
 	"time"
@@ -92,3 +93,56 @@ func tryAskErr(vs string) (string, error) {
 	k := &client{c: c.(*net.TCPConn), r: bufio.NewReader(c)}
 	return k.ask("hi")
 }
+
+// TestFlowEvictionLowPriority: on a virtual listening on two ports, the
+// connections to a low-priority port go first, before the idlest one;
+// likewise the clients a low-priority geography names.
+func TestFlowEvictionLowPriority(t *testing.T) {
+	for i, c := range []struct {
+		name   string
+		policy *EvictionPolicy
+		want   int // the client evicted
+	}{
+		// Clients 0 and 1 on port 30130, 2 and 3 on 30131; client 0 is
+		// the idlest, client 2 the idlest of port 30131.
+		{"idle only", &EvictionPolicy{High: 100, Low: 75, BiasIdle: true}, 0},
+		{"low-priority port", &EvictionPolicy{High: 100, Low: 75, BiasIdle: true, LowPorts: []EvictionLowPort{{Port: 30131, Proto: "tcp"}}}, 2},
+		{"low-priority port, other protocol", &EvictionPolicy{High: 100, Low: 75, BiasIdle: true, LowPorts: []EvictionLowPort{{Port: 30131, Proto: "udp"}}}, 0},
+		{"low-priority geography", &EvictionPolicy{High: 100, Low: 75, BiasIdle: true, LowGeo: addrSet{"127.184.12.4": true}}, 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			vsIP := fmt.Sprintf("127.184.13.%d", i+1)
+			member := fmt.Sprintf("127.184.14.%d:30140", i+1)
+			startServer(t, member, "S1")
+			p, _ := newPlane(t)
+			cfg := basic(vsIP+":30130", member)
+			v := cfg.Virtuals["/Common/vs"]
+			v.PortRanges = []PortRange{{Low: 30130, High: 30131}}
+			v.TranslatePort = true
+			v.ConnectionLimit = 4
+			v.Eviction = c.policy
+			mustApply(t, p, cfg)
+
+			var cl []*client
+			for k := 0; k < 4; k++ {
+				cl = append(cl, dialFrom(t, fmt.Sprintf("127.184.12.%d", k+1), fmt.Sprintf("%s:%d", vsIP, 30130+k/2)))
+				eventually(t, "the client's flow", func() bool { return p.ConnectionCount() == k+1 })
+				time.Sleep(20 * time.Millisecond)
+			}
+			if fifth, err := tryAskErr(vsIP + ":30130"); err != nil || fifth != "S1 Response" {
+				t.Fatalf("the fifth client: %q, %v; want admitted", fifth, err)
+			}
+			for k, x := range cl {
+				_, err := x.ask("after")
+				if (err != nil) != (k == c.want) {
+					t.Errorf("client %d: error %v; want evicted %v", k, err, k == c.want)
+				}
+			}
+		})
+	}
+}
+
+// addrSet is a low-priority geography as a set of addresses.
+type addrSet map[string]bool
+
+func (s addrSet) Admits(a netip.Addr) bool { return s[a.String()] }

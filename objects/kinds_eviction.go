@@ -40,7 +40,7 @@ func evictionKind() *Kind {
 				passive(ed("throttling", "disabled")),
 			)),
 			block("strategies", "Strategies",
-				"which connections go first: bias-idle (idle longest), bias-oldest (oldest), bias-bytes (fewest bytes, once older than delay seconds); several enabled are weighed together",
+				"which connections go first: low-priority-port and low-priority-geographies first, then by bias-idle (idle longest), bias-oldest (oldest), bias-bytes (fewest bytes, once older than delay seconds), several weighed together",
 				block("bias-bytes", "Bias Bytes", "connections that carried the fewest bytes go first",
 					tf("enabled", "false", "true: connections with the fewest bytes go first"),
 					help(&Prop{Name: "delay", Type: TInt, Default: "0", Max: 4294967295}, "seconds a connection is spared by this strategy after it opens (0: none)"),
@@ -59,14 +59,20 @@ func evictionKind() *Kind {
 					keptTF("enabled", "kept: openltm does not weigh flows by rate"),
 					passive(num("delay", "0")),
 				)),
-				passive(block("low-priority-geographies", "Low Priority Geographies", "kept: not weighed in eviction",
-					passive(&Prop{Name: "countries", Type: TList}),
-					keptTF("enabled", "kept: clients' countries are not weighed in eviction"),
-				)),
-				passive(block("low-priority-port", "Low Priority Port", "kept: not weighed in eviction",
-					keptTF("enabled", "kept: ports are not weighed in eviction"),
-					passive(raw("ports")),
-				)),
+				block("low-priority-geographies", "Low Priority Geographies",
+					"connections from clients the loaded geolocation database places in countries go first",
+					help(&Prop{Name: "countries", Type: TList}, "ISO 3166 country codes (DE, US)"),
+					tf("enabled", "false", "true: connections from the countries go first"),
+				),
+				block("low-priority-port", "Low Priority Port",
+					"connections that reached one of ports go first (a virtual server on many ports)",
+					tf("enabled", "false", "true: connections to the ports go first"),
+					help(&Prop{Name: "ports", Type: TColl, Items: ItemPlain, Sub: &Kind{Title: "Port", Props: []*Prop{
+						help(str("port-number", "0"), "the port, by number or service name"),
+						help(enum("protocol", "any", "any", "sctp", "tcp", "udp"), "the protocol the port is low priority for"),
+						passive(str("app-service", "none")),
+					}}}, "ports { NAME { port-number P protocol any|tcp|udp } }"),
+				),
 				passive(block("low-priority-route-domain", "Low Priority Route Domain", "kept: openltm has one route domain",
 					keptTF("enabled", "kept: openltm has one route domain"),
 					passive(&Prop{Name: "names", Type: TList}),
@@ -83,10 +89,32 @@ func evictionKind() *Kind {
 }
 
 // checkEviction refuses an eviction policy whose low-water is above its
-// high-water, which BIG-IP refuses (K15740) [M: the wording].
+// high-water, which BIG-IP refuses (K15740) [M: the wording], a
+// low-priority port that is not a port, and a country that is not two
+// letters or digits [M: BIG-IP checks them against its own database].
 func checkEviction(c *Config, o *Object) error {
 	if o.Kind.Key() != "ltm eviction-policy" {
 		return nil
+	}
+	if st := o.Props["strategies"]; st != nil && st.Sub != nil {
+		if b := st.Sub.Props["low-priority-port"]; b != nil && b.Sub != nil && b.Sub.Props["ports"] != nil {
+			for _, it := range b.Sub.Props["ports"].Items {
+				pn := "0"
+				if v := it.Props["port-number"]; v != nil {
+					pn = v.Str
+				}
+				if p, err := ParsePort(pn); err != nil || p == 0 {
+					return Invalid("eviction policy %s: low-priority-port %s: port-number %q is not a port (a number from 1 to 65535 or a service name such as http)", o.Name, it.Name, pn)
+				}
+			}
+		}
+		if b := st.Sub.Props["low-priority-geographies"]; b != nil && b.Sub != nil && b.Sub.Props["countries"] != nil {
+			for _, cc := range b.Sub.Props["countries"].List {
+				if len(cc) != 2 || !isAlnum(cc) {
+					return Invalid("eviction policy %s: low-priority-geographies: %q is not a country (an ISO 3166 code of two letters, such as DE or US)", o.Name, cc)
+				}
+			}
+		}
 	}
 	hi, _ := strconv.Atoi(c.EffectiveStr(o, "high-water"))
 	lo, _ := strconv.Atoi(c.EffectiveStr(o, "low-water"))
@@ -94,4 +122,13 @@ func checkEviction(c *Config, o *Object) error {
 		return Invalid("eviction policy %s: low-water %d is above high-water %d (low-water must be at most high-water)", o.Name, lo, hi)
 	}
 	return nil
+}
+
+func isAlnum(s string) bool {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }

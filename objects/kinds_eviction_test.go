@@ -22,6 +22,11 @@ func TestEvictionPolicyKind(t *testing.T) {
 		{"low under 50", ep("    low-water 49"), "low-water"},
 		{"not a strategy", ep("    strategies {\n        bias-random {\n            enabled true\n        }\n    }"), "bias-random"},
 		{"enabled yes", ep("    strategies {\n        bias-idle {\n            enabled yes\n        }\n    }"), "yes"},
+		{"low-priority port", ep("    strategies {\n        low-priority-port {\n            enabled true\n            ports {\n                web {\n                    port-number http\n                    protocol tcp\n                }\n            }\n        }\n    }"), ""},
+		{"low-priority port not a port", ep("    strategies {\n        low-priority-port {\n            ports {\n                web {\n                    port-number webby\n                }\n            }\n        }\n    }"), `port-number "webby" is not a port`},
+		{"low-priority port without a number", ep("    strategies {\n        low-priority-port {\n            ports {\n                web {\n                    protocol tcp\n                }\n            }\n        }\n    }"), `port-number "0" is not a port`},
+		{"low-priority country", ep("    strategies {\n        low-priority-geographies {\n            countries { DE us }\n            enabled true\n        }\n    }"), ""},
+		{"low-priority country not a code", ep("    strategies {\n        low-priority-geographies {\n            countries { Germany }\n        }\n    }"), `"Germany" is not a country`},
 		{"missing policy", "ltm virtual /Common/v { destination /Common/127.184.20.1:80 flow-eviction-policy /Common/nope }\n", "nope"},
 	} {
 		l := readAndCheck(tc.text)

@@ -18,6 +18,7 @@
 package evict
 
 import (
+	"net/netip"
 	"sort"
 	"time"
 
@@ -38,6 +39,35 @@ type Policy struct {
 	// connections older than BytesDelay) go first.
 	BiasIdle, BiasOldest, BiasBytes bool
 	BytesDelay                      time.Duration
+	// LowPorts are low-priority-port's entries: connections that
+	// reached one of these ports go before the others (a virtual on
+	// many ports, from a traffic-matching-criteria).
+	LowPorts []LowPort
+	// LowGeo is low-priority-geographies: connections from a client
+	// it places in one of its countries go before the others; nil for
+	// none.
+	LowGeo Matcher
+}
+
+// LowPort is one low-priority-port entry: a port, and the protocol
+// ("tcp", "udp", or "any") it is low priority for.
+type LowPort struct {
+	Port  uint16
+	Proto string
+}
+
+// Matcher says whether a client address is in a set (the plane's
+// geolocation match, config.GeoMatch).
+type Matcher interface{ Admits(a netip.Addr) bool }
+
+// low reports whether a low-priority strategy names f.
+func (p *Policy) low(f *flows.Flow) bool {
+	for _, lp := range p.LowPorts {
+		if f.Local.Port() == lp.Port && (lp.Proto == "any" || lp.Proto == f.Protocol) {
+			return true
+		}
+	}
+	return p.LowGeo != nil && p.LowGeo.Admits(f.Client.Addr().Unmap())
 }
 
 // Marks are the connection counts at which a virtual with limit
@@ -64,10 +94,14 @@ type Candidate struct {
 	Idle, Age time.Duration
 	// Bytes are the bytes it carried, both sides, both ways.
 	Bytes uint64
+	// Low is set when a low-priority strategy (port, geography) names
+	// the connection: it goes before every connection that is not.
+	Low bool
 }
 
 // Choose returns the indexes of the n candidates to evict, most
-// evictable first. Each enabled strategy gives every candidate its rank
+// evictable first. Low-priority candidates go first [M: F5 weighs them
+// with the biases; openltm puts them ahead]; then each enabled strategy gives every candidate its rank
 // (0 for the least evictable, len-1 for the most), and the sums decide;
 // ties go to the longest idle, then the oldest. With no strategy
 // enabled, the longest idle go first [M: BIG-IP's choice then is not
@@ -119,6 +153,9 @@ func (p *Policy) Choose(c []Candidate, n int) []int {
 	}
 	sort.SliceStable(idx, func(i, j int) bool {
 		a, b := idx[i], idx[j]
+		if c[a].Low != c[b].Low {
+			return c[a].Low
+		}
 		if score[a] != score[b] {
 			return score[a] > score[b]
 		}
@@ -144,7 +181,7 @@ func (p *Policy) Sweep(t *flows.Table, virtual string, high, low int) (live, evi
 		if f.Virtual != virtual || f.Evicted() {
 			return true
 		}
-		c := Candidate{Idle: time.Duration(now - f.LastActive()), Age: time.Duration(now - f.Created().UnixNano())}
+		c := Candidate{Idle: time.Duration(now - f.LastActive()), Age: time.Duration(now - f.Created().UnixNano()), Low: p.low(f)}
 		c.Bytes = f.BytesIn.Load() + f.BytesOut.Load()
 		for _, l := range f.Legs() {
 			c.Bytes += l.BytesIn.Load() + l.BytesOut.Load()

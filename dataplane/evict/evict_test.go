@@ -32,6 +32,22 @@ func TestMarks(t *testing.T) {
 	}
 }
 
+func TestChooseLow(t *testing.T) {
+	s := time.Second
+	cands := []Candidate{
+		{Idle: 30 * s, Age: 30 * s},
+		{Idle: 1 * s, Age: 2 * s, Low: true},
+		{Idle: 20 * s, Age: 40 * s},
+		{Idle: 2 * s, Age: 1 * s, Low: true},
+	}
+	p := Policy{BiasIdle: true}
+	if got, want := p.Choose(cands, 3), []int{3, 1, 0}; !reflect.DeepEqual(got, want) {
+		// The low-priority ones first, the idler (3) before 1, then the
+		// idlest of the others.
+		t.Errorf("Choose = %v, want %v", got, want)
+	}
+}
+
 func TestChoose(t *testing.T) {
 	s := time.Second
 	// Four connections: 0 the oldest but busy just now, 1 idle the
