@@ -56,6 +56,7 @@ func planeCommands(h *planeHook) []RuntimeCommand {
 		{"show", "ltm pool", showPool(p)}, // shows_distribution.go
 		{"show", "ltm node", showEach(p.Nodes, func(v dataplane.NodeStats) string { return v.Name }, render.FieldFmt(render.Node, render.NodeFields))},
 		{"show", "ltm virtual-address", showEach(h.virtualAddresses, func(v render.VirtualAddressStats) string { return v.Name }, render.VirtualAddress)},
+		{"show", "ltm eviction-policy", showEach(h.evictionPolicies, func(v evictionStats) string { return v.Name }, drawEviction)}, // shows_eviction.go
 		{"reset-stats", "ltm virtual", reset(dataplane.StatsVirtual)},
 		{"reset-stats", "ltm pool", reset(dataplane.StatsPool)},
 		{"reset-stats", "ltm node", reset(dataplane.StatsNode)},

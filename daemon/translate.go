@@ -139,6 +139,9 @@ type translator struct {
 	// xmlProfiles are the xml profiles compiled, once each
 	// (translate_xml.go).
 	xmlProfiles map[*objects.Object]xmlCompiled
+	// evictions are the eviction policies translated so far
+	// (translate_eviction.go).
+	evictions map[*objects.Object]*dataplane.EvictionPolicy
 }
 
 // refuse records a combination BIG-IP refuses: the virtual is left out,
@@ -602,5 +605,7 @@ func (t *translator) virtual(o *objects.Object) {
 	t.virtualAddress(o, v) // translate_vaddr.go
 	t.virtualBWC(o, v)     // translate_bwc.go
 	t.netflow(o, v)        // translate_netflow.go
+	// flow-eviction-policy (translate_eviction.go)
+	t.virtualEviction(o, v)
 	t.dc.Virtuals[o.Name] = v
 }

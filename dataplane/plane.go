@@ -421,6 +421,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 			snap.LSN = p.lsn.Pool(vc.SNAT.Pool)
 		}
 		snap.Addr = p.vaddrOf(vc, vaddrs) // vaddr.go
+		snap.Evict = p.evictorOf(vc)      // evict.go
 		if vc.DNS != nil {
 			snap.DNS = dnsServices[vc.DNS]
 		}

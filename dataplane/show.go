@@ -161,7 +161,7 @@ func virtualStats(v *state.Virtual) VirtualStats {
 	s := v.Snap.Load()
 	vs := VirtualStats{Name: v.Name, ClientSide: trafficOf(&v.Stats), TotRequests: v.Stats.Requests.Load(),
 		MinConnDuration: v.Durs.Min.Load(), MaxConnDuration: v.Durs.Max.Load(),
-		RateLimit: s.Cfg.RateLimit, RateLimited: v.RateDropped.Load()}
+		RateLimit: s.Cfg.RateLimit, RateLimited: v.RateDropped.Load(), Evicted: v.Evict.Evicted.Load()}
 	if len(s.Cfg.Clone) > 0 || v.Clone.Conns.Load() > 0 || v.Clone.Dropped.Load() > 0 {
 		vs.Clone = &CloneStats{Conns: v.Clone.Conns.Load(), Bytes: v.Clone.Bytes.Load(), Dropped: v.Clone.Dropped.Load()}
 	}
@@ -179,7 +179,9 @@ func virtualStats(v *state.Virtual) VirtualStats {
 		st.State = "disabled"
 	}
 	switch {
-	case s.Cfg.ConnectionLimit > 0 && v.Stats.Cur.Load() >= int64(s.Cfg.ConnectionLimit):
+	case s.Cfg.ConnectionLimit > 0 && s.Evict == nil && v.Stats.Cur.Load() >= int64(s.Cfg.ConnectionLimit):
+		// With a flow-eviction-policy a full virtual still takes new
+		// clients (evict.go) [M].
 		st.Availability, st.Reason = Unavailable, reasonVSLimit
 	case v.RateLimited(s):
 		st.Availability, st.Reason = Unavailable, reasonVSRate
@@ -358,6 +360,7 @@ func (p *Plane) ResetStats(kind StatsKind, name string) bool {
 				v.Durs.Reset()
 				v.Spread.Reset()
 				v.RateDropped.Store(0)
+				v.Evict.Evicted.Store(0)
 				v.Clone.Reset()
 				found = true
 			}

@@ -83,6 +83,9 @@ type VirtualStats struct {
 	// that the block keeps BIG-IP's layout otherwise.
 	RateLimit   int
 	RateLimited uint64
+	// Evicted is the connections the virtual's flow-eviction-policy
+	// reset (Evicted Connections).
+	Evicted uint64
 	// Clone is what the virtual's clone pools got; nil (and not shown)
 	// for a virtual that never had one.
 	Clone *CloneStats

@@ -72,6 +72,7 @@ sys log-config destination local-syslog /Common/local-syslog { }
 ltm policy-strategy /Common/first-match { }
 ltm policy-strategy /Common/all-match { }
 ltm policy-strategy /Common/best-match { }
+ltm eviction-policy /Common/default-eviction-policy { strategies { bias-idle { enabled true } bias-oldest { enabled true } } }
 ltm rule /Common/_sys_https_redirect {
     when HTTP_REQUEST {
        HTTP::redirect https://[getfield [HTTP::host] ":" 1][HTTP::uri]

@@ -338,6 +338,7 @@ func allKinds() []*Kind {
 	ks = append(ks, radiusAAAKind())  // kinds_aaa.go
 	ks = append(ks, scriptKinds()...) // kinds_script.go
 	ks = append(ks, haGroupKind())    // kinds_hagroup.go
+	ks = append(ks, evictionKind())   // kinds_eviction.go
 	actSocketRows(ks)                 // kinds_tcpopts.go
 	return ks
 }

@@ -289,6 +289,9 @@ func (c *Config) Validate(s *Schema) error {
 		if err := checkHAGroup(o); err != nil { // kinds_hagroup.go
 			return err
 		}
+		if err := checkEviction(c, o); err != nil { // kinds_eviction.go
+			return err
+		}
 	}
 	return nil
 }

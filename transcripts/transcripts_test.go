@@ -105,6 +105,8 @@ func TestTranscripts(t *testing.T) {
 			// what it routes to it, and a peer's DPR
 			// (diameter_dynamic_cmds_test.go).
 			"diampeer": cmdDiamPeer, "diamdpr": cmdDiamDPR,
+			// Idle clients held open, and asked later (evict_cmds_test.go).
+			"holdconn": cmdHoldConn, "holdask": cmdHoldAsk,
 		},
 	})
 }

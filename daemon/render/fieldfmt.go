@@ -139,6 +139,7 @@ func VirtualFields(w io.Writer, v dataplane.VirtualStats, o Options) error {
 	f.set("cmp-enable-mode", "all-cpus")
 	f.set("cmp-enabled", "enabled")
 	f.traffic("clientside", v.ClientSide, true, o)
+	f.set("clientside.evicted-conns", o.num(v.Evicted))
 	f.traffic("ephemeral", dataplane.Traffic{}, true, o)
 	f.set("cs-min-conn-dur", o.num(v.MinConnDuration))
 	f.set("cs-max-conn-dur", o.num(v.MaxConnDuration))

@@ -114,7 +114,7 @@ func Virtual(w io.Writer, v dataplane.VirtualStats, o Options) error {
 	row("Current Connections", o.num(t.CurConns), zero, "-")
 	row("Maximum Connections", o.num(t.MaxConns), zero, "-")
 	row("Total Connections", o.num(t.TotConns), zero, "-")
-	row("Evicted Connections", zero, zero, "-")
+	row("Evicted Connections", o.num(v.Evicted), zero, "-")
 	row("Slow Connections Killed", zero, zero, "-")
 	row("Min Conn Duration/msec", "-", "-", o.num(v.MinConnDuration))
 	row("Max Conn Duration/msec", "-", "-", o.num(v.MaxConnDuration))

@@ -54,6 +54,11 @@ type Flow struct {
 	Closer func(reset bool)
 	Traffic
 
+	// evicted is set once an eviction policy chose the flow
+	// (dataplane/evict), so that the next round does not count or
+	// choose it again while its reset is on its way.
+	evicted atomic.Bool
+
 	mu   sync.Mutex
 	legs atomic.Pointer[[]*Leg]
 }
@@ -74,6 +79,13 @@ func (f *Flow) Drop() {
 		f.Closer(false)
 	}
 }
+
+// MarkEvicted marks the flow chosen by an eviction policy; false when
+// it was already chosen, so that one flow is reset and counted once.
+func (f *Flow) MarkEvicted() bool { return f.evicted.CompareAndSwap(false, true) }
+
+// Evicted reports whether an eviction policy chose the flow.
+func (f *Flow) Evicted() bool { return f.evicted.Load() }
 
 // Created is when the flow entered the table.
 func (f *Flow) Created() time.Time { return time.Unix(0, f.created) }

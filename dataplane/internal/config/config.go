@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/evict"
 	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/dataplane/h2gw"
 	"github.com/openltm/openltm/dataplane/h2member"
@@ -139,6 +140,10 @@ type Virtual struct {
 	DownImmediate ServiceDownAction
 	// ConnectionLimit caps concurrent client connections; 0 is unlimited.
 	ConnectionLimit int
+	// Eviction is the virtual's flow-eviction-policy (dataplane/evict),
+	// acted on against ConnectionLimit; nil for none, and without a
+	// connection-limit (the daemon says so).
+	Eviction *evict.Policy
 	// Address is the virtual's ltm virtual-address where it acts (enabled
 	// no, a connection-limit: vaddr.go); nil costs nothing per connection.
 	Address *VirtualAddress

@@ -378,6 +378,8 @@ type Virtual struct {
 	// RateDropped counts the connections its rate-limit refused.
 	Rate        Rate
 	RateDropped atomic.Uint64
+	// Evict is the virtual's flow-eviction-policy's state (evict.go).
+	Evict Eviction
 	// Clone counts the copies sent to the virtual's clone pools
 	// (clone.go).
 	Clone clone.Counters
@@ -413,6 +415,9 @@ type VirtualSnap struct {
 	// Addr is the runtime of Cfg.Address (vaddr.go); nil when the
 	// virtual's address does not act.
 	Addr *VAddr
+	// Evict is the virtual's flow-eviction-policy (evict.go); nil for
+	// none, the only cost other virtuals pay.
+	Evict *Evictor
 	// DNS answers the queries of a virtual with a dns profile
 	// (dataplane/dnsvs); nil without one, the only cost other virtuals
 	// pay.
@@ -457,7 +462,11 @@ func (vs *Virtual) Admit(snap *VirtualSnap, client, local netip.AddrPort) bool {
 		vs.RateDropped.Add(1)
 		return false
 	}
-	if !vs.Stats.TryOpen(cfg.ConnectionLimit) {
+	if snap.Evict != nil { // flow-eviction-policy (evict.go)
+		if !vs.admitEvicting(snap.Evict) {
+			return false
+		}
+	} else if !vs.Stats.TryOpen(cfg.ConnectionLimit) {
 		return false
 	}
 	if snap.Addr != nil && !vs.enterAddress(snap) {

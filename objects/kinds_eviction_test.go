@@ -1,0 +1,50 @@
+package objects
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestEvictionPolicyKind(t *testing.T) {
+	ep := func(body string) string { return "ltm eviction-policy /Common/ep1 {\n" + body + "\n}\n" }
+	for _, tc := range []struct {
+		name, text string
+		refused    string // substring of the refusal, "" when it loads
+	}{
+		{"full", ep("    high-water 90\n    low-water 70\n    strategies {\n        bias-bytes {\n            delay 5\n            enabled true\n        }\n        bias-idle {\n            enabled true\n        }\n    }") +
+			"ltm virtual /Common/v { destination /Common/127.184.20.1:80 connection-limit 4 flow-eviction-policy /Common/ep1 }\n", ""},
+		{"the built-in", "ltm virtual /Common/v { destination /Common/127.184.20.1:80 connection-limit 4 flow-eviction-policy /Common/default-eviction-policy }\n", ""},
+		{"low at high", ep("    high-water 80\n    low-water 80"), ""},
+		{"low above high", ep("    high-water 60\n    low-water 80"), "low-water 80 is above high-water 60"},
+		{"low above the default high", ep("    low-water 97"), "above high-water 95"},
+		{"high over 100", ep("    high-water 101"), "high-water"},
+		{"low under 50", ep("    low-water 49"), "low-water"},
+		{"not a strategy", ep("    strategies {\n        bias-random {\n            enabled true\n        }\n    }"), "bias-random"},
+		{"enabled yes", ep("    strategies {\n        bias-idle {\n            enabled yes\n        }\n    }"), "yes"},
+		{"low-priority port", ep("    strategies {\n        low-priority-port {\n            enabled true\n            ports {\n                web {\n                    port-number http\n                    protocol tcp\n                }\n            }\n        }\n    }"), ""},
+		{"low-priority port not a port", ep("    strategies {\n        low-priority-port {\n            ports {\n                web {\n                    port-number webby\n                }\n            }\n        }\n    }"), `port-number "webby" is not a port`},
+		{"low-priority port without a number", ep("    strategies {\n        low-priority-port {\n            ports {\n                web {\n                    protocol tcp\n                }\n            }\n        }\n    }"), `port-number "0" is not a port`},
+		{"low-priority country", ep("    strategies {\n        low-priority-geographies {\n            countries { DE us }\n            enabled true\n        }\n    }"), ""},
+		{"low-priority country not a code", ep("    strategies {\n        low-priority-geographies {\n            countries { Germany }\n        }\n    }"), `"Germany" is not a country`},
+		{"missing policy", "ltm virtual /Common/v { destination /Common/127.184.20.1:80 flow-eviction-policy /Common/nope }\n", "nope"},
+	} {
+		l := readAndCheck(tc.text)
+		var err error
+		if r := l.Findings.Refused(); len(r) > 0 {
+			err = errors.New(r[0].String())
+		} else {
+			cfg := Default.Builtins()
+			for _, o := range l.Objects {
+				cfg.Put(o)
+			}
+			err = cfg.Validate(Default)
+		}
+		switch {
+		case tc.refused == "" && err != nil:
+			t.Errorf("%s: refused: %v", tc.name, err)
+		case tc.refused != "" && (err == nil || !strings.Contains(err.Error(), tc.refused)):
+			t.Errorf("%s: got %v, want a refusal with %q", tc.name, err, tc.refused)
+		}
+	}
+}
