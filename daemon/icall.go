@@ -195,7 +195,38 @@ func (h scriptsHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Chan
 	if err := c.prepareTriggers(old, cfg, opts); err != nil {
 		return nil, err
 	}
+	if err := noEventObjects(old, cfg, opts); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// noEventObjects refuses a new `sys icall event` object: F5's reference
+// gives that component one command, generate, and no object to create.
+// One already stored (by an older openltm, which kept it verbatim) is
+// kept with a warning.
+func noEventObjects(old, cfg *objects.Config, opts CommitOptions) error {
+	const prefix = "?sys icall event "
+	was := map[string]bool{}
+	if old != nil {
+		for _, o := range old.Unknown() {
+			was[o.Key()] = true
+		}
+	}
+	for _, o := range cfg.Unknown() {
+		k := o.Key()
+		if !strings.HasPrefix(k, prefix) || was[k] {
+			continue
+		}
+		if old == nil {
+			if opts.Warn != nil {
+				opts.Warn("sys icall event " + strings.TrimPrefix(k, prefix) + " is no object at F5 (events are generated: generate sys icall event NAME context { ... }); kept and never used")
+			}
+			continue
+		}
+		return objects.Invalid("sys icall event is not an object to create: an event is generated, generate sys icall event NAME context { { name N value V } }")
+	}
+	return nil
 }
 
 // objAt is cfg's object of that kind and name, nil without cfg.

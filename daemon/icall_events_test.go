@@ -117,6 +117,10 @@ func TestIStatsTriggerConfig(t *testing.T) {
 			t.Errorf("%s: error %q, want %q", tc.cmd, errText, tc.want)
 		}
 	}
+	// sys icall event is generated, not created.
+	if _, errText := run(t, s, "create sys icall event ev1"); !strings.Contains(errText, "is not an object to create") {
+		t.Errorf("create sys icall event: %q", errText)
+	}
 	if out, _ := run(t, s, "list sys icall istats-trigger"); strings.Contains(out, "t1") {
 		t.Fatalf("a refused trigger was kept:\n%s", out)
 	}
