@@ -73,7 +73,11 @@ type scripts struct {
 	closed   bool
 	// triggers are the iStats triggers (icall_istats.go), by name;
 	// stopWatch stops the goroutine that polls them, nil when none runs.
-	triggers  map[string]*istatsTrigger
+	triggers map[string]*istatsTrigger
+	// stopped are the perpetual handlers `stop` stopped, by key, with
+	// the signature they were stopped at: a change of the handler, start,
+	// restart or ltmd starting again runs it again [M].
+	stopped   map[string]string
 	stopWatch context.CancelFunc
 	watchDone chan struct{}
 }
@@ -361,8 +365,13 @@ func (s *scripts) apply(compiled map[string]*tmshscript.Script, plans map[string
 			delete(s.handlers, key)
 		}
 	}
+	for key, sig := range s.stopped {
+		if p, ok := plans[key]; !ok || p.sig != sig {
+			delete(s.stopped, key)
+		}
+	}
 	for key, p := range plans {
-		if !p.running || s.handlers[key] != nil {
+		if !p.running || s.handlers[key] != nil || s.stopped[key] != "" {
 			continue
 		}
 		st := s.stats[key]
@@ -376,7 +385,7 @@ func (s *scripts) apply(compiled map[string]*tmshscript.Script, plans map[string
 }
 
 func newScripts(e *Engine) *scripts {
-	return &scripts{e: e, compiled: map[string]*tmshscript.Script{}, handlers: map[string]*icallHandler{}, stats: map[string]*handlerStats{}}
+	return &scripts{e: e, compiled: map[string]*tmshscript.Script{}, handlers: map[string]*icallHandler{}, stats: map[string]*handlerStats{}, stopped: map[string]string{}}
 }
 
 // close stops every handler and waits a bounded time for their runs.
@@ -739,12 +748,16 @@ func icallCommands(e *Engine) []RuntimeCommand {
 				key := k.Key() + " " + name
 				e.scripts.mu.Lock()
 				st, running := e.scripts.stats[key], e.scripts.handlers[key] != nil
+				stopped := e.scripts.stopped[key] != ""
 				e.scripts.mu.Unlock()
 				status := o.Str("status")
 				if status == "" {
 					status = "active"
 				}
-				if !running && status == "active" {
+				switch {
+				case stopped && status == "active":
+					status = "active (stopped: start sys icall handler perpetual " + objects.RelPath("/Common", name) + ")"
+				case !running && status == "active":
 					status = "active (not running: see the log)"
 				}
 				var runs, fails uint64
@@ -772,4 +785,69 @@ func icallCommands(e *Engine) []RuntimeCommand {
 		{"show", icallPerpetual.Key(), show(icallPerpetual)},
 		{"show", icallTriggered.Key(), show(icallTriggered)},
 	}, istatsTriggerCommands(e)...)
+}
+
+// perpetualCommand answers F5's `start`, `stop` and `restart sys icall
+// handler perpetual NAME`: stop ends the handler's script and keeps it
+// from running until start, restart (which also runs a stopped or
+// running handler's script afresh), a change of the handler or ltmd
+// starting again; the configuration is not changed [M: F5's reference
+// lists the commands without saying more]. handled is false for other
+// commands.
+func (s *Session) perpetualCommand(st *grammar.Statement, verb string, args []grammar.Node) (bool, error) {
+	if verb != "start" && verb != "stop" && verb != "restart" {
+		return false, nil
+	}
+	rest, ok := s.afterKind(args, "sys", "icall", "handler", "perpetual")
+	if !ok {
+		if verb == "restart" {
+			return false, nil // restart ilx plugin
+		}
+		return true, synErr(st, []string{verb + " sys icall handler perpetual NAME"}, "%s takes an iCall perpetual handler", verb)
+	}
+	if len(rest) != 1 {
+		return true, synErr(st, []string{verb + " sys icall handler perpetual NAME"}, "%s takes one perpetual handler's name", verb)
+	}
+	nw, ok := rest[0].(*grammar.Word)
+	if !ok {
+		return true, synErr(rest[0], []string{"a perpetual handler's name"}, "%s takes a handler's name, not { }", verb)
+	}
+	name := objects.FullPath(s.folder, nw.Text)
+	if s.e.Config().Get(icallPerpetual, name) == nil {
+		return true, objects.NotFound(icallPerpetual, name)
+	}
+	return true, s.e.scripts.control(icallPerpetual.Key()+" "+name, verb)
+}
+
+// control stops, starts or restarts a running configuration's handler.
+func (sc *scripts) control(key, verb string) error {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	p, ok := sc.plans[key]
+	if !ok {
+		return objects.Invalid("%s does not run: its script does not compile or it is refused (see the log)", key)
+	}
+	if !p.running {
+		return objects.Invalid("%s is %s: modify it with status active to run it", key, "inactive")
+	}
+	if verb != "start" {
+		if h := sc.handlers[key]; h != nil {
+			h.cancel()
+			delete(sc.handlers, key)
+		}
+		sc.stopped[key] = p.sig
+	}
+	if verb == "stop" || sc.closed {
+		return nil
+	}
+	delete(sc.stopped, key)
+	if sc.handlers[key] == nil {
+		st := sc.stats[key]
+		if st == nil {
+			st = &handlerStats{}
+			sc.stats[key] = st
+		}
+		sc.handlers[key] = sc.start(p, st)
+	}
+	return nil
 }

@@ -47,7 +47,7 @@ func TestICallPerpetualGetNext(t *testing.T) {
 	mustRun(t, s,
 		"create ltm pool gp1 members add { 127.186.9.1:80 127.186.9.2:80 }",
 		`create sys icall script drain definition {
-    tmsh::log "waiting in [EVENT::handler]"
+    tmsh::log "waiting in [EVENT::handler] [clock clicks]"
     while { 1 } {
         EVENT::get_next
         tmsh::modify ltm pool $EVENT::context(pool) members modify \{ $EVENT::context(member) \{ session user-disabled \} \}
@@ -173,5 +173,49 @@ func TestIStatsTriggerLook(t *testing.T) {
 				t.Errorf("%s: step %d: event %+v", tc.name, i, ev)
 			}
 		}
+	}
+}
+
+// stop, start and restart sys icall handler perpetual NAME: the script
+// ends and runs again, the configuration unchanged.
+func TestICallPerpetualStartStop(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s, `create sys icall script waits definition {
+    tmsh::log "waits started [clock clicks]"
+    while { 1 } { EVENT::get_next; tmsh::log "waits took [EVENT::name] [clock clicks]" }
+}`, "create sys icall handler perpetual pw script waits subscriptions add { s { event-name PW } }")
+	count := func(what string) int {
+		out, _ := run(t, s, "show sys log ltm")
+		return strings.Count(out, what)
+	}
+	eventually(t, 10*time.Second, "the first run", func() bool { return count("waits started") == 1 })
+	mustRun(t, s, "stop sys icall handler perpetual pw")
+	out, _ := run(t, s, "show sys icall handler perpetual pw")
+	if !strings.Contains(out, "active (stopped: start sys icall handler perpetual pw)") {
+		t.Fatalf("show after stop:\n%s", out)
+	}
+	if out, _ := run(t, s, "list sys icall handler perpetual pw"); strings.Contains(out, "inactive") {
+		t.Fatalf("stop changed the configuration:\n%s", out)
+	}
+	mustRun(t, s, "generate sys icall event PW", "start sys icall handler perpetual pw")
+	eventually(t, 10*time.Second, "the run after start", func() bool { return count("waits started") == 2 })
+	mustRun(t, s, "generate sys icall event PW")
+	eventually(t, 10*time.Second, "the event after start", func() bool { return count("waits took PW") == 1 })
+	mustRun(t, s, "restart sys icall handler perpetual pw")
+	eventually(t, 10*time.Second, "the run after restart", func() bool { return count("waits started") == 3 })
+	for _, tc := range []struct{ cmd, want string }{
+		{"stop sys icall handler perpetual nosuch", "was not found"},
+		{"stop ltm pool p1", "stop takes an iCall perpetual handler"},
+		{"start sys icall handler perpetual", "one perpetual handler's name"},
+	} {
+		if _, errText := run(t, s, tc.cmd); !strings.Contains(errText, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.cmd, errText, tc.want)
+		}
+	}
+	mustRun(t, s, "modify sys icall handler perpetual pw status inactive")
+	if _, errText := run(t, s, "start sys icall handler perpetual pw"); !strings.Contains(errText, "status active") {
+		t.Errorf("start of an inactive handler: %q", errText)
 	}
 }
