@@ -76,7 +76,9 @@ var verbs = map[string]string{
 	"run":         "Run an operation (run cm config-sync, run sys failover, run gtm trust-exchange)",
 	"install":     "Install a certificate or key (install sys crypto cert|key NAME from-local-file PATH)",
 	"mv":          "Rename an object (cm device)",
-	"restart":     "Restart an ilx plugin's extensions (restart ilx plugin NAME)",
+	"restart":     "Restart an ilx plugin's extensions (restart ilx plugin NAME) or an iCall perpetual handler's script",
+	"start":       "Start a stopped iCall perpetual handler (start sys icall handler perpetual NAME)",
+	"stop":        "Stop an iCall perpetual handler's script (stop sys icall handler perpetual NAME)",
 	"cd":          "Change the current folder",
 	"help":        "Show help",
 	"exit":        "Leave the current module (or tmsh at the top)",
@@ -116,6 +118,9 @@ func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
 		return err
 	}
 	if ok, err := s.ucsCommand(st, verb, args, w); ok { // ucs.go
+		return err
+	}
+	if ok, err := s.perpetualCommand(st, verb, args); ok { // icall.go
 		return err
 	}
 	if ok, err := s.ilxCommand(ctx, st, verb, args, w); ok { // ilx.go

@@ -30,6 +30,7 @@ var (
 	periodicFirst      = icallPeriodic.MustProp("first-occurrence")
 	periodicLast       = icallPeriodic.MustProp("last-occurrence")
 	triggeredSubs      = icallTriggered.MustProp("subscriptions")
+	perpetualSubs      = icallPerpetual.MustProp("subscriptions")
 	subEventName       = triggeredSubs.Sub.MustProp("event-name")
 	subFilters         = triggeredSubs.Sub.MustProp("filters")
 	filterValue        = subFilters.Sub.MustProp("value")
@@ -42,8 +43,10 @@ var (
 // loops from running for ever inside ltmd, while each tmsh:: command is a
 // commit of its own, so no run holds the commit lock between commands].
 const (
-	// icallRunTimeout bounds one run of an iCall script (a perpetual
-	// handler's script is started again after it).
+	// icallRunTimeout bounds one run of a periodic or triggered handler's
+	// script; a perpetual handler's runs have no time limit, as its
+	// script waits for events for ever (EVENT::get_next), only the
+	// command budget [M].
 	icallRunTimeout = 60 * time.Second
 	// cliRunTimeout bounds run cli script.
 	cliRunTimeout = 10 * time.Minute
@@ -68,6 +71,15 @@ type scripts struct {
 	handlers map[string]*icallHandler      // those running, by the same key
 	stats    map[string]*handlerStats      // their counts, by the same key
 	closed   bool
+	// triggers are the iStats triggers (icall_istats.go), by name;
+	// stopWatch stops the goroutine that polls them, nil when none runs.
+	triggers map[string]*istatsTrigger
+	// stopped are the perpetual handlers `stop` stopped, by key, with
+	// the signature they were stopped at: a change of the handler, start,
+	// restart or ltmd starting again runs it again [M].
+	stopped   map[string]string
+	stopWatch context.CancelFunc
+	watchDone chan struct{}
 }
 
 // handlerStats counts a handler's runs for show sys icall handler; they
@@ -85,7 +97,8 @@ type icallHandler struct {
 	sig    string // what it was started from: a change of it restarts the handler
 	cancel context.CancelFunc
 	done   chan struct{}
-	// events feeds a triggered handler; subs are what it takes.
+	// events feeds a triggered handler, or a perpetual one's
+	// EVENT::get_next; subs are what it takes.
 	events chan *tmshscript.Event
 	subs   []icallSub
 }
@@ -111,10 +124,12 @@ type scriptsChange struct {
 	s        *scripts
 	compiled map[string]*tmshscript.Script
 	handlers map[string]handlerPlan
+	triggers map[string]*istatsTrigger
 	// what Commit replaced, for Abort
 	committed    bool
 	prevCompiled map[string]*tmshscript.Script
 	prevPlans    map[string]handlerPlan
+	prevTriggers map[string]*istatsTrigger
 }
 
 // handlerPlan is a handler as the configuration wants it running.
@@ -127,7 +142,8 @@ type handlerPlan struct {
 	first   time.Time
 	last    time.Time
 	subs    []icallSub
-	running bool // status active
+	args    [][2]string // arguments { NAME { value V } }, in order
+	running bool        // status active
 }
 
 // Prepare implements Hook.
@@ -180,7 +196,41 @@ func (h scriptsHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Chan
 			c.handlers[k.Key()+" "+o.Name] = p
 		}
 	}
+	if err := c.prepareTriggers(old, cfg, opts); err != nil {
+		return nil, err
+	}
+	if err := noEventObjects(old, cfg, opts); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// noEventObjects refuses a new `sys icall event` object: F5's reference
+// gives that component one command, generate, and no object to create.
+// One already stored (by an older openltm, which kept it verbatim) is
+// kept with a warning.
+func noEventObjects(old, cfg *objects.Config, opts CommitOptions) error {
+	const prefix = "?sys icall event "
+	was := map[string]bool{}
+	if old != nil {
+		for _, o := range old.Unknown() {
+			was[o.Key()] = true
+		}
+	}
+	for _, o := range cfg.Unknown() {
+		k := o.Key()
+		if !strings.HasPrefix(k, prefix) || was[k] {
+			continue
+		}
+		if old == nil {
+			if opts.Warn != nil {
+				opts.Warn("sys icall event " + strings.TrimPrefix(k, prefix) + " is no object at F5 (events are generated: generate sys icall event NAME context { ... }); kept and never used")
+			}
+			continue
+		}
+		return objects.Invalid("sys icall event is not an object to create: an event is generated, generate sys icall event NAME context { { name N value V } }")
+	}
+	return nil
 }
 
 // objAt is cfg's object of that kind and name, nil without cfg.
@@ -206,6 +256,11 @@ func planHandler(k *objects.Kind, o *objects.Object, compiled map[string]*tmshsc
 		return p, bad("script %s is not a sys icall script that compiles", sname)
 	}
 	p.sig = objects.Format(o, objects.PrintOpts{}) + "\x00" + p.script.Source
+	if ap := k.MustProp("arguments"); ap.Get(o) != nil {
+		for _, it := range ap.Get(o).Items {
+			p.args = append(p.args, [2]string{it.Name, ap.Sub.MustProp("value").StrIn(it)})
+		}
+	}
 	switch k {
 	case icallPeriodic:
 		n := periodicInterval.Str(o)
@@ -228,9 +283,12 @@ func planHandler(k *objects.Kind, o *objects.Object, compiled map[string]*tmshsc
 			}
 			*t.at = at
 		}
-	case icallTriggered:
-		v := triggeredSubs.Get(o)
-		if v != nil {
+	case icallTriggered, icallPerpetual:
+		subsProp := triggeredSubs
+		if k == icallPerpetual {
+			subsProp = perpetualSubs
+		}
+		if v := subsProp.Get(o); v != nil {
 			for _, it := range v.Items {
 				sub := icallSub{event: subEventName.StrIn(it)}
 				if sub.event == "" {
@@ -271,6 +329,7 @@ func planHandler(k *objects.Kind, o *objects.Object, compiled map[string]*tmshsc
 // its time limit), new and changed ones start.
 func (c *scriptsChange) Commit() error {
 	c.prevCompiled, c.prevPlans = c.s.apply(c.compiled, c.handlers)
+	c.prevTriggers = c.s.applyTriggers(c.triggers)
 	c.committed = true
 	return nil
 }
@@ -280,6 +339,7 @@ func (c *scriptsChange) Commit() error {
 func (c *scriptsChange) Abort() {
 	if c.committed {
 		c.s.apply(c.prevCompiled, c.prevPlans)
+		c.s.applyTriggers(c.prevTriggers)
 		c.committed = false
 	}
 }
@@ -305,8 +365,13 @@ func (s *scripts) apply(compiled map[string]*tmshscript.Script, plans map[string
 			delete(s.handlers, key)
 		}
 	}
+	for key, sig := range s.stopped {
+		if p, ok := plans[key]; !ok || p.sig != sig {
+			delete(s.stopped, key)
+		}
+	}
 	for key, p := range plans {
-		if !p.running || s.handlers[key] != nil {
+		if !p.running || s.handlers[key] != nil || s.stopped[key] != "" {
 			continue
 		}
 		st := s.stats[key]
@@ -320,7 +385,7 @@ func (s *scripts) apply(compiled map[string]*tmshscript.Script, plans map[string
 }
 
 func newScripts(e *Engine) *scripts {
-	return &scripts{e: e, compiled: map[string]*tmshscript.Script{}, handlers: map[string]*icallHandler{}, stats: map[string]*handlerStats{}}
+	return &scripts{e: e, compiled: map[string]*tmshscript.Script{}, handlers: map[string]*icallHandler{}, stats: map[string]*handlerStats{}, stopped: map[string]string{}}
 }
 
 // close stops every handler and waits a bounded time for their runs.
@@ -333,6 +398,7 @@ func (s *scripts) close() {
 	for _, h := range hs {
 		h.cancel()
 	}
+	s.stopTriggers()
 	deadline := time.After(5 * time.Second)
 	for _, h := range hs {
 		select {
@@ -347,7 +413,7 @@ func (s *scripts) close() {
 func (s *scripts) start(p handlerPlan, st *handlerStats) *icallHandler {
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &icallHandler{name: p.name, sig: p.sig, cancel: cancel, done: make(chan struct{}), subs: p.subs}
-	if p.kind == icallTriggered {
+	if p.kind == icallTriggered || p.kind == icallPerpetual && len(p.subs) > 0 {
 		h.events = make(chan *tmshscript.Event, triggeredQueue)
 	}
 	go func() {
@@ -357,7 +423,7 @@ func (s *scripts) start(p handlerPlan, st *handlerStats) *icallHandler {
 			s.runPeriodic(ctx, p, st)
 		case icallPerpetual:
 			for ctx.Err() == nil {
-				s.runOnce(ctx, p, nil, st)
+				s.runPerpetual(ctx, p, h.events, st)
 				select {
 				case <-ctx.Done():
 				case <-time.After(perpetualRestart):
@@ -409,9 +475,31 @@ func (s *scripts) runPeriodic(ctx context.Context, p handlerPlan, st *handlerSta
 	}
 }
 
+// runPerpetual runs a perpetual handler's script once, without a time
+// limit, its EVENT::get_next taking the events of the handler's
+// subscriptions from events (nil: the handler subscribes to none, and
+// EVENT::get_next waits until it stops).
+func (s *scripts) runPerpetual(ctx context.Context, p handlerPlan, events <-chan *tmshscript.Event, st *handlerStats) {
+	next := func(ctx context.Context) (*tmshscript.Event, error) {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("handler %s stopped", p.name)
+		case ev := <-events:
+			return ev, nil
+		}
+	}
+	s.run(ctx, p, nil, next, 0, st)
+}
+
 // runOnce runs the handler's script once; a failure is logged and the
 // handler goes on.
 func (s *scripts) runOnce(ctx context.Context, p handlerPlan, ev *tmshscript.Event, st *handlerStats) {
+	s.run(ctx, p, ev, nil, icallRunTimeout, st)
+}
+
+// run runs the handler's script once, for ev (nil: none), with next for
+// EVENT::get_next (nil: the command is refused).
+func (s *scripts) run(ctx context.Context, p handlerPlan, ev *tmshscript.Event, next func(context.Context) (*tmshscript.Event, error), timeout time.Duration, st *handlerStats) {
 	e := s.e
 	st.runs.Add(1)
 	st.last.Store(time.Now().UnixNano())
@@ -421,8 +509,10 @@ func (s *scripts) runOnce(ctx context.Context, p handlerPlan, ev *tmshscript.Eve
 		Shell:   sess,
 		Out:     logWriter{e: e, severity: "info"},
 		Log:     e.scriptLog,
-		Timeout: icallRunTimeout,
+		Timeout: timeout,
 		Event:   ev,
+		Args:    p.args,
+		Next:    next,
 		Handler: p.name,
 	}, nil)
 	if err != nil {
@@ -640,7 +730,7 @@ func (s *Session) afterKind(args []grammar.Node, kind ...string) ([]grammar.Node
 }
 
 // icallCommands answer show sys icall handler periodic|perpetual|triggered
-// [NAME...]: each handler's status and its runs since it was created or
+// [NAME...] (and show sys icall istats-trigger): each handler's status and its runs since it was created or
 // ltmd started [M: the layout; F5 documents the command, not its output].
 func icallCommands(e *Engine) []RuntimeCommand {
 	show := func(k *objects.Kind) RuntimeFunc {
@@ -658,12 +748,16 @@ func icallCommands(e *Engine) []RuntimeCommand {
 				key := k.Key() + " " + name
 				e.scripts.mu.Lock()
 				st, running := e.scripts.stats[key], e.scripts.handlers[key] != nil
+				stopped := e.scripts.stopped[key] != ""
 				e.scripts.mu.Unlock()
 				status := o.Str("status")
 				if status == "" {
 					status = "active"
 				}
-				if !running && status == "active" {
+				switch {
+				case stopped && status == "active":
+					status = "active (stopped: start sys icall handler perpetual " + objects.RelPath("/Common", name) + ")"
+				case !running && status == "active":
 					status = "active (not running: see the log)"
 				}
 				var runs, fails uint64
@@ -686,9 +780,74 @@ func icallCommands(e *Engine) []RuntimeCommand {
 			return nil
 		}
 	}
-	return []RuntimeCommand{
+	return append([]RuntimeCommand{
 		{"show", icallPeriodic.Key(), show(icallPeriodic)},
 		{"show", icallPerpetual.Key(), show(icallPerpetual)},
 		{"show", icallTriggered.Key(), show(icallTriggered)},
+	}, istatsTriggerCommands(e)...)
+}
+
+// perpetualCommand answers F5's `start`, `stop` and `restart sys icall
+// handler perpetual NAME`: stop ends the handler's script and keeps it
+// from running until start, restart (which also runs a stopped or
+// running handler's script afresh), a change of the handler or ltmd
+// starting again; the configuration is not changed [M: F5's reference
+// lists the commands without saying more]. handled is false for other
+// commands.
+func (s *Session) perpetualCommand(st *grammar.Statement, verb string, args []grammar.Node) (bool, error) {
+	if verb != "start" && verb != "stop" && verb != "restart" {
+		return false, nil
 	}
+	rest, ok := s.afterKind(args, "sys", "icall", "handler", "perpetual")
+	if !ok {
+		if verb == "restart" {
+			return false, nil // restart ilx plugin
+		}
+		return true, synErr(st, []string{verb + " sys icall handler perpetual NAME"}, "%s takes an iCall perpetual handler", verb)
+	}
+	if len(rest) != 1 {
+		return true, synErr(st, []string{verb + " sys icall handler perpetual NAME"}, "%s takes one perpetual handler's name", verb)
+	}
+	nw, ok := rest[0].(*grammar.Word)
+	if !ok {
+		return true, synErr(rest[0], []string{"a perpetual handler's name"}, "%s takes a handler's name, not { }", verb)
+	}
+	name := objects.FullPath(s.folder, nw.Text)
+	if s.e.Config().Get(icallPerpetual, name) == nil {
+		return true, objects.NotFound(icallPerpetual, name)
+	}
+	return true, s.e.scripts.control(icallPerpetual.Key()+" "+name, verb)
+}
+
+// control stops, starts or restarts a running configuration's handler.
+func (sc *scripts) control(key, verb string) error {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	p, ok := sc.plans[key]
+	if !ok {
+		return objects.Invalid("%s does not run: its script does not compile or it is refused (see the log)", key)
+	}
+	if !p.running {
+		return objects.Invalid("%s is %s: modify it with status active to run it", key, "inactive")
+	}
+	if verb != "start" {
+		if h := sc.handlers[key]; h != nil {
+			h.cancel()
+			delete(sc.handlers, key)
+		}
+		sc.stopped[key] = p.sig
+	}
+	if verb == "stop" || sc.closed {
+		return nil
+	}
+	delete(sc.stopped, key)
+	if sc.handlers[key] == nil {
+		st := sc.stats[key]
+		if st == nil {
+			st = &handlerStats{}
+			sc.stats[key] = st
+		}
+		sc.handlers[key] = sc.start(p, st)
+	}
+	return nil
 }

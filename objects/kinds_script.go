@@ -5,8 +5,9 @@ package objects
 // the handlers that run one on a timer, for ever, or on an event). The
 // daemon runs them (daemon/tmshscript). The property lists follow F5's
 // tmsh reference pages of sys icall script, sys icall handler periodic,
-// perpetual and triggered [M: the arguments of a handler are kept with a
-// warning; openltm passes none to the script].
+// perpetual and triggered, and of sys icall istats-trigger (the event an
+// iStats value raises). A handler's arguments reach its script as
+// EVENT::context entries [M].
 func scriptKinds() []*Kind {
 	cli := &Kind{Words: []string{"cli", "script"}, Title: "Script", Lower: "script", Source: tmshRef("cli script"),
 		Help:  "tmsh script: Tcl procedures (script::init, script::run) run by run cli script NAME args, with the tmsh:: commands",
@@ -32,8 +33,8 @@ func scriptKinds() []*Kind {
 		return help(p, "the iCall script the handler runs")
 	}
 	arguments := func() *Prop {
-		return help(passive(&Prop{Name: "arguments", Type: TColl, Items: ItemPlain, Sub: &Kind{Title: "Argument", Props: []*Prop{str("value", "")}}}),
-			"name/value pairs for the script (kept; openltm passes none)")
+		return help(&Prop{Name: "arguments", Type: TColl, Items: ItemPlain, Sub: &Kind{Title: "Argument", Props: []*Prop{str("value", "")}}},
+			"name/value pairs the script reads as EVENT::context entries: arguments { NAME { value V } }")
 	}
 	subscriptions := func() *Prop {
 		filter := &Kind{Title: "Filter", Props: []*Prop{
@@ -64,7 +65,7 @@ func scriptKinds() []*Kind {
 			str("description", "none"),
 			scriptRef(),
 			help(enum("status", "active", "active", "inactive", "suspend"), "active runs the script; inactive and suspend stop it"),
-			passive(subscriptions()),
+			subscriptions(),
 			passive(str("app-service", "none")),
 		}}
 	triggered := &Kind{Words: []string{"sys", "icall", "handler", "triggered"}, Title: "Handler", Lower: "handler", Source: tmshRef("sys icall handler triggered"),
@@ -77,5 +78,20 @@ func scriptKinds() []*Kind {
 			subscriptions(),
 			passive(str("app-service", "none")),
 		}}
-	return []*Kind{cli, script, periodic, perpetual, triggered}
+	// The iStats trigger's semantics are openltm's reading of its property
+	// names [M: F5's reference lists them (duration, repeat, range-min,
+	// range-max) without saying more].
+	istatsTrigger := &Kind{Words: []string{"sys", "icall", "istats-trigger"}, Title: "iStats trigger", Lower: "istats-trigger", Source: tmshRef("sys icall istats-trigger"),
+		Help: "iCall iStats trigger: raises an iCall event when an iStats value (set by iRules' ISTATS:: commands) enters a range",
+		Props: []*Prop{
+			str("description", "none"),
+			help(str("istats-key", ""), "the iStats key watched, \"NAMESPACE OBJECT TYPE NAME\" as ISTATS:: writes it (TYPE counter or gauge)"),
+			help(str("event-name", ""), "the name of the iCall event raised (a triggered handler's subscription event-name)"),
+			help(&Prop{Name: "range-min", Type: TInt}, "the least value in the range (unset: no lower bound)"),
+			help(&Prop{Name: "range-max", Type: TInt}, "the greatest value in the range (unset: no upper bound)"),
+			help(num("duration", "0"), "seconds the value must stay in the range before the event is raised (0: at once)"),
+			help(num("repeat", "0"), "seconds between events raised again while the value stays in the range (0: once each time it enters)"),
+			passive(str("app-service", "none")),
+		}}
+	return []*Kind{cli, script, periodic, perpetual, triggered, istatsTrigger}
 }

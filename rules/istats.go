@@ -116,3 +116,30 @@ func cmdIStats(name string, nargs int) tcl.CmdFunc {
 // 5,000 to 10,000); a rule making a key per client would otherwise grow
 // it without end.
 const maxIStats = 10000
+
+// Number is the value of a counter or gauge key for readers outside the
+// rules (iCall's iStats triggers poll it); ok is false for a key no rule
+// has set, or one that is no counter or gauge.
+func (s *IStats) Number(key string) (n int64, ok bool) {
+	key = strings.Join(strings.Fields(key), " ")
+	if typ, err := istatKey(key); err != nil || typ == "string" {
+		return 0, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.m[key]
+	return v.n, ok
+}
+
+// CheckNumberKey says whether key is one Number can read: four words
+// whose third is counter or gauge; the error says what is wrong.
+func CheckNumberKey(key string) error {
+	typ, err := istatKey(strings.Join(strings.Fields(key), " "))
+	if err != nil {
+		return err
+	}
+	if typ == "string" {
+		return fmt.Errorf("key %q is a string iStat; a range needs a counter or gauge", key)
+	}
+	return nil
+}

@@ -59,6 +59,14 @@ type Env struct {
 	Timeout time.Duration
 	// Event is the iCall event being handled, nil otherwise.
 	Event *Event
+	// Args are the handler's arguments (arguments { NAME { value V } }),
+	// read as EVENT::context entries beside the event's own [M: F5 gives
+	// no other way; an event's pair of the same name wins].
+	Args [][2]string
+	// Next blocks until the next event a perpetual handler's
+	// subscriptions take (EVENT::get_next), returning an error when the
+	// handler stops or ctx ends; nil outside a perpetual handler.
+	Next func(ctx context.Context) (*Event, error)
 	// Handler names the iCall handler running the script (EVENT::handler).
 	Handler string
 	// Argv0 is tmsh::argv's first element, the script's name as the user
@@ -209,6 +217,49 @@ func withoutMetadata(s *tcl.Script, body string) (string, bool) {
 type runState struct {
 	ctx context.Context
 	env Env
+	// ev is the event EVENT:: answers for: env.Event, then each one
+	// EVENT::get_next returns.
+	ev *Event
+}
+
+// context is the EVENT::context pairs: the handler's arguments, then the
+// event's, an event's pair replacing an argument of its name.
+func (st *runState) context() [][2]string {
+	if st.ev == nil || len(st.env.Args) == 0 {
+		if st.ev == nil {
+			return st.env.Args
+		}
+		return st.ev.Context
+	}
+	out := make([][2]string, 0, len(st.env.Args)+len(st.ev.Context))
+	for _, a := range st.env.Args {
+		if !hasName(st.ev.Context, a[0]) {
+			out = append(out, a)
+		}
+	}
+	return append(out, st.ev.Context...)
+}
+
+func hasName(kvs [][2]string, name string) bool {
+	for _, kv := range kvs {
+		if kv[0] == name {
+			return true
+		}
+	}
+	return false
+}
+
+// setEventVars sets $EVENT::name and the $EVENT::context array from the
+// current event and the arguments, the array of an earlier event unset.
+func (st *runState) setEventVars(in *tcl.Interp) {
+	in.UnsetVar("EVENT::context")
+	in.UnsetVar("EVENT::name")
+	if st.ev != nil {
+		in.SetVar("EVENT::name", tcl.Str(st.ev.Name))
+	}
+	for _, kv := range st.context() {
+		in.SetVar("EVENT::context("+kv[0]+")", tcl.Str(kv[1]))
+	}
 }
 
 func stateOf(in *tcl.Interp) *runState {
@@ -232,7 +283,8 @@ func (s *Script) Run(ctx context.Context, env Env, args []string) error {
 	}
 	in := tcl.NewInterp(commands())
 	in.NamespaceVars = true
-	in.Data = &runState{ctx: ctx, env: env}
+	st := &runState{ctx: ctx, env: env, ev: env.Event}
+	in.Data = st
 	in.Stdout = env.Out
 	deadline, _ := ctx.Deadline()
 	in.SetBudget(maxSteps, deadline)
@@ -248,12 +300,7 @@ func (s *Script) Run(ctx context.Context, env Env, args []string) error {
 	argv := append([]tcl.Value{tcl.Str(argv0)}, strs(args)...)
 	in.SetVar("tmsh::argv", tcl.List(argv...))
 	in.SetVar("tmsh::argc", tcl.Int(int64(len(argv))))
-	if env.Event != nil {
-		in.SetVar("EVENT::name", tcl.Str(env.Event.Name))
-		for _, kv := range env.Event.Context {
-			in.SetVar("EVENT::context("+kv[0]+")", tcl.Str(kv[1]))
-		}
-	}
+	st.setEventVars(in)
 	if _, err := in.Eval(s.body); err != nil && !tcl.IsReturn(err) {
 		return s.runError(err)
 	}

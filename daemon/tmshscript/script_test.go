@@ -1,6 +1,7 @@
 package tmshscript
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -236,5 +237,71 @@ func TestCLIMetadataLines(t *testing.T) {
 	s, _ = Compile("/Common/m", "description x\n", ICall)
 	if err := s.Run(context.Background(), Env{Shell: &fakeShell{}}, nil); err == nil {
 		t.Fatal("description ran as a command in an iCall script")
+	}
+}
+
+// EVENT:: with a handler's arguments and with EVENT::get_next: what each
+// command answers, run by run.
+func TestEventArgsAndGetNext(t *testing.T) {
+	evs := []*Event{
+		{Name: "A", Context: [][2]string{{"k", "1"}, {"site", "ev"}}},
+		{Name: "B", Context: [][2]string{{"k", "2"}}},
+	}
+	args := [][2]string{{"site", "arg"}, {"pool", "p1"}}
+	for _, tc := range []struct {
+		name  string
+		body  string
+		event *Event
+		args  [][2]string
+		next  bool
+		out   string
+		err   string
+	}{
+		{name: "arguments alone", body: `puts "$EVENT::context(pool) [EVENT::context site] [EVENT::context]"`, args: args, out: "p1 arg site arg pool p1\n"},
+		{name: "no event, no arguments", body: `EVENT::context`, err: "not run for an event and its handler has no arguments"},
+		{name: "an event's pair wins", body: `puts "[EVENT::context site] [EVENT::context pool] [llength [EVENT::context]]"`, event: evs[0], args: args, out: "ev p1 6\n"},
+		{name: "no name without an event", body: `EVENT::name`, args: args, err: "not run for an event"},
+		{name: "get_next in turn", body: `
+proc take {} { EVENT::get_next; return "[EVENT::name]:$EVENT::context(k):[EVENT::context pool]" }
+puts [take]
+puts [take]
+puts [info exists EVENT::context(site)]`, args: args, next: true, out: "A:1:p1\nB:2:p1\n1\n"},
+		{name: "the earlier event's pairs go", body: `
+EVENT::get_next
+EVENT::get_next
+puts [array names EVENT::context]`, next: true, out: "k\n"},
+		{name: "get_next ends with the handler", body: `EVENT::get_next; EVENT::get_next; EVENT::get_next`, next: true, err: "EVENT::get_next: stopped"},
+		{name: "get_next outside a perpetual handler", body: `EVENT::get_next`, event: evs[0], err: "only the script of a perpetual handler"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Compile("/Common/s", tc.body, ICall)
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := Env{Shell: &fakeShell{}, Event: tc.event, Args: tc.args}
+			var out bytes.Buffer
+			env.Out = &out
+			if tc.next {
+				queue := append([]*Event(nil), evs...)
+				env.Next = func(ctx context.Context) (*Event, error) {
+					if len(queue) == 0 {
+						return nil, errors.New("stopped")
+					}
+					ev := queue[0]
+					queue = queue[1:]
+					return ev, nil
+				}
+			}
+			err = s.Run(context.Background(), env, nil)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || out.String() != tc.out {
+				t.Fatalf("output %q, error %v; want %q", out.String(), err, tc.out)
+			}
+		})
 	}
 }

@@ -313,30 +313,35 @@ func cmdGetFieldNames(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	return tcl.List(out...), nil
 }
 
-// registerEvent adds iCall's EVENT:: commands for the event a triggered
-// handler runs for.
+// registerEvent adds iCall's EVENT:: commands: the event a triggered
+// handler runs for, or the one a perpetual handler's EVENT::get_next
+// returned, and the handler's arguments (EVENT::context).
 func registerEvent(t *tcl.Commands) {
 	t.Register("EVENT::name", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-		ev := stateOf(in).env.Event
+		if len(args) != 1 {
+			return tcl.Empty, tcl.WrongArgs("EVENT::name")
+		}
+		ev := stateOf(in).ev
 		if ev == nil {
 			return tcl.Empty, tcl.Errorf("EVENT::name: the script was not run for an event")
 		}
 		return tcl.Str(ev.Name), nil
 	})
 	t.Register("EVENT::context", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-		ev := stateOf(in).env.Event
-		if ev == nil {
-			return tcl.Empty, tcl.Errorf("EVENT::context: the script was not run for an event")
+		st := stateOf(in)
+		if st.ev == nil && len(st.env.Args) == 0 {
+			return tcl.Empty, tcl.Errorf("EVENT::context: the script was not run for an event and its handler has no arguments")
 		}
+		kvs := st.context()
 		switch len(args) {
 		case 1:
-			var vs []tcl.Value
-			for _, kv := range ev.Context {
+			vs := make([]tcl.Value, 0, 2*len(kvs))
+			for _, kv := range kvs {
 				vs = append(vs, tcl.Str(kv[0]), tcl.Str(kv[1]))
 			}
 			return tcl.List(vs...), nil
 		case 2:
-			for _, kv := range ev.Context {
+			for _, kv := range kvs {
 				if kv[0] == args[1].String() {
 					return tcl.Str(kv[1]), nil
 				}
@@ -347,5 +352,26 @@ func registerEvent(t *tcl.Commands) {
 	})
 	t.Register("EVENT::handler", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return tcl.Str(stateOf(in).env.Handler), nil
+	})
+	// EVENT::get_next waits for the next event the perpetual handler's
+	// subscriptions take and makes it the current one (EVENT::name,
+	// EVENT::context and their variables) [M: F5 names the command, not
+	// its result; it returns the event's name]. A handler stopped,
+	// changed or deleted ends the wait, and the run, with an error.
+	t.Register("EVENT::get_next", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		if len(args) != 1 {
+			return tcl.Empty, tcl.WrongArgs("EVENT::get_next")
+		}
+		st := stateOf(in)
+		if st.env.Next == nil {
+			return tcl.Empty, tcl.Errorf("EVENT::get_next: only the script of a perpetual handler waits for events")
+		}
+		ev, err := st.env.Next(st.ctx)
+		if err != nil {
+			return tcl.Empty, tcl.Errorf("EVENT::get_next: %v", err)
+		}
+		st.ev = ev
+		st.setEventVars(in)
+		return tcl.Str(ev.Name), nil
 	})
 }
