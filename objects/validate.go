@@ -289,6 +289,9 @@ func (c *Config) Validate(s *Schema) error {
 		if err := checkHAGroup(o); err != nil { // kinds_hagroup.go
 			return err
 		}
+		if err := checkPacketFilter(c, o); err != nil { // kinds_pktfilter.go
+			return err
+		}
 	}
 	return nil
 }

@@ -135,6 +135,21 @@ func (h *Holder) Forget(keep func(name string) bool) {
 	}
 }
 
+// Acts reports whether the filter named is in force (filtering on, its
+// rule one this package acts on).
+func (h *Holder) Acts(name string) bool {
+	s := h.Load()
+	if s == nil {
+		return false
+	}
+	for _, f := range s.Filters {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // Stats is one filter's count for show net packet-filter.
 type Stats struct {
 	Matches uint64
