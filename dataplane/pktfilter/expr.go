@@ -319,33 +319,25 @@ func (p *parser) add(n node) int32 {
 	return int32(len(p.nodes) - 1)
 }
 
+// or reads a chain of primitives joined by and and or, which pcap gives
+// the same precedence, left to right: `a or b and c` is `(a or b) and c`
+// (pcap-filter(7)), so a rule means here what it means on BIG-IP.
 func (p *parser) or() (int32, error) {
-	l, err := p.and()
-	if err != nil {
-		return 0, err
-	}
-	for {
-		t, ok := p.peek()
-		if !ok || (t.s != "or" && t.s != "||") {
-			return l, nil
-		}
-		p.pos++
-		r, err := p.and()
-		if err != nil {
-			return 0, err
-		}
-		l = p.add(node{op: opOr, l: l, r: r})
-	}
-}
-
-func (p *parser) and() (int32, error) {
 	l, err := p.not()
 	if err != nil {
 		return 0, err
 	}
 	for {
 		t, ok := p.peek()
-		if !ok || (t.s != "and" && t.s != "&&") {
+		if !ok {
+			return l, nil
+		}
+		op := opAnd
+		switch t.s {
+		case "and", "&&":
+		case "or", "||":
+			op = opOr
+		default:
 			return l, nil
 		}
 		p.pos++
@@ -353,7 +345,7 @@ func (p *parser) and() (int32, error) {
 		if err != nil {
 			return 0, err
 		}
-		l = p.add(node{op: opAnd, l: l, r: r})
+		l = p.add(node{op: op, l: l, r: r})
 	}
 }
 

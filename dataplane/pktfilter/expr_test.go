@@ -68,7 +68,9 @@ func TestMatch(t *testing.T) {
 		{"host 127.182.9.9 or 127.182.1.5", tcp, true},
 		{"host 127.182.9.9 or 127.182.1.0/24", tcp, true},
 		{"tcp and not port 22 and src net 127.182.1.0/24", tcp, true},
-		{"not tcp or udp and port 53", udp, true}, // and binds tighter
+		{"not tcp or udp and port 53", udp, true},
+		{"udp or tcp and port 1", udp, false}, // pcap: (udp or tcp) and port 1
+		{"udp or (tcp and port 1)", udp, true},
 		{"TCP and HOST 127.182.1.5", tcp, true},
 	} {
 		e, err := Compile(c.expr)
