@@ -42,7 +42,21 @@ const (
 type packetFilterHook struct {
 	e   *Engine
 	p   *dataplane.Plane
-	cur *pktfilter.Set // what the plane runs
+	cur pfState // what the plane runs
+}
+
+// pfState is one commit's packet filtering: the Set in force (nil while
+// off) and the names of the filters configured, whose counters are kept.
+type pfState struct {
+	set   *pktfilter.Set
+	names map[string]bool
+}
+
+// set puts st in service on the plane.
+func (h *packetFilterHook) set(st pfState) {
+	h.cur = st
+	h.p.SetPacketFilter(st.set)
+	h.p.PacketFilter().Forget(func(n string) bool { return st.names[n] })
 }
 
 // Prepare implements Hook.
@@ -117,12 +131,7 @@ func (h *packetFilterHook) Prepare(old, cfg *objects.Config, opts CommitOptions)
 	if !on {
 		set = nil
 	}
-	forget := func(n string) bool { return names[n] }
-	return &settingChange[*pktfilter.Set]{get: func() *pktfilter.Set { return h.cur }, set: func(s *pktfilter.Set) {
-		h.cur = s
-		h.p.SetPacketFilter(s)
-		h.p.PacketFilter().Forget(forget)
-	}, next: set}, nil
+	return &settingChange[pfState]{get: func() pfState { return h.cur }, set: h.set, next: pfState{set: set, names: names}}, nil
 }
 
 // packetFilterCommands answers show and reset-stats of net
