@@ -53,6 +53,10 @@ func (e *Engine) AttachDataplane(p *dataplane.Plane) error {
 	if err := e.AddHook(&logLevelHook{e: e, p: p}); err != nil {
 		return err
 	}
+	// net packet-filter and sys db packetfilter (packetfilter.go)
+	if err := e.AddHook(&packetFilterHook{e: e, p: p}); err != nil {
+		return err
+	}
 	// sys db tm.rstcause.log (rstcause.go)
 	return e.AddHook(&rstCauseHook{e: e, p: p})
 }

@@ -25,6 +25,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/pktfilter"
+
 	"github.com/openltm/openltm/dataplane/internal/l4"
 	"github.com/openltm/openltm/dataplane/internal/mblbvs"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
@@ -87,6 +89,9 @@ type Plane struct {
 	// sslLog logs failed client-ssl handshakes at sys db log.ssl.level
 	// (SetSSLLog).
 	sslLog state.SSLLog
+	// pf is the packet filtering every virtual's snapshot points at
+	// (SetPacketFilter; dataplane/pktfilter).
+	pf pktfilter.Holder
 
 	mu        sync.Mutex // serializes Apply, Close and map reads
 	closed    bool
@@ -403,7 +408,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 			v = &state.Virtual{Name: name}
 		}
 		snap := &state.VirtualSnap{Cfg: vc, Idle: l4.IdleTimeout(vc.IdleTimeout), SelfIPs: cfg.SelfIPs, EvMask: config.EventMask(vc.Rules),
-			ClientSSL: v.Prof.ClientSSLOf(vc.TLS), SSLLog: &p.sslLog}
+			ClientSSL: v.Prof.ClientSSLOf(vc.TLS), SSLLog: &p.sslLog, PF: &p.pf}
 		if vc.IsUDP() {
 			snap.Idle = udp.IdleTimeout(vc.IdleTimeout)
 		}
@@ -747,6 +752,18 @@ func (p *Plane) SetResetCauseLog(sink func(line string)) { p.rst.Set(sink) }
 // the reason too) go to sink with their severity; nil stops them. A
 // handshake that succeeds costs nothing, a failed one a level check.
 func (p *Plane) SetSSLLog(level int, sink func(sev int, line string)) { p.sslLog.Set(level, sink) }
+
+// SetPacketFilter puts packet filters in force (net packet-filter with
+// sys db packetfilter enabled), or turns filtering off with nil: every
+// new client connection or UDP flow of a virtual server is then matched
+// against s's filters before anything else (state.Virtual.Admit). While
+// it is off a new connection costs one atomic load. Counters are kept by
+// filter name across calls.
+func (p *Plane) SetPacketFilter(s *pktfilter.Set) { p.pf.Store(s) }
+
+// PacketFilter is the plane's packet filtering, for its counters (show
+// and reset-stats of net packet-filter).
+func (p *Plane) PacketFilter() *pktfilter.Holder { return &p.pf }
 
 // SetRejectRate limits the resets sent to clients that virtual servers
 // refuse (disabled, foreign source, connection and rate limits, reject

@@ -44,6 +44,12 @@ var dbKeys = []DBKey{
 	{Name: "tm.maxrejectrate", Default: "250", Number: true, Min: 0, Max: 4294967295, Acted: true},
 	// [K] false drops unmatched packets silently; default true.
 	{Name: "tm.rejectunmatched", Default: "true", Values: trueFalse, Note: "a connection to an address and port no virtual server listens on is answered by the Linux kernel (a reset on loopback), not by openltm"},
+	// Packet filtering: iControl's Networking.PacketFilterGlobals
+	// (filtering disabled, established connections not filtered and
+	// unhandled packets accepted by default); the key names and words [M].
+	{Name: "packetfilter", Default: "disable", Values: onOff, Acted: true},
+	{Name: "packetfilter.defaultaction", Default: "accept", Values: []string{"accept", "discard", "reject"}, Acted: true},
+	{Name: "packetfilter.established", Default: "disable", Values: onOff, Note: "openltm filters a connection or UDP flow once, when it begins; the packets of one already established are not filtered again"},
 	// [S] set to disable for offload testing; default [M].
 	{Name: "tm.tcpsegmentationoffload", Default: "enable", Values: onOff, Note: "segmentation offload is the Linux kernel's and the NIC's"},
 	{Name: "tm.tcpprogressive.autobuffertuning", Default: "enable", Values: onOff, Note: "socket buffers are the Linux kernel's (tcp profile send-buffer-size and receive-window-size set them)"},

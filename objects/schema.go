@@ -335,6 +335,7 @@ func allKinds() []*Kind {
 	ks = append(ks, mrfDiameterKinds()...)
 	ks = append(ks, mrfMQTTKinds()...)
 	ks = append(ks, sslFileKinds()...)
+	ks = append(ks, packetFilterKinds()...)
 	ks = append(ks, radiusAAAKind())  // kinds_aaa.go
 	ks = append(ks, scriptKinds()...) // kinds_script.go
 	ks = append(ks, haGroupKind())    // kinds_hagroup.go

@@ -76,8 +76,12 @@ func (fl *flow) rst(client, server bool) {
 // refused reports the reset of a client the virtual did not admit
 // (state.VirtualSnap.RefusedCause, worked out only while the log is on),
 // and whether it is reset: not when this second's resets are over the
-// reject rate (rstcause.Log.Refuse), then the site closes it plainly.
+// reject rate (rstcause.Log.Refuse), or when a packet filter discards
+// it: then the site closes it plainly.
 func (e *Engine) refused(snap *state.VirtualSnap, client, local netip.AddrPort) bool {
+	if snap.Discards(client, local) {
+		return false // a packet filter's discard: closed without a reset
+	}
 	if !e.env.Rst.Refuse() {
 		return false
 	}

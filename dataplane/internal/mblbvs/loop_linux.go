@@ -78,7 +78,7 @@ func (mv *VS) StartOnLoop(loop *evloop.Loop, fd int, client, local netip.AddrPor
 // is logged while tm.rstcause.log is on, unless this second's resets are
 // over the reject rate (rstcause.Log.Refuse); then plainly.
 func (mv *VS) refuse(snap *state.VirtualSnap, fd int, client, local netip.AddrPort) {
-	if !mv.env.Rst.Refuse() {
+	if snap.Discards(client, local) || !mv.env.Rst.Refuse() { // a packet filter's discard, or over the rate
 		rawsock.CloseQuietly(fd)
 		return
 	}

@@ -47,6 +47,7 @@ const (
 	DiameterTimeout
 	DiameterHandshake
 	LSNPort
+	PacketFilter
 	numCauses
 )
 
@@ -86,6 +87,7 @@ var causes = [numCauses]struct{ tag, text string }{
 	DiameterTimeout:   {"diameter", "Diameter retransmission failed"},           // [M]
 	DiameterHandshake: {"diameter", "Diameter capabilities exchange timed out"}, // [M]
 	LSNPort:           {"lsn", "LSN port allocation failure"},                   // [M]
+	PacketFilter:      {"packet-filter", "Packet filter reject"},                // [M]
 }
 
 // String is the cause's words, as the log line ends.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
+	"github.com/openltm/openltm/dataplane/pktfilter"
 )
 
 // RefusedCause is why Admit refused client, for the reset's log line: the
@@ -13,6 +14,12 @@ import (
 // meanwhile still reads as the limit.
 func (s *VirtualSnap) RefusedCause(client netip.AddrPort) rstcause.Cause {
 	cfg := s.Cfg
+	if s.PF.Load() != nil {
+		p := pktfilter.Packet{Proto: s.proto(), Src: unmap(client), Dst: unmap(cfg.Destination)} // the virtual's address: the log's cause only
+		if s.PF.Verdict(&p) == pktfilter.Reject {
+			return rstcause.PacketFilter // net packet-filter, first of all (Admit)
+		}
+	}
 	switch {
 	case !cfg.Enabled:
 		return rstcause.VirtualDisabled

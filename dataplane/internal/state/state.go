@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/pktfilter"
+
 	"github.com/openltm/openltm/dataplane/bwc"
 	"github.com/openltm/openltm/dataplane/clone"
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -401,6 +403,10 @@ type VirtualSnap struct {
 	ClientSSL []*SSLCounters
 	// SSLLog logs the failed handshakes (ssllog.go), the plane's.
 	SSLLog *SSLLog
+	// PF is the plane's packet filtering (net packet-filter,
+	// dataplane/pktfilter), which Admit asks first; nil in tests that
+	// build a snapshot alone.
+	PF *pktfilter.Holder
 	// Rate is the virtual's rate-limit (RateFor); nil for none.
 	Rate *VirtualRate
 	// Clone is the virtual's clone pools (CloneSet); nil for none.
@@ -442,6 +448,9 @@ type DNSService interface {
 // counts its end.
 func (vs *Virtual) Admit(snap *VirtualSnap, client, local netip.AddrPort) bool {
 	cfg := snap.Cfg
+	if snap.PF.Load() != nil && !snap.filterAdmits(client, local) { // packet filters: one atomic load when off
+		return false
+	}
 	if !cfg.Enabled || (cfg.Source.IsValid() && cfg.Source.Bits() > 0 && !cfg.Source.Contains(client.Addr())) {
 		return false
 	}
@@ -477,6 +486,35 @@ func (vs *Virtual) Admit(snap *VirtualSnap, client, local netip.AddrPort) bool {
 	vs.Spread.Conn(client.Addr())
 	return true
 }
+
+// filterAdmits runs the packet filters over a new connection or flow,
+// counting and logging their matches: false when one discards or
+// rejects it (Discards tells which, for the refusal).
+func (s *VirtualSnap) filterAdmits(client, local netip.AddrPort) bool {
+	p := pktfilter.Packet{Proto: s.proto(), Src: unmap(client), Dst: unmap(local)}
+	return s.PF.Decide(&p) == pktfilter.Accept
+}
+
+// Discards reports whether the packet filters discard (rather than
+// reject) a client the virtual refused: the refusal paths close it then
+// without a reset (pktfilter.Discard). It costs one atomic load while
+// packet filtering is off.
+func (s *VirtualSnap) Discards(client, local netip.AddrPort) bool {
+	if s == nil || s.PF.Load() == nil {
+		return false
+	}
+	p := pktfilter.Packet{Proto: s.proto(), Src: unmap(client), Dst: unmap(local)}
+	return s.PF.Verdict(&p) == pktfilter.Discard
+}
+
+func (s *VirtualSnap) proto() uint8 {
+	if s.Cfg.IsUDP() {
+		return pktfilter.ProtoUDP
+	}
+	return pktfilter.ProtoTCP
+}
+
+func unmap(a netip.AddrPort) netip.AddrPort { return netip.AddrPortFrom(a.Addr().Unmap(), a.Port()) }
 
 // Plain reports whether the virtual's flows need nothing but the L4 proxy.
 func (s *VirtualSnap) Plain() bool {

@@ -1,0 +1,258 @@
+package pktfilter
+
+import (
+	"net/netip"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// Action is what a filter (or the default) does with what it matches.
+type Action uint8
+
+// The actions of net packet-filter and packetfilter.defaultaction.
+const (
+	// Accept lets the connection or flow go on to its virtual server.
+	Accept Action = iota
+	// Discard drops it: a UDP datagram unanswered; a TCP client, which
+	// the kernel has already accepted, closed with a FIN and not a byte
+	// read or written [M: BIG-IP drops the SYN, and the client times out].
+	Discard
+	// Reject refuses it: a TCP client reset (SO_LINGER 0); a UDP
+	// datagram dropped [M: BIG-IP answers ICMP unreachable, which a
+	// user-space socket cannot send].
+	Reject
+	// Continue counts (and logs) the match and goes on to the next filter.
+	Continue
+)
+
+// ParseAction reads BIG-IP's word for an action.
+func ParseAction(s string) (Action, bool) {
+	switch s {
+	case "accept":
+		return Accept, true
+	case "discard":
+		return Discard, true
+	case "reject":
+		return Reject, true
+	case "continue":
+		return Continue, true
+	}
+	return Accept, false
+}
+
+func (a Action) String() string {
+	switch a {
+	case Discard:
+		return "discard"
+	case Reject:
+		return "reject"
+	case Continue:
+		return "continue"
+	}
+	return "accept"
+}
+
+// Counter is one filter's matches, kept across commits by name so that
+// a change of the filters does not zero show net packet-filter.
+type Counter struct {
+	Matches atomic.Uint64
+}
+
+// Filter is one net packet-filter as the dataplane runs it.
+type Filter struct {
+	Name    string
+	Order   int
+	Action  Action
+	Expr    *Expr
+	Logging bool
+	count   *Counter
+}
+
+// Set is the packet filtering in force: the filters by order, the
+// default action, and the trusted client addresses exempt from
+// filtering. A Set is immutable once stored in a Holder.
+type Set struct {
+	Filters []*Filter
+	Default Action
+	// Trusted are the addresses of net packet-filter-trusted
+	// ip-addresses: their connections are never filtered.
+	Trusted []netip.Prefix
+	// Log takes a line for each match of a filter with logging enabled.
+	Log func(line string)
+}
+
+// Holder is the plane's packet filtering: nil Set while sys db
+// packetfilter is disabled, so that a connection pays one atomic load.
+type Holder struct {
+	set atomic.Pointer[Set]
+
+	mu       sync.Mutex
+	counters map[string]*Counter
+	deflt    Counter // connections no filter decided
+	trusted  Counter // connections exempt as trusted
+}
+
+// Load is the Set in force, nil when packet filtering is off.
+func (h *Holder) Load() *Set {
+	if h == nil {
+		return nil
+	}
+	return h.set.Load()
+}
+
+// Store puts s in force (nil turns filtering off). Its filters are sorted
+// by order and given their counters, kept by name from earlier Sets.
+func (h *Holder) Store(s *Set) {
+	if s != nil {
+		sort.SliceStable(s.Filters, func(i, j int) bool { return s.Filters[i].Order < s.Filters[j].Order })
+		h.mu.Lock()
+		if h.counters == nil {
+			h.counters = map[string]*Counter{}
+		}
+		for _, f := range s.Filters {
+			c := h.counters[f.Name]
+			if c == nil {
+				c = new(Counter)
+				h.counters[f.Name] = c
+			}
+			f.count = c
+		}
+		h.mu.Unlock()
+	}
+	h.set.Store(s)
+}
+
+// Forget drops the counters of filters no longer configured.
+func (h *Holder) Forget(keep func(name string) bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for n := range h.counters {
+		if !keep(n) {
+			delete(h.counters, n)
+		}
+	}
+}
+
+// Acts reports whether the filter named is in force (filtering on, its
+// rule one this package acts on).
+func (h *Holder) Acts(name string) bool {
+	s := h.Load()
+	if s == nil {
+		return false
+	}
+	for _, f := range s.Filters {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Stats is one filter's count for show net packet-filter.
+type Stats struct {
+	Matches uint64
+}
+
+// Stats returns a filter's matches (zero for one never matched).
+func (h *Holder) Stats(name string) Stats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c := h.counters[name]; c != nil {
+		return Stats{Matches: c.Matches.Load()}
+	}
+	return Stats{}
+}
+
+// Totals are the connections the default action decided and those
+// exempt as trusted.
+func (h *Holder) Totals() (deflt, trusted uint64) {
+	return h.deflt.Matches.Load(), h.trusted.Matches.Load()
+}
+
+// Reset zeroes the named filters' counters (every counter with no names).
+func (h *Holder) Reset(names ...string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(names) == 0 {
+		h.deflt.Matches.Store(0)
+		h.trusted.Matches.Store(0)
+		for _, c := range h.counters {
+			c.Matches.Store(0)
+		}
+		return
+	}
+	for _, n := range names {
+		if c := h.counters[n]; c != nil {
+			c.Matches.Store(0)
+		}
+	}
+}
+
+// Decide matches p against the filters in order and returns the action
+// that applies, counting and logging the matches. With filtering off
+// (nil Set) it is Accept, for one atomic load.
+func (h *Holder) Decide(p *Packet) Action {
+	s := h.Load()
+	if s == nil {
+		return Accept
+	}
+	return s.decide(h, p, true)
+}
+
+// Verdict is Decide without counting or logging: the refusal paths ask
+// it whether a refused client is to be reset or dropped.
+func (h *Holder) Verdict(p *Packet) Action {
+	s := h.Load()
+	if s == nil {
+		return Accept
+	}
+	return s.decide(h, p, false)
+}
+
+func (s *Set) decide(h *Holder, p *Packet, count bool) Action {
+	for _, t := range s.Trusted {
+		if t.Contains(p.Src.Addr()) {
+			if count {
+				h.trusted.Matches.Add(1)
+			}
+			return Accept
+		}
+	}
+	for _, f := range s.Filters {
+		if !f.Expr.Match(p) {
+			continue
+		}
+		if count {
+			if f.count != nil {
+				f.count.Matches.Add(1)
+			}
+			if f.Logging && s.Log != nil {
+				s.Log(logLine(f, p))
+			}
+		}
+		if f.Action != Continue {
+			return f.Action
+		}
+	}
+	if count {
+		h.deflt.Matches.Add(1)
+	}
+	return s.Default
+}
+
+// logLine is the ltm log's line for a match [M: BIG-IP's packet filter
+// log lines are not documented; this names the filter, the action, the
+// protocol and the addresses as tcpdump prints them].
+func logLine(f *Filter, p *Packet) string {
+	proto := "proto " + strconv.Itoa(int(p.Proto))
+	switch p.Proto {
+	case ProtoTCP:
+		proto = "TCP"
+	case ProtoUDP:
+		proto = "UDP"
+	}
+	return "Packet filter " + f.Name + " (order " + strconv.Itoa(f.Order) + ") " + f.Action.String() + ": " +
+		proto + " " + p.Src.String() + " -> " + p.Dst.String()
+}
