@@ -90,6 +90,7 @@ func cloneHook(c *tcl.Compiler) error {
 					}
 				}
 			}
+			r.clones = true
 			if err := refHook("pool", 2)(c); err != nil {
 				return err
 			}
@@ -169,6 +170,12 @@ func cmdClone(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	}
 	return tcl.Empty, nil
 }
+
+// Clones reports whether the rule has a clone pool command, so that the
+// daemon keeps with a warning a virtual server whose connections openltm
+// cannot clone (an http, message-based or UDP one) rather than reset
+// each of them.
+func (r *Rule) Clones() bool { return r.clones }
 
 // ---- cpu usage ----
 // https://clouddocs.f5.com/api/irules/cpu.html: cpu usage 5secs|1min|5mins,

@@ -58,6 +58,9 @@ func TestCloneCommand(t *testing.T) {
 	if refs := r.Refs(); len(refs) != 1 || refs[0].Kind != "pool" || refs[0].Name != "ids_pool" {
 		t.Errorf("refs: %+v", refs)
 	}
+	if !r.Clones() || mustCompile(t, "r", "when CLIENT_ACCEPTED { pool ids_pool }").Clones() {
+		t.Error("Clones does not follow clone pool")
+	}
 
 	for _, tc := range []struct{ body, err string }{
 		{"when CLIENT_ACCEPTED { clone }", `r:1:24: wrong # args: should be "clone pool pool_name ?member addr ?port??"`},
