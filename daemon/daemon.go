@@ -27,6 +27,7 @@ import (
 	"github.com/openltm/openltm/dataplane/ilx"
 	"github.com/openltm/openltm/dataplane/syslog"
 	"github.com/openltm/openltm/grammar"
+	"github.com/openltm/openltm/hoststat"
 	"github.com/openltm/openltm/objects"
 	"github.com/openltm/openltm/objects/store"
 )
@@ -106,6 +107,9 @@ type Engine struct {
 	// traffic groups it is active for (nil: every address is served).
 	cluster atomic.Pointer[clusterHook]
 	float   atomic.Pointer[floatState]
+	// cpuLoad is ltmd's own processor load, averaged for the iRule
+	// command cpu usage (hook_rules_ha.go).
+	cpuLoad hoststat.LoadAverages
 	// started is when the engine opened: a standalone device has been
 	// active since (show sys failover).
 	started time.Time
@@ -191,6 +195,7 @@ func Open(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{opts: opts, schema: objects.Default, store: st, log: opts.Logger, started: time.Now()}
+	e.rules.rt.float, e.rules.rt.cpu = &e.float, &e.cpuLoad // HA::status, cpu usage (hook_rules_ha.go)
 	e.gtmLog = slog.New(levelHandler{h: e.log.Handler(), min: &e.gtmLevel, own: &e.gtmOwn})
 	cfg := e.schema.Builtins()
 	var gen uint64

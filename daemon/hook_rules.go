@@ -16,6 +16,7 @@ import (
 	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/dataplane/geoip"
 	"github.com/openltm/openltm/dataplane/syslog"
+	"github.com/openltm/openltm/hoststat"
 	"github.com/openltm/openltm/objects"
 	"github.com/openltm/openltm/rules"
 )
@@ -205,6 +206,12 @@ type ruleRuntime struct {
 	vlanTags atomic.Pointer[map[int]int]
 	// vsTGs are their addresses' traffic groups (traffic_group).
 	vsTGs atomic.Pointer[map[string]string]
+	// vsFloat are the floating traffic groups of their addresses ("":
+	// none), and float and cpu the engine's, for HA::status and cpu
+	// usage (hook_rules_ha.go).
+	vsFloat atomic.Pointer[map[string]string]
+	float   *atomic.Pointer[floatState]
+	cpu     *hoststat.LoadAverages
 	// hsl is what HSL::open and HSL::send reach.
 	hsl hslSwitch
 	// flows is what FLOWTABLE::count and FLOWTABLE::limit read.
@@ -270,6 +277,8 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 	rt.vlanTags.Store(&noTags)
 	noTGs := map[string]string{}
 	rt.vsTGs.Store(&noTGs)
+	noFloat := map[string]string{}
+	rt.vsFloat.Store(&noFloat)
 	rt.auth.Store(&authRuntime{})
 	rt.env = &rules.Env{
 		Auth: rt.authService, // hook_auth.go
@@ -323,6 +332,7 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 			return nil, false
 		},
 	}
+	rt.env.HAStatus, rt.env.CPUUsage = rt.haStatus, rt.cpuUsage // hook_rules_ha.go
 	return rt.env
 }
 
@@ -557,6 +567,9 @@ type ltmTranslation struct {
 	// tgs are the traffic groups of dc's virtual servers' addresses,
 	// which traffic_group answers.
 	tgs map[string]string
+	// floats are the virtual servers' floating traffic groups
+	// (HA::status).
+	floats map[string]string
 	// auth are the virtual servers' auth profiles, which AUTH::start
 	// opens sessions with (translate_auth.go).
 	auth authSet
@@ -586,7 +599,7 @@ func (e *Engine) translate(cfg *objects.Config) *ltmTranslation {
 	sfp, sfRefused := sflowPlanOf(cfg, b.sflow) // hook_sflow.go
 	skipped, refused = append(skipped, sfRefused...), append(refused, sfRefused...)
 	return &ltmTranslation{aaa: aaaSet, dc: dc, skipped: skipped, kept: kept, notes: b.notes, refused: refused, rules: b.pending, icap: b.icap, pcp: b.pcp, dgs: dgs, ifiles: e.ifiles(cfg), stats: statsProfiles(cfg), logs: logs,
-		resolvers: e.netResolvers(cfg), vlanTags: vlanTags(cfg), tgs: virtualTrafficGroups(cfg, dc), auth: b.auth, sflow: sfp}
+		resolvers: e.netResolvers(cfg), vlanTags: vlanTags(cfg), tgs: virtualTrafficGroups(cfg, dc), floats: virtualFloats(cfg, dc), auth: b.auth, sflow: sfp}
 }
 
 // netResolvers are cfg's net dns-resolvers as rules ask them; one whose
@@ -638,6 +651,9 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 	prevTGs := rt.vsTGs.Load()
 	tgs := tr.tgs
 	rt.vsTGs.Store(&tgs)
+	prevFloats := rt.vsFloat.Load()
+	floats := tr.floats
+	rt.vsFloat.Store(&floats)
 	prevVS := rt.vsAddrs.Load()
 	vs := map[string]netip.AddrPort{}
 	if tr.dc != nil {
@@ -697,6 +713,7 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 		rt.resolvers.Store(prevRes)
 		rt.vlanTags.Store(prevTags)
 		rt.vsTGs.Store(prevTGs)
+		rt.vsFloat.Store(prevFloats)
 		rt.hsl.pubs.Store(prevPubs)
 		rt.hsl.elements.Store(prevElements)
 		rt.auth.Store(prevAuth)

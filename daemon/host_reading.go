@@ -18,6 +18,7 @@ type hostSource struct {
 // read is one hostReading; what cannot be read is left zero.
 func (h *hostSource) read() hostReading {
 	var r hostReading
+	h.e.cpuLoad.Sample() // cpu usage's averages (hook_rules_ha.go)
 	if st, err := hoststat.ReadStat(); err == nil {
 		r.cpu = append(r.cpu, st.Total)
 		for _, p := range st.Processors {

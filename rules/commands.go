@@ -164,6 +164,7 @@ func commandTable() *tcl.Commands {
 
 		registerFlowRelated(t) // commands_flow_related.go
 		registerMissing(t)     // commands_unbacked.go
+		registerLTMMisc(t)     // commands_ltmmisc.go
 		for _, n := range t.Names() {
 			if strings.HasPrefix(n, "HTTP::") {
 				cmd := t.Lookup(n)

@@ -109,6 +109,15 @@ type Env struct {
 	// keep table entries apart per traffic group; nil answers
 	// DefaultTrafficGroup.
 	TrafficGroup func(virtual string) string
+	// HAStatus says whether this device is active for the traffic group
+	// of a virtual server's address ("" : the device itself), for
+	// HA::status, which rules ask before opening sideband or log
+	// connections a standby should not; nil answers active.
+	HAStatus func(virtual string) bool
+	// CPUUsage is ltmd's processor load averaged over an interval, a
+	// percent of all the host's processors, for cpu usage, which rules
+	// ask to shed work when busy; nil makes cpu usage a Tcl error.
+	CPUUsage func(interval time.Duration) float64
 	// IPFIX answers the IPFIX:: commands; nil makes them Tcl errors.
 	IPFIX IPFIX
 	// Auth finds the auth profile AUTH::start names (commands_auth.go);

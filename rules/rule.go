@@ -393,6 +393,8 @@ type Rule struct {
 	procs       map[string]*tcl.Proc
 	refs        []Ref
 	unsupported []Unsupported
+	// clones: the rule has a clone pool command (Clones).
+	clones bool
 	// ipfix counts what the rule's IPFIX:: commands did (show sys ipfix
 	// irules); nil for a rule that names none.
 	ipfix *ipfixCounters

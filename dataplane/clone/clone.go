@@ -135,6 +135,19 @@ func (s *Set) Start() *Flow {
 	return f
 }
 
+// Add opens one more clone connection, to d, for the flow f (nil: a new
+// flow, which it returns): a rule's clone command, which copies one
+// connection where the virtual's clone pools copy them all. Like Start
+// it never waits on the network. s gives the counters and limits; it
+// may have no Targets.
+func (s *Set) Add(f *Flow, d Dest, server bool) *Flow {
+	if f == nil {
+		f = &Flow{}
+	}
+	f.conns = append(f.conns, s.open(d, server))
+	return f
+}
+
 // pick asks each clone pool for a member and hands it to use; a pool with
 // none to give is counted as a drop.
 func (s *Set) pick(use func(d Dest, server bool)) {

@@ -1,5 +1,16 @@
 package l4
 
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/openltm/openltm/dataplane/clone"
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/rules"
+)
+
 // Clone pools (dataplane/clone): a flow of a virtual with clone pools
 // starts its clone connections when the client is admitted (flow.init) and
 // closes them when it retires; the copy loops hand over what the client
@@ -22,4 +33,46 @@ func (fl *flow) cloneSent(b []byte) {
 	if fl.clone != nil {
 		fl.clone.Server(b)
 	}
+}
+
+var _ rules.Cloner = (*proxied)(nil)
+
+// Clone implements rules.Cloner: the clone command, in CLIENT_ACCEPTED
+// (the rules refuse it elsewhere), before the copy loops start, so that
+// the flow's clone connections change while no loop reads them. The
+// copies count on the virtual's clone counters and on the clone
+// member's, as the virtual's clone pools' do. A member named is taken
+// whatever its monitor says, as F5 documents; one forced offline (or
+// at its connection limit) gets no copy, counted as dropped [M].
+func (pr *proxied) Clone(pool string, member netip.AddrPort, side rules.Side) error {
+	if pr.rs == nil || pr.rs.ev != config.EventClientAccepted {
+		return errors.New("only in CLIENT_ACCEPTED")
+	}
+	p := pr.e.env.Pools().Named(pr.Virtual, pool)
+	if p == nil {
+		return fmt.Errorf("no such pool: %s", pool)
+	}
+	set := pr.snap.Clone
+	if set == nil {
+		set = &clone.Set{Counters: &pr.vs.Clone}
+	}
+	t := state.Target{}
+	if member.IsValid() {
+		m := state.MemberAt(p, member)
+		if m == nil {
+			return fmt.Errorf("no such member %s in pool %s", member, p.Name)
+		}
+		if m.Availability() > state.AvailDown {
+			set.Counters.Dropped.Add(1) // forced offline
+			return nil
+		}
+		t = state.Target{Addr: member, Accept: state.AvailDown}
+	}
+	d, ok := state.ClonePick(p, t, pr.snap.Cfg.Destination.Port())
+	if !ok {
+		set.Counters.Dropped.Add(1)
+		return nil
+	}
+	pr.clone = set.Add(pr.clone, d, side == rules.ServerSide)
+	return nil
 }

@@ -32,33 +32,42 @@ func (vs *Virtual) CloneSet(cfg *config.Virtual, pools map[string]*Pool, connect
 // the virtual's port.
 func cloneTarget(p *Pool, server bool, port uint16) clone.Target {
 	return clone.Target{Server: server, Pick: func() (clone.Dest, bool) {
-		m, _, _ := Choose(p, Target{}, nil, nil, Chooser{Reserve: true})
-		if m == nil {
-			return clone.Dest{}, false
-		}
-		a := m.Cfg.Load().Addr
-		if a.Port() == 0 {
-			a = netip.AddrPortFrom(a.Addr(), port)
-		}
-		p.Stats.TryOpen(0)
-		p.Stats.Requests.Add(1)
-		m.Stats.Requests.Add(1)
-		m.Node.Stats.Requests.Add(1)
-		return clone.Dest{Addr: a,
-			Sent: func(n int) {
-				pk := Packets(n)
-				m.Stats.Out(n, pk)
-				p.Stats.Out(n, pk)
-				m.Node.Stats.Out(n, pk)
-			},
-			Done: func(connected bool) {
-				if connected {
-					m.ConnectSucceeded()
-				} else {
-					m.ConnectFailed()
-				}
-				m.Release()
-				p.Stats.Close()
-			}}, true
+		return ClonePick(p, Target{}, port)
 	}}
+}
+
+// ClonePick chooses a clone member of p as a virtual's clone pools do
+// (t names one, or none for the pool's load balancing), counting the
+// clone connection on it, its node and the pool: a rule's clone command
+// shares it. ok is false when no member can take the connection; a
+// member on port 0 (any) gets port.
+func ClonePick(p *Pool, t Target, port uint16) (d clone.Dest, ok bool) {
+	m, _, _ := Choose(p, t, nil, nil, Chooser{Reserve: true})
+	if m == nil {
+		return clone.Dest{}, false
+	}
+	a := m.Cfg.Load().Addr
+	if a.Port() == 0 {
+		a = netip.AddrPortFrom(a.Addr(), port)
+	}
+	p.Stats.TryOpen(0)
+	p.Stats.Requests.Add(1)
+	m.Stats.Requests.Add(1)
+	m.Node.Stats.Requests.Add(1)
+	return clone.Dest{Addr: a,
+		Sent: func(n int) {
+			pk := Packets(n)
+			m.Stats.Out(n, pk)
+			p.Stats.Out(n, pk)
+			m.Node.Stats.Out(n, pk)
+		},
+		Done: func(connected bool) {
+			if connected {
+				m.ConnectSucceeded()
+			} else {
+				m.ConnectFailed()
+			}
+			m.Release()
+			p.Stats.Close()
+		}}, true
 }
