@@ -85,11 +85,12 @@ func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TC
 	h := &Handler{Stats: s.st, Answer: func(q *dns.Msg, wire []byte) (*dns.Msg, int) {
 		return s.answer(vs, snap, q, wire, client, local)
 	}}
-	var conn net.Conn = c
+	// (Metered under TLS: net/http must see the *tls.Conn to take ALPN h2.)
+	var conn net.Conn = &meteredConn{Conn: c, st: &vs.Stats}
 	if t := snap.Cfg.TLS; s.tls != nil && t != nil {
 		// The client-ssl profiles' handshake, counted and logged as on
 		// any virtual (show ltm profile client-ssl, log.ssl.level).
-		raw, cfg := t.WatchClient(c, s.tls)
+		raw, cfg := t.WatchClient(conn, s.tls)
 		tc := tls.Server(raw, cfg)
 		c.SetDeadline(time.Now().Add(t.Handshake()))
 		var held state.SSLHeld
@@ -115,7 +116,6 @@ func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TC
 // profile (askDoH), else over UDP and again over TCP when it is
 // truncated.
 func (s *Service) answer(vs *state.Virtual, snap *state.VirtualSnap, q *dns.Msg, wire []byte, client, local netip.AddrPort) (*dns.Msg, int) {
-	vs.Stats.In(len(wire), 1)
 	var m *dns.Msg
 	status := http.StatusServiceUnavailable
 	switch {
@@ -136,9 +136,6 @@ func (s *Service) answer(vs *state.Virtual, snap *state.VirtualSnap, q *dns.Msg,
 		if m != nil {
 			status = http.StatusOK
 		}
-	}
-	if status == http.StatusOK {
-		vs.Stats.Out(m.Len(), 1)
 	}
 	return m, status
 }
@@ -189,6 +186,32 @@ func addrPort(a net.Addr) netip.AddrPort {
 		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 	}
 	return netip.AddrPort{}
+}
+
+// meteredConn counts a client's bytes on the virtual (show ltm virtual's
+// clientside bytes and packets): what the connection carried, its TLS
+// records and HTTP framing with the DNS messages in them, as BIG-IP
+// counts a virtual's client-side payload [M: an http virtual of
+// openltm's counts the bytes its engine reads, under TLS].
+type meteredConn struct {
+	net.Conn
+	st *state.Counters
+}
+
+func (c *meteredConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.st.In(n, state.Packets(n))
+	}
+	return n, err
+}
+
+func (c *meteredConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if n > 0 {
+		c.st.Out(n, state.Packets(n))
+	}
+	return n, err
 }
 
 // oneConn is a listener of one connection, for http.Server.Serve: its
