@@ -1,6 +1,7 @@
 package doh
 
 import (
+	"context"
 	"crypto/tls"
 	"net"
 	"net/http"
@@ -49,6 +50,7 @@ func New(mode Mode, dns *dnsvs.Service, st *Stats, client, server *tls.Config, a
 	s := &Service{mode: mode, dns: dns, st: st}
 	if mode == Proxy && server != nil {
 		s.up = NewUpstream(server, st, dnsvs.ForwardTimeout)
+		s.up.handshake = memberHandshake
 	}
 	s.proto.SetHTTP1(true)
 	s.proto.SetHTTP2(alpn && client != nil)
@@ -161,7 +163,8 @@ func (s *Service) askDoH(vs *state.Virtual, snap *state.VirtualSnap, q *dns.Msg,
 	}
 	var failed []*state.Member
 	var last *state.Member
-	return s.up.Ask(q, wire, func(int) (Member, bool) {
+	ctx := context.WithValue(context.Background(), queryKey{}, queryOf{vs, snap})
+	return s.up.AskContext(ctx, q, wire, func(int) (Member, bool) {
 		if last != nil {
 			failed = append(failed, last)
 		}
@@ -178,6 +181,31 @@ func (s *Service) askDoH(vs *state.Virtual, snap *state.VirtualSnap, q *dns.Msg,
 			}
 		}}, true
 	})
+}
+
+// queryKey finds, in a member connection's dial context, the virtual
+// whose query dialled it.
+type queryKey struct{}
+
+type queryOf struct {
+	vs   *state.Virtual
+	snap *state.VirtualSnap
+}
+
+// memberHandshake is a DoH member connection's TLS handshake as the
+// virtual's server-ssl profile runs any: within its
+// max-active-handshakes, a failure logged (sys db log.ssl.level, or the
+// profile's log-publisher), and counted on the virtual's server-ssl
+// counters (`show ltm profile server-ssl`). The connection is then kept
+// for the virtual's next queries (OneConnect-like), so it is not held in
+// the profile's current connections [M].
+func memberHandshake(ctx context.Context, tc *tls.Conn) error {
+	qo, ok := ctx.Value(queryKey{}).(queryOf)
+	if !ok || qo.snap.Cfg.TLS == nil {
+		return tc.HandshakeContext(ctx)
+	}
+	t := qo.snap.Cfg.TLS
+	return qo.vs.Prof.ServerSSL.Note(tc, t.ServerFailed(tc, t.ServerHandshake(func() error { return tc.HandshakeContext(ctx) })))
 }
 
 func addrPort(a net.Addr) netip.AddrPort {
