@@ -199,7 +199,7 @@ func (s *Session) runtimeShow(ctx context.Context, st *grammar.Statement, verb s
 			continue
 		}
 		n := objects.FullPath(s.folder, wd.Text)
-		if !strings.ContainsAny(n, "*?[") && s.e.Config().Get(t.kind, n) == nil {
+		if !strings.ContainsAny(n, "*?[") && s.e.Config().Get(t.kind, n) == nil && !dohListenerVirtual(s.e.Config(), t.kind, n) {
 			return objects.NotFound(t.kind, n)
 		}
 		names = append(names, n)

@@ -146,11 +146,12 @@ func profileStatsCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 // virtual's tcp (udp) profile is the one it names, else the built-in
 // /Common/tcp (/Common/udp) unless it runs on fastL4. A virtual with
 // several client-ssl profiles is a user of each: it counts a handshake at
-// the profile the client's server name chose.
+// the profile the client's server name chose. A gtm listener-doh-* is the
+// virtual server of its name (tcp), so a user of its profiles too.
 func profileUsers(cfg *objects.Config, k *objects.Kind) map[string][]string {
 	out := map[string][]string{}
-	for _, v := range cfg.Of(ltmVirtual) {
-		udp := virtualIPProtocol.Effective(cfg, v) == "udp"
+	for _, v := range append(cfg.Of(ltmVirtual), dohListenerObjects(cfg)...) {
+		udp := v.Kind == ltmVirtual && virtualIPProtocol.Effective(cfg, v) == "udp"
 		var of []*objects.Object
 		var fast bool
 		if pv := virtualProfiles.Get(v); pv != nil {

@@ -141,6 +141,20 @@ var (
 	gtmListenerDoHProxy  = schema.MustKind("gtm listener-doh-proxy")
 )
 
+// dohListenerVirtual reports whether name, of kind k, is the ltm virtual
+// server a gtm listener-doh-server or listener-doh-proxy makes: `show
+// ltm virtual NAME` and `reset-stats ltm virtual NAME` take its name, as
+// BIG-IP's do for the virtual server a listener is.
+func dohListenerVirtual(cfg *objects.Config, k *objects.Kind, name string) bool {
+	return k == ltmVirtual && (cfg.Get(gtmListenerDoHServer, name) != nil || cfg.Get(gtmListenerDoHProxy, name) != nil)
+}
+
+// dohListenerObjects are the DoH listeners, each the ltm virtual server
+// of its name, for the shows that sum a profile's virtuals.
+func dohListenerObjects(cfg *objects.Config) []*objects.Object {
+	return append(cfg.Of(gtmListenerDoHServer), cfg.Of(gtmListenerDoHProxy)...)
+}
+
 // dohListenerProps are the properties a DoH listener hands its virtual
 // server as they are.
 var dohListenerProps = []string{"description", "enabled", "mask", "profiles", "pool", "rules", "source-address-translation", "source-port", "translate-address", "translate-port", "vlans", "vlans-disabled"}

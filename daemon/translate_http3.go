@@ -74,15 +74,16 @@ func (t *translator) hasHTTP3(o *objects.Object) bool {
 }
 
 // h3NoEvents are the rule events an HTTP/3 client never raises: its
-// handshake is QUIC's, not client-ssl's on a TCP connection, and its
-// bytes reach the engine already framed as HTTP/1.1 requests.
-var h3NoEvents = []rules.Event{rules.ClientSSLHandshake, rules.ClientSSLClientHello, rules.ClientSSLClientCert,
-	rules.ClientSSLServerHelloSend, rules.ClientSSLData, rules.ClientData}
+// handshake is QUIC's, whose ServerHello and records crypto/tls keeps to
+// itself, and its bytes reach the engine already framed as HTTP/1.1
+// requests. CLIENTSSL_CLIENTHELLO, CLIENTSSL_CLIENTCERT and
+// CLIENTSSL_HANDSHAKE do run, on QUIC's handshake
+// (dataplane/internal/mblbvs/http3.go).
+var h3NoEvents = []rules.Event{rules.ClientSSLServerHelloSend, rules.ClientSSLData, rules.ClientData}
 
 // http3Rules warns, on a virtual with quic or http3 profiles, of rules
 // whose events do not run for its HTTP/3 clients: the rule is kept, as
-// BIG-IP keeps it (one rule may serve a TCP virtual too) [M: BIG-IP runs
-// CLIENTSSL_HANDSHAKE for QUIC's handshake; openltm does not yet].
+// BIG-IP keeps it (one rule may serve a TCP virtual too).
 func (t *translator) http3Rules(o *objects.Object, list []*rules.Rule) bool {
 	if !t.hasHTTP3(o) {
 		return true

@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +34,7 @@ func TestHTTP3ProfileStack(t *testing.T) {
 		"create ltm pool p members add { 127.169.1.11:8080 }",
 		"create ltm rule r_h3 { when HTTP_REQUEST { HTTP::header insert X-Rule \"[HTTP::version] [SSL::cipher version] [SSL::cipher name]\" } }",
 		"create ltm rule r_ssl { when CLIENTSSL_HANDSHAKE { log local0. [SSL::cipher name] } }",
+		"create ltm rule r_data { when CLIENT_DATA { TCP::release } }",
 		"create ltm profile quic q_edge bidi-concurrent-streams-per-connection 50 uni-concurrent-streams-per-connection 5",
 		"create ltm virtual v_h3 destination 127.169.1.1:443 ip-protocol udp pool p profiles replace-all-with { udp { } q_edge { } http3 { } http { } clientssl { context clientside } } rules { r_h3 } source-address-translation { type automap }",
 		"create ltm virtual v_udp destination 127.169.1.2:53 ip-protocol udp pool p profiles replace-all-with { udp { } }",
@@ -114,12 +117,98 @@ func TestHTTP3ProfileStack(t *testing.T) {
 		})
 	}
 	// A rule with an event HTTP/3 clients never raise is kept, with a
-	// warning, as BIG-IP keeps it.
-	out, errs := run(t, s, "modify ltm virtual v_h3 rules { r_ssl }")
-	if want := "CLIENTSSL_HANDSHAKE event in rule (/Common/r_ssl) does not run for HTTP/3 clients"; !strings.Contains(out+errs, want) {
-		t.Fatalf("modify with r_ssl: out %q err %q, want a warning %q", out, errs, want)
+	// warning, as BIG-IP keeps it; CLIENTSSL_HANDSHAKE runs, unwarned.
+	out, errs := run(t, s, "modify ltm virtual v_h3 rules { r_ssl r_data }")
+	if want := "CLIENT_DATA event in rule (/Common/r_data) does not run for HTTP/3 clients"; !strings.Contains(out+errs, want) {
+		t.Fatalf("modify with r_data: out %q err %q, want a warning %q", out, errs, want)
 	}
-	if list, _ := run(t, s, "list ltm virtual v_h3 rules"); !strings.Contains(list, "r_ssl") {
-		t.Fatalf("r_ssl not kept on v_h3:\n%s", list)
+	if strings.Contains(out+errs, "r_ssl") {
+		t.Fatalf("modify with r_ssl warned of it: out %q err %q", out, errs)
+	}
+	if list, _ := run(t, s, "list ltm virtual v_h3 rules"); !strings.Contains(list, "r_ssl") || !strings.Contains(list, "r_data") {
+		t.Fatalf("r_ssl or r_data not kept on v_h3:\n%s", list)
+	}
+}
+
+// TestHTTP3ClientSSLEvents: an HTTP/3 client's QUIC handshake raises
+// CLIENTSSL_CLIENTHELLO (after CLIENT_ACCEPTED, before the server
+// answers: a reject there fails the handshake) and CLIENTSSL_HANDSHAKE
+// (the cipher chosen), whose variables the client's requests see.
+func TestHTTP3ClientSSLEvents(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.187.6.11:0")
+	if err != nil {
+		t.Skipf("loopback 127.187.6.11: %v", err)
+	}
+	member := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.Header.Get("X-Seen"))
+	})}
+	go member.Serve(ln)
+	defer member.Close()
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool p members add { " + ln.Addr().String() + " }",
+		`create ltm rule r_hs {
+when CLIENT_ACCEPTED { set seen accepted }
+when CLIENTSSL_CLIENTHELLO {
+    append seen " hello=[SSL::sni name]/[SSL::extensions count]"
+    if { [SSL::sni name] eq "refused.test" } { reject }
+    if { [SSL::sni name] eq "dropped.test" } { drop }
+}
+when CLIENTSSL_HANDSHAKE {
+    append seen " handshake=[SSL::cipher version]/[SSL::cipher name]/[SSL::sni name]/[string length [SSL::sessionid]]"
+    if { [SSL::sni name] eq "late.test" } { reject }
+}
+when HTTP_REQUEST { HTTP::header insert X-Seen $seen }
+}`,
+		"create ltm virtual v_h3 destination 127.187.6.1:24443 ip-protocol udp pool p profiles replace-all-with { udp { } quic { } http3 { } http { } clientssl { context clientside } } rules { r_hs } source-address-translation { type automap }",
+	} {
+		if out, err := run(t, s, c); err != "" || strings.Contains(out, "does not run") {
+			t.Fatalf("%s: %s %s", c, out, err)
+		}
+	}
+	get := func(sni string) (string, error) {
+		tr := &http3.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, ServerName: sni}}
+		defer tr.Close()
+		c := &http.Client{Transport: tr, Timeout: 5 * time.Second}
+		resp, err := c.Get("https://127.187.6.1:24443/")
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return string(b), err
+	}
+	for _, tc := range []struct {
+		sni, want string
+		fails     bool
+	}{
+		{sni: "www.test", want: "accepted hello=www.test/1 handshake=TLSv1.3/TLS13-AES128-GCM-SHA256/www.test/0"},
+		{sni: "refused.test", fails: true},
+		{sni: "dropped.test", fails: true},
+		{sni: "late.test", fails: true},
+		{sni: "again.test", want: "accepted hello=again.test/1 handshake=TLSv1.3/TLS13-AES128-GCM-SHA256/again.test/0"},
+	} {
+		t.Run(tc.sni, func(t *testing.T) {
+			got, err := get(tc.sni)
+			switch {
+			case tc.fails && err == nil:
+				t.Fatalf("answered %q, want the connection ended", got)
+			case !tc.fails && err != nil:
+				t.Fatal(err)
+			case got != tc.want:
+				t.Fatalf("the member saw %q, want %q", got, tc.want)
+			}
+		})
+	}
+	// The ended clients were refused (at least three: a client whose
+	// connection closed after its handshake may try once more).
+	out, _ := run(t, s, "show ltm profile quic quic")
+	m := regexp.MustCompile(`Refused +(\d+)\n`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("show ltm profile quic has no Refused:\n%s", out)
+	}
+	if n, _ := strconv.Atoi(m[1]); n < 3 {
+		t.Errorf("show ltm profile quic, want 3 refused or more:\n%s", out)
 	}
 }

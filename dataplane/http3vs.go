@@ -87,7 +87,7 @@ func (p *Plane) listenH3(ap netip.AddrPort, cfg *http3.Config) (*h3Listener, err
 		if !vs.Admit(snap, c.Remote, c.Local) {
 			return nil, false
 		}
-		return p.mblbs.HTTP3Client(vs, snap, c.Remote, c.Local, c.TLS(), c.Reset)
+		return p.mblbs.HTTP3Client(vs, snap, c.Remote, c.Local, c.Hello, c.Reset)
 	})
 	if err != nil {
 		pc.Close()

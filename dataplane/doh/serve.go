@@ -1,6 +1,7 @@
 package doh
 
 import (
+	"context"
 	"crypto/tls"
 	"net"
 	"net/http"
@@ -49,6 +50,7 @@ func New(mode Mode, dns *dnsvs.Service, st *Stats, client, server *tls.Config, a
 	s := &Service{mode: mode, dns: dns, st: st}
 	if mode == Proxy && server != nil {
 		s.up = NewUpstream(server, st, dnsvs.ForwardTimeout)
+		s.up.handshake = memberHandshake
 	}
 	s.proto.SetHTTP1(true)
 	s.proto.SetHTTP2(alpn && client != nil)
@@ -85,11 +87,12 @@ func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TC
 	h := &Handler{Stats: s.st, Answer: func(q *dns.Msg, wire []byte) (*dns.Msg, int) {
 		return s.answer(vs, snap, q, wire, client, local)
 	}}
-	var conn net.Conn = c
+	// (Metered under TLS: net/http must see the *tls.Conn to take ALPN h2.)
+	var conn net.Conn = &meteredConn{Conn: c, st: &vs.Stats}
 	if t := snap.Cfg.TLS; s.tls != nil && t != nil {
 		// The client-ssl profiles' handshake, counted and logged as on
 		// any virtual (show ltm profile client-ssl, log.ssl.level).
-		raw, cfg := t.WatchClient(c, s.tls)
+		raw, cfg := t.WatchClient(conn, s.tls)
 		tc := tls.Server(raw, cfg)
 		c.SetDeadline(time.Now().Add(t.Handshake()))
 		var held state.SSLHeld
@@ -115,7 +118,6 @@ func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TC
 // profile (askDoH), else over UDP and again over TCP when it is
 // truncated.
 func (s *Service) answer(vs *state.Virtual, snap *state.VirtualSnap, q *dns.Msg, wire []byte, client, local netip.AddrPort) (*dns.Msg, int) {
-	vs.Stats.In(len(wire), 1)
 	var m *dns.Msg
 	status := http.StatusServiceUnavailable
 	switch {
@@ -136,9 +138,6 @@ func (s *Service) answer(vs *state.Virtual, snap *state.VirtualSnap, q *dns.Msg,
 		if m != nil {
 			status = http.StatusOK
 		}
-	}
-	if status == http.StatusOK {
-		vs.Stats.Out(m.Len(), 1)
 	}
 	return m, status
 }
@@ -164,7 +163,8 @@ func (s *Service) askDoH(vs *state.Virtual, snap *state.VirtualSnap, q *dns.Msg,
 	}
 	var failed []*state.Member
 	var last *state.Member
-	return s.up.Ask(q, wire, func(int) (Member, bool) {
+	ctx := context.WithValue(context.Background(), queryKey{}, queryOf{vs, snap})
+	return s.up.AskContext(ctx, q, wire, func(int) (Member, bool) {
 		if last != nil {
 			failed = append(failed, last)
 		}
@@ -183,12 +183,63 @@ func (s *Service) askDoH(vs *state.Virtual, snap *state.VirtualSnap, q *dns.Msg,
 	})
 }
 
+// queryKey finds, in a member connection's dial context, the virtual
+// whose query dialled it.
+type queryKey struct{}
+
+type queryOf struct {
+	vs   *state.Virtual
+	snap *state.VirtualSnap
+}
+
+// memberHandshake is a DoH member connection's TLS handshake as the
+// virtual's server-ssl profile runs any: within its
+// max-active-handshakes, a failure logged (sys db log.ssl.level, or the
+// profile's log-publisher), and counted on the virtual's server-ssl
+// counters (`show ltm profile server-ssl`). The connection is then kept
+// for the virtual's next queries (OneConnect-like), so it is not held in
+// the profile's current connections [M].
+func memberHandshake(ctx context.Context, tc *tls.Conn) error {
+	qo, ok := ctx.Value(queryKey{}).(queryOf)
+	if !ok || qo.snap.Cfg.TLS == nil {
+		return tc.HandshakeContext(ctx)
+	}
+	t := qo.snap.Cfg.TLS
+	return qo.vs.Prof.ServerSSL.Note(tc, t.ServerFailed(tc, t.ServerHandshake(func() error { return tc.HandshakeContext(ctx) })))
+}
+
 func addrPort(a net.Addr) netip.AddrPort {
 	if t, ok := a.(*net.TCPAddr); ok {
 		ap := t.AddrPort()
 		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 	}
 	return netip.AddrPort{}
+}
+
+// meteredConn counts a client's bytes on the virtual (show ltm virtual's
+// clientside bytes and packets): what the connection carried, its TLS
+// records and HTTP framing with the DNS messages in them, as BIG-IP
+// counts a virtual's client-side payload [M: an http virtual of
+// openltm's counts the bytes its engine reads, under TLS].
+type meteredConn struct {
+	net.Conn
+	st *state.Counters
+}
+
+func (c *meteredConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.st.In(n, state.Packets(n))
+	}
+	return n, err
+}
+
+func (c *meteredConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if n > 0 {
+		c.st.Out(n, state.Packets(n))
+	}
+	return n, err
 }
 
 // oneConn is a listener of one connection, for http.Server.Serve: its

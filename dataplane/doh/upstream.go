@@ -39,6 +39,10 @@ type Upstream struct {
 	client *http.Client
 	tr     *http.Transport
 	st     *Stats
+	// handshake, when set, runs each member connection's TLS handshake
+	// (within the server-ssl profile's bounds) and counts it; ctx is the
+	// query's that dialled it (AskContext).
+	handshake func(ctx context.Context, tc *tls.Conn) error
 }
 
 // NewUpstream makes the upstream of a doh-proxy virtual; cfg is its
@@ -57,7 +61,31 @@ func NewUpstream(cfg *tls.Config, st *Stats, timeout time.Duration) *Upstream {
 		DialContext:         (&net.Dialer{Timeout: timeout}).DialContext,
 		DisableCompression:  true,
 	}
-	return &Upstream{client: &http.Client{Transport: tr, Timeout: timeout}, tr: tr, st: st}
+	u := &Upstream{client: &http.Client{Transport: tr, Timeout: timeout}, tr: tr, st: st}
+	d := &net.Dialer{Timeout: timeout}
+	// The member's TLS is dialled here rather than by net/http so that
+	// its handshake is the profile's (counted, bounded, logged); a
+	// *tls.Conn that agreed h2 still gets HTTP/2 from the transport.
+	tr.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		raw, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		tc := tls.Client(raw, c)
+		raw.SetDeadline(time.Now().Add(timeout))
+		if u.handshake != nil {
+			err = u.handshake(ctx, tc)
+		} else {
+			err = tc.HandshakeContext(ctx)
+		}
+		if err != nil {
+			raw.Close()
+			return nil, err
+		}
+		raw.SetDeadline(time.Time{})
+		return tc, nil
+	}
+	return u
 }
 
 // Close drops the idle connections to the members.
@@ -113,6 +141,12 @@ type Member struct {
 // pool has none left. The status is 200 with the answer, 503 when no
 // member could be chosen, 502 when the members chosen all failed.
 func (u *Upstream) Ask(q *dns.Msg, wire []byte, next func(failed int) (Member, bool)) (*dns.Msg, int) {
+	return u.AskContext(context.Background(), q, wire, next)
+}
+
+// AskContext is Ask whose member connections are dialled under ctx (its
+// values reach the handshake hook: the virtual the query came to).
+func (u *Upstream) AskContext(ctx context.Context, q *dns.Msg, wire []byte, next func(failed int) (Member, bool)) (*dns.Msg, int) {
 	status := http.StatusServiceUnavailable
 	for attempt := 0; attempt < upstreamAttempts; attempt++ {
 		mem, ok := next(attempt)
@@ -120,7 +154,7 @@ func (u *Upstream) Ask(q *dns.Msg, wire []byte, next func(failed int) (Member, b
 			break
 		}
 		u.st.MemberRequests.Add(1)
-		m, err := u.Exchange(context.Background(), mem.Addr, q, wire)
+		m, err := u.Exchange(ctx, mem.Addr, q, wire)
 		if mem.Done != nil {
 			in := 0
 			if m != nil {

@@ -2,7 +2,9 @@ package doh
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -151,5 +153,62 @@ func TestUpstreamHandler(t *testing.T) {
 	h.ServeHTTP(w, r)
 	if w.Code != http.StatusBadGateway || st.Counts().BadGateway != 1 || st.Counts().Errors() != 1 {
 		t.Errorf("status %d, counts %+v", w.Code, st.Counts())
+	}
+}
+
+// TestUpstreamHandshakeHook: a member connection's TLS handshake is the
+// hook's, given the query's context (the virtual whose query dialled it),
+// once per kept connection; the hook's error fails the member; HTTP/2
+// still follows an h2 handshake dialled this way.
+func TestUpstreamHandshakeHook(t *testing.T) {
+	addr, _, conns, protos := dohMember(t, true, http.StatusOK)
+	type key struct{}
+	for _, tc := range []struct {
+		name   string
+		refuse bool
+		status int
+	}{{"handshake counted", false, http.StatusOK}, {"handshake refused", true, http.StatusBadGateway}} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := NewUpstream(&tls.Config{InsecureSkipVerify: true}, new(Stats), 3*time.Second)
+			defer u.Close()
+			var hooked atomic.Int64
+			u.handshake = func(ctx context.Context, c *tls.Conn) error {
+				if ctx.Value(key{}) != "vs" {
+					t.Errorf("the hook's context lacks the query's value")
+				}
+				hooked.Add(1)
+				if tc.refuse {
+					return errors.New("refused by the hook")
+				}
+				return c.HandshakeContext(ctx)
+			}
+			ctx := context.WithValue(context.Background(), key{}, "vs")
+			q := new(dns.Msg)
+			q.SetQuestion("hook.example.", dns.TypeA)
+			wire, _ := q.Pack()
+			for i := range 3 {
+				m, status := u.AskContext(ctx, q, wire, func(int) (Member, bool) { return Member{Addr: addr}, true })
+				if status != tc.status || (status == http.StatusOK) != (m != nil) {
+					t.Fatalf("query %d: status %d, answer %v; want %d", i, status, m != nil, tc.status)
+				}
+			}
+			if want := int64(1); !tc.refuse && hooked.Load() != want {
+				t.Errorf("%d handshakes for three queries on a kept connection, want 1", hooked.Load())
+			}
+			if tc.refuse && hooked.Load() == 0 {
+				t.Error("the hook never ran")
+			}
+		})
+	}
+	if conns.Load() == 0 {
+		t.Fatal("the member saw no connection")
+	}
+	select {
+	case p := <-protos:
+		if p != "HTTP/2.0" {
+			t.Errorf("the member was asked over %s, want HTTP/2.0", p)
+		}
+	default:
+		t.Error("the member got no request")
 	}
 }

@@ -68,7 +68,8 @@ func (s *Stats) Reset() {
 type QUICStats struct {
 	Connections, TotalConnections atomic.Int64
 	// Refused counts connections the virtual did not admit (disabled, a
-	// connection limit, a rule's reject in CLIENT_ACCEPTED).
+	// connection limit, a rule's reject or drop in CLIENT_ACCEPTED,
+	// CLIENTSSL_CLIENTHELLO or CLIENTSSL_HANDSHAKE).
 	Refused atomic.Int64
 }
 
@@ -78,23 +79,67 @@ func (s *QUICStats) Reset() {
 	s.Refused.Store(0)
 }
 
-// Conn is a QUIC client connection as the virtual admits it.
+// Conn is a QUIC client connection as the virtual admits it: at its
+// ClientHello, before the server answers (BIG-IP's order: the client is
+// accepted, CLIENT_ACCEPTED and CLIENTSSL_CLIENTHELLO run, then the
+// handshake goes on).
 type Conn struct {
 	Remote, Local netip.AddrPort
-	qc            *quic.Conn
+	// Hello is the client's hello while Accept runs (nil after).
+	Hello *tls.ClientHelloInfo
+
+	qc       atomic.Pointer[quic.Conn]
+	rejected atomic.Bool // Reset before the handshake was done
+
+	mu     sync.Mutex
+	client Client // what Accept gave
+	taken  bool   // serveConn, or the end of a connection whose handshake failed, has it
 }
 
-// TLS is the connection's handshake (done before Accept is asked).
+// TLS is the connection's handshake once done (nil while Accept runs: the
+// hello is all there is then).
 func (c *Conn) TLS() *tls.ConnectionState {
-	cs := c.qc.ConnectionState().TLS
+	qc := c.qc.Load()
+	if qc == nil {
+		return nil
+	}
+	cs := qc.ConnectionState().TLS
 	return &cs
 }
 
 // Reset ends the client's connection at once (a rule's reject): QUIC has
-// no reset, so it is closed with H3_REQUEST_REJECTED.
+// no reset, so it is closed with H3_REQUEST_REJECTED; before the
+// handshake is done, the handshake fails instead.
 func (c *Conn) Reset() {
-	c.qc.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeRequestRejected), "")
+	c.rejected.Store(true)
+	if qc := c.qc.Load(); qc != nil {
+		qc.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeRequestRejected), "")
+	}
 }
+
+// take hands the connection's client to its one owner: the first caller
+// gets it, the others nil.
+func (c *Conn) take() Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.taken {
+		return nil
+	}
+	c.taken = true
+	return c.client
+}
+
+// Handshaker is a Client told of the finished handshake (CLIENTSSL_HANDSHAKE);
+// false ends the connection (a rule's reject or drop).
+type Handshaker interface {
+	Handshake(cs *tls.ConnectionState) bool
+}
+
+// errRefused fails the handshake of a connection Accept refused.
+var errRefused = errors.New("http3: the virtual server refused the connection")
+
+// connKey finds a handshake's Conn in its context.
+type connKey struct{}
 
 // Client is one admitted QUIC connection's side in the HTTP engine.
 type Client interface {
@@ -107,8 +152,11 @@ type Client interface {
 	Close()
 }
 
-// Accept admits a new QUIC connection of the virtual (its connection
-// count, CLIENT_ACCEPTED) and returns its engine side; false refuses it.
+// Accept admits a new QUIC connection of the virtual at its ClientHello
+// (its connection count, CLIENT_ACCEPTED, CLIENTSSL_CLIENTHELLO) and
+// returns its engine side; false refuses it: the handshake fails. It runs
+// on the connection's QUIC goroutine, so a slow rule holds that one
+// connection only.
 type Accept func(c *Conn) (Client, bool)
 
 // Listener serves HTTP/3 on one UDP socket.
@@ -130,10 +178,26 @@ type Listener struct {
 // run; Close ends every connection and closes pc.
 func Listen(pc net.PacketConn, tlsConf func() *tls.Config, cfg *Config, accept Accept) (*Listener, error) {
 	l := &Listener{tr: &quic.Transport{Conn: pc}, accept: accept}
+	local := addrPort(pc.LocalAddr())
+	l.tr.ConnContext = func(ctx context.Context, ci *quic.ClientInfo) (context.Context, error) {
+		c := &Conn{Remote: addrPort(ci.RemoteAddr), Local: local}
+		ctx = context.WithValue(ctx, connKey{}, c)
+		// A connection whose handshake fails after Accept admitted it
+		// never reaches Serve: its client ends with it.
+		context.AfterFunc(ctx, func() {
+			if ec := c.take(); ec != nil {
+				ec.Close()
+			}
+		})
+		return ctx, nil
+	}
 	l.cfg.Store(cfg)
 	base := &tls.Config{
 		MinVersion: tls.VersionTLS13,
-		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+			if err := l.admit(h); err != nil {
+				return nil, err
+			}
 			c := tlsConf()
 			if c == nil {
 				return nil, errors.New("http3: the virtual server has no client-ssl profile")
@@ -162,6 +226,39 @@ func Listen(pc net.PacketConn, tlsConf func() *tls.Config, cfg *Config, accept A
 	}
 	l.ln = ln
 	return l, nil
+}
+
+// admit asks Accept about the connection whose hello h is, once (a
+// HelloRetryRequest's second hello is not asked again).
+func (l *Listener) admit(h *tls.ClientHelloInfo) error {
+	c, _ := h.Context().Value(connKey{}).(*Conn)
+	if c == nil {
+		return errRefused
+	}
+	c.mu.Lock()
+	done := c.client != nil || c.taken
+	c.mu.Unlock()
+	if done {
+		return nil
+	}
+	c.Hello = h
+	ec, ok := l.accept(c)
+	c.Hello = nil
+	if !ok {
+		if st := l.cfg.Load().QUICStats; st != nil {
+			st.Refused.Add(1)
+		}
+		return errRefused
+	}
+	c.mu.Lock()
+	c.client = ec
+	taken := c.taken // the connection ended meanwhile
+	c.mu.Unlock()
+	if taken {
+		ec.Close()
+		return errRefused
+	}
+	return nil
 }
 
 // forQUIC is a client-ssl configuration as QUIC needs it: TLS 1.3 only
@@ -264,13 +361,22 @@ func addrPort(a net.Addr) netip.AddrPort {
 // serveConn runs one QUIC connection to its end.
 func (l *Listener) serveConn(qc *quic.Conn) {
 	cfg := l.cfg.Load()
-	c := &Conn{Remote: addrPort(qc.RemoteAddr()), Local: addrPort(qc.LocalAddr()), qc: qc}
-	ec, ok := l.accept(c)
-	if !ok {
+	c, _ := qc.Context().Value(connKey{}).(*Conn)
+	var ec Client
+	if c != nil {
+		ec = c.take()
+	}
+	if ec == nil { // not admitted, or ended already
+		qc.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeRequestRejected), "")
+		return
+	}
+	c.qc.Store(qc)
+	if hs, ok := ec.(Handshaker); c.rejected.Load() || ok && !hs.Handshake(c.TLS()) {
 		if st := cfg.QUICStats; st != nil {
 			st.Refused.Add(1)
 		}
 		qc.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeRequestRejected), "")
+		ec.Close()
 		return
 	}
 	if st := cfg.QUICStats; st != nil {

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -247,5 +248,96 @@ func TestIdleLaneEndedIsRetried(t *testing.T) {
 	}
 	if cfg.Stats.Failed.Load() != 0 || d.dials.Load() != 2 {
 		t.Fatalf("failed %d, dials %d; want 0 and 2", cfg.Stats.Failed.Load(), d.dials.Load())
+	}
+}
+
+// shaker is a test Client told of the handshake; ok is its answer.
+type shaker struct {
+	*dialer
+	ok   bool
+	seen chan *tls.ConnectionState
+}
+
+func (s *shaker) Handshake(cs *tls.ConnectionState) bool { s.seen <- cs; return s.ok }
+
+// TestAcceptAtHello: Accept is asked at the client's hello (its server
+// name read, no handshake yet); a refusal fails the handshake, and a
+// Client that is a Handshaker is told of the finished one, whose false
+// ends the connection before any request; every admitted client is
+// closed once.
+func TestAcceptAtHello(t *testing.T) {
+	backend, err := net.Listen("tcp", "127.187.6.21:0")
+	if err != nil {
+		t.Skipf("loopback 127.187.6.21: %v", err)
+	}
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })}
+	go hs.Serve(backend)
+	t.Cleanup(func() { hs.Close() })
+	cert, pool := selfSigned(t)
+	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP("127.187.6.20")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &Config{Stats: new(Stats), QUICStats: new(QUICStats)}
+	tc := &tls.Config{Certificates: []tls.Certificate{cert}}
+	var admitted []*shaker
+	var mu sync.Mutex
+	l, err := Listen(pc, func() *tls.Config { return tc }, cfg, func(c *Conn) (Client, bool) {
+		if c.Hello == nil || c.TLS() != nil {
+			t.Errorf("Accept: hello %v, handshake %v; want the hello only", c.Hello, c.TLS())
+			return nil, false
+		}
+		name := c.Hello.ServerName
+		if name == "refused.test" {
+			return nil, false
+		}
+		s := &shaker{dialer: &dialer{addr: backend.Addr().String()}, ok: name != "late.test", seen: make(chan *tls.ConnectionState, 1)}
+		mu.Lock()
+		admitted = append(admitted, s)
+		mu.Unlock()
+		return s, true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go l.Serve()
+	t.Cleanup(l.Close)
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{{"h3.test", true}, {"refused.test", false}, {"late.test", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &http3.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: tc.name, InsecureSkipVerify: tc.name != "h3.test"}}
+			defer tr.Close()
+			resp, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Get("https://" + l.Addr().String() + "/")
+			if err == nil {
+				resp.Body.Close()
+			}
+			if (err == nil) != tc.ok {
+				t.Fatalf("answered %v, want %v (%v)", err == nil, tc.ok, err)
+			}
+		})
+	}
+	l.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(admitted) < 2 {
+		t.Fatalf("%d clients admitted, want h3.test's and late.test's", len(admitted))
+	}
+	for i, s := range admitted {
+		select {
+		case cs := <-s.seen:
+			if cs == nil || cs.Version != tls.VersionTLS13 {
+				t.Errorf("client %d: handshake %v", i, cs)
+			}
+		default:
+			t.Errorf("client %d: not told of its handshake", i)
+		}
+		if n := s.closed.Load(); n != 1 {
+			t.Errorf("client %d closed %d times, want once", i, n)
+		}
+	}
+	if n := cfg.QUICStats.Refused.Load(); n < 2 {
+		t.Errorf("refused %d, want refused.test's and late.test's", n)
 	}
 }

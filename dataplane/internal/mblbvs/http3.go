@@ -11,6 +11,7 @@ import (
 	"github.com/openltm/openltm/dataplane/h2gw"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/rules"
 )
 
 // HTTP/3 clients (the quic and http3 profiles on a UDP virtual): each
@@ -42,9 +43,11 @@ type H3Client struct {
 // connection count (state.Virtual.Admit). It makes the client's flow
 // record and runs CLIENT_ACCEPTED; false when the virtual has no engine
 // or a rule rejected or dropped the client (the count is given back).
-// cs is the client's TLS as QUIC's handshake left it (for the SSL::
-// commands); reset ends the QUIC connection (a rule's reject).
-func (s *Set) HTTP3Client(vs *state.Virtual, snap *state.VirtualSnap, client, local netip.AddrPort, cs *tls.ConnectionState, reset func()) (*H3Client, bool) {
+// It is asked at the client's hello (hello, read by the SSL:: commands of
+// CLIENTSSL_CLIENTHELLO, which runs after CLIENT_ACCEPTED as on a TCP
+// virtual); Handshake follows once QUIC's handshake is done. reset ends
+// the QUIC connection (a rule's reject).
+func (s *Set) HTTP3Client(vs *state.Virtual, snap *state.VirtualSnap, client, local netip.AddrPort, hello *tls.ClientHelloInfo, reset func()) (*H3Client, bool) {
 	mv := s.For(vs)
 	if mv == nil {
 		vs.Leave(snap.Addr)
@@ -52,7 +55,6 @@ func (s *Set) HTTP3Client(vs *state.Virtual, snap *state.VirtualSnap, client, lo
 	}
 	f, opts := mv.newFlow(snap, client, local)
 	f.Protocol = "udp"
-	f.quicTLS = cs
 	gw, eng := h2gw.Pipe()
 	first := mv.eng.NewClientConn(&h3EngineConn{Conn: eng, local: local, remote: client, reset: reset}, opts)
 	f.sess = first
@@ -63,7 +65,7 @@ func (s *Set) HTTP3Client(vs *state.Virtual, snap *state.VirtualSnap, client, lo
 		first.Close(rst)
 	}
 	mv.env.Table.Add(&f.Flow)
-	if f.rr != nil && !f.rr.accepted() {
+	if f.rr != nil && (!f.rr.accepted() || hello != nil && !f.rr.clientHello(hello)) { // clientHello: tls.go
 		first.Close(false)
 		gw.Close()
 		f.finish()
@@ -78,6 +80,26 @@ func (s *Set) HTTP3Client(vs *state.Virtual, snap *state.VirtualSnap, client, lo
 	}
 	c.firstEng = eng
 	return c, true
+}
+
+// Handshake runs, once QUIC's handshake with the client is done,
+// CLIENTSSL_CLIENTCERT (when the client sent a certificate) and
+// CLIENTSSL_HANDSHAKE, whose SSL:: commands read cs, as every later
+// event's do; false when a rule ended the client (the listener then
+// closes it and calls Close).
+func (c *H3Client) Handshake(cs *tls.ConnectionState) bool {
+	r := c.f.rr
+	if r == nil {
+		c.f.quicTLS = cs // no rule reads it; kept for the record's sake
+		return true
+	}
+	r.mu.Lock()
+	c.f.quicTLS = cs
+	r.mu.Unlock()
+	if cs != nil && len(cs.PeerCertificates) > 0 && !r.sslEvent(rules.ClientSSLClientCert) {
+		return false
+	}
+	return r.sslEvent(rules.ClientSSLHandshake)
 }
 
 // run serves one lane's session until its gateway end closes.

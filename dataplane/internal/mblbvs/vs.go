@@ -472,8 +472,9 @@ type mblbFlow struct {
 	// event ran last, and lanes tells its sessions apart.
 	h2Requests uint64
 	lanes      *h2Lanes
-	// quicTLS is an HTTP/3 client's handshake, done by QUIC before the
-	// flow began, which SSL:: commands read (http3.go); nil otherwise.
+	// quicTLS is an HTTP/3 client's handshake, set (under the rules'
+	// lock) once QUIC finished it, which SSL:: commands read from
+	// CLIENTSSL_HANDSHAKE on (http3.go); nil before and otherwise.
 	quicTLS *tls.ConnectionState
 	// sslTag names the client's TLS session for ssl persistence
 	// (persist.go), nil without it; sslKey is the name, hex, once the
