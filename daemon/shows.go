@@ -31,6 +31,7 @@ func registerPlaneRuntime(e *Engine, h *planeHook) {
 	e.RegisterRuntime(dnsRecordsCommands(e, p))   // shows_dnsrecords.go
 	e.RegisterRuntime(dohCommands(e, p))          // shows_doh.go
 	e.RegisterRuntime(bwcCommands(e, p))          // shows_bwc.go
+	e.RegisterRuntime(rateClassCommands(e, p))    // shows_rateshaping.go
 	e.RegisterRuntime(mrfRouteCommands())         // shows_mrf.go
 	e.RegisterRuntime(lsnCommands(e, p))          // shows_lsn.go
 }

@@ -106,6 +106,7 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	}
 	t.policies()    // translate_policy.go
 	t.bwcPolicies() // translate_bwc.go
+	t.rateClasses() // translate_rateshaping.go
 	t.lsnPools()    // translate_lsn.go
 	for _, o := range cfg.Of(ltmVirtual) {
 		t.virtual(o)
@@ -599,8 +600,9 @@ func (t *translator) virtual(o *objects.Object) {
 	if !t.compressNeedsHTTP(o) || !t.webSocketNeedsHTTP(o) || !t.jsonNeedsHTTP(o) || !t.xmlNeedsHTTP(o) || !t.requestLogNeedsHTTP(o) || !t.adaptNeedsHTTP(o) || !t.udp(o, v) || !t.mblb(o, v) || !t.persist(o, v) || !t.tls(o, v) || !t.http2(o, v) || !t.http3(o, v) || !t.ftp(o, v) || !t.mqtt(o, v) || !t.fix(o, v) || !t.rtsp(o, v) || !t.diameter(o, v) || !t.mrf(o, v) || !t.starttls(o, v) || !t.socksProfile(o, v) || !t.ilxProfile(o, v) || !t.dnsProfile(o, v) || !t.vlans(o, v) { // translate_http3.go, translate_ftp.go, translate_mqtt.go, translate_fix.go, translate_rtsp.go, translate_diameter.go, translate_starttls.go, translate_ilx.go, translate_dns.go, translate_vlans.go
 		return
 	}
-	t.virtualAddress(o, v) // translate_vaddr.go
-	t.virtualBWC(o, v)     // translate_bwc.go
-	t.netflow(o, v)        // translate_netflow.go
+	t.virtualAddress(o, v)   // translate_vaddr.go
+	t.virtualBWC(o, v)       // translate_bwc.go
+	t.virtualRateClass(o, v) // translate_rateshaping.go
+	t.netflow(o, v)          // translate_netflow.go
 	t.dc.Virtuals[o.Name] = v
 }

@@ -556,6 +556,10 @@ func (r *Reader) scalar(k *Kind, p *Prop, w *grammar.Word) (string, error) {
 				return "", synErr(w, nil, "%q is out of range for %q: use infinite or an integer from %d to %d", s, p.Name, p.Min, p.Max)
 			}
 		}
+	case "bitrate":
+		if !validBitRate(s) { // kinds_rateshaping.go
+			return "", synErr(w, []string{"bps", "kbps", "mbps", "gbps"}, "%q is not a rate for %q: use a number of bits per second, or one with bps, kbps, mbps or gbps (10mbps)", s, p.Name)
+		}
 	case "network":
 		if s != "default" && s != "default-inet6" && !validPrefix(s) {
 			return "", synErr(w, []string{"default", "default-inet6", "an address/prefix"}, "%q is not a network: use default, default-inet6 or address/prefix such as 10.1.0.0/16", s)
