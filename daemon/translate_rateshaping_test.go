@@ -62,7 +62,8 @@ func TestRateClassesRefused(t *testing.T) {
 	for _, c := range []struct{ cmd, want string }{
 		{"create net rate-shaping class r1 rate 10 mbps", "mbps"},
 		{"create net rate-shaping class r2 rate 10furlongs", `"10furlongs" is not a rate for "rate"`},
-		{"create net rate-shaping class r3 rate 2mbps ceiling 1mbps", "ceiling (1000000 bps) must not be less than rate (2000000 bps)"},
+		{"create net rate-shaping class r3 rate 2mbps ceiling 1mbps", "ceiling 1mbps is less than rate 2mbps"},
+		{"modify net rate-shaping class a ceiling 500kbps", "Rate class /Common/a: ceiling (500000 bps) must not be less than rate (1000000 bps)"},
 		{"create net rate-shaping class r4", "rate must be specified"},
 		{"create net rate-shaping class r5 rate 1mbps rate-percentage 10 parent a", "give rate or rate-percentage, not both"},
 		{"create net rate-shaping class r6 ceiling-percentage 10 rate 1mbps", "ceiling-percentage 10 needs a parent class"},

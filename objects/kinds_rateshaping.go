@@ -3,6 +3,8 @@ package objects
 import (
 	"strconv"
 	"strings"
+
+	"github.com/openltm/openltm/grammar"
 )
 
 // rateShapingKinds are BIG-IP's rate shaping (`net rate-shaping`). A
@@ -118,13 +120,57 @@ excess-burst-size str 0
 // validBitRate reports whether s is a rate as tmsh takes one: a number of
 // bits per second, or one with bps, kbps, mbps or gbps (any case).
 func validBitRate(s string) bool {
+	_, ok := bitRate(s)
+	return ok
+}
+
+// bitRate reads a rate (validBitRate) in bits per second.
+func bitRate(s string) (uint64, bool) {
 	s = strings.ToLower(s)
-	for _, u := range []string{"gbps", "mbps", "kbps", "bps"} {
+	mult := uint64(1)
+	for i, u := range []string{"gbps", "mbps", "kbps", "bps"} {
 		if strings.HasSuffix(s, u) {
 			s = strings.TrimSuffix(s, u)
+			mult = []uint64{1e9, 1e6, 1e3, 1}[i]
 			break
 		}
 	}
-	_, err := strconv.ParseUint(s, 10, 64)
-	return err == nil && s != "" && s[0] != '+'
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || s == "" || s[0] == '+' || n > ^uint64(0)/mult {
+		return 0, false
+	}
+	return n * mult, true
+}
+
+// rateWords are the rate and ceiling one statement gives a rate class,
+// so that a ceiling below the rate is refused at its line:column (one
+// given alone is checked against the other at commit,
+// daemon/translate_rateshaping.go).
+type rateWords struct{ rate, ceiling *grammar.Word }
+
+// see notes the value word of a rate property kw.
+func (r *rateWords) see(kw *grammar.Word, rest []grammar.Node) {
+	w, ok := rest[0].(*grammar.Word)
+	if !ok {
+		return
+	}
+	switch kw.Text {
+	case "rate":
+		r.rate = w
+	case "ceiling":
+		r.ceiling = w
+	}
+}
+
+// check refuses a ceiling (other than 0, the rate's) below the rate.
+func (r *rateWords) check() error {
+	if r.rate == nil || r.ceiling == nil {
+		return nil
+	}
+	rate, _ := bitRate(r.rate.Text)
+	c, _ := bitRate(r.ceiling.Text)
+	if c != 0 && c < rate {
+		return synErr(r.ceiling, []string{"a ceiling of at least " + r.rate.Text}, "ceiling %s is less than rate %s: a class's ceiling must be at least its rate", r.ceiling.Text, r.rate.Text)
+	}
+	return nil
 }
