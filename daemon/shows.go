@@ -32,6 +32,7 @@ func registerPlaneRuntime(e *Engine, h *planeHook) {
 	e.RegisterRuntime(dohCommands(e, p))          // shows_doh.go
 	e.RegisterRuntime(bwcCommands(e, p))          // shows_bwc.go
 	e.RegisterRuntime(packetFilterCommands(e, p)) // packetfilter.go
+	e.RegisterRuntime(rateClassCommands(e, p))    // shows_rateshaping.go
 	e.RegisterRuntime(mrfRouteCommands())         // shows_mrf.go
 	e.RegisterRuntime(lsnCommands(e, p))          // shows_lsn.go
 }

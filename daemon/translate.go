@@ -106,6 +106,7 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	}
 	t.policies()    // translate_policy.go
 	t.bwcPolicies() // translate_bwc.go
+	t.rateClasses() // translate_rateshaping.go
 	t.lsnPools()    // translate_lsn.go
 	for _, o := range cfg.Of(ltmVirtual) {
 		t.virtual(o)
@@ -607,10 +608,10 @@ func (t *translator) virtual(o *objects.Object) {
 	if !t.ruleClones(o, v, clones) { // translate_ruleclone.go
 		return
 	}
-	t.virtualAddress(o, v) // translate_vaddr.go
-	t.virtualBWC(o, v)     // translate_bwc.go
-	t.netflow(o, v)        // translate_netflow.go
-	// flow-eviction-policy (translate_eviction.go)
-	t.virtualEviction(o, v)
+	t.virtualAddress(o, v)   // translate_vaddr.go
+	t.virtualBWC(o, v)       // translate_bwc.go
+	t.virtualRateClass(o, v) // translate_rateshaping.go
+	t.netflow(o, v)          // translate_netflow.go
+	t.virtualEviction(o, v)  // flow-eviction-policy (translate_eviction.go)
 	t.dc.Virtuals[o.Name] = v
 }

@@ -66,6 +66,7 @@ type (
 	BWCCategory       = config.BWCCategory
 	BWCMark           = config.BWCMark
 	BWCPriorityGroup  = config.BWCPriorityGroup
+	RateClass         = config.RateClass
 	GTPProfile        = config.GTPProfile
 	DHCPProfile       = config.DHCPProfile
 	DHCPv6Option      = config.DHCPv6Option
@@ -76,6 +77,9 @@ type (
 )
 
 const (
+	RateAny                        = config.RateAny
+	RateToClient                   = config.RateToClient
+	RateToServer                   = config.RateToServer
 	ProtoTCP                       = config.ProtoTCP
 	ProtoUDP                       = config.ProtoUDP
 	SNATNone                       = config.SNATNone

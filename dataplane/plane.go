@@ -249,7 +249,8 @@ func (p *Plane) applyLocked(pc *Prepared) error {
 		return err
 	}
 	p.bwc.Apply(cfg.BWC)
-	p.lsn.Apply(cfg.LSN) // lsn.go
+	p.bwc.ApplyClasses(cfg.RateClasses) // bwc/class.go
+	p.lsn.Apply(cfg.LSN)                // lsn.go
 	p.buildRuntimes(cfg, b)
 	p.reconcileMonitors(cfg, specs, b)
 	p.swap(cfg, b)
@@ -422,6 +423,13 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		snap.Rate = v.RateFor(vc, &p.rates)
 		snap.Clone = v.CloneSet(vc, b.pools, p.opts.ConnectTimeout)
 		snap.BWC = p.bwc.Policy(vc.BWC)
+		if cls := p.bwc.Class(vc.RateClass); cls != nil { // rate-class
+			if snap.BWC == nil {
+				snap.BWC = cls
+			} else {
+				snap.RateClass = cls
+			}
+		}
 		if vc.SNAT.Type == SNATLSN {
 			snap.LSN = p.lsn.Pool(vc.SNAT.Pool)
 		}

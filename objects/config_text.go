@@ -22,6 +22,11 @@ ltm profile fastl4 /Common/fastL4 { idle-timeout 300 }
 ltm profile http /Common/http { insert-xforwarded-for disabled oneconnect-transformations enabled }
 ltm profile one-connect /Common/oneconnect { idle-timeout-override disabled limit-type none max-age 86400 max-reuse 1000 max-size 10000 share-pools disabled source-mask any }
 ltm profile mblb /Common/mblb { }
+net rate-shaping queue /Common/pfifo { type pfifo }
+net rate-shaping queue /Common/sfq { type sfq }
+net rate-shaping drop-policy /Common/tail { type tail }
+net rate-shaping drop-policy /Common/red { type red }
+net rate-shaping drop-policy /Common/fred { type fred }
 ltm profile stream /Common/stream { }
 ltm profile json /Common/json { }
 ltm profile doh-server /Common/doh-server { }

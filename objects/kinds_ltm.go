@@ -96,7 +96,7 @@ func ltmKinds() []*Kind {
 		bare("stateless"),
 		bare("dhcp-relay"),
 		passive(str("per-flow-request-access-policy", "none")),
-		passive(str("rate-class", "none")),
+		help(ref("rate-class", "net rate-shaping class"), "the rate class the virtual's connections are shaped by (net rate-shaping class), or none"),
 		passive(str("fw-enforced-policy", "none")),
 		ro(str("creation-time", "")),
 		ro(str("last-modified-time", "")),

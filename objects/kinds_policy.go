@@ -111,7 +111,11 @@ func policyActionKind() *Kind {
 		"expiry-secs", "extension", "from-profile", "host", "ifile", "internal-virtual", "ip-address", "key",
 		"length", "netmask", "nexthop", "offset", "port", "profile", "protocol", "rateclass", "scheme",
 		"script", "status", "text", "vlan", "vlan-id"} {
-		k.Props = append(k.Props, passive(str(n, "")))
+		p := passive(str(n, ""))
+		if n == "rateclass" { // forward select rateclass runs (rules/policy/actions.go)
+			p.Passive, p.Help = false, "forward select: the rate class the connection joins (net rate-shaping class)"
+		}
+		k.Props = append(k.Props, p)
 	}
 	return k
 }

@@ -285,6 +285,7 @@ func propNames(k *Kind, includePassive bool) []string {
 // props reads a property list into item.
 func (r *Reader) props(k *Kind, item *Item, items []grammar.Node, mode Mode) error {
 	isVirtual := k.Key() == "ltm virtual"
+	var rates rateWords // a rate class's rate and ceiling (kinds_rateshaping.go)
 	vtype := ""
 	var snatWord *grammar.Word // the SNAT form this statement used (virtual_types.go)
 	for i := 0; i < len(items); {
@@ -326,6 +327,9 @@ func (r *Reader) props(k *Kind, item *Item, items []grammar.Node, mode Mode) err
 		if err != nil {
 			return err
 		}
+		if p.Format == "bitrate" {
+			rates.see(kw, items[i+1:])
+		}
 		if isVirtual && !virtualTypeSet(item, kw.Text, &vtype) { // virtual_types.go
 			return synErr(kw, []string{vtype}, "%q and %q: a virtual server has one type", vtype, kw.Text)
 		}
@@ -343,7 +347,7 @@ func (r *Reader) props(k *Kind, item *Item, items []grammar.Node, mode Mode) err
 		}
 		i += 1 + used
 	}
-	return nil
+	return rates.check()
 }
 
 func setExtra(xs []Extra, x Extra) []Extra {
@@ -555,6 +559,10 @@ func (r *Reader) scalar(k *Kind, p *Prop, w *grammar.Word) (string, error) {
 			if n < p.Min || n > p.Max {
 				return "", synErr(w, nil, "%q is out of range for %q: use infinite or an integer from %d to %d", s, p.Name, p.Min, p.Max)
 			}
+		}
+	case "bitrate":
+		if !validBitRate(s) { // kinds_rateshaping.go
+			return "", synErr(w, []string{"bps", "kbps", "mbps", "gbps"}, "%q is not a rate for %q: use a number of bits per second, or one with bps, kbps, mbps or gbps (10mbps)", s, p.Name)
 		}
 	case "network":
 		if s != "default" && s != "default-inet6" && !validPrefix(s) {

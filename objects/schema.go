@@ -318,12 +318,13 @@ func allKinds() []*Kind {
 	ks = append(ks, policyKind())
 	ks = append(ks, gtmKinds()...)
 	ks = append(ks, netSysKinds()...)
-	ks = append(ks, sflowKinds()...)     // kinds_sflow.go
-	ks = append(ks, ltmGlobalKinds()...) // kinds_ltmglobals.go
-	ks = append(ks, netListKinds()...)   // netlists.go
-	ks = append(ks, bwcKinds()...)       // kinds_bwc.go
-	ks = append(ks, lsnKinds()...)       // kinds_lsn.go
-	ks = append(ks, ilxKinds()...)       // kinds_ilx.go
+	ks = append(ks, sflowKinds()...)       // kinds_sflow.go
+	ks = append(ks, ltmGlobalKinds()...)   // kinds_ltmglobals.go
+	ks = append(ks, netListKinds()...)     // netlists.go
+	ks = append(ks, bwcKinds()...)         // kinds_bwc.go
+	ks = append(ks, rateShapingKinds()...) // kinds_rateshaping.go
+	ks = append(ks, lsnKinds()...)         // kinds_lsn.go
+	ks = append(ks, ilxKinds()...)         // kinds_ilx.go
 	ks = append(ks, fileLogKinds()...)
 	describeModeled(ks)
 	ks = append(ks, f5Kinds()...)

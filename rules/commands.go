@@ -99,34 +99,35 @@ func commandTable() *tcl.Commands {
 		t.Register("RESOLV::lookup", cmdResolvLookup).Compile = waitHook              // commands_resolv.go
 		t.Register("RESOLVER::name_lookup", cmdResolverNameLookup).Compile = waitHook // commands_dnsmsg.go
 		registerDNSMsg(t)
-		t.Register("whereis", cmdWhereis) // commands_whereis.go
-		registerSideband(t)               // commands_sideband.go
-		registerSock(t)                   // commands_sock.go
-		registerBWC(t)                    // commands_bwc.go
-		registerSYN(t)                    // commands_syn.go
-		registerTCPOpt(t)                 // commands_tcpopt.go
-		registerTCPSettings(t)            // commands_tcpset.go
-		registerFlow(t)                   // commands_flow.go
-		registerUDPSettings(t)            // commands_udpset.go
-		registerX509Ext(t)                // commands_x509ext.go
-		registerCompat(t)                 // commands_compat.go
-		registerProfile(t)                // commands_profile.go
-		registerLink(t)                   // commands_link.go
-		registerFTP(t)                    // commands_ftp.go
-		registerSOCKS(t)                  // commands_socks.go
-		registerSTARTTLS(t)               // commands_starttls.go
-		registerLDAP(t)                   // commands_ldap.go
-		registerASN1(t)                   // commands_asn1.go
-		registerRoute(t)                  // commands_route.go
-		registerStatsProfile(t)           // statsprofile.go
-		registerIStats(t)                 // istats.go
-		registerF5Only(t)                 // commands_f5only.go
-		registerMRF(t)                    // commands_mrf.go
-		registerSSLAuth(t)                // commands_sslauth.go
-		registerRateLimits(t)             // commands_ratelimit.go
-		registerIPFIX(t)                  // commands_ipfix.go
-		registerConnLimit(t)              // commands_connlimit.go
-		registerTCPOffset(t)              // commands_tcpoffset.go
+		t.Register("whereis", cmdWhereis)                             // commands_whereis.go
+		registerSideband(t)                                           // commands_sideband.go
+		registerSock(t)                                               // commands_sock.go
+		registerBWC(t)                                                // commands_bwc.go
+		t.Register("rateclass", cmdRateClass).Compile = bwcPolicyHook // commands_rateclass.go
+		registerSYN(t)                                                // commands_syn.go
+		registerTCPOpt(t)                                             // commands_tcpopt.go
+		registerTCPSettings(t)                                        // commands_tcpset.go
+		registerFlow(t)                                               // commands_flow.go
+		registerUDPSettings(t)                                        // commands_udpset.go
+		registerX509Ext(t)                                            // commands_x509ext.go
+		registerCompat(t)                                             // commands_compat.go
+		registerProfile(t)                                            // commands_profile.go
+		registerLink(t)                                               // commands_link.go
+		registerFTP(t)                                                // commands_ftp.go
+		registerSOCKS(t)                                              // commands_socks.go
+		registerSTARTTLS(t)                                           // commands_starttls.go
+		registerLDAP(t)                                               // commands_ldap.go
+		registerASN1(t)                                               // commands_asn1.go
+		registerRoute(t)                                              // commands_route.go
+		registerStatsProfile(t)                                       // statsprofile.go
+		registerIStats(t)                                             // istats.go
+		registerF5Only(t)                                             // commands_f5only.go
+		registerMRF(t)                                                // commands_mrf.go
+		registerSSLAuth(t)                                            // commands_sslauth.go
+		registerRateLimits(t)                                         // commands_ratelimit.go
+		registerIPFIX(t)                                              // commands_ipfix.go
+		registerConnLimit(t)                                          // commands_connlimit.go
+		registerTCPOffset(t)                                          // commands_tcpoffset.go
 		t.Register("getfield", cmdGetfield)
 		t.Register("findstr", cmdFindstr)
 		t.Register("substr", cmdSubstr)

@@ -56,6 +56,8 @@ const packetBytes = 1448
 type Set struct {
 	mu   sync.Mutex
 	pols map[string]*Policy
+	// classes are the rate classes, by full path (class.go).
+	classes map[string]*Policy
 	// send is where measurement lines go (SetLogSender); nil: nowhere
 	// yet.
 	send atomic.Pointer[LogSender]
@@ -155,6 +157,8 @@ type Policy struct {
 	// rate is the bytes passed this second and the last, for the current
 	// rate show reports.
 	rate meter
+	// class is a rate class's buckets (class.go); nil for a bwc policy.
+	class *classNode
 }
 
 // Stats are a policy's counters, for show net bwc policy.
@@ -338,6 +342,9 @@ type Bucket struct {
 	// fm is the flow's own measurement (BWC::measure ... flow); nil:
 	// none.
 	fm atomic.Pointer[Measure]
+	// then is the rate class bucket the flow's bytes wait on after the
+	// policy's (class.go); nil: none.
+	then atomic.Pointer[Bucket]
 }
 
 // Policy is the policy b belongs to.
@@ -479,6 +486,9 @@ func (b *Bucket) wait(n, pk int) {
 		waited = waitBytes(c.l, n) || waited
 	}
 	waited = p.waitAll(int(b.level.Load()), n, now) || waited
+	if c := p.class; c != nil {
+		waited = c.wait(n) || waited
+	}
 	if waited {
 		p.Delayed.Add(uint64(n))
 	}

@@ -153,7 +153,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 			ig.Wait(n)
 		}
 		if b := c.b.Load(); b != nil {
-			b.Wait(n)
+			b.WaitDir(n, true)
 		}
 	}
 	return n, err
@@ -162,7 +162,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 // Write implements net.Conn.
 func (c *Conn) Write(p []byte) (int, error) {
 	if b := c.b.Load(); b != nil {
-		b.Wait(len(p))
+		b.WaitDir(len(p), false)
 	}
 	return c.Conn.Write(p)
 }

@@ -62,6 +62,11 @@ func (c *compiler) action(s Spec, floor phase) (string, phase, error) {
 			return "snatpool " + quote(w("snatpool")), ph, nil
 		case w("snat") != "":
 			return "snat " + quote(w("snat")), ph, nil
+		case w("rateclass") != "":
+			// The connection joins the rate class, as the rule command
+			// rateclass puts it [M: F5 names rateclass among a forward
+			// action's targets; openltm runs it as the command].
+			return "rateclass " + quote(w("rateclass")), ph, nil
 		case w("member") != "":
 			c.lacks("action %s: forward select member", s.Num)
 			return "", 0, nil

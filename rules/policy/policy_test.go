@@ -99,6 +99,12 @@ func TestCompile(t *testing.T) {
 			"when HTTP_REQUEST priority 0 {\n    set __ltm_policy_Common_p_request {}\n    if { [lsearch -exact $__ltm_policy_Common_p_accept c0] >= 0 && [string equal -nocase POST [HTTP::method]] } {\n        pool /Common/a\n        lappend __ltm_policy_Common_p_request m0\n",
 			"when HTTP_RESPONSE priority 0 {\n    if { [lsearch -exact $__ltm_policy_Common_p_request m0] >= 0 } {\n        HTTP::header remove Server\n",
 		}},
+		{"a rate class for the connection", Policy{Name: "/Common/rc", Rules: []Rule{{Name: "slow",
+			Conditions: []Spec{cond("0", "operand", "tcp", "selector", "address", "values", "10.0.0.0/8")},
+			Actions:    []Spec{act("0", "operand", "forward", "verb", "select", "rateclass", "/Common/rc_2m")}}}}, []string{
+			"when CLIENT_ACCEPTED priority 0 {",
+			"rateclass /Common/rc_2m",
+		}},
 		{"a tcp policy runs when the client connects", Policy{Name: "/Common/t", Rules: []Rule{{Name: "inside",
 			Conditions: []Spec{cond("0", "operand", "tcp", "selector", "address", "operator", "matches", "values", "10.0.0.0/8 192.168.1.1")},
 			Actions:    []Spec{act("0", "operand", "forward", "verb", "reset")}}}}, []string{

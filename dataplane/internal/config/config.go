@@ -44,6 +44,10 @@ type Config struct {
 	// BWC is the bandwidth controllers (`net bwc policy`) by full path:
 	// the ones virtuals name and the ones rules attach with BWC::policy.
 	BWC map[string]*BWCPolicy
+	// RateClasses are the rate classes (`net rate-shaping class`) by
+	// full path: the ones virtuals name (rate-class) and the ones rules
+	// put flows in (rateclass).
+	RateClasses map[string]*RateClass
 	// LSN is the large-scale NAT pools (`ltm lsn-pool`) by full path.
 	LSN map[string]*LSNPool
 	// Pools by full path.
@@ -193,6 +197,10 @@ type Virtual struct {
 	// (bwc-policy): every byte its flows send either way waits on the
 	// policy's token bucket (dataplane/bwc); empty without one.
 	BWC string
+	// RateClass is the full path of the virtual's rate class
+	// (rate-class): its flows' bytes in the class's direction wait on
+	// the class's buckets (dataplane/bwc/class.go); empty without one.
+	RateClass string
 	// NetFlow is the virtual's netflow profile: each connection's end is
 	// reported to its log publisher's ipfix destinations
 	// (dataplane/netflow); nil without one, which costs a nil check.
@@ -1397,3 +1405,27 @@ type DoH struct {
 	// taken (always). Both false: HTTP/1.1 only.
 	ALPN, H2C bool
 }
+
+// RateClass is a `net rate-shaping class` as the dataplane shapes with
+// it: rates in bits per second (Rate guaranteed, Ceiling the most it
+// reaches borrowing from its parent; Ceiling == Rate: no borrowing),
+// MaxBurst bytes beyond the rate after a pause, the direction it shapes,
+// and its parent's full path ("": a root class).
+type RateClass struct {
+	Name     string
+	Rate     uint64
+	Ceiling  uint64
+	MaxBurst uint64
+	// Direction is what the class shapes: RateAny, RateToClient or
+	// RateToServer.
+	Direction int
+	Parent    string
+}
+
+// The directions a rate class shapes (direction any, to-client,
+// to-server).
+const (
+	RateAny = iota
+	RateToClient
+	RateToServer
+)

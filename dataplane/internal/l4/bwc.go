@@ -13,6 +13,7 @@ import (
 // the member alike, on one bucket].
 func (pr *proxied) attachBWC(p *bwc.Policy, instance string) {
 	b := p.Attach(instance)
+	b.Inherit(pr.bwc.Load()) // a rate class the flow is in stays (bwc/class.go)
 	if old := pr.bwc.Swap(b); old != nil {
 		old.Release()
 	}
@@ -85,8 +86,24 @@ func (pr *proxied) BWCDetach(name string) error {
 	if err != nil {
 		return err
 	}
-	if b := pr.bwc.Load(); b != nil && b.Policy() == p && pr.bwc.CompareAndSwap(b, nil) {
+	if b := pr.bwc.Load(); b != nil && b.Policy() == p && pr.bwc.CompareAndSwap(b, b.Class()) { // its rate class, if any, stays
 		b.Release()
+	}
+	return nil
+}
+
+// RateClass implements rules.RateClassConn: the flow's bytes wait on
+// the class named too (in place of the rate class it was in), after
+// its bwc policy's if it has one.
+func (pr *proxied) RateClass(name string) error {
+	p, err := pr.e.env.BWC.RuleClass(name)
+	if err != nil {
+		return err
+	}
+	old := pr.bwc.Load()
+	if nb, swap := bwc.WithClass(old, p, ""); swap {
+		pr.bwc.Store(nb)
+		old.Release()
 	}
 	return nil
 }

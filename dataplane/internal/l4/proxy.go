@@ -202,6 +202,9 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 	pr.init(e, vs, snap, client, local, pr.end)
 	if snap.BWC != nil {
 		pr.attachBWC(snap.BWC, client.Addr().String()) // bwc.go
+		if snap.RateClass != nil {
+			pr.bwc.Load().SetClass(snap.RateClass.Attach("")) // the virtual's rate-class after its bwc-policy
+		}
 	}
 	if snap.SYN {
 		pr.syn = readSYNConn(c) // synopts.go
@@ -863,7 +866,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 		}
 		pr.count(n, up, sc)
 		if b := pr.bwc.Load(); b != nil {
-			b.Wait(n) // bwc.go
+			b.WaitDir(n, up) // bwc.go
 		}
 		if up {
 			if ip := pr.ingress.Load(); ip != nil {

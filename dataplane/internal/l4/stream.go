@@ -179,7 +179,7 @@ func (pr *proxied) writeOut(dst *net.TCPConn, b []byte, up bool, sc *serverConn)
 		return true
 	}
 	if bk := pr.bwc.Load(); bk != nil {
-		bk.Wait(len(b)) // bwc.go
+		bk.WaitDir(len(b), up) // bwc.go
 	}
 	var n int
 	var err error

@@ -14,17 +14,19 @@ import (
 // the policy's bucket once read, what it is sent before it is written,
 // so that requests' and responses' bodies pass at the policy's rate
 // (headers count too, as BIG-IP counts every byte of a flow). A dynamic
-// policy's instance is the client's address and port. p is nil for a
+// policy's instance is the client's address and port; cls, the
+// virtual's rate-class when it has a bwc-policy too, is chained after
+// the policy's bucket (a rate-class alone comes as p). p is nil for a
 // virtual without one whose rules attach flows (BWC::policy), whose
 // clients wait on nothing until a rule attaches them. The client's
 // socket takes the policy's ip-tos and link-qos [M: the members'
 // connections are shared among clients, so they are not marked]. Such
 // clients run on goroutines, not the event loops, since a wait blocks
 // (l4/loop_linux.go).
-func (f *mblbFlow) paced(c net.Conn, p *bwc.Policy) net.Conn {
+func (f *mblbFlow) paced(c net.Conn, p, cls *bwc.Policy) net.Conn {
 	f.bwcMu.Lock()
 	if f.bwc == nil && p != nil {
-		f.bwc = p.Attach(f.Client.String())
+		f.bwc = p.AttachClass(f.Client.String(), cls) // cls: a rate-class besides the bwc-policy (bwc/class.go)
 	}
 	f.pace = bwc.PacedConn(c, f.bwc)
 	b := f.bwc
@@ -89,7 +91,9 @@ func (r *mblbRules) BWCAttach(name, instance string) error {
 	if err != nil {
 		return err
 	}
-	r.f.setBWC(p.Attach(instance))
+	b := p.Attach(instance)
+	b.Inherit(r.f.bucket()) // a rate class the flow is in stays (bwc/class.go)
+	r.f.setBWC(b)
 	return nil
 }
 
@@ -101,7 +105,28 @@ func (r *mblbRules) BWCDetach(name string) error {
 		return err
 	}
 	if b := r.f.bucket(); b != nil && b.Policy() == p {
-		r.f.setBWC(nil)
+		r.f.setBWC(b.Class()) // its rate class, if any, stays
+	}
+	return nil
+}
+
+// RateClass implements rules.RateClassConn: the client's bytes wait on
+// the class named too (in place of the rate class it was in), after its
+// bwc policy's if it has one. A client the virtual does not pace (no
+// bwc-policy, rate-class or rule that attaches one) is refused.
+func (r *mblbRules) RateClass(name string) error {
+	p, err := r.f.mv.env.BWC.RuleClass(name)
+	if err != nil {
+		return err
+	}
+	r.f.bwcMu.Lock()
+	paced := r.f.pace != nil
+	r.f.bwcMu.Unlock()
+	if !paced {
+		return errors.New("this connection is not paced: give its virtual a rate-class or bwc-policy")
+	}
+	if nb, swap := bwc.WithClass(r.f.bucket(), p, ""); swap {
+		r.f.setBWC(nb)
 	}
 	return nil
 }

@@ -41,7 +41,7 @@ func (mv *VS) serveExplicit(snap *state.VirtualSnap, c *net.TCPConn, head []byte
 	conn := clientTLS(c, head, tc, nil, nil) // tls.go
 	f.front, _ = conn.(*frontConn)
 	if snap.BWC != nil {
-		conn = f.paced(conn, snap.BWC) // bwc.go: requests, responses and CONNECT tunnels
+		conn = f.paced(conn, snap.BWC, snap.RateClass) // bwc.go: requests, responses and CONNECT tunnels
 	}
 	client := f.Client
 	opts := fwdproxy.SessionOptions{

@@ -136,7 +136,7 @@ func (mv *VS) serveHTTP2Capable(snap *state.VirtualSnap, c *net.TCPConn, head []
 		return
 	}
 	if needsPace(f, snap.BWC) {
-		conn = f.paced(conn, snap.BWC) // bwc.go: HTTP/2 and HTTP/1 clients alike
+		conn = f.paced(conn, snap.BWC, snap.RateClass) // bwc.go: HTTP/2 and HTTP/1 clients alike
 	}
 	if !h2 {
 		gw.Close()

@@ -583,7 +583,7 @@ func (s *Set) ServeHanded(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCP
 	conn := clientTLS(c, head, snap.Cfg.TLS, f.rr, f.sslTag) // tls.go
 	f.front, _ = conn.(*frontConn)
 	if needsPace(f, snap.BWC) {
-		conn = f.paced(conn, snap.BWC) // bwc.go
+		conn = f.paced(conn, snap.BWC, snap.RateClass) // bwc.go
 	}
 	f.sess = mv.eng.NewClientConn(conn, opts)
 	sess := f.sess

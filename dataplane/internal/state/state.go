@@ -414,6 +414,12 @@ type VirtualSnap struct {
 	// BWC is the virtual's bandwidth controller (bwc-policy); nil for
 	// none.
 	BWC *bwc.Policy
+	// RateClass is the virtual's rate class (rate-class) when it has a
+	// bwc-policy too: its flows' buckets chain the class's after the
+	// policy's. A virtual with a rate class alone has it in BWC (a
+	// class's policy, bwc/class.go), so every path that paces BWC's
+	// flows paces the class's alike; nil otherwise.
+	RateClass *bwc.Policy
 	// LSN is the virtual's lsn pool (source-address-translation type
 	// lsn, dataplane/lsn); nil for none, the only cost other virtuals
 	// pay.
