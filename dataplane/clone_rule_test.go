@@ -7,9 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/openltm/openltm/dataplane/mblb"
-	"github.com/openltm/openltm/dataplane/streamfilter"
 )
 
 // addClonePool adds a pool of the given members that the virtual does
@@ -91,40 +88,11 @@ func TestRuleClone(t *testing.T) {
 // as the member gets them (a stream profile's rewrite), clientside as the
 // client sent them.
 func TestRuleCloneServerside(t *testing.T) {
-	vs, member := "127.185.25.1:8000", "127.185.25.2:9000"
-	echoMember(t, member)
-	cs := startCloneCollector(t, "127.185.25.3:9001")
-	ss := startCloneCollector(t, "127.185.25.4:9001")
-	e, err := streamfilter.Parse("@cat@dog@")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := newPlane(t)
-	cfg := basic(vs, member)
-	cfg.Virtuals["/Common/vs"].Stream = &mblb.StreamOptions{Profile: "/Common/s", Expr: e}
-	addClonePool(cfg, "/Common/ids_cs", "127.185.25.3:9001")
-	addClonePool(cfg, "/Common/ids_ss", "127.185.25.4:9001")
-	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, "when CLIENT_ACCEPTED { clone pool /Common/ids_cs\n serverside { clone pool /Common/ids_ss } }")
-	mustApply(t, p, cfg)
-
-	c, err := net.DialTimeout("tcp", vs, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	io.WriteString(c, "a cat here\n")
-	c.(*net.TCPConn).CloseWrite()
-	back, _ := io.ReadAll(c)
-	if string(back) != "a dog here\n" {
-		t.Fatalf("client got %q", back)
-	}
-	if got := cs.wait(t, 1); got[0] != "a cat here\n" {
-		t.Errorf("clientside copy %q, want the client's bytes", got[0])
-	}
-	if got := ss.wait(t, 1); got[0] != "a dog here\n" {
-		t.Errorf("serverside copy %q, want the rewritten bytes", got[0])
-	}
+	cloneStreamSides(t, "127.185.25", func(cfg *Config) { // clone_test.go
+		addClonePool(cfg, "/Common/ids_cs", "127.185.25.3:9001")
+		addClonePool(cfg, "/Common/ids_ss", "127.185.25.4:9001")
+		cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, "when CLIENT_ACCEPTED { clone pool /Common/ids_cs\n serverside { clone pool /Common/ids_ss } }")
+	})
 }
 
 // TestRuleCloneNoSuchMember: a member the pool lacks is a Tcl error that

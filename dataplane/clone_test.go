@@ -291,10 +291,23 @@ func BenchmarkClonePoolHTTP(b *testing.B) {
 // rewrites the client's bytes, a clientside clone gets them as the client
 // sent them and a serverside clone as the member got them.
 func TestClonePoolStreamSides(t *testing.T) {
-	vs, member := "127.73.7.1:8000", "127.73.7.2:9000"
+	cloneStreamSides(t, "127.73.7", func(cfg *Config) {
+		withClone(cfg, "/Common/clone_cs", false, "127.73.7.3:9001")
+		withClone(cfg, "/Common/clone_ss", true, "127.73.7.4:9001")
+	})
+}
+
+// cloneStreamSides runs a client through a virtual at NET.1:8000 whose
+// stream profile turns cat into dog, its member at NET.2:9000, and
+// checks the copies the clones setup adds (clone pools or a rule) bring
+// to the collectors at NET.3:9001 (clientside: the client's bytes) and
+// NET.4:9001 (serverside: the rewritten ones).
+func cloneStreamSides(t *testing.T, net3 string, setup func(*Config)) {
+	t.Helper()
+	vs, member := net3+".1:8000", net3+".2:9000"
 	echoMember(t, member)
-	cs := startCloneCollector(t, "127.73.7.3:9001")
-	ss := startCloneCollector(t, "127.73.7.4:9001")
+	cs := startCloneCollector(t, net3+".3:9001")
+	ss := startCloneCollector(t, net3+".4:9001")
 	e, err := streamfilter.Parse("@cat@dog@")
 	if err != nil {
 		t.Fatal(err)
@@ -302,8 +315,7 @@ func TestClonePoolStreamSides(t *testing.T) {
 	p, _ := newPlane(t)
 	cfg := basic(vs, member)
 	cfg.Virtuals["/Common/vs"].Stream = &mblb.StreamOptions{Profile: "/Common/s", Expr: e}
-	withClone(cfg, "/Common/clone_cs", false, "127.73.7.3:9001")
-	withClone(cfg, "/Common/clone_ss", true, "127.73.7.4:9001")
+	setup(cfg)
 	mustApply(t, p, cfg)
 
 	c, err := net.DialTimeout("tcp", vs, 2*time.Second)

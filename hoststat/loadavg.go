@@ -61,16 +61,9 @@ func (l *LoadAverages) Sample() {
 }
 
 func (l *LoadAverages) sampleLocked() {
-	var cpu time.Duration
-	var at time.Time
-	if l.Read != nil {
-		cpu, at = l.Read()
-	} else {
-		c, err := SelfCPU()
-		if err != nil {
-			return
-		}
-		cpu, at = c, time.Now()
+	cpu, at, ok := readCPU(l.Read) // selfcpu.go
+	if !ok {
+		return
 	}
 	l.next.Store(at.UnixNano() + int64(time.Second))
 	if !l.prevAt.IsZero() && at.After(l.prevAt) && cpu >= l.prevCPU {

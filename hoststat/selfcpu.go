@@ -57,16 +57,9 @@ func (m *CPUMeter) Percent() float64 {
 
 // sample takes a reading and, with the one before, the figure.
 func (m *CPUMeter) sample() {
-	var cpu time.Duration
-	var at time.Time
-	if m.Read != nil {
-		cpu, at = m.Read()
-	} else {
-		c, err := SelfCPU()
-		if err != nil {
-			return
-		}
-		cpu, at = c, time.Now()
+	cpu, at, ok := readCPU(m.Read)
+	if !ok {
+		return
 	}
 	if !m.prevAt.IsZero() && at.After(m.prevAt) && cpu >= m.prevCPU {
 		procs := m.Procs
@@ -77,4 +70,18 @@ func (m *CPUMeter) sample() {
 		m.percent.Store(math.Float64bits(min(p, 100)))
 	}
 	m.prevCPU, m.prevAt = cpu, at
+}
+
+// readCPU is read's reading, or, when read is nil (as outside tests),
+// the process's own processor time and now; false when it cannot be read.
+func readCPU(read func() (time.Duration, time.Time)) (cpu time.Duration, at time.Time, ok bool) {
+	if read != nil {
+		cpu, at = read()
+		return cpu, at, true
+	}
+	c, err := SelfCPU()
+	if err != nil {
+		return 0, time.Time{}, false
+	}
+	return c, time.Now(), true
 }

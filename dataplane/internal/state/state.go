@@ -8,13 +8,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/openltm/openltm/dataplane/pktfilter"
-
 	"github.com/openltm/openltm/dataplane/bwc"
 	"github.com/openltm/openltm/dataplane/clone"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/lb"
 	"github.com/openltm/openltm/dataplane/lsn"
+	"github.com/openltm/openltm/dataplane/pktfilter"
 )
 
 // Modes maps each mode to its algorithm and whether node figures (ratio,
