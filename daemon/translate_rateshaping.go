@@ -180,8 +180,9 @@ func atou(s string) uint64 {
 }
 
 // virtualRateClass puts v's flows in its rate-class: the L4 proxy's TCP
-// flows and a message-based (http) virtual's clients. A UDP virtual, or
-// an http virtual that is an SSL forward proxy, keeps the setting with a
+// flows, a message-based (http) virtual's clients and a UDP virtual's
+// flows (their datagrams wait in the flow's queues, dropped past them).
+// An http virtual that is an SSL forward proxy keeps the setting with a
 // warning.
 func (t *translator) virtualRateClass(o *objects.Object, v *dataplane.Virtual) {
 	name := virtualRateClass.Str(o)
@@ -191,10 +192,6 @@ func (t *translator) virtualRateClass(o *objects.Object, v *dataplane.Virtual) {
 	co := t.cfg.Lookup(t.s, []string{netRateClass.Key()}, name)
 	if co == nil || t.dc.RateClasses[co.Name] == nil {
 		return // refused above, or a dangling reference the schema reports
-	}
-	if v.IsUDP() {
-		t.note(o, "rate-class %s is kept but not applied: openltm shapes TCP virtuals' flows by rate class, not UDP datagrams (a bwc-policy shapes them)", co.Name)
-		return
 	}
 	if v.MBLB != nil && v.MBLB.ExplicitProxy == nil && v.TLS != nil && v.TLS.Forward != nil {
 		t.note(o, "rate-class %s is kept but not applied: openltm does not shape an http virtual that is an SSL forward proxy", co.Name)

@@ -279,6 +279,18 @@ func (b *Bucket) WaitDir(n int, toServer bool) {
 	}
 }
 
+// WaitDatagramDir is WaitDir for one datagram of n bytes (one packet)
+// going to the server (toServer) or to the client: a datagram flow's
+// Queue of that direction waits on it.
+func (b *Bucket) WaitDatagramDir(n int, toServer bool) {
+	if c := b.p.class; c == nil || c.applies(toServer) {
+		b.wait(n, 1)
+	}
+	if t := b.then.Load(); t != nil {
+		t.WaitDatagramDir(n, toServer)
+	}
+}
+
 // SetClass puts the flow on b in a rate class besides b's policy (cb, a
 // class's bucket; nil: none): its bytes wait on the policy, then on the
 // class.

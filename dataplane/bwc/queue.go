@@ -27,6 +27,9 @@ type Queue[T any] struct {
 	b     *Bucket
 	out   func(T, []byte)
 	limit int
+	// dir is the way the datagrams go, for a rate class that shapes one
+	// direction only (NewQueueDir): dirAny, dirToServer or dirToClient.
+	dir int8
 
 	mu      sync.Mutex
 	maxPkts int // SetMaxPackets; 0: none
@@ -50,7 +53,40 @@ func NewQueue[T any](b *Bucket, out func(T, []byte)) *Queue[T] {
 	if r := b.p.Cfg.MaxUserRate; r > 0 && b.Dynamic() {
 		limit = max(minQueue, min(limit, int(float64(r)/8*queueSeconds)))
 	}
+	if c := b.p.class; c != nil {
+		// A rate class's flow: half a second of its ceiling.
+		limit = c.queueLimit()
+	} else if t := b.then.Load(); t != nil {
+		// A rate class after the policy: the narrower of the two.
+		limit = min(limit, t.p.class.queueLimit())
+	}
 	return &Queue[T]{b: b, out: out, limit: limit}
+}
+
+// queueLimit is a datagram queue's bound on a rate class: half a second
+// of its ceiling, at least minQueue.
+func (c *classNode) queueLimit() int {
+	return max(minQueue, int(min(float64(c.cfg.Ceiling)/8*queueSeconds, float64(1<<30))))
+}
+
+// Directions of a Queue (NewQueueDir).
+const (
+	dirAny int8 = iota
+	dirToServer
+	dirToClient
+)
+
+// NewQueueDir is NewQueue for the datagrams going to the server
+// (toServer) or to the client: a rate class on b, or chained after b's
+// policy (SetClass), shapes only those of its direction, as WaitDir does
+// a stream's bytes.
+func NewQueueDir[T any](b *Bucket, toServer bool, out func(T, []byte)) *Queue[T] {
+	q := NewQueue(b, out)
+	q.dir = dirToClient
+	if toServer {
+		q.dir = dirToServer
+	}
+	return q
 }
 
 // Send queues a copy of d for to; false when the queue is full (or
@@ -62,6 +98,11 @@ func (q *Queue[T]) Send(to T, d []byte) bool {
 		p := q.b.p
 		p.Dropped.Add(uint64(len(d)))
 		p.DroppedPkts.Add(1)
+		if t := q.b.then.Load(); t != nil {
+			// A rate class after the policy: its Dropped counts it too.
+			t.p.Dropped.Add(uint64(len(d)))
+			t.p.DroppedPkts.Add(1)
+		}
 		return false
 	}
 	q.items = append(q.items, queued[T]{to, append([]byte(nil), d...)})
@@ -87,7 +128,11 @@ func (q *Queue[T]) drain() {
 		q.items[0] = queued[T]{}
 		q.items = q.items[1:]
 		q.mu.Unlock()
-		q.b.WaitDatagram(len(it.d))
+		if q.dir == dirAny {
+			q.b.WaitDatagram(len(it.d))
+		} else {
+			q.b.WaitDatagramDir(len(it.d), q.dir == dirToServer)
+		}
 		q.mu.Lock()
 		q.bytes -= len(it.d)
 		closed := q.closed

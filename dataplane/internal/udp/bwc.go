@@ -17,17 +17,18 @@ type flowBWC struct {
 	toClient *bwc.Queue[*flow]
 }
 
-// newFlowBWC puts f under p as instance.
-func newFlowBWC(f *flow, p *bwc.Policy, instance string) *flowBWC {
-	b := p.Attach(instance)
+// newFlowBWCOn puts f on bucket b: a policy's (with a rate class chained
+// after it or not) or a rate class's. Each direction's queue waits on
+// the class only for the datagrams of the class's direction.
+func newFlowBWCOn(f *flow, b *bwc.Bucket) *flowBWC {
 	return &flowBWC{
 		b: b,
-		up: bwc.NewQueue(b, func(lg *leg, d []byte) {
+		up: bwc.NewQueueDir(b, true, func(lg *leg, d []byte) {
 			if !lg.gone.Load() {
 				lg.send(d)
 			}
 		}),
-		toClient: bwc.NewQueue(b, func(f *flow, d []byte) {
+		toClient: bwc.NewQueueDir(b, false, func(f *flow, d []byte) {
 			if !f.ended.Load() {
 				f.toClient(d)
 			}

@@ -75,7 +75,9 @@ func (f *flow) BWCAttach(name, instance string) error {
 	if err != nil {
 		return err
 	}
-	f.setBWC(newFlowBWC(f, p, instance))
+	b := p.Attach(instance)
+	b.Inherit(f.bucket()) // a rate class the flow is in stays (bwc/class.go)
+	f.setBWC(newFlowBWCOn(f, b))
 	return nil
 }
 
@@ -86,10 +88,42 @@ func (f *flow) BWCDetach(name string) error {
 	if err != nil {
 		return err
 	}
-	if fb := f.bwc.Load(); fb != nil && fb.b.Policy() == p && f.bwc.CompareAndSwap(fb, nil) {
-		fb.close()
+	if fb := f.bwc.Load(); fb != nil && fb.b.Policy() == p {
+		if cb := fb.b.Class(); cb != nil {
+			f.setBWC(newFlowBWCOn(f, cb)) // its rate class, if any, stays
+		} else if f.bwc.CompareAndSwap(fb, nil) {
+			fb.close()
+		}
 	}
 	return nil
+}
+
+// A UDP flow is put in a rate class by its rules (rateclass) as a TCP
+// flow is: its datagrams in the class's direction wait in the flow's
+// queues on the class's buckets (after its bwc policy's, if it has one).
+var _ rules.RateClassConn = (*flow)(nil)
+
+// RateClass implements rules.RateClassConn.
+func (f *flow) RateClass(name string) error {
+	if f.l.e.env.BWC == nil {
+		return fmt.Errorf("rate class %s not found", name)
+	}
+	p, err := f.l.e.env.BWC.RuleClass(name)
+	if err != nil {
+		return err
+	}
+	f.inClass(p)
+	return nil
+}
+
+// inClass puts f in rate class p, in place of the class it was in: on
+// the class's own bucket when f is under no bwc policy, else chained
+// after its policy's.
+func (f *flow) inClass(p *bwc.Policy) {
+	old := f.bucket()
+	if nb, swap := bwc.WithClass(old, p, ""); swap {
+		f.setBWC(newFlowBWCOn(f, nb)) // releases old's bucket with its queues
+	}
 }
 
 // BWCRate implements rules.BWCConn.

@@ -163,7 +163,8 @@ func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client net
 		f.clone = snap.Clone.StartDatagrams()
 	}
 	if snap.BWC != nil {
-		f.bwc.Store(newFlowBWC(f, snap.BWC, f.Client.String())) // bwc.go
+		// bwc.go; a rate-class besides a bwc-policy is chained after it.
+		f.bwc.Store(newFlowBWCOn(f, snap.BWC.AttachClass(f.Client.String(), snap.RateClass)))
 	}
 	f.sip = newSIPState(cfg.SIP, l.addr.String())
 	f.rad = newRADIUSState(cfg.RADIUS, f) // radius.go
