@@ -104,12 +104,24 @@ func (h *packetFilterHook) Prepare(old, cfg *objects.Config, opts CommitOptions)
 		if v := pfVLAN.Str(o); v != "" && v != "none" {
 			continue // kept with the passive row's warning: it does not act
 		}
-		if rc := pfRateClass.Str(o); rc != "" && rc != "none" && changed {
-			warn(fmt.Sprintf("net packet-filter %s: rate-class %s is kept, not applied; the filter's action %s acts", o.Name, rc, pfAction.Str(o)))
-		}
 		a, _ := pktfilter.ParseAction(pfAction.Str(o))
+		class := ""
+		if rc := pfRateClass.Str(o); rc != "" && rc != "none" {
+			co := cfg.Lookup(schema, []string{netRateClass.Key()}, rc)
+			if co == nil {
+				return nil, objects.NotFound(netRateClass, rc)
+			}
+			class = co.Name
+			if a == pktfilter.Discard || a == pktfilter.Reject {
+				// F5: meaningless on a filter that discards or rejects.
+				if changed || pfRateClass.Str(was) != rc || pfAction.Str(was) != pfAction.Str(o) {
+					warn(fmt.Sprintf("net packet-filter %s: rate-class %s has no effect: the filter's action %s lets nothing in", o.Name, rc, a))
+				}
+				class = ""
+			}
+		}
 		order := atoi(pfOrder.Str(o))
-		set.Filters = append(set.Filters, &pktfilter.Filter{Name: o.Name, Order: order, Action: a, Expr: expr, Logging: pfLogging.Str(o) == "enabled"})
+		set.Filters = append(set.Filters, &pktfilter.Filter{Name: o.Name, Order: order, Action: a, Expr: expr, Logging: pfLogging.Str(o) == "enabled", RateClass: class})
 	}
 	if o := cfg.Get(netPacketTrusted, ""); o != nil {
 		if v := o.Props[pfTrustedAddresses.Name]; v != nil {

@@ -12,10 +12,10 @@ package objects
 // (https://techdocs.f5.com/en-us/bigip-14-1-0/big-ip-tmos-routing-administration-14-1-0/packet-filters.html).
 // [M] choices: order and action are required at create, as the man page
 // marks them; rule defaults to the empty expression, which matches every
-// packet; a filter's vlan, the trusted mac-addresses and vlans, and
-// rate-class are kept with a warning (openltm sees no layer 2 and shapes
-// no packets): a filter with a vlan does not act, since acting on all
-// VLANs would be more than it says.
+// packet; a filter's vlan, the trusted mac-addresses and vlans are kept
+// with a warning (openltm sees no layer 2): a filter with a vlan does not
+// act, since acting on all VLANs would be more than it says. A filter's
+// rate-class puts the connections and flows it accepts in that class.
 func packetFilterKinds() []*Kind {
 	pf := &Kind{Words: []string{"net", "packet-filter"}, Title: "Packet Filter", Lower: "packet filter", Source: tmshRef("net packet-filter"),
 		Help: "packet filter: a rule (tcpdump syntax) matched against each new connection or UDP flow, in order, while sys db packetfilter is enable",
@@ -25,7 +25,7 @@ func packetFilterKinds() []*Kind {
 			help(str("rule", ""), `the expression, in quotes: host, net A/LEN, port, portrange, src/dst, tcp, udp, icmp, ip, ip6, proto N, and, or, not, ( ); "" matches everything`),
 			help(enum("logging", "disabled", "enabled", "disabled"), "enabled: each match writes a line to the ltm log"),
 			passive(help(ref("vlan", "net vlan"), "kept: openltm does not see the VLAN a connection arrives on; a filter with a vlan does not act")),
-			passive(help(ref("rate-class", "net rate-shaping class"), "kept: openltm shapes no packets; the filter's action still applies")),
+			help(ref("rate-class", "net rate-shaping class"), "the rate class the TCP and UDP connections the filter accepts are shaped by (net rate-shaping class), or none"),
 			str("description", "none"),
 			passive(str("app-service", "none")),
 		}}

@@ -67,7 +67,13 @@ type Filter struct {
 	Action  Action
 	Expr    *Expr
 	Logging bool
-	count   *Counter
+	// RateClass is the full path of the filter's rate-class (empty:
+	// none): the connections and flows it lets in are shaped by that
+	// class. F5: "any traffic allowed by the rule will also be rate
+	// limited according to the behavior of the specified rate class"
+	// (https://clouddocs.f5.com/api/icontrol-soap/Networking__PacketFilter__get_rate_class.html).
+	RateClass string
+	count     *Counter
 }
 
 // Set is the packet filtering in force: the filters by order, the
@@ -81,6 +87,8 @@ type Set struct {
 	Trusted []netip.Prefix
 	// Log takes a line for each match of a filter with logging enabled.
 	Log func(line string)
+	// classes is whether a filter has a rate class (Store).
+	classes bool
 }
 
 // Holder is the plane's packet filtering: nil Set while sys db
@@ -118,6 +126,7 @@ func (h *Holder) Store(s *Set) {
 				h.counters[f.Name] = c
 			}
 			f.count = c
+			s.classes = s.classes || f.RateClass != ""
 		}
 		h.mu.Unlock()
 	}
@@ -194,11 +203,28 @@ func (h *Holder) Reset(names ...string) {
 // that applies, counting and logging the matches. With filtering off
 // (nil Set) it is Accept, for one atomic load.
 func (h *Holder) Decide(p *Packet) Action {
+	a, _ := h.DecideClass(p)
+	return a
+}
+
+// DecideClass is Decide with the rate class (full path; empty for none)
+// the connection or flow is to be shaped by when it is accepted: the
+// accepting filter's, else that of the first continue filter matched
+// that names one [M: F5 documents a filter's rate class for what the
+// filter allows, not how continue filters combine].
+func (h *Holder) DecideClass(p *Packet) (Action, string) {
 	s := h.Load()
 	if s == nil {
-		return Accept
+		return Accept, ""
 	}
 	return s.decide(h, p, true)
+}
+
+// Classes reports whether a filter in force has a rate class: the TCP
+// data paths then run a virtual's flows where they can be shaped.
+func (h *Holder) Classes() bool {
+	s := h.Load()
+	return s != nil && s.classes
 }
 
 // Verdict is Decide without counting or logging: the refusal paths ask
@@ -208,18 +234,20 @@ func (h *Holder) Verdict(p *Packet) Action {
 	if s == nil {
 		return Accept
 	}
-	return s.decide(h, p, false)
+	a, _ := s.decide(h, p, false)
+	return a
 }
 
-func (s *Set) decide(h *Holder, p *Packet, count bool) Action {
+func (s *Set) decide(h *Holder, p *Packet, count bool) (Action, string) {
 	for _, t := range s.Trusted {
 		if t.Contains(p.Src.Addr()) {
 			if count {
 				h.trusted.Matches.Add(1)
 			}
-			return Accept
+			return Accept, ""
 		}
 	}
+	class := ""
 	for _, f := range s.Filters {
 		if !f.Expr.Match(p) {
 			continue
@@ -232,14 +260,27 @@ func (s *Set) decide(h *Holder, p *Packet, count bool) Action {
 				s.Log(logLine(f, p))
 			}
 		}
-		if f.Action != Continue {
-			return f.Action
+		switch {
+		case f.Action == Accept && f.RateClass != "":
+			return Accept, f.RateClass
+		case f.Action != Continue:
+			return f.Action, classIf(f.Action, class)
+		case class == "":
+			class = f.RateClass
 		}
 	}
 	if count {
 		h.deflt.Matches.Add(1)
 	}
-	return s.Default
+	return s.Default, classIf(s.Default, class)
+}
+
+// classIf is class for what is accepted; none for what is not.
+func classIf(a Action, class string) string {
+	if a != Accept {
+		return ""
+	}
+	return class
 }
 
 // logLine is the ltm log's line for a match [M: BIG-IP's packet filter

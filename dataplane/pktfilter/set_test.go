@@ -101,3 +101,46 @@ func TestParseAction(t *testing.T) {
 		t.Error("drop accepted")
 	}
 }
+
+// TestDecideClass: the rate class a connection is shaped by is the
+// accepting filter's, else the first matched continue filter's that
+// names one when the connection is then accepted; nothing refused, and
+// nothing trusted, gets a class.
+func TestDecideClass(t *testing.T) {
+	withClass := func(f *Filter, class string) *Filter { f.RateClass = class; return f }
+	var h Holder
+	h.Store(&Set{
+		Filters: []*Filter{
+			withClass(mustFilter(t, "count-udp", 5, Continue, "udp", false), "/Common/udp"),
+			withClass(mustFilter(t, "slow-web", 10, Accept, "tcp and dst port 80", false), "/Common/web"),
+			mustFilter(t, "fast", 15, Accept, "src host 127.182.5.5", false),
+			withClass(mustFilter(t, "deny", 20, Reject, "src net 127.182.6.0/24", false), "/Common/web"),
+		},
+		Default: Accept,
+		Trusted: []netip.Prefix{netip.MustParsePrefix("127.182.5.9/32")},
+	})
+	if !h.Classes() {
+		t.Fatal("Classes() is false with filters naming rate classes")
+	}
+	for _, c := range []struct {
+		p     *Packet
+		want  Action
+		class string
+	}{
+		{pkt(ProtoTCP, "127.182.5.1:1000", "127.182.0.1:80"), Accept, "/Common/web"},
+		{pkt(ProtoTCP, "127.182.5.9:1000", "127.182.0.1:80"), Accept, ""}, // trusted
+		{pkt(ProtoTCP, "127.182.5.1:1000", "127.182.0.1:81"), Accept, ""}, // the default, no class
+		{pkt(ProtoUDP, "127.182.5.1:1000", "127.182.0.1:53"), Accept, "/Common/udp"},
+		{pkt(ProtoUDP, "127.182.5.5:1000", "127.182.0.1:53"), Accept, "/Common/udp"}, // continue's, then fast
+		{pkt(ProtoUDP, "127.182.6.1:1000", "127.182.0.1:53"), Reject, ""},
+	} {
+		if a, cls := h.DecideClass(c.p); a != c.want || cls != c.class {
+			t.Errorf("DecideClass(%v) = %v %q, want %v %q", *c.p, a, cls, c.want, c.class)
+		}
+	}
+	var none Holder
+	none.Store(&Set{Filters: []*Filter{mustFilter(t, "plain", 1, Accept, "", false)}})
+	if none.Classes() {
+		t.Error("Classes() is true with no filter naming a rate class")
+	}
+}

@@ -175,7 +175,8 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 	snap := vs.Snap.Load()
 	cfg := snap.Cfg
 	client, local := rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr())
-	if !vs.Admit(snap, client, local) {
+	ok, pfClass := vs.AdmitClass(snap, client, local)
+	if !ok {
 		if e.refused(snap, client, local) { // rstcause.go
 			reset(c) // disabled virtual, foreign source or a limit: reset
 		} else {
@@ -205,6 +206,12 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 		if snap.RateClass != nil {
 			pr.bwc.Load().SetClass(snap.RateClass.Attach("")) // the virtual's rate-class after its bwc-policy
 		}
+	}
+	if pfClass != "" {
+		// The packet filter that let the client in names a rate class:
+		// the flow is in it, as rateclass would put it [M: in place of
+		// the virtual's rate-class, as a later rateclass would].
+		pr.RateClass(pfClass) // bwc.go; a class gone since the commit: not shaped
 	}
 	if snap.SYN {
 		pr.syn = readSYNConn(c) // synopts.go

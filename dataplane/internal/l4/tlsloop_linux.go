@@ -42,7 +42,7 @@ const (
 // the handshake's goroutine before the handshake (acceptedOnLoop).
 func loopTLS(snap *state.VirtualSnap) bool {
 	t := snap.Cfg.TLS
-	return t != nil && t.Client != nil && t.Server == nil && !t.AllowNonSSL && snap.BWC == nil && snap.LSN == nil && (snap.EvMask == 0 || snap.EvMask == eventBit(config.EventClientAccepted)) &&
+	return t != nil && t.Client != nil && t.Server == nil && !t.AllowNonSSL && snap.BWC == nil && !snap.PF.Classes() && snap.LSN == nil && (snap.EvMask == 0 || snap.EvMask == eventBit(config.EventClientAccepted)) &&
 		snap.Cfg.MBLB == nil && snap.DNS == nil && snap.Cfg.STARTTLS == nil && snap.Cfg.MQTT == nil && snap.Cfg.FIX == nil && snap.Cfg.Diameter == nil && !handlesSSL(snap.Cfg.Rules) && !sslPersists(snap.Cfg) // ssl persistence: goroutine flows (tls.go)
 }
 

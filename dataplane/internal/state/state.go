@@ -452,10 +452,26 @@ type DNSService interface {
 // virtual address's enabled and connection limit) and counts it; Leave
 // counts its end.
 func (vs *Virtual) Admit(snap *VirtualSnap, client, local netip.AddrPort) bool {
-	cfg := snap.Cfg
-	if snap.PF.Load() != nil && !snap.filterAdmits(client, local) { // packet filters: one atomic load when off
-		return false
+	ok, _ := vs.AdmitClass(snap, client, local)
+	return ok
+}
+
+// AdmitClass is Admit with the rate class (full path; empty for none)
+// the packet filter that let the connection or flow in names: the data
+// paths that can shape it put it in that class.
+func (vs *Virtual) AdmitClass(snap *VirtualSnap, client, local netip.AddrPort) (bool, string) {
+	cls := ""
+	if snap.PF.Load() != nil { // packet filters: one atomic load when off
+		var ok bool
+		if ok, cls = snap.filterAdmits(client, local); !ok {
+			return false, ""
+		}
 	}
+	return vs.admit(snap, client, local), cls
+}
+
+func (vs *Virtual) admit(snap *VirtualSnap, client, local netip.AddrPort) bool {
+	cfg := snap.Cfg
 	if !cfg.Enabled || (cfg.Source.IsValid() && cfg.Source.Bits() > 0 && !cfg.Source.Contains(client.Addr())) {
 		return false
 	}
@@ -495,9 +511,10 @@ func (vs *Virtual) Admit(snap *VirtualSnap, client, local netip.AddrPort) bool {
 // filterAdmits runs the packet filters over a new connection or flow,
 // counting and logging their matches: false when one discards or
 // rejects it (Discards tells which, for the refusal).
-func (s *VirtualSnap) filterAdmits(client, local netip.AddrPort) bool {
+func (s *VirtualSnap) filterAdmits(client, local netip.AddrPort) (bool, string) {
 	p := pktfilter.Packet{Proto: s.proto(), Src: unmap(client), Dst: unmap(local)}
-	return s.PF.Decide(&p) == pktfilter.Accept
+	a, cls := s.PF.DecideClass(&p)
+	return a == pktfilter.Accept, cls
 }
 
 // Discards reports whether the packet filters discard (rather than
@@ -523,7 +540,7 @@ func unmap(a netip.AddrPort) netip.AddrPort { return netip.AddrPortFrom(a.Addr()
 
 // Plain reports whether the virtual's flows need nothing but the L4 proxy.
 func (s *VirtualSnap) Plain() bool {
-	return s.EvMask == 0 && s.BWC == nil && s.LSN == nil && s.Cfg.MBLB == nil && s.Cfg.TLS == nil && s.Cfg.Stream == nil && s.Cfg.FTP == nil && s.Cfg.Socks == nil && s.Cfg.ILX == nil && s.Cfg.MQTT == nil && s.Cfg.FIX == nil && s.Cfg.RTSP == nil && s.Cfg.Diameter == nil && s.Cfg.MRF == nil && s.DNS == nil &&
+	return s.EvMask == 0 && s.BWC == nil && !s.PF.Classes() && s.LSN == nil && s.Cfg.MBLB == nil && s.Cfg.TLS == nil && s.Cfg.Stream == nil && s.Cfg.FTP == nil && s.Cfg.Socks == nil && s.Cfg.ILX == nil && s.Cfg.MQTT == nil && s.Cfg.FIX == nil && s.Cfg.RTSP == nil && s.Cfg.Diameter == nil && s.Cfg.MRF == nil && s.DNS == nil &&
 		!s.Cfg.Persist.Peeks() // ssl and msrdp persistence read the first bytes (l4/sslpersist.go)
 }
 

@@ -366,10 +366,16 @@ func (l *Listener) datagram(client netip.AddrPort, b []byte) {
 // it in CLIENT_ACCEPTED.
 func (l *Listener) open(vs *state.Virtual, client netip.AddrPort) *flow {
 	snap := vs.Snap.Load()
-	if !vs.Admit(snap, client, l.addr) {
+	ok, pfClass := vs.AdmitClass(snap, client, l.addr)
+	if !ok {
 		return nil
 	}
 	f := newFlow(l, vs, snap, client)
+	if pfClass != "" {
+		// The packet filter that let the flow in names a rate class
+		// (bwcrules.go); one gone since the commit: not shaped.
+		f.RateClass(pfClass)
+	}
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
