@@ -5,9 +5,9 @@ import (
 )
 
 // RateClassConn is implemented by a Conn whose flow a rate class can
-// shape (the L4 proxy's flows, an http virtual's paced clients), found
-// by type assertion: rateclass goes through it. Without it rateclass is
-// a Tcl error.
+// shape (the L4 proxy's flows, an http virtual's paced clients, UDP
+// flows), found by type assertion: rateclass goes through it. Without
+// it rateclass is a Tcl error.
 type RateClassConn interface {
 	// RateClass puts the flow in the rate class named (relative to
 	// /Common, or a full path), in place of the class it was in.
