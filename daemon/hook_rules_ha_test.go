@@ -64,29 +64,39 @@ func TestRuleHAStatusCPU(t *testing.T) {
 }
 
 // TestRuleCloneKept: a rule's clone pool on a virtual server openltm
-// cannot clone from a rule (http here) keeps the virtual with a warning
-// and no traffic, rather than resetting each connection; on a standard
-// virtual it runs.
+// cannot clone from a rule (a dns profile's here) keeps the virtual with
+// a warning and no traffic, rather than resetting each connection; on a
+// standard, an http and a UDP virtual it runs, without a warning.
 func TestRuleCloneKept(t *testing.T) {
 	e, p := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
 	for _, c := range []string{
-		"create ltm pool ids members add { 127.185.31.9:20001 }",
+		"create ltm pool ids members add { 127.189.31.9:20001 }",
 		"create ltm rule tap { when CLIENT_ACCEPTED { clone pool ids } }",
-		"create ltm virtual plain destination 127.185.31.1:20080 rules { tap }",
 	} {
 		if _, err := run(t, s, c); err != "" {
 			t.Fatalf("%s: %s", c, err)
 		}
 	}
-	out, errText := run(t, s, "create ltm virtual web destination 127.185.31.2:80 profiles replace-all-with { tcp http } rules { tap }")
-	if errText != "" || !strings.Contains(out, "rule /Common/tap: clone pool on an http or message-based virtual server is valid on BIG-IP but not implemented yet") || !strings.Contains(out, "kept, and it carries no traffic") {
-		t.Fatalf("http virtual with a cloning rule: %q %q", out, errText)
-	}
-	if _, ok := p.Virtual("/Common/web"); ok {
-		t.Error("the http virtual carries traffic")
-	}
-	if _, ok := p.Virtual("/Common/plain"); !ok {
-		t.Error("the standard virtual carries no traffic")
+	for _, tc := range []struct {
+		name, create string
+		kept         string // the warning's kind; "" runs
+	}{
+		{"plain", "destination 127.189.31.1:20080", ""},
+		{"web", "destination 127.189.31.2:20080 profiles replace-all-with { tcp http }", ""},
+		{"dgram", "destination 127.189.31.3:20053 ip-protocol udp profiles replace-all-with { udp }", ""},
+		{"resolver", "destination 127.189.31.4:20053 ip-protocol udp profiles replace-all-with { udp dns }", "a virtual server with a dns profile"},
+	} {
+		out, errText := run(t, s, "create ltm virtual "+tc.name+" "+tc.create+" rules { tap }")
+		_, carries := p.Virtual("/Common/" + tc.name)
+		if tc.kept == "" {
+			if errText != "" || strings.Contains(out, "clone pool") || !carries {
+				t.Errorf("%s: %q %q, carries traffic %v; want it running without a warning", tc.name, out, errText, carries)
+			}
+			continue
+		}
+		if errText != "" || !strings.Contains(out, "rule /Common/tap: clone pool on "+tc.kept+" is valid on BIG-IP but not implemented yet") || !strings.Contains(out, "kept, and it carries no traffic") || carries {
+			t.Errorf("%s: %q %q, carries traffic %v; want it kept with a warning", tc.name, out, errText, carries)
+		}
 	}
 }

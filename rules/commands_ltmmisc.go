@@ -163,7 +163,7 @@ func cmdClone(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	}
 	cl, ok := c.(Cloner)
 	if !ok {
-		return tcl.Empty, tcl.Errorf("clone: this virtual server's connections cannot be cloned by a rule (openltm clones a standard virtual's; use the virtual's clone-pools)")
+		return tcl.Empty, tcl.Errorf("clone: this virtual server's connections cannot be cloned by a rule (openltm clones those of standard, http and UDP virtuals; use the virtual's clone-pools)")
 	}
 	if err := cl.Clone(args[2].String(), member, s.side); err != nil {
 		return tcl.Empty, tcl.Errorf("clone: %v", err)
@@ -173,8 +173,8 @@ func cmdClone(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 
 // Clones reports whether the rule has a clone pool command, so that the
 // daemon keeps with a warning a virtual server whose connections openltm
-// cannot clone (an http, message-based or UDP one) rather than reset
-// each of them.
+// cannot clone (one with a dns, socks or ilx profile, a forward proxy, a
+// message-based one other than http) rather than reset each of them.
 func (r *Rule) Clones() bool { return r.clones }
 
 // ---- cpu usage ----

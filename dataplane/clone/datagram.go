@@ -33,26 +33,37 @@ func (s *Set) StartDatagrams() *Datagrams {
 	}
 	var g *Datagrams
 	s.pick(func(d Dest, server bool) {
-		c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(d.Addr))
-		var rc syscall.RawConn
-		if err == nil {
-			if rc, err = c.SyscallConn(); err != nil {
-				c.Close()
-			}
-		}
-		if err != nil {
-			s.Counters.Dropped.Add(1)
-			if d.Done != nil {
-				d.Done(false)
-			}
-			return
-		}
-		s.Counters.Conns.Add(1)
-		if g == nil {
-			g = &Datagrams{set: s, socks: make([]*dgramSock, 0, len(s.Targets))}
-		}
-		g.socks = append(g.socks, &dgramSock{dest: d, server: server, conn: c, rc: rc})
+		g = s.AddDatagrams(g, d, server)
 	})
+	return g
+}
+
+// AddDatagrams opens one more clone socket, to d, for the UDP flow g
+// (nil: a new flow's, which it returns; g as it was when the socket
+// cannot be made, dropped and counted): a rule's clone command, which
+// copies one flow where the virtual's clone pools copy them all. s gives
+// the counters; it may have no Targets. The caller orders it before the
+// flow's first datagram and its Close.
+func (s *Set) AddDatagrams(g *Datagrams, d Dest, server bool) *Datagrams {
+	c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(d.Addr))
+	var rc syscall.RawConn
+	if err == nil {
+		if rc, err = c.SyscallConn(); err != nil {
+			c.Close()
+		}
+	}
+	if err != nil {
+		s.Counters.Dropped.Add(1)
+		if d.Done != nil {
+			d.Done(false)
+		}
+		return g
+	}
+	s.Counters.Conns.Add(1)
+	if g == nil {
+		g = &Datagrams{set: s, socks: make([]*dgramSock, 0, max(len(s.Targets), 1))}
+	}
+	g.socks = append(g.socks, &dgramSock{dest: d, server: server, conn: c, rc: rc})
 	return g
 }
 

@@ -93,6 +93,13 @@ type PersistRule struct {
 // Run (CLIENT_ACCEPTED).
 func (s *ClientConn) SetPersist(p PersistRule) { s.persistRule = p }
 
+// SetClone gives this client's whole requests, from the next one framed
+// on, to fn as Config.Clone gets every client's: a rule's clone pool
+// command copies one connection where the virtual's clone pools copy
+// them all. It is called before Run (CLIENT_ACCEPTED); fn must copy what
+// it keeps.
+func (s *ClientConn) SetClone(fn func(received, sent []byte)) { s.clone = fn }
+
 // PersistSetting is what SetPersist set last: an HTTP/2 client's next
 // engine session starts from what CLIENT_ACCEPTED set on its first. It
 // is read where SetPersist may be called.

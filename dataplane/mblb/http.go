@@ -347,6 +347,9 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 		if c := s.e.cfg.Clone; c != nil {
 			c(s.client, b, m.b)
 		}
+		if s.clone != nil {
+			s.clone(b, m.b)
+		}
 		m.httpClose = closing
 		m.hx.cacheable, m.hx.cacheKey, m.hx.cachePrio, m.hx.cacheUpdate = cm.cacheable, cm.key, cm.priority, cm.update
 		m.hx.continued = continued

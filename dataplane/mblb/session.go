@@ -55,6 +55,9 @@ type ClientConn struct {
 	hrule  HTTPRuleHandler
 	// sipRule runs the SIP events of a SIP virtual (sipsession.go).
 	sipRule SIPRuleHandler
+	// clone is given this client's requests as Config.Clone is (a rule's
+	// clone pool command, SetClone); nil: none.
+	clone func(received, sent []byte)
 	// hresp: hrule has response events to run (HTTPResponseFilter); a
 	// response is otherwise handed on as without a rule.
 	hresp bool
@@ -586,6 +589,9 @@ func (s *ClientConn) emit(b []byte, t Target, persist string) error {
 	}
 	if c := s.e.cfg.Clone; c != nil {
 		c(s.client, b, b)
+	}
+	if s.clone != nil {
+		s.clone(b, b)
 	}
 	s.msgsIn.Add(1)
 	if !s.dispatch(m) {

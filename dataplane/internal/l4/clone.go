@@ -56,19 +56,10 @@ func (pr *proxied) Clone(pool string, member netip.AddrPort, side rules.Side) er
 	if set == nil {
 		set = &clone.Set{Counters: &pr.vs.Clone}
 	}
-	t := state.Target{}
-	if member.IsValid() {
-		m := state.MemberAt(p, member)
-		if m == nil {
-			return fmt.Errorf("no such member %s in pool %s", member, p.Name)
-		}
-		if m.Availability() > state.AvailDown {
-			set.Counters.Dropped.Add(1) // forced offline
-			return nil
-		}
-		t = state.Target{Addr: member, Accept: state.AvailDown}
+	d, ok, err := state.RuleCloneDest(p, member, pr.snap.Cfg.Destination.Port())
+	if err != nil {
+		return err
 	}
-	d, ok := state.ClonePick(p, t, pr.snap.Cfg.Destination.Port())
 	if !ok {
 		set.Counters.Dropped.Add(1)
 		return nil

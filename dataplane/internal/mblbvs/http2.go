@@ -217,6 +217,9 @@ func (mv *VS) serveHTTP2(f *mblbFlow, opts mblb.ClientOptions, conn net.Conn, c 
 		if targetSet {
 			sess.SetTarget(target)
 		}
+		if f.ruleClone != nil {
+			sess.SetClone(f.cloneRule) // a rule's clone copies every stream (clone.go)
+		}
 		sess.SetPersist(persist)
 		if line, ok := first.HSTS(); ok {
 			sess.SetHSTS(line) // HTTP::hsts acts on the whole client connection

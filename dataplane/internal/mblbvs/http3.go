@@ -148,6 +148,9 @@ func (c *H3Client) Dial() (net.Conn, error) {
 	if t, ok := c.first.Current(); ok {
 		sess.SetTarget(t)
 	}
+	if f.ruleClone != nil {
+		sess.SetClone(f.cloneRule) // a rule's clone copies every stream (clone.go)
+	}
 	sess.SetPersist(c.first.PersistSetting())
 	if line, ok := c.first.HSTS(); ok {
 		sess.SetHSTS(line)

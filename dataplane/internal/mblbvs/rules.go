@@ -93,6 +93,9 @@ type mblbRules struct {
 	// onClientData and onServerData: the rules handle CLIENT_DATA and
 	// SERVER_DATA, asked once for the client rather than per message.
 	onClientData, onServerData bool
+	// accepting is set while CLIENT_ACCEPTED runs, where the clone
+	// command is taken (clone.go).
+	accepting bool
 	// syn is what the client's SYN carried, when the virtual's listener
 	// keeps SYNs (state.VirtualSnap.SYN); read once as the client comes.
 	syn *synhdr.SYN
@@ -223,7 +226,9 @@ func (r *mblbRules) runEvent(ev rules.Event) error {
 // accepted runs CLIENT_ACCEPTED; false means the rule refused the client.
 func (r *mblbRules) accepted() bool {
 	r.mu.Lock()
+	r.accepting = true
 	err := r.run(config.EventClientAccepted, nil)
+	r.accepting = false
 	v := r.verdict
 	r.mu.Unlock()
 	return r.goOn(err, v)

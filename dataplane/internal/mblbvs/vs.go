@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/clone"
 	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
 
@@ -430,6 +431,9 @@ type mblbFlow struct {
 	// serverClear: SSL::disable serverside, the client's messages go to
 	// their members in plaintext (tls.go).
 	serverClear atomic.Bool
+	// ruleClone is the client's clone connections a rule's clone command
+	// opened in CLIENT_ACCEPTED (clone.go); nil without, closed by finish.
+	ruleClone *clone.Flow
 	// addr is its virtual address's runtime when admitted (nil: none
 	// that acts), whose count finish gives back.
 	addr *state.VAddr
@@ -637,6 +641,7 @@ func (mv *VS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort) (*m
 
 // finish takes an ended client out of the table and the virtual's counts.
 func (f *mblbFlow) finish() {
+	f.ruleClone.Close()
 	if f.rr != nil {
 		f.rr.end()
 	}

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"fmt"
 	"net/netip"
 	"time"
 
@@ -70,4 +71,26 @@ func ClonePick(p *Pool, t Target, port uint16) (d clone.Dest, ok bool) {
 			m.Release()
 			p.Stats.Close()
 		}}, true
+}
+
+// RuleCloneDest is the clone member of a rule's clone pool command, the
+// same on every kind of virtual that takes it: p's load balancing
+// choice, or member when valid, taken whatever its monitor says, as F5
+// documents (https://clouddocs.f5.com/api/irules/clone.html); a member
+// forced offline or at its connection limit gets no copy [M]. ok false:
+// none to copy to (the caller counts a drop); err: member is not in p.
+func RuleCloneDest(p *Pool, member netip.AddrPort, port uint16) (d clone.Dest, ok bool, err error) {
+	t := Target{}
+	if member.IsValid() {
+		m := MemberAt(p, member)
+		if m == nil {
+			return clone.Dest{}, false, fmt.Errorf("no such member %s in pool %s", member, p.Name)
+		}
+		if m.Availability() > AvailDown {
+			return clone.Dest{}, false, nil // forced offline
+		}
+		t = Target{Addr: member, Accept: AvailDown}
+	}
+	d, ok = ClonePick(p, t, port)
+	return d, ok, nil
 }

@@ -583,6 +583,7 @@ func (f *flow) end() {
 	f.l.forget(f)
 	f.mu.Lock()
 	legs, made, key, scope := f.legs, f.madePers, f.madeKey, f.madeScope
+	cl := f.clone // a rule's clone command adds to it under f.mu (clone.go)
 	f.mu.Unlock()
 	for _, lg := range legs {
 		if lg.gone.CompareAndSwap(false, true) {
@@ -593,7 +594,7 @@ func (f *flow) end() {
 	if f.mr != nil {
 		f.mr.Close() // its own peer flows; the answers still due are lost
 	}
-	f.clone.Close()
+	cl.Close()
 	f.releaseLSN()          // lsn.go
 	f.pace.Load().close()   // pace.go
 	f.bwc.Swap(nil).close() // bwc.go

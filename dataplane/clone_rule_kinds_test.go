@@ -1,0 +1,130 @@
+package dataplane
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/openltm/openltm/dataplane/mblb"
+)
+
+// TestRuleCloneHTTP: on an http virtual a rule's clone in CLIENT_ACCEPTED
+// copies the client's requests, on one clone connection per client that
+// ends with it: clientside as the client sent them, in `serverside { }`
+// as the member got them (with the X-Forwarded-For the profile
+// inserts); a client the rule does not clone gets no copy.
+func TestRuleCloneHTTP(t *testing.T) {
+	for i, tc := range []struct {
+		name, rule string
+		cloned     bool
+	}{
+		{"cloned", "when CLIENT_ACCEPTED { clone pool /Common/ids_cs\n serverside { clone pool /Common/ids_ss } }", true},
+		{"member", "when CLIENT_ACCEPTED { clone pool /Common/ids_cs member BASE3 9001\n serverside { clone pool /Common/ids_ss member BASE4 9001 } }", true},
+		{"not cloned", "when CLIENT_ACCEPTED { if { [TCP::local_port] == 1 } { clone pool /Common/ids_cs } }", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := "127.189.1" + string(rune('1'+i)) + "."
+			vs, member := base+"1:8080", base+"2:9000"
+			startL7Member(t, member, "M1")
+			cs := startCloneCollector(t, base+"3:9001")
+			ss := startCloneCollector(t, base+"4:9001")
+			p, _ := newPlane(t)
+			cfg := l7Config(t, vs, false, mblb.HTTPOptions{InsertXFF: true}, strings.ReplaceAll(tc.rule, "BASE", base), member)
+			addClonePool(cfg, "/Common/ids_cs", base+"3:9001")
+			addClonePool(cfg, "/Common/ids_ss", base+"4:9001")
+			mustApply(t, p, cfg)
+
+			c := dialHTTPVS(t, vs)
+			reqs := []string{
+				"GET /one HTTP/1.1\r\nHost: a\r\n\r\n",
+				"POST /two HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello",
+			}
+			for _, r := range reqs {
+				resp, body, err := c.do(r)
+				if err != nil || resp.StatusCode != 200 || !strings.HasPrefix(body, "M1 ") {
+					t.Fatalf("request through the virtual: %v %q", err, body)
+				}
+			}
+			c.c.Close() // the client's end ends its clone connections
+			if !tc.cloned {
+				// A clone member is chosen (and counted on its pool) in
+				// CLIENT_ACCEPTED, before the answers came back.
+				for _, name := range []string{"/Common/ids_cs", "/Common/ids_ss"} {
+					if ps, _ := p.Pool(name); ps.ServerSide.TotConns != 0 {
+						t.Errorf("%s: %d connections, want none", name, ps.ServerSide.TotConns)
+					}
+				}
+				return
+			}
+			if got := cs.wait(t, 1); len(got) != 1 || got[0] != strings.Join(reqs, "") {
+				t.Errorf("clientside copy = %q, want the two requests on one connection", got)
+			}
+			got := ss.wait(t, 1)
+			if len(got) != 1 || strings.Count(got[0], "\r\nX-Forwarded-For: 127.0.0.1\r\n") != 2 ||
+				!strings.HasPrefix(got[0], "GET /one HTTP/1.1\r\n") || !strings.HasSuffix(got[0], "\r\n\r\nhello") {
+				t.Errorf("serverside copy = %q, want both requests as the member got them", got)
+			}
+			eventually(t, "clone counters", func() bool {
+				st, _ := p.Virtual("/Common/vs")
+				return st.Clone != nil && st.Clone.Conns == 2 && st.Clone.Dropped == 0
+			})
+			for _, name := range []string{"/Common/ids_cs", "/Common/ids_ss"} {
+				if ps, _ := p.Pool(name); ps.ServerSide.TotConns != 1 {
+					t.Errorf("%s: %d connections, want 1", name, ps.ServerSide.TotConns)
+				}
+			}
+		})
+	}
+}
+
+// TestRuleCloneUDP: on a UDP virtual a rule's clone in CLIENT_ACCEPTED
+// copies the flow's datagrams to the clone member, clientside as the
+// client sent them and in `serverside { }` as the member got them (after
+// CLIENT_DATA rewrote them), on one socket per flow; the answers still
+// come from the default pool; a member the pool lacks is the rule's
+// error and nothing is cloned.
+func TestRuleCloneUDP(t *testing.T) {
+	t.Parallel()
+	startUDPMember(t, "127.189.2.2:5300", "S")
+	cs := startUDPCollector(t, "127.189.2.3:5301")
+	ss := startUDPCollector(t, "127.189.2.4:5302")
+	p, _ := newPlane(t)
+	cfg := udpBasic("127.189.2.1:53", "127.189.2.2:5300")
+	addClonePool(cfg, "/Common/cs", "127.189.2.3:5301")
+	addClonePool(cfg, "/Common/ss", "127.189.2.4:5302")
+	r, _ := compileRules(t, "when CLIENT_ACCEPTED { if { [UDP::client_port] != 1 } { clone pool /Common/cs\n serverside { clone pool /Common/ss member 127.189.2.4 5302 } } }\n"+
+		`when CLIENT_DATA { UDP::payload replace 0 0 "r-" }`)
+	setVirtualRules(cfg, "/Common/vs", r)
+	mustApply(t, p, cfg)
+
+	c := dialUDP(t, "", "127.189.2.1:53")
+	sent := []string{"one", "two", "three"}
+	for _, m := range sent {
+		if got := c.mustAsk(m); got != "S:r-"+m {
+			t.Fatalf("%s: answer %q, want %q", m, got, "S:r-"+m)
+		}
+	}
+	var rewritten []string
+	for _, m := range sent {
+		rewritten = append(rewritten, "r-"+m)
+	}
+	eventually(t, "both clone members got every datagram", func() bool {
+		return len(cs.datagrams()) == len(sent) && len(ss.datagrams()) == len(sent)
+	})
+	if got := cs.datagrams(); !slices.Equal(got, sent) {
+		t.Errorf("clientside clone got %q, want %q", got, sent)
+	}
+	if got := ss.datagrams(); !slices.Equal(got, rewritten) {
+		t.Errorf("serverside clone got %q, want %q", got, rewritten)
+	}
+	st, _ := p.Virtual("/Common/vs")
+	if st.Clone == nil || st.Clone.Conns != 2 || st.Clone.Dropped != 0 || st.Clone.Bytes != uint64(len("onetwothree")*2+6) {
+		t.Errorf("virtual's clone counters %+v, want 2 sockets, 28 bytes, no drop", st.Clone)
+	}
+	for _, name := range []string{"/Common/cs", "/Common/ss"} {
+		ps, _ := p.Pool(name)
+		if ps.ServerSide.TotConns != 1 || ps.ServerSide.PktsOut != 3 {
+			t.Errorf("%s: %d connections, %d packets out; want 1 and 3", name, ps.ServerSide.TotConns, ps.ServerSide.PktsOut)
+		}
+	}
+}
