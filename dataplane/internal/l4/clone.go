@@ -2,10 +2,8 @@ package l4
 
 import (
 	"errors"
-	"fmt"
 	"net/netip"
 
-	"github.com/openltm/openltm/dataplane/clone"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/rules"
@@ -48,21 +46,9 @@ func (pr *proxied) Clone(pool string, member netip.AddrPort, side rules.Side) er
 	if pr.rs == nil || pr.rs.ev != config.EventClientAccepted {
 		return errors.New("only in CLIENT_ACCEPTED")
 	}
-	p := pr.e.env.Pools().Named(pr.Virtual, pool)
-	if p == nil {
-		return fmt.Errorf("no such pool: %s", pool)
-	}
-	set := pr.snap.Clone
-	if set == nil {
-		set = &clone.Set{Counters: &pr.vs.Clone}
-	}
-	d, ok, err := state.RuleCloneDest(p, member, pr.snap.Cfg.Destination.Port())
-	if err != nil {
-		return err
-	}
+	set, d, ok, err := state.RuleClone(pr.e.env.Pools(), pr.vs, pr.snap, pr.Virtual, pool, member)
 	if !ok {
-		set.Counters.Dropped.Add(1)
-		return nil
+		return err
 	}
 	pr.clone = set.Add(pr.clone, d, side == rules.ServerSide)
 	return nil

@@ -2,10 +2,8 @@ package mblbvs
 
 import (
 	"errors"
-	"fmt"
 	"net/netip"
 
-	"github.com/openltm/openltm/dataplane/clone"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/rules"
 )
@@ -45,21 +43,9 @@ func (r *mblbRules) Clone(pool string, member netip.AddrPort, side rules.Side) e
 		return errors.New("only in CLIENT_ACCEPTED")
 	}
 	f := r.f
-	p := f.mv.env.Pools().Named(f.Virtual, pool)
-	if p == nil {
-		return fmt.Errorf("no such pool: %s", pool)
-	}
-	set := r.snap.Clone
-	if set == nil {
-		set = &clone.Set{Counters: &f.vs.Clone}
-	}
-	d, ok, err := state.RuleCloneDest(p, member, r.snap.Cfg.Destination.Port())
-	if err != nil {
-		return err
-	}
+	set, d, ok, err := state.RuleClone(*f.mv.env.Pools(), f.vs, r.snap, f.Virtual, pool, member)
 	if !ok {
-		set.Counters.Dropped.Add(1)
-		return nil
+		return err
 	}
 	f.ruleClone = set.Add(f.ruleClone, d, side == rules.ServerSide)
 	if f.sess != nil {

@@ -94,3 +94,25 @@ func RuleCloneDest(p *Pool, member netip.AddrPort, port uint16) (d clone.Dest, o
 	d, ok = ClonePick(p, t, port)
 	return d, ok, nil
 }
+
+// RuleClone is a rule's clone pool command on a connection of vs (its
+// name in the pool index ps is virtual), the same on every kind of
+// virtual that takes it: the set the copy counts on (the virtual's clone
+// pools', else one on the virtual's own counters) and the member to copy
+// to (RuleCloneDest). ok false: no copy, counted here as dropped when
+// err is nil; err: the pool or the member does not exist (the rule's
+// error).
+func RuleClone(ps Pools, vs *Virtual, snap *VirtualSnap, virtual, pool string, member netip.AddrPort) (set *clone.Set, d clone.Dest, ok bool, err error) {
+	p := ps.Named(virtual, pool)
+	if p == nil {
+		return nil, clone.Dest{}, false, fmt.Errorf("no such pool: %s", pool)
+	}
+	set = snap.Clone
+	if set == nil {
+		set = &clone.Set{Counters: &vs.Clone}
+	}
+	if d, ok, err = RuleCloneDest(p, member, snap.Cfg.Destination.Port()); err == nil && !ok {
+		set.Counters.Dropped.Add(1)
+	}
+	return set, d, ok, err
+}

@@ -2,10 +2,8 @@ package udp
 
 import (
 	"errors"
-	"fmt"
 	"net/netip"
 
-	"github.com/openltm/openltm/dataplane/clone"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/rules"
@@ -25,21 +23,9 @@ func (f *flow) Clone(pool string, member netip.AddrPort, side rules.Side) error 
 	if f.rs == nil || f.rs.ev != config.EventClientAccepted {
 		return errors.New("only in CLIENT_ACCEPTED")
 	}
-	p := f.l.e.env.Pools().Named(f.Virtual, pool)
-	if p == nil {
-		return fmt.Errorf("no such pool: %s", pool)
-	}
-	set := f.snap.Clone
-	if set == nil {
-		set = &clone.Set{Counters: &f.vs.Clone}
-	}
-	d, ok, err := state.RuleCloneDest(p, member, f.snap.Cfg.Destination.Port())
-	if err != nil {
-		return err
-	}
+	set, d, ok, err := state.RuleClone(f.l.e.env.Pools(), f.vs, f.snap, f.Virtual, pool, member)
 	if !ok {
-		set.Counters.Dropped.Add(1)
-		return nil
+		return err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
