@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"net"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -64,20 +63,7 @@ func TestDNSCacheRecords(t *testing.T) {
 				t.Fatalf("step %d: %s: %q", i, a.name, got)
 			}
 		}
-		out, err := run(t, s, st.cmd)
-		if st.err == "" && err != "" || st.err != "" && !strings.Contains(err, st.err) {
-			t.Errorf("step %d: %s: error %q, want %q", i, st.cmd, err, st.err)
-		}
-		for _, re := range st.out {
-			if !regexp.MustCompile(`(?m)` + re).MatchString(out) {
-				t.Errorf("step %d: %s: no line %q in\n%s", i, st.cmd, re, out)
-			}
-		}
-		for _, re := range st.not {
-			if regexp.MustCompile(`(?m)` + re).MatchString(out) {
-				t.Errorf("step %d: %s: line %q in\n%s", i, st.cmd, re, out)
-			}
-		}
+		checkStep(t, s, i, st.cmd, st.err, st.out, st.not)
 		if n := member.queries.Load(); n != st.asked {
 			t.Errorf("step %d: the member got %d queries, want %d", i, n, st.asked)
 		}

@@ -85,20 +85,7 @@ func TestDNSCacheShow(t *testing.T) {
 				t.Fatalf("step %d: %s: %q", i, st.ask, got)
 			}
 		}
-		out, err := run(t, s, st.cmd)
-		if st.err == "" && err != "" || st.err != "" && !strings.Contains(err, st.err) {
-			t.Errorf("step %d: %s: error %q, want %q", i, st.cmd, err, st.err)
-		}
-		for _, re := range st.out {
-			if !regexp.MustCompile(`(?m)` + re).MatchString(out) {
-				t.Errorf("step %d: %s: no line %q in\n%s", i, st.cmd, re, out)
-			}
-		}
-		for _, re := range st.not {
-			if regexp.MustCompile(`(?m)` + re).MatchString(out) {
-				t.Errorf("step %d: %s: line %q in\n%s", i, st.cmd, re, out)
-			}
-		}
+		checkStep(t, s, i, st.cmd, st.err, st.out, st.not)
 		if n := member.queries.Load(); n != st.asked {
 			t.Errorf("step %d: the member got %d queries, want %d", i, n, st.asked)
 		}
@@ -173,6 +160,27 @@ func TestDNS64AdditionalRewrite(t *testing.T) {
 		}
 		if len(m.Answer) != 2 || strings.Join(got, " ") != tt.want {
 			t.Errorf("%s: %d answers, additional %q, want 2 and %q", tt.cmd, len(m.Answer), strings.Join(got, " "), tt.want)
+		}
+	}
+}
+
+// checkStep runs step i's command in s and checks its error (wantErr ""
+// for none, else a part of it) and its output: each of out a line there,
+// none of not (multi-line regular expressions).
+func checkStep(t *testing.T, s *Session, i int, cmd, wantErr string, out, not []string) {
+	t.Helper()
+	got, err := run(t, s, cmd)
+	if wantErr == "" && err != "" || wantErr != "" && !strings.Contains(err, wantErr) {
+		t.Errorf("step %d: %s: error %q, want %q", i, cmd, err, wantErr)
+	}
+	for _, re := range out {
+		if !regexp.MustCompile(`(?m)` + re).MatchString(got) {
+			t.Errorf("step %d: %s: no line %q in\n%s", i, cmd, re, got)
+		}
+	}
+	for _, re := range not {
+		if regexp.MustCompile(`(?m)` + re).MatchString(got) {
+			t.Errorf("step %d: %s: line %q in\n%s", i, cmd, re, got)
 		}
 	}
 }
