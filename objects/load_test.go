@@ -294,3 +294,23 @@ func TestReadStored(t *testing.T) {
 		t.Fatal("a syntax error restored")
 	}
 }
+
+// A description or AS3's metadata is only stored and listed on a BIG-IP:
+// it draws no "not acted on" warning, on kinds openltm acts on or keeps.
+func TestRemarksDrawNoWarning(t *testing.T) {
+	for _, text := range []string{
+		"auth partition shop {\n    description \"Updated by AS3\"\n}\n",
+		"gtm datacenter /Common/dc1 {\n    metadata {\n        as3 { }\n    }\n}\n",
+		"ltm pool /Common/p1 {\n    members {\n        /Common/10.1.1.5:80 {\n            address 10.1.1.5\n            metadata {\n                source {\n                    value declaration\n                }\n            }\n        }\n    }\n}\n",
+	} {
+		l := readAndCheck(text)
+		if err := l.Err(true); err != nil {
+			t.Errorf("%q: %v (%v)", text, err, l.Findings)
+		}
+		for _, f := range l.Findings {
+			if strings.Contains(f.String(), "does not act on") {
+				t.Errorf("%q: %v", text, f)
+			}
+		}
+	}
+}

@@ -333,7 +333,7 @@ func (r *Reader) props(k *Kind, item *Item, items []grammar.Node, mode Mode) err
 		if isVirtual && !virtualTypeSet(item, kw.Text, &vtype) { // virtual_types.go
 			return synErr(kw, []string{vtype}, "%q and %q: a virtual server has one type", vtype, kw.Text)
 		}
-		if p.Passive && !k.Passive && !p.ReadOnly {
+		if p.Passive && !k.Passive && !p.ReadOnly && !remarks[p.Name] {
 			if v := item.Props[p.Name]; v != nil && !isDefault(p, v) {
 				// A help text "kept: why" gives the reason.
 				why, _ := strings.CutPrefix(p.Help, "kept: ")
@@ -349,6 +349,11 @@ func (r *Reader) props(k *Kind, item *Item, items []grammar.Node, mode Mode) err
 	}
 	return rates.check()
 }
+
+// remarks are properties a BIG-IP only stores and lists (an object's
+// description, AS3's metadata): keeping them is all there is to do, so they
+// draw no "not acted on" warning.
+var remarks = map[string]bool{"description": true, "metadata": true}
 
 func setExtra(xs []Extra, x Extra) []Extra {
 	for i := range xs {
