@@ -352,6 +352,7 @@ var (
 	linkUplink           = gtmLink.MustProp("uplink-address")
 	serverDatacenter     = gtmServer.MustProp("datacenter")
 	serverAddresses      = gtmServer.MustProp("addresses")
+	serverDevices        = gtmServer.MustProp("devices")
 	serverMaxConns       = gtmServer.MustProp("limit-max-connections")
 	serverMaxConnsStatus = gtmServer.MustProp("limit-max-connections-status")
 	serverCPU            = gtmServer.MustProp("limit-cpu-usage")

@@ -186,14 +186,24 @@ func (t *gslbTranslator) links() {
 }
 
 // serverAddrs reads a server's `addresses { 10.0.0.5 { device-name x } }`
-// items, in order (the item names are addresses, checked when read).
+// items, then BIG-IP 13's `devices { x { addresses { 10.0.0.5 { } } } }`,
+// in order (the item names are addresses, checked when read).
 func serverAddrs(o *objects.Object) []netip.Addr {
 	var out []netip.Addr
-	if v := serverAddresses.Get(o); v != nil {
+	add := func(v *objects.Value) {
+		if v == nil {
+			return
+		}
 		for _, it := range v.Items {
-			if a, err := netip.ParseAddr(it.Name); err == nil {
+			if a, err := netip.ParseAddr(it.Name); err == nil && !slices.Contains(out, a) {
 				out = append(out, a)
 			}
+		}
+	}
+	add(serverAddresses.Get(o))
+	if v := serverDevices.Get(o); v != nil {
+		for _, d := range v.Items {
+			add(d.Props["addresses"])
 		}
 	}
 	return out

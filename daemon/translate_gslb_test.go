@@ -243,6 +243,9 @@ func TestServerAddrs(t *testing.T) {
 		{"{ 10.0.0.5 { device-name a translation 192.0.2.1 } 10.0.0.6 { } }", "[10.0.0.5 10.0.0.6]"},
 		{"{ 2001:db8::1 { translation none } }", "[2001:db8::1]"},
 		{"none", "[]"},
+		// BIG-IP 13 and later list a server's addresses under its devices.
+		{"none devices { 0 { addresses { 10.2.3.7 { } } } }", "[10.2.3.7]"},
+		{"{ 10.0.0.5 { } } devices { bigip1 { addresses { 10.0.0.5 { } 10.0.0.7 { translation 192.0.2.7 } } } bigip2 { addresses { 2001:db8::2 { } } } }", "[10.0.0.5 10.0.0.7 2001:db8::2]"},
 	}
 	for _, c := range cases {
 		cfg := gtmConfig(t, "gtm datacenter dc1 { }\ngtm server s { datacenter dc1 addresses "+c.in+" }\n")

@@ -1467,7 +1467,7 @@ debug ed disabled
 		pk("sys management-ip", "Management IP", "", tmshRef("sys management-ip")+vocab, ""),
 		pk("sys folder", "folder", "", tmshRef("sys folder")+vocab, `
 device-group str none
-traffic-group str none
+traffic-group str /Common/traffic-group-1
 hidden tf false
 inherited-devicegroup tf true
 inherited-traffic-group tf true
@@ -1579,7 +1579,12 @@ source str all
 			k.Passive = false
 			k.Help = "F5 " + k.Key() + ": a folder for objects (its properties are kept and saved; openltm does not act on them)"
 			for _, p := range k.Props {
-				p.Passive = true
+				// inherited-devicegroup and inherited-traffic-group only
+				// say where the folder's device group and traffic group
+				// come from; those values themselves are written beside
+				// them (BIG-IP saves the effective ones) and warn when
+				// they are not the defaults openltm works with.
+				p.Passive = p.Name != "inherited-devicegroup" && p.Name != "inherited-traffic-group"
 			}
 		}
 	}

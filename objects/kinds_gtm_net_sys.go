@@ -45,10 +45,10 @@ func gtmKinds() []*Kind {
 		str("description", "none"),
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
 		help(&Prop{Name: "addresses", Type: TColl, Items: ItemAddress, Sub: addrKind}, "the device's addresses, { 10.0.0.5 { device-name bigip1 } }: the first is where its datacenter's RTT probes come from when no link of the member has an uplink-address"),
-		passive(&Prop{Name: "devices", Type: TColl, Items: ItemPlain, Sub: &Kind{Title: "Device", Props: []*Prop{
+		help(&Prop{Name: "devices", Type: TColl, Items: ItemPlain, Sub: &Kind{Title: "Device", Props: []*Prop{
 			str("description", "none"),
 			&Prop{Name: "addresses", Type: TColl, Items: ItemAddress, Sub: translationKind},
-		}}}),
+		}}}, "BIG-IP 13 and later's form of addresses, { bigip1 { addresses { 10.0.0.5 { } } } }: each device's addresses, read after those of addresses, in order"),
 		&Prop{Name: "monitor", Type: TMonitor, Default: "none", Ref: []string{"gtm monitor ", "ltm monitor "}},
 		str("product", "generic-host"),
 		help(enum("virtual-server-discovery", "disabled", "disabled", "enabled", "enabled-no-delete"), "product bigip: over iQuery, add the LTM's virtual servers (enabled also deletes those it no longer has)"),

@@ -314,3 +314,20 @@ func TestRemarksDrawNoWarning(t *testing.T) {
 		}
 	}
 }
+
+// The folders of every bigip_base.conf carry the traffic group they have
+// by default (the root's, /Common/traffic-group-1, inherited): nothing
+// there is a choice openltm leaves unacted on.
+func TestFolderDefaultTrafficGroup(t *testing.T) {
+	text := "sys folder / {\n    device-group none\n    hidden false\n    inherited-devicegroup false\n    inherited-traffic-group false\n    traffic-group /Common/traffic-group-1\n}\n" +
+		"sys folder /Common {\n    device-group none\n    hidden false\n    inherited-devicegroup true\n    inherited-traffic-group true\n    traffic-group /Common/traffic-group-1\n}\n"
+	l := readAndCheck(text)
+	if err := l.Err(true); err != nil {
+		t.Fatalf("%v (%v)", err, l.Findings)
+	}
+	// Another traffic group is a choice: kept, with the warning.
+	l = readAndCheck("sys folder /Common/app {\n    inherited-traffic-group false\n    traffic-group /Common/traffic-group-2\n}\n")
+	if l.Err(true) == nil {
+		t.Errorf("a folder's own traffic group drew no warning: %v", l.Findings)
+	}
+}
