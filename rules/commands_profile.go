@@ -10,9 +10,9 @@ import (
 // profileAttrTypes are the profile types whose settings PROFILE::<type>
 // reads, as F5 names the commands (fastL4 and fastl4 are one type). The
 // types openltm keeps no profile kind for (access, antifraud, auth, avr,
-// diameter, exchange, tftp, vdi) stay F5 names it does not implement.
+// exchange, vdi) stay F5 names it does not implement.
 var profileAttrTypes = []string{"tcp", "udp", "http", "fastl4", "fastL4", "fasthttp", "oneconnect", "persist",
-	"stream", "httpcompression", "webacceleration", "ftp", "xml"}
+	"stream", "httpcompression", "webacceleration", "ftp", "xml", "diameter", "tftp"}
 
 // registerProfile adds PROFILE::<type> ATTR and PROFILE::list TYPE: a
 // rule reads its virtual's own settings (an idle timeout to log or to

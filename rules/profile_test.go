@@ -37,6 +37,8 @@ func TestProfileAttr(t *testing.T) {
 		{Type: "stream", Name: "/Common/s1", Attrs: map[string]string{}},
 		{Type: "stream", Name: "/Common/s2", Attrs: map[string]string{}},
 		{Type: "clientssl", Name: "/Common/cs_app", Attrs: map[string]string{"mode": "enabled", "sni-require": "false"}},
+		{Type: "diameter", Name: "/Common/diam", Attrs: map[string]string{"origin-host-to-server": "lb.example.com"}},
+		{Type: "tftp", Name: "/Common/tftp", Attrs: map[string]string{"idle-timeout": "30"}},
 	}
 	c := sslProfConn{&sslFake{fakeConn: newFakeConn()}, refs}
 	c.info[ClientSide] = &SSLInfo{Profile: "/Common/cs_app"}
@@ -58,6 +60,8 @@ func TestProfileAttr(t *testing.T) {
 		{ClientAccepted, "PROFILE::clientssl sni_require", "false", ""},
 		{ClientAccepted, "PROFILE::clientssl name", "/Common/cs_app", ""},
 		{ClientAccepted, "PROFILE::list stream", "/Common/s1 /Common/s2", ""},
+		{ClientAccepted, "PROFILE::diameter origin_host_to_server", "lb.example.com", ""},
+		{ClientAccepted, "PROFILE::tftp idle_timeout", "30", ""},
 		{ClientAccepted, "PROFILE::list tcp", "/Common/tcp-wan /Common/tcp-lan", ""},
 		{ClientAccepted, "PROFILE::list one-connect", "/App/oc", ""},
 		{ClientAccepted, "llength [PROFILE::list fastL4]", "0", ""},
