@@ -107,7 +107,8 @@ func TestRateClassUDPQueues(t *testing.T) {
 // TestRateClassUDPDropPolicy: a class's drop policy drops a burst's
 // datagrams before its queue is full: red and fred count early drops
 // on the class (with pfifo's one queue and sfq's per-flow ones), tail
-// only full-queue drops. The class shapes what goes to the server, so
+// only full-queue drops; behind a bwc-policy too, whether the virtual
+// or a rule's rateclass puts the flow in the class. The class shapes what goes to the server, so
 // that the member's answers (udpBurst waits for one) do not meet the
 // average the burst raised.
 func TestRateClassUDPDropPolicy(t *testing.T) {
@@ -119,11 +120,17 @@ func TestRateClassUDPDropPolicy(t *testing.T) {
 		q     RateQueue
 		d     RateDrop
 		early bool
+		// policy puts the virtual under a wide bwc-policy, which the
+		// class is chained after; rule puts the flow in the class with
+		// the rule command rateclass.
+		policy, rule bool
 	}{
-		{"pfifo tail", RateQueue{FIFO: true}, RateDrop{}, false},
-		{"pfifo red", RateQueue{FIFO: true}, red, true},
-		{"pfifo fred", RateQueue{FIFO: true}, fred, true},
-		{"sfq red", RateQueue{}, red, true},
+		{"pfifo tail", RateQueue{FIFO: true}, RateDrop{}, false, false, false},
+		{"pfifo red", RateQueue{FIFO: true}, red, true, false, false},
+		{"pfifo fred", RateQueue{FIFO: true}, fred, true, false, false},
+		{"sfq red", RateQueue{}, red, true, false, false},
+		{"bwc-policy then pfifo red", RateQueue{FIFO: true}, red, true, true, false},
+		{"bwc-policy, rule rateclass, pfifo red", RateQueue{FIFO: true}, red, true, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			vs, member := "127.190.4."+itoa(10+2*i)+":25320", "127.190.4."+itoa(11+2*i)+":25320"
@@ -132,7 +139,17 @@ func TestRateClassUDPDropPolicy(t *testing.T) {
 			cfg := udpBasic(vs, member)
 			cfg.RateClasses = map[string]*RateClass{"/Common/c": {Name: "/Common/c", Rate: 400e3, Ceiling: 400e3,
 				Direction: RateToServer, Queue: tc.q, Drop: tc.d}}
-			cfg.Virtuals["/Common/vs"].RateClass = "/Common/c"
+			if tc.policy {
+				cfg.BWC = map[string]*BWCPolicy{"/Common/wide": {Name: "/Common/wide", MaxRate: 100e6}}
+				cfg.Virtuals["/Common/vs"].BWC = "/Common/wide"
+			}
+			if tc.rule {
+				rs, lg := compileRules(t, `when CLIENT_ACCEPTED { rateclass c }`)
+				lg.showOnFailure(t)
+				cfg.Virtuals["/Common/vs"].Rules = rs
+			} else {
+				cfg.Virtuals["/Common/vs"].RateClass = "/Common/c"
+			}
 			mustApply(t, p, cfg)
 			udpBurst(t, nil, vs) // 300 datagrams of 1000 bytes at once
 			cls := p.bwc.Class("/Common/c")
