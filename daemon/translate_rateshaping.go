@@ -18,6 +18,12 @@ var (
 	rcDirection       = netRateClass.MustProp("direction")
 	rcParent          = netRateClass.MustProp("parent")
 	rcShapingPolicy   = netRateClass.MustProp("shaping-policy")
+	rcQueue           = netRateClass.MustProp("queue")
+	rcDropPolicy      = netRateClass.MustProp("drop-policy")
+	spQueue           = netShapingPolicy.MustProp("queue")
+	spDropPolicy      = netShapingPolicy.MustProp("drop-policy")
+	netRateQueue      = schema.MustKind("net rate-shaping queue")
+	netDropPolicy     = schema.MustKind("net rate-shaping drop-policy")
 	netShapingPolicy  = schema.MustKind("net rate-shaping shaping-policy")
 	spRatePct         = netShapingPolicy.MustProp("rate-percentage")
 	spCeilingPct      = netShapingPolicy.MustProp("ceiling-percentage")
@@ -33,6 +39,7 @@ var (
 // without a parent, a ceiling below the rate, a parent cycle. Parents
 // come first, as a child's percentages are of its parent's rates.
 func (t *translator) rateClasses() {
+	t.dropPolicies()
 	objs := t.cfg.Of(netRateClass)
 	if len(objs) == 0 {
 		return
@@ -112,14 +119,23 @@ func (t *translator) rateClass(o *objects.Object, parent *dataplane.RateClass) *
 		rc.Parent = parent.Name
 	}
 	ratePct, ceilPct, burst := atou(e(rcRatePct)), atou(e(rcCeilingPct)), atou(e(rcMaxBurst))
+	queue, drop := e(rcQueue), e(rcDropPolicy)
 	if sp := e(rcShapingPolicy); sp != "" && sp != "none" {
 		if so := t.cfg.Lookup(t.s, []string{netShapingPolicy.Key()}, sp); so != nil {
-			// F5: a class's shaping-policy sets its percentages and
-			// max-burst (queue and drop-policy too, which openltm keeps).
+			// F5: a class's shaping-policy sets its percentages,
+			// max-burst, queue and drop-policy (those it gives: none
+			// leaves the class's).
 			es := func(p *objects.Prop) string { return p.Effective(t.cfg, so) }
 			ratePct, ceilPct, burst = atou(es(spRatePct)), atou(es(spCeilingPct)), atou(es(spMaxBurst))
+			if q := es(spQueue); q != "" && q != "none" {
+				queue = q
+			}
+			if d := es(spDropPolicy); d != "" && d != "none" {
+				drop = d
+			}
 		}
 	}
+	t.rateQueueDrop(rc, queue, drop)
 	r, ok := parseBWCRate(e(rcRate))
 	if !ok {
 		t.refuse("Rate class %s: rate %q is not a rate (a number of bps, kbps, mbps or gbps)", o.Name, e(rcRate))
@@ -171,6 +187,49 @@ func (t *translator) rateClass(o *objects.Object, parent *dataplane.RateClass) *
 		rc.Direction = dataplane.RateToServer
 	}
 	return rc
+}
+
+// rateQueueDrop gives rc the queue discipline and drop policy named
+// (dataplane/bwc/qdisc.go).
+func (t *translator) rateQueueDrop(rc *dataplane.RateClass, queue, drop string) {
+	if qo := t.cfg.Lookup(t.s, []string{netRateQueue.Key()}, queue); qo != nil {
+		eq := func(n string) string { return netRateQueue.MustProp(n).Effective(t.cfg, qo) }
+		if eq("type") == "pfifo" {
+			rc.Queue = dataplane.RateQueue{FIFO: true, Limit: int(atou(eq("pfifo-min-packets")))}
+		} else {
+			rc.Queue = dataplane.RateQueue{Depth: int(atou(eq("sfq-bucket-depth")))}
+		}
+	}
+	do := t.cfg.Lookup(t.s, []string{netDropPolicy.Key()}, drop)
+	if do == nil {
+		return // tail; a dangling name the schema reports
+	}
+	ed := func(n string) int { return int(atou(netDropPolicy.MustProp(n).Effective(t.cfg, do))) }
+	d := dataplane.RateDrop{
+		MinThreshold: ed("min-threshold"), MaxThreshold: ed("max-threshold"), MaxProbability: ed("max-probability"),
+		InverseWeight: ed("inverse-weight"), AvgPacket: ed("average-packet-size"), HardLimit: ed("red-hard-limit"),
+		MaxActive: ed("fred-max-active"), MinDrop: ed("fred-min-drop"), MaxDrop: ed("fred-max-drop"),
+	}
+	switch netDropPolicy.MustProp("type").Effective(t.cfg, do) {
+	case "red":
+		d.Type = dataplane.DropRED
+	case "fred":
+		d.Type = dataplane.DropFRED
+	}
+	rc.Drop = d
+}
+
+// dropPolicies refuses a drop policy whose min-threshold is above its
+// max-threshold (0: the default), which a statement giving both is
+// refused for at its line:column (objects), and one giving either alone
+// here.
+func (t *translator) dropPolicies() {
+	for _, do := range t.cfg.Of(netDropPolicy) {
+		ed := func(n string) uint64 { return atou(netDropPolicy.MustProp(n).Effective(t.cfg, do)) }
+		if lo, hi := ed("min-threshold"), ed("max-threshold"); hi != 0 && lo > hi {
+			t.refuse("Drop policy %s: min-threshold %d is more than max-threshold %d", do.Name, lo, hi)
+		}
+	}
 }
 
 // atou reads a schema-checked integer; 0 for none.

@@ -90,3 +90,78 @@ func TestRateClassesRefused(t *testing.T) {
 		t.Errorf("a cycle was kept:\n%s", a)
 	}
 }
+
+// TestRateClassQueueDropTranslated: a class's queue and drop-policy
+// (its own, or its shaping-policy's) reach the dataplane: the built-in
+// sfq and tail are the zero values, pfifo and a custom red policy carry
+// their numbers.
+func TestRateClassQueueDropTranslated(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create net rate-shaping queue fifo64 type pfifo pfifo-min-packets 64",
+		"create net rate-shaping queue deep type sfq sfq-bucket-depth 32",
+		"create net rate-shaping drop-policy early type red min-threshold 4 max-threshold 16 max-probability 50 inverse-weight 64",
+		"create net rate-shaping drop-policy fair type fred fred-min-drop 3 fred-max-drop 20 fred-max-active 8",
+		"create net rate-shaping shaping-policy sp queue deep drop-policy fair",
+		"create net rate-shaping class plain rate 1mbps",
+		"create net rate-shaping class fifo rate 1mbps queue fifo64 drop-policy early",
+		"create net rate-shaping class builtin rate 1mbps queue pfifo drop-policy red",
+		"create net rate-shaping class shaped rate 1mbps shaping-policy sp",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	dc, skipped := Translate(e.schema, e.Config())
+	if len(skipped) != 0 {
+		t.Fatalf("skipped %v", skipped)
+	}
+	for _, tc := range []struct {
+		name string
+		q    dataplane.RateQueue
+		d    dataplane.RateDrop
+	}{
+		{"/Common/plain", dataplane.RateQueue{}, dataplane.RateDrop{}},
+		{"/Common/fifo", dataplane.RateQueue{FIFO: true, Limit: 64},
+			dataplane.RateDrop{Type: dataplane.DropRED, MinThreshold: 4, MaxThreshold: 16, MaxProbability: 50, InverseWeight: 64}},
+		{"/Common/builtin", dataplane.RateQueue{FIFO: true}, dataplane.RateDrop{Type: dataplane.DropRED}},
+		{"/Common/shaped", dataplane.RateQueue{Depth: 32}, dataplane.RateDrop{Type: dataplane.DropFRED, MinDrop: 3, MaxDrop: 20, MaxActive: 8}},
+	} {
+		got := dc.RateClasses[tc.name]
+		if got == nil || got.Queue != tc.q || got.Drop != tc.d {
+			t.Errorf("%s: %+v, want queue %+v drop %+v", tc.name, got, tc.q, tc.d)
+		}
+	}
+}
+
+// TestDropPolicyRefused: a drop policy BIG-IP refuses is refused with
+// the reason (at line:column where one statement gives it), and
+// nothing changes.
+func TestDropPolicyRefused(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	if _, err := run(t, s, "create net rate-shaping drop-policy dp type red min-threshold 4 max-threshold 16"); err != "" {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ cmd, want string }{
+		{"create net rate-shaping drop-policy d1 type red min-threshold 20 max-threshold 10", "min-threshold 20 is more than max-threshold 10: the random drops start below where they all drop (at 1:63"},
+		{"modify net rate-shaping drop-policy dp min-threshold 30", "Drop policy /Common/dp: min-threshold 30 is more than max-threshold 16"},
+		{"create net rate-shaping drop-policy d2 max-probability 101", "out of range"},
+		{"create net rate-shaping drop-policy d3 inverse-weight 100", "100"},
+		{"create net rate-shaping drop-policy d4 fred-max-drop 401", "out of range"},
+		{"create net rate-shaping drop-policy d5 type blue", "blue"},
+		{"create net rate-shaping queue q1 type fifo", "fifo"},
+		{"create net rate-shaping class c1 rate 1mbps drop-policy nosuch", "nosuch"},
+	} {
+		_, err := run(t, s, c.cmd)
+		if !strings.Contains(err, c.want) {
+			t.Errorf("%s: error %q, want one saying %q", c.cmd, err, c.want)
+		}
+	}
+	out, _ := run(t, s, "list net rate-shaping drop-policy dp")
+	if !strings.Contains(out, "min-threshold 4") {
+		t.Errorf("the refused modify changed dp:\n%s", out)
+	}
+}

@@ -67,6 +67,8 @@ type (
 	BWCMark           = config.BWCMark
 	BWCPriorityGroup  = config.BWCPriorityGroup
 	RateClass         = config.RateClass
+	RateQueue         = config.RateQueue
+	RateDrop          = config.RateDrop
 	GTPProfile        = config.GTPProfile
 	DHCPProfile       = config.DHCPProfile
 	DHCPv6Option      = config.DHCPv6Option
@@ -80,6 +82,9 @@ const (
 	RateAny                        = config.RateAny
 	RateToClient                   = config.RateToClient
 	RateToServer                   = config.RateToServer
+	DropTail                       = config.DropTail
+	DropRED                        = config.DropRED
+	DropFRED                       = config.DropFRED
 	ProtoTCP                       = config.ProtoTCP
 	ProtoUDP                       = config.ProtoUDP
 	SNATNone                       = config.SNATNone

@@ -285,7 +285,8 @@ func propNames(k *Kind, includePassive bool) []string {
 // props reads a property list into item.
 func (r *Reader) props(k *Kind, item *Item, items []grammar.Node, mode Mode) error {
 	isVirtual := k.Key() == "ltm virtual"
-	var rates rateWords // a rate class's rate and ceiling (kinds_rateshaping.go)
+	var rates rateWords           // a rate class's rate and ceiling (kinds_rateshaping.go)
+	var thresholds thresholdWords // a drop policy's (kinds_rateshaping.go)
 	vtype := ""
 	var snatWord *grammar.Word // the SNAT form this statement used (virtual_types.go)
 	for i := 0; i < len(items); {
@@ -330,6 +331,9 @@ func (r *Reader) props(k *Kind, item *Item, items []grammar.Node, mode Mode) err
 		if p.Format == "bitrate" {
 			rates.see(kw, items[i+1:])
 		}
+		if strings.HasSuffix(kw.Text, "-threshold") && k.Key() == "net rate-shaping drop-policy" {
+			thresholds.see(kw, items[i+1:])
+		}
 		if isVirtual && !virtualTypeSet(item, kw.Text, &vtype) { // virtual_types.go
 			return synErr(kw, []string{vtype}, "%q and %q: a virtual server has one type", vtype, kw.Text)
 		}
@@ -347,7 +351,10 @@ func (r *Reader) props(k *Kind, item *Item, items []grammar.Node, mode Mode) err
 		}
 		i += 1 + used
 	}
-	return rates.check()
+	if err := rates.check(); err != nil {
+		return err
+	}
+	return thresholds.check()
 }
 
 // remarks are properties a BIG-IP only stores and lists (an object's

@@ -53,6 +53,11 @@ type classNode struct {
 	waiting  atomic.Int64
 	flows    atomic.Int32
 	borrowed atomic.Uint64
+
+	// fifoQ is a pfifo class's queue (qdisc.go), made on first use;
+	// drops counts the datagrams its queues dropped, by reason.
+	fifoQ atomic.Pointer[classFIFO]
+	drops queueDrops
 }
 
 func newClassNode(c config.RateClass, parent *classNode) *classNode {
@@ -240,21 +245,34 @@ type ClassStats struct {
 	// Borrowed the bytes sent above the rate with the parent's spare;
 	// Dropped what a class drops (streams wait and never drop).
 	Bytes, Pkts, Delayed, Borrowed, Dropped uint64
+	// DroppedFull and DroppedEarly are the datagrams dropped by a full
+	// queue and by the drop policy (red, fred) before it was full.
+	DroppedFull, DroppedEarly uint64
 	// Rate is the bits per second passed over the last whole second.
 	Rate uint64
-	// QueueBytes and QueueFlows are the bytes and flows waiting now.
+	// QueueBytes and QueueFlows are the bytes and flows waiting now;
+	// QueuePkts the datagrams in a pfifo class's queue.
 	QueueBytes int64
 	QueueFlows int32
+	QueuePkts  int
 }
 
 // ClassStats reads a class's counters.
 func (p *Policy) ClassStats() ClassStats {
 	c := p.class
-	return ClassStats{
+	st := ClassStats{
 		Bytes: p.Passed.Load(), Pkts: p.PassedPkts.Load(), Delayed: p.Delayed.Load(),
 		Borrowed: c.borrowed.Load(), Dropped: p.Dropped.Load(), Rate: p.rate.bps(time.Now()),
 		QueueBytes: c.waiting.Load(), QueueFlows: c.flows.Load(),
+		DroppedFull: c.drops.full.Load(), DroppedEarly: c.drops.early.Load(),
 	}
+	if f := c.fifoQ.Load(); f != nil {
+		f.mu.Lock()
+		st.QueueBytes += int64(f.bytes)
+		st.QueuePkts = len(f.items)
+		f.mu.Unlock()
+	}
+	return st
 }
 
 // ResetClassStats zeroes a class's counters (reset-stats net
@@ -262,6 +280,8 @@ func (p *Policy) ClassStats() ClassStats {
 func (p *Policy) ResetClassStats() {
 	p.ResetStats()
 	p.class.borrowed.Store(0)
+	p.class.drops.full.Store(0)
+	p.class.drops.early.Store(0)
 }
 
 // WaitDir is Wait for n bytes of a stream going to the server (toServer)

@@ -4,6 +4,9 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
 )
 
 // queueSeconds is how much of a bucket's rate a datagram flow's queue holds
@@ -30,6 +33,10 @@ type Queue[T any] struct {
 	// dir is the way the datagrams go, for a rate class that shapes one
 	// direction only (NewQueueDir): dirAny, dirToServer or dirToClient.
 	dir int8
+
+	// x is what a rate class's queue discipline and drop policy add
+	// (qdisc.go); nil for a class with sfq and tail, and off a class.
+	x *queueExtra
 
 	mu      sync.Mutex
 	maxPkts int // SetMaxPackets; 0: none
@@ -86,23 +93,91 @@ func NewQueueDir[T any](b *Bucket, toServer bool, out func(T, []byte)) *Queue[T]
 	if toServer {
 		q.dir = dirToServer
 	}
+	q.x = newQueueExtra(b, toServer, q.limit)
+	if q.x != nil && q.x.depth > 0 {
+		q.maxPkts = q.x.depth
+	}
 	return q
+}
+
+// queueExtra is a Queue's rate class's queue discipline and drop
+// policy (qdisc.go).
+type queueExtra struct {
+	cls *Policy // the class's policy, whose drops it counts
+	// fifo is a pfifo class's queue, which the datagrams join once
+	// they passed the flow's policy (own: the flow is on the class's
+	// own bucket and has no policy to wait on); nil for sfq.
+	fifo *classFIFO
+	own  bool
+	// drop is an sfq flow's queue's drop policy (nil: tail); depth its
+	// bound in packets (sfq-bucket-depth; 0: none).
+	drop  *dropper
+	depth int
+	// inFIFO is the flow's datagrams in fifo, under fifo's lock.
+	inFIFO int
+}
+
+// newQueueExtra is the class's part in a Queue on b of the datagrams
+// going to the server (toServer) or to the client, limit bytes; nil
+// when b is in no class, the class does not shape that direction, or
+// it has sfq and tail (BIG-IP's defaults), which are the Queue alone.
+func newQueueExtra(b *Bucket, toServer bool, limit int) *queueExtra {
+	cb := b
+	if b.p.class == nil {
+		if cb = b.then.Load(); cb == nil {
+			return nil
+		}
+	}
+	cls := cb.p
+	c := cls.class
+	if !c.applies(toServer) || c.cfg.Queue == (config.RateQueue{}) && c.cfg.Drop.Type == config.DropTail {
+		return nil
+	}
+	x := &queueExtra{cls: cls, own: cb == b}
+	if c.cfg.Queue.FIFO {
+		x.fifo = cls.fifo()
+		return x
+	}
+	x.depth = c.cfg.Queue.Depth
+	room := x.depth
+	if room == 0 {
+		room = limit / packetBytes
+	}
+	x.drop = newDropper(c.cfg.Drop, room, float64(c.cfg.Rate)/8)
+	return x
+}
+
+// fifo is a pfifo class's queue, made on first use.
+func (p *Policy) fifo() *classFIFO {
+	c := p.class
+	if f := c.fifoQ.Load(); f != nil {
+		return f
+	}
+	c.fifoQ.CompareAndSwap(nil, newClassFIFO(p))
+	return c.fifoQ.Load()
 }
 
 // Send queues a copy of d for to; false when the queue is full (or
 // closed) and d is dropped.
 func (q *Queue[T]) Send(to T, d []byte) bool {
+	if x := q.x; x != nil && x.own && x.fifo != nil {
+		// A pfifo class's flow with no policy: straight to the class's
+		// queue.
+		return q.toFIFO(to, d)
+	}
 	q.mu.Lock()
-	if q.closed || (q.bytes > 0 && q.bytes+len(d) > q.limit) || (q.maxPkts > 0 && len(q.items) >= q.maxPkts) {
+	why := dropNone
+	switch {
+	case q.closed:
+		why = dropFull
+	case q.x != nil && q.x.drop != nil && q.x.drop.arrive(time.Now(), len(q.items), len(q.items), 1):
+		why = dropEarly
+	case (q.bytes > 0 && q.bytes+len(d) > q.limit) || (q.maxPkts > 0 && len(q.items) >= q.maxPkts):
+		why = dropFull
+	}
+	if why != dropNone {
 		q.mu.Unlock()
-		p := q.b.p
-		p.Dropped.Add(uint64(len(d)))
-		p.DroppedPkts.Add(1)
-		if t := q.b.then.Load(); t != nil {
-			// A rate class after the policy: its Dropped counts it too.
-			t.p.Dropped.Add(uint64(len(d)))
-			t.p.DroppedPkts.Add(1)
-		}
+		q.dropped(len(d), why)
 		return false
 	}
 	q.items = append(q.items, queued[T]{to, append([]byte(nil), d...)})
@@ -116,11 +191,65 @@ func (q *Queue[T]) Send(to T, d []byte) bool {
 	return true
 }
 
+// dropped counts a datagram of n bytes q dropped (why: dropFull or
+// dropEarly) on its policy and on the rate class it is in.
+func (q *Queue[T]) dropped(n, why int) {
+	p := q.b.p
+	p.Dropped.Add(uint64(n))
+	p.DroppedPkts.Add(1)
+	var cls *Policy
+	if p.class != nil {
+		cls = p
+	} else if t := q.b.then.Load(); t != nil {
+		// A rate class after the policy: its Dropped counts it too.
+		cls = t.p
+		cls.Dropped.Add(uint64(n))
+		cls.DroppedPkts.Add(1)
+	}
+	if cls != nil {
+		cls.class.drops.count(why)
+	}
+}
+
+// toFIFO puts d in the pfifo class's queue, counting a drop on the
+// flow's policy (and the class).
+func (q *Queue[T]) toFIFO(to T, d []byte) bool {
+	q.mu.Lock()
+	closed := q.closed
+	q.mu.Unlock()
+	why := dropFull
+	if !closed {
+		why = q.x.fifo.send(q, to, d)
+	}
+	if why != dropNone {
+		q.dropped(len(d), why)
+		return false
+	}
+	return true
+}
+
+func (q *Queue[T]) emitClass(to any, d []byte) {
+	if !q.gone() {
+		q.out(to.(T), d)
+	}
+}
+
+func (q *Queue[T]) fifoCount() *int { return &q.x.inFIFO }
+
+func (q *Queue[T]) gone() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.closed
+}
+
 func (q *Queue[T]) drain() {
 	for {
 		q.mu.Lock()
 		if len(q.items) == 0 || q.closed {
 			q.running = false
+			if x := q.x; x != nil && x.drop != nil {
+				x.drop.emptied(time.Now())
+			}
 			q.mu.Unlock()
 			return
 		}
@@ -128,9 +257,14 @@ func (q *Queue[T]) drain() {
 		q.items[0] = queued[T]{}
 		q.items = q.items[1:]
 		q.mu.Unlock()
-		if q.dir == dirAny {
+		fifo := q.x != nil && q.x.fifo != nil
+		switch {
+		case fifo:
+			// The policy's bucket, then the pfifo class's queue.
 			q.b.WaitDatagram(len(it.d))
-		} else {
+		case q.dir == dirAny:
+			q.b.WaitDatagram(len(it.d))
+		default:
 			q.b.WaitDatagramDir(len(it.d), q.dir == dirToServer)
 		}
 		q.mu.Lock()
@@ -138,6 +272,10 @@ func (q *Queue[T]) drain() {
 		closed := q.closed
 		q.mu.Unlock()
 		if closed {
+			continue
+		}
+		if fifo {
+			q.toFIFO(it.to, it.d)
 			continue
 		}
 		q.out(it.to, it.d)

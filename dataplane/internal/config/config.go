@@ -1420,6 +1420,50 @@ type RateClass struct {
 	// RateToServer.
 	Direction int
 	Parent    string
+	// Queue and Drop are the class's queue discipline and drop policy,
+	// which a UDP flow's datagrams in the class meet (dataplane/bwc/
+	// qdisc.go); the zero values are BIG-IP's defaults, sfq and tail.
+	Queue RateQueue
+	Drop  RateDrop
+}
+
+// RateQueue is a rate class's queue discipline (net rate-shaping queue):
+// FIFO (pfifo) puts the datagrams of all the class's flows in one queue
+// of the class, bounded at Limit packets (pfifo-min-packets; 0: the
+// class's byte bound alone); else (sfq) each flow queues on its own,
+// served in turn, bounded at Depth packets (sfq-bucket-depth; 0: the
+// byte bound alone).
+type RateQueue struct {
+	FIFO         bool
+	Limit, Depth int
+}
+
+// The drop policies of a rate class (net rate-shaping drop-policy type).
+const (
+	DropTail = iota
+	DropRED
+	DropFRED
+)
+
+// RateDrop is a rate class's drop policy (net rate-shaping
+// drop-policy): what a queue drops before it is full. Type is DropTail
+// (nothing: only a full queue drops), DropRED or DropFRED; the numbers
+// are the drop policy's, 0 where it gives none (dataplane/bwc/qdisc.go
+// says what 0 means for each).
+type RateDrop struct {
+	Type int
+	// MinThreshold and MaxThreshold bound the average queue (packets)
+	// between which datagrams are dropped at random, at most
+	// MaxProbability percent of them; InverseWeight is the average's
+	// 1/weight; AvgPacket the bytes of a typical datagram (the
+	// average's decay while the queue is idle); HardLimit the packets
+	// past which every datagram is dropped.
+	MinThreshold, MaxThreshold, MaxProbability, InverseWeight, AvgPacket, HardLimit int
+	// FRED's: the flows that may have datagrams queued at once
+	// (MaxActive), the packets a flow may queue without an early drop
+	// (MinDrop) and past which its datagrams are always dropped
+	// (MaxDrop).
+	MaxActive, MinDrop, MaxDrop int
 }
 
 // The directions a rate class shapes (direction any, to-client,

@@ -121,8 +121,26 @@ func (f *flow) RateClass(name string) error {
 // after its policy's.
 func (f *flow) inClass(p *bwc.Policy) {
 	old := f.bucket()
-	if nb, swap := bwc.WithClass(old, p, ""); swap {
+	nb, swap := bwc.WithClass(old, p, "")
+	if swap {
 		f.setBWC(newFlowBWCOn(f, nb)) // releases old's bucket with its queues
+		return
+	}
+	// The class chained after the flow's policy: new queues on the same
+	// bucket, which meet the class's queue discipline and drop policy;
+	// the old ones' datagrams are dropped [M: as setBWC's].
+	fb := f.bwc.Load()
+	if fb == nil {
+		return
+	}
+	nfb := newFlowBWCOn(f, nb)
+	if !f.bwc.CompareAndSwap(fb, nfb) {
+		return
+	}
+	fb.up.Close()
+	fb.toClient.Close()
+	if f.ended.Load() && f.bwc.CompareAndSwap(nfb, nil) {
+		nfb.close() // end took the flow's controller meanwhile
 	}
 }
 
