@@ -14,10 +14,13 @@ import (
 // becomes the A-typed one, its properties renamed where 12 renamed them,
 // and it is listed and saved back typed, as BIG-IP 12 saves it. tmsh
 // create on the command line refuses the untyped form, as BIG-IP 12+
-// does. Sources: the tmsh reference of `gtm pool` and `gtm wideip` in
-// 11.6 (fallback-ipv4, fallback-ipv6, max-address-returned, members'
-// order, ipv6-no-error-response, ipv6-no-error-neg-ttl) and of `gtm pool
-// a` and `gtm wideip a` in 12.1
+// does. Sources: BIG-IP 11's iControl REST fields of tm/gtm/pool
+// (fallbackIpv4, fallbackIpv6, maxAddressReturned, members' order,
+// ratio, limits, monitor, dependsOn) and tm/gtm/wideip
+// (ipv6NoErrorResponse, ipv6NoErrorNegTtl, persistence, persistCidrIpv4/6,
+// poolLbMode, pools' order and ratio, rules, ttlPersistence), whose tmsh
+// names are the same words hyphenated; the tmsh reference of `gtm pool
+// a` and `gtm wideip a`
 // (https://clouddocs.f5.com/cli/tmsh-reference/latest/modules/gtm/).
 // [M]: F5 does not publish its upgrade's mapping; openltm makes an A
 // object only (an AAAA one is not created beside it), and drops the

@@ -90,8 +90,68 @@ func TestV11GTMStatements(t *testing.T) {
 		{"unknown property refused", "gtm pool /Common/p {\n    colour blue\n}\n", "", `"colour" unknown property`, "2:5"},
 		{"bad mode refused", "gtm pool /Common/p {\n    load-balancing-mode fastest\n}\n", "", `"fastest" is not a valid value`, "2:25"},
 		{"member order not a number", server + "gtm pool /Common/p {\n    members { /Common/s1:vs1 { order x } }\n}\n", "", `"x"`, "4:38"},
+		{"every v11 pool property", server + `gtm pool /Common/p {
+    alternate-mode round-robin
+    description "v11 pool"
+    disabled
+    dynamic-ratio enabled
+    fallback-ipv4 any
+    fallback-ipv6 any6
+    fallback-mode return-to-dns
+    limit-max-bps 100
+    limit-max-bps-status enabled
+    limit-max-connections 10
+    limit-max-connections-status enabled
+    limit-max-pps 10
+    limit-max-pps-status enabled
+    load-balancing-mode ratio
+    manual-resume enabled
+    max-address-returned 3
+    members {
+        /Common/s1:vs1 {
+            disabled
+            limit-max-connections 5
+            limit-max-connections-status enabled
+            monitor /Common/tcp
+            order 1
+            ratio 4
+        }
+    }
+    monitor /Common/tcp
+    qos-hit-ratio 6
+    qos-hops 1
+    qos-kilobytes-second 2
+    qos-lcs 31
+    qos-packet-rate 2
+    qos-rtt 51
+    qos-topology 1
+    qos-vs-capacity 1
+    qos-vs-score 1
+    ttl 60
+    verify-member-availability disabled
+}
+`, "gtm pool a /Common/p", "untyped pool", ""},
+		{"v11 member limits kept with a warning", server + "gtm pool /Common/p { members { /Common/s1:vs1 { limit-max-bps 100 limit-max-bps-status enabled } } }\n", "gtm pool a /Common/p", `"limit-max-bps" is kept`, ""},
 		{"wide IP", "gtm wideip /Common/w.test { pool-lb-mode ratio }\n", "gtm wideip a /Common/w.test", "untyped wide IP", ""},
 		{"wide IP to a missing pool", "gtm wideip /Common/w.test {\n    pools { /Common/nope { } }\n}\n", "", "01020036", "2:13"},
+		{"every v11 wide IP property", "gtm rule /Common/r { when DNS_REQUEST { } }\n" + `gtm wideip /Common/w.test {
+    aliases {
+        x.w.test
+        y.w.test
+    }
+    description "v11 wide IP"
+    disabled
+    load-balancing-decision-log-verbosity { pool-selection }
+    persist-cidr-ipv4 24
+    persist-cidr-ipv6 56
+    persistence enabled
+    pool-lb-mode topology
+    rules {
+        /Common/r
+    }
+    ttl-persistence 120
+}
+`, "gtm wideip a /Common/w.test", "untyped wide IP", ""},
 		{"wide IP ipv6-no-error default", "gtm wideip /Common/w.test { ipv6-no-error-response disabled ipv6-no-error-neg-ttl 0 }\n", "gtm wideip a /Common/w.test", "untyped wide IP", ""},
 	} {
 		l := readAndCheck(tc.text)
