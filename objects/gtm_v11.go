@@ -64,8 +64,8 @@ var v11Dropped = map[string]map[string]struct {
 		"fallback-ipv6": {[]string{"any6", "::"}, "the IPv6 fallback belongs to a gtm pool aaaa; the converted pool is an A pool"},
 	},
 	"wideip": {
-		"ipv6-no-error-response": {[]string{"disabled"}, "it answered AAAA queries of the v11 wide IP; the converted wide IP is an A wide IP (set failure-rcode-response on a gtm wideip aaaa for the same answer)"},
-		"ipv6-no-error-neg-ttl":  {[]string{"0"}, "it was the TTL of ipv6-no-error-response's answer; see that property"},
+		"ipv6-no-error-response": {[]string{"disabled"}, "BIG-IP 12 has no such property; an AAAA query for a name that has only an A wide IP is answered NOERROR with no answer, as this property asked, but without an SOA"},
+		"ipv6-no-error-neg-ttl":  {[]string{"0"}, "it was the TTL of the SOA in ipv6-no-error-response's answer, which the converted wide IP's NOERROR answer does not carry"},
 	},
 }
 
