@@ -108,6 +108,7 @@ var runtimeTargets = [][]string{
 	{"gtm", "pool"},
 	{"gtm", "persist"},
 	{"gtm", "ldns"},
+	{"gtm", "path"},
 	{"gtm", "iquery"},
 	{"gtm", "trust-exchange"},
 	{"gtm", "trusted-device"},

@@ -84,7 +84,7 @@ func registerGSLBRuntime(e *Engine, h *gslbHook) {
 }
 
 // gslbCommands answers `show gtm ...` from the GSLB server's snapshots, and
-// `delete gtm persist` from its persistence table.
+// `delete gtm persist|ldns|path` from its persistence and LDNS tables.
 func gslbCommands(h *gslbHook) []RuntimeCommand {
 	g := h.s
 	return []RuntimeCommand{
@@ -168,9 +168,97 @@ func gslbCommands(h *gslbHook) []RuntimeCommand {
 			return render.GTMPersist(w, g.PersistRecords(), time.Now(), showOpts(s, words))
 		}},
 		{"show", "gtm ldns", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
-			return render.GTMLDNS(w, g.LDNSRecords(), showOpts(s, words))
+			addrs, err := ldnsArgs(words, true)
+			if err != nil {
+				return err
+			}
+			return render.GTMLDNS(w, ldnsOf(g.LDNSRecords(), addrs), showOpts(s, words))
+		}},
+		// show gtm path [ADDRESS ...]: the probe paths' measurements to
+		// each LDNS (to the LDNSes holding the addresses given).
+		{"show", "gtm path", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+			addrs, err := ldnsArgs(words, true)
+			if err != nil {
+				return err
+			}
+			return render.GTMPath(w, ldnsOf(g.LDNSRecords(), addrs), time.Now(), showOpts(s, words))
+		}},
+		// delete gtm ldns [all | ADDRESS ...]: forget LDNSes (requests,
+		// measurements); they are probed afresh when they ask again.
+		{"delete", "gtm ldns", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+			addrs, err := ldnsArgs(words, false)
+			if err != nil {
+				return err
+			}
+			if len(addrs) == 0 {
+				g.DeleteLDNS(netip.Addr{})
+			}
+			for _, a := range addrs {
+				g.DeleteLDNS(a)
+			}
+			return nil
+		}},
+		// delete gtm path [all | ADDRESS ...]: forget the measurements,
+		// keep the LDNSes; their next query that needs a round trip
+		// probes them again.
+		{"delete", "gtm path", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+			addrs, err := ldnsArgs(words, false)
+			if err != nil {
+				return err
+			}
+			if len(addrs) == 0 {
+				g.DeletePaths(netip.Addr{})
+			}
+			for _, a := range addrs {
+				g.DeletePaths(a)
+			}
+			return nil
 		}},
 	}
+}
+
+// ldnsArgs reads the LDNS addresses of show|delete gtm ldns|path: none
+// or `all` for every LDNS [M: BIG-IP's selector words for these tables
+// are not documented; openltm takes addresses, as delete gtm persist's
+// local-dns does]. A show's options (raw, detail ...) pass.
+func ldnsArgs(words []string, show bool) ([]netip.Addr, error) {
+	var out []netip.Addr
+	for i, wd := range words {
+		if show && isShowOption(wd) {
+			continue
+		}
+		if wd == "all" && len(words) == 1 {
+			return nil, nil
+		}
+		a, err := netip.ParseAddr(wd)
+		if err != nil {
+			expected := []string{"an LDNS IP address"}
+			if i == 0 && !show {
+				expected = append([]string{"all"}, expected...)
+			}
+			return nil, &objects.SyntaxError{Msg: fmt.Sprintf("%q is not an IP address", wd), Expected: expected}
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// ldnsOf keeps the LDNS records whose prefix holds one of addrs (every
+// record when there are none).
+func ldnsOf(recs []gslb.LDNSRecord, addrs []netip.Addr) []gslb.LDNSRecord {
+	if len(addrs) == 0 {
+		return recs
+	}
+	out := recs[:0]
+	for _, r := range recs {
+		for _, a := range addrs {
+			if r.Prefix.Contains(a.Unmap()) {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // gslbReset clears the counters of the named objects of a kind, or of

@@ -30,6 +30,12 @@ func (s *Session) changeVerbatim(st *grammar.Statement, verb string, t target, c
 		// one by one, so the name cannot be told from the kind.
 		return false, nil
 	}
+	if kind == "gtm pool" {
+		// BIG-IP 11's untyped gtm pool: BIG-IP 12+'s tmsh wants a type
+		// (a, aaaa, ...), and so does openltm's; a loaded file's v11
+		// pool is converted instead (objects/gtm_v11.go).
+		return false, nil
+	}
 	kw := strings.Fields(kind)
 	// The node after the kind's words is the object's name.
 	at := len(kw) - len(t.module)

@@ -110,6 +110,14 @@ func (r *Reader) ReadObject(st *grammar.Statement) (*Object, error) {
 	if len(words) == 0 {
 		return nil, synErr(st, nil, "empty statement")
 	}
+	if what, ok := isV11GTM(words); ok && r.Mode == ModeLoad {
+		// BIG-IP 11's untyped gtm pool or wide IP (gtm_v11.go).
+		st = r.v11Statement(st, what)
+		words = slices.Insert(words, 2, "a")
+		if b, ok := st.Items[len(st.Items)-1].(*grammar.Block); ok {
+			block = b
+		}
+	}
 	k, used := r.Schema.Match(words)
 	if k == nil {
 		kind, ok := F5Kind(words)

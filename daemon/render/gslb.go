@@ -352,6 +352,52 @@ func GTMLDNS(w io.Writer, recs []gslb.LDNSRecord, o Options) error {
 	return writeTrimmed(w, "Gtm::LDNS\n", &buf, fmt.Sprintf("Total records returned: %d\n", len(recs)))
 }
 
+// GTMPath prints `show gtm path`: one line per LDNS and probe path with
+// what the probes measured there: the round trip, the hops the answer
+// crossed, the share of probes answered (completion rate), the protocol
+// that answered and how long ago the last probe ended, then the count of
+// paths. [M: F5 documents the path statistics' fields, not the layout
+// of tmsh's show; openltm prints the table as show gtm ldns does.]
+func GTMPath(w io.Writer, recs []gslb.LDNSRecord, now time.Time, o Options) error {
+	var buf bytes.Buffer
+	n := 0
+	for _, r := range recs {
+		n += len(r.Paths)
+	}
+	if n > 0 {
+		t := gtmTable(&buf)
+		t.Header("Local DNS", "Path", "RTT", "Hops", "Completion", "Probe", "Last Probe")
+		for _, r := range recs {
+			for _, x := range r.Paths {
+				rtt, hops, probe := rttText(x.RTT), "-", x.Probe
+				if x.Error != "" {
+					rtt, probe = "failed", x.Error
+				} else if x.Hops >= 0 {
+					hops = strconv.Itoa(x.Hops)
+				}
+				if probe == "" {
+					probe = "-"
+				}
+				done := "-"
+				if x.Sent > 0 {
+					done = fmt.Sprintf("%d%%", x.Answered*100/x.Sent)
+				}
+				age := "-"
+				if !x.Time.IsZero() {
+					age = fmt.Sprintf("%ds ago", max(int(now.Sub(x.Time).Seconds()), 0))
+				}
+				if err := t.Append(r.Prefix.String(), x.Kind+" "+o.rel(x.Path), rtt, hops, done, probe, age); err != nil {
+					return err
+				}
+			}
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	return writeTrimmed(w, "Gtm::Path\n", &buf, fmt.Sprintf("Total records returned: %d\n", n))
+}
+
 // rttText prints a round-trip time in milliseconds, as BIG-IP's path
 // statistics do, with a fraction below 10 ms.
 func rttText(d time.Duration) string {

@@ -160,6 +160,43 @@ Total records returned: 2
 `)
 }
 
+// show gtm path: one line per measured path, the LDNSes without a
+// measurement left out; hops, completion and age "-" when not known.
+func TestRenderGTMPath(t *testing.T) {
+	now := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name string
+		recs []gslb.LDNSRecord
+		want string
+	}{
+		{"empty", nil, "Gtm::Path\nTotal records returned: 0\n"},
+		{"LDNS without paths", []gslb.LDNSRecord{{Prefix: netip.MustParsePrefix("127.194.1.0/24"), Requests: 1, Probing: true}}, "Gtm::Path\nTotal records returned: 0\n"},
+		{"paths", []gslb.LDNSRecord{
+			{Prefix: netip.MustParsePrefix("127.194.1.0/24"), Paths: []gslb.PathRTT{
+				{Path: "/Common/dc1", Kind: "datacenter", RTT: 5600 * time.Microsecond, Probe: "dns_dot", Hops: 3, Sent: 4, Answered: 3, Time: now.Add(-12 * time.Second)},
+				{Path: "/Common/isp2", Kind: "link", Error: "timeout", Hops: -1, Sent: 1, Time: now.Add(-2 * time.Second)},
+			}},
+			{Prefix: netip.MustParsePrefix("127.194.2.0/24"), Paths: []gslb.PathRTT{
+				{Path: "/Common/dc1", Kind: "datacenter", RTT: 31 * time.Millisecond, Probe: "tcp", Hops: -1},
+			}},
+		}, `Gtm::Path
+Local DNS       Path            RTT     Hops  Completion  Probe    Last Probe
+127.194.1.0/24  datacenter dc1  5.6ms   3     75%         dns_dot  12s ago
+127.194.1.0/24  link isp2       failed  -     0%          timeout  2s ago
+127.194.2.0/24  datacenter dc1  31ms    -     -           tcp      -
+Total records returned: 3
+`},
+	} {
+		var b bytes.Buffer
+		if err := GTMPath(&b, c.recs, now, Options{Folder: "/Common"}); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != c.want {
+			t.Errorf("%s:\n%s\nwant\n%s", c.name, b.String(), c.want)
+		}
+	}
+}
+
 func TestRTTText(t *testing.T) {
 	for _, c := range []struct {
 		d    time.Duration

@@ -453,6 +453,13 @@ type PathRTT struct {
 	Probe string // the protocol that answered
 	Time  time.Time
 	Error string // why the probe failed; RTT is then 0
+	// Hops is the hop count the last answered probe crossed, -1 when
+	// not known: `show gtm path` prints it beside the RTT.
+	Hops int
+	// Sent and Answered count the probes over the path since the LDNS
+	// entered the table or its paths were deleted: `show gtm path`'s
+	// completion rate, quality-of-service's hit ratio.
+	Sent, Answered uint32
 }
 
 // LDNSRecord is one row of the LDNS table (`show gtm ldns`-like): an LDNS
@@ -483,7 +490,8 @@ func (s *Server) LDNSRecords() []LDNSRecord {
 	for _, e := range s.rtt.m {
 		r := LDNSRecord{Prefix: e.key, Addr: e.addr, FirstSeen: e.first, LastSeen: e.last, Requests: e.requests, Probes: e.probes, Probing: e.probing}
 		for name, x := range e.paths {
-			r.Paths = append(r.Paths, PathRTT{Path: name, Kind: kinds[name], RTT: x.rtt, Probe: x.proto, Time: x.at, Error: x.err})
+			r.Paths = append(r.Paths, PathRTT{Path: name, Kind: kinds[name], RTT: x.rtt, Probe: x.proto, Time: x.at, Error: x.err,
+				Hops: x.hops, Sent: x.sent, Answered: x.answered})
 		}
 		sort.Slice(r.Paths, func(i, j int) bool { return r.Paths[i].Path < r.Paths[j].Path })
 		out = append(out, r)
@@ -504,6 +512,26 @@ func (s *Server) DeleteLDNS(addr netip.Addr) int {
 			delete(s.rtt.m, k)
 			n++
 		}
+	}
+	return n
+}
+
+// DeletePaths forgets the path measurements (RTT, hops, probe counts) of
+// the LDNS entries whose prefix holds addr (every entry for the zero
+// Addr), as `delete gtm path` does: the LDNSes stay in the table with
+// their request counts, and their next query that needs a round trip
+// probes them afresh. It returns how many paths it dropped.
+func (s *Server) DeletePaths(addr netip.Addr) int {
+	s.rtt.mu.Lock()
+	defer s.rtt.mu.Unlock()
+	n := 0
+	for k, e := range s.rtt.m {
+		if addr.IsValid() && !k.Contains(addr.Unmap()) {
+			continue
+		}
+		n += len(e.paths)
+		clear(e.paths)
+		e.probedAt = time.Time{}
 	}
 	return n
 }
