@@ -14,6 +14,9 @@ type evictionStats struct {
 	Name     string
 	Virtuals []string
 	Evicted  uint64
+	// SlowKilled is the slow flows its slow-flow throttling reset on
+	// them (Slow Flows Killed [M]).
+	SlowKilled uint64
 }
 
 // evictionPolicies is each ltm eviction-policy with what the virtual
@@ -26,9 +29,9 @@ func (h *planeHook) evictionPolicies() []evictionStats {
 	if cfg == nil {
 		return nil
 	}
-	evicted := map[string]uint64{}
+	evicted, slow := map[string]uint64{}, map[string]uint64{}
 	for _, v := range h.p.Virtuals() {
-		evicted[v.Name] = v.Evicted
+		evicted[v.Name], slow[v.Name] = v.Evicted, v.SlowKilled
 	}
 	byPolicy := map[string]*evictionStats{}
 	var out []*evictionStats
@@ -49,6 +52,7 @@ func (h *planeHook) evictionPolicies() []evictionStats {
 		st := byPolicy[po.Name]
 		st.Virtuals = append(st.Virtuals, o.Name)
 		st.Evicted += evicted[o.Name]
+		st.SlowKilled += slow[o.Name]
 	}
 	res := make([]evictionStats, len(out))
 	for i, st := range out {
@@ -64,7 +68,7 @@ func drawEviction(w io.Writer, st evictionStats, o render.Options) error {
 	if len(st.Virtuals) > 0 {
 		vs = strings.Join(st.Virtuals, " ")
 	}
-	_, err := fmt.Fprintf(w, "%s\nLtm::Eviction Policy: %s\n%s\n  %-22s%s\n  %-22s%d\n", rule, strings.TrimPrefix(st.Name, "/Common/"), rule,
-		"Virtual Servers", vs, "Evicted Connections", st.Evicted)
+	_, err := fmt.Fprintf(w, "%s\nLtm::Eviction Policy: %s\n%s\n  %-22s%s\n  %-22s%d\n  %-22s%d\n", rule, strings.TrimPrefix(st.Name, "/Common/"), rule,
+		"Virtual Servers", vs, "Evicted Connections", st.Evicted, "Slow Flows Killed", st.SlowKilled)
 	return err
 }
