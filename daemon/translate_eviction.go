@@ -131,7 +131,9 @@ func (t *translator) evictionPolicy(po *objects.Object) *dataplane.EvictionPolic
 				continue
 			}
 			for _, vo := range t.cfg.Of(ltmVirtual) {
-				if d, err := objects.ParseDest(virtualDestination.Str(vo)); err == nil && d.RD == id {
+				// A virtual without a destination of its own (one on a
+				// traffic-matching-criteria) is in route domain 0.
+				if d, err := objects.ParseDest(virtualDestination.Str(vo)); err == nil && d.RD == id || err != nil && id == 0 {
 					p.LowVirtuals = addName(p.LowVirtuals, vo.Name)
 				}
 			}

@@ -88,13 +88,36 @@ func evictionKind() *Kind {
 		}}
 }
 
-// checkEviction refuses an eviction policy whose low-water is above its
+// checkEviction refuses a global-flow-eviction-policy that is not an
+// eviction policy (01020036), a slow-flow maximum over 100 percent [M],
+// an eviction policy whose low-water is above its
 // high-water, which BIG-IP refuses (K15740) [M: the wording], a
 // low-priority port that is not a port, and a country that is not two
 // letters or digits [M: BIG-IP checks them against its own database].
-func checkEviction(c *Config, o *Object) error {
+func checkEviction(c *Config, s *Schema, o *Object) error {
+	if o.Kind.Key() == "ltm global-settings connection" {
+		// The global policy is written as a path, and must be one.
+		n := c.EffectiveStr(o, "global-flow-eviction-policy")
+		if k := s.Kind("ltm eviction-policy"); k != nil && n != "" && n != "none" && c.Lookup(s, []string{k.Key()}, n) == nil {
+			return NotFound(k, n)
+		}
+		return nil
+	}
 	if o.Kind.Key() != "ltm eviction-policy" {
 		return nil
+	}
+	if sf := o.Props["slow-flow"]; sf != nil && sf.Sub != nil {
+		max := 100
+		if sf.Sub.Props["maximum"] != nil {
+			max, _ = strconv.Atoi(sf.Sub.Props["maximum"].Str)
+		}
+		typ := "percent"
+		if v := sf.Sub.Props["eviction-type"]; v != nil {
+			typ = v.Str
+		}
+		if typ == "percent" && max > 100 {
+			return Invalid("eviction policy %s: slow-flow maximum %d is a percentage (eviction-type percent), at most 100; use eviction-type count for a number of flows", o.Name, max)
+		}
 	}
 	if st := o.Props["strategies"]; st != nil && st.Sub != nil {
 		if b := st.Sub.Props["low-priority-port"]; b != nil && b.Sub != nil && b.Sub.Props["ports"] != nil {
