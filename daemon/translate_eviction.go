@@ -44,6 +44,7 @@ func (t *translator) virtualEviction(o *objects.Object, v *dataplane.Virtual) {
 		p := t.evictionPolicy(po)
 		if p.Slow != nil {
 			// slow-flow needs no limit: its throttling counts slow flows.
+			t.note(o, "flow-eviction-policy %s: its slow-flow acts, but its high-water and low-water evict nothing: openltm measures them against the virtual server's connection-limit, and it has none", po.Name)
 			v.Eviction = p
 			return
 		}

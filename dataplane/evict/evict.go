@@ -12,9 +12,18 @@
 // openltm weighs them by rank: each enabled strategy ranks the candidate
 // connections, the ranks are added, and the highest sums go first [M].
 //
-// Nothing here runs unless a virtual has a policy and reaches its
-// high-water mark: the selection walks the connection table once per
-// eviction round, never on the per-byte path.
+// A policy acts in three contexts, as BIG-IP's: a virtual server's
+// (flow-eviction-policy, against its connection-limit), a route
+// domain's (net route-domain flow-eviction-policy, against the route
+// domain's connection-limit, over the connections of its virtuals) and
+// the global one (ltm global-settings connection
+// global-flow-eviction-policy, over every connection). slow-flow
+// (SlowCheck) is checked apart from the water marks, once a second, by
+// the plane.
+//
+// Nothing here runs unless a context has a policy and reaches its
+// high-water mark, or a policy has slow-flow: the selection walks the
+// connection table once per eviction round, never on the per-byte path.
 package evict
 
 import (
