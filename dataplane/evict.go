@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/evict"
@@ -35,21 +36,59 @@ func (p *Plane) evictorOf(vc *Virtual, vs map[string]*state.Virtual) *state.Evic
 	high, low := pol.Marks(vc.ConnectionLimit)
 	name, table := vc.Name, p.table
 	in := func(f *flows.Flow) bool { return f.Virtual == name }
+	ctr := p.evictCounter(VirtualContext(name))
 	return &state.Evictor{High: high, Low: low, Sweep: func(high, low int) (int, int) {
 		live, ev := pol.Sweep(table, in, high, low)
-		countEvicted(vs, ev)
+		countEvicted(vs, ev, &ctr.Evicted)
 		return live, len(ev)
 	}}
 }
 
 // countEvicted counts each evicted flow on its virtual's Evicted
-// Connections.
-func countEvicted(vs map[string]*state.Virtual, ev []*flows.Flow) {
+// Connections, and all of them on the context's n.
+func countEvicted(vs map[string]*state.Virtual, ev []*flows.Flow, n *atomic.Uint64) {
+	n.Add(uint64(len(ev)))
 	for _, f := range ev {
 		if v := vs[f.Virtual]; v != nil {
 			v.Evict.Evicted.Add(1)
 		}
 	}
+}
+
+// EvictionCounts are what one eviction context (a virtual server's, a
+// route domain's, the global one) did since ltmd started, kept across
+// commits: the connections its rounds evicted and the slow flows its
+// throttling reset, for show ltm eviction-policy, which adds up the
+// contexts that use a policy.
+type EvictionCounts struct {
+	Evicted, SlowKilled atomic.Uint64
+}
+
+// VirtualContext, RouteDomainContext and GlobalContext are the keys of
+// EvictionContextCounts.
+func VirtualContext(name string) string     { return "virtual " + name }
+func RouteDomainContext(name string) string { return "route-domain " + name }
+
+// GlobalContext is the global context's key.
+const GlobalContext = "global"
+
+// evictCounter is the counts of the context key, made on first use.
+func (p *Plane) evictCounter(key string) *EvictionCounts {
+	c, _ := p.evictCounts.LoadOrStore(key, &EvictionCounts{})
+	return c.(*EvictionCounts)
+}
+
+// EvictionContextCounts is each eviction context's counts by key
+// (VirtualContext, RouteDomainContext, GlobalContext): evicted
+// connections and slow flows killed.
+func (p *Plane) EvictionContextCounts() map[string][2]uint64 {
+	out := map[string][2]uint64{}
+	p.evictCounts.Range(func(k, v any) bool {
+		c := v.(*EvictionCounts)
+		out[k.(string)] = [2]uint64{c.Evicted.Load(), c.SlowKilled.Load()}
+		return true
+	})
+	return out
 }
 
 // evictContexts makes cfg's route-domain and global flow-eviction
@@ -80,6 +119,11 @@ func (p *Plane) evictContexts(cfg *Config, vs map[string]*state.Virtual) (map[st
 			continue
 		}
 		c := &state.EvictContext{Name: ec.Name, Limit: ec.Limit}
+		key := RouteDomainContext(ec.Name)
+		if ec.Global {
+			key = GlobalContext
+		}
+		ctr := p.evictCounter(key)
 		var in func(f *flows.Flow) bool
 		if ec.Global {
 			// The whole table: O(1) to count, every flow in it.
@@ -99,11 +143,11 @@ func (p *Plane) evictContexts(cfg *Config, vs map[string]*state.Virtual) (map[st
 			c.High, c.Low = pol.Marks(ec.Limit)
 			c.Sweep = func(high, low int) (int, int) {
 				live, ev := pol.Sweep(table, in, high, low)
-				countEvicted(vs, ev)
+				countEvicted(vs, ev, &ctr.Evicted)
 				return live, len(ev)
 			}
 			if pol.Slow != nil {
-				watches = append(watches, slowWatch{pol: pol, in: in, vs: vs})
+				watches = append(watches, slowWatch{pol: pol, in: in, vs: vs, ctr: ctr})
 			}
 		}
 		for name := range names {
@@ -119,6 +163,8 @@ type slowWatch struct {
 	pol *evict.Policy
 	in  func(*flows.Flow) bool
 	vs  map[string]*state.Virtual
+	// ctr is the context's counts.
+	ctr *EvictionCounts
 	// virtual is the virtual of a virtual's context, whose Slow Flows
 	// the check sets; nil for the others (their slow flows are counted
 	// on no virtual's current count [M]).
@@ -180,6 +226,7 @@ func (m *slowMonitor) run(table *flows.Table, stop chan struct{}) {
 			if w.virtual != nil {
 				w.virtual.Evict.SlowFlows.Store(int64(slow))
 			}
+			w.ctr.SlowKilled.Add(uint64(len(reset)))
 			for _, f := range reset {
 				if v := w.vs[f.Virtual]; v != nil {
 					v.Evict.SlowKilled.Add(1)

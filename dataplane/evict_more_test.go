@@ -184,6 +184,13 @@ func TestEvictionContexts(t *testing.T) {
 				if st, _ := p.Virtual(name); st.Evicted != 1 {
 					t.Errorf("%s: Evicted Connections %d, want 1", name, st.Evicted)
 				}
+				key := RouteDomainContext(c.ctx.Name)
+				if c.ctx.Global {
+					key = GlobalContext
+				}
+				if n := p.EvictionContextCounts()[key]; n[0] != 1 {
+					t.Errorf("context %s: evicted %d, want 1", key, n[0])
+				}
 			}
 		})
 	}

@@ -125,6 +125,8 @@ type Plane struct {
 	// slow runs the slow-flow checks of the eviction policies in use
 	// (evict.go).
 	slow slowMonitor
+	// evictCounts are the eviction contexts' counts, by key (evict.go).
+	evictCounts sync.Map
 }
 
 // New starts an empty dataplane.
@@ -448,7 +450,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		snap.Contexts = ctxs[name]
 		if vc.Eviction != nil && vc.Eviction.Slow != nil {
 			pol := vc.Eviction
-			slowWatches = append(slowWatches, slowWatch{pol: pol, vs: b.virtuals, virtual: v, in: func(f *flows.Flow) bool { return f.Virtual == name }})
+			slowWatches = append(slowWatches, slowWatch{pol: pol, vs: b.virtuals, virtual: v, ctr: p.evictCounter(VirtualContext(name)), in: func(f *flows.Flow) bool { return f.Virtual == name }})
 		}
 		if vc.DNS != nil {
 			snap.DNS = dnsServices[vc.DNS]
