@@ -6,30 +6,34 @@ import (
 	"strings"
 
 	"github.com/openltm/openltm/daemon/render"
+	"github.com/openltm/openltm/dataplane"
 )
 
 // evictionStats is show ltm eviction-policy for one policy: the virtual
-// servers that name it and the connections it reset on them.
+// servers, route domains and global context that name it, and what it
+// did there.
 type evictionStats struct {
-	Name     string
-	Virtuals []string
-	Evicted  uint64
+	Name         string
+	Virtuals     []string
+	RouteDomains []string
+	Global       bool
+	Evicted      uint64
+	// SlowKilled is the slow flows its slow-flow throttling reset (Slow
+	// Flows Killed [M]).
+	SlowKilled uint64
 }
 
-// evictionPolicies is each ltm eviction-policy with what the virtual
-// servers naming it now evicted (their Evicted Connections, since
-// their last reset-stats) [M: BIG-IP keeps the policy's own counters;
-// openltm adds up its virtuals', so a virtual that moves to another
-// policy takes its count along].
+// evictionPolicies is each ltm eviction-policy with the contexts that
+// use it now and what they evicted since ltmd started [M: BIG-IP keeps
+// the policy's own counters; openltm adds up the contexts that use it
+// now, so a virtual server that moves to another policy takes its
+// count along, and reset-stats ltm virtual does not zero it].
 func (h *planeHook) evictionPolicies() []evictionStats {
 	cfg, _ := h.running()
 	if cfg == nil {
 		return nil
 	}
-	evicted := map[string]uint64{}
-	for _, v := range h.p.Virtuals() {
-		evicted[v.Name] = v.Evicted
-	}
+	counts := h.p.EvictionContextCounts()
 	byPolicy := map[string]*evictionStats{}
 	var out []*evictionStats
 	for _, po := range cfg.Of(ltmEvictionPolicy) {
@@ -37,19 +41,31 @@ func (h *planeHook) evictionPolicies() []evictionStats {
 		byPolicy[po.Name] = st
 		out = append(out, st)
 	}
-	for _, o := range cfg.Of(ltmVirtual) {
-		name := virtualEvictionPolicy.Str(o)
+	use := func(name, key string, add func(st *evictionStats)) {
 		if name == "" || name == "none" {
-			continue
+			return
 		}
 		po := cfg.Lookup(schema, []string{ltmEvictionPolicy.Key()}, name)
 		if po == nil || byPolicy[po.Name] == nil {
-			continue
+			return
 		}
 		st := byPolicy[po.Name]
-		st.Virtuals = append(st.Virtuals, o.Name)
-		st.Evicted += evicted[o.Name]
+		add(st)
+		c := counts[key]
+		st.Evicted += c[0]
+		st.SlowKilled += c[1]
 	}
+	for _, o := range cfg.Of(ltmVirtual) {
+		use(virtualEvictionPolicy.Str(o), dataplane.VirtualContext(o.Name), func(st *evictionStats) { st.Virtuals = append(st.Virtuals, o.Name) })
+	}
+	for _, o := range cfg.Of(netRouteDomain) {
+		use(rdEvictionPolicy.Str(o), dataplane.RouteDomainContext(o.Name), func(st *evictionStats) { st.RouteDomains = append(st.RouteDomains, o.Name) })
+	}
+	g := globalEvictionPolicy.Default
+	if o := cfg.Get(ltmConnection, ""); o != nil {
+		g = globalEvictionPolicy.Effective(cfg, o)
+	}
+	use(g, dataplane.GlobalContext, func(st *evictionStats) { st.Global = true })
 	res := make([]evictionStats, len(out))
 	for i, st := range out {
 		res[i] = *st
@@ -64,7 +80,15 @@ func drawEviction(w io.Writer, st evictionStats, o render.Options) error {
 	if len(st.Virtuals) > 0 {
 		vs = strings.Join(st.Virtuals, " ")
 	}
-	_, err := fmt.Fprintf(w, "%s\nLtm::Eviction Policy: %s\n%s\n  %-22s%s\n  %-22s%d\n", rule, strings.TrimPrefix(st.Name, "/Common/"), rule,
-		"Virtual Servers", vs, "Evicted Connections", st.Evicted)
+	rds := "none"
+	if len(st.RouteDomains) > 0 {
+		rds = strings.Join(st.RouteDomains, " ")
+	}
+	global := "no"
+	if st.Global {
+		global = "yes"
+	}
+	_, err := fmt.Fprintf(w, "%s\nLtm::Eviction Policy: %s\n%s\n  %-22s%s\n  %-22s%s\n  %-22s%s\n  %-22s%d\n  %-22s%d\n", rule, strings.TrimPrefix(st.Name, "/Common/"), rule,
+		"Virtual Servers", vs, "Route Domains", rds, "Global", global, "Evicted Connections", st.Evicted, "Slow Flows Killed", st.SlowKilled)
 	return err
 }

@@ -111,8 +111,9 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	for _, o := range cfg.Of(ltmVirtual) {
 		t.virtual(o)
 	}
-	t.dohListeners() // translate_doh.go
-	t.lsnNotes()     // translate_lsn.go
+	t.evictionContexts() // translate_eviction.go
+	t.dohListeners()     // translate_doh.go
+	t.lsnNotes()         // translate_lsn.go
 	return t.dc, t.skipped, t.kept, t.refused
 }
 
@@ -504,6 +505,7 @@ func (t *translator) virtual(o *objects.Object) {
 			return
 		}
 		v.Destination = dst.AddrPort()
+		v.RouteDomain = dst.RD // its route domain's eviction context (translate_eviction.go)
 	}
 	if tmcName := virtualTMC.Str(o); tmcName != "" && tmcName != "none" {
 		tmc := t.cfg.Lookup(t.s, specTMC, tmcName)

@@ -1,7 +1,10 @@
 package daemon
 
 import (
+	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/objects"
@@ -14,6 +17,13 @@ var (
 	evictionLow           = ltmEvictionPolicy.MustProp("low-water")
 	evictionStrategies    = ltmEvictionPolicy.MustProp("strategies")
 	virtualEvictionPolicy = ltmVirtual.MustProp("flow-eviction-policy")
+	evictionSlow          = ltmEvictionPolicy.MustProp("slow-flow")
+	netRouteDomain        = schema.MustKind("net route-domain")
+	rdID                  = netRouteDomain.MustProp("id")
+	rdConnectionLimit     = netRouteDomain.MustProp("connection-limit")
+	rdEvictionPolicy      = netRouteDomain.MustProp("flow-eviction-policy")
+	ltmConnection         = schema.MustKind("ltm global-settings connection")
+	globalEvictionPolicy  = ltmConnection.MustProp("global-flow-eviction-policy")
 )
 
 // virtualEviction gives v its flow-eviction-policy. The policy acts
@@ -31,6 +41,13 @@ func (t *translator) virtualEviction(o *objects.Object, v *dataplane.Virtual) {
 		return // a dangling reference the schema reports
 	}
 	if v.ConnectionLimit <= 0 {
+		p := t.evictionPolicy(po)
+		if p.Slow != nil {
+			// slow-flow needs no limit: its throttling counts slow flows.
+			t.note(o, "flow-eviction-policy %s: its slow-flow acts, but its high-water and low-water evict nothing: openltm measures them against the virtual server's connection-limit, and it has none", po.Name)
+			v.Eviction = p
+			return
+		}
 		t.note(o, "flow-eviction-policy %s is kept but evicts nothing: openltm measures a virtual server's high-water and low-water against its connection-limit, and it has none", po.Name)
 		return
 	}
@@ -93,9 +110,151 @@ func (t *translator) evictionPolicy(po *objects.Object) *dataplane.EvictionPolic
 			p.LowGeo = g
 		}
 	}
+	var fastDelay, slowDelay int
+	p.BiasFast, fastDelay = on("bias-fast")
+	p.BiasSlow, slowDelay = on("bias-slow")
+	p.FastDelay, p.SlowDelay = secondsOf(int64(fastDelay)), secondsOf(int64(slowDelay))
+	if en, _ := on("low-priority-virtual-server"); en {
+		for _, n := range namesOf(st, "low-priority-virtual-server") {
+			vo := t.lookupIn(ltmVirtual.Key(), n)
+			if vo == nil {
+				t.note(po, "low-priority-virtual-server: %s is not a virtual server, and is left out", n)
+				continue
+			}
+			p.LowVirtuals = addName(p.LowVirtuals, vo.Name)
+		}
+	}
+	if en, _ := on("low-priority-route-domain"); en {
+		for _, n := range namesOf(st, "low-priority-route-domain") {
+			id, ok := t.routeDomainID(n)
+			if !ok {
+				t.note(po, "low-priority-route-domain: %s is not a route domain, and is left out", n)
+				continue
+			}
+			for _, vo := range t.cfg.Of(ltmVirtual) {
+				// A virtual without a destination of its own (one on a
+				// traffic-matching-criteria) is in route domain 0.
+				if d, err := objects.ParseDest(virtualDestination.Str(vo)); err == nil && d.RD == id || err != nil && id == 0 {
+					p.LowVirtuals = addName(p.LowVirtuals, vo.Name)
+				}
+			}
+		}
+	}
+	if sf := t.cfg.Effective(po, evictionSlow.Name); sf != nil && sf.Sub != nil {
+		get := func(k, def string) string {
+			if v := sf.Sub.Props[k]; v != nil {
+				return v.Str
+			}
+			return def
+		}
+		if get("enabled", "false") == "true" {
+			p.Slow = &dataplane.EvictionSlowFlow{
+				Threshold: uint64(atoi(get("threshold-bps", "32"))),
+				Grace:     time.Duration(atoi(get("grace-period", "10"))) * time.Second,
+				Throttle:  get("throttling", "disabled") == "enabled",
+				Max:       atoi(get("maximum", "100")),
+				Percent:   get("eviction-type", "percent") == "percent",
+			}
+		}
+	}
 	if t.evictions == nil {
 		t.evictions = map[*objects.Object]*dataplane.EvictionPolicy{}
 	}
 	t.evictions[po] = p
 	return p
+}
+
+func addName(m map[string]bool, n string) map[string]bool {
+	if m == nil {
+		m = map[string]bool{}
+	}
+	m[n] = true
+	return m
+}
+
+// routeDomainID is the id of the route domain named n: a net
+// route-domain object's id, or, for one not in the configuration, the
+// name itself when it is a number (route domain 0 exists on every
+// BIG-IP) [M].
+func (t *translator) routeDomainID(n string) (int, bool) {
+	if o := t.lookupIn(netRouteDomain.Key(), n); o != nil {
+		return atoi(rdID.Effective(t.cfg, o)), true
+	}
+	id, err := strconv.Atoi(strings.TrimPrefix(n, "/Common/"))
+	return id, err == nil && id >= 0
+}
+
+// evictionContexts are the route domains with a connection-limit and
+// the global flow-eviction-policy, as the dataplane acts on them: a
+// route domain's connection-limit caps its virtual servers'
+// connections together (refusing new clients past it, or, with a
+// flow-eviction-policy, evicting at its high-water mark); the global
+// policy measures every virtual server's connections against the
+// system's capacity (globalCapacity).
+func (t *translator) evictionContexts() {
+	for _, o := range t.cfg.Of(netRouteDomain) {
+		limit := atoi(rdConnectionLimit.Effective(t.cfg, o))
+		pn := rdEvictionPolicy.Str(o)
+		var pol *dataplane.EvictionPolicy
+		if pn != "" && pn != "none" {
+			if po := t.cfg.Lookup(t.s, []string{ltmEvictionPolicy.Key()}, pn); po != nil {
+				pol = t.evictionPolicy(po)
+			}
+		}
+		if limit <= 0 {
+			if pol != nil {
+				t.note(o, "flow-eviction-policy %s is kept but evicts nothing: openltm measures a route domain's high-water and low-water against its connection-limit, and it has none", pn)
+			}
+			continue
+		}
+		t.dc.EvictionContexts = append(t.dc.EvictionContexts, &dataplane.EvictionContext{
+			Name: o.Name, RouteDomain: atoi(rdID.Effective(t.cfg, o)), Limit: limit, Policy: pol})
+	}
+	gn := globalEvictionPolicy.Default
+	o := t.cfg.Get(ltmConnection, "")
+	if o != nil {
+		gn = globalEvictionPolicy.Effective(t.cfg, o)
+	}
+	if gn == "" || gn == "none" {
+		return
+	}
+	po := t.cfg.Lookup(t.s, []string{ltmEvictionPolicy.Key()}, gn)
+	if po == nil {
+		if o != nil {
+			t.note(o, "global-flow-eviction-policy %s is not an eviction policy: no global eviction", gn)
+		}
+		return
+	}
+	t.dc.EvictionContexts = append(t.dc.EvictionContexts, &dataplane.EvictionContext{
+		Name: "global", Global: true, Limit: globalCapacity(), Policy: t.evictionPolicy(po)})
+}
+
+// globalCapacity is the global context's capacity [M: BIG-IP measures
+// it against TMM's flow table, sized by its memory]: half of ltmd's
+// open-file limit, as each proxied connection holds a client and a
+// server socket, so that the global policy evicts before accept runs
+// out of descriptors.
+func globalCapacity() int {
+	var r syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r); err != nil || r.Cur == 0 {
+		return 0
+	}
+	return int(min(r.Cur/2, 1<<30))
+}
+
+// namesOf is the names list of the strategy s of st.
+func namesOf(st *objects.Value, s string) []string {
+	if v := st.Sub.Props[s].Sub.Props["names"]; v != nil {
+		return v.List
+	}
+	return nil
+}
+
+// lookupIn finds the object of kind named n in a policy's names list,
+// which tmsh writes relative to /Common (v1) as well as in full.
+func (t *translator) lookupIn(kind, n string) *objects.Object {
+	if o := t.cfg.Lookup(t.s, []string{kind}, n); o != nil || strings.HasPrefix(n, "/") {
+		return o
+	}
+	return t.cfg.Lookup(t.s, []string{kind}, "/Common/"+n)
 }

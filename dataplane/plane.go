@@ -122,6 +122,11 @@ type Plane struct {
 	// vaddrs are the runtimes of the virtual addresses that act, by
 	// name (vaddr.go).
 	vaddrs map[string]*state.VAddr
+	// slow runs the slow-flow checks of the eviction policies in use
+	// (evict.go).
+	slow slowMonitor
+	// evictCounts are the eviction contexts' counts, by key (evict.go).
+	evictCounts sync.Map
 }
 
 // New starts an empty dataplane.
@@ -403,11 +408,18 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 	vaddrs := map[string]*state.VAddr{}
 	dnsServices := p.prepareDNS(cfg) // dns.go
 	dohStats := p.prepareDoH(cfg)    // doh.go
-	for name, vc := range cfg.Virtuals {
+	for name := range cfg.Virtuals {
+		// Every virtual of the commit first, so that the eviction
+		// contexts and counts (evict.go) see them all.
 		v := p.virtuals[name]
 		if v == nil {
 			v = &state.Virtual{Name: name}
 		}
+		b.virtuals[name] = v
+	}
+	ctxs, slowWatches := p.evictContexts(cfg, b.virtuals) // evict.go
+	for name, vc := range cfg.Virtuals {
+		v := b.virtuals[name]
 		snap := &state.VirtualSnap{Cfg: vc, Idle: l4.IdleTimeout(vc.IdleTimeout), SelfIPs: cfg.SelfIPs, EvMask: config.EventMask(vc.Rules),
 			ClientSSL: v.Prof.ClientSSLOf(vc.TLS), SSLLog: &p.sslLog, PF: &p.pf}
 		if vc.IsUDP() {
@@ -433,8 +445,13 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		if vc.SNAT.Type == SNATLSN {
 			snap.LSN = p.lsn.Pool(vc.SNAT.Pool)
 		}
-		snap.Addr = p.vaddrOf(vc, vaddrs) // vaddr.go
-		snap.Evict = p.evictorOf(vc)      // evict.go
+		snap.Addr = p.vaddrOf(vc, vaddrs)        // vaddr.go
+		snap.Evict = p.evictorOf(vc, b.virtuals) // evict.go
+		snap.Contexts = ctxs[name]
+		if vc.Eviction != nil && vc.Eviction.Slow != nil {
+			pol := vc.Eviction
+			slowWatches = append(slowWatches, slowWatch{pol: pol, vs: b.virtuals, virtual: v, ctr: p.evictCounter(VirtualContext(name)), in: func(f *flows.Flow) bool { return f.Virtual == name }})
+		}
 		if vc.DNS != nil {
 			snap.DNS = dnsServices[vc.DNS]
 		}
@@ -442,8 +459,8 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 			snap.DNS = p.dohService(vc, dnsServices, dohStats) // doh.go
 		}
 		v.Snap.Store(snap)
-		b.virtuals[name] = v
 	}
+	p.slow.set(p.table, slowWatches) // evict.go
 	p.vaddrs = vaddrs
 }
 
@@ -568,6 +585,7 @@ func (p *Plane) Close() {
 		return
 	}
 	p.closed = true
+	p.slow.close()
 	all := make([]*l4.Listener, 0, len(p.listeners))
 	for ap, l := range p.listeners {
 		all = append(all, l)

@@ -161,7 +161,8 @@ func virtualStats(v *state.Virtual) VirtualStats {
 	s := v.Snap.Load()
 	vs := VirtualStats{Name: v.Name, ClientSide: trafficOf(&v.Stats), TotRequests: v.Stats.Requests.Load(),
 		MinConnDuration: v.Durs.Min.Load(), MaxConnDuration: v.Durs.Max.Load(),
-		RateLimit: s.Cfg.RateLimit, RateLimited: v.RateDropped.Load(), Evicted: v.Evict.Evicted.Load()}
+		RateLimit: s.Cfg.RateLimit, RateLimited: v.RateDropped.Load(), Evicted: v.Evict.Evicted.Load(),
+		SlowFlows: uint64(max(v.Evict.SlowFlows.Load(), 0)), SlowKilled: v.Evict.SlowKilled.Load()}
 	if len(s.Cfg.Clone) > 0 || v.Clone.Conns.Load() > 0 || v.Clone.Dropped.Load() > 0 {
 		vs.Clone = &CloneStats{Conns: v.Clone.Conns.Load(), Bytes: v.Clone.Bytes.Load(), Dropped: v.Clone.Dropped.Load()}
 	}
@@ -361,6 +362,7 @@ func (p *Plane) ResetStats(kind StatsKind, name string) bool {
 				v.Spread.Reset()
 				v.RateDropped.Store(0)
 				v.Evict.Evicted.Store(0)
+				v.Evict.SlowKilled.Store(0)
 				v.Clone.Reset()
 				found = true
 			}

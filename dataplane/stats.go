@@ -86,6 +86,10 @@ type VirtualStats struct {
 	// Evicted is the connections the virtual's flow-eviction-policy
 	// reset (Evicted Connections).
 	Evicted uint64
+	// SlowFlows is how many of its connections its policy's slow-flow
+	// found slow at its last check (Slow Flows), and SlowKilled those
+	// slow-flow throttling reset (Slow Flows Killed) [M: the names].
+	SlowFlows, SlowKilled uint64
 	// Clone is what the virtual's clone pools got; nil (and not shown)
 	// for a virtual that never had one.
 	Clone *CloneStats

@@ -20,7 +20,6 @@ const evictionSource = "F5 tmsh reference: https://clouddocs.f5.com/cli/tmsh-ref
 // the built-in default-eviction-policy has bias-idle and bias-oldest.
 func evictionKind() *Kind {
 	tf := func(name, def, h string) *Prop { return help(enum(name, def, "true", "false"), h) }
-	keptTF := func(name, h string) *Prop { return passive(tf(name, "false", h)) }
 	water := func(name, def, h string) *Prop {
 		return help(&Prop{Name: name, Type: TInt, Default: def, Min: 50, Max: 100}, h)
 	}
@@ -30,35 +29,35 @@ func evictionKind() *Kind {
 			str("description", "none"),
 			water("high-water", "95", "percent of the virtual server's connection-limit (50 to 100) at which connections are evicted to make room for a new client"),
 			water("low-water", "85", "percent of the connection-limit (50 to 100, at most high-water) left once an eviction is done"),
-			passive(block("slow-flow", "Slow Flow",
-				"kept: slow-flow monitoring (killing flows slower than threshold-bps after grace-period) is not done by openltm",
-				keptTF("enabled", "kept: openltm does not watch flows' rates"),
-				passive(enum("eviction-type", "percent", "count", "percent")),
-				passive(num("grace-period", "10")),
-				passive(num("maximum", "100")),
-				passive(num("threshold-bps", "32")),
-				passive(ed("throttling", "disabled")),
-			)),
+			block("slow-flow", "Slow Flow",
+				"slow-flow detection: a connection older than grace-period seconds that carried fewer than threshold-bps bytes a second (over its life) is a slow flow; slow flows go first when connections are evicted, and with throttling those above maximum are reset, checked once a second",
+				tf("enabled", "false", "true: watch the connections' rates for slow flows"),
+				help(enum("eviction-type", "percent", "count", "percent"), "whether maximum is a count of slow flows or a percentage of the context's connections"),
+				help(&Prop{Name: "grace-period", Type: TInt, Default: "10", Max: 4294967295}, "seconds a connection is open before it can be a slow flow"),
+				help(&Prop{Name: "maximum", Type: TInt, Default: "100", Max: 4294967295}, "slow flows allowed to remain open under throttling (a count, or a percentage with eviction-type percent)"),
+				help(&Prop{Name: "threshold-bps", Type: TInt, Default: "32", Max: 4294967295}, "bytes a second under which a connection is slow"),
+				help(ed("throttling", "disabled"), "enabled: slow flows above maximum are reset, whether or not the high-water mark is reached"),
+			),
 			block("strategies", "Strategies",
-				"which connections go first: low-priority-port and low-priority-geographies first, then by bias-idle (idle longest), bias-oldest (oldest), bias-bytes (fewest bytes, once older than delay seconds), several weighed together",
+				"which connections go first: low-priority-port, low-priority-geographies, low-priority-virtual-server, low-priority-route-domain and slow flows first, then by bias-idle (idle longest), bias-oldest (oldest), bias-bytes (fewest bytes, once older than delay seconds), bias-fast and bias-slow (bytes a second, once older than delay seconds), several weighed together",
 				block("bias-bytes", "Bias Bytes", "connections that carried the fewest bytes go first",
 					tf("enabled", "false", "true: connections with the fewest bytes go first"),
 					help(&Prop{Name: "delay", Type: TInt, Default: "0", Max: 4294967295}, "seconds a connection is spared by this strategy after it opens (0: none)"),
 				),
-				passive(block("bias-fast", "Bias Fast", "kept: openltm does not weigh flows by rate",
-					keptTF("enabled", "kept: openltm does not weigh flows by rate"),
-					passive(num("delay", "0")),
-				)),
+				block("bias-fast", "Bias Fast", "the fastest connections (bytes a second over their life) go first",
+					tf("enabled", "false", "true: the fastest connections go first"),
+					help(&Prop{Name: "delay", Type: TInt, Default: "0", Max: 4294967295}, "seconds a connection is spared by this strategy after it opens (0: none)"),
+				),
 				block("bias-idle", "Bias Idle", "connections idle the longest go first",
 					tf("enabled", "false", "true: connections idle the longest go first"),
 				),
 				block("bias-oldest", "Bias Oldest", "the oldest connections go first",
 					tf("enabled", "false", "true: the oldest connections go first"),
 				),
-				passive(block("bias-slow", "Bias Slow", "kept: openltm does not weigh flows by rate",
-					keptTF("enabled", "kept: openltm does not weigh flows by rate"),
-					passive(num("delay", "0")),
-				)),
+				block("bias-slow", "Bias Slow", "the slowest connections (bytes a second over their life) go first",
+					tf("enabled", "false", "true: the slowest connections go first"),
+					help(&Prop{Name: "delay", Type: TInt, Default: "0", Max: 4294967295}, "seconds a connection is spared by this strategy after it opens (0: none)"),
+				),
 				block("low-priority-geographies", "Low Priority Geographies",
 					"connections from clients the loaded geolocation database places in countries go first",
 					help(&Prop{Name: "countries", Type: TList}, "ISO 3166 country codes (DE, US)"),
@@ -73,28 +72,52 @@ func evictionKind() *Kind {
 						passive(str("app-service", "none")),
 					}}}, "ports { NAME { port-number P protocol any|tcp|udp } }"),
 				),
-				passive(block("low-priority-route-domain", "Low Priority Route Domain", "kept: openltm has one route domain",
-					keptTF("enabled", "kept: openltm has one route domain"),
-					passive(&Prop{Name: "names", Type: TList}),
-				)),
-				passive(block("low-priority-virtual-server", "Low Priority Virtual Server",
-					"kept: a virtual server's policy chooses among that virtual server's own connections; the order between virtual servers is for the route-domain and global contexts, which openltm does not have",
-					keptTF("enabled", "kept: a virtual server's policy chooses among its own connections only"),
-					passive(&Prop{Name: "names", Type: TList}),
-				)),
+				block("low-priority-route-domain", "Low Priority Route Domain",
+					"at the global context, connections of the virtual servers in the route domains names lists go first",
+					tf("enabled", "false", "true: connections in the route domains go first"),
+					help(&Prop{Name: "names", Type: TList}, "route domains (net route-domain names)"),
+				),
+				block("low-priority-virtual-server", "Low Priority Virtual Server",
+					"at a route-domain or the global context, connections of the virtual servers names lists go first (a virtual server's own policy chooses among its own connections)",
+					tf("enabled", "false", "true: connections of the virtual servers go first"),
+					help(&Prop{Name: "names", Type: TList}, "virtual servers (ltm virtual names)"),
+				),
 			),
 			passive(str("app-service", "none")),
 			passive(raw("metadata")),
 		}}
 }
 
-// checkEviction refuses an eviction policy whose low-water is above its
+// checkEviction refuses a global-flow-eviction-policy that is not an
+// eviction policy (01020036), a slow-flow maximum over 100 percent [M],
+// an eviction policy whose low-water is above its
 // high-water, which BIG-IP refuses (K15740) [M: the wording], a
 // low-priority port that is not a port, and a country that is not two
 // letters or digits [M: BIG-IP checks them against its own database].
-func checkEviction(c *Config, o *Object) error {
+func checkEviction(c *Config, s *Schema, o *Object) error {
+	if o.Kind.Key() == "ltm global-settings connection" {
+		// The global policy is written as a path, and must be one.
+		n := c.EffectiveStr(o, "global-flow-eviction-policy")
+		if k := s.Kind("ltm eviction-policy"); k != nil && n != "" && n != "none" && c.Lookup(s, []string{k.Key()}, n) == nil {
+			return NotFound(k, n)
+		}
+		return nil
+	}
 	if o.Kind.Key() != "ltm eviction-policy" {
 		return nil
+	}
+	if sf := o.Props["slow-flow"]; sf != nil && sf.Sub != nil {
+		max := 100
+		if sf.Sub.Props["maximum"] != nil {
+			max, _ = strconv.Atoi(sf.Sub.Props["maximum"].Str)
+		}
+		typ := "percent"
+		if v := sf.Sub.Props["eviction-type"]; v != nil {
+			typ = v.Str
+		}
+		if typ == "percent" && max > 100 {
+			return Invalid("eviction policy %s: slow-flow maximum %d is a percentage (eviction-type percent), at most 100; use eviction-type count for a number of flows", o.Name, max)
+		}
 	}
 	if st := o.Props["strategies"]; st != nil && st.Sub != nil {
 		if b := st.Sub.Props["low-priority-port"]; b != nil && b.Sub != nil && b.Sub.Props["ports"] != nil {

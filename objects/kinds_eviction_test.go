@@ -27,6 +27,14 @@ func TestEvictionPolicyKind(t *testing.T) {
 		{"low-priority port without a number", ep("    strategies {\n        low-priority-port {\n            ports {\n                web {\n                    protocol tcp\n                }\n            }\n        }\n    }"), `port-number "0" is not a port`},
 		{"low-priority country", ep("    strategies {\n        low-priority-geographies {\n            countries { DE us }\n            enabled true\n        }\n    }"), ""},
 		{"low-priority country not a code", ep("    strategies {\n        low-priority-geographies {\n            countries { Germany }\n        }\n    }"), `"Germany" is not a country`},
+		{"slow-flow", ep("    slow-flow {\n        enabled true\n        eviction-type count\n        maximum 500\n        threshold-bps 100\n        throttling enabled\n    }"), ""},
+		{"slow-flow percent over 100", ep("    slow-flow {\n        maximum 500\n    }"), "slow-flow maximum 500 is a percentage"},
+		{"slow-flow throttling yes", ep("    slow-flow {\n        throttling yes\n    }"), "yes"},
+		{"bias-fast and low priorities", ep("    strategies {\n        bias-fast {\n            delay 3\n            enabled true\n        }\n        low-priority-virtual-server {\n            enabled true\n            names { v1 }\n        }\n    }"), ""},
+		{"global policy", "ltm global-settings connection { global-flow-eviction-policy /Common/default-eviction-policy }\n", ""},
+		{"global policy missing", "ltm global-settings connection { global-flow-eviction-policy /Common/nope }\n", "The requested eviction policy (/Common/nope) was not found"},
+		{"route domain policy", "net route-domain /Common/rd1 { id 1 connection-limit 5 flow-eviction-policy /Common/default-eviction-policy }\n", ""},
+		{"route domain policy missing", "net route-domain /Common/rd1 { id 1 flow-eviction-policy /Common/nope }\n", "nope"},
 		{"missing policy", "ltm virtual /Common/v { destination /Common/127.184.20.1:80 flow-eviction-policy /Common/nope }\n", "nope"},
 	} {
 		l := readAndCheck(tc.text)

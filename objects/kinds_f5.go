@@ -1225,13 +1225,13 @@ interface str -
 blackhole bare
 mtu int 0
 `),
-		pk("net route-domain", "Route Domain", "", tmshRef("net route-domain")+vocab, `
+		actOn(pk("net route-domain", "Route Domain", "", tmshRef("net route-domain")+vocab, `
 id int 0
 parent str none
 strict ed enabled
 connection-limit int 0
 bwc-policy str none
-flow-eviction-policy str none
+flow-eviction-policy ref ltm+eviction-policy none
 fw-enforced-policy str none
 fw-staged-policy str none
 ip-intelligence-policy str none
@@ -1240,7 +1240,7 @@ service-policy str none
 throughput-capacity int 0
 routing-protocol list
 vlans list
-`),
+`), "F5 net route-domain: its connection-limit caps the connections of the virtual servers whose destination is in it (ADDRESS%ID; route domain 0 for the others), and its flow-eviction-policy evicts among them at its high-water mark; the rest is kept", "id", "connection-limit", "flow-eviction-policy"),
 		actOn(forwardZones(pk("net dns-resolver", "DNS Resolver", "", tmshRef("net dns-resolver")+vocab, `
 answer-default-zones yn no
 cache-size int 5767168

@@ -37,15 +37,15 @@ func TestLTMGlobalSettings(t *testing.T) {
 	}
 }
 
-// TestLTMGlobalSettingsKept: every row but description, max-reject-rate
-// and maintenance-mode is kept, and says why.
+// TestLTMGlobalSettingsKept: every row but description, max-reject-rate,
+// maintenance-mode and global-flow-eviction-policy is kept, and says why.
 func TestLTMGlobalSettingsKept(t *testing.T) {
 	for _, k := range ltmGlobalKinds() {
 		if !k.Singleton {
 			t.Errorf("%s is not a singleton", k.Key())
 		}
 		for _, p := range k.Props {
-			acted := p.Name == "description" || p.Name == "max-reject-rate" || p.Name == "maintenance-mode"
+			acted := p.Name == "description" || p.Name == "max-reject-rate" || p.Name == "maintenance-mode" || p.Name == "global-flow-eviction-policy"
 			if p.Passive == acted {
 				t.Errorf("%s %s: passive %v", k.Key(), p.Name, p.Passive)
 			}

@@ -289,7 +289,7 @@ func (c *Config) Validate(s *Schema) error {
 		if err := checkHAGroup(o); err != nil { // kinds_hagroup.go
 			return err
 		}
-		if err := checkEviction(c, o); err != nil { // kinds_eviction.go
+		if err := checkEviction(c, s, o); err != nil { // kinds_eviction.go
 			return err
 		}
 		if err := checkPacketFilter(c, o); err != nil { // kinds_pktfilter.go

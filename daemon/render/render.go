@@ -115,7 +115,7 @@ func Virtual(w io.Writer, v dataplane.VirtualStats, o Options) error {
 	row("Maximum Connections", o.num(t.MaxConns), zero, "-")
 	row("Total Connections", o.num(t.TotConns), zero, "-")
 	row("Evicted Connections", o.num(v.Evicted), zero, "-")
-	row("Slow Connections Killed", zero, zero, "-")
+	row("Slow Connections Killed", o.num(v.SlowKilled), zero, "-")
 	row("Min Conn Duration/msec", "-", "-", o.num(v.MinConnDuration))
 	row("Max Conn Duration/msec", "-", "-", o.num(v.MaxConnDuration))
 	row("Mean Conn Duration/msec", "-", "-", o.num(v.MeanConnDuration))

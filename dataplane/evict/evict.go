@@ -12,9 +12,18 @@
 // openltm weighs them by rank: each enabled strategy ranks the candidate
 // connections, the ranks are added, and the highest sums go first [M].
 //
-// Nothing here runs unless a virtual has a policy and reaches its
-// high-water mark: the selection walks the connection table once per
-// eviction round, never on the per-byte path.
+// A policy acts in three contexts, as BIG-IP's: a virtual server's
+// (flow-eviction-policy, against its connection-limit), a route
+// domain's (net route-domain flow-eviction-policy, against the route
+// domain's connection-limit, over the connections of its virtuals) and
+// the global one (ltm global-settings connection
+// global-flow-eviction-policy, over every connection). slow-flow
+// (SlowCheck) is checked apart from the water marks, once a second, by
+// the plane.
+//
+// Nothing here runs unless a context has a policy and reaches its
+// high-water mark, or a policy has slow-flow: the selection walks the
+// connection table once per eviction round, never on the per-byte path.
 package evict
 
 import (
@@ -47,6 +56,38 @@ type Policy struct {
 	// it places in one of its countries go before the others; nil for
 	// none.
 	LowGeo Matcher
+	// BiasFast and BiasSlow rank by rate (bytes a second over the
+	// connection's life [M]): the fastest, or the slowest, go first,
+	// sparing connections younger than FastDelay or SlowDelay.
+	BiasFast, BiasSlow   bool
+	FastDelay, SlowDelay time.Duration
+	// LowVirtuals are the virtual servers (full paths) that
+	// low-priority-virtual-server names, and those of the route domains
+	// low-priority-route-domain names: at a route-domain or global
+	// context their connections go before the others; nil for none.
+	LowVirtuals map[string]bool
+	// Slow is slow-flow when enabled; nil otherwise.
+	Slow *SlowFlow
+}
+
+// SlowFlow is a policy's slow-flow: a connection older than Grace whose
+// rate stays under Threshold bytes a second is a slow flow. Slow flows go
+// before the others when a round evicts [M]; with Throttle, those above
+// Max (a count, or with Percent a percentage of the context's
+// connections) are reset on every check, whether or not the high-water
+// mark is reached, the slowest first [M: F5 documents the properties, not
+// the order].
+type SlowFlow struct {
+	Threshold uint64
+	Grace     time.Duration
+	Throttle  bool
+	Max       int
+	Percent   bool
+}
+
+// slow reports whether a connection of age and rate is a slow flow.
+func (s *SlowFlow) slow(age time.Duration, rate float64) bool {
+	return s != nil && age >= s.Grace && rate < float64(s.Threshold)
 }
 
 // LowPort is one low-priority-port entry: a port, and the protocol
@@ -62,6 +103,9 @@ type Matcher interface{ Admits(a netip.Addr) bool }
 
 // low reports whether a low-priority strategy names f.
 func (p *Policy) low(f *flows.Flow) bool {
+	if p.LowVirtuals[f.Virtual] {
+		return true
+	}
 	for _, lp := range p.LowPorts {
 		if f.Local.Port() == lp.Port && (lp.Proto == "any" || lp.Proto == f.Protocol) {
 			return true
@@ -94,9 +138,19 @@ type Candidate struct {
 	Idle, Age time.Duration
 	// Bytes are the bytes it carried, both sides, both ways.
 	Bytes uint64
-	// Low is set when a low-priority strategy (port, geography) names
-	// the connection: it goes before every connection that is not.
+	// Low is set when a low-priority strategy (port, geography, virtual
+	// server, route domain) names the connection, or slow-flow finds it
+	// slow: it goes before every connection that is not.
 	Low bool
+}
+
+// rate is the candidate's bytes a second over its life [M: F5 does not
+// say over which span it measures a flow's rate].
+func (c *Candidate) rate() float64 {
+	if c.Age <= 0 {
+		return 0
+	}
+	return float64(c.Bytes) / c.Age.Seconds()
 }
 
 // Choose returns the indexes of the n candidates to evict, most
@@ -145,6 +199,29 @@ func (p *Policy) Choose(c []Candidate, n int) []int {
 			return c[a].Bytes > c[b].Bytes
 		})
 	}
+	// byRate ranks by rate, sparing those younger than delay; fast
+	// ranks the fastest as the most evictable.
+	byRate := func(delay time.Duration, fast bool) {
+		spared := func(i int) bool { return c[i].Age < delay }
+		rank(func(a, b int) bool {
+			sa, sb := spared(a), spared(b)
+			if sa != sb {
+				return sa
+			}
+			if fast {
+				return c[a].rate() < c[b].rate()
+			}
+			return c[a].rate() > c[b].rate()
+		})
+	}
+	if p.BiasFast {
+		any = true
+		byRate(p.FastDelay, true)
+	}
+	if p.BiasSlow {
+		any = true
+		byRate(p.SlowDelay, false)
+	}
 	if !any {
 		rank(func(a, b int) bool { return c[a].Idle < c[b].Idle })
 	}
@@ -167,29 +244,17 @@ func (p *Policy) Choose(c []Candidate, n int) []int {
 	return idx[:n]
 }
 
-// Sweep is one eviction round for a virtual at its high-water mark: it
-// walks the connection table for the virtual's connections not yet
+// Sweep is one eviction round for a context at its high-water mark
+// (a virtual server's, a route domain's, the global one): it walks the
+// connection table for the flows in it (in reports which) not yet
 // evicted (live), resets (RST both sides) the ones the policy chooses
-// until low remain, and returns how many it saw and how many it reset.
+// until low remain, and returns how many it saw and the ones it reset.
 // [M] It evicts at least one when live has reached high, so that the
-// client that found the virtual full is admitted.
-func (p *Policy) Sweep(t *flows.Table, virtual string, high, low int) (live, evicted int) {
-	var fl []*flows.Flow
-	var cands []Candidate
-	now := time.Now().UnixNano()
-	t.Each(func(f *flows.Flow) bool {
-		if f.Virtual != virtual || f.Evicted() {
-			return true
-		}
-		c := Candidate{Idle: time.Duration(now - f.LastActive()), Age: time.Duration(now - f.Created().UnixNano()), Low: p.low(f)}
-		c.Bytes = f.BytesIn.Load() + f.BytesOut.Load()
-		for _, l := range f.Legs() {
-			c.Bytes += l.BytesIn.Load() + l.BytesOut.Load()
-		}
-		fl = append(fl, f)
-		cands = append(cands, c)
-		return true
-	})
+// client that found the context full is admitted. One walk evicts a
+// batch down to low; new clients are then admitted without a walk until
+// high is reached again, which is what the two marks are for.
+func (p *Policy) Sweep(t *flows.Table, in func(*flows.Flow) bool, high, low int) (live int, evicted []*flows.Flow) {
+	fl, cands := p.gather(t, in)
 	live = len(fl)
 	need := live - low
 	if live < high {
@@ -198,8 +263,83 @@ func (p *Policy) Sweep(t *flows.Table, virtual string, high, low int) (live, evi
 	for _, i := range p.Choose(cands, need) {
 		if fl[i].MarkEvicted() {
 			fl[i].Abort()
-			evicted++
+			evicted = append(evicted, fl[i])
 		}
 	}
 	return live, evicted
+}
+
+// gather is the flows in the context not yet evicted, and what the
+// strategies see of each.
+func (p *Policy) gather(t *flows.Table, in func(*flows.Flow) bool) ([]*flows.Flow, []Candidate) {
+	var fl []*flows.Flow
+	var cands []Candidate
+	now := time.Now().UnixNano()
+	t.Each(func(f *flows.Flow) bool {
+		if f.Evicted() || !in(f) {
+			return true
+		}
+		c := Candidate{Idle: time.Duration(now - f.LastActive()), Age: time.Duration(now - f.Created().UnixNano()), Low: p.low(f)}
+		c.Bytes = f.BytesIn.Load() + f.BytesOut.Load()
+		for _, l := range f.Legs() {
+			c.Bytes += l.BytesIn.Load() + l.BytesOut.Load()
+		}
+		if p.Slow.slow(c.Age, c.rate()) {
+			c.Low = true
+		}
+		fl = append(fl, f)
+		cands = append(cands, c)
+		return true
+	})
+	return fl, cands
+}
+
+// SlowCheck is one slow-flow check of a context: how many of its live
+// connections are slow flows, and, with throttling, the slow flows above
+// the maximum it reset, the slowest first (the longest idle among equal
+// rates). Nothing is done without slow-flow.
+func (p *Policy) SlowCheck(t *flows.Table, in func(*flows.Flow) bool) (slow int, reset []*flows.Flow) {
+	s := p.Slow
+	if s == nil {
+		return 0, nil
+	}
+	fl, cands := p.gather(t, in)
+	slow, idx := s.pick(cands)
+	for _, i := range idx {
+		if fl[i].MarkEvicted() {
+			fl[i].Abort()
+			reset = append(reset, fl[i])
+		}
+	}
+	return slow, reset
+}
+
+// pick counts the slow flows among cands and returns the indexes of
+// those throttling resets, the slowest first.
+func (s *SlowFlow) pick(cands []Candidate) (slow int, reset []int) {
+	var idx []int
+	for i := range cands {
+		if s.slow(cands[i].Age, cands[i].rate()) {
+			idx = append(idx, i)
+		}
+	}
+	slow = len(idx)
+	if !s.Throttle {
+		return slow, nil
+	}
+	max := s.Max
+	if s.Percent {
+		max = len(cands) * s.Max / 100
+	}
+	if slow <= max {
+		return slow, nil
+	}
+	sort.SliceStable(idx, func(i, j int) bool {
+		a, b := &cands[idx[i]], &cands[idx[j]]
+		if ra, rb := a.rate(), b.rate(); ra != rb {
+			return ra < rb
+		}
+		return a.Idle > b.Idle
+	})
+	return slow, idx[:slow-max]
 }

@@ -75,6 +75,14 @@ func TestChoose(t *testing.T) {
 		{"idle and oldest", Policy{BiasIdle: true, BiasOldest: true}, 2, []int{1, 3}},
 		{"none: idle", Policy{}, 1, []int{1}},
 		{"none wanted", Policy{BiasIdle: true}, 0, nil},
+		// Rates (bytes over age): 0 12.5, 1 3.3, 2 0, 3 450.
+		{"fastest", Policy{BiasFast: true}, 2, []int{3, 0}},
+		{"fastest, young spared", Policy{BiasFast: true, FastDelay: 25 * s}, 2, []int{0, 1}},
+		{"slowest", Policy{BiasSlow: true}, 2, []int{2, 1}},
+		{"slowest, young spared", Policy{BiasSlow: true, SlowDelay: 6 * s}, 2, []int{1, 0}},
+		// slow ranks 2:3 1:2 0:1 3:0; idle ranks 1:3 3:2 2:1 0:0: 1
+		// sums 5, 2 sums 4.
+		{"slowest and idle", Policy{BiasSlow: true, BiasIdle: true}, 2, []int{1, 2}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := c.p.Choose(cands, c.n)
@@ -107,12 +115,17 @@ func TestSweep(t *testing.T) {
 	c := add("/Common/vs", 20*time.Second)
 	other := add("/Common/other", 99*time.Second)
 	p := &Policy{High: 100, Low: 50, BiasIdle: true}
+	in := func(f *flows.Flow) bool { return f.Virtual == "/Common/vs" }
+	sweep := func(high, low int) (int, int) {
+		live, ev := p.Sweep(tab, in, high, low)
+		return live, len(ev)
+	}
 
-	live, n := p.Sweep(tab, "/Common/vs", 4, 2)
+	live, n := sweep(4, 2)
 	if live != 3 || n != 0 {
 		t.Fatalf("under the high mark: live %d evicted %d, want 3 0", live, n)
 	}
-	live, n = p.Sweep(tab, "/Common/vs", 3, 1)
+	live, n = sweep(3, 1)
 	if live != 3 || n != 2 {
 		t.Fatalf("at the high mark: live %d evicted %d, want 3 2", live, n)
 	}
@@ -123,8 +136,52 @@ func TestSweep(t *testing.T) {
 		t.Errorf("%d resets, want 2", aborted.Load())
 	}
 	// The evicted flows are not seen again while their ends come.
-	live, n = p.Sweep(tab, "/Common/vs", 1, 0)
+	live, n = sweep(1, 0)
 	if live != 1 || n != 1 || !a.Evicted() || aborted.Load() != 3 {
 		t.Errorf("third round: live %d evicted %d (a %v, resets %d), want 1 1", live, n, a.Evicted(), aborted.Load())
+	}
+}
+
+// TestSlowFlowPick: slow flows are the ones past the grace period under
+// the threshold; throttling resets those above the maximum (a count, or
+// a percentage of the context's connections), the slowest first, and
+// nothing without throttling.
+func TestSlowFlowPick(t *testing.T) {
+	s := time.Second
+	// Rates: 0 none, 1 10/s, 2 100/s, 3 5/s but inside a 10s grace
+	// period.
+	cands := []Candidate{{Age: 20 * s, Idle: 20 * s}, {Age: 20 * s, Bytes: 200}, {Age: 20 * s, Bytes: 2000}, {Age: 2 * s, Bytes: 10}}
+	for _, c := range []struct {
+		name      string
+		slow      SlowFlow
+		wantSlow  int
+		wantReset []int
+	}{
+		{"counted only", SlowFlow{Threshold: 32, Grace: 10 * s, Max: 0}, 2, nil},
+		{"throttled to one", SlowFlow{Threshold: 32, Grace: 10 * s, Throttle: true, Max: 1}, 2, []int{0}},
+		{"throttled to none", SlowFlow{Threshold: 32, Grace: 10 * s, Throttle: true, Max: 0}, 2, []int{0, 1}},
+		{"within the maximum", SlowFlow{Threshold: 32, Grace: 10 * s, Throttle: true, Max: 2}, 2, nil},
+		{"percent", SlowFlow{Threshold: 32, Grace: 10 * s, Throttle: true, Max: 25, Percent: true}, 2, []int{0}},
+		{"short grace", SlowFlow{Threshold: 32, Grace: 1 * s, Throttle: true, Max: 0}, 3, []int{0, 3, 1}},
+		{"high threshold", SlowFlow{Threshold: 1000, Grace: 10 * s, Throttle: true, Max: 2}, 3, []int{0}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			slow, got := c.slow.pick(cands)
+			if slow != c.wantSlow || !reflect.DeepEqual(got, c.wantReset) {
+				t.Errorf("slow %d reset %v, want %d %v", slow, got, c.wantSlow, c.wantReset)
+			}
+		})
+	}
+	// In a round, slow flows go first, like low-priority ones.
+	tab := flows.NewTable()
+	fast := &flows.Flow{Virtual: "v", Closer: func(bool) {}}
+	idle := &flows.Flow{Virtual: "v", Closer: func(bool) {}}
+	tab.Add(fast)
+	tab.Add(idle)
+	fast.BytesIn.Store(1 << 30)
+	fast.Touch(time.Now().Add(-time.Hour).UnixNano())
+	p := &Policy{BiasIdle: true, Slow: &SlowFlow{Threshold: 32}}
+	if _, ev := p.Sweep(tab, func(*flows.Flow) bool { return true }, 2, 1); len(ev) != 1 || ev[0] != idle {
+		t.Errorf("a round evicted %v, want the slow flow", ev)
 	}
 }

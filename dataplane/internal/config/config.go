@@ -41,6 +41,10 @@ import (
 type Config struct {
 	// Virtuals by full path (/Common/vs).
 	Virtuals map[string]*Virtual
+	// EvictionContexts are the route domains with a connection-limit or
+	// a flow-eviction-policy and the global flow-eviction-policy: each
+	// acts on the connections of the virtuals in it (dataplane/evict.go).
+	EvictionContexts []*EvictionContext
 	// BWC is the bandwidth controllers (`net bwc policy`) by full path:
 	// the ones virtuals name and the ones rules attach with BWC::policy.
 	BWC map[string]*BWCPolicy
@@ -148,6 +152,10 @@ type Virtual struct {
 	// acted on against ConnectionLimit; nil for none, and without a
 	// connection-limit (the daemon says so).
 	Eviction *evict.Policy
+	// RouteDomain is the route domain id of the virtual's destination
+	// (ADDRESS%ID), which puts it in that route domain's flow-eviction
+	// context (EvictionContext).
+	RouteDomain int
 	// Address is the virtual's ltm virtual-address where it acts (enabled
 	// no, a connection-limit: vaddr.go); nil costs nothing per connection.
 	Address *VirtualAddress
@@ -1473,3 +1481,23 @@ const (
 	RateToClient
 	RateToServer
 )
+
+// EvictionContext is a route domain's or the global flow-eviction
+// context: BIG-IP measures a policy attached there against the route
+// domain's connection-limit, or the system's capacity.
+type EvictionContext struct {
+	// Name is the route domain's name ("0", "/Common/rd1"), or "global".
+	Name string
+	// Global is the global context: every virtual is in it.
+	Global bool
+	// RouteDomain is the route domain's id: the virtuals whose
+	// RouteDomain it is are in the context.
+	RouteDomain int
+	// Limit is the connection-limit (route domain) or capacity (global)
+	// the policy's water marks are percentages of; 0: none, and then the
+	// context does nothing.
+	Limit int
+	// Policy is the flow-eviction-policy; nil: Limit refuses new
+	// clients, as a route domain's connection-limit alone does.
+	Policy *evict.Policy
+}

@@ -14,8 +14,59 @@ type Evictor struct {
 	High, Low int
 	// Sweep is one eviction round over the connection table (the
 	// plane's): how many of the virtual's connections it found not yet
-	// evicted, and how many it reset.
+	// evicted, and how many it reset (counted on the virtuals they
+	// belong to by Sweep itself).
 	Sweep func(high, low int) (live, evicted int)
+}
+
+// EvictContext is a route domain's or the global flow-eviction context
+// (net route-domain connection-limit and flow-eviction-policy; ltm
+// global-settings connection global-flow-eviction-policy): the
+// connections of the virtuals in it, measured against its Limit. The
+// virtuals in one share it for one commit; a virtual in none has a nil
+// Contexts, one nil check per new connection.
+type EvictContext struct {
+	// Name is the route domain's name, or "global".
+	Name string
+	// Limit is the context's connection-limit (0: none); High and Low
+	// its policy's marks, or 0 without a policy, when Limit alone
+	// refuses.
+	Limit, High, Low int
+	// Count is how many connections the context holds now.
+	Count func() int
+	// Sweep is one eviction round over the context's connections (nil
+	// without a policy), as Evictor.Sweep.
+	Sweep func(high, low int) (live, evicted int)
+	mu    sync.Mutex
+	// Refused counts the clients the context turned away.
+	Refused atomic.Uint64
+}
+
+// admit is the context's say on a new connection: under its high-water
+// mark (or its limit, without a policy) yes; at it, one round evicts
+// down to the low-water mark, and the client is admitted when the round
+// left room [M: the count is read, not reserved, so clients arriving
+// together may pass the mark by a few until the next round].
+func (c *EvictContext) admit() bool {
+	n := c.Count()
+	if c.Sweep == nil {
+		if c.Limit > 0 && n >= c.Limit {
+			c.Refused.Add(1)
+			return false
+		}
+		return true
+	}
+	if n < c.High {
+		return true
+	}
+	c.mu.Lock()
+	live, ev := c.Sweep(c.High, c.Low)
+	c.mu.Unlock()
+	if live-ev >= c.High {
+		c.Refused.Add(1)
+		return false
+	}
+	return true
 }
 
 // Eviction is what a virtual keeps across commits for its eviction
@@ -25,6 +76,11 @@ type Eviction struct {
 	// Evicted counts the connections the policy reset (show ltm virtual:
 	// Evicted Connections).
 	Evicted atomic.Uint64
+	// SlowFlows is how many of the virtual's connections its policy's
+	// slow-flow found slow at its last check; SlowKilled counts those
+	// its throttling reset.
+	SlowFlows  atomic.Int64
+	SlowKilled atomic.Uint64
 }
 
 // admitEvicting is Admit's connection count for a virtual with an
@@ -44,7 +100,6 @@ func (vs *Virtual) admitEvicting(ev *Evictor) bool {
 	vs.Evict.mu.Lock()
 	live, n := ev.Sweep(ev.High, ev.Low)
 	vs.Evict.mu.Unlock()
-	vs.Evict.Evicted.Add(uint64(n))
 	if live-n >= ev.High {
 		return false
 	}
@@ -53,5 +108,16 @@ func (vs *Virtual) admitEvicting(ev *Evictor) bool {
 	// counted.
 	vs.Stats.Cur.Add(1)
 	vs.Stats.Tot.Add(1)
+	return true
+}
+
+// admitContexts asks each context in turn; the first that refuses ends
+// it.
+func admitContexts(cs []*EvictContext) bool {
+	for _, c := range cs {
+		if !c.admit() {
+			return false
+		}
+	}
 	return true
 }

@@ -429,6 +429,10 @@ type VirtualSnap struct {
 	// Evict is the virtual's flow-eviction-policy (evict.go); nil for
 	// none, the only cost other virtuals pay.
 	Evict *Evictor
+	// Contexts are the route-domain and global flow-eviction contexts
+	// the virtual is in (evict.go), asked before its own limit; nil for
+	// none, the only cost other virtuals pay.
+	Contexts []*EvictContext
 	// DNS answers the queries of a virtual with a dns profile
 	// (dataplane/dnsvs); nil without one, the only cost other virtuals
 	// pay.
@@ -490,6 +494,9 @@ func (vs *Virtual) admit(snap *VirtualSnap, client, local netip.AddrPort) bool {
 	}
 	if snap.Rate != nil && !snap.Rate.take(&vs.Rate, client.Addr(), local.Addr(), RateNow()) {
 		vs.RateDropped.Add(1)
+		return false
+	}
+	if snap.Contexts != nil && !admitContexts(snap.Contexts) { // route domain, global (evict.go)
 		return false
 	}
 	if snap.Evict != nil { // flow-eviction-policy (evict.go)
