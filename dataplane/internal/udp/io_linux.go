@@ -171,6 +171,9 @@ func (l *Listener) serve() {
 			return // closed
 		}
 		vl := l.vl // nil: no VLAN list, nothing checked (SetVLANs)
+		if vl == nil {
+			l.arrIf = 0
+		}
 		if vs, snap := l.dnsSnap(); l.rerr == 0 && snap != nil {
 			l.answerDNS(vs, snap, vl)
 		} else if l.rerr == 0 {
@@ -479,7 +482,8 @@ func (l *Listener) answerDNS(vs *state.Virtual, snap *state.VirtualSnap, vl *con
 // dropped, and counted with the udp profile's dropped datagrams.
 func (l *Listener) arrivedOn(vl *config.VLANFilter, i int) bool {
 	h := &l.b.hdrs[i].Hdr
-	if vl.Admits(rawsock.PktinfoIf(l.b.ctl[i][:min(int(h.Controllen), rawsock.ArrivalCmsgLen)])) {
+	l.arrIf = rawsock.PktinfoIf(l.b.ctl[i][:min(int(h.Controllen), rawsock.ArrivalCmsgLen)])
+	if vl.Admits(l.arrIf) {
 		return true
 	}
 	if vs := l.virtual(); vs != nil {
