@@ -24,7 +24,7 @@ func packetFilterKinds() []*Kind {
 	pf := &Kind{Words: []string{"net", "packet-filter"}, Title: "Packet Filter", Lower: "packet filter", Source: tmshRef("net packet-filter"),
 		Help: "packet filter: a rule (tcpdump syntax) matched against each new connection or UDP flow, in order, while sys db packetfilter is enable",
 		Props: []*Prop{
-			help(enum("action", "accept", "accept", "discard", "reject", "continue"), "what a match does: accept it, discard it (a TCP client closed without a reset), reject it (a TCP client reset), or continue to the next filter"),
+			help(enum("action", "accept", "accept", "discard", "reject", "continue"), "what a match does: accept it, discard it (a TCP client closed without a reset), reject it (a TCP client reset, a UDP client sent an ICMP port unreachable), or continue to the next filter"),
 			help(&Prop{Name: "order", Type: TInt, Min: 1, Max: 4294967295}, "where the filter applies, lowest first; no two filters share one"),
 			help(str("rule", ""), `the expression, in quotes: host, net A/LEN, port, portrange, src/dst, tcp, udp, icmp, ip, ip6, proto N, and, or, not, ( ); "" matches everything`),
 			help(enum("logging", "disabled", "enabled", "disabled"), "enabled: each match writes a line to the ltm log"),
