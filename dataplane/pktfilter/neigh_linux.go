@@ -9,13 +9,13 @@ import (
 
 // Neighbour is the MAC address the kernel's neighbour table (ARP for
 // IPv4, NDP for IPv6: `ip neigh`) has for a, nil when it has none that
-// is usable (incomplete, failed) or a is a loopback address, which has
-// no link layer. It dumps the table over rtnetlink, a system call per
+// is usable (incomplete, failed), as for a client on the loopback
+// interface, which has no link layer. It dumps the table over rtnetlink, a system call per
 // new connection, and is asked only while net packet-filter-trusted
 // names MAC addresses.
 func Neighbour(a netip.Addr) net.HardwareAddr {
 	a = a.Unmap()
-	if !a.IsValid() || a.IsLoopback() {
+	if !a.IsValid() {
 		return nil
 	}
 	fam := syscall.AF_INET
