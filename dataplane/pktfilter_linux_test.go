@@ -284,3 +284,43 @@ func TestPacketFilterVLAN(t *testing.T) {
 		t.Error("filters without VLANs still read the arrival")
 	}
 }
+
+// TestPacketFilterDNSQueries: a UDP virtual with a dns profile answers
+// each query by itself, without a flow; the filters match each query:
+// a rejected client is refused with an ICMP port unreachable, a
+// discarded one unanswered, the others answered (here REFUSED, the
+// profile's unhandled-query-action reject, which is an answer).
+func TestPacketFilterDNSQueries(t *testing.T) {
+	t.Parallel()
+	p, _ := newPlane(t)
+	vs := "127.192.33.1:30057"
+	cfg := udpBasic(vs)
+	cfg.Virtuals["/Common/vs"].DNS = &DNSProfile{Name: "/Common/dns", Unhandled: "reject"}
+	mustApply(t, p, cfg)
+	p.SetPacketFilter(pfSet(t, pktfilter.Accept, nil,
+		[4]string{"dns-reject", "1", "reject", "udp and dst port 30057 and src host 127.192.34.1"},
+		[4]string{"dns-discard", "2", "discard", "src host 127.192.34.2"},
+	))
+	// A query for example.com A, id 0x1234.
+	q := "\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x07example\x03com\x00\x00\x01\x00\x01"
+	for _, c := range []struct{ src, want string }{
+		{"127.192.34.1:0", "refused"},
+		{"127.192.34.2:0", "nothing"},
+		{"127.192.34.3:0", "answer"},
+	} {
+		u := dialUDP(t, c.src, vs)
+		got := ""
+		for i := 0; i < 5 && got != c.want; i++ {
+			got = udpOutcome(u, q, time.Second)
+			if c.want == "nothing" {
+				break
+			}
+		}
+		if got != c.want {
+			t.Errorf("client from %s: %s, want %s", c.src, got, c.want)
+		}
+	}
+	if n := p.PacketFilter().Stats("dns-discard").Matches; n != 1 {
+		t.Errorf("dns-discard: %d matches, want 1", n)
+	}
+}

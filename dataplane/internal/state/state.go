@@ -529,6 +529,15 @@ func (s *VirtualSnap) filterAdmits(client, local netip.AddrPort, ifx int) (bool,
 	return a == pktfilter.Accept, cls
 }
 
+// FilterQuery runs the packet filters over a datagram that makes no
+// flow (a dns profile's query, answered by itself), counting and logging
+// their matches: what they decide. The caller asks it only while
+// filtering is on (PF.Load() not nil, once per batch).
+func (s *VirtualSnap) FilterQuery(client, local netip.AddrPort, ifx int) pktfilter.Action {
+	p := pktfilter.Packet{Proto: pktfilter.ProtoUDP, Src: unmap(client), Dst: unmap(local), If: ifx}
+	return s.PF.Decide(&p)
+}
+
 // Discards reports whether the packet filters discard (rather than
 // reject) a client the virtual refused: the refusal paths close it then
 // without a reset (pktfilter.Discard). ifx is the arrival interface
