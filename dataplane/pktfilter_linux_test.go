@@ -12,6 +12,21 @@ import (
 	"github.com/openltm/openltm/dataplane/pktfilter"
 )
 
+// pfCopy is a copy of s for another plane: a Holder's Store fills in
+// the Set and its filters, which two planes must not share.
+func pfCopy(s *pktfilter.Set) *pktfilter.Set {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.Filters = nil
+	for _, f := range s.Filters {
+		nf := *f
+		c.Filters = append(c.Filters, &nf)
+	}
+	return &c
+}
+
 // pfConn is a TCP client through a virtual that has had an answer.
 type pfConn struct {
 	c net.Conn
@@ -251,8 +266,8 @@ func TestPacketFilterVLAN(t *testing.T) {
 		{"lo trusted, default reject", mk(pktfilter.Reject, []int{other}, []int{lo.Index}), "answer", "answer"},
 		{"another trusted, default reject", mk(pktfilter.Reject, []int{other}, []int{other}), "reset", "refused"},
 	} {
+		p2.SetPacketFilter(pfCopy(c.set))
 		p.SetPacketFilter(c.set)
-		p2.SetPacketFilter(c.set)
 		if got := pfOutcome(t, "127.192.29."+string(rune('1'+i)), tvs); got != c.tcp {
 			t.Errorf("%s: TCP %s, want %s", c.name, got, c.tcp)
 		}

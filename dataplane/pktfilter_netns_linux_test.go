@@ -97,8 +97,8 @@ func pfInNetns(t *testing.T, a, b string) {
 		{"a's MAC trusted, default reject", mk(pktfilter.Reject, []int{}, nil, []net.HardwareAddr{macA}), "answer", "reset", "answer", "refused", true, "127.192.81.2"},
 		{"b's MAC trusted, default reject", mk(pktfilter.Reject, []int{}, nil, []net.HardwareAddr{macB}), "reset", "answer", "refused", "answer", true, "127.192.82.2"},
 	} {
+		up.SetPacketFilter(pfCopy(c.set))
 		tp.SetPacketFilter(c.set)
-		up.SetPacketFilter(c.set)
 		if got := tcp(a, "127.192.81.2"); got != c.tcpA {
 			t.Errorf("%s: TCP client behind va: %s, want %s", c.name, got, c.tcpA)
 		}
