@@ -468,8 +468,8 @@ func (vs *Virtual) AdmitClass(snap *VirtualSnap, client, local netip.AddrPort) (
 // arrival reads (nil: not known): it is read only while a packet filter
 // or the trusted list names a VLAN, and returned as ifx (0 otherwise),
 // for the refusal (Discards, Rejects) and the connection table
-// (flows.Flow.Arrival, which established filtering matches again). The
-// closure does not escape, so a caller's costs nothing.
+// (flows.Flow.Arrival, which established filtering matches again).
+// arrival does not escape: passing a closure allocates nothing.
 func (vs *Virtual) AdmitArrival(snap *VirtualSnap, client, local netip.AddrPort, arrival func() int) (ok bool, cls string, ifx int) {
 	if set := snap.PF.Load(); set != nil { // packet filters: one atomic load when off
 		if arrival != nil && snap.PF.Arrival() {
