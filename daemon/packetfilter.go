@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
+	"strings"
 
 	"github.com/openltm/openltm/daemon/render"
 	"github.com/openltm/openltm/dataplane"
@@ -16,7 +18,8 @@ import (
 // Packet filters: net packet-filter objects, net packet-filter-trusted
 // and the sys db keys packetfilter (enable puts the filters in force),
 // packetfilter.defaultaction (what no filter decides) and
-// packetfilter.established (kept: openltm filters a connection once).
+// packetfilter.established (enable: the open connections and flows are
+// matched again whenever the filters change).
 var (
 	netPacketFilter    = schema.MustKind("net packet-filter")
 	pfAction           = netPacketFilter.MustProp("action")
@@ -27,11 +30,14 @@ var (
 	pfRateClass        = netPacketFilter.MustProp("rate-class")
 	netPacketTrusted   = schema.MustKind("net packet-filter-trusted")
 	pfTrustedAddresses = netPacketTrusted.MustProp("ip-addresses")
+	pfTrustedMACs      = netPacketTrusted.MustProp("mac-addresses")
+	pfTrustedVLANs     = netPacketTrusted.MustProp("vlans")
 )
 
 const (
 	dbPacketFilter        = "packetfilter"
 	dbPacketFilterDefault = "packetfilter.defaultaction"
+	dbPacketFilterEstab   = "packetfilter.established"
 )
 
 // packetFilterHook compiles every packet filter's rule at commit (a rule
@@ -46,17 +52,62 @@ type packetFilterHook struct {
 }
 
 // pfState is one commit's packet filtering: the Set in force (nil while
-// off) and the names of the filters configured, whose counters are kept.
+// off), the names of the filters configured, whose counters are kept,
+// and what the Set says (fp), so that established filtering matches the
+// open connections again only when that changed.
 type pfState struct {
 	set   *pktfilter.Set
 	names map[string]bool
+	fp    string
 }
 
-// set puts st in service on the plane.
+// set puts st in service on the plane; with packetfilter.established
+// enable and filtering that changed, the open connections and flows are
+// matched again (dataplane.Plane.RecheckPacketFilter).
 func (h *packetFilterHook) set(st pfState) {
+	again := st.set != nil && st.set.Established && st.fp != h.cur.fp
 	h.cur = st
 	h.p.SetPacketFilter(st.set)
 	h.p.PacketFilter().Forget(func(n string) bool { return st.names[n] })
+	if !again {
+		return
+	}
+	if n := h.p.RecheckPacketFilter(); n > 0 && h.e.logs != nil {
+		h.e.logs.Log("local0.info", fmt.Sprintf("Packet filters (packetfilter.established enable): %d established connections and flows closed", n)) // [M] wording
+	}
+}
+
+// pfFingerprint is what a Set does, as text: filters, VLANs, trusted
+// lists, default and established.
+func pfFingerprint(s *pktfilter.Set, rules map[string]string) string {
+	if s == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, f := range s.Filters {
+		fmt.Fprintf(&b, "%s|%d|%s|%q|%v|%v|%s;", f.Name, f.Order, f.Action, rules[f.Name], f.VLAN == nil, f.VLAN, f.RateClass)
+	}
+	fmt.Fprintf(&b, "%v|%v|%v|%v|%v", s.Default, s.Trusted, s.TrustedIf, s.TrustedMAC, s.Established)
+	return b.String()
+}
+
+// pfVLANIfindexes is the interface indexes of net vlan name (a filter's
+// vlan, a trusted vlan), or why the commit is refused: a VLAN that does
+// not exist (01020036, as BIG-IP says it), an interface the host lacks.
+func pfVLANIfindexes(cfg *objects.Config, name string) ([]int, error) {
+	vo := cfg.Lookup(schema, []string{netVLAN.Key()}, name)
+	if vo == nil {
+		return nil, objects.NotFound(netVLAN, name)
+	}
+	out := []int{}
+	for _, ifn := range vlanInterfaces(netVLANInterfaces.Str(vo)) {
+		ifc, err := net.InterfaceByName(ifn)
+		if err != nil {
+			return nil, objects.Invalid("net vlan %s: interface %s does not exist on this system (openltm's VLAN interfaces are Linux interface names)", vo.Name, ifn)
+		}
+		out = append(out, ifc.Index)
+	}
+	return out, nil
 }
 
 // Prepare implements Hook.
@@ -73,7 +124,7 @@ func (h *packetFilterHook) Prepare(old, cfg *objects.Config, opts CommitOptions)
 			set.Default = a
 		}
 	}
-	names := map[string]bool{}
+	names, rules := map[string]bool{}, map[string]string{}
 	for _, o := range cfg.Of(netPacketFilter) {
 		names[o.Name] = true
 		rule := pfRule.Str(o)
@@ -101,8 +152,11 @@ func (h *packetFilterHook) Prepare(old, cfg *objects.Config, opts CommitOptions)
 		case err != nil:
 			return nil, err
 		}
+		var vlan []int // nil: every VLAN
 		if v := pfVLAN.Str(o); v != "" && v != "none" {
-			continue // kept with the passive row's warning: it does not act
+			if vlan, err = pfVLANIfindexes(cfg, v); err != nil {
+				return nil, err
+			}
 		}
 		a, _ := pktfilter.ParseAction(pfAction.Str(o))
 		class := ""
@@ -121,7 +175,8 @@ func (h *packetFilterHook) Prepare(old, cfg *objects.Config, opts CommitOptions)
 			}
 		}
 		order := atoi(pfOrder.Str(o))
-		set.Filters = append(set.Filters, &pktfilter.Filter{Name: o.Name, Order: order, Action: a, Expr: expr, Logging: pfLogging.Str(o) == "enabled", RateClass: class})
+		set.Filters = append(set.Filters, &pktfilter.Filter{Name: o.Name, Order: order, Action: a, Expr: expr, Logging: pfLogging.Str(o) == "enabled", RateClass: class, VLAN: vlan})
+		rules[o.Name] = rule
 	}
 	if o := cfg.Get(netPacketTrusted, ""); o != nil {
 		if v := o.Props[pfTrustedAddresses.Name]; v != nil {
@@ -131,7 +186,24 @@ func (h *packetFilterHook) Prepare(old, cfg *objects.Config, opts CommitOptions)
 				}
 			}
 		}
+		if v := o.Props[pfTrustedVLANs.Name]; v != nil {
+			for _, n := range v.List {
+				ifs, err := pfVLANIfindexes(cfg, n)
+				if err != nil {
+					return nil, err
+				}
+				set.TrustedIf = append(set.TrustedIf, ifs...)
+			}
+		}
+		if v := o.Props[pfTrustedMACs.Name]; v != nil {
+			for _, s := range v.List {
+				if m, err := net.ParseMAC(s); err == nil { // the reader refuses other words
+					set.TrustedMAC = append(set.TrustedMAC, m)
+				}
+			}
+		}
 	}
+	set.Established, _, _ = dbSwitch(cfg, dbPacketFilterEstab)
 	if len(names) > 0 && !on {
 		if wasOn, _, _ := dbSwitch(old, dbPacketFilter); old == nil || wasOn || len(old.Of(netPacketFilter)) < len(names) {
 			warn("packet filters are kept and not in force: sys db packetfilter is disable (modify sys db packetfilter value enable)")
@@ -143,7 +215,7 @@ func (h *packetFilterHook) Prepare(old, cfg *objects.Config, opts CommitOptions)
 	if !on {
 		set = nil
 	}
-	return &settingChange[pfState]{get: func() pfState { return h.cur }, set: h.set, next: pfState{set: set, names: names}}, nil
+	return &settingChange[pfState]{get: func() pfState { return h.cur }, set: h.set, next: pfState{set: set, names: names, fp: pfFingerprint(set, rules)}}, nil
 }
 
 // packetFilterCommands answers show and reset-stats of net

@@ -27,6 +27,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/pktfilter"
 
+	"github.com/openltm/openltm/dataplane/internal/icmpreject"
 	"github.com/openltm/openltm/dataplane/internal/l4"
 	"github.com/openltm/openltm/dataplane/internal/mblbvs"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
@@ -92,6 +93,9 @@ type Plane struct {
 	// pf is the packet filtering every virtual's snapshot points at
 	// (SetPacketFilter; dataplane/pktfilter).
 	pf pktfilter.Holder
+	// unreach sends the ICMP port unreachables of rejected UDP
+	// datagrams (pktfilter.go).
+	unreach icmpreject.Sender
 
 	mu        sync.Mutex // serializes Apply, Close and map reads
 	closed    bool
@@ -617,6 +621,7 @@ func (p *Plane) Close() {
 	p.mblbs.Close()
 	p.l4.Close()
 	p.udp.Close()
+	p.unreach.Close()
 	p.bwc.Close() // the policies' measurement logs
 	p.lsn.Close() // the lsn pools' inbound listeners
 }
@@ -778,14 +783,6 @@ func (p *Plane) SetResetCauseLog(sink func(line string)) { p.rst.Set(sink) }
 // the reason too) go to sink with their severity; nil stops them. A
 // handshake that succeeds costs nothing, a failed one a level check.
 func (p *Plane) SetSSLLog(level int, sink func(sev int, line string)) { p.sslLog.Set(level, sink) }
-
-// SetPacketFilter puts packet filters in force (net packet-filter with
-// sys db packetfilter enabled), or turns filtering off with nil: every
-// new client connection or UDP flow of a virtual server is then matched
-// against s's filters before anything else (state.Virtual.Admit). While
-// it is off a new connection costs one atomic load. Counters are kept by
-// filter name across calls.
-func (p *Plane) SetPacketFilter(s *pktfilter.Set) { p.pf.Store(s) }
 
 // PacketFilter is the plane's packet filtering, for its counters (show
 // and reset-stats of net packet-filter).

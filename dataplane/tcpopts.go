@@ -44,12 +44,12 @@ func CongestionAvailable() map[string]bool { return sockopt.Available() }
 // accept, fast open queue and MSS (the client side of its tcp profile),
 // TCP_SAVE_SYN when the virtual reads its clients' SYNs (readsSYN) and
 // its VLAN list's binding and arrival keeping (arrival also for rules
-// that read it, readsLink),
+// that read it, readsLink, and for packet filters naming VLANs),
 // before the new ones start accepting. The caller holds p.mu.
 func (p *Plane) listenerOpts(cfg *Config, want map[netip.AddrPort]string) {
 	for ap, l := range p.listeners {
 		if v := cfg.Virtuals[want[ap]]; v != nil {
-			l.ListenOpts(v.ClientTCP, readsSYN(v), v.VLANs, readsLink(v))
+			l.ListenOpts(v.ClientTCP, readsSYN(v), v.VLANs, readsLink(v) || p.pf.Arrival())
 		}
 	}
 }

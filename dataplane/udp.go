@@ -29,6 +29,7 @@ func (p *Plane) newUDP() *udp.Engine {
 		Running: p.running.Load,
 		Persist: &p.persist,
 		BWC:     &p.bwc,
+		Unreach: p.newUnreach(),
 		// A UDP virtual's message router is kept, and closed, with the
 		// TCP virtuals' (internal/l4/mrf.go).
 		MRFRouter: func(virtual string, cfg *mrf.Config, c *mrf.Counters) *mrf.Router {
@@ -86,8 +87,8 @@ func (p *Plane) swapUDP(b *generation) {
 	for ap, l := range p.udpListeners {
 		if v := b.virtuals[b.wantUDP[ap]]; v != nil {
 			cfg := v.Snap.Load().Cfg
-			l.SetOpts(cfg.ClientTCP) // the udp profile's (internal/udp/udpopts.go)
-			l.SetVLANs(cfg.VLANs)
+			l.SetOpts(cfg.ClientTCP)            // the udp profile's (internal/udp/udpopts.go)
+			l.SetVLANs(p.udpArrival(cfg.VLANs)) // pktfilter.go
 		}
 	}
 	p.udp.Stop(retired)

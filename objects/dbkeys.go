@@ -49,7 +49,7 @@ var dbKeys = []DBKey{
 	// unhandled packets accepted by default); the key names and words [M].
 	{Name: "packetfilter", Default: "disable", Values: onOff, Acted: true},
 	{Name: "packetfilter.defaultaction", Default: "accept", Values: []string{"accept", "discard", "reject"}, Acted: true},
-	{Name: "packetfilter.established", Default: "disable", Values: onOff, Note: "openltm filters a connection or UDP flow once, when it begins; the packets of one already established are not filtered again"},
+	{Name: "packetfilter.established", Default: "disable", Values: onOff, Acted: true}, // enable: open connections and flows matched again when the filters change (daemon/packetfilter.go)
 	// [S] set to disable for offload testing; default [M].
 	{Name: "tm.tcpsegmentationoffload", Default: "enable", Values: onOff, Note: "segmentation offload is the Linux kernel's and the NIC's"},
 	{Name: "tm.tcpprogressive.autobuffertuning", Default: "enable", Values: onOff, Note: "socket buffers are the Linux kernel's (tcp profile send-buffer-size and receive-window-size set them)"},

@@ -1,5 +1,7 @@
 package objects
 
+import "net"
+
 // packetFilterKinds are BIG-IP's packet filters: `net packet-filter`
 // (one per rule, applied by order) and the `net packet-filter-trusted`
 // singleton (sources exempt from filtering). The daemon compiles each
@@ -12,19 +14,21 @@ package objects
 // (https://techdocs.f5.com/en-us/bigip-14-1-0/big-ip-tmos-routing-administration-14-1-0/packet-filters.html).
 // [M] choices: order and action are required at create, as the man page
 // marks them; rule defaults to the empty expression, which matches every
-// packet; a filter's vlan, the trusted mac-addresses and vlans are kept
-// with a warning (openltm sees no layer 2): a filter with a vlan does not
-// act, since acting on all VLANs would be more than it says. A filter's
-// rate-class puts the connections and flows it accepts in that class.
+// packet. A filter's vlan matches only what arrives on the VLAN's
+// interfaces; the trusted vlans exempt what arrives on theirs, the
+// trusted mac-addresses the clients the neighbour table maps to them
+// (a client behind a router has the router's MAC, as on BIG-IP). A
+// filter's rate-class puts the connections and flows it accepts in that
+// class.
 func packetFilterKinds() []*Kind {
 	pf := &Kind{Words: []string{"net", "packet-filter"}, Title: "Packet Filter", Lower: "packet filter", Source: tmshRef("net packet-filter"),
 		Help: "packet filter: a rule (tcpdump syntax) matched against each new connection or UDP flow, in order, while sys db packetfilter is enable",
 		Props: []*Prop{
-			help(enum("action", "accept", "accept", "discard", "reject", "continue"), "what a match does: accept it, discard it (a TCP client closed without a reset), reject it (a TCP client reset), or continue to the next filter"),
+			help(enum("action", "accept", "accept", "discard", "reject", "continue"), "what a match does: accept it, discard it (a TCP client closed without a reset), reject it (a TCP client reset, a UDP client sent an ICMP port unreachable), or continue to the next filter"),
 			help(&Prop{Name: "order", Type: TInt, Min: 1, Max: 4294967295}, "where the filter applies, lowest first; no two filters share one"),
 			help(str("rule", ""), `the expression, in quotes: host, net A/LEN, port, portrange, src/dst, tcp, udp, icmp, ip, ip6, proto N, and, or, not, ( ); "" matches everything`),
 			help(enum("logging", "disabled", "enabled", "disabled"), "enabled: each match writes a line to the ltm log"),
-			passive(help(ref("vlan", "net vlan"), "kept: openltm does not see the VLAN a connection arrives on; a filter with a vlan does not act")),
+			help(ref("vlan", "net vlan"), "the VLAN the filter applies to: only traffic arriving on its interfaces is matched; none: every VLAN"),
 			help(ref("rate-class", "net rate-shaping class"), "the rate class the TCP and UDP connections the filter accepts are shaped by (net rate-shaping class), or none"),
 			str("description", "none"),
 			passive(str("app-service", "none")),
@@ -34,8 +38,8 @@ func packetFilterKinds() []*Kind {
 		Help:   "sources exempt from packet filtering",
 		Props: []*Prop{
 			help(&Prop{Name: "ip-addresses", Type: TList, Format: "ip"}, "client addresses never filtered, { 10.1.1.1 10.1.1.2 }"),
-			passive(help(&Prop{Name: "mac-addresses", Type: TList}, "kept: openltm sees no MAC addresses")),
-			passive(help(&Prop{Name: "vlans", Type: TList, Ref: []string{"net vlan"}}, "kept: openltm does not see the VLAN a connection arrives on")),
+			help(&Prop{Name: "mac-addresses", Type: TList, Format: "mac"}, "client MAC addresses never filtered (the neighbour table's entry for the client's address), { 00:50:56:a1:b2:c3 }"),
+			help(&Prop{Name: "vlans", Type: TList, Ref: []string{"net vlan"}}, "VLANs whose traffic is never filtered, { internal }"),
 			str("description", "none"),
 		}}
 	return []*Kind{pf, trusted}
@@ -63,4 +67,15 @@ func checkPacketFilter(c *Config, o *Object) error {
 		}
 	}
 	return nil
+}
+
+// canonicalMAC reads a MAC address of six octets (00:50:56:A1:B2:C3,
+// 00-50-56-a1-b2-c3 or 0050.56a1.b2c3) in lower-case colon form, as
+// BIG-IP lists mac-addresses [M].
+func canonicalMAC(s string) (string, bool) {
+	m, err := net.ParseMAC(s)
+	if err != nil || len(m) != 6 {
+		return "", false
+	}
+	return m.String(), true
 }

@@ -715,6 +715,14 @@ func (r *Reader) list(p *Prop, item *Item, kw *grammar.Word, rest []grammar.Node
 					return nil, synErr(w, []string{"an IP address"}, "%q is not an IP address", s)
 				}
 			}
+			if p.Format == "mac" { // kinds_pktfilter.go
+				m, ok := canonicalMAC(s)
+				if !ok {
+					return nil, synErr(w, []string{"a MAC address"}, "%q is not a MAC address: use six octets such as 00:50:56:a1:b2:c3", s)
+				}
+				out = append(out, m)
+				continue
+			}
 			if p.Format == "network" {
 				if !validPrefix(s) {
 					return nil, synErr(w, []string{"an address/prefix length"}, "%q is not a network: use address/prefix length, such as 198.51.100.0/24", s)

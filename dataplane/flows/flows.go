@@ -40,8 +40,13 @@ type Flow struct {
 	// Local is the address the client reached (cs-server).
 	Local netip.AddrPort
 	// Virtual is the virtual server's full path.
-	Virtual    string
-	Protocol   string
+	Virtual  string
+	Protocol string
+	// Arrival is the index of the interface the client's connection or
+	// first datagram arrived on, when a packet filter needed it at
+	// admission (0: not read): established filtering matches the flow
+	// again with it (dataplane/pktfilter). Set before Add.
+	Arrival    int32
 	created    int64
 	lastActive atomic.Int64
 	// idleTimeout is the flow's idle timeout in nanoseconds (0: none),

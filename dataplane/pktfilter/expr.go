@@ -42,6 +42,10 @@ const (
 type Packet struct {
 	Proto    uint8
 	Src, Dst netip.AddrPort
+	// If is the index of the interface it arrived on, the VLAN a
+	// filter's vlan and the trusted vlans name; 0 when not known (read
+	// only while a filter in force needs it: Holder.Arrival).
+	If int
 }
 
 // Error is a rule expression BIG-IP would refuse: where (Line, Col inside

@@ -1,7 +1,10 @@
 package pktfilter
 
 import (
+	"bytes"
+	"net"
 	"net/netip"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -20,8 +23,8 @@ const (
 	// read or written [M: BIG-IP drops the SYN, and the client times out].
 	Discard
 	// Reject refuses it: a TCP client reset (SO_LINGER 0); a UDP
-	// datagram dropped [M: BIG-IP answers ICMP unreachable, which a
-	// user-space socket cannot send].
+	// datagram answered with an ICMP port unreachable (dataplane/internal/
+	// icmpreject, through a raw socket; dropped without CAP_NET_RAW).
 	Reject
 	// Continue counts (and logs) the match and goes on to the next filter.
 	Continue
@@ -73,7 +76,11 @@ type Filter struct {
 	// limited according to the behavior of the specified rate class"
 	// (https://clouddocs.f5.com/api/icontrol-soap/Networking__PacketFilter__get_rate_class.html).
 	RateClass string
-	count     *Counter
+	// VLAN is the interfaces (indexes) of the filter's vlan: the filter
+	// matches only traffic that arrived on one of them. nil: every VLAN;
+	// empty but not nil (a VLAN with no interface): nothing.
+	VLAN  []int
+	count *Counter
 }
 
 // Set is the packet filtering in force: the filters by order, the
@@ -85,10 +92,26 @@ type Set struct {
 	// Trusted are the addresses of net packet-filter-trusted
 	// ip-addresses: their connections are never filtered.
 	Trusted []netip.Prefix
+	// TrustedIf are the interfaces (indexes) of net packet-filter-trusted
+	// vlans: what arrives on them is never filtered.
+	TrustedIf []int
+	// TrustedMAC are net packet-filter-trusted mac-addresses: a client
+	// whose address the neighbour table maps to one of them is never
+	// filtered (looked up per new connection only while this is not
+	// empty; a loopback client has no MAC).
+	TrustedMAC []net.HardwareAddr
+	// Neighbour looks a client's MAC up (nil: the kernel's neighbour
+	// table, Neighbour); tests give their own.
+	Neighbour func(netip.Addr) net.HardwareAddr
+	// Established is sys db packetfilter.established enable: the
+	// connections and flows open when the Set is put in force are matched
+	// again (Holder.Recheck).
+	Established bool
 	// Log takes a line for each match of a filter with logging enabled.
 	Log func(line string)
-	// classes is whether a filter has a rate class (Store).
-	classes bool
+	// classes is whether a filter has a rate class (Store); arrival
+	// whether a filter or the trusted list names a VLAN (Arrival).
+	classes, arrival bool
 }
 
 // Holder is the plane's packet filtering: nil Set while sys db
@@ -127,7 +150,9 @@ func (h *Holder) Store(s *Set) {
 			}
 			f.count = c
 			s.classes = s.classes || f.RateClass != ""
+			s.arrival = s.arrival || f.VLAN != nil
 		}
+		s.arrival = s.arrival || len(s.TrustedIf) > 0
 		h.mu.Unlock()
 	}
 	h.set.Store(s)
@@ -227,6 +252,14 @@ func (h *Holder) Classes() bool {
 	return s != nil && s.classes
 }
 
+// Arrival reports whether the filters in force need each connection's
+// arrival interface (Packet.If): a filter or the trusted list names a
+// VLAN. Only then do the listeners keep it and the data paths read it.
+func (h *Holder) Arrival() bool {
+	s := h.Load()
+	return s != nil && s.arrival
+}
+
 // Verdict is Decide without counting or logging: the refusal paths ask
 // it whether a refused client is to be reset or dropped.
 func (h *Holder) Verdict(p *Packet) Action {
@@ -239,16 +272,17 @@ func (h *Holder) Verdict(p *Packet) Action {
 }
 
 func (s *Set) decide(h *Holder, p *Packet, count bool) (Action, string) {
-	for _, t := range s.Trusted {
-		if t.Contains(p.Src.Addr()) {
-			if count {
-				h.trusted.Matches.Add(1)
-			}
-			return Accept, ""
+	if s.trusts(p) {
+		if count {
+			h.trusted.Matches.Add(1)
 		}
+		return Accept, ""
 	}
 	class := ""
 	for _, f := range s.Filters {
+		if f.VLAN != nil && (p.If == 0 || !slices.Contains(f.VLAN, p.If)) {
+			continue // the filter's vlan: not where this arrived
+		}
 		if !f.Expr.Match(p) {
 			continue
 		}
@@ -273,6 +307,34 @@ func (s *Set) decide(h *Holder, p *Packet, count bool) (Action, string) {
 		h.deflt.Matches.Add(1)
 	}
 	return s.Default, classIf(s.Default, class)
+}
+
+// trusts reports whether p is exempt from filtering: its source is a
+// trusted address, it arrived on a trusted VLAN, or its source's MAC
+// (the neighbour table's, asked only when MACs are trusted) is trusted.
+func (s *Set) trusts(p *Packet) bool {
+	for _, t := range s.Trusted {
+		if t.Contains(p.Src.Addr()) {
+			return true
+		}
+	}
+	if p.If != 0 && slices.Contains(s.TrustedIf, p.If) {
+		return true
+	}
+	if len(s.TrustedMAC) > 0 {
+		look := s.Neighbour
+		if look == nil {
+			look = Neighbour
+		}
+		if mac := look(p.Src.Addr()); mac != nil {
+			for _, m := range s.TrustedMAC {
+				if bytes.Equal(m, mac) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // classIf is class for what is accepted; none for what is not.

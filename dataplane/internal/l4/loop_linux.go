@@ -464,8 +464,9 @@ func (lr *loopRT) startClient(vs *state.Virtual, mv *mblbvs.VS, fd int, client, 
 // startFlow starts a plain flow; lr's load counts it until it ends.
 func (lr *loopRT) startFlow(vs *state.Virtual, fd int, client, local netip.AddrPort) {
 	snap := vs.Snap.Load()
-	if !vs.Admit(snap, client, local) {
-		if lr.e.refused(snap, client, local) { // rstcause.go
+	ok, _, ifx := vs.AdmitArrival(snap, client, local, func() int { return rawsock.ArrivalIf(fd) })
+	if !ok {
+		if lr.e.refused(snap, client, local, ifx) { // rstcause.go
 			rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
 		} else {
 			rawsock.CloseQuietly(fd) // over the reject rate
@@ -476,6 +477,7 @@ func (lr *loopRT) startFlow(vs *state.Virtual, fd int, client, local netip.AddrP
 	lf := &loopFlow{lr: lr, cfd: fd, sfd: -1}
 	pr := &lf.flow
 	pr.init(lr.e, vs, snap, client, local, lf.closeFromOutside)
+	pr.Flow.Arrival = int32(ifx)
 	if snap.SYN {
 		pr.syn = synhdr.Read(fd) // synopts.go
 	}

@@ -175,9 +175,12 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 	snap := vs.Snap.Load()
 	cfg := snap.Cfg
 	client, local := rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr())
-	ok, pfClass := vs.AdmitClass(snap, client, local)
+	ok, pfClass, ifx := vs.AdmitArrival(snap, client, local, func() (ifx int) {
+		rawsock.Control(c, func(fd int) error { ifx = rawsock.ArrivalIf(fd); return nil })
+		return ifx
+	})
 	if !ok {
-		if e.refused(snap, client, local) { // rstcause.go
+		if e.refused(snap, client, local, ifx) { // rstcause.go
 			reset(c) // disabled virtual, foreign source or a limit: reset
 		} else {
 			closeQuietly(c) // over the reject rate
@@ -222,6 +225,7 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 	if snap.EvMask != 0 || ((cfg.TLS != nil || sslPersists(cfg)) && handlesSSL(cfg.Rules)) || ((cfg.Socks != nil || cfg.ILX != nil) && cfg.Rules != nil) || ((cfg.MQTT != nil || cfg.FIX != nil || cfg.RTSP != nil || cfg.Diameter != nil || cfg.MRF != nil) && cfg.Rules != nil) {
 		pr.rules, pr.evMask, pr.rs = cfg.Rules, snap.EvMask, &ruleState{}
 	}
+	pr.Flow.Arrival = int32(ifx)
 	e.env.Table.Add(&pr.Flow)
 
 	if cfg.Socks != nil {

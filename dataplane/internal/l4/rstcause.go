@@ -78,8 +78,8 @@ func (fl *flow) rst(client, server bool) {
 // and whether it is reset: not when this second's resets are over the
 // reject rate (rstcause.Log.Refuse), or when a packet filter discards
 // it: then the site closes it plainly.
-func (e *Engine) refused(snap *state.VirtualSnap, client, local netip.AddrPort) bool {
-	if snap.Discards(client, local) {
+func (e *Engine) refused(snap *state.VirtualSnap, client, local netip.AddrPort, ifx int) bool {
+	if snap.Discards(client, local, ifx) {
 		return false // a packet filter's discard: closed without a reset
 	}
 	if !e.env.Rst.Refuse() {

@@ -56,8 +56,9 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 		lr.e.handOff(vs, fd)
 		return
 	}
-	if !vs.Admit(snap, client, local) {
-		if lr.e.refused(snap, client, local) { // rstcause.go
+	ok, _, ifx := vs.AdmitArrival(snap, client, local, func() int { return rawsock.ArrivalIf(fd) })
+	if !ok {
+		if lr.e.refused(snap, client, local, ifx) { // rstcause.go
 			rawsock.Reset(fd)
 		} else {
 			rawsock.CloseQuietly(fd) // over the reject rate
@@ -87,6 +88,7 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 	lf.hs.Store(hsRunning)
 	pr := &lf.flow
 	pr.init(lr.e, vs, snap, client, local, lf.closeFromOutside)
+	pr.Flow.Arrival = int32(ifx)
 	pr.syn = syn
 	if rs != nil {
 		pr.rs = rs // its pool, member, SNAT and LB::mode decisions (start, source, modeOverride)

@@ -50,8 +50,9 @@ func (mv *VS) dialFD() func(netip.AddrPort, mblb.Member) (int, bool, netip.AddrP
 func (mv *VS) StartOnLoop(loop *evloop.Loop, fd int, client, local netip.AddrPort, ended func()) bool {
 	vs := mv.vs
 	snap := vs.Snap.Load()
-	if !vs.Admit(snap, client, local) {
-		mv.refuse(snap, fd, client, local) // disabled virtual, foreign source or the limit
+	ok, _, ifx := vs.AdmitArrival(snap, client, local, func() int { return rawsock.ArrivalIf(fd) })
+	if !ok {
+		mv.refuse(snap, fd, client, local, ifx) // disabled virtual, foreign source or the limit
 		return false
 	}
 	rawsock.SetNoDelay(fd)
@@ -59,6 +60,7 @@ func (mv *VS) StartOnLoop(loop *evloop.Loop, fd int, client, local netip.AddrPor
 		s.Apply(fd) // tcpopts.go
 	}
 	f, opts := mv.newFlow(snap, client, local)
+	f.Arrival = int32(ifx)
 	if snap.SYN && f.rr != nil {
 		f.rr.syn = synhdr.Read(fd) // rules.go
 	}
@@ -77,8 +79,8 @@ func (mv *VS) StartOnLoop(loop *evloop.Loop, fd int, client, local netip.AddrPor
 // refuse closes a client the virtual did not admit: with a reset, which
 // is logged while tm.rstcause.log is on, unless this second's resets are
 // over the reject rate (rstcause.Log.Refuse); then plainly.
-func (mv *VS) refuse(snap *state.VirtualSnap, fd int, client, local netip.AddrPort) {
-	if snap.Discards(client, local) || !mv.env.Rst.Refuse() { // a packet filter's discard, or over the rate
+func (mv *VS) refuse(snap *state.VirtualSnap, fd int, client, local netip.AddrPort, ifx int) {
+	if snap.Discards(client, local, ifx) || !mv.env.Rst.Refuse() { // a packet filter's discard, or over the rate
 		rawsock.CloseQuietly(fd)
 		return
 	}

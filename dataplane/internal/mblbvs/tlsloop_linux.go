@@ -63,8 +63,9 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 		ended()
 		return
 	}
-	if !vs.Admit(snap, client, local) {
-		mv.refuse(snap, fd, client, local) // disabled virtual, foreign source or the limit (loop_linux.go)
+	ok, _, ifx := vs.AdmitArrival(snap, client, local, func() int { return rawsock.ArrivalIf(fd) })
+	if !ok {
+		mv.refuse(snap, fd, client, local, ifx) // disabled virtual, foreign source or the limit (loop_linux.go)
 		ended()
 		return
 	}
@@ -98,6 +99,7 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 		}
 		s.Close(reset)
 	}
+	f.Arrival = int32(ifx)
 	mv.env.Table.Add(&f.Flow)
 	f.loopFront = true
 	if f.rr != nil && !f.rr.accepted() { // before the handshake, as on BIG-IP

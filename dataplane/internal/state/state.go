@@ -464,14 +464,26 @@ func (vs *Virtual) Admit(snap *VirtualSnap, client, local netip.AddrPort) bool {
 // the packet filter that let the connection or flow in names: the data
 // paths that can shape it put it in that class.
 func (vs *Virtual) AdmitClass(snap *VirtualSnap, client, local netip.AddrPort) (bool, string) {
-	cls := ""
-	if snap.PF.Load() != nil { // packet filters: one atomic load when off
-		var ok bool
-		if ok, cls = snap.filterAdmits(client, local); !ok {
-			return false, ""
+	ok, cls, _ := vs.AdmitArrival(snap, client, local, nil)
+	return ok, cls
+}
+
+// AdmitArrival is AdmitClass for a client whose arrival interface
+// arrival reads (nil: not known): it is read only while a packet filter
+// or the trusted list names a VLAN, and returned as ifx (0 otherwise),
+// for the refusal (Discards, Rejects) and the connection table
+// (flows.Flow.Arrival, which established filtering matches again).
+// arrival does not escape: passing a closure allocates nothing.
+func (vs *Virtual) AdmitArrival(snap *VirtualSnap, client, local netip.AddrPort, arrival func() int) (ok bool, cls string, ifx int) {
+	if set := snap.PF.Load(); set != nil { // packet filters: one atomic load when off
+		if arrival != nil && snap.PF.Arrival() {
+			ifx = arrival()
+		}
+		if ok, cls = snap.filterAdmits(client, local, ifx); !ok {
+			return false, "", ifx
 		}
 	}
-	return vs.admit(snap, client, local), cls
+	return vs.admit(snap, client, local), cls, ifx
 }
 
 func (vs *Virtual) admit(snap *VirtualSnap, client, local netip.AddrPort) bool {
@@ -518,22 +530,43 @@ func (vs *Virtual) admit(snap *VirtualSnap, client, local netip.AddrPort) bool {
 // filterAdmits runs the packet filters over a new connection or flow,
 // counting and logging their matches: false when one discards or
 // rejects it (Discards tells which, for the refusal).
-func (s *VirtualSnap) filterAdmits(client, local netip.AddrPort) (bool, string) {
-	p := pktfilter.Packet{Proto: s.proto(), Src: unmap(client), Dst: unmap(local)}
+func (s *VirtualSnap) filterAdmits(client, local netip.AddrPort, ifx int) (bool, string) {
+	p := pktfilter.Packet{Proto: s.proto(), Src: unmap(client), Dst: unmap(local), If: ifx}
 	a, cls := s.PF.DecideClass(&p)
 	return a == pktfilter.Accept, cls
 }
 
+// FilterQuery runs the packet filters over a datagram that makes no
+// flow (a dns profile's query, answered by itself), counting and logging
+// their matches: what they decide. The caller asks it only while
+// filtering is on (PF.Load() not nil, once per batch).
+func (s *VirtualSnap) FilterQuery(client, local netip.AddrPort, ifx int) pktfilter.Action {
+	p := pktfilter.Packet{Proto: pktfilter.ProtoUDP, Src: unmap(client), Dst: unmap(local), If: ifx}
+	return s.PF.Decide(&p)
+}
+
 // Discards reports whether the packet filters discard (rather than
 // reject) a client the virtual refused: the refusal paths close it then
-// without a reset (pktfilter.Discard). It costs one atomic load while
-// packet filtering is off.
-func (s *VirtualSnap) Discards(client, local netip.AddrPort) bool {
+// without a reset (pktfilter.Discard). ifx is the arrival interface
+// AdmitArrival read (0: none). It costs one atomic load while packet
+// filtering is off.
+func (s *VirtualSnap) Discards(client, local netip.AddrPort, ifx int) bool {
+	return s.verdict(client, local, ifx) == pktfilter.Discard
+}
+
+// Rejects reports whether the packet filters reject a client the
+// virtual refused: a UDP client is then told so with an ICMP port
+// unreachable (dataplane/internal/icmpreject).
+func (s *VirtualSnap) Rejects(client, local netip.AddrPort, ifx int) bool {
+	return s.verdict(client, local, ifx) == pktfilter.Reject
+}
+
+func (s *VirtualSnap) verdict(client, local netip.AddrPort, ifx int) pktfilter.Action {
 	if s == nil || s.PF.Load() == nil {
-		return false
+		return pktfilter.Accept
 	}
-	p := pktfilter.Packet{Proto: s.proto(), Src: unmap(client), Dst: unmap(local)}
-	return s.PF.Verdict(&p) == pktfilter.Discard
+	p := pktfilter.Packet{Proto: s.proto(), Src: unmap(client), Dst: unmap(local), If: ifx}
+	return s.PF.Verdict(&p)
 }
 
 func (s *VirtualSnap) proto() uint8 {

@@ -24,6 +24,7 @@ import (
 	"github.com/openltm/openltm/dataplane/evloop"
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/icmpreject"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/internal/state"
@@ -68,6 +69,9 @@ type Env struct {
 	// BWC is the running bandwidth controllers, which rules attach
 	// flows to (BWC::policy).
 	BWC *bwc.Set
+	// Unreach answers the datagrams a packet filter rejects with an ICMP
+	// port unreachable; nil drops them.
+	Unreach *icmpreject.Sender
 }
 
 // Engine runs the UDP listeners of one plane and their flows.
@@ -125,6 +129,9 @@ type Listener struct {
 	vlanCfg *config.VLANFilter
 	vlanSet bool
 	bound   string
+	// arrIf is the arrival interface of the datagram being handled,
+	// read while vlans is set (0: not read); only the reader uses it.
+	arrIf int
 
 	mu     sync.RWMutex
 	flows  map[netip.AddrPort]*flow
@@ -345,7 +352,7 @@ func (l *Listener) datagram(client netip.AddrPort, b []byte) {
 		if vs == nil {
 			return
 		}
-		if f = l.open(vs, client); f == nil {
+		if f = l.open(vs, client, b); f == nil {
 			return
 		}
 		if f.wq == nil {
@@ -364,13 +371,19 @@ func (l *Listener) datagram(client netip.AddrPort, b []byte) {
 // open makes the flow of a new client, or nil when the virtual does not
 // admit it (disabled, foreign source, connection limit) or a rule ended
 // it in CLIENT_ACCEPTED.
-func (l *Listener) open(vs *state.Virtual, client netip.AddrPort) *flow {
+func (l *Listener) open(vs *state.Virtual, client netip.AddrPort, b []byte) *flow {
 	snap := vs.Snap.Load()
-	ok, pfClass := vs.AdmitClass(snap, client, l.addr)
+	ok, pfClass, ifx := vs.AdmitArrival(snap, client, l.addr, func() int { return l.arrIf })
 	if !ok {
+		if l.e.env.Unreach != nil && snap.Rejects(client, l.addr, ifx) {
+			// A packet filter's reject: the client is told, as BIG-IP
+			// tells it (dataplane/internal/icmpreject).
+			l.e.env.Unreach.PortUnreachable(client, l.addr, b)
+		}
 		return nil
 	}
 	f := newFlow(l, vs, snap, client)
+	f.Arrival = int32(ifx)
 	if pfClass != "" {
 		// The packet filter that let the flow in names a rate class
 		// (bwcrules.go); one gone since the commit: not shaped.

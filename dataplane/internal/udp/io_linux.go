@@ -9,6 +9,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/pktfilter"
 	"golang.org/x/sys/unix"
 )
 
@@ -171,6 +172,9 @@ func (l *Listener) serve() {
 			return // closed
 		}
 		vl := l.vl // nil: no VLAN list, nothing checked (SetVLANs)
+		if vl == nil {
+			l.arrIf = 0
+		}
 		if vs, snap := l.dnsSnap(); l.rerr == 0 && snap != nil {
 			l.answerDNS(vs, snap, vl)
 		} else if l.rerr == 0 {
@@ -461,7 +465,11 @@ func (lg *leg) answerBatch(fd uintptr) bool {
 }
 
 // answerDNS hands a batch to the virtual's dns profile (dataplane/dnsvs).
+// Each query is a new datagram to the packet filters (no flow is made),
+// matched while filtering is on: a reject is answered with an ICMP port
+// unreachable, a discard dropped.
 func (l *Listener) answerDNS(vs *state.Virtual, snap *state.VirtualSnap, vl *config.VLANFilter) {
+	pf := snap.PF.Load() != nil // once per batch
 	for i := 0; i < l.n; i++ {
 		if l.b.hdrs[i].Hdr.Flags&unix.MSG_TRUNC != 0 {
 			continue
@@ -470,7 +478,18 @@ func (l *Listener) answerDNS(vs *state.Virtual, snap *state.VirtualSnap, vl *con
 			continue
 		}
 		a := addrOf(&l.b.names[i])
-		snap.DNS.ServeUDP(vs, snap, l.conn, netip.AddrPortFrom(a.Addr().Unmap(), a.Port()), l.addr, l.b.payload(i))
+		client := netip.AddrPortFrom(a.Addr().Unmap(), a.Port())
+		if pf {
+			switch snap.FilterQuery(client, l.addr, l.arrIf) {
+			case pktfilter.Accept:
+			case pktfilter.Reject:
+				l.e.env.Unreach.PortUnreachable(client, l.addr, l.b.payload(i))
+				continue
+			default:
+				continue
+			}
+		}
+		snap.DNS.ServeUDP(vs, snap, l.conn, client, l.addr, l.b.payload(i))
 	}
 }
 
@@ -479,7 +498,8 @@ func (l *Listener) answerDNS(vs *state.Virtual, snap *state.VirtualSnap, vl *con
 // dropped, and counted with the udp profile's dropped datagrams.
 func (l *Listener) arrivedOn(vl *config.VLANFilter, i int) bool {
 	h := &l.b.hdrs[i].Hdr
-	if vl.Admits(rawsock.PktinfoIf(l.b.ctl[i][:min(int(h.Controllen), rawsock.ArrivalCmsgLen)])) {
+	l.arrIf = rawsock.PktinfoIf(l.b.ctl[i][:min(int(h.Controllen), rawsock.ArrivalCmsgLen)])
+	if vl.Admits(l.arrIf) {
 		return true
 	}
 	if vs := l.virtual(); vs != nil {
