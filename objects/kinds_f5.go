@@ -1236,7 +1236,7 @@ fw-enforced-policy str none
 fw-staged-policy str none
 ip-intelligence-policy str none
 security-nat-policy raw
-service-policy str none
+service-policy ref net+service-policy
 throughput-capacity int 0
 routing-protocol list
 vlans list
