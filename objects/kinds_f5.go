@@ -1225,7 +1225,10 @@ interface str -
 blackhole bare
 mtu int 0
 `),
-		pk("net route-domain", "Route Domain", "", tmshRef("net route-domain")+vocab, `
+		// Route domain 0's service-policy is every virtual server's that
+		// has none of its own (daemon/translate_timerpol.go); the rest is
+		// kept, openltm binding in one routing table.
+		actOn(pk("net route-domain", "Route Domain", "", tmshRef("net route-domain")+vocab, `
 id int 0
 parent str none
 strict ed enabled
@@ -1240,7 +1243,7 @@ service-policy ref net+service-policy
 throughput-capacity int 0
 routing-protocol list
 vlans list
-`),
+`), "F5 net route-domain: route domain 0's service-policy gives every virtual server without one of its own its timer policy; the rest is kept (openltm binds in one routing table)", "service-policy"),
 		actOn(forwardZones(pk("net dns-resolver", "DNS Resolver", "", tmshRef("net dns-resolver")+vocab, `
 answer-default-zones yn no
 cache-size int 5767168
