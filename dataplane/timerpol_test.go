@@ -73,7 +73,8 @@ func TestTimerPolicyTCP(t *testing.T) {
 			}
 			for c, want := range map[*client]time.Duration{short: time.Second, long: 30 * time.Second, prof: 120 * time.Second} {
 				from := c.c.LocalAddr().(*net.TCPAddr).AddrPort()
-				if idle, n := flowIdle(p, from); n != 1 || idle != want {
+				// The one-second flow may be gone already on a slow machine.
+				if idle, n := flowIdle(p, from); (n != 1 || idle != want) && !(c == short && n == 0) {
 					t.Errorf("to %v: %d flows, idle timeout %v; want one of %v", c.c.RemoteAddr(), n, idle, want)
 				}
 			}
@@ -120,7 +121,7 @@ func TestTimerPolicyUDP(t *testing.T) {
 		}
 	}
 	for c, want := range map[*udpClient]time.Duration{short: time.Second, long: 30 * time.Second, prof: 120 * time.Second} {
-		if idle, n := flowIdle(p, c.local()); n != 1 || idle != want {
+		if idle, n := flowIdle(p, c.local()); (n != 1 || idle != want) && !(c == short && n == 0) {
 			t.Errorf("to %v: %d flows, idle timeout %v; want one of %v", c.c.RemoteAddr(), n, idle, want)
 		}
 	}
