@@ -337,12 +337,13 @@ func allKinds() []*Kind {
 	ks = append(ks, mrfMQTTKinds()...)
 	ks = append(ks, sslFileKinds()...)
 	ks = append(ks, packetFilterKinds()...)
-	ks = append(ks, radiusAAAKind())       // kinds_aaa.go
-	ks = append(ks, scriptKinds()...)      // kinds_script.go
-	ks = append(ks, haGroupKind())         // kinds_hagroup.go
-	ks = append(ks, evictionKind())        // kinds_eviction.go
-	ks = append(ks, timerPolicyKinds()...) // kinds_timerpol.go
-	actSocketRows(ks)                      // kinds_tcpopts.go
+	ks = append(ks, radiusAAAKind())  // kinds_aaa.go
+	ks = append(ks, scriptKinds()...) // kinds_script.go
+	ks = append(ks, haGroupKind())    // kinds_hagroup.go
+	ks = append(ks, evictionKind())   // kinds_eviction.go
+	actSocketRows(ks)                 // kinds_tcpopts.go
+	// kinds_timerpol.go: net timer-policy and net service-policy.
+	ks = append(ks, timerPolicyKinds()...)
 	return ks
 }
 
