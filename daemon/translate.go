@@ -144,6 +144,9 @@ type translator struct {
 	// evictions are the eviction policies translated so far
 	// (translate_eviction.go).
 	evictions map[*objects.Object]*dataplane.EvictionPolicy
+	// timerPolicies are the timer policies translated so far
+	// (translate_timerpol.go).
+	timerPolicies map[*objects.Object]*dataplane.TimerPolicy
 }
 
 // refuse records a combination BIG-IP refuses: the virtual is left out,
@@ -615,5 +618,6 @@ func (t *translator) virtual(o *objects.Object) {
 	t.virtualRateClass(o, v) // translate_rateshaping.go
 	t.netflow(o, v)          // translate_netflow.go
 	t.virtualEviction(o, v)  // flow-eviction-policy (translate_eviction.go)
+	t.virtualTimers(o, v)    // service-policy (translate_timerpol.go)
 	t.dc.Virtuals[o.Name] = v
 }

@@ -1225,6 +1225,11 @@ interface str -
 blackhole bare
 mtu int 0
 `),
+		// Route domain 0's service-policy is every virtual server's that
+		// has none of its own (daemon/translate_timerpol.go); a route
+		// domain's connection-limit and flow-eviction-policy act on the
+		// virtuals in it; the rest is kept, openltm binding in one
+		// routing table.
 		actOn(pk("net route-domain", "Route Domain", "", tmshRef("net route-domain")+vocab, `
 id int 0
 parent str none
@@ -1236,11 +1241,11 @@ fw-enforced-policy str none
 fw-staged-policy str none
 ip-intelligence-policy str none
 security-nat-policy raw
-service-policy str none
+service-policy ref net+service-policy
 throughput-capacity int 0
 routing-protocol list
 vlans list
-`), "F5 net route-domain: its connection-limit caps the connections of the virtual servers whose destination is in it (ADDRESS%ID; route domain 0 for the others), and its flow-eviction-policy evicts among them at its high-water mark; the rest is kept", "id", "connection-limit", "flow-eviction-policy"),
+`), "F5 net route-domain: its connection-limit caps the connections of the virtual servers whose destination is in it (ADDRESS%ID; route domain 0 for the others), its flow-eviction-policy evicts among them at its high-water mark, and route domain 0's service-policy gives every virtual server without one of its own its timer policy; the rest is kept (openltm binds in one routing table)", "id", "connection-limit", "flow-eviction-policy", "service-policy"),
 		actOn(forwardZones(pk("net dns-resolver", "DNS Resolver", "", tmshRef("net dns-resolver")+vocab, `
 answer-default-zones yn no
 cache-size int 5767168

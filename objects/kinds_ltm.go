@@ -46,6 +46,7 @@ func ltmKinds() []*Kind {
 		help(ref("pool", "ltm pool"), "default pool"),
 		help(ref("bwc-policy", "net bwc policy"), "bandwidth controller the virtual server's flows share (dataplane/bwc)"),
 		help(ref("flow-eviction-policy", "ltm eviction-policy"), "eviction policy: at its high-water percent of connection-limit, connections it chooses are reset so that new clients get in (dataplane/evict)"),
+		help(ref("service-policy", "net service-policy"), "service policy whose timer policy gives the virtual server's flows idle timeouts by protocol and destination port (dataplane/timerpol)"),
 		help(&Prop{Name: "profiles", Type: TColl, Items: ItemRef, Ref: []string{"ltm profile ", "ltm message-routing generic protocol", "ltm message-routing generic router", "ltm message-routing sip profile session", "ltm message-routing sip profile router", "ltm message-routing diameter profile session", "ltm message-routing diameter profile router", "ltm message-routing mqtt profile session", "ltm message-routing mqtt profile router", "pem profile radius-aaa"}, Sub: &Kind{Title: "Profile", Props: []*Prop{
 			enum("context", "all", "all", "clientside", "serverside"),
 		}}}, "profiles attached to the virtual server"),

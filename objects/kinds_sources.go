@@ -68,7 +68,6 @@ var modeledSources = map[string]string{
 var moreModeledRows = map[string]string{
 	"ltm virtual": `
 auth raw
-service-policy str none
 traffic-classes raw
 flow-eviction-policy str none
 transparent-nexthop str none
@@ -267,7 +266,7 @@ if-index ro -
 address-source enum from-user from-user|from-management
 fw-enforced-policy str none
 fw-staged-policy str none
-service-policy str none
+service-policy ref net+service-policy
 `,
 	"sys global-settings": `
 aws-access-key str none

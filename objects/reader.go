@@ -580,6 +580,10 @@ func (r *Reader) scalar(k *Kind, p *Prop, w *grammar.Word) (string, error) {
 				return "", synErr(w, nil, "%q is out of range for %q: use infinite or an integer from %d to %d", s, p.Name, p.Min, p.Max)
 			}
 		}
+	case "idle-timer":
+		if err := validIdleTimer(s); err != nil { // kinds_timerpol.go
+			return "", synErr(w, []string{"an integer", "immediate", "indefinite", "unspecified"}, "%v", err)
+		}
 	case "bitrate":
 		if !validBitRate(s) { // kinds_rateshaping.go
 			return "", synErr(w, []string{"bps", "kbps", "mbps", "gbps"}, "%q is not a rate for %q: use a number of bits per second, or one with bps, kbps, mbps or gbps (10mbps)", s, p.Name)
@@ -837,6 +841,9 @@ func (r *Reader) itemName(p *Prop, w *grammar.Word) (string, error) {
 			return "", synErr(w, nil, "%v", err)
 		}
 		return s, nil
+	}
+	if len(p.Enum) > 0 && !slices.Contains(p.Enum, w.Text) { // a timer policy's timers (kinds_timerpol.go)
+		return "", synErr(w, p.Enum, "%q is not a valid %s: use %s", w.Text, strings.TrimSuffix(p.Name, "s"), strings.Join(p.Enum, ", "))
 	}
 	return w.Text, nil
 }

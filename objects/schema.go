@@ -342,6 +342,8 @@ func allKinds() []*Kind {
 	ks = append(ks, haGroupKind())    // kinds_hagroup.go
 	ks = append(ks, evictionKind())   // kinds_eviction.go
 	actSocketRows(ks)                 // kinds_tcpopts.go
+	// kinds_timerpol.go: net timer-policy and net service-policy.
+	ks = append(ks, timerPolicyKinds()...)
 	return ks
 }
 

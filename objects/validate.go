@@ -292,6 +292,9 @@ func (c *Config) Validate(s *Schema) error {
 		if err := checkEviction(c, s, o); err != nil { // kinds_eviction.go
 			return err
 		}
+		if err := checkTimerPolicy(o); err != nil { // kinds_timerpol.go
+			return err
+		}
 		if err := checkPacketFilter(c, o); err != nil { // kinds_pktfilter.go
 			return err
 		}

@@ -80,7 +80,7 @@ const handshakeTimeout = 10 * time.Second
 func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn) {
 	defer c.Close()
 	client, local := addrPort(c.RemoteAddr()), addrPort(c.LocalAddr())
-	idle := snap.Idle
+	idle := snap.FlowIdle(local) // a service-policy's timer policy (state/timers.go)
 	if idle <= 0 {
 		idle = 300 * time.Second
 	}

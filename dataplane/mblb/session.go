@@ -42,6 +42,11 @@ type ClientOptions struct {
 	// Local is the virtual server's address the client connected to
 	// (redirect-rewrite nodes); invalid means the connection's own.
 	Local netip.AddrPort
+	// OwnIdle gives the client Idle as its idle timeout (0: none) in
+	// place of the engine's, as SetIdleTimeout does: a virtual's timer
+	// policy decides it per client when it connects.
+	OwnIdle bool
+	Idle    time.Duration
 }
 
 // Session is one client connection being balanced message by message.
@@ -308,6 +313,9 @@ func (e *Engine) newSession(c net.Conn, client netip.AddrPort, opt ClientOptions
 	if e.fc != nil {
 		s.flow.wakeCh = make(chan struct{}, 1)
 		s.flow.resumeFn = s.flowResume
+	}
+	if opt.OwnIdle {
+		s.SetIdleTimeout(opt.Idle)
 	}
 	e.mu.Lock()
 	if e.closed {

@@ -29,6 +29,7 @@ import (
 	"github.com/openltm/openltm/dataplane/recursor"
 	"github.com/openltm/openltm/dataplane/rpz"
 	"github.com/openltm/openltm/dataplane/socks"
+	"github.com/openltm/openltm/dataplane/timerpol"
 	"github.com/openltm/openltm/rules"
 )
 
@@ -180,6 +181,11 @@ type Virtual struct {
 	// virtual); 0 means the profile's default (300 s, 60 s for udp), a
 	// negative value means never (`indefinite`).
 	IdleTimeout time.Duration
+	// Timers is the timer policy of the virtual's service-policy
+	// (dataplane/timerpol): a flow whose protocol and destination port a
+	// rule matches gets that rule's idle timeout in place of IdleTimeout,
+	// chosen once when it opens; nil for none, one nil check per flow.
+	Timers *timerpol.Policy
 	// Protocol is ip-protocol: ProtoTCP ("" too) or ProtoUDP. A UDP
 	// virtual is served by the datagram path and may share its address
 	// and port with a TCP one.

@@ -319,7 +319,7 @@ func (fl *flow) init(e *Engine, vs *state.Virtual, snap *state.VirtualSnap, clie
 	fl.Client, fl.Local = client, local
 	fl.Virtual = vs.Name
 	fl.Flow.Protocol = "tcp"
-	fl.SetIdleTimeout(snap.Idle)
+	fl.SetIdleTimeout(snap.FlowIdle(local)) // a service-policy's timer policy (state/timers.go)
 	fl.Closer = closer
 	if snap.Clone != nil {
 		fl.clone = snap.Clone.Start() // clone.go

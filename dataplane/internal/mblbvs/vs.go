@@ -618,6 +618,12 @@ func (mv *VS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort) (*m
 		f.sslTag = new(tlsprof.SessionTag)
 	}
 	opts := mblb.ClientOptions{Tag: f, Touch: f.Touch, Meter: f, Local: local}
+	if snap.Cfg.Timers != nil { // a service-policy's timer policy (state/timers.go)
+		if idle := snap.FlowIdle(local); idle != snap.Idle {
+			f.SetIdleTimeout(idle)
+			opts.OwnIdle, opts.Idle = true, idle
+		}
+	}
 	src := mv.source(snap, f.Client, snap.Cfg.Destination, snap.Pool)
 	opts.Source = src.Addr()
 	if irules.Program(snap.Cfg.Rules) != nil {

@@ -133,7 +133,7 @@ func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client net
 	f.Client, f.Local = client, l.addr
 	f.Virtual = vs.Name
 	f.Flow.Protocol = "udp"
-	f.SetIdleTimeout(snap.Idle)
+	f.SetIdleTimeout(snap.FlowIdle(l.addr)) // a service-policy's timer policy (state/timers.go)
 	if t := cfg.TFTP; t != nil {
 		f.tftp = true // tftp.go
 		if t.Idle > 0 {

@@ -1,0 +1,158 @@
+package daemon
+
+import (
+	"strconv"
+
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/objects"
+)
+
+// A virtual's service-policy and its timer policy (dataplane/timerpol).
+var (
+	netServicePolicy       = schema.MustKind("net service-policy")
+	netTimerPolicy         = schema.MustKind("net timer-policy")
+	servicePolicyTimers    = netServicePolicy.MustProp("timer-policy")
+	virtualServicePolicy   = ltmVirtual.MustProp("service-policy")
+	routeDomainServicePols = netRouteDomain.MustProp("service-policy")
+)
+
+// virtualTimers gives v the timer policy of its service-policy, or, when
+// it has none, of route domain 0's, as BIG-IP ranks a virtual server's
+// policy above its route domain's (tmsh reference, net timer-policy).
+// openltm binds in one routing table, so route domain 0 is every
+// virtual's [M].
+func (t *translator) virtualTimers(o *objects.Object, v *dataplane.Virtual) {
+	sp := t.refObject(virtualServicePolicy.Str(o), netServicePolicy)
+	if sp == nil {
+		sp = t.routeDomainServicePolicy()
+	}
+	if sp == nil {
+		return
+	}
+	tp := t.refObject(servicePolicyTimers.Str(sp), netTimerPolicy)
+	if tp == nil {
+		return // a service policy with only AFM's port misuse policy
+	}
+	v.Timers = t.timerPolicy(tp)
+}
+
+// refObject is the object of kind k name refers to; nil for none or a
+// dangling reference (the schema reports those).
+func (t *translator) refObject(name string, k *objects.Kind) *objects.Object {
+	if name == "" || name == "none" {
+		return nil
+	}
+	return t.cfg.Lookup(t.s, []string{k.Key()}, name)
+}
+
+// routeDomainServicePolicy is route domain 0's service-policy, nil for
+// none.
+func (t *translator) routeDomainServicePolicy() *objects.Object {
+	for _, rd := range t.cfg.Of(netRouteDomain) {
+		if id := rd.Props["id"]; (id != nil && id.Str == "0") || (id == nil && rd.Name == "/Common/0") {
+			return t.refObject(routeDomainServicePols.Str(rd), netServicePolicy)
+		}
+	}
+	return nil
+}
+
+// timerPolicy is tp as the dataplane acts on it, translated once per
+// commit however many virtuals use it.
+func (t *translator) timerPolicy(tp *objects.Object) *dataplane.TimerPolicy {
+	if p := t.timerPolicies[tp]; p != nil {
+		return p
+	}
+	p := &dataplane.TimerPolicy{Name: tp.Name}
+	if rs := tp.Props["rules"]; rs != nil {
+		for _, it := range rs.Items {
+			p.Rules = append(p.Rules, timerRule(it))
+		}
+	}
+	if t.timerPolicies == nil {
+		t.timerPolicies = map[*objects.Object]*dataplane.TimerPolicy{}
+	}
+	t.timerPolicies[tp] = p
+	return p
+}
+
+// timerRule is one rule of a timer policy: its protocol as a number, its
+// ports, and its flow-idle-timeout (unspecified when it has none).
+func timerRule(it *objects.Item) dataplane.TimerRule {
+	r := dataplane.TimerRule{Name: it.Name, Proto: dataplane.TimerAllOther, Unspecified: true}
+	if v := it.Props["ip-protocol"]; v != nil && v.Str != "" {
+		r.Proto = timerProtoNumber(v.Str)
+	}
+	if v := it.Props["destination-ports"]; v != nil {
+		for _, pe := range v.Items {
+			if lo, hi, err := objects.ParseListPort(pe.Name); err == nil {
+				r.Ports = append(r.Ports, dataplane.TimerPorts{Lo: uint16(lo), Hi: uint16(hi)})
+			}
+		}
+	}
+	if v := it.Props["timers"]; v != nil {
+		for _, tm := range v.Items {
+			if tm.Name != "flow-idle-timeout" {
+				continue
+			}
+			val := "unspecified"
+			if x := tm.Props["value"]; x != nil && x.Str != "" {
+				val = x.Str
+			}
+			switch val {
+			case "unspecified":
+			case "indefinite":
+				r.Unspecified, r.Idle = false, 0
+			case "immediate", "0":
+				r.Unspecified, r.Idle = false, dataplane.TimerImmediate
+			default:
+				n, _ := strconv.ParseInt(val, 10, 64)
+				r.Unspecified, r.Idle = false, secondsOf(n)
+			}
+		}
+	}
+	return r
+}
+
+// timerProtoNumber is a timer rule's ip-protocol as a number: a number
+// as given, a name as IANA numbers it (isp-ip, which no flow of openltm
+// carries, matches none [M]).
+func timerProtoNumber(s string) int {
+	if n, err := strconv.Atoi(s); err == nil {
+		return n
+	}
+	switch s {
+	case "all-other":
+		return dataplane.TimerAllOther
+	case "icmp":
+		return 1
+	case "ipencap":
+		return 4
+	case "tcp":
+		return 6
+	case "mux":
+		return 18
+	case "ipv6":
+		return 41
+	case "gre":
+		return 47
+	case "bna":
+		return 49
+	case "esp", "ipv6-crypt":
+		return 50
+	case "ah", "ipv6-auth":
+		return 51
+	case "ipv6-icmp":
+		return 58
+	case "ospf":
+		return 89
+	case "etherip":
+		return 97
+	case "sctp":
+		return 132
+	case "udplite":
+		return 136
+	case "udp":
+		return 17
+	}
+	return 256 // no IP protocol: matches no flow
+}

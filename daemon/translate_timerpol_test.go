@@ -1,0 +1,54 @@
+package daemon
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/objects"
+)
+
+// TestVirtualTimers: a virtual's service-policy gives the dataplane its
+// timer policy's rules, with protocols as numbers, ports as ranges and
+// flow-idle-timeout as a duration; without one, route domain 0's.
+func TestVirtualTimers(t *testing.T) {
+	const pol = "net timer-policy /Common/tp { rules { ssh { ip-protocol tcp destination-ports { 22 { } 2200-2299 { } } timers { flow-idle-timeout { value 3600 } } }" +
+		" dns { ip-protocol udp destination-ports { 53 { } } timers { flow-idle-timeout { value immediate } } }" +
+		" gre { ip-protocol 47 timers { flow-idle-timeout { value indefinite } } }" +
+		" rest { timers { flow-idle-timeout { value unspecified } } } } }\n" +
+		"net service-policy /Common/sp { timer-policy /Common/tp }\n" +
+		"net service-policy /Common/pm-only { }\n"
+	vs := func(props string) string {
+		return pol + "ltm virtual /Common/v { destination /Common/127.195.0.1:22 ip-protocol tcp profiles { /Common/tcp { } } " + props + " }\n"
+	}
+	want := &dataplane.TimerPolicy{Name: "/Common/tp", Rules: []dataplane.TimerRule{
+		{Name: "ssh", Proto: 6, Ports: []dataplane.TimerPorts{{Lo: 22, Hi: 22}, {Lo: 2200, Hi: 2299}}, Idle: time.Hour},
+		{Name: "dns", Proto: 17, Ports: []dataplane.TimerPorts{{Lo: 53, Hi: 53}}, Idle: dataplane.TimerImmediate},
+		{Name: "gre", Proto: 47},
+		{Name: "rest", Proto: dataplane.TimerAllOther, Unspecified: true},
+	}}
+	for _, c := range []struct {
+		name, conf string
+		want       *dataplane.TimerPolicy // nil: none
+	}{
+		{"none", vs(""), nil},
+		{"the virtual's", vs("service-policy /Common/sp"), want},
+		{"no timer policy", vs("service-policy /Common/pm-only"), nil},
+		{"route domain 0's", vs("") + "net route-domain /Common/0 { id 0 service-policy /Common/sp }\n", want},
+		{"the virtual's before the route domain's", vs("service-policy /Common/pm-only") + "net route-domain /Common/0 { id 0 service-policy /Common/sp }\n", nil},
+	} {
+		cfg := gtmConfig(t, c.conf)
+		dc, _, _, _ := translate(objects.Default, cfg, &ruleBinder{pending: map[*dataplane.Virtual]ruleList{}})
+		v := dc.Virtuals["/Common/v"]
+		if v == nil {
+			t.Fatalf("%s: no virtual in the translation", c.name)
+		}
+		switch {
+		case c.want == nil && v.Timers != nil:
+			t.Errorf("%s: timers %+v, want none", c.name, *v.Timers)
+		case c.want != nil && (v.Timers == nil || !reflect.DeepEqual(*v.Timers, *c.want)):
+			t.Errorf("%s: timers %+v, want %+v", c.name, v.Timers, *c.want)
+		}
+	}
+}
