@@ -97,3 +97,54 @@ func TestRuleCloneUDP(t *testing.T) {
 
 	udpCloneSides(t, p, "127.189.2.1:53", cs, ss) // clone_udp_test.go
 }
+
+// TestRuleCloneHTTPRequest: on an http virtual a rule's clone in
+// HTTP_REQUEST copies the client's connection from the request it ran
+// on: that request and the client's later ones go to one clone
+// connection (clientside as the client sent them, in `serverside { }`
+// with the header the rule inserted), the requests before it do not; a
+// clone run again on a later request opens no second copy; a clone in
+// HTTP_RESPONSE, too late for the request, is skipped and counted as
+// dropped (once per response) while the client is served.
+func TestRuleCloneHTTPRequest(t *testing.T) {
+	const base = "127.193.1."
+	vs, member := base+"1:8080", base+"2:9000"
+	startL7Member(t, member, "M1")
+	cs := startCloneCollector(t, base+"3:9001")
+	ss := startCloneCollector(t, base+"4:9001")
+	p, _ := newPlane(t)
+	rule := "when HTTP_REQUEST { HTTP::header insert X-Tap [HTTP::uri]\n" +
+		" if { [HTTP::uri] starts_with \"/tap\" } { clone pool /Common/ids_cs\n serverside { clone pool /Common/ids_ss member " + base + "4 9001 } } }\n" +
+		"when HTTP_RESPONSE { clone pool /Common/ids_cs }"
+	cfg := l7Config(t, vs, false, mblb.HTTPOptions{}, rule, member)
+	addClonePool(cfg, "/Common/ids_cs", base+"3:9001")
+	addClonePool(cfg, "/Common/ids_ss", base+"4:9001")
+	mustApply(t, p, cfg)
+
+	c := dialHTTPVS(t, vs)
+	reqs := []string{
+		"GET /one HTTP/1.1\r\nHost: a\r\n\r\n",
+		"POST /tap HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello",
+		"GET /three HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET /tap2 HTTP/1.1\r\nHost: a\r\n\r\n",
+	}
+	for _, r := range reqs {
+		resp, body, err := c.do(r)
+		if err != nil || resp.StatusCode != 200 || !strings.HasPrefix(body, "M1 ") {
+			t.Fatalf("request through the virtual: %v %q", err, body)
+		}
+	}
+	c.c.Close()
+	if got := cs.wait(t, 1); len(got) != 1 || got[0] != strings.Join(reqs[1:], "") {
+		t.Errorf("clientside copy = %q, want the requests from /tap on, on one connection", got)
+	}
+	got := ss.wait(t, 1)
+	if len(got) != 1 || strings.Contains(got[0], "/one") || strings.Count(got[0], "\r\nX-Tap: ") != 3 ||
+		!strings.HasPrefix(got[0], "POST /tap HTTP/1.1\r\n") || !strings.Contains(got[0], "X-Tap: /three\r\n") {
+		t.Errorf("serverside copy = %q, want the requests from /tap on as the member got them", got)
+	}
+	eventually(t, "clone counters", func() bool {
+		st, _ := p.Virtual("/Common/vs")
+		return st.Clone != nil && st.Clone.Conns == 2 && st.Clone.Dropped == uint64(len(reqs))
+	})
+}

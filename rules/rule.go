@@ -393,8 +393,10 @@ type Rule struct {
 	procs       map[string]*tcl.Proc
 	refs        []Ref
 	unsupported []Unsupported
-	// clones: the rule has a clone pool command (Clones).
-	clones bool
+	// clones: the rule has a clone pool command (Clones); cloneEvents
+	// the events it is written in (CloneEvents).
+	clones      bool
+	cloneEvents []Event
 	// ipfix counts what the rule's IPFIX:: commands did (show sys ipfix
 	// irules); nil for a rule that names none.
 	ipfix *ipfixCounters
