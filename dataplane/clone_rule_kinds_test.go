@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openltm/openltm/dataplane/diameter"
+	"github.com/openltm/openltm/dataplane/fix"
 	"github.com/openltm/openltm/dataplane/mblb"
 )
 
@@ -147,4 +149,75 @@ func TestRuleCloneHTTPRequest(t *testing.T) {
 		st, _ := p.Virtual("/Common/vs")
 		return st.Clone != nil && st.Clone.Conns == 2 && st.Clone.Dropped == uint64(len(reqs))
 	})
+}
+
+// TestRuleCloneDiameter: on a virtual with the diameter profile a rule's
+// clone in CLIENT_ACCEPTED gets each message of the client as it sent
+// it (the CER and two CCRs), and a serverside clone pool each message
+// as the member got it; the answers come from the member alone.
+func TestRuleCloneDiameter(t *testing.T) {
+	t.Parallel()
+	a := diamServer(t, "127.193.2.10:3868", "member-a.example", false)
+	cs := startCloneCollector(t, "127.193.2.20:9000")
+	ss := startCloneCollector(t, "127.193.2.21:9000")
+	p, _ := newPlane(t)
+	cfg := basic("127.193.2.1:3868", a.Addr())
+	delete(cfg.Virtuals, "/Common/vs")
+	diamVirtual(t, cfg, "/Common/vs", "127.193.2.1:3868", "/Common/pool", diameter.Options{}, "when CLIENT_ACCEPTED { clone pool /Common/ids }")
+	addClonePool(cfg, "/Common/ids", "127.193.2.20:9000")
+	withClone(cfg, "/Common/clone_s", true, "127.193.2.21:9000")
+	mustApply(t, p, cfg)
+	c, _ := diamClient(t, "127.193.2.1:3868", "client.example")
+	ccrs(t, c, "client.example", "client.example;clone;1", "client.example;clone;2")
+	c.Close()
+	got := first(cs.wait(t, 1))
+	if n := strings.Count(got, "client.example;clone;"); n != 2 || !strings.Contains(got, "client.example") {
+		t.Errorf("rule's clone got %d CCRs in %q, want the CER and both", n, got)
+	}
+	if msgs := diamMessages(got); msgs != 3 {
+		t.Errorf("rule's clone got %d messages, want 3 (CER, 2 CCR)", msgs)
+	}
+	if got := first(ss.wait(t, 1)); strings.Count(got, "client.example;clone;") != 2 {
+		t.Errorf("serverside clone pool got %q, want both CCRs", got)
+	}
+}
+
+// diamMessages counts the Diameter messages in b by their length fields.
+func diamMessages(b string) int {
+	n := 0
+	for len(b) >= 20 && n < 100 {
+		l := int(b[1])<<16 | int(b[2])<<8 | int(b[3])
+		if l < 20 || l > len(b) {
+			return -1
+		}
+		b = b[l:]
+		n++
+	}
+	if len(b) != 0 {
+		return -1
+	}
+	return n
+}
+
+// TestRuleCloneFIX: on a virtual with the fix profile a rule's clone in
+// CLIENT_ACCEPTED gets the client's messages as it sent them.
+func TestRuleCloneFIX(t *testing.T) {
+	t.Parallel()
+	a := startAcceptor(t, "127.193.3.10:9878", "member-a")
+	cs := startCloneCollector(t, "127.193.3.20:9000")
+	p, _ := newPlane(t)
+	cfg := basic("127.193.3.1:9878", a.Addr())
+	delete(cfg.Virtuals, "/Common/vs")
+	fixVirtual(t, cfg, "/Common/vs", "127.193.3.1:9878", "/Common/pool", fix.Options{FullLogon: true}, "when CLIENT_ACCEPTED { clone pool /Common/ids }")
+	addClonePool(cfg, "/Common/ids", "127.193.3.20:9000")
+	mustApply(t, p, cfg)
+	c := fixDial(t, "127.193.3.1:9878")
+	c.Send(fixLogon("FIX.4.4", "BANZAI"))
+	recvHas(t, c, "35=A", "49=member-a")
+	c.Send(fixOrder("FIX.4.4", "BANZAI"))
+	recvHas(t, c, "35=8", "11=ORD1")
+	c.Close()
+	if got, want := first(cs.wait(t, 1)), string(fixLogon("FIX.4.4", "BANZAI"))+string(fixOrder("FIX.4.4", "BANZAI")); got != want {
+		t.Errorf("rule's clone got %q, want %q", got, want)
+	}
 }
