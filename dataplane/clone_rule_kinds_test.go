@@ -3,10 +3,13 @@ package dataplane
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/diameter"
 	"github.com/openltm/openltm/dataplane/fix"
 	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/dataplane/mqtt"
+	"github.com/openltm/openltm/dataplane/mqtt/mqtttest"
 )
 
 // TestRuleCloneHTTP: on an http virtual a rule's clone in CLIENT_ACCEPTED
@@ -218,6 +221,36 @@ func TestRuleCloneFIX(t *testing.T) {
 	recvHas(t, c, "35=8", "11=ORD1")
 	c.Close()
 	if got, want := first(cs.wait(t, 1)), string(fixLogon("FIX.4.4", "BANZAI"))+string(fixOrder("FIX.4.4", "BANZAI")); got != want {
+		t.Errorf("rule's clone got %q, want %q", got, want)
+	}
+}
+
+// TestRuleCloneMQTT: on a virtual with the mqtt profile a rule's clone
+// in CLIENT_ACCEPTED gets the client's packets as it sent them.
+func TestRuleCloneMQTT(t *testing.T) {
+	t.Parallel()
+	a := startBroker(t, "127.193.4.10:1883", "member-a")
+	cs := startCloneCollector(t, "127.193.4.20:9000")
+	p, _ := newPlane(t)
+	cfg := basic("127.193.4.1:1883", a.Addr())
+	mqttVirtual(t, cfg, "/Common/vs", "127.193.4.1:1883", "/Common/pool", "when CLIENT_ACCEPTED { clone pool /Common/ids }")
+	addClonePool(cfg, "/Common/ids", "127.193.4.20:9000")
+	mustApply(t, p, cfg)
+	connect := mqtttest.Connect("cloned")
+	cl, _ := mqttDial(t, "127.193.4.1:1883", connect)
+	pub := &mqtt.Packet{Type: mqtt.PUBLISH, Topic: "room", Payload: []byte("x")}
+	if err := cl.Send(pub); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Send(&mqtt.Packet{Type: mqtt.PINGREQ}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Expect(mqtt.PINGRESP, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+	enc := func(p *mqtt.Packet) string { return string(p.Encode(nil, mqtt.V311)) }
+	if got, want := first(cs.wait(t, 1)), enc(connect)+enc(pub)+enc(&mqtt.Packet{Type: mqtt.PINGREQ}); got != want {
 		t.Errorf("rule's clone got %q, want %q", got, want)
 	}
 }
