@@ -1,12 +1,18 @@
 package dataplane
 
 import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/diameter"
 	"github.com/openltm/openltm/dataplane/fix"
+	"github.com/openltm/openltm/dataplane/h2gw"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/mqtt"
 	"github.com/openltm/openltm/dataplane/mqtt/mqtttest"
@@ -253,4 +259,87 @@ func TestRuleCloneMQTT(t *testing.T) {
 	if got, want := first(cs.wait(t, 1)), enc(connect)+enc(pub)+enc(&mqtt.Packet{Type: mqtt.PINGREQ}); got != want {
 		t.Errorf("rule's clone got %q, want %q", got, want)
 	}
+}
+
+// TestRuleCloneHTTP2Lanes: an HTTP/2 client whose streams run on several
+// engine lanes at once: a rule's clone in HTTP_REQUEST of one stream
+// copies that request and every later stream of the client, whichever
+// lane it runs on (lanes opened before the clone too), each whole and as
+// HTTP/1.1, to one clone connection; the streams before it are not
+// copied.
+func TestRuleCloneHTTP2Lanes(t *testing.T) {
+	const vs = "127.193.5.1:8080"
+	// A member slow enough that a burst's streams overlap.
+	ln, err := net.Listen("tcp", "127.193.5.2:9000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(30 * time.Millisecond)
+		fmt.Fprintf(w, "M1 %s %s %s", r.Proto, r.Method, r.RequestURI)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	cs := startCloneCollector(t, "127.193.5.3:9001")
+	rule := "when HTTP_REQUEST { if { [HTTP::path] eq \"/tap\" } { serverside { clone pool /Common/ids } } }"
+	cfg := l7Config(t, vs, true, mblb.HTTPOptions{}, rule, "127.193.5.2:9000")
+	cfg.Virtuals["/Common/vs"].HTTP2 = &HTTP2{Always: true, Config: h2gw.Config{MaxConcurrentStreams: 32}}
+	addClonePool(cfg, "/Common/ids", "127.193.5.3:9001")
+	p, _ := newPlane(t)
+	mustApply(t, p, cfg)
+
+	client := h2Client(t)
+	get := func(path string) error {
+		req, _ := http.NewRequest("GET", "http://"+vs+path, nil)
+		// A gRPC stream has a lane of its own: a burst opens lanes.
+		req.Header.Set("Content-Type", "application/grpc")
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.Proto != "HTTP/2.0" || !strings.HasPrefix(string(b), "M1 HTTP/1.1 GET "+path) {
+			return fmt.Errorf("%s: %s %q", path, resp.Proto, b)
+		}
+		return nil
+	}
+	burst := func(prefix string) {
+		t.Helper()
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		for i := 0; i < 16; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := get(fmt.Sprintf("/%s%02d", prefix, i)); err != nil {
+					errs <- err
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+	}
+	burst("p") // lanes opened before the clone
+	if err := get("/tap"); err != nil {
+		t.Fatal(err)
+	}
+	burst("c")
+	// Once more after the burst: every lane has the clone by now.
+	if err := get("/after"); err != nil {
+		t.Fatal(err)
+	}
+	client.CloseIdleConnections()
+	got := cs.wait(t, 1)
+	if len(got) != 1 || strings.Contains(got[0], "GET /p") || !strings.HasPrefix(got[0], "GET /tap HTTP/1.1\r\n") ||
+		strings.Count(got[0], "GET /c") != 16 || !strings.Contains(got[0], "GET /after HTTP/1.1\r\n") {
+		t.Errorf("clone got %d connections: %q; want /tap, the 16 streams and /after on one", len(got), got)
+	}
+	eventually(t, "clone counters", func() bool {
+		st, _ := p.Virtual("/Common/vs")
+		return st.Clone != nil && st.Clone.Conns == 1 && st.Clone.Dropped == 0
+	})
 }
