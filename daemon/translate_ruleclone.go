@@ -44,6 +44,8 @@ func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 		return []rules.Event{rules.ClientAccepted, rules.HTTPRequest}, "" // dataplane/internal/mblbvs/clone.go
 	case v.MBLB != nil:
 		return []rules.Event{rules.ClientAccepted}, "" // dataplane/internal/mblbvs/clone.go
+	case v.TLS != nil && v.TLS.Forward != nil:
+		return nil, "an SSL forward proxy virtual server without an http profile (its rules' CLIENT_ACCEPTED does not run; its clone pools copy the decrypted bytes)"
 	case v.RTSP != nil:
 		return nil, "a virtual server with an rtsp profile (its messages are parsed, not kept as the client sent them)"
 	}
