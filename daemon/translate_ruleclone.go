@@ -10,11 +10,11 @@ import (
 	"github.com/openltm/openltm/rules"
 )
 
-// cloningRules are the rules of list with a clone pool command.
+// cloningRules are the rules of list with a clone command.
 func cloningRules(list []*rules.Rule) []*rules.Rule {
 	var out []*rules.Rule
 	for _, r := range list {
-		if r.Clones() {
+		if r.Clones() || r.CloneNexthop() {
 			out = append(out, r)
 		}
 	}
@@ -54,11 +54,18 @@ func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 
 // ruleClones warns, at commit, of a rule's clone pool that openltm skips
 // on v: on a kind of virtual it does not clone from a rule, or in an
-// event where that kind cannot start the copy. The virtual carries its
+// event where that kind cannot start the copy; and of clone nexthop,
+// which it always skips. The virtual carries its
 // traffic either way; the skipped clone is counted as dropped where the
 // virtual can count it. BIG-IP takes the rule there.
 func (t *translator) ruleClones(o *objects.Object, v *dataplane.Virtual, list []*rules.Rule) {
 	for _, r := range list {
+		if r.CloneNexthop() {
+			t.note(o, "rule %s: clone nexthop is valid on BIG-IP but skipped: a proxy on the host's sockets copies no frames to a VLAN (clone pool copies the bytes)", r.Name)
+		}
+		if !r.Clones() {
+			continue // clone nexthop alone
+		}
 		events, kind := ruleCloneKind(v)
 		if kind != "" {
 			t.note(o, "rule %s: clone pool on %s is valid on BIG-IP but skipped: openltm does not clone its traffic from a rule yet", r.Name, kind)

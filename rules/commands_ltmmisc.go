@@ -69,9 +69,10 @@ const cloneUsage = "clone pool pool_name ?member addr ?port??"
 // cloneHook checks clone's literal words when the rule is saved, records
 // its pool for the configuration check and the event it is written in
 // (CloneEvents: the daemon warns of one the virtual cannot clone from),
-// refuses it in RULE_INIT (no connection to copy [M]) and keeps with a
-// warning `clone nexthop VLAN` (no layer 2). F5 lists no event
-// restriction (https://clouddocs.f5.com/api/irules/clone.html).
+// refuses it in RULE_INIT (no connection to copy [M]) and records
+// `clone nexthop VLAN` (CloneNexthop: the daemon warns that it is
+// skipped, no layer 2). F5 lists no event restriction
+// (https://clouddocs.f5.com/api/irules/clone.html).
 func cloneHook(c *tcl.Compiler) error {
 	r, ok := c.Context().(*Rule)
 	if !ok {
@@ -108,8 +109,7 @@ func cloneHook(c *tcl.Compiler) error {
 			if n != 3 {
 				return c.Errorf(0, "wrong # args: should be \"clone nexthop vlan_name\"")
 			}
-			line, col := c.Pos(0)
-			r.unsupported = append(r.unsupported, Unsupported{Kind: "command", Name: "clone nexthop (a proxy on the host's sockets copies no frames to a VLAN; clone pool copies the bytes)", Line: line, Col: col})
+			r.cloneNexthop = true
 			return nil
 		default:
 			return c.Errorf(1, "clone: bad option %q: must be pool or nexthop", kind)
@@ -142,7 +142,12 @@ func cmdClone(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	switch args[1].String() {
 	case "pool":
 	case "nexthop":
-		return tcl.Empty, tcl.Errorf("clone nexthop: not supported: a proxy on the host's sockets copies no frames to a VLAN")
+		// A proxy on the host's sockets copies no frames to a VLAN: the
+		// commit warned (CloneNexthop); the connection goes on.
+		if len(args) != 3 {
+			return tcl.Empty, tcl.WrongArgs("clone nexthop vlan_name")
+		}
+		return tcl.Empty, nil
 	default:
 		return tcl.Empty, tcl.Errorf("clone: bad option %q: must be pool or nexthop", args[1].String())
 	}
@@ -184,6 +189,11 @@ func cmdClone(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 // daemon warns of one on a virtual server whose connections openltm
 // cannot clone from a rule.
 func (r *Rule) Clones() bool { return r.clones }
+
+// CloneNexthop reports whether the rule has a clone nexthop command,
+// which openltm skips (no layer 2: a proxy on the host's sockets copies
+// no frames to a VLAN), so that the daemon warns of it at commit.
+func (r *Rule) CloneNexthop() bool { return r.cloneNexthop }
 
 // CloneEvents are the events the rule's clone pool commands are written
 // in (not those in procs), in order, so that the daemon warns at commit

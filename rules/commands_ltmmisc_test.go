@@ -28,8 +28,8 @@ func (c *cloneConn) Clone(pool string, member netip.AddrPort, side Side, ev Even
 
 // TestCloneCommand: clone pool asks the connection for a copy of the
 // side the context names, in the event it runs in; its words are checked
-// when the rule is saved; RULE_INIT refuses it, clone nexthop keeps the
-// rule with a warning; CloneEvents lists the events it is written in; a
+// when the rule is saved; RULE_INIT refuses it; clone nexthop runs as a
+// no-op the daemon warns of; CloneEvents lists the events it is in; a
 // virtual whose connections cannot be cloned, or a Conn that does not
 // clone from the event, skips it without a Tcl error.
 func TestCloneCommand(t *testing.T) {
@@ -81,14 +81,13 @@ func TestCloneCommand(t *testing.T) {
 			t.Errorf("%s: %v; want a refusal with %q", tc.body, err, tc.err)
 		}
 	}
-	for _, tc := range []struct{ body, warn string }{
-		{"when CLIENT_ACCEPTED { clone nexthop tap_vlan }", "clone nexthop (a proxy"},
-	} {
-		r, err := Compile("r", tc.body)
-		var ue *UnsupportedError
-		if !errors.As(err, &ue) || r == nil || len(r.Unsupported()) != 1 || !strings.HasPrefix(r.Unsupported()[0], tc.warn) {
-			t.Errorf("%s: %v %v; want kept with %q", tc.body, err, r.Unsupported(), tc.warn)
-		}
+	// clone nexthop: the rule runs (the daemon warns), the command skips.
+	r = mustCompile(t, "r", "when CLIENT_ACCEPTED { clone nexthop tap_vlan }")
+	if !r.CloneNexthop() || r.Clones() || len(r.Unsupported()) != 0 {
+		t.Errorf("clone nexthop: CloneNexthop %v Clones %v unsupported %v", r.CloneNexthop(), r.Clones(), r.Unsupported())
+	}
+	if _, err := evalIn(t, newFakeConn(), nil, ClientAccepted, "clone nexthop tap_vlan"); err != nil {
+		t.Errorf("clone nexthop at run time: %v, want skipped", err)
 	}
 	// Any event with a connection takes it, as F5 lists no restriction.
 	r = mustCompile(t, "r", "when HTTP_REQUEST { clone pool p }\nwhen SERVER_CONNECTED { clone pool p }\nwhen HTTP_REQUEST { clone pool q }")
