@@ -569,7 +569,7 @@ func (t *translator) virtual(o *objects.Object) {
 	if !ok {
 		return
 	}
-	clones := "" // a rule with clone pool (translate_ruleclone.go)
+	var clones []*rules.Rule // rules with clone pool (translate_ruleclone.go)
 	if rv := virtualRules.Get(o); len(pre) > 0 || len(authRules) > 0 || rv != nil && len(rv.List) > 0 {
 		names := authRules
 		if rv != nil {
@@ -590,7 +590,7 @@ func (t *translator) virtual(o *objects.Object) {
 			return
 		}
 		t.dohRuleEvents(o, list) // translate_doh.go
-		clones = cloningRule(list)
+		clones = cloningRules(list)
 	}
 	if !t.htmlNeedsHTTP(o) { // translate_html.go
 		return
@@ -610,9 +610,8 @@ func (t *translator) virtual(o *objects.Object) {
 	if !t.compressNeedsHTTP(o) || !t.webSocketNeedsHTTP(o) || !t.jsonNeedsHTTP(o) || !t.xmlNeedsHTTP(o) || !t.requestLogNeedsHTTP(o) || !t.adaptNeedsHTTP(o) || !t.udp(o, v) || !t.mblb(o, v) || !t.persist(o, v) || !t.tls(o, v) || !t.http2(o, v) || !t.http3(o, v) || !t.ftp(o, v) || !t.mqtt(o, v) || !t.fix(o, v) || !t.rtsp(o, v) || !t.diameter(o, v) || !t.mrf(o, v) || !t.starttls(o, v) || !t.socksProfile(o, v) || !t.ilxProfile(o, v) || !t.dnsProfile(o, v) || !t.vlans(o, v) { // translate_http3.go, translate_ftp.go, translate_mqtt.go, translate_fix.go, translate_rtsp.go, translate_diameter.go, translate_starttls.go, translate_ilx.go, translate_dns.go, translate_vlans.go
 		return
 	}
-	if !t.ruleClones(o, v, clones) { // translate_ruleclone.go
-		return
-	}
+	t.ruleClones(o, v, clones) // translate_ruleclone.go
+
 	t.virtualAddress(o, v)   // translate_vaddr.go
 	t.virtualBWC(o, v)       // translate_bwc.go
 	t.virtualRateClass(o, v) // translate_rateshaping.go

@@ -1,53 +1,93 @@
 package daemon
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/objects"
 	"github.com/openltm/openltm/rules"
 )
 
-// cloningRule is the name of the first rule of list with a clone pool
-// command, "" when none has one.
-func cloningRule(list []*rules.Rule) string {
+// cloningRules are the rules of list with a clone command.
+func cloningRules(list []*rules.Rule) []*rules.Rule {
+	var out []*rules.Rule
 	for _, r := range list {
-		if r.Clones() {
-			return r.Name
+		if r.Clones() || r.CloneNexthop() {
+			out = append(out, r)
 		}
 	}
-	return ""
+	return out
 }
 
-// ruleClones keeps with a warning a virtual server whose rule clones
-// (clone pool) when openltm cannot clone its connections from a rule:
-// standard TCP virtuals clone the client's bytes, http virtuals (HTTP/1,
-// and the streams of HTTP/2 and HTTP/3 clients) its requests, UDP
-// virtuals its flow's datagrams; elsewhere every connection would be
-// reset by the command's Tcl error. BIG-IP takes the rule there; openltm
-// does not act on it yet.
-func (t *translator) ruleClones(o *objects.Object, v *dataplane.Virtual, rule string) bool {
-	if rule == "" {
-		return true
-	}
-	kind := ""
+// ruleCloneKind says which events a rule's clone pool acts in on v, and
+// what v is when it acts in none: standard TCP virtuals (and the
+// message-routing, Diameter, MQTT and FIX ones, whose messages the
+// clone gets as the client sent them, SOCKS tunnels after their
+// negotiation) clone the client's bytes from CLIENT_ACCEPTED, UDP
+// virtuals the flow's datagrams, message-based virtuals the client's
+// messages, http virtuals (HTTP/1, and the streams of HTTP/2 and
+// HTTP/3 clients) the client's requests from CLIENT_ACCEPTED or from
+// the request whose HTTP_REQUEST ran it.
+func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 	switch {
 	case v.DNS != nil:
-		kind = "a virtual server with a dns profile"
+		return nil, "a virtual server with a dns profile (its queries are answered one by one, with no connection to copy)"
 	case v.Protocol == dataplane.ProtoUDP:
-		return true // dataplane/internal/udp/clone.go
-	case v.Socks != nil:
-		kind = "a virtual server with a socks profile"
+		return []rules.Event{rules.ClientAccepted}, "" // dataplane/internal/udp/clone.go
 	case v.ILX != nil:
-		kind = "a virtual server with an ilx plugin profile"
+		return nil, "a virtual server with an ilx plugin profile (the plugin owns the connection)"
 	case v.MBLB != nil && v.MBLB.ExplicitProxy != nil:
-		kind = "an explicit HTTP proxy virtual server"
+		return nil, "an explicit HTTP proxy virtual server (its requests go to the hosts they name, not to a pool member)"
+	case v.MBLB != nil && v.MBLB.Request.Mode == mblb.HTTP:
+		return []rules.Event{rules.ClientAccepted, rules.HTTPRequest}, "" // dataplane/internal/mblbvs/clone.go
+	case v.MBLB != nil:
+		return []rules.Event{rules.ClientAccepted}, "" // dataplane/internal/mblbvs/clone.go
 	case v.TLS != nil && v.TLS.Forward != nil:
-		kind = "an SSL forward proxy virtual server"
-	case v.MBLB != nil && v.MBLB.Request.Mode != mblb.HTTP:
-		kind = "a message-based virtual server"
-	default:
-		return true // standard TCP (dataplane/internal/l4/clone.go), http (dataplane/internal/mblbvs/clone.go)
+		return nil, "an SSL forward proxy virtual server without an http profile (its rules' CLIENT_ACCEPTED does not run; its clone pools copy the decrypted bytes)"
+	case v.RTSP != nil:
+		return nil, "a virtual server with an rtsp profile (its messages are parsed, not kept as the client sent them)"
 	}
-	t.keep(o, "rule %s: clone pool on %s is valid on BIG-IP but not implemented yet (openltm clones the connections of standard TCP, http and UDP virtual servers from a rule)", rule, kind)
-	return false
+	return []rules.Event{rules.ClientAccepted}, "" // dataplane/internal/l4/clone.go
+}
+
+// ruleClones warns, at commit, of a rule's clone pool that openltm skips
+// on v: on a kind of virtual it does not clone from a rule, or in an
+// event where that kind cannot start the copy; and of clone nexthop,
+// which it always skips. The virtual carries its
+// traffic either way; the skipped clone is counted as dropped where the
+// virtual can count it. BIG-IP takes the rule there.
+func (t *translator) ruleClones(o *objects.Object, v *dataplane.Virtual, list []*rules.Rule) {
+	for _, r := range list {
+		if r.CloneNexthop() {
+			t.note(o, "rule %s: clone nexthop is valid on BIG-IP but skipped: a proxy on the host's sockets copies no frames to a VLAN (clone pool copies the bytes)", r.Name)
+		}
+		if !r.Clones() {
+			continue // clone nexthop alone
+		}
+		events, kind := ruleCloneKind(v)
+		if kind != "" {
+			t.note(o, "rule %s: clone pool on %s is valid on BIG-IP but skipped: openltm does not clone its traffic from a rule yet", r.Name, kind)
+			continue
+		}
+		var late []string
+		for _, ev := range r.CloneEvents() {
+			if !slices.Contains(events, ev) {
+				late = append(late, ev.String())
+			}
+		}
+		if len(late) > 0 {
+			t.note(o, "rule %s: clone pool in %s is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in %s only, before the bytes it would copy passed", r.Name, strings.Join(late, ", "), eventList(events))
+		}
+	}
+}
+
+// eventList is evs as F5 writes them, "A or B".
+func eventList(evs []rules.Event) string {
+	s := make([]string, len(evs))
+	for i, e := range evs {
+		s[i] = e.String()
+	}
+	return strings.Join(s, " or ")
 }

@@ -1,8 +1,10 @@
 package rules
 
 import (
+	"errors"
 	"math"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/openltm/openltm/rules/tcl"
@@ -21,9 +23,17 @@ type Cloner interface {
 	// Clone copies the connection's client bytes from now on to a member
 	// of pool (member, when valid, that one whatever its monitor says):
 	// as the client sent them for ClientSide, as the member gets them
-	// for ServerSide. An error when the pool or member does not exist.
-	Clone(pool string, member netip.AddrPort, side Side) error
+	// for ServerSide. ev is the event the command runs in: a Conn that
+	// cannot start a copy there returns ErrCloneEvent, having counted
+	// the copy as dropped. An error when the pool or member does not
+	// exist.
+	Clone(pool string, member netip.AddrPort, side Side, ev Event) error
 }
+
+// ErrCloneEvent is a Cloner's answer to a clone in an event it cannot
+// copy from: the clone is skipped, not the connection reset, as the
+// commit that attached the rule warned (CloneEvents).
+var ErrCloneEvent = errors.New("clone: not in this event")
 
 // ltmMiscUnsupported are the commands of this group openltm does not
 // act on, each with its reason (registerUnsupported).
@@ -57,11 +67,12 @@ func registerLTMMisc(t *tcl.Commands) {
 const cloneUsage = "clone pool pool_name ?member addr ?port??"
 
 // cloneHook checks clone's literal words when the rule is saved, records
-// its pool for the configuration check, refuses it in RULE_INIT (no
-// connection to copy [M]) and keeps with a warning what openltm does
-// not act on: `clone nexthop VLAN` (no layer 2), and a clone written in
-// an event after CLIENT_ACCEPTED, where the copy would start part-way
-// through the connection's bytes.
+// its pool for the configuration check and the event it is written in
+// (CloneEvents: the daemon warns of one the virtual cannot clone from),
+// refuses it in RULE_INIT (no connection to copy [M]) and records
+// `clone nexthop VLAN` (CloneNexthop: the daemon warns that it is
+// skipped, no layer 2). F5 lists no event restriction
+// (https://clouddocs.f5.com/api/irules/clone.html).
 func cloneHook(c *tcl.Compiler) error {
 	r, ok := c.Context().(*Rule)
 	if !ok {
@@ -98,8 +109,7 @@ func cloneHook(c *tcl.Compiler) error {
 			if n != 3 {
 				return c.Errorf(0, "wrong # args: should be \"clone nexthop vlan_name\"")
 			}
-			line, col := c.Pos(0)
-			r.unsupported = append(r.unsupported, Unsupported{Kind: "command", Name: "clone nexthop (a proxy on the host's sockets copies no frames to a VLAN; clone pool copies the bytes)", Line: line, Col: col})
+			r.cloneNexthop = true
 			return nil
 		default:
 			return c.Errorf(1, "clone: bad option %q: must be pool or nexthop", kind)
@@ -108,23 +118,23 @@ func cloneHook(c *tcl.Compiler) error {
 	if !r.inWhen {
 		return nil
 	}
-	switch r.inEvent {
-	case RuleInit:
+	if r.inEvent == RuleInit {
 		return c.Errorf(0, "clone: command is not valid in the current event (%s): it needs a connection", r.inEvent)
-	case ClientAccepted:
-		return nil
 	}
-	line, col := c.Pos(0)
-	r.unsupported = append(r.unsupported, Unsupported{Kind: "command", Name: "clone in " + r.inEvent.String() + " (openltm starts a rule's clone in CLIENT_ACCEPTED only, before any byte of the connection passed)", Line: line, Col: col})
+	if !slices.Contains(r.cloneEvents, r.inEvent) {
+		r.cloneEvents = append(r.cloneEvents, r.inEvent)
+	}
 	return nil
 }
 
 // cmdClone is clone pool NAME ?member ADDR ?PORT??: from now on the
 // connection's client bytes are copied to a member of the pool, chosen
 // by the pool's load balancing, or to the member named. The side is the
-// context's: clientside (CLIENT_ACCEPTED) copies the bytes as the client
-// sent them, `serverside { clone pool P }` as the member gets them, as
-// a virtual's clone-pools context does.
+// context's: clientside copies the bytes as the client sent them,
+// `serverside { clone pool P }` as the member gets them, as a virtual's
+// clone-pools context does. Where the connection cannot be cloned (its
+// kind of virtual, or the event, as the commit warned) the clone is
+// skipped and the connection goes on.
 func cmdClone(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if len(args) < 3 {
 		return tcl.Empty, tcl.WrongArgs(cloneUsage)
@@ -132,7 +142,12 @@ func cmdClone(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	switch args[1].String() {
 	case "pool":
 	case "nexthop":
-		return tcl.Empty, tcl.Errorf("clone nexthop: not supported: a proxy on the host's sockets copies no frames to a VLAN")
+		// A proxy on the host's sockets copies no frames to a VLAN: the
+		// commit warned (CloneNexthop); the connection goes on.
+		if len(args) != 3 {
+			return tcl.Empty, tcl.WrongArgs("clone nexthop vlan_name")
+		}
+		return tcl.Empty, nil
 	default:
 		return tcl.Empty, tcl.Errorf("clone: bad option %q: must be pool or nexthop", args[1].String())
 	}
@@ -155,27 +170,35 @@ func cmdClone(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if err != nil {
 		return tcl.Empty, err
 	}
-	if s.event != ClientAccepted {
-		return tcl.Empty, tcl.Errorf("clone: openltm starts a rule's clone in CLIENT_ACCEPTED only, not %s", s.event)
-	}
 	if s.afters != nil && s.afters.current != nil {
 		return tcl.Empty, tcl.Errorf("clone: not valid in a script after scheduled")
 	}
 	cl, ok := c.(Cloner)
 	if !ok {
-		return tcl.Empty, tcl.Errorf("clone: this virtual server's connections cannot be cloned by a rule (openltm clones those of standard, http and UDP virtuals; use the virtual's clone-pools)")
+		// A kind of virtual openltm does not clone from a rule: the
+		// commit that attached the rule warned; the connection goes on.
+		return tcl.Empty, nil
 	}
-	if err := cl.Clone(args[2].String(), member, s.side); err != nil {
+	if err := cl.Clone(args[2].String(), member, s.side, s.event); err != nil && !errors.Is(err, ErrCloneEvent) {
 		return tcl.Empty, tcl.Errorf("clone: %v", err)
 	}
 	return tcl.Empty, nil
 }
 
 // Clones reports whether the rule has a clone pool command, so that the
-// daemon keeps with a warning a virtual server whose connections openltm
-// cannot clone (one with a dns, socks or ilx profile, a forward proxy, a
-// message-based one other than http) rather than reset each of them.
+// daemon warns of one on a virtual server whose connections openltm
+// cannot clone from a rule.
 func (r *Rule) Clones() bool { return r.clones }
+
+// CloneNexthop reports whether the rule has a clone nexthop command,
+// which openltm skips (no layer 2: a proxy on the host's sockets copies
+// no frames to a VLAN), so that the daemon warns of it at commit.
+func (r *Rule) CloneNexthop() bool { return r.cloneNexthop }
+
+// CloneEvents are the events the rule's clone pool commands are written
+// in (not those in procs), in order, so that the daemon warns at commit
+// of a clone the virtual's kind skips there.
+func (r *Rule) CloneEvents() []Event { return r.cloneEvents }
 
 // ---- cpu usage ----
 // https://clouddocs.f5.com/api/irules/cpu.html: cpu usage 5secs|1min|5mins,

@@ -15,27 +15,31 @@ type cloneConn struct {
 	clones []string
 }
 
-func (c *cloneConn) Clone(pool string, member netip.AddrPort, side Side) error {
+func (c *cloneConn) Clone(pool string, member netip.AddrPort, side Side, ev Event) error {
 	if pool != "ids_pool" {
 		return fmt.Errorf("no such pool: %s", pool)
 	}
-	c.clones = append(c.clones, fmt.Sprintf("%s %v %s", pool, member, side))
+	if ev == ServerConnected {
+		return ErrCloneEvent // a Conn that does not clone from there
+	}
+	c.clones = append(c.clones, fmt.Sprintf("%s %v %s %s", pool, member, side, ev))
 	return nil
 }
 
 // TestCloneCommand: clone pool asks the connection for a copy of the
-// side the context names; its words are checked when the rule is saved;
-// RULE_INIT refuses it, later events and clone nexthop keep the rule
-// with a warning; a virtual whose connections cannot be cloned makes it
-// a Tcl error.
+// side the context names, in the event it runs in; its words are checked
+// when the rule is saved; RULE_INIT refuses it; clone nexthop runs as a
+// no-op the daemon warns of; CloneEvents lists the events it is in; a
+// virtual whose connections cannot be cloned, or a Conn that does not
+// clone from the event, skips it without a Tcl error.
 func TestCloneCommand(t *testing.T) {
 	for _, tc := range []struct {
 		name, expr, want, err string
 	}{
-		{name: "pool", expr: "clone pool ids_pool", want: "ids_pool invalid AddrPort clientside"},
-		{name: "member", expr: "clone pool ids_pool member 127.185.9.1 8080", want: "ids_pool 127.185.9.1:8080 clientside"},
-		{name: "member colon", expr: "clone pool ids_pool member 127.185.9.1:8080", want: "ids_pool 127.185.9.1:8080 clientside"},
-		{name: "serverside", expr: "serverside { clone pool ids_pool }", want: "ids_pool invalid AddrPort serverside"},
+		{name: "pool", expr: "clone pool ids_pool", want: "ids_pool invalid AddrPort clientside CLIENT_ACCEPTED"},
+		{name: "member", expr: "clone pool ids_pool member 127.185.9.1 8080", want: "ids_pool 127.185.9.1:8080 clientside CLIENT_ACCEPTED"},
+		{name: "member colon", expr: "clone pool ids_pool member 127.185.9.1:8080", want: "ids_pool 127.185.9.1:8080 clientside CLIENT_ACCEPTED"},
+		{name: "serverside", expr: "serverside { clone pool ids_pool }", want: "ids_pool invalid AddrPort serverside CLIENT_ACCEPTED"},
 		{name: "unknown pool", expr: "clone pool [string trim { nopool }]", err: "no such pool: nopool"},
 		{name: "dynamic bad member", expr: "clone pool ids_pool member [string trim { x.y }]", err: "x.y"},
 	} {
@@ -51,8 +55,8 @@ func TestCloneCommand(t *testing.T) {
 			t.Errorf("%s: %q, %v; want %q", tc.name, c.clones, err, tc.want)
 		}
 	}
-	if _, err := evalIn(t, newFakeConn(), nil, ClientAccepted, "clone pool ids_pool"); err == nil || !strings.Contains(err.Error(), "cannot be cloned") {
-		t.Errorf("clone on a Conn without Cloner: %v", err)
+	if _, err := evalIn(t, newFakeConn(), nil, ClientAccepted, "clone pool ids_pool"); err != nil {
+		t.Errorf("clone on a Conn without Cloner: %v, want it skipped", err)
 	}
 	r := mustCompile(t, "r", "when CLIENT_ACCEPTED { clone pool ids_pool member 127.185.9.1 80 }")
 	if refs := r.Refs(); len(refs) != 1 || refs[0].Kind != "pool" || refs[0].Name != "ids_pool" {
@@ -77,20 +81,27 @@ func TestCloneCommand(t *testing.T) {
 			t.Errorf("%s: %v; want a refusal with %q", tc.body, err, tc.err)
 		}
 	}
-	for _, tc := range []struct{ body, warn string }{
-		{"when CLIENT_ACCEPTED { clone nexthop tap_vlan }", "clone nexthop (a proxy"},
-		{"when SERVER_CONNECTED { clone pool p }", "clone in SERVER_CONNECTED (openltm starts"},
-	} {
-		r, err := Compile("r", tc.body)
-		var ue *UnsupportedError
-		if !errors.As(err, &ue) || r == nil || len(r.Unsupported()) != 1 || !strings.HasPrefix(r.Unsupported()[0], tc.warn) {
-			t.Errorf("%s: %v %v; want kept with %q", tc.body, err, r.Unsupported(), tc.warn)
-		}
+	// clone nexthop: the rule runs (the daemon warns), the command skips.
+	r = mustCompile(t, "r", "when CLIENT_ACCEPTED { clone nexthop tap_vlan }")
+	if !r.CloneNexthop() || r.Clones() || len(r.Unsupported()) != 0 {
+		t.Errorf("clone nexthop: CloneNexthop %v Clones %v unsupported %v", r.CloneNexthop(), r.Clones(), r.Unsupported())
 	}
-	// Run from a proc in a later event (not seen when saved): a Tcl error.
+	if _, err := evalIn(t, newFakeConn(), nil, ClientAccepted, "clone nexthop tap_vlan"); err != nil {
+		t.Errorf("clone nexthop at run time: %v, want skipped", err)
+	}
+	// Any event with a connection takes it, as F5 lists no restriction.
+	r = mustCompile(t, "r", "when HTTP_REQUEST { clone pool p }\nwhen SERVER_CONNECTED { clone pool p }\nwhen HTTP_REQUEST { clone pool q }")
+	if got := fmt.Sprint(r.CloneEvents()); got != "[HTTP_REQUEST SERVER_CONNECTED]" || !r.Clones() || len(r.Unsupported()) != 0 {
+		t.Errorf("CloneEvents = %s, unsupported %v", got, r.Unsupported())
+	}
 	c := &cloneConn{fakeConn: newFakeConn()}
-	if _, err := evalIn(t, c, nil, ServerConnected, "eval [list clone pool ids_pool]"); err == nil || !strings.Contains(err.Error(), "CLIENT_ACCEPTED only") {
-		t.Errorf("clone in SERVER_CONNECTED at run time: %v", err)
+	if _, err := evalIn(t, c, nil, HTTPRequest, "clone pool ids_pool"); err != nil || fmt.Sprint(c.clones) != "[ids_pool invalid AddrPort clientside HTTP_REQUEST]" {
+		t.Errorf("clone in HTTP_REQUEST: %q %v", c.clones, err)
+	}
+	// An event the Conn does not clone from: skipped, no Tcl error.
+	c = &cloneConn{fakeConn: newFakeConn()}
+	if _, err := evalIn(t, c, nil, ServerConnected, "eval [list clone pool ids_pool]"); err != nil || len(c.clones) != 0 {
+		t.Errorf("clone in SERVER_CONNECTED at run time: %q %v; want skipped", c.clones, err)
 	}
 }
 

@@ -393,8 +393,12 @@ type Rule struct {
 	procs       map[string]*tcl.Proc
 	refs        []Ref
 	unsupported []Unsupported
-	// clones: the rule has a clone pool command (Clones).
-	clones bool
+	// clones: the rule has a clone pool command (Clones); cloneEvents the
+	// events a clone pool is written in (CloneEvents); cloneNexthop: a
+	// clone nexthop (CloneNexthop).
+	clones       bool
+	cloneEvents  []Event
+	cloneNexthop bool
 	// ipfix counts what the rule's IPFIX:: commands did (show sys ipfix
 	// irules); nil for a rule that names none.
 	ipfix *ipfixCounters

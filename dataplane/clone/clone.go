@@ -148,6 +148,20 @@ func (s *Set) Add(f *Flow, d Dest, server bool) *Flow {
 	return f
 }
 
+// With is Add for a flow that goroutines other than the caller's may be
+// writing to (an HTTP/2 client's lanes): f is left as it is, and a new
+// flow with f's clone connections and one more, to d, is returned for
+// the caller to publish; closing it closes f's connections too.
+func (s *Set) With(f *Flow, d Dest, server bool) *Flow {
+	n := &Flow{}
+	if f != nil {
+		n.conns = make([]*Conn, len(f.conns), len(f.conns)+1)
+		copy(n.conns, f.conns)
+	}
+	n.conns = append(n.conns, s.open(d, server))
+	return n
+}
+
 // pick asks each clone pool for a member and hands it to use; a pool with
 // none to give is counted as a drop.
 func (s *Set) pick(use func(d Dest, server bool)) {

@@ -245,3 +245,31 @@ func TestCloneCloseStalled(t *testing.T) {
 		t.Errorf("Dropped %d, Done %d; want 1 and 1", set.Counters.Dropped.Load(), p.done.Load())
 	}
 }
+
+// TestCloneWith: With leaves the flow it extends as it was (a reader of
+// it writes to its connections only) and returns one with a connection
+// more; closing the new flow closes them all.
+func TestCloneWith(t *testing.T) {
+	l1 := listen(t, "127.193.6.1:0")
+	l2 := listen(t, "127.193.6.2:0")
+	got1, got2 := collect(l1), collect(l2)
+	set := &Set{Counters: &Counters{}}
+	d := func(l *net.TCPListener) Dest { return Dest{Addr: l.Addr().(*net.TCPAddr).AddrPort()} }
+	f1 := set.With(nil, d(l1), false)
+	f1.Client([]byte("one "))
+	f2 := set.With(f1, d(l2), true)
+	if len(f1.conns) != 1 || len(f2.conns) != 2 {
+		t.Fatalf("With: old flow has %d connections, new %d; want 1 and 2", len(f1.conns), len(f2.conns))
+	}
+	f1.Client([]byte("old "))
+	f2.Client([]byte("two"))
+	f2.Server([]byte("srv"))
+	f2.Close()
+	f2.Wait()
+	if b := <-got1; string(b) != "one old two" {
+		t.Errorf("first clone received %q", b)
+	}
+	if b := <-got2; string(b) != "srv" {
+		t.Errorf("second clone received %q", b)
+	}
+}

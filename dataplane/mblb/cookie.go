@@ -93,11 +93,12 @@ type PersistRule struct {
 // Run (CLIENT_ACCEPTED).
 func (s *ClientConn) SetPersist(p PersistRule) { s.persistRule = p }
 
-// SetClone gives this client's whole requests, from the next one framed
+// SetClone gives this client's whole requests, from the next one built
 // on, to fn as Config.Clone gets every client's: a rule's clone pool
 // command copies one connection where the virtual's clone pools copy
-// them all. It is called before Run (CLIENT_ACCEPTED); fn must copy what
-// it keeps.
+// them all. It is called before Run (CLIENT_ACCEPTED) or on the
+// client's reader (HTTP_REQUEST, before the request it runs on is
+// built, so that one is copied too); fn must copy what it keeps.
 func (s *ClientConn) SetClone(fn func(received, sent []byte)) { s.clone = fn }
 
 // PersistSetting is what SetPersist set last: an HTTP/2 client's next

@@ -248,6 +248,7 @@ func (ss *sipSession) fromClient(b []byte) bool {
 	}
 	s.msgsIn.Add(1)
 	e.stats.messages.Add(1)
+	received := b // as the client sent it, for the clones
 	var target Target
 	var rp *SIPEvent // the rule's persist decision, when it made one
 	if s.sipRule != nil {
@@ -282,6 +283,15 @@ func (ss *sipSession) fromClient(b []byte) bool {
 		if x.persistSet {
 			rp = &x
 		}
+	}
+	// The clone pools and a rule's clone get each message the client
+	// sent: serverside with the rule's edits, before the Via and
+	// Record-Route the proxy itself adds on the way to a member [M].
+	if c := e.cfg.Clone; c != nil {
+		c(s.client, received, b)
+	}
+	if s.clone != nil {
+		s.clone(received, b)
 	}
 	branch := m.Branch()
 	if !m.Request {

@@ -1,7 +1,6 @@
 package l4
 
 import (
-	"errors"
 	"net/netip"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -35,16 +34,21 @@ func (fl *flow) cloneSent(b []byte) {
 
 var _ rules.Cloner = (*proxied)(nil)
 
-// Clone implements rules.Cloner: the clone command, in CLIENT_ACCEPTED
-// (the rules refuse it elsewhere), before the copy loops start, so that
-// the flow's clone connections change while no loop reads them. The
+// Clone implements rules.Cloner: the clone command, in CLIENT_ACCEPTED,
+// before the copy loops start, so that the flow's clone connections
+// change while no loop reads them; in a later event it is skipped and
+// counted as dropped (the commit warned), since the copy would start
+// part-way through the bytes the loops already passed; on rtsp and ilx
+// virtuals too, whose client bytes no copy loop reads (an rtsp flow's
+// messages are parsed, an ilx plugin owns the connection). The
 // copies count on the virtual's clone counters and on the clone
 // member's, as the virtual's clone pools' do. A member named is taken
 // whatever its monitor says, as F5 documents; one forced offline (or
 // at its connection limit) gets no copy, counted as dropped [M].
-func (pr *proxied) Clone(pool string, member netip.AddrPort, side rules.Side) error {
-	if pr.rs == nil || pr.rs.ev != config.EventClientAccepted {
-		return errors.New("only in CLIENT_ACCEPTED")
+func (pr *proxied) Clone(pool string, member netip.AddrPort, side rules.Side, ev rules.Event) error {
+	if ev != rules.ClientAccepted || pr.rs == nil || pr.rs.ev != config.EventClientAccepted || pr.snap.Cfg.RTSP != nil || pr.snap.Cfg.ILX != nil {
+		pr.vs.Clone.Dropped.Add(1)
+		return rules.ErrCloneEvent
 	}
 	set, d, ok, err := state.RuleClone(pr.e.env.Pools(), pr.vs, pr.snap, pr.Virtual, pool, member)
 	if !ok {

@@ -290,6 +290,9 @@ func (x *diamFlow) next() (diammsg.Msg, bool) {
 	raw, err := pr.readMsg(pr.client, x.rd.Next) // msgflow.go
 	if err == nil {
 		pr.countRead(len(raw), true, nil)
+		if pr.clone != nil {
+			pr.clone.Client(raw) // clone.go: serverside pools get what the members get (msgWriter)
+		}
 		m, perr := diammsg.Parse(raw)
 		if perr == nil {
 			x.tally(m)

@@ -133,6 +133,9 @@ func (x *fixFlow) next(up bool, sc *serverConn) ([]byte, bool) {
 	case err == nil:
 		pr.countRead(len(raw), up, sc)
 		if up {
+			if pr.clone != nil {
+				pr.clone.Client(raw) // clone.go: serverside pools get what the member gets (msgWriter)
+			}
 			x.counts.FromClient.Add(1)
 		} else {
 			x.counts.FromServer.Add(1)

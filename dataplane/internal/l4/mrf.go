@@ -94,6 +94,12 @@ func (pr *proxied) serveMRF(head []byte) {
 			return
 		}
 		pr.countRead(len(data)+len(cfg.Term), true, nil)
+		if pr.clone != nil {
+			// clone.go: each message as the client sent it, to clientside
+			// and serverside pools alike (no one member gets it) [M].
+			pr.clone.Both(data)
+			pr.clone.Both(cfg.Term)
+		}
 		if handled, ok := s.Local(data); handled {
 			if !ok {
 				s.Drain(mrfLocalDrain)

@@ -1,7 +1,6 @@
 package mblbvs
 
 import (
-	"errors"
 	"net/netip"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
@@ -28,27 +27,59 @@ func (mv *VS) cloneRequest(_ netip.AddrPort, received, sent []byte) {
 
 var _ rules.Cloner = (*mblbRules)(nil)
 
-// Clone implements rules.Cloner on http and message-based virtuals: the
-// clone command in CLIENT_ACCEPTED, before the client's first request,
-// gives the client's requests from then on to one clone member on a
-// connection of the client's own, which ends when the client's does: as
-// the virtual's clone pools copy them (whole requests, as the client sent
-// them or, serverside, as their members get them), but one connection
-// for the client rather than one per request [M], so that the clone
-// member sees the client's requests in order as on a standard virtual.
-// Elsewhere it is the rule's error, as on a standard virtual: the
-// engine frames HTTP_REQUEST's request before the rule runs.
-func (r *mblbRules) Clone(pool string, member netip.AddrPort, side rules.Side) error {
-	if !r.accepting {
-		return errors.New("only in CLIENT_ACCEPTED")
-	}
+// ruleCloneKey is one clone command's target on a client: a second run of
+// the same command (the next request's HTTP_REQUEST) finds it.
+type ruleCloneKey struct {
+	pool   string
+	member netip.AddrPort
+	server bool
+}
+
+// Clone implements rules.Cloner on http and message-based virtuals. In
+// CLIENT_ACCEPTED, before the client's first request, it gives the
+// client's requests from then on to one clone member on a connection of
+// the client's own, which ends when the client's does: as the virtual's
+// clone pools copy them (whole requests, as the client sent them or,
+// serverside, as their members get them), but one connection for the
+// client rather than one per request [M], so that the clone member sees
+// the client's requests in order as on a standard virtual.
+//
+// In HTTP_REQUEST it does the same from the request the event runs on:
+// that request (clientside as the client sent it, serverside as its
+// member gets it, with the rule's edits) and every later one of the
+// client go to the clone member. BIG-IP's clone is a setting of the
+// connection: once a rule turned it on, the connection's traffic is
+// copied from that point whatever later requests are [M]; a clone run
+// again on a later request (the same pool, member and side) opens no
+// second copy. An HTTP/2 or HTTP/3 client's other lanes take the clone
+// at their next request (OnHTTPRequest).
+//
+// Elsewhere it is skipped and counted as dropped: the engine has framed
+// and sent the request by HTTP_RESPONSE, and the commit warned.
+func (r *mblbRules) Clone(pool string, member netip.AddrPort, side rules.Side, ev rules.Event) error {
 	f := r.f
+	switch {
+	case ev == rules.ClientAccepted && r.accepting:
+	case ev == rules.HTTPRequest && r.httpEv == rules.HTTPRequest && f.sess != nil:
+	default:
+		f.vs.Clone.Dropped.Add(1)
+		return rules.ErrCloneEvent
+	}
+	k := ruleCloneKey{pool: pool, member: member, server: side == rules.ServerSide}
+	for _, c := range f.ruleCloned {
+		if c == k {
+			return nil // cloned already
+		}
+	}
 	set, d, ok, err := state.RuleClone(*f.mv.env.Pools(), f.vs, r.snap, f.Virtual, pool, member)
 	if !ok {
 		return err
 	}
-	f.ruleClone = set.Add(f.ruleClone, d, side == rules.ServerSide)
+	f.ruleCloned = append(f.ruleCloned, k)
+	f.ruleClone.Store(set.With(f.ruleClone.Load(), d, k.server))
 	if f.sess != nil {
+		// CLIENT_ACCEPTED runs before the session does; HTTP_REQUEST on
+		// the reader of the lane it came on (f.sess, http2.go).
 		f.sess.SetClone(f.cloneRule)
 	}
 	return nil
@@ -57,6 +88,18 @@ func (r *mblbRules) Clone(pool string, member netip.AddrPort, side rules.Side) e
 // cloneRule is the client's engine sessions' clone (SetClone) once a rule
 // cloned it.
 func (f *mblbFlow) cloneRule(received, sent []byte) {
-	f.ruleClone.Client(received)
-	f.ruleClone.Server(sent)
+	c := f.ruleClone.Load()
+	c.Client(received)
+	c.Server(sent)
+}
+
+// laneClone gives the session of the request whose HTTP_REQUEST is about
+// to run (f.sess) the client's rule clone, when a rule cloned on another
+// lane of an HTTP/2 or HTTP/3 client: a load per request, and nothing
+// more for clients a rule did not clone. Under the rules' lock, on the
+// lane's reader.
+func (f *mblbFlow) laneClone() {
+	if f.ruleClone.Load() != nil && f.sess != nil {
+		f.sess.SetClone(f.cloneRule)
+	}
 }

@@ -178,6 +178,9 @@ func (h *httpRules) OnHTTPRequest(x *mblb.HTTPEvent) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.f.lanes.enter(r.f, x) // http2.go
+	if r.f.lanes != nil {
+		r.f.laneClone() // clone.go
+	}
 	h.StartRequest(x.Message(), x.Head())
 	h.sentGen = h.Request.Gen()
 	h.collectPending = false

@@ -217,7 +217,7 @@ func (mv *VS) serveHTTP2(f *mblbFlow, opts mblb.ClientOptions, conn net.Conn, c 
 		if targetSet {
 			sess.SetTarget(target)
 		}
-		if f.ruleClone != nil {
+		if f.ruleClone.Load() != nil {
 			sess.SetClone(f.cloneRule) // a rule's clone copies every stream (clone.go)
 		}
 		sess.SetPersist(persist)

@@ -148,7 +148,7 @@ func (c *H3Client) Dial() (net.Conn, error) {
 	if t, ok := c.first.Current(); ok {
 		sess.SetTarget(t)
 	}
-	if f.ruleClone != nil {
+	if f.ruleClone.Load() != nil {
 		sess.SetClone(f.cloneRule) // a rule's clone copies every stream (clone.go)
 	}
 	sess.SetPersist(c.first.PersistSetting())

@@ -432,8 +432,13 @@ type mblbFlow struct {
 	// their members in plaintext (tls.go).
 	serverClear atomic.Bool
 	// ruleClone is the client's clone connections a rule's clone command
-	// opened in CLIENT_ACCEPTED (clone.go); nil without, closed by finish.
-	ruleClone *clone.Flow
+	// opened (clone.go); nil without, closed by finish. Published anew
+	// by each clone, as an HTTP/2 client's lanes read it concurrently.
+	ruleClone atomic.Pointer[clone.Flow]
+	// ruleCloned are the rule's clones the client has, so that a clone
+	// run again (HTTP_REQUEST of each request) opens no second copy;
+	// under the rules' lock.
+	ruleCloned []ruleCloneKey
 	// addr is its virtual address's runtime when admitted (nil: none
 	// that acts), whose count finish gives back.
 	addr *state.VAddr
@@ -647,7 +652,7 @@ func (mv *VS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort) (*m
 
 // finish takes an ended client out of the table and the virtual's counts.
 func (f *mblbFlow) finish() {
-	f.ruleClone.Close()
+	f.ruleClone.Load().Close()
 	if f.rr != nil {
 		f.rr.end()
 	}

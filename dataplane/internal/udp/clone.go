@@ -1,7 +1,6 @@
 package udp
 
 import (
-	"errors"
 	"net/netip"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -16,12 +15,14 @@ var _ rules.Cloner = (*flow)(nil)
 // first datagram, adds a clone socket to the flow's (those of the
 // virtual's clone pools, if any): its datagrams from then on are copied
 // to the clone member as the UDP clone pools copy them, as the client
-// sent them or, serverside, as the members get them. Elsewhere it is the
-// rule's error, as on a standard virtual. f.mu orders it with end, which
-// closes the flow's clone sockets.
-func (f *flow) Clone(pool string, member netip.AddrPort, side rules.Side) error {
-	if f.rs == nil || f.rs.ev != config.EventClientAccepted {
-		return errors.New("only in CLIENT_ACCEPTED")
+// sent them or, serverside, as the members get them. Elsewhere it is
+// skipped and counted as dropped, as on a standard virtual (the commit
+// warned). f.mu orders it with end, which closes the flow's clone
+// sockets.
+func (f *flow) Clone(pool string, member netip.AddrPort, side rules.Side, ev rules.Event) error {
+	if ev != rules.ClientAccepted || f.rs == nil || f.rs.ev != config.EventClientAccepted {
+		f.vs.Clone.Dropped.Add(1)
+		return rules.ErrCloneEvent
 	}
 	set, d, ok, err := state.RuleClone(f.l.e.env.Pools(), f.vs, f.snap, f.Virtual, pool, member)
 	if !ok {
