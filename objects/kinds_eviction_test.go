@@ -1,8 +1,6 @@
 package objects
 
 import (
-	"errors"
-	"strings"
 	"testing"
 )
 
@@ -37,22 +35,6 @@ func TestEvictionPolicyKind(t *testing.T) {
 		{"route domain policy missing", "net route-domain /Common/rd1 { id 1 flow-eviction-policy /Common/nope }\n", "nope"},
 		{"missing policy", "ltm virtual /Common/v { destination /Common/127.184.20.1:80 flow-eviction-policy /Common/nope }\n", "nope"},
 	} {
-		l := readAndCheck(tc.text)
-		var err error
-		if r := l.Findings.Refused(); len(r) > 0 {
-			err = errors.New(r[0].String())
-		} else {
-			cfg := Default.Builtins()
-			for _, o := range l.Objects {
-				cfg.Put(o)
-			}
-			err = cfg.Validate(Default)
-		}
-		switch {
-		case tc.refused == "" && err != nil:
-			t.Errorf("%s: refused: %v", tc.name, err)
-		case tc.refused != "" && (err == nil || !strings.Contains(err.Error(), tc.refused)):
-			t.Errorf("%s: got %v, want a refusal with %q", tc.name, err, tc.refused)
-		}
+		checkRefusal(t, tc.name, tc.text, tc.refused)
 	}
 }

@@ -1,8 +1,6 @@
 package objects
 
 import (
-	"errors"
-	"strings"
 	"testing"
 )
 
@@ -24,22 +22,6 @@ func TestHAGroupKind(t *testing.T) {
 		{"sufficient not a count", hg("    pools {\n        /Common/web {\n            sufficient-threshold some\n        }\n    }"), "must be all or a number"},
 		{"missing ha group", "cm traffic-group /Common/tg1 { ha-group /Common/nope }\n", "nope"},
 	} {
-		l := readAndCheck(tc.text)
-		var err error
-		if r := l.Findings.Refused(); len(r) > 0 {
-			err = errors.New(r[0].String())
-		} else {
-			cfg := Default.Builtins()
-			for _, o := range l.Objects {
-				cfg.Put(o)
-			}
-			err = cfg.Validate(Default)
-		}
-		switch {
-		case tc.refused == "" && err != nil:
-			t.Errorf("%s: refused: %v", tc.name, err)
-		case tc.refused != "" && (err == nil || !strings.Contains(err.Error(), tc.refused)):
-			t.Errorf("%s: got %v, want a refusal with %q", tc.name, err, tc.refused)
-		}
+		checkRefusal(t, tc.name, tc.text, tc.refused)
 	}
 }

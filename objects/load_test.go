@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -329,5 +330,29 @@ func TestFolderDefaultTrafficGroup(t *testing.T) {
 	l = readAndCheck("sys folder /Common/app {\n    inherited-traffic-group false\n    traffic-group /Common/traffic-group-2\n}\n")
 	if l.Err(true) == nil {
 		t.Errorf("a folder's own traffic group drew no warning: %v", l.Findings)
+	}
+}
+
+// checkRefusal loads text (a table test's case name) and validates it
+// with the built-ins: refused must be a substring of the refusal, or ""
+// when the text is to load.
+func checkRefusal(t *testing.T, name, text, refused string) {
+	t.Helper()
+	l := readAndCheck(text)
+	var err error
+	if r := l.Findings.Refused(); len(r) > 0 {
+		err = errors.New(r[0].String())
+	} else {
+		cfg := Default.Builtins()
+		for _, o := range l.Objects {
+			cfg.Put(o)
+		}
+		err = cfg.Validate(Default)
+	}
+	switch {
+	case refused == "" && err != nil:
+		t.Errorf("%s: refused: %v", name, err)
+	case refused != "" && (err == nil || !strings.Contains(err.Error(), refused)):
+		t.Errorf("%s: got %v, want a refusal with %q", name, err, refused)
 	}
 }
