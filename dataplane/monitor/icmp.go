@@ -8,25 +8,13 @@ import (
 	"net"
 	"net/netip"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/cksum"
 )
 
 // ErrICMPPrivilege is returned when the process may not open a raw ICMP
 // socket (gateway-icmp needs root or CAP_NET_RAW).
 var ErrICMPPrivilege = errors.New("gateway-icmp needs a raw ICMP socket (root or CAP_NET_RAW)")
-
-func checksum(b []byte) uint16 {
-	var sum uint32
-	for i := 0; i+1 < len(b); i += 2 {
-		sum += uint32(b[i])<<8 | uint32(b[i+1])
-	}
-	if len(b)%2 == 1 {
-		sum += uint32(b[len(b)-1]) << 8
-	}
-	for sum>>16 != 0 {
-		sum = sum&0xffff + sum>>16
-	}
-	return ^uint16(sum)
-}
 
 // probeICMP sends one echo request and waits for its echo reply.
 func probeICMP(ctx context.Context, addr netip.Addr) (Outcome, error) {
@@ -52,7 +40,7 @@ func probeICMP(ctx context.Context, addr netip.Addr) (Outcome, error) {
 	binary.BigEndian.PutUint16(msg[6:], seq)
 	copy(msg[8:], "openltm!")
 	if !addr.Is6() { // the kernel computes ICMPv6 checksums itself
-		binary.BigEndian.PutUint16(msg[2:], checksum(msg))
+		binary.BigEndian.PutUint16(msg[2:], cksum.Internet(msg))
 	}
 	dst := &net.IPAddr{IP: addr.AsSlice()}
 	if _, err := pc.WriteTo(msg, dst); err != nil {

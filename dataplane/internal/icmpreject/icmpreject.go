@@ -19,6 +19,8 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+
+	"github.com/openltm/openltm/dataplane/internal/cksum"
 )
 
 // Quote bounds: as much of the datagram as fits in IPv4's minimum
@@ -98,10 +100,10 @@ func Message4(client, local netip.AddrPort, payload []byte) []byte {
 	src, dst := client.Addr().As4(), local.Addr().As4()
 	copy(ip[12:16], src[:])
 	copy(ip[16:20], dst[:])
-	binary.BigEndian.PutUint16(ip[10:12], checksum(ip, 0))
+	binary.BigEndian.PutUint16(ip[10:12], cksum.Internet(ip))
 	putUDP(m[28:36], client, local, payload)
 	copy(m[36:], q)
-	binary.BigEndian.PutUint16(m[2:4], checksum(m, 0))
+	binary.BigEndian.PutUint16(m[2:4], cksum.Internet(m))
 	return m
 }
 
@@ -131,20 +133,6 @@ func putUDP(h []byte, client, local netip.AddrPort, payload []byte) {
 	binary.BigEndian.PutUint16(h[0:2], client.Port())
 	binary.BigEndian.PutUint16(h[2:4], local.Port())
 	binary.BigEndian.PutUint16(h[4:6], uint16(min(8+len(payload), 0xffff)))
-}
-
-// checksum is the Internet checksum (RFC 1071) of b, from sum.
-func checksum(b []byte, sum uint32) uint16 {
-	for i := 0; i+1 < len(b); i += 2 {
-		sum += uint32(b[i])<<8 | uint32(b[i+1])
-	}
-	if len(b)%2 == 1 {
-		sum += uint32(b[len(b)-1]) << 8
-	}
-	for sum>>16 != 0 {
-		sum = sum&0xffff + sum>>16
-	}
-	return ^uint16(sum)
 }
 
 // Close closes the raw sockets; a send after it sends nothing.

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/openltm/openltm/dataplane/internal/cksum"
 )
 
 // TestMessages: the port unreachables' fields as RFC 792 and RFC 4443
@@ -48,11 +50,11 @@ func TestMessages(t *testing.T) {
 			if m[0] != 3 || m[1] != 3 {
 				t.Errorf("%s: type %d code %d, want 3 3", c.name, m[0], m[1])
 			}
-			if checksum(m, 0) != 0 {
+			if cksum.Internet(m) != 0 {
 				t.Errorf("%s: bad ICMP checksum", c.name)
 			}
 			ip, udp = m[8:28], m[28:36]
-			if checksum(ip, 0) != 0 {
+			if cksum.Internet(ip) != 0 {
 				t.Errorf("%s: bad quoted IP header checksum", c.name)
 			}
 			if ip[0] != 0x45 || ip[9] != 17 || !bytes.Equal(ip[12:16], client.Addr().AsSlice()) || !bytes.Equal(ip[16:20], c.local.Addr().AsSlice()) {
