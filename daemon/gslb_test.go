@@ -63,12 +63,7 @@ func ask(t *testing.T, g *gslb.Server, name, ldns string) string {
 func TestGSLBFollowsCommits(t *testing.T) {
 	e, g := openWithGSLB(t)
 	s := e.NewSession("admin").(*Session)
-	steps := []struct {
-		cmd      string
-		out, err string // substrings expected
-		ldns     string // when set, ask www.example.com from it ...
-		answer   string // ... and expect this answer
-	}{
+	steps := []gtmStep{
 		{cmd: "create gtm datacenter dc1"},
 		{cmd: "create gtm link isp1 datacenter dc1 uplink-address 127.0.119.1"},
 		{cmd: "create gtm server lc1 datacenter dc1 virtual-servers add { vs1 { destination 127.0.119.11:80 link isp1 } vs2 { destination 127.0.119.12:80 } }"},
@@ -104,22 +99,7 @@ func TestGSLBFollowsCommits(t *testing.T) {
 		{cmd: "modify gtm wideip a www.example.com persistence enabled", ldns: "127.0.118.5", answer: "127.0.119.11"},
 		{cmd: "show gtm persist", out: "Total persistence records returned: 1\n"},
 	}
-	for _, st := range steps {
-		out, errText := run(t, s, st.cmd)
-		switch {
-		case st.err == "" && errText != "":
-			t.Fatalf("%s: %s", st.cmd, errText)
-		case st.err != "" && !strings.Contains(errText, st.err):
-			t.Fatalf("%s: error %q, want %q", st.cmd, errText, st.err)
-		case !strings.Contains(out, st.out):
-			t.Fatalf("%s: output\n%s\nwant %q", st.cmd, out, st.out)
-		}
-		if st.ldns != "" {
-			if got := ask(t, g, "www.example.com", st.ldns); got != st.answer {
-				t.Fatalf("after %s: answer %s, want %s", st.cmd, got, st.answer)
-			}
-		}
-	}
+	runGTMSteps(t, s, g, "www.example.com", steps)
 	q := new(dns.Msg)
 	q.SetQuestion("ns1.example.com.", dns.TypeA)
 	if m, _ := g.Answer(q, netip.MustParseAddr("127.0.118.5"), true); m == nil || len(m.Answer) != 1 {
@@ -347,5 +327,36 @@ func TestWideIPWithKeptRule(t *testing.T) {
 	if errText != "" || !strings.Contains(out, "  Availability : unknown\n") ||
 		!strings.Contains(out, "  Reason       : openltm does not serve it: rule /Common/tsig_rule uses F5 commands or events openltm does not implement yet\n") {
 		t.Fatalf("show: %q %q", out, errText)
+	}
+}
+
+// gtmStep is a tmsh command of a GSLB test, what its output or error
+// holds, and a query to ask after it.
+type gtmStep struct {
+	cmd      string
+	out, err string // substrings expected
+	ldns     string // when set, ask the test's name from it ...
+	answer   string // ... and expect this answer
+}
+
+// runGTMSteps runs steps on s in order, asking g for name after each
+// step that names an LDNS.
+func runGTMSteps(t *testing.T, s *Session, g *gslb.Server, name string, steps []gtmStep) {
+	t.Helper()
+	for _, st := range steps {
+		out, errText := run(t, s, st.cmd)
+		switch {
+		case st.err == "" && errText != "":
+			t.Fatalf("%s: %s", st.cmd, errText)
+		case st.err != "" && !strings.Contains(errText, st.err):
+			t.Fatalf("%s: error %q, want %q", st.cmd, errText, st.err)
+		case !strings.Contains(out, st.out):
+			t.Fatalf("%s: output\n%s\nwant %q", st.cmd, out, st.out)
+		}
+		if st.ldns != "" {
+			if got := ask(t, g, name, st.ldns); got != st.answer {
+				t.Fatalf("after %s: answer %s, want %s", st.cmd, got, st.answer)
+			}
+		}
 	}
 }

@@ -3,7 +3,6 @@ package daemon
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -39,12 +38,7 @@ gtm wideip /Common/www.v11.test {
 	if err := os.WriteFile(conf, []byte(v11), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	steps := []struct {
-		cmd      string
-		out, err string // substrings expected
-		ldns     string // when set, ask www.v11.test from it ...
-		answer   string // ... and expect this answer
-	}{
+	steps := []gtmStep{
 		{cmd: "load sys config merge file " + conf, out: "gtm pool /Common/p1 is a BIG-IP 11 untyped pool: read as gtm pool a /Common/p1", ldns: "127.194.21.5", answer: "127.194.20.12"},
 		{cmd: "list gtm pool a p1", out: "lc1:vs1 {\n            member-order 1"},
 		{cmd: "list gtm pool a p1 fallback-ip", out: "fallback-ip 127.194.20.99"},
@@ -68,20 +62,5 @@ gtm wideip /Common/www.v11.test {
 		{cmd: "delete gtm ldns"},
 		{cmd: "show gtm ldns", out: "Gtm::LDNS\nTotal records returned: 0\n"},
 	}
-	for _, st := range steps {
-		out, errText := run(t, s, st.cmd)
-		switch {
-		case st.err == "" && errText != "":
-			t.Fatalf("%s: %s", st.cmd, errText)
-		case st.err != "" && !strings.Contains(errText, st.err):
-			t.Fatalf("%s: error %q, want %q", st.cmd, errText, st.err)
-		case !strings.Contains(out, st.out):
-			t.Fatalf("%s: output\n%s\nwant %q", st.cmd, out, st.out)
-		}
-		if st.ldns != "" {
-			if got := ask(t, g, "www.v11.test", st.ldns); got != st.answer {
-				t.Fatalf("after %s: answer %s, want %s", st.cmd, got, st.answer)
-			}
-		}
-	}
+	runGTMSteps(t, s, g, "www.v11.test", steps)
 }
