@@ -127,7 +127,11 @@ func TestBWCPriority(t *testing.T) {
 	}
 	start := time.Now()
 	downloadFrom(t, "127.134.3.51", vs, 64<<10)
-	if d, want := time.Since(start), atLeast(1<<20-128<<10, 2e6)/2; d < want {
+	// Level 0 gets what level 7 leaves, which a loaded machine's
+	// scheduler makes more than nothing (the level-7 flow is not always
+	// waiting for its bytes); a third of level 7's rest is still well
+	// above what sharing the rate evenly would take (64 KB at 1 Mbit/s).
+	if d, want := time.Since(start), atLeast(1<<20-128<<10, 2e6)/3; d < want {
 		t.Errorf("64 KB at level 0 beside 1 MB at level 7 took %v, less than %v", d, want)
 	}
 	wg.Wait()

@@ -283,7 +283,12 @@ func TestPacketFilterVLAN(t *testing.T) {
 	// A connection opened while the arrival is read keeps it: a reject on
 	// lo, established, closes it.
 	p.SetPacketFilter(mk(pktfilter.Accept, []int{other}, nil))
+	// The cases' connections are gone from the table first (their
+	// closes are handled apart from the clients'), so that the recheck
+	// finds this one alone.
+	eventually(t, "the earlier connections' end", func() bool { return p.ConnectionCount() == 0 })
 	c := pfDial(t, "127.192.31.1", tvs)
+	eventually(t, "the connection in the table", func() bool { return p.ConnectionCount() == 1 })
 	s := mk(pktfilter.Accept, []int{lo.Index}, nil)
 	s.Established = true
 	p.SetPacketFilter(s)
