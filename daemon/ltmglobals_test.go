@@ -2,9 +2,6 @@ package daemon
 
 import (
 	"testing"
-
-	"github.com/openltm/openltm/dataplane"
-	"github.com/openltm/openltm/objects"
 )
 
 // TestRejectRateSources: the plane's reject rate comes from ltm
@@ -53,12 +50,7 @@ ltm virtual /Common/v { destination /Common/127.181.9.1:80 ip-protocol tcp pool 
 		{vs + `ltm global-settings general { maintenance-mode disabled }`, true},
 		{vs + `ltm global-settings general { maintenance-mode enabled }`, false},
 	} {
-		cfg := gtmConfig(t, c.conf)
-		dc, _, _, _ := translate(objects.Default, cfg, &ruleBinder{pending: map[*dataplane.Virtual]ruleList{}})
-		v := dc.Virtuals["/Common/v"]
-		if v == nil {
-			t.Fatalf("%s: no virtual in the translation", c.conf)
-		}
+		v := translatedVirtual(t, c.conf, c.conf)
 		if v.Enabled != c.want {
 			t.Errorf("%s: enabled %v, want %v", c.conf, v.Enabled, c.want)
 		}

@@ -36,12 +36,7 @@ func TestVirtualEviction(t *testing.T) {
 			"ltm virtual /Common/v { destination /Common/127.184.21.1:80 ip-protocol tcp profiles { /Common/tcp { } } connection-limit 9 flow-eviction-policy /Common/lp }\n",
 			&dataplane.EvictionPolicy{Name: "/Common/lp", High: 95, Low: 85}},
 	} {
-		cfg := gtmConfig(t, c.conf)
-		dc, _, _, _ := translate(objects.Default, cfg, &ruleBinder{pending: map[*dataplane.Virtual]ruleList{}})
-		v := dc.Virtuals["/Common/v"]
-		if v == nil {
-			t.Fatalf("%s: no virtual in the translation", c.name)
-		}
+		v := translatedVirtual(t, c.name, c.conf)
 		switch {
 		case c.want == nil && v.Eviction != nil:
 			t.Errorf("%s: eviction %+v, want none", c.name, *v.Eviction)
@@ -95,4 +90,17 @@ ltm virtual /Common/c { destination /Common/127.191.21.3%1:80 ip-protocol tcp pr
 			t.Errorf("notes %q, want %q", notes, w)
 		}
 	}
+}
+
+// translatedVirtual translates conf (a table test's case named name) and
+// returns its /Common/v.
+func translatedVirtual(t *testing.T, name, conf string) *dataplane.Virtual {
+	t.Helper()
+	cfg := gtmConfig(t, conf)
+	dc, _, _, _ := translate(objects.Default, cfg, &ruleBinder{pending: map[*dataplane.Virtual]ruleList{}})
+	v := dc.Virtuals["/Common/v"]
+	if v == nil {
+		t.Fatalf("%s: no virtual in the translation", name)
+	}
+	return v
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane"
-	"github.com/openltm/openltm/objects"
 )
 
 // TestVirtualTimers: a virtual's service-policy gives the dataplane its
@@ -38,12 +37,7 @@ func TestVirtualTimers(t *testing.T) {
 		{"route domain 0's", vs("") + "net route-domain /Common/0 { id 0 service-policy /Common/sp }\n", want},
 		{"the virtual's before the route domain's", vs("service-policy /Common/pm-only") + "net route-domain /Common/0 { id 0 service-policy /Common/sp }\n", nil},
 	} {
-		cfg := gtmConfig(t, c.conf)
-		dc, _, _, _ := translate(objects.Default, cfg, &ruleBinder{pending: map[*dataplane.Virtual]ruleList{}})
-		v := dc.Virtuals["/Common/v"]
-		if v == nil {
-			t.Fatalf("%s: no virtual in the translation", c.name)
-		}
+		v := translatedVirtual(t, c.name, c.conf)
 		switch {
 		case c.want == nil && v.Timers != nil:
 			t.Errorf("%s: timers %+v, want none", c.name, *v.Timers)
