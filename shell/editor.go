@@ -125,6 +125,9 @@ const maxRedraws = 1000
 // Resized redraws the line being read at the window's new size.
 func (ed *editor) Resized() { ed.tty.endForResize() }
 
+// KeepRaw implements rawKeeper.
+func (ed *editor) KeepRaw() func() { return ed.tty.pin() }
+
 // ReadLine implements LineReader.
 func (ed *editor) ReadLine(ctx context.Context, p LinePrompt) (Line, error) {
 	ed.mu.Lock()

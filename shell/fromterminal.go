@@ -99,10 +99,21 @@ func readAllTerminal(in io.Reader, errw io.Writer) func(context.Context) (string
 	}
 }
 
+// rawKeeper is a LineReader on a real terminal that can stay in raw mode
+// over several line reads.
+type rawKeeper interface {
+	KeepRaw() (release func())
+}
+
 // readTerminal reads the configuration at the prompt: lines as typed or
 // pasted (`?` and Tab are characters here, not help), until Ctrl-D;
 // Ctrl-C abandons it.
 func (r *REPL) readTerminal(ctx context.Context) (string, error) {
+	// Raw before the prompt shows and until Ctrl-D: what is pasted at
+	// once after the prompt, Ctrl-D included, reaches the editor as typed.
+	if k, ok := r.Reader.(rawKeeper); ok {
+		defer k.KeepRaw()()
+	}
 	fmt.Fprintln(r.Stdout, terminalPrompt)
 	var b strings.Builder
 	for {

@@ -132,6 +132,13 @@ func (s *ptySession) keys(keys ...string) {
 	}
 }
 
+// write types b at once, without waiting first.
+func (s *ptySession) write(b string) {
+	if _, err := s.ptmx.Write([]byte(b)); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
 // exitCode waits for tmsh to end.
 func (s *ptySession) exitCode() int {
 	s.t.Helper()
@@ -234,8 +241,11 @@ func TestInteractiveLoadFromTerminal(t *testing.T) {
 	s.waitFor("(tmos)# ")
 	s.keys("load sys config merge from-terminal", "\r")
 	s.waitFor(terminalPrompt)
-	s.keys("ltm pool p {\n    description \"a?b\"\n}\n")
-	s.keys("\x04")
+	// Typed ahead as an expect script would: at once after the prompt,
+	// Ctrl-D while the lines before it may still be being read.
+	s.write("ltm pool p {\n    description \"a?b\"\n}\n")
+	time.Sleep(time.Millisecond)
+	s.write("\x04")
 	s.waitFor("loading (terminal):\r\nltm pool p {\r\n    description \"a?b\"\r\n}")
 	s.keys("quit", "\r")
 	if code := s.exitCode(); code != 0 {

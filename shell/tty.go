@@ -44,6 +44,11 @@ type tty struct {
 	// before the line is taken, and whatever it fetched then is dropped.
 	// Held input waits in the queue or the kernel for the next read.
 	hold bool
+	// pinned keeps the terminal raw between line reads (the lines of a
+	// configuration typed after load sys config from-terminal): in the
+	// cooked gap between two reads the kernel would take a typed-ahead
+	// Ctrl-D as end of file and the next raw read would never see it.
+	pinned bool
 }
 
 func newTTY(fd int) (*tty, error) {
@@ -71,7 +76,28 @@ func (t *tty) Setup() error {
 // TearDown implements prompt.ConsoleParser: back to the settings the
 // terminal had before the shell started.
 func (t *tty) TearDown() error {
+	t.mu.Lock()
+	pinned := t.pinned
+	t.mu.Unlock()
+	if pinned {
+		return nil
+	}
 	return t.restore()
+}
+
+// pin makes the terminal raw now and keeps it raw across line reads
+// until the returned func is called, which restores it.
+func (t *tty) pin() func() {
+	t.Setup()
+	t.mu.Lock()
+	t.pinned = true
+	t.mu.Unlock()
+	return func() {
+		t.mu.Lock()
+		t.pinned = false
+		t.mu.Unlock()
+		t.restore()
+	}
 }
 
 func (t *tty) restore() error {
@@ -110,6 +136,7 @@ func (t *tty) Read() ([]byte, error) {
 		b := t.queue[0]
 		t.queue = t.queue[1:]
 		t.hold = endsRead(b)
+		t.lastCtrlD = isCtrlD(b)
 		t.mu.Unlock()
 		return b, nil
 	}
@@ -149,8 +176,9 @@ func (t *tty) take(b []byte) []byte {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	pieces := splitInput(b)
-	last := pieces[len(pieces)-1]
-	t.lastCtrlD = len(last) == 1 && last[0] == 0x04
+	// Ctrl-D ends the read only as the key go-prompt is handed now; one
+	// queued behind pasted lines is noted when its turn comes.
+	t.lastCtrlD = isCtrlD(pieces[0])
 	for _, p := range pieces {
 		if len(p) == 1 && p[0] == 0x03 {
 			t.interrupted = true
@@ -160,6 +188,8 @@ func (t *tty) take(b []byte) []byte {
 	t.hold = endsRead(pieces[0])
 	return pieces[0]
 }
+
+func isCtrlD(b []byte) bool { return len(b) == 1 && b[0] == 0x04 }
 
 // endsRead reports whether go-prompt ends the line read on this key.
 func endsRead(b []byte) bool {
