@@ -117,6 +117,8 @@ func table(key, text string) []*Prop {
 			p = &Prop{Name: name, Type: TMonitor, Default: def, Ref: []string{"ltm monitor "}}
 		case "ro":
 			p = ro(str(name, def))
+		case "roraw":
+			p = ro(&Prop{Name: name, Type: TRaw})
 		default:
 			panic(fmt.Sprintf("objects: %s row %q: unknown type %q", key, line, typ))
 		}
@@ -271,6 +273,10 @@ var clusterActed = map[string]bool{
 	"self-device": true, "type": true, "devices": true, "auto-sync": true, "network-failover": true, "unicast-address": true,
 	"ha-order": true, "ha-group": true, "auto-failback-enabled": true, "auto-failback-time": true, "is-floating": true,
 	"description": true,
+	// A device's management address: system-written on BIG-IP (from sys
+	// management-ip); settable here, where it is only what show cm device
+	// prints [M].
+	"management-ip": true,
 }
 
 // clustered marks a cm kind as one the device groups act on.
@@ -1142,26 +1148,26 @@ ha-capacity int 0
 comment str none
 contact str none
 location str none
-active-modules raw
-optional-modules raw
-time-limited-modules raw
-alternate-ip str none
-base-mac str -
-build str -
-cert str -
-key str -
-chassis-id str -
-chassis-type str individual
-edition str -
-failover-state str -
-hostname str -
+active-modules roraw
+optional-modules roraw
+time-limited-modules roraw
+alternate-ip ro none
+base-mac ro
+build ro
+cert ro
+key ro
+chassis-id ro
+chassis-type ro individual
+edition ro
+failover-state ro
+hostname ro
 management-ip str -
-marketing-name str -
-platform-id str -
-product str -
+marketing-name ro
+platform-id ro
+product ro
 self-device tf false
-time-zone str -
-version str -
+time-zone ro
+version ro
 `)),
 		clustered(pk("cm device-group", "Device Group", "", tmshRef("cm device-group")+vocab, `
 type enum sync-only sync-only|sync-failover

@@ -356,3 +356,31 @@ func checkRefusal(t *testing.T, name, text, refused string) {
 		t.Errorf("%s: got %v, want a refusal with %q", name, err, refused)
 	}
 }
+
+// A cm device's hardware and software facts are written by the BIG-IP
+// itself: a bigip_base.conf's are kept without a warning, and create or
+// modify refuses them as tmsh does.
+func TestCMDeviceFacts(t *testing.T) {
+	text := "cm device /Common/bigip-a.example {\n    active-modules { \"BIG-IP, VE Trial|ABCDE-FGHIJ|Rate Shaping\" }\n" +
+		"    base-mac 52:54:00:aa:bb:cc\n    build 0.0.6\n    cert /Common/dtdi.crt\n    chassis-id 420aa-bb\n" +
+		"    edition \"Point Release 4\"\n    hostname bigip-a.example\n    key /Common/dtdi.key\n    management-ip 192.0.2.10\n" +
+		"    marketing-name \"BIG-IP Virtual Edition\"\n    platform-id Z100\n    product BIG-IP\n    self-device true\n" +
+		"    time-zone US/Central\n    version 15.1.0.4\n}\n"
+	l := readAndCheck(text)
+	if err := l.Err(true); err != nil {
+		t.Fatalf("%v (%v)", err, l.Findings)
+	}
+	for _, f := range l.Findings {
+		if strings.Contains(f.String(), "does not act on") {
+			t.Errorf("%v", f)
+		}
+	}
+	for _, args := range []string{"version 16.1.0", "hostname b.example", "active-modules { x }", "base-mac 52:54:00:00:00:01"} {
+		if _, err := apply(t, "cm device", ModeCreate, nil, args); err == nil || !strings.Contains(err.Error(), "is read-only") {
+			t.Errorf("create cm device x %s: %v, want read-only", args, err)
+		}
+	}
+	if _, err := apply(t, "cm device", ModeCreate, nil, "management-ip 192.0.2.11 comment lab"); err != nil {
+		t.Errorf("settable properties refused: %v", err)
+	}
+}
