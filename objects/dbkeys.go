@@ -213,17 +213,23 @@ func editDistance(a, b string, limit int) int {
 }
 
 // ActsOnObject reports whether openltm acts on the object name of kind k:
-// a kind that is not passive, or one of the sys db keys that act, so that
-// tmsh does not warn that the key is only kept.
+// a kind that is not passive, one of the sys db keys that act, or the
+// provisioning of a module openltm runs, so that tmsh does not warn that
+// the object is only kept.
 func (k *Kind) ActsOnObject(name string) bool {
 	if !k.Passive {
 		return true
 	}
-	if k.Key() != "sys db" {
-		return false
+	switch k.Key() {
+	case "sys db":
+		d, ok := dbByName[name]
+		return ok && d.Acted
+	case "sys provision":
+		// The modules openltm runs, whose level it lists and shows
+		// (daemon/provision.go).
+		return name == "ltm" || name == "gtm"
 	}
-	d, ok := dbByName[name]
-	return ok && d.Acted
+	return false
 }
 
 // dbDefault is the value an unset db key lists: BIG-IP's default for the

@@ -384,3 +384,25 @@ func TestCMDeviceFacts(t *testing.T) {
 		t.Errorf("settable properties refused: %v", err)
 	}
 }
+
+// The provisioning of ltm and gtm, which openltm runs, draws no warning;
+// another module's is kept with one.
+func TestProvisionWarnings(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		warn bool
+	}{
+		{"sys provision ltm {\n    level nominal\n}\n", false},
+		{"sys provision gtm {\n    level minimum\n}\n", false},
+		{"sys provision apm {\n    level nominal\n}\n", true},
+	} {
+		l := readAndCheck(tc.text)
+		warned := false
+		for _, f := range l.Findings {
+			warned = warned || strings.Contains(f.String(), "does not act on")
+		}
+		if warned != tc.warn {
+			t.Errorf("%q: warned %v, want %v (%v)", tc.text, warned, tc.warn, l.Findings)
+		}
+	}
+}
