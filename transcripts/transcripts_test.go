@@ -74,6 +74,7 @@ func TestTranscripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"waitsock": cmdWaitSock,
 			"waitport": cmdWaitPort,
+			"waitudp":  cmdWaitUDP, // waitudp_test.go
 			"poll":     cmdPoll,
 			"send":     cmdSend,
 			"sleep":    cmdSleep,
