@@ -601,7 +601,7 @@ func (s *Server) poolOrder(rq *request, w *wideIP) []*pool {
 	if w.mode == Topology && rq.plan.settings.TopologyDenyZeroScores {
 		kept := out[:0]
 		for _, pl := range out {
-			if sc, _ := rq.plan.topoScore(rq.topoClient(), topoTarget{pool: pl.name}, rq.geoLDNS()); sc > 0 {
+			if sc, _ := rq.plan.topoScore(rq.topoClient(), topoTarget{pool: pl.full}, rq.geoLDNS()); sc > 0 {
 				kept = append(kept, pl)
 			}
 		}
@@ -619,7 +619,7 @@ func (s *Server) topologyPools(rq *request, w *wideIP, out []*pool) {
 		sc = make([]int, 0, len(out))
 	}
 	for _, pl := range out {
-		v, _ := rq.plan.topoScore(rq.topoClient(), topoTarget{pool: pl.name}, rq.geoLDNS())
+		v, _ := rq.plan.topoScore(rq.topoClient(), topoTarget{pool: pl.full}, rq.geoLDNS())
 		sc = append(sc, v)
 		if rq.trace != nil {
 			rq.trace.poolScore(pl, v)
