@@ -249,7 +249,8 @@ func gtmKinds() []*Kind {
 // distApp is `gtm distributed-app`: wide IPs grouped so that they answer
 // from the same data center, server or link (dataplane/gslb distapp.go).
 // wideips items are NAME:TYPE as bigip_gtm.conf writes them (NAME alone is
-// type A [M]); disabled-contexts is kept, not acted on.
+// type A [M]); disabled-contexts items are NAME { type datacenter|server|
+// link } [M: F5 names the property only], type datacenter by default.
 func distApp() *Kind {
 	return &Kind{Words: []string{"gtm", "distributed-app"}, Title: "Distributed Application", Lower: "distributed application", Help: "GSLB distributed application (wide IPs answering from one place)", Props: []*Prop{
 		str("description", "none"),
@@ -258,7 +259,9 @@ func distApp() *Kind {
 		help(ed("persistence", "disabled"), "enabled: an LDNS answered from a data center for one wide IP of the application is answered from it for all of them, while a member there is available"),
 		help(num("ttl-persistence", "3600"), "seconds an application persistence record lasts after its last use"),
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
-		passive(help(&Prop{Name: "disabled-contexts", Type: TRaw}, "the data centers, servers or links where the application is disabled")),
+		help(&Prop{Name: "disabled-contexts", Type: TColl, Items: ItemRef, Ref: []string{"gtm datacenter", "gtm server", "gtm link"}, Sub: &Kind{Title: "Context", Props: []*Prop{
+			help(enum("type", "datacenter", "datacenter", "server", "link"), "what the name is: a gtm datacenter, server or link"),
+		}}}, "the data centers, servers or links where the application is disabled: NAME { type datacenter|server|link }; its wide IPs answer from the other places"),
 		passive(raw("metadata")),
 		passive(str("app-service", "none")),
 	}}

@@ -506,7 +506,7 @@ func (s *Server) persisted(rq *request, w *wideIP, d *decision) bool {
 	if ok, _ := memberStateOf(m, !rq.plan.settings.NoDrainPersistent); !ok {
 		return false
 	}
-	if rq.app != nil && rq.app.depends() && !rq.appAllows(m) {
+	if rq.app != nil && (rq.app.off[m] || rq.app.depends() && !rq.appAllows(m)) {
 		return false
 	}
 	d.pool, d.member, d.level, d.ttl = pl, m, -1, pl.ttl
