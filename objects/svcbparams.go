@@ -23,7 +23,7 @@ func checkECH(s string) error {
 		return fmt.Errorf("%q is not base64: use the base64 of an ECHConfigList (as an ECH server or openssl ech writes it)", s)
 	}
 	fail := func(why string) error {
-		return fmt.Errorf("ech %q is not an ECHConfigList: %s", s, why)
+		return fmt.Errorf("ech %q is not an ECHConfigList (give the base64 of one, as an ECH server writes it): %s", s, why)
 	}
 	vec := func(b []byte) ([]byte, []byte, bool) {
 		if len(b) < 2 || len(b)-2 < int(binary.BigEndian.Uint16(b)) {
