@@ -3,9 +3,9 @@ package objects
 import (
 	"encoding/base64"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // The ech and dohpath SvcParams of gtm pool svcb/https members are
@@ -67,6 +67,11 @@ func checkECH(s string) error {
 		if len(r) < 2 || int(r[1]) == 0 || len(r) < 2+int(r[1]) {
 			return fail("a config's public_name is missing")
 		}
+		for _, c := range r[2 : 2+int(r[1])] {
+			if c <= ' ' || c >= 0x7f {
+				return fail("a config's public_name is not a DNS name")
+			}
+		}
 		r = r[2+int(r[1]):]
 		if _, r, ok = vec(r); !ok || len(r) != 0 {
 			return fail("a config's extensions are wrong")
@@ -79,27 +84,36 @@ func checkECH(s string) error {
 }
 
 // checkDoHPath reads a dohpath (RFC 9461): a URI template beginning with
-// / with a dns variable, e.g. /dns-query{?dns}.
+// / with a dns variable, e.g. /dns-query{?dns}; the same reading as
+// dataplane/gslb's CheckDoHPath.
 func checkDoHPath(s string) error {
-	if !strings.HasPrefix(s, "/") || strings.ContainsAny(s, " \t") {
+	if !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) || !strings.HasPrefix(s, "/") {
 		return fmt.Errorf("%q is not a relative URI template: use one beginning with / such as /dns-query{?dns}", s)
 	}
+	hasDNS := false
 	for rest := s; ; {
-		i := strings.IndexByte(rest, '{')
+		i := strings.IndexAny(rest, "{}")
 		if i < 0 {
-			return errors.New("dohpath " + fmt.Sprintf("%q", s) + " has no {?dns} variable, where the client puts its query (e.g. /dns-query{?dns})")
+			break
 		}
-		j := strings.IndexByte(rest[i:], '}')
-		if j < 0 {
+		if rest[i] == '}' {
+			return fmt.Errorf("dohpath %q: a } closes no expression", s)
+		}
+		j := strings.IndexAny(rest[i+1:], "{}")
+		if j < 0 || rest[i+1+j] == '{' {
 			return fmt.Errorf("dohpath %q: a { is not closed", s)
 		}
-		for _, v := range strings.Split(strings.TrimLeft(rest[i+1:i+j], "+#./;?&"), ",") {
+		for _, v := range strings.Split(strings.TrimLeft(rest[i+1:i+1+j], "+#./;?&"), ",") {
 			if name, _, _ := strings.Cut(strings.TrimSuffix(v, "*"), ":"); name == "dns" {
-				return nil
+				hasDNS = true
 			}
 		}
-		rest = rest[i+j+1:]
+		rest = rest[i+1+j+1:]
 	}
+	if !hasDNS {
+		return fmt.Errorf("dohpath %q has no {?dns} variable, where the client puts its query (e.g. /dns-query{?dns})", s)
+	}
+	return nil
 }
 
 // withFormat sets a row's Format, the further check its words get.
