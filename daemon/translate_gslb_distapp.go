@@ -92,6 +92,12 @@ func (t *gslbTranslator) distApps() {
 					}
 					return
 				}
+				// A server or link left out of the GSLB (its data center
+				// dangling) takes nothing out: the context is left out too.
+				if (typ == "datacenter" && t.gc.Datacenters[it.Name] == nil) || (typ == "server" && t.gc.Servers[it.Name] == nil) || (typ == "link" && t.gc.Links[it.Name] == nil) {
+					t.skip(o, "disabled-contexts: %s %s is not in the running GSLB", typ, it.Name)
+					continue
+				}
 				a.DisabledContexts = append(a.DisabledContexts, gslb.DistAppContext{Kind: gslb.Dependency(typ), Name: it.Name})
 			}
 		}
