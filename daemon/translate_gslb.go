@@ -624,9 +624,13 @@ func (t *gslbTranslator) missing(m gslb.Match) string {
 			return "datacenter " + m.Name
 		}
 	case gslb.MatchPool:
-		if t.gc.Pools[m.Name] == nil {
-			return "pool " + m.Name
+		// A record names a pool by path: a pool of any type [M].
+		for _, typ := range gslb.Types {
+			if t.gc.Pools[gslb.Key(typ, m.Name)] != nil {
+				return ""
+			}
 		}
+		return "pool " + m.Name
 	}
 	return ""
 }

@@ -16,7 +16,16 @@ var (
 	distAppPersist    = gtmDistApp.MustProp("persistence")
 	distAppPersistTTL = gtmDistApp.MustProp("ttl-persistence")
 	distAppEnabled    = gtmDistApp.MustProp("enabled")
+	distAppContexts   = gtmDistApp.MustProp("disabled-contexts")
+	distAppCtxType    = distAppContexts.Sub.MustProp("type")
 )
+
+// contextKinds are the kinds a disabled-contexts item's type names.
+var contextKinds = map[string]*objects.Kind{
+	"datacenter": schema.MustKind("gtm datacenter"),
+	"server":     schema.MustKind("gtm server"),
+	"link":       schema.MustKind("gtm link"),
+}
 
 // distAppMember reads one wideips item, NAME:TYPE as bigip_gtm.conf writes
 // it (www.example.com:A), relative to the application's folder; NAME with
@@ -67,6 +76,29 @@ func (t *gslbTranslator) distApps() {
 					continue
 				}
 				a.WideIPs = append(a.WideIPs, key)
+			}
+		}
+		if v := distAppContexts.Get(o); v != nil {
+			for _, it := range v.Items {
+				typ := distAppCtxType.StrIn(it)
+				if typ == "" {
+					typ = "datacenter"
+				}
+				kind := contextKinds[typ]
+				if kind == nil || t.cfg.Get(kind, it.Name) == nil {
+					// The item names an object of another kind than its type.
+					if t.err == nil && kind != nil {
+						t.err = objects.NotFound(kind, it.Name)
+					}
+					return
+				}
+				// A server or link left out of the GSLB (its data center
+				// dangling) takes nothing out: the context is left out too.
+				if (typ == "datacenter" && t.gc.Datacenters[it.Name] == nil) || (typ == "server" && t.gc.Servers[it.Name] == nil) || (typ == "link" && t.gc.Links[it.Name] == nil) {
+					t.skip(o, "disabled-contexts: %s %s is not in the running GSLB", typ, it.Name)
+					continue
+				}
+				a.DisabledContexts = append(a.DisabledContexts, gslb.DistAppContext{Kind: gslb.Dependency(typ), Name: it.Name})
 			}
 		}
 		if t.gc.DistApps == nil {

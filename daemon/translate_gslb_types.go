@@ -52,6 +52,8 @@ var (
 	svcbIPv4Hint        = svcbMember.MustProp("ipv4hint")
 	svcbIPv6Hint        = svcbMember.MustProp("ipv6hint")
 	svcbMandatoryParams = svcbMember.MustProp("mandatory")
+	svcbECH             = svcbMember.MustProp("ech")
+	svcbDoHPath         = svcbMember.MustProp("dohpath")
 )
 
 // nameMembers reads a CNAME, MX, SRV, NAPTR, SVCB or HTTPS pool's
@@ -102,6 +104,9 @@ func svcbPoolMember(it *objects.Item, name string) (gslb.PoolMember, error) {
 	sp, err := gslb.ParseSVCBParams(svcbALPN.StrIn(it), svcbIPv4Hint.StrIn(it), svcbIPv6Hint.StrIn(it),
 		svcbMandatoryParams.StrIn(it), svcbNoDefaultALPN.StrIn(it) == "yes")
 	if err != nil {
+		return gslb.PoolMember{}, err
+	}
+	if err := sp.ParseECHDoHPath(svcbECH.StrIn(it), svcbDoHPath.StrIn(it)); err != nil {
 		return gslb.PoolMember{}, err
 	}
 	return gslb.PoolMember{

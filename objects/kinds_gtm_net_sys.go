@@ -249,7 +249,8 @@ func gtmKinds() []*Kind {
 // distApp is `gtm distributed-app`: wide IPs grouped so that they answer
 // from the same data center, server or link (dataplane/gslb distapp.go).
 // wideips items are NAME:TYPE as bigip_gtm.conf writes them (NAME alone is
-// type A [M]); disabled-contexts is kept, not acted on.
+// type A [M]); disabled-contexts items are NAME { type datacenter|server|
+// link } [M: F5 names the property only], type datacenter by default.
 func distApp() *Kind {
 	return &Kind{Words: []string{"gtm", "distributed-app"}, Title: "Distributed Application", Lower: "distributed application", Help: "GSLB distributed application (wide IPs answering from one place)", Props: []*Prop{
 		str("description", "none"),
@@ -258,7 +259,9 @@ func distApp() *Kind {
 		help(ed("persistence", "disabled"), "enabled: an LDNS answered from a data center for one wide IP of the application is answered from it for all of them, while a member there is available"),
 		help(num("ttl-persistence", "3600"), "seconds an application persistence record lasts after its last use"),
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
-		passive(help(&Prop{Name: "disabled-contexts", Type: TRaw}, "the data centers, servers or links where the application is disabled")),
+		help(&Prop{Name: "disabled-contexts", Type: TColl, Items: ItemRef, Ref: []string{"gtm datacenter", "gtm server", "gtm link"}, Sub: &Kind{Title: "Context", Props: []*Prop{
+			help(enum("type", "datacenter", "datacenter", "server", "link"), "what the name is: a gtm datacenter, server or link"),
+		}}}, "the data centers, servers or links where the application is disabled: NAME { type datacenter|server|link }; its wide IPs answer from the other places"),
 		passive(raw("metadata")),
 		passive(str("app-service", "none")),
 	}}
@@ -323,9 +326,11 @@ func typedGTMKinds(apool, awideip *Kind) []*Kind {
 
 // svcbMember is a member of an SVCB or HTTPS pool (RFC 9460): a target
 // name with its SvcPriority and SvcParams. alpn and hpke-key are F5's
-// names; priority, port, no-default-alpn, ipv4hint, ipv6hint and
-// mandatory are openltm's [M] (F5 is silent on them): RFC 9460's key
-// names, in its presentation format (comma-separated lists).
+// names; priority, port, no-default-alpn, ipv4hint, ipv6hint,
+// mandatory, ech and dohpath are openltm's [M] (F5 is silent on them):
+// RFC 9460's and RFC 9461's key names, in their presentation format
+// (comma-separated lists, ech in base64). hpke-key names an HPKE key
+// object openltm does not keep: it stays kept with a warning.
 func svcbMember(nameMember func(...*Prop) *Kind, u16 func(name, def, h string) *Prop) *Kind {
 	return nameMember(
 		u16("priority", "1", "the record's SvcPriority: 0 is alias mode (the target names the service, no parameters), 1 and up service mode, lower first"),
@@ -335,7 +340,9 @@ func svcbMember(nameMember func(...*Prop) *Kind, u16 func(name, def, h string) *
 		help(str("ipv4hint", ""), "the ipv4hint SvcParam: IPv4 addresses, comma-separated"),
 		help(str("ipv6hint", ""), "the ipv6hint SvcParam: IPv6 addresses, comma-separated"),
 		help(str("mandatory", ""), "the mandatory SvcParam: keys, comma-separated, each set on the member"),
-		passive(help(str("hpke-key", "none"), "kept: the ech SvcParam's key (Encrypted Client Hello) is not answered")),
+		passive(help(str("hpke-key", "none"), "kept: an HPKE key object's name; give the ech property the ECHConfigList instead")),
+		withFormat(help(str("ech", "none"), "openltm extension: the ech SvcParam (Encrypted Client Hello), the base64 of an ECHConfigList"), "ech"),
+		withFormat(help(str("dohpath", ""), "openltm extension: the dohpath SvcParam (RFC 9461), a DoH URI template such as /dns-query{?dns}"), "dohpath"),
 	)
 }
 

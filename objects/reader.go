@@ -588,6 +588,16 @@ func (r *Reader) scalar(k *Kind, p *Prop, w *grammar.Word) (string, error) {
 		if !validBitRate(s) { // kinds_rateshaping.go
 			return "", synErr(w, []string{"bps", "kbps", "mbps", "gbps"}, "%q is not a rate for %q: use a number of bits per second, or one with bps, kbps, mbps or gbps (10mbps)", s, p.Name)
 		}
+	case "ech", "dohpath": // svcbparams.go
+		check := checkECH
+		if p.Format == "dohpath" {
+			check = checkDoHPath
+		}
+		if s != "" && s != "none" {
+			if err := check(s); err != nil {
+				return "", synErr(w, nil, "%v", err)
+			}
+		}
 	case "network":
 		if s != "default" && s != "default-inet6" && !validPrefix(s) {
 			return "", synErr(w, []string{"default", "default-inet6", "an address/prefix"}, "%q is not a network: use default, default-inet6 or address/prefix such as 10.1.0.0/16", s)

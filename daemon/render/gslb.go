@@ -427,6 +427,15 @@ func GTMDistApp(w io.Writer, s gslb.DistAppStats, o Options) error {
 		wides = append(wides, "none")
 	}
 	p.f("  %-13s: %s\n", "Wide IPs", strings.Join(wides, " "))
+	if len(s.DisabledContexts) > 0 {
+		ctx := make([]string, 0, len(s.DisabledContexts))
+		for _, x := range s.DisabledContexts {
+			kind, name, _ := strings.Cut(x, " ")
+			ctx = append(ctx, kind+" "+o.rel(name))
+		}
+		// [M] F5 documents no output of this show: one line, as Wide IPs.
+		p.f("  %-13s: %s\n", "Disabled In", strings.Join(ctx, ", "))
+	}
 	p.line("")
 	p.section("", "Requests", []kv{{"Total", o.num(s.Requests)}})
 	p.line("")

@@ -42,6 +42,23 @@ type DistApp struct {
 	// for PersistTTL after its last query.
 	Persistence bool
 	PersistTTL  time.Duration
+	// DisabledContexts are disabled-contexts: the data centers, servers
+	// and links the application is disabled in. Its wide IPs do not
+	// answer with a virtual server there (as if it were down for them),
+	// while the application answers from the other places; tmsh:
+	// `disabled-contexts { dc1 { type datacenter } lc2 { type server } }`
+	// [M: F5's reference names the property only; the form follows how
+	// bigip_gtm.conf writes a collection of named items].
+	DisabledContexts []DistAppContext
+}
+
+// DistAppContext is one place a distributed application is disabled in.
+type DistAppContext struct {
+	// Kind is datacenter, server or link (DependDatacenter, DependServer,
+	// DependLink).
+	Kind Dependency
+	// Name is the data center's, server's or link's full path.
+	Name string
 }
 
 // maxAppPlaces bounds the places (data centers, servers or links) one
@@ -65,6 +82,9 @@ type distApp struct {
 	cache atomic.Pointer[appMaskAt]
 	// computed counts mask computations (tests).
 	computed atomic.Uint64
+	// off are the members of its wide IPs in a disabled context: they do
+	// not answer for the application (nil when it has none).
+	off map[*member]bool
 }
 
 type appMaskAt struct {
@@ -148,7 +168,53 @@ func (p *plan) compileApps(cfg *Config) error {
 			}
 		}
 		a.places = len(idx)
+		if err := p.appContexts(a); err != nil {
+			return err
+		}
 		p.apps = append(p.apps, a)
+	}
+	return nil
+}
+
+// appContexts resolves the application's disabled-contexts into the
+// members they take out. A context naming nothing is refused.
+func (p *plan) appContexts(a *distApp) error {
+	for _, c := range a.cfg.DisabledContexts {
+		var in func(m *member) bool
+		switch c.Kind {
+		case DependDatacenter:
+			if p.dcs[c.Name] == nil {
+				return fmt.Errorf("distributed-app %s: disabled-contexts: the datacenter %s does not exist", a.name, c.Name)
+			}
+			in = func(m *member) bool { return m.vs.host.dc.name == c.Name }
+		case DependServer:
+			if p.hosts[c.Name] == nil {
+				return fmt.Errorf("distributed-app %s: disabled-contexts: the server %s does not exist", a.name, c.Name)
+			}
+			in = func(m *member) bool { return m.vs.host.name == c.Name }
+		case DependLink:
+			if p.links[c.Name] == nil {
+				return fmt.Errorf("distributed-app %s: disabled-contexts: the link %s does not exist", a.name, c.Name)
+			}
+			in = func(m *member) bool { return m.vs.link != nil && m.vs.link.name == c.Name }
+		default:
+			return fmt.Errorf("distributed-app %s: disabled-contexts: %s %q is not a datacenter, server or link", a.name, c.Name, c.Kind)
+		}
+		for _, w := range a.wides {
+			if w.typ.named() {
+				continue
+			}
+			for _, wp := range w.pools {
+				for _, m := range wp.pool.members {
+					if in(m) {
+						if a.off == nil {
+							a.off = map[*member]bool{}
+						}
+						a.off[m] = true
+					}
+				}
+			}
+		}
 	}
 	return nil
 }
@@ -178,7 +244,7 @@ func (a *distApp) mask() appMask {
 			}
 			for _, m := range wp.pool.members {
 				i, ok := a.place[m]
-				if !ok {
+				if !ok || a.off[m] {
 					continue
 				}
 				if ok, _ := memberState(m); ok {
@@ -226,6 +292,16 @@ func (rq *request) appAllows(m *member) bool {
 func (rq *request) appFilter(out []*member) []*member {
 	a := rq.app
 	n := len(out)
+	if a.off != nil {
+		k := 0
+		for _, m := range out {
+			if !a.off[m] {
+				out[k] = m
+				k++
+			}
+		}
+		out = out[:k]
+	}
 	if a.depends() {
 		k := 0
 		for _, m := range out {
@@ -354,6 +430,9 @@ type DistAppStats struct {
 	Status     ObjectStatus
 	Dependency Dependency
 	WideIPs    []string // "name type", as tmsh lists them
+	// DisabledContexts are "datacenter /Common/dc1", "server ...",
+	// "link ...", in configuration order.
+	DisabledContexts []string
 	// Requests counts the queries its wide IPs decided; Persisted those
 	// its persistence kept on a data center, Moved those whose held data
 	// center could no longer answer [M: F5 does not document the
@@ -369,7 +448,34 @@ const (
 	reasonAppDisabled = "The distributed application is disabled"
 	reasonAppNoPlace  = "No place has every wide IP of the application available"
 	reasonAppWideIP   = "A wide IP of the application is unavailable"
+	reasonAppContexts = "A wide IP of the application is available only where the application is disabled"
 )
+
+// answersOutsideContexts says whether every enabled address wide IP of
+// the application has an available member outside its disabled
+// contexts: else the application cannot answer for it.
+func (a *distApp) answersOutsideContexts() bool {
+	for _, w := range a.wides {
+		if w.cfg.Disabled || w.typ.named() {
+			continue
+		}
+		found := false
+		for _, wp := range w.pools {
+			if wp.pool.cfg.Disabled {
+				continue
+			}
+			for _, m := range wp.pool.members {
+				if ok, _ := memberState(m); ok && !a.off[m] {
+					found = true
+				}
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
 
 // DistApps snapshots every distributed application, sorted by name.
 func (s *Server) DistApps() []DistAppStats {
@@ -382,6 +488,9 @@ func (s *Server) DistApps() []DistAppStats {
 				ok, why = false, reasonAppWideIP
 				break
 			}
+		}
+		if ok && a.off != nil && !a.answersOutsideContexts() {
+			ok, why = false, reasonAppContexts
 		}
 		if ok && a.depends() {
 			m := a.maskAt(s.avail.Load())
@@ -406,6 +515,9 @@ func (s *Server) DistApps() []DistAppStats {
 			x.WideIPs = append(x.WideIPs, w.full+" "+string(defType(w.typ)))
 		}
 		sort.Strings(x.WideIPs)
+		for _, c := range a.cfg.DisabledContexts {
+			x.DisabledContexts = append(x.DisabledContexts, string(c.Kind)+" "+c.Name)
+		}
 		out = append(out, x)
 	}
 	return out

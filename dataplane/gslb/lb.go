@@ -506,7 +506,7 @@ func (s *Server) persisted(rq *request, w *wideIP, d *decision) bool {
 	if ok, _ := memberStateOf(m, !rq.plan.settings.NoDrainPersistent); !ok {
 		return false
 	}
-	if rq.app != nil && rq.app.depends() && !rq.appAllows(m) {
+	if rq.app != nil && (rq.app.off[m] || rq.app.depends() && !rq.appAllows(m)) {
 		return false
 	}
 	d.pool, d.member, d.level, d.ttl = pl, m, -1, pl.ttl
@@ -601,7 +601,7 @@ func (s *Server) poolOrder(rq *request, w *wideIP) []*pool {
 	if w.mode == Topology && rq.plan.settings.TopologyDenyZeroScores {
 		kept := out[:0]
 		for _, pl := range out {
-			if sc, _ := rq.plan.topoScore(rq.topoClient(), topoTarget{pool: pl.name}, rq.geoLDNS()); sc > 0 {
+			if sc, _ := rq.plan.topoScore(rq.topoClient(), topoTarget{pool: pl.full}, rq.geoLDNS()); sc > 0 {
 				kept = append(kept, pl)
 			}
 		}
@@ -619,7 +619,7 @@ func (s *Server) topologyPools(rq *request, w *wideIP, out []*pool) {
 		sc = make([]int, 0, len(out))
 	}
 	for _, pl := range out {
-		v, _ := rq.plan.topoScore(rq.topoClient(), topoTarget{pool: pl.name}, rq.geoLDNS())
+		v, _ := rq.plan.topoScore(rq.topoClient(), topoTarget{pool: pl.full}, rq.geoLDNS())
 		sc = append(sc, v)
 		if rq.trace != nil {
 			rq.trace.poolScore(pl, v)

@@ -25,6 +25,32 @@ type SVCBParams struct {
 	// Mandatory are the keys (their RFC 9460 names) a client must
 	// understand to use the record.
 	Mandatory []string
+	// ECH is the ech SvcParam, an ECHConfigList as it goes on the wire
+	// (ParseECHConfigList): the keys a TLS client encrypts its
+	// ClientHello to, so the name it asks for is not seen on the path.
+	ECH []byte
+	// DoHPath is the dohpath SvcParam (RFC 9461): the URI template of a
+	// DNS over HTTPS service at the target, "/dns-query{?dns}".
+	DoHPath string
+}
+
+// ParseECHDoHPath reads the ech (base64 ECHConfigList) and dohpath
+// member properties into sp; empty strings leave them out. Why apart
+// from ParseSVCBParams: the two keys came later and most members set
+// neither.
+func (sp *SVCBParams) ParseECHDoHPath(ech, dohpath string) error {
+	if ech = strings.TrimSpace(ech); ech != "" && ech != "none" {
+		b, err := ParseECHConfigList(ech)
+		if err != nil {
+			return err
+		}
+		sp.ECH = b
+	}
+	if err := CheckDoHPath(dohpath); err != nil {
+		return err
+	}
+	sp.DoHPath = dohpath
+	return nil
 }
 
 // ParseSVCBParams reads the member properties as tmsh holds them: alpn,
@@ -56,7 +82,7 @@ func ParseSVCBParams(alpn, ipv4hint, ipv6hint, mandatory string, noDefaultALPN b
 	for _, k := range splitList(mandatory) {
 		k = strings.ToLower(k)
 		if _, ok := svcbKeyOf(k); !ok {
-			return sp, fmt.Errorf("mandatory %q is not a key a member sets (alpn, no-default-alpn, port, ipv4hint, ipv6hint)", k)
+			return sp, fmt.Errorf("mandatory %q is not a key a member sets (alpn, no-default-alpn, port, ipv4hint, ech, ipv6hint, dohpath)", k)
 		}
 		if slices.Contains(sp.Mandatory, k) {
 			return sp, fmt.Errorf("mandatory lists %q twice", k)
@@ -90,12 +116,17 @@ func svcbKeyOf(name string) (dns.SVCBKey, bool) {
 		return dns.SVCB_IPV4HINT, true
 	case "ipv6hint":
 		return dns.SVCB_IPV6HINT, true
+	case "ech":
+		return dns.SVCB_ECHCONFIG, true
+	case "dohpath":
+		return dns.SVCB_DOHPATH, true
 	}
 	return 0, false
 }
 
 // svcbParams checks an SVCB or HTTPS member and builds its SvcParams in
-// key order, as they go on the wire. An alias-mode member (priority 0)
+// key order (mandatory, alpn, no-default-alpn, port, ipv4hint, ech,
+// ipv6hint, dohpath), as they go on the wire. An alias-mode member (priority 0)
 // takes none (RFC 9460 section 2.4.2); no-default-alpn needs alpn; a
 // mandatory key must be set.
 func svcbParams(mc *PoolMember) ([]dns.SVCBKeyValue, error) {
@@ -106,6 +137,8 @@ func svcbParams(mc *PoolMember) ([]dns.SVCBKeyValue, error) {
 		"port":            mc.Port != 0,
 		"ipv4hint":        len(sp.IPv4Hint) > 0,
 		"ipv6hint":        len(sp.IPv6Hint) > 0,
+		"ech":             len(sp.ECH) > 0,
+		"dohpath":         sp.DoHPath != "",
 	}
 	if mc.Priority == 0 {
 		for k, on := range set {
@@ -151,6 +184,9 @@ func svcbParams(mc *PoolMember) ([]dns.SVCBKeyValue, error) {
 		}
 		kv = append(kv, h)
 	}
+	if len(sp.ECH) > 0 {
+		kv = append(kv, &dns.SVCBECHConfig{ECH: slices.Clone(sp.ECH)})
+	}
 	if len(sp.IPv6Hint) > 0 {
 		h := &dns.SVCBIPv6Hint{}
 		for _, a := range sp.IPv6Hint {
@@ -158,6 +194,9 @@ func svcbParams(mc *PoolMember) ([]dns.SVCBKeyValue, error) {
 			h.Hint = append(h.Hint, net.IP(b[:]))
 		}
 		kv = append(kv, h)
+	}
+	if sp.DoHPath != "" {
+		kv = append(kv, &dns.SVCBDoHPath{Template: sp.DoHPath})
 	}
 	return kv, nil
 }

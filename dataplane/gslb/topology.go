@@ -22,6 +22,12 @@ type topoRec struct {
 type topoTarget struct {
 	addr netip.Addr // invalid for a pool
 	dc   string
+	// pool is the pool's full path whatever its type: a record's `pool
+	// /Common/p` matches the pool p of the asking wide IP's type, so
+	// pool-lb-mode topology ranks AAAA, SVCB, HTTPS (and the other name)
+	// pools as it ranks A pools [M: a topology record names a pool by
+	// path only; a wide IP lists pools of its own type, so the path is
+	// enough to tell them apart].
 	pool string
 }
 
@@ -322,5 +328,5 @@ func (t *topoMemo) score(p *plan, client netip.Addr, m *member, lg *geoAddr) int
 // topoTarget is what the server side of a topology record matches
 // against for m.
 func (m *member) topoTarget() topoTarget {
-	return topoTarget{addr: m.vs.addr, dc: m.vs.host.dc.name, pool: m.pool.name}
+	return topoTarget{addr: m.vs.addr, dc: m.vs.host.dc.name, pool: m.pool.full}
 }
