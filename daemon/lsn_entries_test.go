@@ -2,7 +2,9 @@ package daemon
 
 import (
 	"bufio"
+	"io"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -121,5 +123,67 @@ when SERVER_CONNECTED {
 		if err != nil || !strings.HasPrefix(line, "127.198.86.9:") {
 			t.Errorf("through %s the subscriber's server saw %q %v", at, line, err)
 		}
+	}
+}
+
+// TestLSNPoolHTTPSAPicked: on an http virtual, SA_PICKED runs for each
+// member connection the pool translates: the member's peer address is
+// the one XLAT::src_addr and src_port logged; a reject there resets the
+// client.
+func TestLSNPoolHTTPSAPicked(t *testing.T) {
+	dir := t.TempDir()
+	e, _ := openWithPlane(t, dir)
+	s := e.NewSession("admin").(*Session)
+	ln, err := net.Listen("tcp", "127.198.87.10:29080")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.RemoteAddr)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	runAll(t, s,
+		"create ltm pool p members add { 127.198.87.10:29080 }",
+		"create ltm lsn-pool h members add { 127.198.88.0/31 } translation-port-range 35000:35999",
+		`create ltm rule picked { when SA_PICKED {
+    if { [IP::client_addr] eq "127.198.89.91" } { reject ; return }
+    log local0. "picked [XLAT::src_addr]:[XLAT::src_port] [XLAT::src_config]"
+} }`,
+		"create ltm virtual v destination 127.198.87.1:29080 pool p rules { picked } source-address-translation { type lsn pool h } profiles replace-all-with { tcp { } http { } }",
+	)
+	get := func(from string) (string, error) {
+		c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
+			DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}).DialContext}}
+		r, err := c.Get("http://127.198.87.1:29080/")
+		if err != nil {
+			return "", err
+		}
+		defer r.Body.Close()
+		b, err := io.ReadAll(r.Body)
+		return string(b), err
+	}
+	var seen string
+	lsnEventually(t, "an answer through the http virtual", func() string {
+		var err error
+		if seen, err = get("127.198.89.90"); err != nil {
+			return err.Error()
+		}
+		return ""
+	})
+	ap, err := netip.ParseAddrPort(seen)
+	if err != nil {
+		t.Fatalf("the member saw %q", seen)
+	}
+	inPrefix(t, ap, "127.198.88.0/31", 35000, 35999)
+	lsnEventually(t, "the SA_PICKED log line", func() string {
+		b, _ := os.ReadFile(filepath.Join(dir, "log", "ltm"))
+		if want := "Rule /Common/picked <SA_PICKED>: picked " + seen + " LSN /Common/h"; !strings.Contains(string(b), want) {
+			return "missing " + want + " in:\n" + string(b)
+		}
+		return ""
+	})
+	if got, err := get("127.198.89.91"); err == nil {
+		t.Fatalf("rejected in SA_PICKED, yet the member answered %q", got)
 	}
 }
