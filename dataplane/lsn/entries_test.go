@@ -214,3 +214,48 @@ func TestInboundEntryRelays(t *testing.T) {
 		t.Fatalf("a second connection to a single-connection listener: %q", got)
 	}
 }
+
+// A UDP inbound entry relays an outside peer's datagrams to the
+// subscriber and its answers back from the translation endpoint.
+func TestInboundEntryUDP(t *testing.T) {
+	p, _ := entryPool(t, config.LSNInboundDisabled)
+	sub, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP("127.198.60.2")})
+	if err != nil {
+		t.Skip("loopback 127.198.60.2:", err)
+	}
+	defer sub.Close()
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			n, from, err := sub.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			sub.WriteToUDP(append([]byte("sub:"), buf[:n]...), from)
+		}
+	}()
+	at, err := p.AddEntry(EntrySpec{Kind: EntryInbound, Client: sub.LocalAddr().(*net.UDPAddr).AddrPort(), UDP: true, Life: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP("127.198.60.9")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	buf := make([]byte, 512)
+	for i := 0; ; i++ { // the first datagram may race the socket's start: a few tries, bounded
+		peer.WriteToUDPAddrPort([]byte("hi"), at)
+		peer.SetReadDeadline(time.Now().Add(2 * time.Second))
+		n, from, err := peer.ReadFromUDPAddrPort(buf)
+		if err == nil {
+			if string(buf[:n]) != "sub:hi" || from != at {
+				t.Fatalf("answer %q from %s, want sub:hi from %s", buf[:n], from, at)
+			}
+			break
+		}
+		if i == 4 {
+			t.Fatalf("no answer through %s: %v", at, err)
+		}
+	}
+}
