@@ -333,6 +333,7 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 		},
 	}
 	rt.env.HAStatus, rt.env.CPUUsage = rt.haStatus, rt.cpuUsage // hook_rules_ha.go
+	rt.env.LSN = lsnTables{&rt.flows}                           // hook_lsn_rules.go
 	return rt.env
 }
 

@@ -69,7 +69,7 @@ when PCP_RESPONSE {
 	if out, err := run(t, s, "modify ltm profile pcp guard_pcp rule not_pcp"); err != "" || !strings.Contains(out, "no PCP_REQUEST or PCP_RESPONSE event") {
 		t.Errorf("a rule without PCP events: %q %q", out, err)
 	}
-	runAll(t, s, "create ltm rule pcp_unsup { when PCP_REQUEST { XLAT::src_endpoint_reservation get 127.172.10.1 40000 cg tcp } }")
+	runAll(t, s, "create ltm rule pcp_unsup { when PCP_REQUEST { log local0. [DSLITE::remote_addr] } }")
 	if out, err := run(t, s, "modify ltm profile pcp guard_pcp rule pcp_unsup"); err != "" || !strings.Contains(out, "does not implement yet: the PCP server runs without it") {
 		t.Errorf("a rule with an unsupported command: %q %q", out, err)
 	}

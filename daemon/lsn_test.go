@@ -540,7 +540,7 @@ func TestLSNPoolRefused(t *testing.T) {
 // TestLSNPoolRules: LSN::pool translates a connection through another
 // pool, LSN::address asks for a translation address, LSN::disable
 // leaves the client's address, LSN::address without an argument reads
-// the translation in SERVER_CONNECTED; a rule using LSN::inbound-entry
+// the translation in SERVER_CONNECTED; a rule using DSLITE::remote_addr
 // loads with a warning.
 func TestLSNPoolRules(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
@@ -570,9 +570,9 @@ when SERVER_CONNECTED {
 	if got := mustLSNDial(t, "127.154.1.82:0", "127.154.0.70:9000").seen.Addr(); got != netip.MustParseAddr("127.154.1.82") {
 		t.Errorf("LSN::disable: %s", got)
 	}
-	out, err := run(t, s, `create ltm rule entries { when CLIENT_ACCEPTED { LSN::inbound-entry create 1.2.3.4 } }`)
-	if err != "" || !strings.Contains(out, "LSN::inbound-entry") {
-		t.Errorf("LSN::inbound-entry: %q %q", out, err)
+	out, err := run(t, s, `create ltm rule entries { when CLIENT_ACCEPTED { log local0. [DSLITE::remote_addr] } }`)
+	if err != "" || !strings.Contains(out, "DSLITE::remote_addr") {
+		t.Errorf("DSLITE::remote_addr: %q %q", out, err)
 	}
 }
 

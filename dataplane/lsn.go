@@ -14,3 +14,8 @@ func (p *Plane) LSNPools() []*lsn.Pool { return p.lsn.Pools() }
 func (p *Plane) SetLSNLogSender(send func(publisher string, line []byte) bool) {
 	p.lsn.SetLogSender(send)
 }
+
+// LSNSet is the running lsn pools, whose tables a rule writes
+// (LSN::inbound-entry, XLAT::listen and the others, through the
+// daemon's rules.Env).
+func (p *Plane) LSNSet() *lsn.Set { return &p.lsn }

@@ -41,15 +41,7 @@ func registerLSN(t *tcl.Commands) {
 	t.Register("LSN::port", cmdLSNPort)
 	t.Register("LSN::persistence", cmdLSNPersistence)
 	t.Register("LSN::inbound", cmdLSNInbound)
-	registerUnsupported(t, lsnUnsupported)
-}
-
-// lsnUnsupported are the LSN:: commands that read or write the entries
-// of BIG-IP's translation tables by hand, which openltm keeps inside
-// each pool without a rule's way in.
-var lsnUnsupported = map[string]string{
-	"LSN::inbound-entry":     "openltm's inbound mappings follow the pool's translations; a rule cannot create, look up or delete one",
-	"LSN::persistence-entry": "openltm's persistence mappings follow the pool's translations; a rule cannot create, look up or delete one",
+	registerLSNEntries(t) // commands_lsnentry.go, with the XLAT:: entries
 }
 
 func lsnConn(in *tcl.Interp, cmd string) (LSNConn, error) {

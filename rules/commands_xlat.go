@@ -31,14 +31,10 @@ import (
 // openltm has no security NAT], and before the translation is made as
 // XLAT::src_addr is.
 //
-// XLAT::listen and XLAT::listen_lifetime open and time a related
-// listener on a reserved translation endpoint, and
-// XLAT::src_endpoint_reservation reserves such endpoints in BIG-IP's
-// translation tables; openltm's lsn pools have no reservation table a
-// rule can write, so they are registered unsupported (the listen
-// command opens related listeners without a translation endpoint).
-// DSLITE::remote_addr needs a DS-Lite tunnel, which openltm does not
-// have.
+// XLAT::listen, XLAT::listen_lifetime and
+// XLAT::src_endpoint_reservation write the lsn pool's tables
+// (commands_lsnentry.go). DSLITE::remote_addr needs a DS-Lite tunnel,
+// which openltm does not have: registered unsupported.
 
 // XLATConn is implemented by a Conn whose source translation a rule may
 // read (the L4 proxy's flows), found by type assertion; without it the
@@ -64,10 +60,7 @@ type XLATRange struct {
 }
 
 var xlatUnsupported = map[string]string{
-	"XLAT::listen":                   "openltm's lsn pools keep no endpoint reservations for a related listener to take (the listen command opens related listeners)",
-	"XLAT::listen_lifetime":          "openltm's lsn pools keep no endpoint reservations for a related listener to take (the listen command opens related listeners)",
-	"XLAT::src_endpoint_reservation": "openltm's lsn pools keep no endpoint reservation table a rule can write",
-	"DSLITE::remote_addr":            "openltm has no DS-Lite tunnels",
+	"DSLITE::remote_addr": "openltm has no DS-Lite tunnels",
 }
 
 func registerXLAT(t *tcl.Commands) {

@@ -59,6 +59,11 @@ func forceString(v tcl.Value) tcl.Value { return tcl.Str(v.String()) }
 // session table and static variables. The daemon builds one per running
 // configuration.
 type Env struct {
+	// LSN is the running lsn pools' tables, for LSN::inbound-entry,
+	// LSN::persistence-entry, XLAT::listen and
+	// XLAT::src_endpoint_reservation (commands_lsnentry.go); nil: they
+	// are Tcl errors.
+	LSN LSNTables
 	// Log receives log lines; facility is like "local0.info" and line is
 	// already in BIG-IP's form ("Rule /Common/r <EVENT>: text").
 	Log func(facility, line string)

@@ -92,7 +92,16 @@ func (in *inbound) serve() {
 		if err != nil {
 			return
 		}
-		go in.relay(c.(*net.TCPConn))
+		tc := c.(*net.TCPConn)
+		if ok, last := in.pool.admit(in.use, addrPortOf(c.RemoteAddr())); !ok {
+			in.pool.Stats.InboundRefused.Add(1)
+			tc.SetLinger(0)
+			tc.Close()
+			continue
+		} else if last { // XLAT::listen -single-connection: this one only
+			in.ln.Close()
+		}
+		go in.relay(tc)
 	}
 }
 
@@ -133,6 +142,20 @@ func (in *inbound) relay(c *net.TCPConn) {
 	<-done
 	c.Close()
 	sc.Close()
+}
+
+// admit reports whether an inbound peer may come in (an XLAT::listen
+// entry's allow, entries.go), and whether it is the last the listener
+// takes (-single-connection).
+func (p *Pool) admit(u *portUse, peer netip.AddrPort) (ok, last bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if a := u.allow; a.Addr().IsValid() {
+		if peer.Addr().Unmap() != a.Addr().Unmap() || a.Port() != 0 && peer.Port() != a.Port() {
+			return false, false
+		}
+	}
+	return true, u.single
 }
 
 func addrPortOf(a net.Addr) netip.AddrPort {

@@ -91,6 +91,9 @@ func (iu *inboundUDP) peer(from netip.AddrPort) *udpPeer {
 		return pe
 	}
 	p := iu.pool
+	if ok, last := p.admit(iu.use, from); !ok || last && len(iu.peers) > 0 {
+		return nil
+	}
 	p.mu.Lock()
 	to := iu.use.client
 	p.mu.Unlock()

@@ -24,7 +24,9 @@
 // subscriber it maps to; with hairpin-mode, a subscriber's connection to
 // it goes there inside. A pool with a pcp profile runs a PCP server
 // (pcp.go) whose MAP and PEER mappings hold translations for their
-// lifetime.
+// lifetime. A rule's entries (entries.go: LSN::inbound-entry,
+// LSN::persistence-entry, XLAT::listen, XLAT::src_endpoint_reservation)
+// hold translations and persistence records the same way.
 // Starts and ends of translations and port blocks go to the pool's log
 // publisher.
 //

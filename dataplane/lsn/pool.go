@@ -37,6 +37,8 @@ type Pool struct {
 	// none.
 	pcp    map[pcpKey]*pcpMap
 	pcpSrv *pcpServer
+	// entries is the rule-made entries (entries.go).
+	entries map[entryKey]*entry
 }
 
 // Stats are a pool's counters, for show ltm lsn-pool.
@@ -88,6 +90,10 @@ type persistRec struct {
 	refs  int
 	ended time.Time
 	ttl   time.Duration
+	// byRule: a rule made it (LSN::persistence-entry, a reservation,
+	// entries.go): the subscriber's connections follow it whatever the
+	// pool's persistence mode, and they keep its timeout.
+	byRule bool
 }
 
 // subscriber is one client address's translations and port blocks.
@@ -116,6 +122,11 @@ type portUse struct {
 	in     *inbound
 	// pcpIn: in was opened for a PCP MAP mapping, and closes with it.
 	pcpIn bool
+	// allow and single are an XLAT::listen entry's filters (entries.go):
+	// the one peer taken (invalid: any; port 0: any of its ports), and
+	// the listener closing after its first connection.
+	allow  netip.AddrPort
+	single bool
 }
 
 // block is a subscriber's port block (pba).
@@ -265,6 +276,15 @@ func (p *Pool) translate(client, dst netip.AddrPort, udp bool, want *Want, now t
 	if key.addr.IsValid() {
 		rec = p.persist[key]
 	}
+	if rec == nil && len(p.persist) > 0 && (want == nil || !want.fromPCP) {
+		// A rule's record (entries.go), address and port before address.
+		for _, k := range [2]persistKey{{addr: ca, port: client.Port(), udp: udp}, {addr: ca, udp: udp}} {
+			if r := p.persist[k]; r != nil && r.byRule {
+				key, rec = k, r
+				break
+			}
+		}
+	}
 	var newBlock *block
 	var use *portUse
 	var pm *pcpMap
@@ -329,7 +349,9 @@ func (p *Pool) translate(client, dst netip.AddrPort, udp bool, want *Want, now t
 			p.persist[key] = rec
 		}
 		rec.refs++
-		rec.ttl = ttl
+		if !rec.byRule {
+			rec.ttl = ttl
+		}
 		t.rec = rec
 	}
 	if t.blk != nil {
@@ -597,6 +619,12 @@ func (p *Pool) takeWanted(w *Want, client netip.AddrPort, udp bool) *portUse {
 		if u := p.take(st, w.Port, client, udp); u != nil {
 			return u
 		}
+		// The subscriber's own address and port already hold it (a
+		// rule's entry of the flow's translation, entries.go).
+		if u := p.portUse(netip.AddrPortFrom(a, w.Port), udp); u != nil && u.client == client {
+			u.refs++
+			return u
+		}
 	}
 	u := p.portIn(st, client, udp, pc.PortLow, pc.PortHigh)
 	if u == nil {
@@ -613,7 +641,8 @@ func (p *Pool) Sweep() {
 	var cut []io.Closer
 	p.mu.Lock()
 	pc := p.cfg
-	maps := p.sweepPCP(now) // pcp.go
+	maps := p.sweepPCP(now)        // pcp.go
+	entries := p.sweepEntries(now) // entries.go
 	for k, r := range p.persist {
 		if r.refs == 0 && now.Sub(r.ended) >= r.ttl {
 			delete(p.persist, k)
@@ -659,6 +688,7 @@ func (p *Pool) Sweep() {
 		c.Close()
 	}
 	p.endMaps(maps)
+	p.endEntries(entries)
 	for _, b := range released {
 		p.logBlock(pc, "LSN_PB_RELEASED", b, now)
 	}
@@ -666,9 +696,11 @@ func (p *Pool) Sweep() {
 
 func (p *Pool) closeAll() {
 	p.mu.Lock()
-	maps := p.stopPCP() // pcp.go
+	maps := p.stopPCP()        // pcp.go
+	entries := p.stopEntries() // entries.go
 	p.mu.Unlock()
 	p.endMaps(maps)
+	p.endEntries(entries)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, st := range p.addrs {

@@ -934,8 +934,9 @@ const (
 	// virtual opens (not one OneConnect lends), each server-side flow of
 	// a UDP virtual. A rule's snat or snatpool there sets its source.
 	EventServerInit Event = "SERVER_INIT"
-	// EventSAPicked runs when a standard virtual's lsn pool gave a flow
-	// its translation, before the server connection is opened from it.
+	// EventSAPicked runs when a virtual's lsn pool gave a server side
+	// (a standard or UDP virtual's flow, an http virtual's member
+	// connection) its translation, before it is opened from it.
 	EventSAPicked Event = "SA_PICKED"
 )
 

@@ -117,6 +117,7 @@ func (mv *VS) serveHTTP2Capable(snap *state.VirtualSnap, c *net.TCPConn, head []
 	mv.env.Table.Add(&f.Flow)
 	defer f.finish()
 	defer mv.trackTLS(f, snap.Cfg.TLS)() // tls.go
+	defer mv.trackLSN(f, snap)()         // lsn.go
 	if (f.rr != nil && !f.rr.accepted()) || (f.front != nil && !f.handshake(conn, snap.Cfg.TLS)) {
 		// The rule reset the client (through engineConn) or dropped it,
 		// or the handshake failed (and reset it).

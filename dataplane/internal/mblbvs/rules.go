@@ -13,6 +13,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/synhdr"
 	"github.com/openltm/openltm/rules"
@@ -46,6 +47,8 @@ type mblbRules struct {
 	verdict irules.Verdict
 	server  netip.AddrPort // the server side of a SERVER_CONNECTED
 	local   netip.AddrPort
+	// picked is the lsn translation SA_PICKED runs over (lsn.go).
+	picked *lsn.Translation
 	// limits are the rule's LB::connlimit limits (virtual, node,
 	// poolmember), read by each request's member choice on another
 	// goroutine; limited is set once a rule set one (connlimit.go).

@@ -134,6 +134,9 @@ type VS struct {
 	// lsnHeld counts lsnLegs' entries, so that a virtual without an lsn
 	// pool closes its server connections without looking there.
 	lsnHeld atomic.Int64
+	// lsnClients are the clients of a virtual with an lsn pool whose
+	// rules run SA_PICKED, by address (lsn.go).
+	lsnClients sync.Map
 
 	// room decides whether a member's connection limit lets it take a
 	// request, with OneConnect (connqueue.go); nil: its connections
@@ -600,6 +603,7 @@ func (s *Set) ServeHanded(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCP
 	s.env.Table.Add(&f.Flow)
 	defer f.finish()
 	defer mv.trackTLS(f, snap.Cfg.TLS)() // tls.go
+	defer mv.trackLSN(f, snap)()         // lsn.go
 	if f.rr != nil && !f.rr.accepted() {
 		return
 	}

@@ -38,8 +38,10 @@ type flow struct {
 
 	mu   sync.Mutex // legs and lsn, against end
 	legs []*leg
-	// lsn is the translations of the flow's server sides (lsn.go).
-	lsn []*lsn.Translation
+	// lsn is the translations of the flow's server sides (lsn.go);
+	// picked is the one SA_PICKED runs over, before its leg opens.
+	lsn    []*lsn.Translation
+	picked atomic.Pointer[lsn.Translation]
 	// last is the leg the flow's datagrams follow (per-flow balancing);
 	// only the listener's reader sets it.
 	last atomic.Pointer[leg]

@@ -6,11 +6,16 @@ import (
 	"net/netip"
 	"syscall"
 
+	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/lsn"
 )
 
-// errLSN: the virtual's lsn pool gave the flow no translation.
-var errLSN = errors.New("lsn translation failed")
+// errLSN: the virtual's lsn pool gave the flow no translation;
+// errPickEnded: the flow's rule ended it in SA_PICKED.
+var (
+	errLSN       = errors.New("lsn translation failed")
+	errPickEnded = errors.New("the flow ended in SA_PICKED")
+)
 
 // ruleSNAT reports whether a rule chose a snat or snatpool for the
 // flow, which replaces the virtual's lsn pool.
@@ -30,6 +35,18 @@ func (f *flow) dialLSN(lp *lsn.Pool, dst netip.AddrPort) (*net.UDPConn, error) {
 	t, err := lp.Translate(f.Client, dst, true, nil)
 	if err != nil {
 		return nil, errLSN
+	}
+	if f.rs != nil && f.handles(config.EventSAPicked) { // XLAT::src_addr and src_port read it there (xlat.go)
+		f.picked.Store(t)
+		_, fwd, _, ok := f.run(config.EventSAPicked, nil, nil)
+		f.picked.Store(nil)
+		if !ok || !fwd { // reject, drop or a Tcl error: the flow ends, the translation goes back
+			t.Release()
+			if ok {
+				f.end()
+			}
+			return nil, errPickEnded
+		}
 	}
 	for i := 0; ; i++ {
 		c, err := dialReuse(t.Addr, dst)
