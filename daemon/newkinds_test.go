@@ -88,3 +88,21 @@ func TestSelfAllows(t *testing.T) {
 		}
 	}
 }
+
+// A virtual's traffic-classes reach the rules' environment as classes,
+// in the virtual's order, addresses masked, defaults for what is unset.
+func TestVirtualTrafficClasses(t *testing.T) {
+	cfg := gtmConfig(t, `ltm traffic-class /Common/a { classification gold source-address 127.201.4.9 }
+ltm traffic-class /Common/b { classification lab source-address 127.201.4.77 source-mask 255.255.255.0 destination-port 80 protocol tcp }
+ltm traffic-class /Common/unused { classification none }
+ltm virtual /Common/v { destination /Common/127.201.4.1:80 traffic-classes { /Common/b /Common/a } }
+ltm virtual /Common/w { destination /Common/127.201.4.2:80 }`)
+	got := virtualTrafficClasses(cfg)
+	want := map[string][]rules.TrafficClass{"/Common/v": {
+		{Name: "/Common/b", Classification: "lab", Src: netip.MustParsePrefix("127.201.4.0/24"), DstPort: 80, Proto: 6},
+		{Name: "/Common/a", Classification: "gold", Src: netip.MustParsePrefix("127.201.4.9/32")},
+	}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("classes %v, want %v", got, want)
+	}
+}
