@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -156,4 +157,65 @@ func entriesAllow(list, proto string, port int) bool {
 		}
 	}
 	return false
+}
+
+// serviceValue reads an allow-service or self-allow defaults value: a
+// word or block (checked, kept as written), or tmsh's add, delete and
+// replace-all-with edits of the entries, applied to the current value
+// (a word such as default becomes the first entry of the list, as
+// BIG-IP keeps allow-service as a list).
+func (r *Reader) serviceValue(p *Prop, item *Item, rest []grammar.Node) (int, error) {
+	w, ok := rest[0].(*grammar.Word)
+	if !ok || len(rest) < 2 || (w.Text != "add" && w.Text != "delete" && w.Text != "replace-all-with") {
+		if err := checkServiceValue(p, rest[0]); err != nil {
+			return 0, err
+		}
+		item.Props[p.Name] = &Value{Str: r.text(rest[0], rest[0])}
+		return 1, nil
+	}
+	b, isBlock := rest[1].(*grammar.Block)
+	if !isBlock {
+		return 0, synErr(rest[1], []string{"{ tcp:22 udp:53 ... }"}, "%s needs a { } list", w.Text)
+	}
+	if err := checkServiceValue(p, b); err != nil {
+		return 0, err
+	}
+	var cur []string
+	if old := item.Props[p.Name]; old != nil {
+		for _, x := range strings.Fields(strings.NewReplacer("{", " ", "}", " ").Replace(old.Str)) {
+			if x != "none" && x != "all" || w.Text != "add" {
+				cur = append(cur, x)
+			}
+		}
+	}
+	var edits []string
+	for _, it := range b.Items {
+		if x, ok := it.(*grammar.Word); ok {
+			edits = append(edits, x.Text)
+		}
+	}
+	switch w.Text {
+	case "replace-all-with":
+		cur = edits
+	case "add":
+		for _, x := range edits {
+			if !slices.Contains(cur, x) {
+				cur = append(cur, x)
+			}
+		}
+	case "delete":
+		for _, x := range edits {
+			i := slices.Index(cur, x)
+			if i < 0 {
+				return 0, synErr(b, nil, "%q is not in the %q list", x, p.Name)
+			}
+			cur = slices.Delete(cur, i, i+1)
+		}
+	}
+	text := "none"
+	if len(cur) > 0 {
+		text = "{ " + strings.Join(cur, " ") + " }"
+	}
+	item.Props[p.Name] = &Value{Str: text}
+	return 2, nil
 }

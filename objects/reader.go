@@ -446,13 +446,7 @@ func (r *Reader) value(k *Kind, p *Prop, item *Item, kw *grammar.Word, rest []gr
 			return 0, synErr(kw, nil, "%q needs a value", kw.Text)
 		}
 		if p.Format == "service" || p.Format == "service-list" { // kinds_selfallow.go
-			n := rest[0]
-			if w, ok := n.(*grammar.Word); ok && len(rest) > 1 && (w.Text == "add" || w.Text == "replace-all-with") {
-				n = rest[1]
-			}
-			if err := checkServiceValue(p, n); err != nil {
-				return 0, err
-			}
+			return r.serviceValue(p, item, rest)
 		}
 		// tmsh edits of a collection kept verbatim: add appends the new
 		// items to the block, replace-all-with replaces it.
