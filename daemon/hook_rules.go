@@ -206,6 +206,8 @@ type ruleRuntime struct {
 	vlanTags atomic.Pointer[map[int]int]
 	// vsTGs are their addresses' traffic groups (traffic_group).
 	vsTGs atomic.Pointer[map[string]string]
+	// vsClasses are their traffic classes (LB::class).
+	vsClasses atomic.Pointer[map[string][]rules.TrafficClass]
 	// vsFloat are the floating traffic groups of their addresses ("":
 	// none), and float and cpu the engine's, for HA::status and cpu
 	// usage (hook_rules_ha.go).
@@ -277,6 +279,8 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 	rt.vlanTags.Store(&noTags)
 	noTGs := map[string]string{}
 	rt.vsTGs.Store(&noTGs)
+	noClasses := map[string][]rules.TrafficClass{}
+	rt.vsClasses.Store(&noClasses)
 	noFloat := map[string]string{}
 	rt.vsFloat.Store(&noFloat)
 	rt.auth.Store(&authRuntime{})
@@ -312,6 +316,7 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 			tag, ok := (*rt.vlanTags.Load())[ifindex]
 			return tag, ok
 		},
+		TrafficClasses: func(virtual string) []rules.TrafficClass { return (*rt.vsClasses.Load())[virtual] },
 		VirtualAddr: func(name string) (netip.AddrPort, bool) {
 			ap, ok := (*rt.vsAddrs.Load())[name]
 			return ap, ok
@@ -568,6 +573,8 @@ type ltmTranslation struct {
 	// tgs are the traffic groups of dc's virtual servers' addresses,
 	// which traffic_group answers.
 	tgs map[string]string
+	// classes are the virtuals' traffic classes (trafficclass.go).
+	classes map[string][]rules.TrafficClass
 	// floats are the virtual servers' floating traffic groups
 	// (HA::status).
 	floats map[string]string
@@ -600,7 +607,7 @@ func (e *Engine) translate(cfg *objects.Config) *ltmTranslation {
 	sfp, sfRefused := sflowPlanOf(cfg, b.sflow) // hook_sflow.go
 	skipped, refused = append(skipped, sfRefused...), append(refused, sfRefused...)
 	return &ltmTranslation{aaa: aaaSet, dc: dc, skipped: skipped, kept: kept, notes: b.notes, refused: refused, rules: b.pending, icap: b.icap, pcp: b.pcp, dgs: dgs, ifiles: e.ifiles(cfg), stats: statsProfiles(cfg), logs: logs,
-		resolvers: e.netResolvers(cfg), vlanTags: vlanTags(cfg), tgs: virtualTrafficGroups(cfg, dc), floats: virtualFloats(cfg, dc), auth: b.auth, sflow: sfp}
+		resolvers: e.netResolvers(cfg), vlanTags: vlanTags(cfg), tgs: virtualTrafficGroups(cfg, dc), classes: virtualTrafficClasses(cfg), floats: virtualFloats(cfg, dc), auth: b.auth, sflow: sfp}
 }
 
 // netResolvers are cfg's net dns-resolvers as rules ask them; one whose
@@ -652,6 +659,9 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 	prevTGs := rt.vsTGs.Load()
 	tgs := tr.tgs
 	rt.vsTGs.Store(&tgs)
+	prevClasses := rt.vsClasses.Load()
+	classes := tr.classes
+	rt.vsClasses.Store(&classes)
 	prevFloats := rt.vsFloat.Load()
 	floats := tr.floats
 	rt.vsFloat.Store(&floats)
@@ -714,6 +724,7 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 		rt.resolvers.Store(prevRes)
 		rt.vlanTags.Store(prevTags)
 		rt.vsTGs.Store(prevTGs)
+		rt.vsClasses.Store(prevClasses)
 		rt.vsFloat.Store(prevFloats)
 		rt.hsl.pubs.Store(prevPubs)
 		rt.hsl.elements.Store(prevElements)

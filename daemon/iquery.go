@@ -250,8 +250,11 @@ func (a *iqueryAgent) publish(cfg *objects.Config, now time.Time) {
 				continue
 			}
 		}
-		want[netip.AddrPortFrom(pfx.Addr(), IQueryPort)] = true
 		sources[pfx.Addr()] = true
+		if !selfAllows(cfg, o, "tcp", int(IQueryPort)) {
+			continue // port lockdown: no iQuery on this self IP (selfallow.go)
+		}
+		want[netip.AddrPortFrom(pfx.Addr(), IQueryPort)] = true
 	}
 	for _, o := range cfg.Of(gtmLink) {
 		if ad, err := netip.ParseAddr(linkUplink.Str(o)); err == nil {

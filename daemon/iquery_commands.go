@@ -116,7 +116,7 @@ func (a *iqueryAgent) showIQuery(ctx context.Context, s *Session, _, words []str
 	a.mu.Unlock()
 	sort.Strings(listen)
 	if len(listen) == 0 {
-		listen = []string{"none (no net self)"}
+		listen = []string{"none (no net self whose allow-service admits tcp:4353)"}
 	}
 	for i, l := range listen {
 		k := ""

@@ -80,11 +80,11 @@ func TestIQueryThreeLtmd(t *testing.T) {
 		}
 	}()
 
-	must(t, dc1, "create net self self1 address 127.0.150.1/32", "create ltm virtual vs1 destination 127.0.150.11:80",
+	must(t, dc1, "create net self self1 address 127.0.150.1/32 allow-service default", "create ltm virtual vs1 destination 127.0.150.11:80",
 		"create gtm datacenter here", "create gtm link uplink1 datacenter here router-addresses add { 127.0.150.254 }")
-	must(t, dc2, "create net self self2 address 127.0.150.2/32", "create ltm virtual vs2 destination 127.0.150.21:80")
+	must(t, dc2, "create net self self2 address 127.0.150.2/32 allow-service default", "create ltm virtual vs2 destination 127.0.150.21:80")
 	must(t, gs,
-		"create net self selfg address 127.0.150.3/32",
+		"create net self selfg address 127.0.150.3/32 allow-service default",
 		"create gtm datacenter dc1",
 		"create gtm datacenter dc2",
 		"create gtm server ltm1 datacenter dc1 product bigip addresses add { 127.0.150.1 } virtual-server-discovery enabled link-discovery enabled",

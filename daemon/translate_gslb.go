@@ -123,8 +123,36 @@ func (t *gslbTranslator) settings() {
 				t.fail("gtm global-settings metrics: ldns-probe-protocols %s: openltm probes with dns_dot and tcp only", strings.Join(v.List, " "))
 			}
 		}
+		if v := metricsCollectProtos.Get(o); v != nil {
+			// metrics-collection-protocols: tried first by each path
+			// measurement (dataplane/gslb Settings.MetricsProtocols);
+			// udp and dns_rev are BIG-IP's too, not run by openltm.
+			var not []string
+			st.MetricsProtocols = []string{}
+			for _, p := range v.List {
+				if p == "icmp" || p == "dns_dot" || p == "tcp" {
+					st.MetricsProtocols = append(st.MetricsProtocols, p)
+				} else {
+					not = append(not, p)
+				}
+			}
+			if len(not) > 0 {
+				t.kept = append(t.kept, about(o, "metrics-collection-protocols %s: openltm measures paths with icmp, dns_dot and tcp only, and skips these", strings.Join(not, " ")))
+			}
+		}
 		if atoi(t.e(o, metricsProbePort)) > 65535 {
 			t.fail("gtm global-settings metrics: ldns-probe-port %s is not a port", t.e(o, metricsProbePort))
+		}
+	}
+	if o := t.cfg.Get(gtmMetricsExcl, ""); o != nil {
+		// metrics-exclusions: LDNS addresses never probed (the reader
+		// checked each is an address).
+		if v := metricsExclAddrs.Get(o); v != nil {
+			for _, a := range v.List {
+				if ad, ok := objects.NodeAddr(a); ok {
+					st.NoProbe = append(st.NoProbe, ad.Unmap())
+				}
+			}
 		}
 	}
 	if o := t.cfg.Get(gtmGeneral, ""); o != nil {

@@ -114,6 +114,8 @@ ltm global-settings traffic-control { }
 gtm global-settings load-balancing { }
 gtm global-settings metrics { }
 gtm global-settings general { }
+gtm global-settings metrics-exclusions { }
+net self-allow { }
 `
 
 // Builtins returns the configuration a new daemon starts from.

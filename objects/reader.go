@@ -445,6 +445,9 @@ func (r *Reader) value(k *Kind, p *Prop, item *Item, kw *grammar.Word, rest []gr
 		if len(rest) == 0 {
 			return 0, synErr(kw, nil, "%q needs a value", kw.Text)
 		}
+		if p.Format == "service" || p.Format == "service-list" { // kinds_selfallow.go
+			return r.serviceValue(p, item, rest)
+		}
 		// tmsh edits of a collection kept verbatim: add appends the new
 		// items to the block, replace-all-with replaces it.
 		if w, ok := rest[0].(*grammar.Word); ok && len(rest) > 1 && (w.Text == "add" || w.Text == "replace-all-with") {

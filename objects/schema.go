@@ -344,6 +344,12 @@ func allKinds() []*Kind {
 	actSocketRows(ks)                 // kinds_tcpopts.go
 	// kinds_timerpol.go: net timer-policy and net service-policy.
 	ks = append(ks, timerPolicyKinds()...)
+	// kinds_selfallow.go, kinds_trafficclass.go: net self-allow with
+	// net self's allow-service, ltm traffic-class with a virtual's
+	// traffic-classes, gtm global-settings metrics-exclusions.
+	ks = append(ks, selfAllowKind(), trafficClassKind(), metricsExclusionsKind())
+	actSelfAllow(ks)
+	actTrafficClasses(ks)
 	return ks
 }
 

@@ -298,6 +298,9 @@ func (c *Config) Validate(s *Schema) error {
 		if err := checkPacketFilter(c, o); err != nil { // kinds_pktfilter.go
 			return err
 		}
+		if err := checkTrafficClass(o); err != nil { // kinds_trafficclass.go
+			return err
+		}
 	}
 	return nil
 }

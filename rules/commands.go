@@ -113,6 +113,7 @@ func commandTable() *tcl.Commands {
 		registerCompat(t)                                             // commands_compat.go
 		registerProfile(t)                                            // commands_profile.go
 		registerLink(t)                                               // commands_link.go
+		registerLBClass(t)                                            // commands_lbclass.go
 		registerFTP(t)                                                // commands_ftp.go
 		registerSOCKS(t)                                              // commands_socks.go
 		registerSTARTTLS(t)                                           // commands_starttls.go

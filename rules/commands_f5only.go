@@ -9,7 +9,6 @@ import "github.com/openltm/openltm/rules/tcl"
 // unbacked is each command's reason, as the Tcl error words it.
 var unbacked = map[string]string{
 	"LB::bias":       "openltm's balancing takes no per-connection bias; use ratio or priority groups on the pool",
-	"LB::class":      "openltm has no traffic classes (ltm traffic-class) for a connection to match",
 	"LB::command":    "openltm has none of the F5 modules (PEM, CGNAT) whose load balancing this command drives",
 	"LB::context_id": "openltm keeps no load balancing context shared with F5 modules to name",
 	"LB::dst_tag":    "openltm's pool members carry no tags to select by",

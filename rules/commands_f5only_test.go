@@ -13,7 +13,6 @@ import (
 func TestF5OnlyCommands(t *testing.T) {
 	for _, tc := range []struct{ cmd, why string }{
 		{"LB::bias 10", "no per-connection bias"},
-		{"LB::class", "no traffic classes"},
 		{"LB::command pem", "F5 modules"},
 		{"LB::context_id", "context"},
 		{"LB::dst_tag t1", "no tags"},

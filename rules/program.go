@@ -114,6 +114,9 @@ type Env struct {
 	// keep table entries apart per traffic group; nil answers
 	// DefaultTrafficGroup.
 	TrafficGroup func(virtual string) string
+	// TrafficClasses are the traffic classes a virtual server (its full
+	// path) names in its traffic-classes, for LB::class; nil: none.
+	TrafficClasses func(virtual string) []TrafficClass
 	// HAStatus says whether this device is active for the traffic group
 	// of a virtual server's address ("" : the device itself), for
 	// HA::status, which rules ask before opening sideband or log

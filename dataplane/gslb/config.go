@@ -573,4 +573,26 @@ type Settings struct {
 	// LDNS address in topology, static-persistence and persistence
 	// decisions (RTT stays with the LDNS, the only address one can probe).
 	UseClientSubnet bool
+	// NoProbe is gtm global-settings metrics-exclusions' addresses: LDNS
+	// addresses never probed for path metrics (a resolver whose owner
+	// asked not to be probed, or one behind a firewall that alarms on
+	// probes). Such an LDNS is still answered; its paths stay unmeasured,
+	// so the round-trip methods pass to the next level for it, as for an
+	// LDNS not measured yet.
+	NoProbe []netip.Addr
+	// MetricsProtocols is metrics-collection-protocols: the protocols a
+	// path measurement tries, in order, before ProbeProtocols ("icmp":
+	// an ICMP echo from the path's source; "dns_dot", "tcp" as there).
+	// nil: ProbeProtocols alone.
+	MetricsProtocols []string
+}
+
+// excluded reports whether the LDNS at a is one never probed.
+func (st *Settings) excluded(a netip.Addr) bool {
+	for _, x := range st.NoProbe {
+		if x == a {
+			return true
+		}
+	}
+	return false
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -869,6 +870,17 @@ func resolveSettings(s Settings) Settings {
 	}
 	if s.ProbeProtocols == nil {
 		s.ProbeProtocols = []string{"dns_dot", "tcp"}
+	}
+	if len(s.MetricsProtocols) > 0 {
+		// metrics-collection-protocols first, then the LDNS probe
+		// protocols not among them: one path measurement tries both.
+		ps := append([]string(nil), s.MetricsProtocols...)
+		for _, p := range s.ProbeProtocols {
+			if !slices.Contains(ps, p) {
+				ps = append(ps, p)
+			}
+		}
+		s.ProbeProtocols = ps
 	}
 	if s.MaxProbes <= 0 {
 		s.MaxProbes = 64

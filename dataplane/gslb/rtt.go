@@ -251,7 +251,7 @@ func (s *Server) pathRTTs(rq *request, cands []*member, out []time.Duration) []t
 		}
 		out = append(out, rtt)
 	}
-	if !e.probing {
+	if !e.probing && !st.excluded(rq.ldns) && !st.excluded(e.addr) {
 		age := rq.now.Sub(e.probedAt)
 		switch {
 		case e.probedAt.IsZero():
@@ -365,6 +365,8 @@ func measureHops(ctx context.Context, src, dst netip.Addr, port uint16, timeout 
 			rtt, hops, err = probeDNSDot(ctx, src, dst, port, timeout)
 		case "tcp":
 			rtt, err = probeTCP(ctx, src, dst, port, timeout)
+		case "icmp":
+			rtt, err = probeICMP(ctx, src, dst, timeout)
 		default:
 			err = errors.New("unknown probe protocol " + proto)
 		}
