@@ -29,11 +29,21 @@ func cloningRules(list []*rules.Rule) []*rules.Rule {
 // virtuals the flow's datagrams, message-based virtuals the client's
 // messages, http virtuals (HTTP/1, and the streams of HTTP/2 and
 // HTTP/3 clients) the client's requests from CLIENT_ACCEPTED or from
-// the request whose HTTP_REQUEST ran it.
+// the request whose HTTP_REQUEST ran it, dns virtuals each query from
+// its DNS_REQUEST.
 func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 	switch {
+	case v.DoH != nil:
+		return nil, "a DNS over HTTPS virtual server (its queries are answered inside HTTP requests, which it does not copy)"
 	case v.DNS != nil:
-		return nil, "a virtual server with a dns profile (its queries are answered one by one, with no connection to copy)"
+		// Each query (UDP and TCP) is copied after its DNS_REQUEST; over
+		// TCP a clone in DNS_RESPONSE copies the connection's later
+		// queries. CLIENT_ACCEPTED does not run on a dns virtual's
+		// queries.
+		if v.Protocol == dataplane.ProtoUDP {
+			return []rules.Event{rules.DNSRequest}, "" // dataplane/dnsvs/clone.go
+		}
+		return []rules.Event{rules.DNSRequest, rules.DNSResponse}, ""
 	case v.Protocol == dataplane.ProtoUDP:
 		return []rules.Event{rules.ClientAccepted}, "" // dataplane/internal/udp/clone.go
 	case v.ILX != nil:
@@ -78,7 +88,11 @@ func (t *translator) ruleClones(o *objects.Object, v *dataplane.Virtual, list []
 			}
 		}
 		if len(late) > 0 {
-			t.note(o, "rule %s: clone pool in %s is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in %s only, before the bytes it would copy passed", r.Name, strings.Join(late, ", "), eventList(events))
+			why := "before the bytes it would copy passed"
+			if v.DNS != nil {
+				why = "CLIENT_ACCEPTED does not run on a dns virtual server's queries, and a UDP query has gone by DNS_RESPONSE"
+			}
+			t.note(o, "rule %s: clone pool in %s is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in %s only, %s", r.Name, strings.Join(late, ", "), eventList(events), why)
 		}
 	}
 }
