@@ -77,6 +77,8 @@ func TestRuleCloneKept(t *testing.T) {
 		"create ltm rule tap { when CLIENT_ACCEPTED { clone pool ids } }",
 		"create ltm rule reqtap { when HTTP_REQUEST { clone pool ids } }",
 		"create ltm rule late { when SERVER_CONNECTED { clone pool ids } }",
+		"create net dns-resolver r1 forward-zones replace-all-with { . { nameservers replace-all-with { 127.197.31.53:20053 { } } } }",
+		"create ltm profile http fwd proxy-type explicit explicit-proxy { dns-resolver r1 }",
 		"create ltm rule dnstap { when DNS_REQUEST { clone pool ids } }",
 		"create ltm rule dnslate { when DNS_RESPONSE { clone pool ids } }",
 	} {
@@ -97,6 +99,9 @@ func TestRuleCloneKept(t *testing.T) {
 		{"resolvresp", "destination 127.189.31.8:20053 ip-protocol udp profiles replace-all-with { udp dns } rules { dnslate }",
 			"rule /Common/dnslate: clone pool in DNS_RESPONSE is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in DNS_REQUEST only"},
 		{"resolvtcp", "destination 127.189.31.8:20053 profiles replace-all-with { tcp dns } rules { dnstap dnslate }", ""},
+		{"fwd", "destination 127.197.31.1:23128 profiles replace-all-with { tcp fwd } rules { tap }", ""},
+		{"fwdlate", "destination 127.197.31.2:23128 profiles replace-all-with { tcp fwd } rules { reqtap }",
+			"rule /Common/reqtap: clone pool in HTTP_REQUEST is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED only"},
 		{"plainlate", "destination 127.189.31.5:20080 rules { late }",
 			"rule /Common/late: clone pool in SERVER_CONNECTED is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED only"},
 		{"weblate", "destination 127.189.31.6:20080 profiles replace-all-with { tcp http } rules { late }",

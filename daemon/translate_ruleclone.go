@@ -49,7 +49,9 @@ func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 	case v.ILX != nil:
 		return nil, "a virtual server with an ilx plugin profile (the plugin owns the connection)"
 	case v.MBLB != nil && v.MBLB.ExplicitProxy != nil:
-		return nil, "an explicit HTTP proxy virtual server (its requests go to the hosts they name, not to a pool member)"
+		// The client's connection, as on a standard virtual; by
+		// HTTP_REQUEST the request's head was read.
+		return []rules.Event{rules.ClientAccepted}, "" // dataplane/internal/mblbvs/clone.go, fwdCopy
 	case v.MBLB != nil && v.MBLB.Request.Mode == mblb.HTTP:
 		return []rules.Event{rules.ClientAccepted, rules.HTTPRequest}, "" // dataplane/internal/mblbvs/clone.go
 	case v.MBLB != nil:
