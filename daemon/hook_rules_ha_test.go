@@ -100,6 +100,7 @@ func TestRuleCloneKept(t *testing.T) {
 			"rule /Common/dnslate: clone pool in DNS_RESPONSE is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in DNS_REQUEST only"},
 		{"resolvtcp", "destination 127.189.31.8:20053 profiles replace-all-with { tcp dns } rules { dnstap dnslate }", ""},
 		{"fwd", "destination 127.197.31.1:23128 profiles replace-all-with { tcp fwd } rules { tap }", ""},
+		{"media", "destination 127.197.31.3:20554 profiles replace-all-with { tcp rtsp } rules { tap }", ""},
 		{"fwdlate", "destination 127.197.31.2:23128 profiles replace-all-with { tcp fwd } rules { reqtap }",
 			"rule /Common/reqtap: clone pool in HTTP_REQUEST is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED only"},
 		{"plainlate", "destination 127.189.31.5:20080 rules { late }",

@@ -23,7 +23,7 @@ func cloningRules(list []*rules.Rule) []*rules.Rule {
 
 // ruleCloneKind says which events a rule's clone pool acts in on v, and
 // what v is when it acts in none: standard TCP virtuals (and the
-// message-routing, Diameter, MQTT and FIX ones, whose messages the
+// message-routing, Diameter, MQTT, FIX and RTSP ones, whose messages the
 // clone gets as the client sent them, SOCKS tunnels after their
 // negotiation) clone the client's bytes from CLIENT_ACCEPTED, UDP
 // virtuals the flow's datagrams, message-based virtuals the client's
@@ -58,8 +58,6 @@ func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 		return []rules.Event{rules.ClientAccepted}, "" // dataplane/internal/mblbvs/clone.go
 	case v.TLS != nil && v.TLS.Forward != nil:
 		return nil, "an SSL forward proxy virtual server without an http profile (its rules' CLIENT_ACCEPTED does not run; its clone pools copy the decrypted bytes)"
-	case v.RTSP != nil:
-		return nil, "a virtual server with an rtsp profile (its messages are parsed, not kept as the client sent them)"
 	}
 	return []rules.Event{rules.ClientAccepted}, "" // dataplane/internal/l4/clone.go
 }
