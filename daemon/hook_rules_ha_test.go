@@ -106,7 +106,7 @@ func TestRuleCloneKept(t *testing.T) {
 		{"plainlate", "destination 127.189.31.5:20080 rules { late }",
 			"rule /Common/late: clone pool in SERVER_CONNECTED is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED only"},
 		{"weblate", "destination 127.189.31.6:20080 profiles replace-all-with { tcp http } rules { late }",
-			"rule /Common/late: clone pool in SERVER_CONNECTED is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED or HTTP_REQUEST only"},
+			"rule /Common/late: clone pool in SERVER_CONNECTED is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED, HTTP_REQUEST or HTTP_REQUEST_DATA only"},
 	} {
 		out, errText := run(t, s, "create ltm virtual "+tc.name+" "+tc.create)
 		_, carries := p.Virtual("/Common/" + tc.name)

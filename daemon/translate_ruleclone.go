@@ -53,7 +53,7 @@ func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 		// HTTP_REQUEST the request's head was read.
 		return []rules.Event{rules.ClientAccepted}, "" // dataplane/internal/mblbvs/clone.go, fwdCopy
 	case v.MBLB != nil && v.MBLB.Request.Mode == mblb.HTTP:
-		return []rules.Event{rules.ClientAccepted, rules.HTTPRequest}, "" // dataplane/internal/mblbvs/clone.go
+		return []rules.Event{rules.ClientAccepted, rules.HTTPRequest, rules.HTTPRequestData}, "" // dataplane/internal/mblbvs/clone.go
 	case v.MBLB != nil:
 		return []rules.Event{rules.ClientAccepted}, "" // dataplane/internal/mblbvs/clone.go
 	case v.TLS != nil && v.TLS.Forward != nil:
@@ -97,11 +97,14 @@ func (t *translator) ruleClones(o *objects.Object, v *dataplane.Virtual, list []
 	}
 }
 
-// eventList is evs as F5 writes them, "A or B".
+// eventList is evs as F5 writes them, "A or B", "A, B or C".
 func eventList(evs []rules.Event) string {
 	s := make([]string, len(evs))
 	for i, e := range evs {
 		s[i] = e.String()
 	}
-	return strings.Join(s, " or ")
+	if len(s) < 3 {
+		return strings.Join(s, " or ")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }

@@ -55,13 +55,18 @@ type ruleCloneKey struct {
 // second copy. An HTTP/2 or HTTP/3 client's other lanes take the clone
 // at their next request (OnHTTPRequest).
 //
+// In HTTP_REQUEST_DATA (after HTTP::collect) the same: a whole request
+// is built for its member after the event, so it is copied with the
+// rest; a streamed upload's body is not copied, as the clone pools do
+// not copy it, and its later requests are.
+//
 // Elsewhere it is skipped and counted as dropped: the engine has framed
 // and sent the request by HTTP_RESPONSE, and the commit warned.
 func (r *mblbRules) Clone(pool string, member netip.AddrPort, side rules.Side, ev rules.Event) error {
 	f := r.f
 	switch {
 	case ev == rules.ClientAccepted && r.accepting:
-	case ev == rules.HTTPRequest && r.httpEv == rules.HTTPRequest && f.sess != nil:
+	case (ev == rules.HTTPRequest || ev == rules.HTTPRequestData) && r.httpEv == ev && f.sess != nil:
 	default:
 		f.vs.Clone.Dropped.Add(1)
 		return rules.ErrCloneEvent
