@@ -69,6 +69,10 @@ func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 // traffic either way; the skipped clone is counted as dropped where the
 // virtual can count it. BIG-IP takes the rule there.
 func (t *translator) ruleClones(o *objects.Object, v *dataplane.Virtual, list []*rules.Rule) {
+	if len(v.Clone) > 0 && v.DoH != nil {
+		// The DoH service answers inside HTTP requests and copies none.
+		t.note(o, "clone-pools on a DNS over HTTPS virtual server is valid on BIG-IP but skipped: openltm does not copy its requests yet")
+	}
 	for _, r := range list {
 		if r.CloneNexthop() {
 			t.note(o, "rule %s: clone nexthop is valid on BIG-IP but skipped: a proxy on the host's sockets copies no frames to a VLAN (clone pool copies the bytes)", r.Name)
