@@ -77,6 +77,10 @@ func TestRuleCloneKept(t *testing.T) {
 		"create ltm rule tap { when CLIENT_ACCEPTED { clone pool ids } }",
 		"create ltm rule reqtap { when HTTP_REQUEST { clone pool ids } }",
 		"create ltm rule late { when SERVER_CONNECTED { clone pool ids } }",
+		"create net dns-resolver r1 forward-zones replace-all-with { . { nameservers replace-all-with { 127.197.31.53:20053 { } } } }",
+		"create ltm profile http fwd proxy-type explicit explicit-proxy { dns-resolver r1 }",
+		"create ltm rule dnstap { when DNS_REQUEST { clone pool ids } }",
+		"create ltm rule dnslate { when DNS_RESPONSE { clone pool ids } }",
 	} {
 		if _, err := run(t, s, c); err != "" {
 			t.Fatalf("%s: %s", c, err)
@@ -90,11 +94,23 @@ func TestRuleCloneKept(t *testing.T) {
 		{"web", "destination 127.189.31.2:20080 profiles replace-all-with { tcp http } rules { tap reqtap }", ""},
 		{"dgram", "destination 127.189.31.3:20053 ip-protocol udp profiles replace-all-with { udp } rules { tap }", ""},
 		{"resolver", "destination 127.189.31.4:20053 ip-protocol udp profiles replace-all-with { udp dns } rules { tap }",
-			"rule /Common/tap: clone pool on a virtual server with a dns profile (its queries are answered one by one, with no connection to copy) is valid on BIG-IP but skipped"},
+			"rule /Common/tap: clone pool in CLIENT_ACCEPTED is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in DNS_REQUEST only, CLIENT_ACCEPTED does not run on a dns virtual server's queries"},
+		{"resolvreq", "destination 127.189.31.7:20053 ip-protocol udp profiles replace-all-with { udp dns } rules { dnstap }", ""},
+		{"resolvresp", "destination 127.189.31.8:20053 ip-protocol udp profiles replace-all-with { udp dns } rules { dnslate }",
+			"rule /Common/dnslate: clone pool in DNS_RESPONSE is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in DNS_REQUEST only"},
+		{"resolvtcp", "destination 127.189.31.8:20053 profiles replace-all-with { tcp dns } rules { dnstap dnslate }", ""},
+		{"fwd", "destination 127.197.31.1:23128 profiles replace-all-with { tcp fwd } rules { tap }", ""},
+		{"media", "destination 127.197.31.3:20554 profiles replace-all-with { tcp rtsp } rules { tap }", ""},
+		{"doh", "destination 127.197.31.4:20443 profiles replace-all-with { tcp http dns doh-server } rules { dnstap }",
+			"rule /Common/dnstap: clone pool on a DNS over HTTPS virtual server"},
+		{"dohpools", "destination 127.197.31.5:20443 profiles replace-all-with { tcp http dns doh-server } clone-pools replace-all-with { ids }",
+			"clone-pools on a DNS over HTTPS virtual server is valid on BIG-IP but skipped"},
+		{"fwdlate", "destination 127.197.31.2:23128 profiles replace-all-with { tcp fwd } rules { reqtap }",
+			"rule /Common/reqtap: clone pool in HTTP_REQUEST is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED only"},
 		{"plainlate", "destination 127.189.31.5:20080 rules { late }",
 			"rule /Common/late: clone pool in SERVER_CONNECTED is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED only"},
 		{"weblate", "destination 127.189.31.6:20080 profiles replace-all-with { tcp http } rules { late }",
-			"rule /Common/late: clone pool in SERVER_CONNECTED is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED or HTTP_REQUEST only"},
+			"rule /Common/late: clone pool in SERVER_CONNECTED is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED, HTTP_REQUEST or HTTP_REQUEST_DATA only"},
 	} {
 		out, errText := run(t, s, "create ltm virtual "+tc.name+" "+tc.create)
 		_, carries := p.Virtual("/Common/" + tc.name)

@@ -23,31 +23,41 @@ func cloningRules(list []*rules.Rule) []*rules.Rule {
 
 // ruleCloneKind says which events a rule's clone pool acts in on v, and
 // what v is when it acts in none: standard TCP virtuals (and the
-// message-routing, Diameter, MQTT and FIX ones, whose messages the
+// message-routing, Diameter, MQTT, FIX and RTSP ones, whose messages the
 // clone gets as the client sent them, SOCKS tunnels after their
 // negotiation) clone the client's bytes from CLIENT_ACCEPTED, UDP
 // virtuals the flow's datagrams, message-based virtuals the client's
 // messages, http virtuals (HTTP/1, and the streams of HTTP/2 and
 // HTTP/3 clients) the client's requests from CLIENT_ACCEPTED or from
-// the request whose HTTP_REQUEST ran it.
+// the request whose HTTP_REQUEST ran it, dns virtuals each query from
+// its DNS_REQUEST.
 func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 	switch {
+	case v.DoH != nil:
+		return nil, "a DNS over HTTPS virtual server (its queries are answered inside HTTP requests, which it does not copy)"
 	case v.DNS != nil:
-		return nil, "a virtual server with a dns profile (its queries are answered one by one, with no connection to copy)"
+		// Each query (UDP and TCP) is copied after its DNS_REQUEST; over
+		// TCP a clone in DNS_RESPONSE copies the connection's later
+		// queries. CLIENT_ACCEPTED does not run on a dns virtual's
+		// queries.
+		if v.Protocol == dataplane.ProtoUDP {
+			return []rules.Event{rules.DNSRequest}, "" // dataplane/dnsvs/clone.go
+		}
+		return []rules.Event{rules.DNSRequest, rules.DNSResponse}, ""
 	case v.Protocol == dataplane.ProtoUDP:
 		return []rules.Event{rules.ClientAccepted}, "" // dataplane/internal/udp/clone.go
 	case v.ILX != nil:
 		return nil, "a virtual server with an ilx plugin profile (the plugin owns the connection)"
 	case v.MBLB != nil && v.MBLB.ExplicitProxy != nil:
-		return nil, "an explicit HTTP proxy virtual server (its requests go to the hosts they name, not to a pool member)"
+		// The client's connection, as on a standard virtual; by
+		// HTTP_REQUEST the request's head was read.
+		return []rules.Event{rules.ClientAccepted}, "" // dataplane/internal/mblbvs/clone.go, fwdCopy
 	case v.MBLB != nil && v.MBLB.Request.Mode == mblb.HTTP:
-		return []rules.Event{rules.ClientAccepted, rules.HTTPRequest}, "" // dataplane/internal/mblbvs/clone.go
+		return []rules.Event{rules.ClientAccepted, rules.HTTPRequest, rules.HTTPRequestData}, "" // dataplane/internal/mblbvs/clone.go
 	case v.MBLB != nil:
 		return []rules.Event{rules.ClientAccepted}, "" // dataplane/internal/mblbvs/clone.go
 	case v.TLS != nil && v.TLS.Forward != nil:
 		return nil, "an SSL forward proxy virtual server without an http profile (its rules' CLIENT_ACCEPTED does not run; its clone pools copy the decrypted bytes)"
-	case v.RTSP != nil:
-		return nil, "a virtual server with an rtsp profile (its messages are parsed, not kept as the client sent them)"
 	}
 	return []rules.Event{rules.ClientAccepted}, "" // dataplane/internal/l4/clone.go
 }
@@ -59,6 +69,10 @@ func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 // traffic either way; the skipped clone is counted as dropped where the
 // virtual can count it. BIG-IP takes the rule there.
 func (t *translator) ruleClones(o *objects.Object, v *dataplane.Virtual, list []*rules.Rule) {
+	if len(v.Clone) > 0 && v.DoH != nil {
+		// The DoH service answers inside HTTP requests and copies none.
+		t.note(o, "clone-pools on a DNS over HTTPS virtual server is valid on BIG-IP but skipped: openltm does not copy its requests yet")
+	}
 	for _, r := range list {
 		if r.CloneNexthop() {
 			t.note(o, "rule %s: clone nexthop is valid on BIG-IP but skipped: a proxy on the host's sockets copies no frames to a VLAN (clone pool copies the bytes)", r.Name)
@@ -78,16 +92,23 @@ func (t *translator) ruleClones(o *objects.Object, v *dataplane.Virtual, list []
 			}
 		}
 		if len(late) > 0 {
-			t.note(o, "rule %s: clone pool in %s is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in %s only, before the bytes it would copy passed", r.Name, strings.Join(late, ", "), eventList(events))
+			why := "before the bytes it would copy passed"
+			if v.DNS != nil {
+				why = "CLIENT_ACCEPTED does not run on a dns virtual server's queries, and a UDP query has gone by DNS_RESPONSE"
+			}
+			t.note(o, "rule %s: clone pool in %s is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in %s only, %s", r.Name, strings.Join(late, ", "), eventList(events), why)
 		}
 	}
 }
 
-// eventList is evs as F5 writes them, "A or B".
+// eventList is evs as F5 writes them, "A or B", "A, B or C".
 func eventList(evs []rules.Event) string {
 	s := make([]string, len(evs))
 	for i, e := range evs {
 		s[i] = e.String()
 	}
-	return strings.Join(s, " or ")
+	if len(s) < 3 {
+		return strings.Join(s, " or ")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }

@@ -343,3 +343,41 @@ func TestRuleCloneHTTP2Lanes(t *testing.T) {
 		return st.Clone != nil && st.Clone.Conns == 1 && st.Clone.Dropped == 0
 	})
 }
+
+// TestRuleCloneHTTPRequestData: a clone in HTTP_REQUEST_DATA, after
+// HTTP::collect read the body, copies that request (the rule read its
+// body to decide) and the client's later ones, as one in HTTP_REQUEST
+// does; the requests before it are not copied.
+func TestRuleCloneHTTPRequestData(t *testing.T) {
+	const base = "127.197.80."
+	vs, member := base+"1:8080", base+"2:9000"
+	startL7Member(t, member, "M1")
+	cs := startCloneCollector(t, base+"3:9001")
+	p, _ := newPlane(t)
+	rule := "when HTTP_REQUEST { if { [HTTP::method] eq \"POST\" } { HTTP::collect 6 } }\n" +
+		"when HTTP_REQUEST_DATA { if { [HTTP::payload] contains \"attack\" } { clone pool /Common/ids_cs } }"
+	cfg := l7Config(t, vs, false, mblb.HTTPOptions{}, rule, member)
+	addClonePool(cfg, "/Common/ids_cs", base+"3:9001")
+	mustApply(t, p, cfg)
+
+	c := dialHTTPVS(t, vs)
+	reqs := []string{
+		"POST /calm HTTP/1.1\r\nHost: a\r\nContent-Length: 6\r\n\r\npeace!",
+		"POST /bad HTTP/1.1\r\nHost: a\r\nContent-Length: 6\r\n\r\nattack",
+		"GET /after HTTP/1.1\r\nHost: a\r\n\r\n",
+	}
+	for _, r := range reqs {
+		resp, body, err := c.do(r)
+		if err != nil || resp.StatusCode != 200 || !strings.HasPrefix(body, "M1 ") {
+			t.Fatalf("request through the virtual: %v %q", err, body)
+		}
+	}
+	c.c.Close()
+	if got := cs.wait(t, 1); len(got) != 1 || got[0] != strings.Join(reqs[1:], "") {
+		t.Errorf("clientside copy = %q, want the requests from /bad on, on one connection", got)
+	}
+	eventually(t, "clone counters", func() bool {
+		st, _ := p.Virtual("/Common/vs")
+		return st.Clone != nil && st.Clone.Conns == 1 && st.Clone.Dropped == 0
+	})
+}

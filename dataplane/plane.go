@@ -159,6 +159,7 @@ func New(opts Options) *Plane {
 	}
 	p.udp = p.newUDP()
 	p.dns = dnsvs.New(p.log)
+	p.dns.SetPools(p.rulePools) // a rule's clone on a dns virtual (dnsvs/clone.go)
 	p.poolIndex.Store(&state.Pools{})
 	p.mblbs = mblbvs.NewSet(mblbvs.Env{
 		Table:          p.table,

@@ -114,6 +114,11 @@ func cloneHook(c *tcl.Compiler) error {
 		default:
 			return c.Errorf(1, "clone: bad option %q: must be pool or nexthop", kind)
 		}
+	} else {
+		// A kind computed at run time may be pool: the paths that
+		// prepare for a clone (Program.Clones) and the commit's
+		// warnings take it as one.
+		r.clones = true
 	}
 	if !r.inWhen {
 		return nil

@@ -65,6 +65,12 @@ func TestCloneCommand(t *testing.T) {
 	if !r.Clones() || mustCompile(t, "r", "when CLIENT_ACCEPTED { pool ids_pool }").Clones() {
 		t.Error("Clones does not follow clone pool")
 	}
+	// A kind computed at run time may be pool; a program knows its rules
+	// clone (the paths that prepare for it per message ask).
+	computed := mustCompile(t, "r", "when DNS_REQUEST { set k pool\n clone $k ids_pool }")
+	if !computed.Clones() || !NewProgram(nil, computed).Clones() || NewProgram(nil, mustCompile(t, "r", "when CLIENT_ACCEPTED { pool ids_pool }")).Clones() {
+		t.Error("Clones does not follow a computed clone kind, or Program.Clones its rules")
+	}
 
 	for _, tc := range []struct{ body, err string }{
 		{"when CLIENT_ACCEPTED { clone }", `r:1:24: wrong # args: should be "clone pool pool_name ?member addr ?port??"`},

@@ -216,6 +216,8 @@ type Program struct {
 	// bwc: a rule calls BWC::policy or IP::ingress_rate_limit
 	// (AttachesBWC).
 	bwc bool
+	// clones: a rule has a clone pool command (Clones).
+	clones bool
 	// fixMaps are FIX::tag map's sender tag maps (commands_fix.go).
 	fixMaps fixMaps
 }
@@ -249,6 +251,7 @@ func NewProgram(env *Env, rules ...*Rule) *Program {
 		p.waits = p.waits || r.waits
 		p.switchesH2 = p.switchesH2 || r.switchesH2
 		p.bwc = p.bwc || r.attachesBWC
+		p.clones = p.clones || r.clones
 		for _, h := range r.handlers {
 			p.handlers[h.Event] = append(p.handlers[h.Event], progHandler{h: h, ri: i})
 		}
@@ -332,6 +335,11 @@ func (p *Program) Waits() bool { return p != nil && p.waits }
 // test per read and write while none is set), on goroutines of their own
 // since a pace waits, which other virtuals do not pay for.
 func (p *Program) AttachesBWC() bool { return p != nil && p.bwc }
+
+// Clones reports whether a rule has a clone pool command: a path that
+// must prepare per message to take one (a dns virtual's query) does so
+// for these virtuals alone.
+func (p *Program) Clones() bool { return p != nil && p.clones }
 
 // Init runs every RULE_INIT handler once, as BIG-IP does when a rule is
 // loaded or modified.

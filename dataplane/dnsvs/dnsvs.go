@@ -20,6 +20,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/gslb"
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/rules"
 )
 
@@ -32,8 +33,9 @@ type Answerer interface {
 	AnswerVirtual(r *dns.Msg, src netip.Addr, udp, gtm, express, dnssec bool) (m *dns.Msg, send, handled bool, origin string)
 	// VirtualRequest runs the virtual's iRules' DNS_REQUEST with the
 	// GSLB's DNS:: commands (gslb.Server.VirtualRequest); log is the
-	// profile's logging, DNS::log's (nil: none).
-	VirtualRequest(prog *rules.Program, r *dns.Msg, src netip.Addr, local netip.AddrPort, udp bool, log func(id uint16, msg string)) (vr *gslb.VirtualRules, m *dns.Msg, send, done bool)
+	// profile's logging, DNS::log's (nil: none); clone takes the rules'
+	// clone command (clone.go; nil: skipped).
+	VirtualRequest(prog *rules.Program, r *dns.Msg, src netip.Addr, local netip.AddrPort, udp bool, log func(id uint16, msg string), clone rules.Cloner) (vr *gslb.VirtualRules, m *dns.Msg, send, done bool)
 }
 
 // ForwardTimeout is how long a query forwarded to a member waits for its
@@ -53,6 +55,9 @@ type Engine struct {
 	ans atomic.Pointer[answerer]
 	x   atomic.Pointer[express]   // DNS Express's NOTIFYs (express.go)
 	out atomic.Pointer[logSender] // the logging profiles' publishers (dnslog.go)
+	// pools is the plane's pool index, which a rule's clone names its
+	// pool in (clone.go); nil until SetPools.
+	pools atomic.Pointer[func() state.Pools]
 
 	mu     sync.Mutex
 	caches map[string]*Cache

@@ -212,7 +212,7 @@ func (g *gslbStub) AnswerVirtual(r *dns.Msg, _ netip.Addr, _, gtm, express, dnss
 	return m, true, true, gslb.OriginGTM
 }
 
-func (g *gslbStub) VirtualRequest(*rules.Program, *dns.Msg, netip.Addr, netip.AddrPort, bool, func(uint16, string)) (*gslb.VirtualRules, *dns.Msg, bool, bool) {
+func (g *gslbStub) VirtualRequest(*rules.Program, *dns.Msg, netip.Addr, netip.AddrPort, bool, func(uint16, string), rules.Cloner) (*gslb.VirtualRules, *dns.Msg, bool, bool) {
 	return nil, nil, false, false
 }
 

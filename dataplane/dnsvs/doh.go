@@ -19,7 +19,7 @@ func (s *Service) AnswerDoH(vs *state.Virtual, snap *state.VirtualSnap, r *dns.M
 	if s.log != nil {
 		s.log.query(r, client, local)
 	}
-	m, send := s.answerStream(vs, snap, r, wire, client, local, true)
+	m, send := s.answerStream(vs, snap, r, wire, client, local, true, nil)
 	if send && m != nil && s.log != nil {
 		s.log.response(m, client)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/rpz"
+	"github.com/openltm/openltm/rules"
 )
 
 // Service is one dns profile of one commit, as a virtual's snapshot
@@ -219,8 +220,13 @@ func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net
 	// The query outlives the listener's buffer when it waits for a
 	// member, and an unpacked option may point into what it unpacked.
 	b = append([]byte(nil), b...)
+	var qc *queryClone
+	if snap.Clone != nil || snap.Cfg.Rules != nil {
+		qc = s.newUDPClone(vs, snap) // clone.go; nil when it copies nothing
+	}
 	r := new(dns.Msg)
 	if err := r.Unpack(b); err != nil {
+		qc.datagram(b, b)
 		if len(b) >= 12 && b[2]&0x80 == 0 { // a query's header: FORMERR
 			m := new(dns.Msg)
 			m.Id, m.Response, m.Rcode = binary.BigEndian.Uint16(b), true, dns.RcodeFormatError
@@ -230,6 +236,7 @@ func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net
 	}
 	if s.p.Rapid {
 		if m, done := s.rapid(r); done { // rapid.go
+			qc.datagram(b, b)
 			if m != nil {
 				s.sendUDP(vs, conn, client, m, r)
 			}
@@ -240,10 +247,14 @@ func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net
 		s.log.query(r, client, local)
 	}
 	if s.p.ProcessXfr && isXfr(r) {
+		qc.datagram(b, b)
 		s.transferUDP(vs, conn, client, r, b) // xfr.go
 		return
 	}
-	vr, m, send, done := s.request(snap, r, client.Addr(), local, true)
+	vr, m, send, done := s.request(snap, r, client.Addr(), local, true, qc.cloner())
+	if qc != nil {
+		qc.datagram(b, ruleWire(vr, r, b)) // the copies, the rule's clones with them
+	}
 	if done {
 		if send {
 			s.sendUDP(vs, conn, client, m, r)
@@ -300,7 +311,8 @@ func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net
 // request runs the virtual's iRules' DNS_REQUEST through the GSLB (nil
 // when its rules handle no DNS event or no GSLB is attached): done says
 // the rule ended the query, with m to send when send.
-func (s *Service) request(snap *state.VirtualSnap, r *dns.Msg, client netip.Addr, local netip.AddrPort, udp bool) (vr *gslb.VirtualRules, m *dns.Msg, send, done bool) {
+// cl takes the rules' clone command (clone.go; nil: none copies).
+func (s *Service) request(snap *state.VirtualSnap, r *dns.Msg, client netip.Addr, local netip.AddrPort, udp bool, cl rules.Cloner) (vr *gslb.VirtualRules, m *dns.Msg, send, done bool) {
 	if snap.Cfg.Rules == nil {
 		return nil, nil, false, false
 	}
@@ -308,7 +320,20 @@ func (s *Service) request(snap *state.VirtualSnap, r *dns.Msg, client netip.Addr
 	if a == nil {
 		return nil, nil, false, false
 	}
-	return a.a.VirtualRequest(irules.Program(snap.Cfg.Rules), r, client, local, udp, s.logMsg)
+	return a.a.VirtualRequest(irules.Program(snap.Cfg.Rules), r, client, local, udp, s.logMsg, cl)
+}
+
+// ruleWire is r's wire form as the virtual's DNS_REQUEST left it, for a
+// serverside copy: b (as received) when no rule ran or it cannot be
+// packed.
+func ruleWire(vr *gslb.VirtualRules, r *dns.Msg, b []byte) []byte {
+	if vr == nil {
+		return b
+	}
+	if wire, err := r.Pack(); err == nil {
+		return wire
+	}
+	return b
 }
 
 // sendUDP sends m to client, cut to the client's UDP size (r's OPT).
@@ -351,6 +376,11 @@ func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TC
 	if idle <= 0 {
 		idle = 300 * time.Second
 	}
+	var qc *queryClone
+	if snap.Clone != nil || snap.Cfg.Rules != nil {
+		qc = s.newTCPClone(vs, snap) // clone.go; nil when it copies nothing
+		defer qc.close()
+	}
 	var lenBuf [2]byte
 	for range maxTCPQueries {
 		c.SetReadDeadline(time.Now().Add(idle))
@@ -364,18 +394,20 @@ func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TC
 		vs.Stats.In(len(b)+2, 1)
 		r := new(dns.Msg)
 		if err := r.Unpack(b); err != nil {
+			qc.stream(b, b)
 			return
 		}
 		if s.log != nil {
 			s.log.query(r, client, local)
 		}
 		if s.p.ProcessXfr && isXfr(r) {
+			qc.stream(b, b)
 			if !s.transfer(vs, c, r, b, client.Addr(), idle) {
 				return
 			}
 			continue
 		}
-		m, send := s.answerTCP(vs, snap, r, b, client, local)
+		m, send := s.answerTCP(vs, snap, r, b, client, local, qc)
 		if !send {
 			continue
 		}
@@ -400,17 +432,21 @@ func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TC
 
 // answerTCP is the answer to one query of a TCP connection (b its wire
 // form): the virtual's DNS_REQUEST, the profile's steps, the pool, its
-// DNS_RESPONSE. send is false when nothing goes back.
-func (s *Service) answerTCP(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, b []byte, client, local netip.AddrPort) (*dns.Msg, bool) {
-	return s.answerStream(vs, snap, r, b, client, local, false)
+// DNS_RESPONSE. send is false when nothing goes back. qc is the
+// connection's copies (clone.go; nil for none).
+func (s *Service) answerTCP(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, b []byte, client, local netip.AddrPort, qc *queryClone) (*dns.Msg, bool) {
+	return s.answerStream(vs, snap, r, b, client, local, false, qc)
 }
 
 // answerStream is answerTCP's work; doh asks the pool over UDP first, and
 // again over TCP when the member's answer is truncated, as a DoH query
 // (dataplane/doh) has no size of its own to keep to.
-func (s *Service) answerStream(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, b []byte, client, local netip.AddrPort, doh bool) (*dns.Msg, bool) {
-	vr, m, send, done := s.request(snap, r, client.Addr(), local, false)
+func (s *Service) answerStream(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, b []byte, client, local netip.AddrPort, doh bool, qc *queryClone) (*dns.Msg, bool) {
+	vr, m, send, done := s.request(snap, r, client.Addr(), local, false, qc.cloner())
 	defer vr.Release()
+	if qc != nil {
+		qc.stream(b, ruleWire(vr, r, b)) // the copies, the rule's clones with them
+	}
 	if done {
 		return m, send
 	}

@@ -106,6 +106,15 @@ type Meter interface {
 	Sent(n int)
 }
 
+// Copier is given the bytes of a client connection to copy (the
+// virtual's clone pools and a rule's clone, dataplane/clone): Client
+// as the client sent them, Server as its origins, the pool's member or
+// a tunnel's far end get them. It must not keep p.
+type Copier interface {
+	Client(p []byte)
+	Server(p []byte)
+}
+
 // SessionOptions are what the plane gives one client connection: the
 // package knows nothing of SNAT, tcp profiles or the connection table.
 type SessionOptions struct {
@@ -136,6 +145,10 @@ type SessionOptions struct {
 	Pool func(ctx context.Context) (net.Conn, netip.AddrPort, error)
 	// Close, when set, are the tcp profile's close timers (close.go).
 	Close *CloseTimers
+	// Copy, when set, is given what the client sends and what each
+	// origin gets (request heads as rewritten, bodies, tunnel bytes);
+	// nil: nothing, a nil test per read and write.
+	Copy Copier
 	// Logf logs what the close timers reset; nil: nothing.
 	Logf func(format string, args ...any)
 }
@@ -211,6 +224,9 @@ func (r countReader) Read(b []byte) (int, error) {
 	n, err := r.s.c.Read(b)
 	if n > 0 {
 		r.s.received(n)
+		if r.s.o.Copy != nil {
+			r.s.o.Copy.Client(b[:n])
+		}
 		if r.s.headLeft >= 0 {
 			r.s.headLeft -= n
 		}
@@ -611,7 +627,7 @@ func (s *Session) originFor(dsts []netip.AddrPort) (*origin, bool, error) {
 // newOrigin wraps a new origin connection.
 func (s *Session) newOrigin(c net.Conn, d netip.AddrPort) *origin {
 	s.watch(c) // close.go
-	return &origin{c: c, addr: d, br: bufio.NewReaderSize(idleConn{c, s.o.Idle}, 16<<10), bw: bufio.NewWriterSize(idleConn{c, s.o.Idle}, 16<<10)}
+	return &origin{c: c, addr: d, br: bufio.NewReaderSize(idleConn{c: c, idle: s.o.Idle}, 16<<10), bw: bufio.NewWriterSize(idleConn{c: c, idle: s.o.Idle, copy: s.o.Copy}, 16<<10)}
 }
 
 // idleConn bounds each read and write of an origin connection by the
@@ -620,6 +636,7 @@ func (s *Session) newOrigin(c net.Conn, d netip.AddrPort) *origin {
 type idleConn struct {
 	c    net.Conn
 	idle time.Duration
+	copy Copier // SessionOptions.Copy, on the writing side; nil: none
 }
 
 func (c idleConn) Read(b []byte) (int, error) {
@@ -633,7 +650,11 @@ func (c idleConn) Write(b []byte) (int, error) {
 	if c.idle > 0 {
 		c.c.SetWriteDeadline(time.Now().Add(c.idle))
 	}
-	return c.c.Write(b)
+	n, err := c.c.Write(b)
+	if n > 0 && c.copy != nil {
+		c.copy.Server(b[:n])
+	}
+	return n, err
 }
 
 // dropOrigin closes o and forgets it.
@@ -778,9 +799,19 @@ func (s *Session) splice(oc net.Conn, fromOrigin []byte) {
 // the shared activity clock; a read deadline that passes while the other
 // direction was busy is moved on.
 func (s *Session) pipe(dst io.Writer, src net.Conn, first []byte, last *atomic.Int64) {
+	// The client's bytes into the tunnel go to the copy: clientside as
+	// read (first was, when the session's reader read it), serverside
+	// as the far end gets them, the same.
+	cp := s.o.Copy
+	if src != s.c {
+		cp = nil
+	}
 	if len(first) > 0 {
 		if _, err := dst.Write(first); err != nil {
 			return
+		}
+		if cp != nil {
+			cp.Server(first)
 		}
 	}
 	buf := make([]byte, 32<<10)
@@ -794,9 +825,15 @@ func (s *Session) pipe(dst io.Writer, src net.Conn, first []byte, last *atomic.I
 			if src == s.c {
 				s.received(n)
 			}
+			if cp != nil {
+				cp.Client(buf[:n])
+			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				s.abortTunnel()
 				return
+			}
+			if cp != nil {
+				cp.Server(buf[:n])
 			}
 		}
 		if err != nil {

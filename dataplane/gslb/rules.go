@@ -76,6 +76,9 @@ type ruleConn struct {
 	origin  string
 	rpz     string // DNS::rpz_policy: the cache's response policy applied ("": none)
 	log     func(id uint16, msg string)
+	// clone takes an LTM virtual's rule's clone command (Clone); nil on
+	// a listener's and without one.
+	clone rules.Cloner
 	// ttl is the TTL a rule's ttl gave the wide IP's answer (ttlSet);
 	// prio the member priorities its member_priority set (rules_gtm.go);
 	// qosw the quality-of-service weights its qos_weight set, and at

@@ -83,13 +83,15 @@ type VirtualRules struct {
 // DNS_RESPONSE has run). Otherwise the profile answers r (which the
 // rule may have edited) and hands the answer to vr.Response. vr is nil
 // when prog handles neither event; Release ends it. log is the dns
-// profile's logging profile, DNS::log's (nil: none).
-func (s *Server) VirtualRequest(prog *rules.Program, r *dns.Msg, src netip.Addr, local netip.AddrPort, udp bool, log func(id uint16, msg string)) (vr *VirtualRules, m *dns.Msg, send, done bool) {
+// profile's logging profile, DNS::log's (nil: none); clone takes the
+// rule's clone command (the virtual's copy of the query,
+// dataplane/dnsvs; nil: the command is skipped).
+func (s *Server) VirtualRequest(prog *rules.Program, r *dns.Msg, src netip.Addr, local netip.AddrPort, udp bool, log func(id uint16, msg string), clone rules.Cloner) (vr *VirtualRules, m *dns.Msg, send, done bool) {
 	if prog == nil || !prog.Handles(rules.DNSRequest) && !prog.Handles(rules.DNSResponse) {
 		return nil, nil, false, false
 	}
 	vr = &VirtualRules{s: s, prog: prog, udp: udp,
-		rc: &ruleConn{s: s, p: s.plan.Load(), q: r, src: src, local: local, tcp: !udp, virtual: true, log: log}}
+		rc: &ruleConn{s: s, p: s.plan.Load(), q: r, src: src, local: local, tcp: !udp, virtual: true, log: log, clone: clone}}
 	if !prog.Handles(rules.DNSRequest) {
 		return vr, nil, false, false
 	}
@@ -153,4 +155,18 @@ func (vr *VirtualRules) Release() {
 	if vr != nil {
 		vr.rc.release()
 	}
+}
+
+var _ rules.Cloner = (*ruleConn)(nil)
+
+// Clone implements rules.Cloner for an LTM virtual's rules: the virtual's
+// dns profile copies the query to the clone member (dataplane/dnsvs,
+// clone.go), which decides in which events it can. A gtm listener's and
+// a wide IP's rules have no virtual to count or copy for: their clone is
+// skipped, as it was before.
+func (c *ruleConn) Clone(pool string, member netip.AddrPort, side rules.Side, ev rules.Event) error {
+	if c.clone == nil || c.wide {
+		return rules.ErrCloneEvent
+	}
+	return c.clone.Clone(pool, member, side, ev)
 }

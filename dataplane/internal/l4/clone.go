@@ -3,6 +3,7 @@ package l4
 import (
 	"net/netip"
 
+	"github.com/openltm/openltm/dataplane/clone"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/rules"
@@ -38,15 +39,16 @@ var _ rules.Cloner = (*proxied)(nil)
 // before the copy loops start, so that the flow's clone connections
 // change while no loop reads them; in a later event it is skipped and
 // counted as dropped (the commit warned), since the copy would start
-// part-way through the bytes the loops already passed; on rtsp and ilx
-// virtuals too, whose client bytes no copy loop reads (an rtsp flow's
-// messages are parsed, an ilx plugin owns the connection). The
+// part-way through the bytes the loops already passed; on ilx virtuals
+// too, whose client bytes no copy loop reads (an ilx plugin owns the
+// connection). An rtsp flow's reader copies the client's bytes as it
+// reads them (cloneClient), its writer what the member gets. The
 // copies count on the virtual's clone counters and on the clone
 // member's, as the virtual's clone pools' do. A member named is taken
 // whatever its monitor says, as F5 documents; one forced offline (or
 // at its connection limit) gets no copy, counted as dropped [M].
 func (pr *proxied) Clone(pool string, member netip.AddrPort, side rules.Side, ev rules.Event) error {
-	if ev != rules.ClientAccepted || pr.rs == nil || pr.rs.ev != config.EventClientAccepted || pr.snap.Cfg.RTSP != nil || pr.snap.Cfg.ILX != nil {
+	if ev != rules.ClientAccepted || pr.rs == nil || pr.rs.ev != config.EventClientAccepted || pr.snap.Cfg.ILX != nil {
 		pr.vs.Clone.Dropped.Add(1)
 		return rules.ErrCloneEvent
 	}
@@ -56,4 +58,16 @@ func (pr *proxied) Clone(pool string, member netip.AddrPort, side rules.Side, ev
 	}
 	pr.clone = set.Add(pr.clone, d, side == rules.ServerSide)
 	return nil
+}
+
+// cloneClient is a flow's clone connections as the writer a reader of
+// the client's bytes copies into (io.TeeReader): an rtsp flow's, whose
+// messages are parsed and sent again, so that clientside pools still
+// get them as the client sent them.
+type cloneClient struct{ f *clone.Flow }
+
+// Write implements io.Writer; the copy never fails the read.
+func (c cloneClient) Write(p []byte) (int, error) {
+	c.f.Client(p)
+	return len(p), nil
 }

@@ -82,6 +82,9 @@ func (pr *proxied) serveRTSP(head []byte) {
 	if len(head) > 0 {
 		src = io.MultiReader(bytes.NewReader(head), pr.client)
 	}
+	if pr.clone != nil {
+		src = io.TeeReader(src, cloneClient{pr.clone}) // clone.go: as the client sent it
+	}
 	x.rd[0] = rtsp.NewReader(src, opt.MaxHeader, opt.MaxBody)
 	m := &x.msg[0]
 	for {

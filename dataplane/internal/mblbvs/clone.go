@@ -3,6 +3,7 @@ package mblbvs
 import (
 	"net/netip"
 
+	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/rules"
 )
@@ -54,13 +55,18 @@ type ruleCloneKey struct {
 // second copy. An HTTP/2 or HTTP/3 client's other lanes take the clone
 // at their next request (OnHTTPRequest).
 //
+// In HTTP_REQUEST_DATA (after HTTP::collect) the same: a whole request
+// is built for its member after the event, so it is copied with the
+// rest; a streamed upload's body is not copied, as the clone pools do
+// not copy it, and its later requests are.
+//
 // Elsewhere it is skipped and counted as dropped: the engine has framed
 // and sent the request by HTTP_RESPONSE, and the commit warned.
 func (r *mblbRules) Clone(pool string, member netip.AddrPort, side rules.Side, ev rules.Event) error {
 	f := r.f
 	switch {
 	case ev == rules.ClientAccepted && r.accepting:
-	case ev == rules.HTTPRequest && r.httpEv == rules.HTTPRequest && f.sess != nil:
+	case (ev == rules.HTTPRequest || ev == rules.HTTPRequestData) && r.httpEv == ev && f.sess != nil:
 	default:
 		f.vs.Clone.Dropped.Add(1)
 		return rules.ErrCloneEvent
@@ -102,4 +108,48 @@ func (f *mblbFlow) laneClone() {
 	if f.ruleClone.Load() != nil && f.sess != nil {
 		f.sess.SetClone(f.cloneRule)
 	}
+}
+
+// The explicit forward proxy (fwdproxy.go) copies its client's
+// connection as a standard virtual does, not request by request: the
+// proxy reads the client's bytes itself (fwdproxy.SessionOptions.Copy),
+// so clientside pools get them as the client sent them (requests,
+// bodies, a CONNECT tunnel's bytes; an intercepted tunnel's decrypted)
+// and serverside pools as the origins, the pool's member or the
+// tunnel's far end get them (heads as the proxy rewrote them). One
+// clone connection per clone pool for the client's connection [M: its
+// requests go to many origins, none of which is a pool member the copy
+// could follow]. f.ruleClone holds them; f.finish closes them.
+
+// fwdCopy is an explicit-proxy client's fwdproxy.Copier.
+type fwdCopy struct{ f *mblbFlow }
+
+var _ fwdproxy.Copier = fwdCopy{}
+
+// Client implements fwdproxy.Copier.
+func (c fwdCopy) Client(p []byte) { c.f.ruleClone.Load().Client(p) }
+
+// Server implements fwdproxy.Copier.
+func (c fwdCopy) Server(p []byte) { c.f.ruleClone.Load().Server(p) }
+
+var _ rules.Cloner = (*fwdRules)(nil)
+
+// Clone implements rules.Cloner on the explicit proxy: in
+// CLIENT_ACCEPTED, which runs before the proxy reads the client's first
+// byte, the client's connection gets one more clone connection (see
+// fwdCopy). In a later event (HTTP_REQUEST, HTTP_PROXY_REQUEST ...) the
+// request's head was read already and the copy would start part-way:
+// it is skipped and counted as dropped (the commit warned).
+func (r *fwdRules) Clone(pool string, member netip.AddrPort, side rules.Side, ev rules.Event) error {
+	f := r.f
+	if ev != rules.ClientAccepted || r.ev != rules.ClientAccepted || r.snap == nil {
+		f.vs.Clone.Dropped.Add(1)
+		return rules.ErrCloneEvent
+	}
+	set, d, ok, err := state.RuleClone(*f.mv.env.Pools(), f.vs, r.snap, f.Virtual, pool, member)
+	if !ok {
+		return err
+	}
+	f.ruleClone.Store(set.Add(f.ruleClone.Load(), d, side == rules.ServerSide))
+	return nil
 }

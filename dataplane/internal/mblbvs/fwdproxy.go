@@ -81,6 +81,15 @@ func (mv *VS) serveExplicit(snap *state.VirtualSnap, c *net.TCPConn, head []byte
 	if opts.Close != nil {
 		opts.Logf = mv.logInfof
 	}
+	if snap.Clone != nil || fr != nil && fr.prog.Clones() {
+		// clone.go: the virtual's clone pools from the start, a rule's
+		// clone from CLIENT_ACCEPTED; closed by f.finish.
+		f.ruleClone.Store(snap.Clone.Start())
+		opts.Copy = fwdCopy{f}
+		if fr != nil {
+			fr.snap = snap
+		}
+	}
 	sess := mv.fwd.NewSession(conn, opts)
 
 	f.Closer = sess.Close

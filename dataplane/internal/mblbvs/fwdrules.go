@@ -36,6 +36,9 @@ type fwdRules struct {
 	// ("" when chained by address, or not).
 	route   fwdproxy.Route
 	chained string
+	// snap is the client's snapshot when the client's bytes are copied
+	// (clone.go, fwdCopy); nil: a rule's clone is skipped.
+	snap *state.VirtualSnap
 }
 
 var (
