@@ -28,16 +28,6 @@ import (
 // maxDatagram is the largest datagram relayed.
 const maxDatagram = 64 << 10
 
-// Counter is where a tracked relay counts its flow and its datagrams
-// (the virtual server's state.Counters): the relay is one connection of
-// it while it lasts.
-type Counter interface {
-	TryOpen(limit int) bool
-	Close()
-	In(n int, pk uint64)
-	Out(n int, pk uint64)
-}
-
 // Track lists a relay in a connection table, so that an operator sees
 // and can end it as any flow of the virtual server that opened it.
 type Track struct {
@@ -46,7 +36,7 @@ type Track struct {
 	// Virtual is the virtual server's full path (the flow's).
 	Virtual string
 	// Counts takes the relay's connection and datagrams; nil: none.
-	Counts Counter
+	Counts flows.Counter
 }
 
 // OpenUDP binds spec.Bind for UDP and relays the first allowed peer's
@@ -125,7 +115,7 @@ func (t *Track) end(f *flows.Flow) {
 }
 
 // counts is t's Counter; nil for no Track.
-func (t *Track) counts() Counter {
+func (t *Track) counts() flows.Counter {
 	if t == nil {
 		return nil
 	}
@@ -134,7 +124,7 @@ func (t *Track) counts() Counter {
 
 // note counts one datagram of n bytes on f (nil: untracked): toServer
 // is the peer's, in on the client side and out on the server side.
-func note(f *flows.Flow, cnt Counter, toServer bool, n int) {
+func note(f *flows.Flow, cnt flows.Counter, toServer bool, n int) {
 	if f == nil {
 		return
 	}
@@ -168,7 +158,7 @@ func note(f *flows.Flow, cnt Counter, toServer bool, n int) {
 
 // relay moves datagrams between peer (on c) and the server (up), first
 // passing first on, until neither side sent for idle or a socket fails.
-func relay(c, up *net.UDPConn, peer netip.AddrPort, first []byte, idle time.Duration, f *flows.Flow, cnt Counter) {
+func relay(c, up *net.UDPConn, peer netip.AddrPort, first []byte, idle time.Duration, f *flows.Flow, cnt flows.Counter) {
 	var last atomic.Int64
 	last.Store(time.Now().UnixNano())
 	if _, err := up.Write(first); err != nil {
