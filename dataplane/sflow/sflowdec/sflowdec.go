@@ -259,6 +259,9 @@ func (s Sample) String() string {
 	var b strings.Builder
 	if s.Flow {
 		fmt.Fprintf(&b, "FLOW source=%d:%d seq=%d rate=%d pool=%d", s.Class, s.Index, s.Sequence, s.Rate, s.Pool)
+		if s.Input != 0 || s.Output != 0 {
+			fmt.Fprintf(&b, " input=%d output=%d", s.Input, s.Output)
+		}
 	} else {
 		fmt.Fprintf(&b, "COUNTERS source=%d:%d seq=%d", s.Class, s.Index, s.Sequence)
 	}
