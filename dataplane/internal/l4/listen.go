@@ -24,7 +24,10 @@ import (
 // listener (proto 17) relays its first allowed peer's datagrams to the
 // server from the virtual's SNAT source (rulelisten.OpenUDP); that relay
 // is a flow of the connection table while it lasts and is counted in
-// the virtual's Ephemeral column, not its clients' [M].
+// the virtual's Ephemeral column, not its clients' [M]. A TCP related
+// connection stays counted on the client side: it is admitted as a
+// client is (limits, rate limits, packet filters), and its bytes are
+// counted where a client's are, which the copy loops' hot path decides.
 
 // relatedUDPIdle is how long a UDP related listener's relay lasts
 // without a datagram either way [M: the udp profile's default
