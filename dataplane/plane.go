@@ -159,6 +159,7 @@ func New(opts Options) *Plane {
 	}
 	p.udp = p.newUDP()
 	p.dns = dnsvs.New(p.log)
+	p.dns.Table = p.table // UDP queries waiting for a member
 	p.lsn.Table = p.table // the pools' inbound relays (dataplane/lsn)
 	p.poolIndex.Store(&state.Pools{})
 	p.mblbs = mblbvs.NewSet(mblbvs.Env{
