@@ -51,6 +51,7 @@ type sflowPlan struct {
 	receivers                []sflow.Receiver
 	systemPoll, ifPoll       time.Duration
 	vlanPoll                 time.Duration
+	vlanRate                 uint32
 	vlans                    []sflowVLAN
 	virtuals                 []sflowVirtual
 	hostname                 string
@@ -141,6 +142,7 @@ func sflowPlanOf(cfg *objects.Config, virtuals []sflowVirtual) (*sflowPlan, []st
 	p.systemPoll = time.Duration(sflowGlobal(cfg, sflowGlobalSystem, "poll-interval")) * time.Second
 	p.ifPoll = time.Duration(sflowGlobal(cfg, sflowGlobalIf, "poll-interval")) * time.Second
 	p.vlanPoll = time.Duration(sflowGlobal(cfg, sflowGlobalVLAN, "poll-interval")) * time.Second
+	p.vlanRate = uint32(sflowGlobal(cfg, sflowGlobalVLAN, "sampling-rate"))
 	for _, vo := range cfg.Of(netVLAN) {
 		tag, err := strconv.Atoi(netVLANTag.Effective(cfg, vo))
 		if err != nil || tag < 1 || tag > 4094 {
@@ -164,6 +166,11 @@ type sflowRuntime struct {
 	samplers map[string]*sflow.Sampler
 	stats    sflow.Stats
 	plan     *sflowPlan
+	// packets samples the tagged VLANs' frames (global-settings vlan
+	// sampling-rate), one sampler per VLAN; packetsKey tells whether a
+	// new plan changes them.
+	packets    []*sflow.PacketSampler
+	packetsKey string
 }
 
 // sampler is the named virtual's sampler, made at first use.
@@ -231,6 +238,7 @@ func (e *Engine) sflowApply(p *sflowPlan, plane *dataplane.Plane) {
 		}
 	}
 	if r.agent == nil {
+		r.stopPackets()
 		return
 	}
 	var srcs []*sflow.CounterSource
@@ -259,6 +267,55 @@ func (e *Engine) sflowApply(p *sflowPlan, plane *dataplane.Plane) {
 		}
 	}
 	r.agent.SetSources(srcs)
+	e.sflowPackets(p)
+}
+
+// sflowPackets starts the VLAN packet samplers p asks for (every tagged
+// net vlan with interfaces, at the global vlan sampling-rate; none at
+// 0), replacing the running ones when the agent, the rate or the VLANs
+// changed. A VLAN whose interfaces cannot be sampled (no CAP_NET_RAW, an
+// interface that does not exist) is logged and left out. The caller
+// holds r.mu.
+func (e *Engine) sflowPackets(p *sflowPlan) {
+	r := &e.sflow
+	var b strings.Builder
+	if r.agent != nil && p.vlanRate > 0 {
+		b.WriteString(r.key + "|" + strconv.FormatUint(uint64(p.vlanRate), 10))
+		for _, vl := range p.vlans {
+			if len(vl.ifs) > 0 {
+				b.WriteString("|" + strconv.FormatUint(uint64(vl.tag), 10) + ":" + strings.Join(vl.ifs, ","))
+			}
+		}
+	}
+	key := b.String()
+	if key == r.packetsKey {
+		return
+	}
+	r.stopPackets()
+	r.packetsKey = key
+	if key == "" {
+		return
+	}
+	for _, vl := range p.vlans {
+		if len(vl.ifs) == 0 {
+			continue
+		}
+		s, err := sflow.StartPacketSampler(r.agent, sflow.SourceID(sflow.ClassVLAN, vl.tag), p.vlanRate, vl.ifs)
+		if err != nil {
+			e.log.Error("sflow: the VLAN's frames cannot be sampled", "tag", vl.tag, "interfaces", vl.ifs, "err", err)
+			continue
+		}
+		r.packets = append(r.packets, s)
+	}
+}
+
+// stopPackets stops the VLAN packet samplers. The caller holds r.mu.
+func (r *sflowRuntime) stopPackets() {
+	for _, s := range r.packets {
+		s.Close()
+	}
+	r.packets = nil
+	r.packetsKey = ""
 }
 
 // sflowVLAN is a net vlan as an sFlow data source: its tag and its
@@ -294,6 +351,7 @@ func sflowVLANCounters(vl sflowVLAN) sflow.VLANCounters {
 func (e *Engine) closeSFlow() {
 	e.sflow.mu.Lock()
 	defer e.sflow.mu.Unlock()
+	e.sflow.stopPackets()
 	if e.sflow.agent != nil {
 		e.sflow.agent.Close()
 		e.sflow.agent = nil

@@ -160,6 +160,8 @@ func New(opts Options) *Plane {
 	p.udp = p.newUDP()
 	p.dns = dnsvs.New(p.log)
 	p.dns.SetPools(p.rulePools) // a rule's clone on a dns virtual (dnsvs/clone.go)
+	p.dns.Table = p.table       // UDP queries waiting for a member
+	p.lsn.Table = p.table       // the pools' inbound relays (dataplane/lsn)
 	p.poolIndex.Store(&state.Pools{})
 	p.mblbs = mblbvs.NewSet(mblbvs.Env{
 		Table:          p.table,

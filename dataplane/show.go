@@ -159,7 +159,7 @@ func poolStats(p *state.Pool) PoolStats {
 // pool.
 func virtualStats(v *state.Virtual) VirtualStats {
 	s := v.Snap.Load()
-	vs := VirtualStats{Name: v.Name, ClientSide: trafficOf(&v.Stats), TotRequests: v.Stats.Requests.Load(),
+	vs := VirtualStats{Name: v.Name, ClientSide: trafficOf(&v.Stats), Ephemeral: trafficOf(&v.Ephemeral), TotRequests: v.Stats.Requests.Load(),
 		MinConnDuration: v.Durs.Min.Load(), MaxConnDuration: v.Durs.Max.Load(),
 		RateLimit: s.Cfg.RateLimit, RateLimited: v.RateDropped.Load(), Evicted: v.Evict.Evicted.Load(),
 		SlowFlows: uint64(max(v.Evict.SlowFlows.Load(), 0)), SlowKilled: v.Evict.SlowKilled.Load()}
@@ -358,6 +358,7 @@ func (p *Plane) ResetStats(kind StatsKind, name string) bool {
 		for n, v := range p.virtuals {
 			if name == "" || n == name {
 				v.Stats.Reset()
+				v.Ephemeral.Reset()
 				v.Durs.Reset()
 				v.Spread.Reset()
 				v.RateDropped.Store(0)

@@ -75,6 +75,10 @@ type VirtualStats struct {
 	Destination string
 	Status      Status
 	ClientSide  Traffic
+	// Ephemeral is the flows of the listeners the virtual's connections
+	// opened for themselves (a rule's UDP listen relays) [M: what BIG-IP
+	// counts there is not documented].
+	Ephemeral   Traffic
 	TotRequests uint64
 	// Connection durations in milliseconds over the closed connections.
 	MinConnDuration, MaxConnDuration, MeanConnDuration uint64

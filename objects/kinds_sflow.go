@@ -11,7 +11,8 @@ import "math"
 // defaults are BIG-IP's (a receiver: port 6343, max-datagram-size 1400,
 // state disabled, as a listed receiver shows `state enabled` only when
 // set; global http: 10 s and 1 in 1024; global vlan: 10 s and 1 in 2048
-// (its sampling-rate kept with a warning: openltm samples no packets);
+// (its sampling-rate samples the frames of each tagged net vlan's
+// interfaces, dataplane/sflow/packets_linux.go);
 // global interface 10 s; global system 60 s). F5 documents no range for
 // the numbers: openltm's [M] are poll-interval 0..86400 seconds (0: no
 // counter samples), sampling-rate 0..4294967295 (the sFlow field is 32
@@ -54,7 +55,7 @@ func sflowKinds() []*Kind {
 			Source: tmshRef("sys sflow global-settings "+kind) + "; defaults: BIG-IP's; ranges openltm's [M]",
 			Props:  append([]*Prop{str("description", "none")}, props...)}
 	}
-	vlanRate := passive(sflowSamplingRate("2048", "kept: openltm samples HTTP requests, not the packets of VLANs"))
+	vlanRate := sflowSamplingRate("2048", "one frame in this many of each tagged net vlan's interfaces is sent as a flow sample with its first 128 bytes (0: none)")
 	return []*Kind{
 		recv,
 		gs("http", "sFlow HTTP Settings", "sFlow settings of the http profiles that take the global values",

@@ -141,7 +141,7 @@ func VirtualFields(w io.Writer, v dataplane.VirtualStats, o Options) error {
 	f.traffic("clientside", v.ClientSide, true, o)
 	f.set("clientside.evicted-conns", o.num(v.Evicted))
 	f.set("clientside.slow-killed", o.num(v.SlowKilled))
-	f.traffic("ephemeral", dataplane.Traffic{}, true, o)
+	f.traffic("ephemeral", v.Ephemeral, true, o)
 	f.set("cs-min-conn-dur", o.num(v.MinConnDuration))
 	f.set("cs-max-conn-dur", o.num(v.MaxConnDuration))
 	f.set("cs-mean-conn-dur", o.num(v.MeanConnDuration))

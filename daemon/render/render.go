@@ -104,16 +104,16 @@ func Virtual(w io.Writer, v dataplane.VirtualStats, o Options) error {
 	}
 	p.line("")
 	p.f("%-36s%10s%11s%9s\n", "Traffic", "ClientSide", "Ephemeral", "General")
-	t := v.ClientSide
+	t, e := v.ClientSide, v.Ephemeral
 	row := func(label, a, b, c string) { p.f("%-36s%10s%11s%9s\n", "  "+label, a, b, c) }
 	zero := o.num(0)
-	row("Bits In", o.num(t.BitsIn), zero, "-")
-	row("Bits Out", o.num(t.BitsOut), zero, "-")
-	row("Packets In", o.num(t.PktsIn), zero, "-")
-	row("Packets Out", o.num(t.PktsOut), zero, "-")
-	row("Current Connections", o.num(t.CurConns), zero, "-")
-	row("Maximum Connections", o.num(t.MaxConns), zero, "-")
-	row("Total Connections", o.num(t.TotConns), zero, "-")
+	row("Bits In", o.num(t.BitsIn), o.num(e.BitsIn), "-")
+	row("Bits Out", o.num(t.BitsOut), o.num(e.BitsOut), "-")
+	row("Packets In", o.num(t.PktsIn), o.num(e.PktsIn), "-")
+	row("Packets Out", o.num(t.PktsOut), o.num(e.PktsOut), "-")
+	row("Current Connections", o.num(t.CurConns), o.num(e.CurConns), "-")
+	row("Maximum Connections", o.num(t.MaxConns), o.num(e.MaxConns), "-")
+	row("Total Connections", o.num(t.TotConns), o.num(e.TotConns), "-")
 	row("Evicted Connections", o.num(v.Evicted), zero, "-")
 	row("Slow Connections Killed", o.num(v.SlowKilled), zero, "-")
 	row("Min Conn Duration/msec", "-", "-", o.num(v.MinConnDuration))

@@ -10,6 +10,8 @@
 package dnsvs
 
 import (
+	"github.com/openltm/openltm/dataplane/flows"
+
 	"log/slog"
 	"net/netip"
 	"sync"
@@ -66,6 +68,11 @@ type Engine struct {
 	// that no virtual's profile has (listener.go).
 	lcaches map[string]*Cache
 	lstats  map[string]*ProfileStats
+
+	// Table, when set (before the first query), lists the UDP queries
+	// waiting for a member (service.go), so that show sys connection
+	// shows them and delete sys connection drops them.
+	Table *flows.Table
 }
 
 type answerer struct{ a Answerer }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/gslb"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
@@ -294,7 +295,11 @@ func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net
 	go func() {
 		defer s.inflight.Add(-1)
 		defer vr.Release()
-		if m, origin := s.forward(vs, snap, r, wire, client, local, true, s.cacheFor(svc)); m != nil {
+		w := s.e.waiting(vs, snap, client, local)
+		if w != nil {
+			defer s.e.Table.Remove(&w.Flow)
+		}
+		if m, origin := s.forward(vs, snap, r, wire, client, local, true, s.cacheFor(svc)); m != nil && !w.deleted() {
 			if hit == nil {
 				if m, origin = s.answerPolicy(vr, svc, r, m, origin, true); m == nil {
 					return
@@ -307,6 +312,32 @@ func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net
 		}
 	}()
 }
+
+// waitingQuery is a UDP query waiting for a member, as the connection
+// table lists it: the client and the virtual's address on the client
+// side, no server side [M: the member is the pool's choice inside the
+// exchange; BIG-IP shows such a flow as any6.any until it has one].
+// delete sys connection drops it: its answer is not sent.
+type waitingQuery struct {
+	flows.Flow
+	dropped atomic.Bool
+}
+
+// waiting puts a query of client's to local in the table (nil when the
+// engine has none).
+func (e *Engine) waiting(vs *state.Virtual, snap *state.VirtualSnap, client, local netip.AddrPort) *waitingQuery {
+	if e.Table == nil {
+		return nil
+	}
+	w := &waitingQuery{Flow: flows.Flow{Client: client, Local: local, Virtual: vs.Name, Protocol: "udp"}}
+	w.SetIdleTimeout(snap.Idle)
+	w.Closer = func(bool) { w.dropped.Store(true) }
+	e.Table.Add(&w.Flow)
+	return w
+}
+
+// deleted says whether delete sys connection dropped the query.
+func (w *waitingQuery) deleted() bool { return w != nil && w.dropped.Load() }
 
 // request runs the virtual's iRules' DNS_REQUEST through the GSLB (nil
 // when its rules handle no DNS event or no GSLB is attached): done says

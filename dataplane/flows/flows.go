@@ -17,6 +17,17 @@ type Traffic struct {
 	BytesIn, BytesOut, PktsIn, PktsOut atomic.Uint64
 }
 
+// Counter is where a flow that no client opened (a relay a protocol or a
+// rule set up for a connection: an FTP data connection, an RTSP media
+// channel, a rule's UDP listen) counts itself and its bytes: its virtual
+// server's Ephemeral counters (state.Counters), apart from its clients'.
+type Counter interface {
+	TryOpen(limit int) bool
+	Close()
+	In(n int, pk uint64)
+	Out(n int, pk uint64)
+}
+
 // Leg is one server-side connection of a client flow: plain L4 flows have at
 // most one, message-based flows one per member they talk to.
 type Leg struct {

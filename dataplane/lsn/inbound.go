@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/config"
 )
 
@@ -131,13 +132,23 @@ func (in *inbound) relay(c *net.TCPConn) {
 	p.Stats.InboundActive.Add(1)
 	defer p.Stats.InboundActive.Add(-1)
 	sc := s.(*net.TCPConn)
+	var cw, sw io.Writer = sc, c // the bytes' ways: counted when tracked
+	if f := p.track(peer, addrPortOf(c.LocalAddr()), addrPortOf(sc.LocalAddr()), to, "tcp", func() {
+		c.SetLinger(0)
+		sc.SetLinger(0)
+		c.Close()
+		sc.Close()
+	}); f != nil {
+		defer p.set.Table.Remove(f)
+		cw, sw = &countWriter{w: sc, f: f, in: true}, &countWriter{w: c, f: f}
+	}
 	done := make(chan struct{})
 	go func() {
-		io.Copy(sc, c)
+		io.Copy(cw, c)
 		sc.CloseWrite()
 		close(done)
 	}()
-	io.Copy(c, sc)
+	io.Copy(sw, sc)
 	c.CloseWrite()
 	<-done
 	c.Close()
@@ -163,4 +174,52 @@ func addrPortOf(a net.Addr) netip.AddrPort {
 		return t.AddrPort()
 	}
 	return netip.AddrPort{}
+}
+
+// track puts an inbound relay in the set's connection table (nil when it
+// has none): the outside peer and the translation address it reached on
+// the client side, the relay's source and the subscriber on the server
+// side, under no virtual server [M: it is the pool's, reached from
+// outside]; closer ends it (delete sys connection).
+func (p *Pool) track(peer, at, src, to netip.AddrPort, proto string, closer func()) *flows.Flow {
+	t := p.set.Table
+	if t == nil {
+		return nil
+	}
+	f := &flows.Flow{Client: peer, Local: at, Protocol: proto}
+	f.Closer = func(bool) { closer() }
+	f.AddLeg(&flows.Leg{Client: src, Server: to})
+	t.Add(f)
+	return f
+}
+
+// countWriter counts what an inbound relay writes on its flow: in, the
+// peer's bytes toward the subscriber; else the subscriber's answers.
+type countWriter struct {
+	w  io.Writer
+	f  *flows.Flow
+	in bool
+}
+
+func (cw *countWriter) Write(b []byte) (int, error) {
+	n, err := cw.w.Write(b)
+	note(cw.f, cw.in, n)
+	return n, err
+}
+
+// note counts n bytes on f's sides (in: from the peer to the subscriber).
+func note(f *flows.Flow, in bool, n int) {
+	f.Touch(time.Now().UnixNano())
+	leg := f.Legs()[0]
+	if in {
+		f.BytesIn.Add(uint64(n))
+		f.PktsIn.Add(1)
+		leg.BytesOut.Add(uint64(n))
+		leg.PktsOut.Add(1)
+		return
+	}
+	f.BytesOut.Add(uint64(n))
+	f.PktsOut.Add(1)
+	leg.BytesIn.Add(uint64(n))
+	leg.PktsIn.Add(1)
 }

@@ -1,6 +1,8 @@
 package lsn
 
 import (
+	"github.com/openltm/openltm/dataplane/flows"
+
 	"context"
 	"net"
 	"net/netip"
@@ -34,6 +36,8 @@ type inboundUDP struct {
 type udpPeer struct {
 	c    *net.UDPConn
 	last time.Time
+	// f is the relay's flow in the connection table; nil untracked.
+	f *flows.Flow
 }
 
 // openInboundUDP opens u's inbound socket. The caller holds p.mu.
@@ -52,6 +56,15 @@ func (p *Pool) openInboundUDP(u *portUse) {
 	iu := &inboundUDP{pool: p, use: u, conn: pc.(*net.UDPConn), peers: map[netip.AddrPort]*udpPeer{}}
 	u.in = &inbound{pool: p, use: u, udp: iu}
 	go iu.serve()
+}
+
+// udpAddrPortOf is a UDP socket's address.
+func udpAddrPortOf(a net.Addr) netip.AddrPort {
+	if u, ok := a.(*net.UDPAddr); ok {
+		ap := u.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	return netip.AddrPort{}
 }
 
 func (iu *inboundUDP) close() {
@@ -76,7 +89,9 @@ func (iu *inboundUDP) serve() {
 			iu.pool.Stats.InboundRefused.Add(1)
 			continue
 		}
-		pe.c.Write(buf[:n])
+		if _, err := pe.c.Write(buf[:n]); err == nil && pe.f != nil {
+			note(pe.f, true, n)
+		}
 	}
 }
 
@@ -109,6 +124,10 @@ func (iu *inboundUDP) peer(from netip.AddrPort) *udpPeer {
 		return nil
 	}
 	pe := &udpPeer{c: c, last: now}
+	pe.f = p.track(from, iu.use.at, udpAddrPortOf(c.LocalAddr()), to, "udp", func() { c.Close() })
+	if pe.f != nil {
+		pe.f.SetIdleTimeout(udpPeerIdle)
+	}
 	iu.peers[from] = pe
 	p.Stats.InboundTotal.Add(1)
 	p.Stats.InboundActive.Add(1)
@@ -136,11 +155,16 @@ func (iu *inboundUDP) back(to netip.AddrPort, pe *udpPeer) {
 			}
 			iu.mu.Unlock()
 			pe.c.Close()
+			if pe.f != nil {
+				iu.pool.set.Table.Remove(pe.f)
+			}
 			return
 		}
 		iu.mu.Lock()
 		pe.last = time.Now()
 		iu.mu.Unlock()
-		iu.conn.WriteToUDPAddrPort(buf[:n], to)
+		if _, err := iu.conn.WriteToUDPAddrPort(buf[:n], to); err == nil && pe.f != nil {
+			note(pe.f, false, n)
+		}
 	}
 }

@@ -34,6 +34,8 @@
 package lsn
 
 import (
+	"github.com/openltm/openltm/dataplane/flows"
+
 	"errors"
 	"reflect"
 	"sort"
@@ -57,6 +59,11 @@ type Set struct {
 	done  chan struct{}
 	// Now is the clock (tests may set it before Apply); nil: time.Now.
 	Now func() time.Time
+	// Table, when set (before Apply), lists the inbound connections and
+	// UDP peers the pools relay to their subscribers (inbound.go,
+	// inbound_udp.go), so that show sys connection shows them and
+	// delete sys connection ends them.
+	Table *flows.Table
 }
 
 // Apply makes the set cfg's pools. A pool whose settings did not change

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/ftpalg"
 )
 
@@ -107,6 +108,11 @@ type Channel struct {
 	onDone func()
 	// Datagrams counts the datagrams relayed, both ways.
 	Datagrams atomic.Uint64
+	// tracked is the channels' flows in a connection table (Track), one
+	// per port (RTP, RTCP); nil when untracked. cnt counts them.
+	tracked atomic.Pointer[[]*flows.Flow]
+	table   *flows.Table
+	cnt     flows.Counter
 }
 
 // NewChannel opens the member side of a SETUP whose client asked for
@@ -158,18 +164,100 @@ func (ch *Channel) Open(vaddr, member netip.Addr, got Ports, idle time.Duration)
 	ch.idle = idle
 	ch.last.Store(time.Now().UnixNano())
 	for i := range ch.member {
-		go ch.pipe(ch.member[i], ch.client[i], &ch.memberPeer[i], &ch.clientPeer[i])
-		go ch.pipe(ch.client[i], ch.member[i], &ch.clientPeer[i], &ch.memberPeer[i])
+		go ch.pipe(ch.member[i], ch.client[i], &ch.memberPeer[i], &ch.clientPeer[i], i, false)
+		go ch.pipe(ch.client[i], ch.member[i], &ch.clientPeer[i], &ch.memberPeer[i], i, true)
 	}
 	return LocalPorts(cs), nil
+}
+
+// Track lists an open channel's relays in table as flows of virtual (one
+// per port: RTP, and RTCP when there is one) until the channel closes,
+// so that show sys connection lists them (the client and the virtual's
+// port it was told on the client side, the server side's port and the
+// member's on the server side) and delete sys connection closes the
+// channel; cnt (nil: none) counts them and their datagrams. Called once,
+// after Open.
+func (ch *Channel) Track(table *flows.Table, virtual string, cnt flows.Counter) {
+	ch.peerMu.Lock()
+	defer ch.peerMu.Unlock()
+	select {
+	case <-ch.done:
+		return
+	default:
+	}
+	fs := make([]*flows.Flow, len(ch.client))
+	for i := range ch.client {
+		f := &flows.Flow{Client: ch.clientPeer[i], Local: udpAddrOf(ch.client[i]), Virtual: virtual, Protocol: "udp"}
+		f.SetIdleTimeout(ch.idle)
+		f.Closer = func(bool) { ch.Close() }
+		f.AddLeg(&flows.Leg{Client: udpAddrOf(ch.member[i]), Server: ch.memberPeer[i]})
+		if cnt != nil {
+			cnt.TryOpen(0)
+		}
+		table.Add(f)
+		fs[i] = f
+	}
+	ch.table, ch.cnt = table, cnt
+	ch.tracked.Store(&fs)
+}
+
+// udpAddrOf is the address c is bound to.
+func udpAddrOf(c *net.UDPConn) netip.AddrPort {
+	ap := c.LocalAddr().(*net.UDPAddr).AddrPort()
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+}
+
+// untrack takes the channel's flows out of their table. The caller
+// holds peerMu.
+func (ch *Channel) untrack() {
+	p := ch.tracked.Swap(nil)
+	if p == nil {
+		return
+	}
+	for _, f := range *p {
+		ch.table.Remove(f)
+		if ch.cnt != nil {
+			ch.cnt.Close()
+		}
+	}
+}
+
+// note counts a datagram of n bytes relayed on port i's flow, toMember
+// from the client (nothing when untracked).
+func (ch *Channel) note(i int, toMember bool, n int) {
+	p := ch.tracked.Load()
+	if p == nil || i >= len(*p) {
+		return
+	}
+	f := (*p)[i]
+	f.Touch(time.Now().UnixNano())
+	leg := f.Legs()[0]
+	if toMember {
+		f.BytesIn.Add(uint64(n))
+		f.PktsIn.Add(1)
+		leg.BytesOut.Add(uint64(n))
+		leg.PktsOut.Add(1)
+		if ch.cnt != nil {
+			ch.cnt.In(n, 1)
+		}
+		return
+	}
+	f.BytesOut.Add(uint64(n))
+	f.PktsOut.Add(1)
+	leg.BytesIn.Add(uint64(n))
+	leg.PktsIn.Add(1)
+	if ch.cnt != nil {
+		ch.cnt.Out(n, 1)
+	}
 }
 
 // ClientPorts is the ports on the virtual's address the client is told
 // in server_port (nothing before Open).
 func (ch *Channel) ClientPorts() Ports { return LocalPorts(ch.client) }
 
-// pipe relays src's datagrams from *from's address to *to through dst.
-func (ch *Channel) pipe(src, dst *net.UDPConn, from, to *netip.AddrPort) {
+// pipe relays src's datagrams from *from's address to *to through dst,
+// on port i's flow (toMember: the client's datagrams).
+func (ch *Channel) pipe(src, dst *net.UDPConn, from, to *netip.AddrPort, i int, toMember bool) {
 	buf := make([]byte, 64<<10)
 	for {
 		src.SetReadDeadline(time.Unix(0, ch.last.Load()).Add(ch.idle))
@@ -207,6 +295,7 @@ func (ch *Channel) pipe(src, dst *net.UDPConn, from, to *netip.AddrPort) {
 		}
 		ch.last.Store(time.Now().UnixNano())
 		ch.Datagrams.Add(1)
+		ch.note(i, toMember, n)
 		dst.WriteToUDPAddrPort(buf[:n], dest)
 	}
 }
@@ -219,6 +308,7 @@ func (ch *Channel) Close() {
 		closeAll(ch.client)
 		ch.peerMu.Lock()
 		f := ch.onDone
+		ch.untrack()
 		ch.peerMu.Unlock()
 		if f != nil {
 			f()

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 )
 
@@ -17,15 +18,32 @@ import (
 // chooses (its SNAT), and the server's answers back to the peer from the
 // listener's address, until neither side sent anything for idle.
 // Datagrams from other peers are dropped. The relay counts as a waiting
-// listener (MaxOpen) until it ends [M].
+// listener (MaxOpen) until it ends [M]. With a Track, the relay is a
+// flow of the connection table while it lasts (show sys connection:
+// the peer and the listener's address on the client side, the relay's
+// source and the server on the server side, its age and idle time;
+// delete sys connection ends it) and is counted in the counters the
+// Track names (the virtual server's Ephemeral column).
 
 // maxDatagram is the largest datagram relayed.
 const maxDatagram = 64 << 10
 
+// Track lists a relay in a connection table, so that an operator sees
+// and can end it as any flow of the virtual server that opened it.
+type Track struct {
+	// Table is the plane's connection table.
+	Table *flows.Table
+	// Virtual is the virtual server's full path (the flow's).
+	Virtual string
+	// Counts takes the relay's connection and datagrams; nil: none.
+	Counts flows.Counter
+}
+
 // OpenUDP binds spec.Bind for UDP and relays the first allowed peer's
 // datagrams to server as above; source gives the server side's source
-// for that peer (an invalid one lets the kernel choose).
-func OpenUDP(spec Spec, server netip.AddrPort, source func(peer netip.AddrPort) netip.AddrPort, idle time.Duration) (*Listener, error) {
+// for that peer (an invalid one lets the kernel choose). track, when not
+// nil, lists the relay in its table while it lasts.
+func OpenUDP(spec Spec, server netip.AddrPort, source func(peer netip.AddrPort) netip.AddrPort, idle time.Duration, track *Track) (*Listener, error) {
 	if open.Add(1) > MaxOpen {
 		open.Add(-1)
 		return nil, errors.New("too many related listeners are waiting already")
@@ -61,19 +79,92 @@ func OpenUDP(spec Spec, server netip.AddrPort, source func(peer netip.AddrPort) 
 			return
 		}
 		defer up.Close()
-		relay(c, up, peer, buf[:n], idle)
+		var f *flows.Flow
+		if track != nil {
+			f = track.begin(c, up, peer, l.addr, server, idle)
+			defer track.end(f)
+		}
+		relay(c, up, peer, buf[:n], idle, f, track.counts())
 	}()
 	return l, nil
 }
 
+// begin puts the relay's flow in the table: its Closer closes both
+// sockets, which ends the relay.
+func (t *Track) begin(c, up *net.UDPConn, peer, local, server netip.AddrPort, idle time.Duration) *flows.Flow {
+	f := &flows.Flow{Client: peer, Local: local, Virtual: t.Virtual, Protocol: "udp"}
+	f.SetIdleTimeout(idle)
+	f.Closer = func(bool) {
+		c.Close()
+		up.Close()
+	}
+	f.AddLeg(&flows.Leg{Client: addrOf(up.LocalAddr()), Server: server})
+	if t.Counts != nil {
+		t.Counts.TryOpen(0)
+	}
+	t.Table.Add(f)
+	return f
+}
+
+// end takes the relay's flow out of the table.
+func (t *Track) end(f *flows.Flow) {
+	t.Table.Remove(f)
+	if t.Counts != nil {
+		t.Counts.Close()
+	}
+}
+
+// counts is t's Counter; nil for no Track.
+func (t *Track) counts() flows.Counter {
+	if t == nil {
+		return nil
+	}
+	return t.Counts
+}
+
+// note counts one datagram of n bytes on f (nil: untracked): toServer
+// is the peer's, in on the client side and out on the server side.
+func note(f *flows.Flow, cnt flows.Counter, toServer bool, n int) {
+	if f == nil {
+		return
+	}
+	f.Touch(time.Now().UnixNano())
+	var leg *flows.Leg
+	if legs := f.Legs(); len(legs) > 0 {
+		leg = legs[0]
+	}
+	if toServer {
+		f.BytesIn.Add(uint64(n))
+		f.PktsIn.Add(1)
+		if leg != nil {
+			leg.BytesOut.Add(uint64(n))
+			leg.PktsOut.Add(1)
+		}
+		if cnt != nil {
+			cnt.In(n, 1)
+		}
+		return
+	}
+	f.BytesOut.Add(uint64(n))
+	f.PktsOut.Add(1)
+	if leg != nil {
+		leg.BytesIn.Add(uint64(n))
+		leg.PktsIn.Add(1)
+	}
+	if cnt != nil {
+		cnt.Out(n, 1)
+	}
+}
+
 // relay moves datagrams between peer (on c) and the server (up), first
 // passing first on, until neither side sent for idle or a socket fails.
-func relay(c, up *net.UDPConn, peer netip.AddrPort, first []byte, idle time.Duration) {
+func relay(c, up *net.UDPConn, peer netip.AddrPort, first []byte, idle time.Duration, f *flows.Flow, cnt flows.Counter) {
 	var last atomic.Int64
 	last.Store(time.Now().UnixNano())
 	if _, err := up.Write(first); err != nil {
 		return
 	}
+	note(f, cnt, true, len(first))
 	quiet := func() bool { return time.Since(time.Unix(0, last.Load())) >= idle }
 	done := make(chan struct{})
 	go func() {
@@ -90,6 +181,7 @@ func relay(c, up *net.UDPConn, peer netip.AddrPort, first []byte, idle time.Dura
 				return
 			}
 			last.Store(time.Now().UnixNano())
+			note(f, cnt, false, n)
 			c.WriteToUDPAddrPort(b[:n], peer)
 		}
 	}()
@@ -107,6 +199,7 @@ func relay(c, up *net.UDPConn, peer netip.AddrPort, first []byte, idle time.Dura
 			continue // another peer's: dropped
 		}
 		last.Store(time.Now().UnixNano())
+		note(f, cnt, true, n)
 		up.Write(b[:n])
 	}
 	up.Close()

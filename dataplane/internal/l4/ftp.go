@@ -12,7 +12,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/ftpalg"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/rules"
 )
 
@@ -404,11 +407,64 @@ func (x *ftpFlow) activeData(ln *net.TCPListener, port uint16) {
 	x.join(c, m)
 }
 
-// join runs a data connection to its end, its bytes counted on the
-// control flow (which keeps it from idling during a long transfer).
+// join runs a data connection to its end. It is a flow of the
+// connection table of its own while it lasts (the client and the
+// virtual's address it reached or came from on the client side, the
+// gateway's address and the member's on the server side; delete sys
+// connection resets both ends), and counted in the virtual's Ephemeral
+// column, not its clients' [M]; the member counts its bytes as any, and
+// each byte keeps the control connection from idling during a long
+// transfer.
 func (x *ftpFlow) join(client, member *net.TCPConn) {
 	pr := x.pr
-	ftpalg.Join(client, member, pr.IdleTimeout(), func(n int, up bool) { pr.count(n, up, x.sc) })
+	vs := pr.vs
+	df := &flows.Flow{Client: rawsock.AddrPortOf(client.RemoteAddr()), Local: rawsock.AddrPortOf(client.LocalAddr()),
+		Virtual: vs.Name, Protocol: "tcp"}
+	df.SetIdleTimeout(pr.IdleTimeout())
+	df.Closer = func(bool) {
+		reset(client)
+		reset(member)
+	}
+	leg := &flows.Leg{Client: rawsock.AddrPortOf(member.LocalAddr()), Server: rawsock.AddrPortOf(member.RemoteAddr())}
+	if m := x.sc.member; m != nil {
+		leg.Member, leg.Pool = m.Name, x.sc.pool.Name
+	}
+	df.AddLeg(leg)
+	vs.Ephemeral.TryOpen(0)
+	pr.e.env.Table.Add(df)
+	defer func() {
+		pr.e.env.Table.Remove(df)
+		vs.Ephemeral.Close()
+	}()
+	ftpalg.Join(client, member, pr.IdleTimeout(), func(n int, up bool) {
+		now := time.Now().UnixNano()
+		pk := state.Packets(n)
+		pr.Touch(now)
+		df.Touch(now)
+		if up {
+			df.BytesIn.Add(uint64(n))
+			df.PktsIn.Add(pk)
+			leg.BytesOut.Add(uint64(n))
+			leg.PktsOut.Add(pk)
+			vs.Ephemeral.In(n, pk)
+			if m := x.sc.member; m != nil {
+				m.Stats.Out(n, pk)
+				x.sc.pool.Stats.Out(n, pk)
+				m.Node.Stats.Out(n, pk)
+			}
+			return
+		}
+		df.BytesOut.Add(uint64(n))
+		df.PktsOut.Add(pk)
+		leg.BytesIn.Add(uint64(n))
+		leg.PktsIn.Add(pk)
+		vs.Ephemeral.Out(n, pk)
+		if m := x.sc.member; m != nil {
+			m.Stats.In(n, pk)
+			x.sc.pool.Stats.In(n, pk)
+			m.Node.Stats.In(n, pk)
+		}
+	})
 }
 
 // closeListener closes *l, if any, and forgets it.

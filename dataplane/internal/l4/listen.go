@@ -23,7 +23,11 @@ import (
 // XLAT::listen has to be told -inherit-main-rules to run them]. A UDP
 // listener (proto 17) relays its first allowed peer's datagrams to the
 // server from the virtual's SNAT source (rulelisten.OpenUDP); that relay
-// is not in the connection table.
+// is a flow of the connection table while it lasts and is counted in
+// the virtual's Ephemeral column, not its clients' [M]. A TCP related
+// connection stays counted on the client side: it is admitted as a
+// client is (limits, rate limits, packet filters), and its bytes are
+// counted where a client's are, which the copy loops' hot path decides.
 
 // relatedUDPIdle is how long a UDP related listener's relay lasts
 // without a datagram either way [M: the udp profile's default
@@ -46,7 +50,7 @@ func (pr *proxied) Listen(spec rules.ListenSpec) (netip.AddrPort, error) {
 		local := pr.Local
 		l, err = rulelisten.OpenUDP(rs, server, func(peer netip.AddrPort) netip.AddrPort {
 			return state.SNATSource(vs, snap, peer, local, server, nil, nil)
-		}, relatedUDPIdle)
+		}, relatedUDPIdle, &rulelisten.Track{Table: e.env.Table, Virtual: vs.Name, Counts: &vs.Ephemeral})
 	} else {
 		l, err = rulelisten.Open(rs, func(c *net.TCPConn) { e.serveRelated(vs, c, server) })
 	}

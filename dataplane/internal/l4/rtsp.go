@@ -372,6 +372,7 @@ func (x *rtspFlow) setupAnswer(m *rtsp.Message, p rtspPending, sess string) stri
 			continue
 		}
 		kept = cv
+		ch.Track(x.pr.e.env.Table, x.pr.vs.Name, &x.pr.vs.Ephemeral) // show sys connection, the Ephemeral column [M]
 		x.counts.Channels.Add(1)
 		sp.Set("client_port", rtsp.PortsOf(ch.ClientPeers()).String())
 		sp.Set("server_port", vp.String())

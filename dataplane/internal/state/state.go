@@ -384,6 +384,10 @@ type Virtual struct {
 	// Clone counts the copies sent to the virtual's clone pools
 	// (clone.go).
 	Clone clone.Counters
+	// Ephemeral counts the flows of the listeners the virtual's
+	// connections open for themselves (a rule's UDP listen relays),
+	// apart from its clients' (show ltm virtual's Ephemeral column).
+	Ephemeral Counters
 }
 
 // VirtualSnap is one commit's view of a virtual.

@@ -18,7 +18,9 @@ const relatedIdle = 60 * time.Second
 // with proto 17 opens a related UDP listener (rulelisten.OpenUDP) on the
 // virtual's address unless it names one, whose first allowed peer's
 // datagrams go to the rule's server from the virtual's SNAT source,
-// until both sides are quiet for the virtual's idle timeout. A TCP
+// until both sides are quiet for the virtual's idle timeout; the relay
+// is a flow of the connection table, counted in the virtual's Ephemeral
+// column [M]. A TCP
 // listener needs the TCP proxy, which a UDP virtual's flows do not have
 // [M: refused with a Tcl error].
 func (f *flow) Listen(spec rules.ListenSpec) (netip.AddrPort, error) {
@@ -37,7 +39,7 @@ func (f *flow) Listen(spec rules.ListenSpec) (netip.AddrPort, error) {
 	l, err := rulelisten.OpenUDP(rulelisten.Spec{Bind: bind, Allow: spec.Allow, AllowPort: spec.AllowPort, Timeout: spec.Timeout}, server,
 		func(peer netip.AddrPort) netip.AddrPort {
 			return state.SNATSource(vs, snap, peer, local, server, nil, nil)
-		}, idle)
+		}, idle, &rulelisten.Track{Table: f.l.e.env.Table, Virtual: vs.Name, Counts: &vs.Ephemeral})
 	if err != nil {
 		return netip.AddrPort{}, err
 	}

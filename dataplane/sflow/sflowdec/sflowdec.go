@@ -30,8 +30,11 @@ type Sample struct {
 	Class    uint32 // the source id's top 8 bits
 	Index    uint32 // its other 24
 	Rate     uint32 // flow samples: the sampling rate
-	Pool     uint32 // flow samples: requests seen
-	Records  []Record
+	Pool     uint32 // flow samples: requests (or frames) seen
+	// Drops, Input and Output are a flow sample's drops and interfaces
+	// (ifindex; 0: unknown).
+	Drops, Input, Output uint32
+	Records              []Record
 }
 
 // Record is one flow or counter record: Format (enterprise 0 only) and
@@ -130,9 +133,7 @@ func Decode(b []byte) (*Datagram, error) {
 			s.Class, s.Index = id>>24, id&0xffffff
 			if s.Flow {
 				s.Rate, s.Pool = body.u32(), body.u32()
-				body.u32() // drops
-				body.u32() // input
-				body.u32() // output
+				s.Drops, s.Input, s.Output = body.u32(), body.u32(), body.u32()
 			}
 			nr := body.u32()
 			for j := uint32(0); j < nr && body.err == nil; j++ {
@@ -179,6 +180,11 @@ func record(format uint32, flow bool, r *reader) Record {
 		add("resp_bytes", r.u64())
 		add("uS", r.u32())
 		add("status", int32(r.u32()))
+	case flow && format == 1: // sampled_header
+		add("header_protocol", r.u32())
+		add("frame_length", r.u32())
+		add("stripped", r.u32())
+		add("header", fmt.Sprintf("%x", r.opaque()))
 	case flow && (format == 2100 || format == 2101):
 		n := 4
 		if format == 2101 {
@@ -253,6 +259,9 @@ func (s Sample) String() string {
 	var b strings.Builder
 	if s.Flow {
 		fmt.Fprintf(&b, "FLOW source=%d:%d seq=%d rate=%d pool=%d", s.Class, s.Index, s.Sequence, s.Rate, s.Pool)
+		if s.Input != 0 || s.Output != 0 {
+			fmt.Fprintf(&b, " input=%d output=%d", s.Input, s.Output)
+		}
 	} else {
 		fmt.Fprintf(&b, "COUNTERS source=%d:%d seq=%d", s.Class, s.Index, s.Sequence)
 	}
