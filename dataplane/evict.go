@@ -37,8 +37,9 @@ func (p *Plane) evictorOf(vc *Virtual, vs map[string]*state.Virtual) *state.Evic
 	name, table := vc.Name, p.table
 	in := func(f *flows.Flow) bool { return f.Virtual == name }
 	ctr := p.evictCounter(VirtualContext(name))
+	rates := &p.slow.rates
 	return &state.Evictor{High: high, Low: low, Sweep: func(high, low int) (int, int) {
-		live, ev := pol.Sweep(table, in, high, low)
+		live, ev := pol.Sweep(table, rates, in, high, low)
 		countEvicted(vs, ev, &ctr.Evicted)
 		return live, len(ev)
 	}}
@@ -102,7 +103,7 @@ func (p *Plane) evictContexts(cfg *Config, vs map[string]*state.Virtual) (map[st
 	}
 	byVS := map[string][]*state.EvictContext{}
 	var watches []slowWatch
-	table := p.table
+	table, rates := p.table, &p.slow.rates
 	for _, ec := range cfg.EvictionContexts {
 		if ec.Limit <= 0 {
 			continue
@@ -142,11 +143,11 @@ func (p *Plane) evictContexts(cfg *Config, vs map[string]*state.Virtual) (map[st
 		if pol := ec.Policy; pol != nil {
 			c.High, c.Low = pol.Marks(ec.Limit)
 			c.Sweep = func(high, low int) (int, int) {
-				live, ev := pol.Sweep(table, in, high, low)
+				live, ev := pol.Sweep(table, rates, in, high, low)
 				countEvicted(vs, ev, &ctr.Evicted)
 				return live, len(ev)
 			}
-			if pol.Slow != nil {
+			if pol.NeedsRates() {
 				watches = append(watches, slowWatch{pol: pol, in: in, vs: vs, ctr: ctr})
 			}
 		}
@@ -158,7 +159,9 @@ func (p *Plane) evictContexts(cfg *Config, vs map[string]*state.Virtual) (map[st
 }
 
 // slowWatch is one context (a virtual's, a route domain's, the global
-// one) whose policy has slow-flow: the slow-flow check runs over it.
+// one) whose policy has slow-flow, bias-fast or bias-slow: the
+// connections' rates are sampled while it is in use, and the slow-flow
+// check runs over it when it has slow-flow.
 type slowWatch struct {
 	pol *evict.Policy
 	in  func(*flows.Flow) bool
@@ -175,14 +178,20 @@ type slowWatch struct {
 // connection table [M: F5 does not say how often it looks].
 const slowCheckInterval = time.Second
 
-// slowMonitor runs the slow-flow checks of the running commit, once a
-// second while at least one policy in use has slow-flow; it starts with
-// the first commit that needs it and stops with the plane.
+// slowMonitor samples the connections' byte counts (rates, for the
+// recent rates of bias-fast, bias-slow and slow-flow) and runs the
+// slow-flow checks of the running commit, once a second while at least
+// one policy in use needs rates; it starts with the first commit that
+// needs it and stops with the plane. A commit with none leaves it idle:
+// no walk, no sample.
 type slowMonitor struct {
 	mu      sync.Mutex
 	watches []slowWatch
 	started bool
 	stop    chan struct{}
+	// rates are the connections' sampled byte counts, which the rounds
+	// read.
+	rates evict.Rates
 }
 
 // set gives the monitor this commit's watches, starting it on first
@@ -221,8 +230,15 @@ func (m *slowMonitor) run(table *flows.Table, stop chan struct{}) {
 		m.mu.Lock()
 		ws := m.watches
 		m.mu.Unlock()
+		if len(ws) == 0 {
+			continue
+		}
+		m.rates.Sample(table, time.Now().UnixNano())
 		for _, w := range ws {
-			slow, reset := w.pol.SlowCheck(table, w.in)
+			if w.pol.Slow == nil {
+				continue
+			}
+			slow, reset := w.pol.SlowCheck(table, &m.rates, w.in)
 			if w.virtual != nil {
 				w.virtual.Evict.SlowFlows.Store(int64(slow))
 			}
