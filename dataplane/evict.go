@@ -38,7 +38,7 @@ func (p *Plane) evictorOf(vc *Virtual, vs map[string]*state.Virtual) *state.Evic
 	in := func(f *flows.Flow) bool { return f.Virtual == name }
 	ctr := p.evictCounter(VirtualContext(name))
 	rates := &p.slow.rates
-	return &state.Evictor{High: high, Low: low, Sweep: func(high, low int) (int, int) {
+	return &state.Evictor{High: high, Low: low, Refused: &ctr.Refused, Sweep: func(high, low int) (int, int) {
 		live, ev := pol.Sweep(table, rates, in, high, low)
 		countEvicted(vs, ev, &ctr.Evicted)
 		return live, len(ev)
@@ -58,11 +58,12 @@ func countEvicted(vs map[string]*state.Virtual, ev []*flows.Flow, n *atomic.Uint
 
 // EvictionCounts are what one eviction context (a virtual server's, a
 // route domain's, the global one) did since ltmd started, kept across
-// commits: the connections its rounds evicted and the slow flows its
-// throttling reset, for show ltm eviction-policy, which adds up the
-// contexts that use a policy.
+// commits: the connections its rounds evicted, the slow flows its
+// throttling reset and the clients it refused (full, with nothing left
+// to evict, or at a route domain's limit without a policy), for show
+// ltm eviction-policy, which adds up the contexts that use a policy.
 type EvictionCounts struct {
-	Evicted, SlowKilled atomic.Uint64
+	Evicted, SlowKilled, Refused atomic.Uint64
 }
 
 // VirtualContext, RouteDomainContext and GlobalContext are the keys of
@@ -81,12 +82,12 @@ func (p *Plane) evictCounter(key string) *EvictionCounts {
 
 // EvictionContextCounts is each eviction context's counts by key
 // (VirtualContext, RouteDomainContext, GlobalContext): evicted
-// connections and slow flows killed.
-func (p *Plane) EvictionContextCounts() map[string][2]uint64 {
-	out := map[string][2]uint64{}
+// connections, slow flows killed and clients refused.
+func (p *Plane) EvictionContextCounts() map[string][3]uint64 {
+	out := map[string][3]uint64{}
 	p.evictCounts.Range(func(k, v any) bool {
 		c := v.(*EvictionCounts)
-		out[k.(string)] = [2]uint64{c.Evicted.Load(), c.SlowKilled.Load()}
+		out[k.(string)] = [3]uint64{c.Evicted.Load(), c.SlowKilled.Load(), c.Refused.Load()}
 		return true
 	})
 	return out
@@ -125,6 +126,7 @@ func (p *Plane) evictContexts(cfg *Config, vs map[string]*state.Virtual) (map[st
 			key = GlobalContext
 		}
 		ctr := p.evictCounter(key)
+		c.Refused = &ctr.Refused
 		var in func(f *flows.Flow) bool
 		if ec.Global {
 			// The whole table: O(1) to count, every flow in it.
