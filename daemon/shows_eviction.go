@@ -21,6 +21,9 @@ type evictionStats struct {
 	// SlowKilled is the slow flows its slow-flow throttling reset (Slow
 	// Flows Killed [M]).
 	SlowKilled uint64
+	// Refused is the clients its contexts turned away, full with nothing
+	// left to evict (Refused Connections [M]).
+	Refused uint64
 }
 
 // evictionPolicies is each ltm eviction-policy with the contexts that
@@ -54,6 +57,7 @@ func (h *planeHook) evictionPolicies() []evictionStats {
 		c := counts[key]
 		st.Evicted += c[0]
 		st.SlowKilled += c[1]
+		st.Refused += c[2]
 	}
 	for _, o := range cfg.Of(ltmVirtual) {
 		use(virtualEvictionPolicy.Str(o), dataplane.VirtualContext(o.Name), func(st *evictionStats) { st.Virtuals = append(st.Virtuals, o.Name) })
@@ -88,7 +92,7 @@ func drawEviction(w io.Writer, st evictionStats, o render.Options) error {
 	if st.Global {
 		global = "yes"
 	}
-	_, err := fmt.Fprintf(w, "%s\nLtm::Eviction Policy: %s\n%s\n  %-22s%s\n  %-22s%s\n  %-22s%s\n  %-22s%d\n  %-22s%d\n", rule, strings.TrimPrefix(st.Name, "/Common/"), rule,
-		"Virtual Servers", vs, "Route Domains", rds, "Global", global, "Evicted Connections", st.Evicted, "Slow Flows Killed", st.SlowKilled)
+	_, err := fmt.Fprintf(w, "%s\nLtm::Eviction Policy: %s\n%s\n  %-22s%s\n  %-22s%s\n  %-22s%s\n  %-22s%d\n  %-22s%d\n  %-22s%d\n", rule, strings.TrimPrefix(st.Name, "/Common/"), rule,
+		"Virtual Servers", vs, "Route Domains", rds, "Global", global, "Evicted Connections", st.Evicted, "Slow Flows Killed", st.SlowKilled, "Refused Connections", st.Refused)
 	return err
 }

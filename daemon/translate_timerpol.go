@@ -17,14 +17,18 @@ var (
 )
 
 // virtualTimers gives v the timer policy of its service-policy, or, when
-// it has none, of route domain 0's, as BIG-IP ranks a virtual server's
-// policy above its route domain's (tmsh reference, net timer-policy).
-// openltm binds in one routing table, so route domain 0 is every
-// virtual's [M].
+// it has none, of its route domain's (the one its destination names,
+// ADDRESS%ID; route domain 0 without one), as BIG-IP ranks a virtual
+// server's policy above its route domain's and that above the global
+// one's (tmsh reference, net timer-policy: "Virtual Server, SelfIP,
+// Route Domain, Global"). A self IP's service-policy times the traffic
+// to the self IP, which openltm does not proxy, and the global context
+// is AFM's (security firewall global-rules), which openltm does not
+// have: neither reaches a virtual's flows.
 func (t *translator) virtualTimers(o *objects.Object, v *dataplane.Virtual) {
 	sp := t.refObject(virtualServicePolicy.Str(o), netServicePolicy)
 	if sp == nil {
-		sp = t.routeDomainServicePolicy()
+		sp = t.routeDomainServicePolicy(v.RouteDomain)
 	}
 	if sp == nil {
 		return
@@ -45,11 +49,13 @@ func (t *translator) refObject(name string, k *objects.Kind) *objects.Object {
 	return t.cfg.Lookup(t.s, []string{k.Key()}, name)
 }
 
-// routeDomainServicePolicy is route domain 0's service-policy, nil for
-// none.
-func (t *translator) routeDomainServicePolicy() *objects.Object {
+// routeDomainServicePolicy is the service-policy of the route domain
+// whose id is id, nil for none (or no such route domain). A route domain
+// with no id set is route domain 0 only when named 0 [M].
+func (t *translator) routeDomainServicePolicy(id int) *objects.Object {
+	want := strconv.Itoa(id)
 	for _, rd := range t.cfg.Of(netRouteDomain) {
-		if id := rd.Props["id"]; (id != nil && id.Str == "0") || (id == nil && rd.Name == "/Common/0") {
+		if v := rd.Props["id"]; (v != nil && v.Str == want) || (v == nil && id == 0 && rd.Name == "/Common/0") {
 			return t.refObject(routeDomainServicePols.Str(rd), netServicePolicy)
 		}
 	}

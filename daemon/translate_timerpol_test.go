@@ -21,6 +21,13 @@ func TestVirtualTimers(t *testing.T) {
 	vs := func(props string) string {
 		return pol + "ltm virtual /Common/v { destination /Common/127.195.0.1:22 ip-protocol tcp profiles { /Common/tcp { } } " + props + " }\n"
 	}
+	// rd2 is a virtual at dst with route domain 2's service-policy sp2
+	// and route domain 0's sp0 ("" for none).
+	rd2 := func(dst, sp2, sp0 string) string {
+		c := pol + "net vlan /Common/v2 { }\nnet route-domain /Common/rd2 { id 2 vlans { /Common/v2 } " + opt("service-policy", sp2) + "}\n" +
+			"net route-domain /Common/0 { id 0 " + opt("service-policy", sp0) + "}\n"
+		return c + "ltm virtual /Common/v { destination /Common/" + dst + " ip-protocol tcp profiles { /Common/tcp { } } }\n"
+	}
 	want := &dataplane.TimerPolicy{Name: "/Common/tp", Rules: []dataplane.TimerRule{
 		{Name: "ssh", Proto: 6, Ports: []dataplane.TimerPorts{{Lo: 22, Hi: 22}, {Lo: 2200, Hi: 2299}}, Idle: time.Hour},
 		{Name: "dns", Proto: 17, Ports: []dataplane.TimerPorts{{Lo: 53, Hi: 53}}, Idle: dataplane.TimerImmediate},
@@ -36,6 +43,11 @@ func TestVirtualTimers(t *testing.T) {
 		{"no timer policy", vs("service-policy /Common/pm-only"), nil},
 		{"route domain 0's", vs("") + "net route-domain /Common/0 { id 0 service-policy /Common/sp }\n", want},
 		{"the virtual's before the route domain's", vs("service-policy /Common/pm-only") + "net route-domain /Common/0 { id 0 service-policy /Common/sp }\n", nil},
+		// A virtual in route domain 2 (ADDRESS%2) takes route domain 2's,
+		// not route domain 0's; one in route domain 0 not route domain 2's.
+		{"its route domain's", rd2("127.195.0.1%2:22", "/Common/sp", ""), want},
+		{"its route domain's, not 0's", rd2("127.195.0.1%2:22", "", "/Common/sp"), nil},
+		{"route domain 0's, not another's", rd2("127.195.0.1:22", "/Common/sp", ""), nil},
 	} {
 		v := translatedVirtual(t, c.name, c.conf)
 		switch {
@@ -45,4 +57,12 @@ func TestVirtualTimers(t *testing.T) {
 			t.Errorf("%s: timers %+v, want %+v", c.name, v.Timers, *c.want)
 		}
 	}
+}
+
+// opt is "name value " when value is set, else "".
+func opt(name, value string) string {
+	if value == "" {
+		return ""
+	}
+	return name + " " + value + " "
 }

@@ -37,8 +37,9 @@ func (p *Plane) evictorOf(vc *Virtual, vs map[string]*state.Virtual) *state.Evic
 	name, table := vc.Name, p.table
 	in := func(f *flows.Flow) bool { return f.Virtual == name }
 	ctr := p.evictCounter(VirtualContext(name))
-	return &state.Evictor{High: high, Low: low, Sweep: func(high, low int) (int, int) {
-		live, ev := pol.Sweep(table, in, high, low)
+	rates := &p.slow.rates
+	return &state.Evictor{High: high, Low: low, Refused: &ctr.Refused, Sweep: func(high, low int) (int, int) {
+		live, ev := pol.Sweep(table, rates, in, high, low)
 		countEvicted(vs, ev, &ctr.Evicted)
 		return live, len(ev)
 	}}
@@ -57,11 +58,12 @@ func countEvicted(vs map[string]*state.Virtual, ev []*flows.Flow, n *atomic.Uint
 
 // EvictionCounts are what one eviction context (a virtual server's, a
 // route domain's, the global one) did since ltmd started, kept across
-// commits: the connections its rounds evicted and the slow flows its
-// throttling reset, for show ltm eviction-policy, which adds up the
-// contexts that use a policy.
+// commits: the connections its rounds evicted, the slow flows its
+// throttling reset and the clients it refused (full, with nothing left
+// to evict, or at a route domain's limit without a policy), for show
+// ltm eviction-policy, which adds up the contexts that use a policy.
 type EvictionCounts struct {
-	Evicted, SlowKilled atomic.Uint64
+	Evicted, SlowKilled, Refused atomic.Uint64
 }
 
 // VirtualContext, RouteDomainContext and GlobalContext are the keys of
@@ -80,12 +82,12 @@ func (p *Plane) evictCounter(key string) *EvictionCounts {
 
 // EvictionContextCounts is each eviction context's counts by key
 // (VirtualContext, RouteDomainContext, GlobalContext): evicted
-// connections and slow flows killed.
-func (p *Plane) EvictionContextCounts() map[string][2]uint64 {
-	out := map[string][2]uint64{}
+// connections, slow flows killed and clients refused.
+func (p *Plane) EvictionContextCounts() map[string][3]uint64 {
+	out := map[string][3]uint64{}
 	p.evictCounts.Range(func(k, v any) bool {
 		c := v.(*EvictionCounts)
-		out[k.(string)] = [2]uint64{c.Evicted.Load(), c.SlowKilled.Load()}
+		out[k.(string)] = [3]uint64{c.Evicted.Load(), c.SlowKilled.Load(), c.Refused.Load()}
 		return true
 	})
 	return out
@@ -102,7 +104,7 @@ func (p *Plane) evictContexts(cfg *Config, vs map[string]*state.Virtual) (map[st
 	}
 	byVS := map[string][]*state.EvictContext{}
 	var watches []slowWatch
-	table := p.table
+	table, rates := p.table, &p.slow.rates
 	for _, ec := range cfg.EvictionContexts {
 		if ec.Limit <= 0 {
 			continue
@@ -124,6 +126,7 @@ func (p *Plane) evictContexts(cfg *Config, vs map[string]*state.Virtual) (map[st
 			key = GlobalContext
 		}
 		ctr := p.evictCounter(key)
+		c.Refused = &ctr.Refused
 		var in func(f *flows.Flow) bool
 		if ec.Global {
 			// The whole table: O(1) to count, every flow in it.
@@ -142,11 +145,11 @@ func (p *Plane) evictContexts(cfg *Config, vs map[string]*state.Virtual) (map[st
 		if pol := ec.Policy; pol != nil {
 			c.High, c.Low = pol.Marks(ec.Limit)
 			c.Sweep = func(high, low int) (int, int) {
-				live, ev := pol.Sweep(table, in, high, low)
+				live, ev := pol.Sweep(table, rates, in, high, low)
 				countEvicted(vs, ev, &ctr.Evicted)
 				return live, len(ev)
 			}
-			if pol.Slow != nil {
+			if pol.NeedsRates() {
 				watches = append(watches, slowWatch{pol: pol, in: in, vs: vs, ctr: ctr})
 			}
 		}
@@ -158,7 +161,9 @@ func (p *Plane) evictContexts(cfg *Config, vs map[string]*state.Virtual) (map[st
 }
 
 // slowWatch is one context (a virtual's, a route domain's, the global
-// one) whose policy has slow-flow: the slow-flow check runs over it.
+// one) whose policy has slow-flow, bias-fast or bias-slow: the
+// connections' rates are sampled while it is in use, and the slow-flow
+// check runs over it when it has slow-flow.
 type slowWatch struct {
 	pol *evict.Policy
 	in  func(*flows.Flow) bool
@@ -175,14 +180,20 @@ type slowWatch struct {
 // connection table [M: F5 does not say how often it looks].
 const slowCheckInterval = time.Second
 
-// slowMonitor runs the slow-flow checks of the running commit, once a
-// second while at least one policy in use has slow-flow; it starts with
-// the first commit that needs it and stops with the plane.
+// slowMonitor samples the connections' byte counts (rates, for the
+// recent rates of bias-fast, bias-slow and slow-flow) and runs the
+// slow-flow checks of the running commit, once a second while at least
+// one policy in use needs rates; it starts with the first commit that
+// needs it and stops with the plane. A commit with none leaves it idle:
+// no walk, no sample.
 type slowMonitor struct {
 	mu      sync.Mutex
 	watches []slowWatch
 	started bool
 	stop    chan struct{}
+	// rates are the connections' sampled byte counts, which the rounds
+	// read.
+	rates evict.Rates
 }
 
 // set gives the monitor this commit's watches, starting it on first
@@ -221,8 +232,15 @@ func (m *slowMonitor) run(table *flows.Table, stop chan struct{}) {
 		m.mu.Lock()
 		ws := m.watches
 		m.mu.Unlock()
+		if len(ws) == 0 {
+			continue
+		}
+		m.rates.Sample(table, time.Now().UnixNano())
 		for _, w := range ws {
-			slow, reset := w.pol.SlowCheck(table, w.in)
+			if w.pol.Slow == nil {
+				continue
+			}
+			slow, reset := w.pol.SlowCheck(table, &m.rates, w.in)
 			if w.virtual != nil {
 				w.virtual.Evict.SlowFlows.Store(int64(slow))
 			}

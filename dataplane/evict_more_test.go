@@ -176,6 +176,18 @@ func TestEvictionContexts(t *testing.T) {
 			if _, err := o.ask("after"); err != nil {
 				t.Errorf("the other route domain's client: %v", err)
 			}
+			if c.want < 0 {
+				// The refusal is counted on the client's virtual and on
+				// the context.
+				if st, _ := p.Virtual("/Common/vs"); st.EvictRefused != 1 {
+					t.Errorf("Eviction Refused Connections %d, want 1", st.EvictRefused)
+				}
+				if n := p.EvictionContextCounts()[RouteDomainContext(c.ctx.Name)]; n[2] != 1 {
+					t.Errorf("context %s: refused %d, want 1", c.ctx.Name, n[2])
+				}
+			} else if st, _ := p.Virtual("/Common/vs"); st.EvictRefused != 0 {
+				t.Errorf("Eviction Refused Connections %d with a client admitted, want 0", st.EvictRefused)
+			}
 			if c.want >= 0 {
 				name := "/Common/vs"
 				if c.want >= 2 {

@@ -117,7 +117,7 @@ func (p *Plane) retireH3(b *generation) {
 func (p *Plane) swapH3(b *generation) {
 	for _, ap := range b.lateH3 {
 		name := b.wantH3[ap]
-		l, err := p.listenH3(ap, b.virtuals[name].Snap.Load().Cfg.HTTP3)
+		l, err := p.listenH3(ap, h3Config(b.virtuals[name].Snap.Load(), ap))
 		if err != nil {
 			p.log.Error("virtual " + name + ": cannot listen on " + ap.String() + " (udp, quic): " + rawsock.UnwrapOp(err).Error())
 			continue
@@ -125,9 +125,9 @@ func (p *Plane) swapH3(b *generation) {
 		b.freshH3[ap] = l
 	}
 	started, retired := swapListeners(p.h3Listeners, b.freshH3, b.wantH3, b.virtuals, func(l *h3Listener) *atomic.Pointer[state.Virtual] { return &l.VS })
-	for _, l := range p.h3Listeners {
+	for ap, l := range p.h3Listeners {
 		if v := l.VS.Load(); v != nil {
-			l.l.SetConfig(v.Snap.Load().Cfg.HTTP3)
+			l.l.SetConfig(h3Config(v.Snap.Load(), ap))
 		}
 	}
 	for _, l := range started {
@@ -148,4 +148,27 @@ func (p *Plane) takeH3() []*h3Listener {
 		delete(p.h3Listeners, ap)
 	}
 	return out
+}
+
+// h3Config is the QUIC settings of the virtual's socket at ap: its
+// profiles', with the idle timeout of its service-policy's timer policy
+// rule for udp and ap's port when one decides it (dataplane/timerpol),
+// so that a QUIC connection idles out as the policy says rather than as
+// the udp profile does. Made once per commit and socket; a virtual
+// without a policy keeps its profiles' configuration as is.
+func h3Config(snap *state.VirtualSnap, ap netip.AddrPort) *http3.Config {
+	base := snap.Cfg.HTTP3
+	if snap.Cfg.Timers == nil || base == nil {
+		return base
+	}
+	d, ok := snap.Cfg.Timers.Idle(17, ap.Port())
+	if !ok {
+		return base
+	}
+	c := *base
+	c.IdleTimeout = d
+	if d == 0 { // indefinite
+		c.IdleTimeout = -1
+	}
+	return &c
 }

@@ -455,7 +455,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		snap.Addr = p.vaddrOf(vc, vaddrs)        // vaddr.go
 		snap.Evict = p.evictorOf(vc, b.virtuals) // evict.go
 		snap.Contexts = ctxs[name]
-		if vc.Eviction != nil && vc.Eviction.Slow != nil {
+		if vc.Eviction.NeedsRates() { // slow-flow, bias-fast, bias-slow
 			pol := vc.Eviction
 			slowWatches = append(slowWatches, slowWatch{pol: pol, vs: b.virtuals, virtual: v, ctr: p.evictCounter(VirtualContext(name)), in: func(f *flows.Flow) bool { return f.Virtual == name }})
 		}

@@ -162,7 +162,8 @@ func virtualStats(v *state.Virtual) VirtualStats {
 	vs := VirtualStats{Name: v.Name, ClientSide: trafficOf(&v.Stats), Ephemeral: trafficOf(&v.Ephemeral), TotRequests: v.Stats.Requests.Load(),
 		MinConnDuration: v.Durs.Min.Load(), MaxConnDuration: v.Durs.Max.Load(),
 		RateLimit: s.Cfg.RateLimit, RateLimited: v.RateDropped.Load(), Evicted: v.Evict.Evicted.Load(),
-		SlowFlows: uint64(max(v.Evict.SlowFlows.Load(), 0)), SlowKilled: v.Evict.SlowKilled.Load()}
+		SlowFlows: uint64(max(v.Evict.SlowFlows.Load(), 0)), SlowKilled: v.Evict.SlowKilled.Load(),
+		EvictRefused: v.Evict.Refused.Load()}
 	if len(s.Cfg.Clone) > 0 || v.Clone.Conns.Load() > 0 || v.Clone.Dropped.Load() > 0 {
 		vs.Clone = &CloneStats{Conns: v.Clone.Conns.Load(), Bytes: v.Clone.Bytes.Load(), Dropped: v.Clone.Dropped.Load()}
 	}
@@ -364,6 +365,7 @@ func (p *Plane) ResetStats(kind StatsKind, name string) bool {
 				v.RateDropped.Store(0)
 				v.Evict.Evicted.Store(0)
 				v.Evict.SlowKilled.Store(0)
+				v.Evict.Refused.Store(0)
 				v.Clone.Reset()
 				found = true
 			}

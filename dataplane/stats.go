@@ -94,6 +94,10 @@ type VirtualStats struct {
 	// found slow at its last check (Slow Flows), and SlowKilled those
 	// slow-flow throttling reset (Slow Flows Killed) [M: the names].
 	SlowFlows, SlowKilled uint64
+	// EvictRefused is the clients refused because an eviction context
+	// (the virtual's own policy, its route domain's, the global one) was
+	// full and a round freed no place.
+	EvictRefused uint64
 	// Clone is what the virtual's clone pools got; nil (and not shown)
 	// for a virtual that never had one.
 	Clone *CloneStats

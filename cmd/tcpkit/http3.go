@@ -40,6 +40,7 @@ func http3Main(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	count := fs.Int("n", 1, "ask this many times")
 	reuse := fs.Bool("reuse", false, "ask every time over one QUIC connection (else a new connection each time, as separate curl runs)")
 	timeout := fs.Duration("timeout", 5*time.Second, "give up on a request after this long")
+	pause := fs.Duration("pause", 0, "wait this long between requests (with -reuse, to let the connection idle)")
 	var headers headerFlags
 	fs.Var(&headers, "H", "add a request field 'Name: value' (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -62,6 +63,9 @@ func http3Main(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	var tr *http3.Transport
 	for i := 0; i < *count; i++ {
+		if i > 0 && *pause > 0 {
+			time.Sleep(*pause)
+		}
 		if tr == nil || !*reuse {
 			if tr != nil {
 				tr.Close()

@@ -120,6 +120,12 @@ func Virtual(w io.Writer, v dataplane.VirtualStats, o Options) error {
 	row("Max Conn Duration/msec", "-", "-", o.num(v.MaxConnDuration))
 	row("Mean Conn Duration/msec", "-", "-", o.num(v.MeanConnDuration))
 	row("Total Requests", "-", "-", o.num(v.TotRequests))
+	if v.EvictRefused > 0 {
+		// openltm's own row [M]: clients refused because an eviction
+		// context (the virtual's policy, its route domain, the global
+		// one) was full and its round freed no place.
+		row("Eviction Refused Connections", "-", "-", o.num(v.EvictRefused))
+	}
 	if v.RateLimit > 0 || v.RateLimited > 0 {
 		// openltm's own row: the new connections rate-limit reset.
 		row("Rate-Limited Connections", "-", "-", o.num(v.RateLimited))

@@ -56,8 +56,9 @@ type Policy struct {
 	// it places in one of its countries go before the others; nil for
 	// none.
 	LowGeo Matcher
-	// BiasFast and BiasSlow rank by rate (bytes a second over the
-	// connection's life [M]): the fastest, or the slowest, go first,
+	// BiasFast and BiasSlow rank by rate (bytes a second over the last
+	// RateWindow, or the connection's life when younger [M]): the
+	// fastest, or the slowest, go first,
 	// sparing connections younger than FastDelay or SlowDelay.
 	BiasFast, BiasSlow   bool
 	FastDelay, SlowDelay time.Duration
@@ -71,7 +72,8 @@ type Policy struct {
 }
 
 // SlowFlow is a policy's slow-flow: a connection older than Grace whose
-// rate stays under Threshold bytes a second is a slow flow. Slow flows go
+// rate (over the last RateWindow [M]) is under Threshold bytes a second
+// is a slow flow. Slow flows go
 // before the others when a round evicts [M]; with Throttle, those above
 // Max (a count, or with Percent a percentage of the context's
 // connections) are reset on every check, whether or not the high-water
@@ -88,6 +90,13 @@ type SlowFlow struct {
 // slow reports whether a connection of age and rate is a slow flow.
 func (s *SlowFlow) slow(age time.Duration, rate float64) bool {
 	return s != nil && age >= s.Grace && rate < float64(s.Threshold)
+}
+
+// NeedsRates reports whether p ranks or judges connections by their
+// rate (bias-fast, bias-slow, slow-flow): the plane then samples the
+// connections' byte counts once a second (Rates).
+func (p *Policy) NeedsRates() bool {
+	return p != nil && (p.BiasFast || p.BiasSlow || p.Slow != nil)
 }
 
 // LowPort is one low-priority-port entry: a port, and the protocol
@@ -142,11 +151,18 @@ type Candidate struct {
 	// server, route domain) names the connection, or slow-flow finds it
 	// slow: it goes before every connection that is not.
 	Low bool
+	// Rate, when HasRate, is its bytes a second over the last
+	// RateWindow (Rates); without, rate is Bytes over Age.
+	Rate    float64
+	HasRate bool
 }
 
-// rate is the candidate's bytes a second over its life [M: F5 does not
-// say over which span it measures a flow's rate].
+// rate is the candidate's bytes a second: its recent rate when measured
+// (Rates), else over its life.
 func (c *Candidate) rate() float64 {
+	if c.HasRate {
+		return c.Rate
+	}
 	if c.Age <= 0 {
 		return 0
 	}
@@ -252,9 +268,11 @@ func (p *Policy) Choose(c []Candidate, n int) []int {
 // [M] It evicts at least one when live has reached high, so that the
 // client that found the context full is admitted. One walk evicts a
 // batch down to low; new clients are then admitted without a walk until
-// high is reached again, which is what the two marks are for.
-func (p *Policy) Sweep(t *flows.Table, in func(*flows.Flow) bool, high, low int) (live int, evicted []*flows.Flow) {
-	fl, cands := p.gather(t, in)
+// high is reached again, which is what the two marks are for. r, when
+// not nil, gives the connections' recent rates (bias-fast, bias-slow,
+// slow-flow); without, their rates are over their lives.
+func (p *Policy) Sweep(t *flows.Table, r *Rates, in func(*flows.Flow) bool, high, low int) (live int, evicted []*flows.Flow) {
+	fl, cands := p.gather(t, r, in)
 	live = len(fl)
 	need := live - low
 	if live < high {
@@ -270,19 +288,27 @@ func (p *Policy) Sweep(t *flows.Table, in func(*flows.Flow) bool, high, low int)
 }
 
 // gather is the flows in the context not yet evicted, and what the
-// strategies see of each.
-func (p *Policy) gather(t *flows.Table, in func(*flows.Flow) bool) ([]*flows.Flow, []Candidate) {
+// strategies see of each (their recent rates from r, when the policy
+// ranks or judges by rate and r is not nil).
+func (p *Policy) gather(t *flows.Table, r *Rates, in func(*flows.Flow) bool) ([]*flows.Flow, []Candidate) {
 	var fl []*flows.Flow
 	var cands []Candidate
 	now := time.Now().UnixNano()
+	if r != nil && p.NeedsRates() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+	} else {
+		r = nil
+	}
 	t.Each(func(f *flows.Flow) bool {
 		if f.Evicted() || !in(f) {
 			return true
 		}
-		c := Candidate{Idle: time.Duration(now - f.LastActive()), Age: time.Duration(now - f.Created().UnixNano()), Low: p.low(f)}
-		c.Bytes = f.BytesIn.Load() + f.BytesOut.Load()
-		for _, l := range f.Legs() {
-			c.Bytes += l.BytesIn.Load() + l.BytesOut.Load()
+		created := f.Created().UnixNano()
+		c := Candidate{Idle: time.Duration(now - f.LastActive()), Age: time.Duration(now - created), Low: p.low(f)}
+		c.Bytes = flowBytes(f)
+		if r != nil {
+			c.Rate, c.HasRate = r.rateLocked(f, c.Bytes, created, now), true
 		}
 		if p.Slow.slow(c.Age, c.rate()) {
 			c.Low = true
@@ -297,13 +323,14 @@ func (p *Policy) gather(t *flows.Table, in func(*flows.Flow) bool) ([]*flows.Flo
 // SlowCheck is one slow-flow check of a context: how many of its live
 // connections are slow flows, and, with throttling, the slow flows above
 // the maximum it reset, the slowest first (the longest idle among equal
-// rates). Nothing is done without slow-flow.
-func (p *Policy) SlowCheck(t *flows.Table, in func(*flows.Flow) bool) (slow int, reset []*flows.Flow) {
+// rates). Nothing is done without slow-flow. r, when not nil, gives the
+// connections' recent rates.
+func (p *Policy) SlowCheck(t *flows.Table, r *Rates, in func(*flows.Flow) bool) (slow int, reset []*flows.Flow) {
 	s := p.Slow
 	if s == nil {
 		return 0, nil
 	}
-	fl, cands := p.gather(t, in)
+	fl, cands := p.gather(t, r, in)
 	slow, idx := s.pick(cands)
 	for _, i := range idx {
 		if fl[i].MarkEvicted() {

@@ -117,7 +117,7 @@ func TestSweep(t *testing.T) {
 	p := &Policy{High: 100, Low: 50, BiasIdle: true}
 	in := func(f *flows.Flow) bool { return f.Virtual == "/Common/vs" }
 	sweep := func(high, low int) (int, int) {
-		live, ev := p.Sweep(tab, in, high, low)
+		live, ev := p.Sweep(tab, nil, in, high, low)
 		return live, len(ev)
 	}
 
@@ -181,7 +181,7 @@ func TestSlowFlowPick(t *testing.T) {
 	fast.BytesIn.Store(1 << 30)
 	fast.Touch(time.Now().Add(-time.Hour).UnixNano())
 	p := &Policy{BiasIdle: true, Slow: &SlowFlow{Threshold: 32}}
-	if _, ev := p.Sweep(tab, func(*flows.Flow) bool { return true }, 2, 1); len(ev) != 1 || ev[0] != idle {
+	if _, ev := p.Sweep(tab, nil, func(*flows.Flow) bool { return true }, 2, 1); len(ev) != 1 || ev[0] != idle {
 		t.Errorf("a round evicted %v, want the slow flow", ev)
 	}
 }

@@ -17,6 +17,9 @@ type Evictor struct {
 	// evicted, and how many it reset (counted on the virtuals they
 	// belong to by Sweep itself).
 	Sweep func(high, low int) (live, evicted int)
+	// Refused, when not nil, counts the clients refused with nothing
+	// left to evict (the context's EvictionCounts).
+	Refused *atomic.Uint64
 }
 
 // EvictContext is a route domain's or the global flow-eviction context
@@ -38,8 +41,17 @@ type EvictContext struct {
 	// without a policy), as Evictor.Sweep.
 	Sweep func(high, low int) (live, evicted int)
 	mu    sync.Mutex
-	// Refused counts the clients the context turned away.
-	Refused atomic.Uint64
+	// Refused counts the clients the context turned away, kept across
+	// commits by the plane (the context's EvictionCounts); nil counts
+	// nothing.
+	Refused *atomic.Uint64
+}
+
+// refused counts one client the context turned away.
+func (c *EvictContext) refused() {
+	if c.Refused != nil {
+		c.Refused.Add(1)
+	}
 }
 
 // admit is the context's say on a new connection: under its high-water
@@ -51,7 +63,7 @@ func (c *EvictContext) admit() bool {
 	n := c.Count()
 	if c.Sweep == nil {
 		if c.Limit > 0 && n >= c.Limit {
-			c.Refused.Add(1)
+			c.refused()
 			return false
 		}
 		return true
@@ -63,7 +75,7 @@ func (c *EvictContext) admit() bool {
 	live, ev := c.Sweep(c.High, c.Low)
 	c.mu.Unlock()
 	if live-ev >= c.High {
-		c.Refused.Add(1)
+		c.refused()
 		return false
 	}
 	return true
@@ -81,6 +93,10 @@ type Eviction struct {
 	// its throttling reset.
 	SlowFlows  atomic.Int64
 	SlowKilled atomic.Uint64
+	// Refused counts the virtual's clients turned away because an
+	// eviction context (its own with a policy, its route domain's, the
+	// global one) was full and a round freed no place.
+	Refused atomic.Uint64
 }
 
 // admitEvicting is Admit's connection count for a virtual with an
@@ -101,6 +117,10 @@ func (vs *Virtual) admitEvicting(ev *Evictor) bool {
 	live, n := ev.Sweep(ev.High, ev.Low)
 	vs.Evict.mu.Unlock()
 	if live-n >= ev.High {
+		vs.Evict.Refused.Add(1)
+		if ev.Refused != nil {
+			ev.Refused.Add(1)
+		}
 		return false
 	}
 	// Counted without raising Maximum Connections: the evicted
@@ -112,10 +132,11 @@ func (vs *Virtual) admitEvicting(ev *Evictor) bool {
 }
 
 // admitContexts asks each context in turn; the first that refuses ends
-// it.
-func admitContexts(cs []*EvictContext) bool {
+// it, counted on the virtual too.
+func (vs *Virtual) admitContexts(cs []*EvictContext) bool {
 	for _, c := range cs {
 		if !c.admit() {
+			vs.Evict.Refused.Add(1)
 			return false
 		}
 	}

@@ -512,7 +512,7 @@ func (vs *Virtual) admit(snap *VirtualSnap, client, local netip.AddrPort) bool {
 		vs.RateDropped.Add(1)
 		return false
 	}
-	if snap.Contexts != nil && !admitContexts(snap.Contexts) { // route domain, global (evict.go)
+	if snap.Contexts != nil && !vs.admitContexts(snap.Contexts) { // route domain, global (evict.go)
 		return false
 	}
 	if snap.Evict != nil { // flow-eviction-policy (evict.go)
