@@ -2,6 +2,7 @@ package rules
 
 import (
 	"net/netip"
+	"strings"
 
 	"github.com/openltm/openltm/rules/tcl"
 )
@@ -51,6 +52,21 @@ type XLATConn interface {
 	// pool translates the flow, picked false before its translation is
 	// made.
 	XLATValidRanges() (r []XLATRange, lsn, picked bool)
+}
+
+// SNATXLATConfig is XLATConn.XLATConfig for a connection no lsn pool
+// translates, from its SNATDecision ("none", "automap", "snatpool NAME",
+// or a rule's snat address, which names no object [M]).
+func SNATXLATConfig(decision string) (typ, object string) {
+	switch {
+	case decision == "none":
+		return "NONE", "NA"
+	case decision == "automap":
+		return "AUTOMAP", "NA"
+	case strings.HasPrefix(decision, "snatpool "):
+		return "SNAT", strings.TrimPrefix(decision, "snatpool ")
+	}
+	return "SNAT", "NA"
 }
 
 // XLATRange is a translation address and a range of its ports.

@@ -3,7 +3,6 @@ package l4
 import (
 	"fmt"
 	"net/netip"
-	"strings"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -124,15 +123,7 @@ func (pr *proxied) XLATConfig() (typ, object string) {
 	if lp != nil && !pr.rs.SNAT.Set {
 		return "LSN", lp.Name
 	}
-	switch d := pr.SNATDecision(); {
-	case d == "none":
-		return "NONE", "NA"
-	case d == "automap":
-		return "AUTOMAP", "NA"
-	case strings.HasPrefix(d, "snatpool "):
-		return "SNAT", strings.TrimPrefix(d, "snatpool ")
-	}
-	return "SNAT", "NA" // a rule's snat ADDR: no object [M]
+	return rules.SNATXLATConfig(pr.SNATDecision())
 }
 
 // XLATValidRanges implements rules.XLATConn.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"strings"
 	"syscall"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -113,15 +112,7 @@ func (r *mblbRules) XLATConfig() (typ, object string) {
 	if r.snap.LSN != nil {
 		return "LSN", r.snap.LSN.Name
 	}
-	switch d := r.SNATDecision(); {
-	case d == "none":
-		return "NONE", "NA"
-	case d == "automap":
-		return "AUTOMAP", "NA"
-	case strings.HasPrefix(d, "snatpool "):
-		return "SNAT", strings.TrimPrefix(d, "snatpool ")
-	}
-	return "SNAT", "NA"
+	return rules.SNATXLATConfig(r.SNATDecision())
 }
 
 // XLATValidRanges implements rules.XLATConn.

@@ -2,7 +2,6 @@ package udp
 
 import (
 	"net/netip"
-	"strings"
 
 	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/rules"
@@ -33,15 +32,7 @@ func (f *flow) XLATConfig() (typ, object string) {
 	if lp := f.snap.LSN; lp != nil && (f.rs == nil || !f.rs.SNAT.Set) {
 		return "LSN", lp.Name
 	}
-	switch d := f.SNATDecision(); {
-	case d == "none":
-		return "NONE", "NA"
-	case d == "automap":
-		return "AUTOMAP", "NA"
-	case strings.HasPrefix(d, "snatpool "):
-		return "SNAT", strings.TrimPrefix(d, "snatpool ")
-	}
-	return "SNAT", "NA"
+	return rules.SNATXLATConfig(f.SNATDecision())
 }
 
 // XLATValidRanges implements rules.XLATConn.
