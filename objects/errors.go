@@ -86,8 +86,14 @@ func Exists(k *Kind, name string) error {
 }
 
 // InUse is the refusal to delete an object something still references.
+// A singleton (the global settings) has no name: its kind's words stand
+// for it.
 func InUse(k *Kind, name string, by *Object) error {
-	return &ConfigError{Code: "01070265", Msg: fmt.Sprintf("The %s (%s) cannot be deleted because it is in use by a %s (%s).", k.Title, name, by.Kind.Title, by.Name)}
+	byName := by.Name
+	if byName == "" {
+		byName = by.Kind.Key()
+	}
+	return &ConfigError{Code: "01070265", Msg: fmt.Sprintf("The %s (%s) cannot be deleted because it is in use by a %s (%s).", k.Title, name, by.Kind.Title, byName)}
 }
 
 // Invalid is BIG-IP's general 01070734 configuration error.

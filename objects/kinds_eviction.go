@@ -96,7 +96,8 @@ func evictionKind() *Kind {
 // letters or digits [M: BIG-IP checks them against its own database].
 func checkEviction(c *Config, s *Schema, o *Object) error {
 	if o.Kind.Key() == "ltm global-settings connection" {
-		// The global policy is written as a path, and must be one.
+		// The global policy is a reference (a name relative to the
+		// folder is taken); it must name an eviction policy.
 		n := c.EffectiveStr(o, "global-flow-eviction-policy")
 		if k := s.Kind("ltm eviction-policy"); k != nil && n != "" && n != "none" && c.Lookup(s, []string{k.Key()}, n) == nil {
 			return NotFound(k, n)

@@ -50,7 +50,7 @@ func ltmGlobalKinds() []*Kind {
 		passive(globalNum("adaptive-reaper-lowater", "85", 0, 100, keptReaper)),
 		passive(help(ed("auto-lasthop", "enabled"), keptNoL2)),
 		passive(infiniteOr("default-vs-syn-challenge-threshold", "infinite", 128, 1048576, keptSynCookies)),
-		help(str("global-flow-eviction-policy", "/Common/default-eviction-policy"), "the eviction policy of the global context: its high-water and low-water are percentages of the system's capacity, half of ltmd's open-file limit (a proxied connection holds two sockets) [openltm's measure], over the connections of every virtual server; none: no global eviction"),
+		help(refDefault("global-flow-eviction-policy", "/Common/default-eviction-policy", "ltm eviction-policy"), "the eviction policy of the global context: its high-water and low-water are percentages of the system's capacity, half of ltmd's open-file limit (a proxied connection holds two sockets) [openltm's measure], over the connections of every virtual server; none: no global eviction"),
 		passive(infiniteOr("global-syn-challenge-threshold", "64000", 2048, 4194304, keptSynCookies)),
 		passive(globalNum("syncookies-threshold", "16384", 0, 4294967295, keptSynCookies)),
 		passive(help(ed("vlan-keyed-conn", "enabled"), keptNoL2)),

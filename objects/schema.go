@@ -382,6 +382,15 @@ func raw(name string) *Prop { return &Prop{Name: name, Type: TRaw, Passive: true
 func bare(word string) *Prop {
 	return &Prop{Name: word, Type: TFlag, Enum: []string{"", word}, Passive: true}
 }
+
+// refDefault is a reference whose default names an object (a built-in)
+// rather than none.
+func refDefault(name, def string, kinds ...string) *Prop {
+	p := ref(name, kinds...)
+	p.Default = def
+	return p
+}
+
 func help(p *Prop, h string) *Prop {
 	p.Help = h
 	return p
