@@ -2,7 +2,9 @@ package lsn
 
 import (
 	"errors"
+	"maps"
 	"net/netip"
+	"slices"
 	"time"
 )
 
@@ -296,22 +298,26 @@ func (p *Pool) endEntries(es []*entry) {
 // sweepEntries takes out the entries whose time is over. The caller
 // holds p.mu and ends them (endEntries) after it lets go.
 func (p *Pool) sweepEntries(now time.Time) []*entry {
-	var ended []*entry
-	for k, e := range p.entries {
-		if !now.Before(e.expires) {
-			delete(p.entries, k)
-			ended = append(ended, e)
-		}
-	}
-	return ended
+	return takeExpired(p.entries, now, func(e *entry) time.Time { return e.expires })
 }
 
 // stopEntries takes out every entry (the pool closes).
 func (p *Pool) stopEntries() []*entry {
-	var ended []*entry
-	for k, e := range p.entries {
-		delete(p.entries, k)
-		ended = append(ended, e)
+	ended := slices.Collect(maps.Values(p.entries))
+	clear(p.entries)
+	return ended
+}
+
+// takeExpired deletes from m the values whose expiry (as expires reads
+// it) is not after now, and returns them: the sweep of the rule-made
+// entries and of the PCP mappings alike.
+func takeExpired[K comparable, V any](m map[K]V, now time.Time, expires func(V) time.Time) []V {
+	var ended []V
+	for k, v := range m {
+		if !now.Before(expires(v)) {
+			delete(m, k)
+			ended = append(ended, v)
+		}
 	}
 	return ended
 }

@@ -324,14 +324,7 @@ func (p *Pool) endMaps(ms []*pcpMap) {
 // sweepPCP ends the mappings whose lifetime is over. The caller holds
 // p.mu; the translations are released after it lets go.
 func (p *Pool) sweepPCP(now time.Time) []*pcpMap {
-	var ended []*pcpMap
-	for k, m := range p.pcp {
-		if !now.Before(m.expires) {
-			delete(p.pcp, k)
-			ended = append(ended, m)
-		}
-	}
-	return ended
+	return takeExpired(p.pcp, now, func(m *pcpMap) time.Time { return m.expires })
 }
 
 // stopPCP stops the server and ends every mapping. The caller holds
