@@ -29,6 +29,26 @@ func run(t *testing.T, s *Session, line string) (string, string) {
 	return b.String(), ""
 }
 
+// step is one command of a table test and what it must give: out a
+// substring of its output, err one of its error ("": no error).
+type step struct{ cmd, out, err string }
+
+// runSteps runs each step in s and reports every one that errs
+// otherwise than it says or whose output lacks its out.
+func runSteps(t *testing.T, s *Session, steps []step) {
+	t.Helper()
+	for _, tc := range steps {
+		out, err := run(t, s, tc.cmd)
+		if (tc.err == "") != (err == "") || !strings.Contains(err, tc.err) {
+			t.Errorf("%s: error %q, want %q", tc.cmd, err, tc.err)
+			continue
+		}
+		if !strings.Contains(out, tc.out) {
+			t.Errorf("%s:\n%s\nwant it to contain\n%s", tc.cmd, out, tc.out)
+		}
+	}
+}
+
 func TestCommands(t *testing.T) {
 	e := openTest(t, t.TempDir())
 	defer e.Close()

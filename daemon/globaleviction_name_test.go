@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -13,7 +12,7 @@ func TestGlobalEvictionPolicyName(t *testing.T) {
 	e := openTest(t, t.TempDir())
 	defer e.Close()
 	s := e.NewSession("admin").(*Session)
-	for _, tc := range []struct{ cmd, out, err string }{
+	runSteps(t, s, []step{
 		{cmd: "create ltm eviction-policy g-pol { high-water 90 low-water 80 }"},
 		{cmd: "modify ltm global-settings connection global-flow-eviction-policy g-pol"},
 		{cmd: "list ltm global-settings connection global-flow-eviction-policy", out: "global-flow-eviction-policy g-pol\n"},
@@ -23,14 +22,5 @@ func TestGlobalEvictionPolicyName(t *testing.T) {
 		{cmd: "delete ltm eviction-policy g-pol"},
 		{cmd: "modify ltm global-settings connection global-flow-eviction-policy /Common/default-eviction-policy"},
 		{cmd: "list ltm global-settings connection global-flow-eviction-policy", out: "global-flow-eviction-policy default-eviction-policy\n"},
-	} {
-		out, err := run(t, s, tc.cmd)
-		if (tc.err == "") != (err == "") || !strings.Contains(err, tc.err) {
-			t.Errorf("%s: error %q, want %q", tc.cmd, err, tc.err)
-			continue
-		}
-		if !strings.Contains(out, tc.out) {
-			t.Errorf("%s:\n%s\nwant it to contain\n%s", tc.cmd, out, tc.out)
-		}
-	}
+	})
 }
