@@ -21,7 +21,27 @@ var (
 	profileHTTP3 = schema.MustKind("ltm profile http3")
 	quicBidi     = profileQUIC.MustProp("bidi-concurrent-streams-per-connection")
 	quicUni      = profileQUIC.MustProp("uni-concurrent-streams-per-connection")
+	sslData0RTT  = profileClientSSL.MustProp("data-0rtt")
 )
+
+// early0RTT is the virtual's client-ssl data-0rtt as QUIC takes it, and
+// the profile that set it (nil when the virtual has none). Of several
+// client-ssl profiles (SNI), the first listed is read [M: BIG-IP's
+// 0-RTT decision comes before the server name is known; the first is
+// the one a client without SNI gets].
+func (t *translator) early0RTT(o *objects.Object) (http3.Early, *objects.Object) {
+	p := t.profile(o, profileClientSSL)
+	if p == nil {
+		return http3.EarlyOff, nil
+	}
+	switch sslData0RTT.Effective(t.cfg, p) {
+	case "enabled-with-anti-replay":
+		return http3.EarlyAntiReplay, p
+	case "enabled-no-anti-replay":
+		return http3.EarlyNoAntiReplay, p
+	}
+	return http3.EarlyOff, p
+}
 
 // http3Stats keeps each http3 and quic profile's counters across
 // commits: the virtuals using a profile count into one.
@@ -110,6 +130,12 @@ func (t *translator) http3Rules(o *objects.Object, list []*rules.Rule) bool {
 func (t *translator) http3(o *objects.Object, v *dataplane.Virtual) bool {
 	q, h := t.profile(o, profileQUIC), t.profile(o, profileHTTP3)
 	if q == nil && h == nil {
+		if early, p := t.early0RTT(o); early != http3.EarlyOff {
+			// TLS over TCP: Go's crypto/tls takes no early data as a
+			// server, so the client's 0-RTT is refused and it resends
+			// after the handshake.
+			t.note(o, "profile %s (client-ssl) data-0rtt %s is taken only from HTTP/3 clients (quic and http3 profiles); the virtual server (%s) serves TLS over TCP, whose clients send their requests after the handshake", p.Name, sslData0RTT.Effective(t.cfg, p), o.Name)
+		}
 		return true
 	}
 	switch {
@@ -136,7 +162,14 @@ func (t *translator) http3(o *objects.Object, v *dataplane.Virtual) bool {
 		st = &t.rules.e.h3stats
 	}
 	hs, qs := st.get(h.Name, q.Name)
+	early, cp := t.early0RTT(o)
+	if early != http3.EarlyOff && sslSessionTicket.Effective(t.cfg, cp) != "enabled" {
+		// 0-RTT rides on a resumed session: without tickets no client
+		// has one [M: BIG-IP's GUI asks for session tickets with 0-RTT].
+		t.note(o, "profile %s (client-ssl) data-0rtt needs session-ticket enabled: without tickets no HTTP/3 client resumes, so none sends 0-RTT on the virtual server (%s)", cp.Name, o.Name)
+	}
 	v.HTTP3 = &http3.Config{
+		Early:          early,
 		Profile:        h.Name,
 		QUICProfile:    q.Name,
 		MaxBidiStreams: bidi,
@@ -157,7 +190,8 @@ func http3StatsCommands(e *Engine) []RuntimeCommand {
 			for _, name := range profileNames(e, profileHTTP3, names) {
 				var rs render.HTTP3Stats
 				if st := e.h3stats.lookupH3(name); st != nil {
-					rs = render.HTTP3Stats{Requests: u(st.Requests.Load()), Responses: u(st.Responses.Load()), Failed: u(st.Failed.Load())}
+					rs = render.HTTP3Stats{Requests: u(st.Requests.Load()), Responses: u(st.Responses.Load()), Failed: u(st.Failed.Load()),
+						EarlyForwarded: u(st.EarlyForwarded.Load()), EarlyHeld: u(st.EarlyHeld.Load())}
 				}
 				if err := render.HTTP3Profile(w, name, rs, showOpts(s, words)); err != nil {
 					return err
@@ -177,7 +211,8 @@ func http3StatsCommands(e *Engine) []RuntimeCommand {
 			for _, name := range profileNames(e, profileQUIC, names) {
 				var rs render.QUICStats
 				if st := e.h3stats.lookupQUIC(name); st != nil {
-					rs = render.QUICStats{Connections: u(st.Connections.Load()), TotalConnections: u(st.TotalConnections.Load()), Refused: u(st.Refused.Load())}
+					rs = render.QUICStats{Connections: u(st.Connections.Load()), TotalConnections: u(st.TotalConnections.Load()), Refused: u(st.Refused.Load()),
+						ZeroRTT: u(st.ZeroRTT.Load()), Replayed: u(st.Replayed.Load())}
 				}
 				if err := render.QUICProfile(w, name, rs, showOpts(s, words)); err != nil {
 					return err

@@ -490,7 +490,6 @@ chain ref sys+file+ssl-cert none
 cipher-group ref ltm+cipher+group none
 ciphers str DEFAULT
 crl-file ref sys+file+ssl-crl none
-data-0rtt str disabled
 generic-alert ed enabled
 handshake-timeout str 10
 key ref sys+file+ssl-key none
@@ -688,7 +687,8 @@ password str none
 debug yn no
 `), "clientid", "mqtt-version", "username", "password"),
 
-		runTLS(profileKind("client-ssl", "clientssl", sslCommonRows+`
+		clientSSL0RTT(runTLS(profileKind("client-ssl", "clientssl", sslCommonRows+`
+data-0rtt enum disabled disabled|enabled-with-anti-replay|enabled-no-anti-replay
 secure-renegotiation enum require request|require|require-strict
 cert-key-chain raw
 inherit-certkeychain tf false
@@ -723,8 +723,9 @@ ocsp-stapling ed disabled
 notify-cert-status-to-virtual-server ed disabled
 hello-extension-includes list
 crl ref sys+file+ssl-crl none
-`), "F5 ltm profile client-ssl: TLS from clients, terminated on the virtual"),
+`), "F5 ltm profile client-ssl: TLS from clients, terminated on the virtual")),
 		runTLS(profileKind("server-ssl", "serverssl", sslCommonRows+`
+data-0rtt enum disabled disabled|enabled
 secure-renegotiation enum require-strict request|require|require-strict
 crl ref sys+file+ssl-crl none
 ocsp str none

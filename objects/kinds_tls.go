@@ -91,6 +91,20 @@ func runTLS(k *Kind, help string) *Kind {
 	return k
 }
 
+// clientSSL0RTT marks client-ssl's data-0rtt acted on: HTTP/3 virtuals
+// take their clients' 0-RTT by it (dataplane/http3), and the daemon
+// warns where a profile that enables it serves TLS over TCP, whose
+// clients get no early data. server-ssl's stays kept-only: openltm's
+// connections to members send none.
+func clientSSL0RTT(k *Kind) *Kind {
+	for _, p := range k.Props {
+		if p.Name == "data-0rtt" {
+			p.Passive = false
+		}
+	}
+	return k
+}
+
 func sslFileKinds() []*Kind {
 	cert := pk("sys file ssl-cert", "Certificate", "", tmshRef("sys file ssl-cert"), sslFileRows+sslInfoRows+`
 cert-validation-options list

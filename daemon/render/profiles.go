@@ -479,12 +479,17 @@ func HTTP3Profile(w io.Writer, name string, st HTTP3Stats, o Options) error {
 		{"Total", o.num(st.Requests)},
 		{"Responses", o.num(st.Responses)},
 		{"Failed (502)", o.num(st.Failed)},
+		{"Early Data (0-RTT)", ""},
+		{"Forwarded Early", o.num(st.EarlyForwarded)},
+		{"Held for Handshake", o.num(st.EarlyHeld)},
 	})
 }
 
-// HTTP3Stats are the figures HTTP3Profile prints.
+// HTTP3Stats are the figures HTTP3Profile prints [M: the 0-RTT rows are
+// ours].
 type HTTP3Stats struct {
 	Requests, Responses, Failed uint64
+	EarlyForwarded, EarlyHeld   uint64
 }
 
 // QUICProfile prints one `Ltm::QUIC Profile` block [M: the layout is
@@ -496,10 +501,14 @@ func QUICProfile(w io.Writer, name string, st QUICStats, o Options) error {
 		{"Current", o.num(st.Connections)},
 		{"Total", o.num(st.TotalConnections)},
 		{"Refused", o.num(st.Refused)},
+		{"0-RTT", ""},
+		{"Accepted", o.num(st.ZeroRTT)},
+		{"Ticket Reused", o.num(st.Replayed)},
 	})
 }
 
 // QUICStats are the figures QUICProfile prints.
 type QUICStats struct {
 	Connections, TotalConnections, Refused uint64
+	ZeroRTT, Replayed                      uint64
 }

@@ -43,11 +43,44 @@ type Config struct {
 	// [M: a QUIC connection cannot end as soon as it idles: its
 	// handshake alone has pauses].
 	IdleTimeout time.Duration
+	// Early is the client-ssl profile's data-0rtt: whether resuming
+	// clients may send requests in 0-RTT (TLS 1.3 early data, RFC 9001
+	// section 4.6), and whether a session ticket is taken for 0-RTT
+	// once only. The zero value offers none.
+	Early Early
 	// Stats and QUICStats, when set, count the profiles' connections and
 	// requests.
 	Stats     *Stats
 	QUICStats *QUICStats
 }
+
+// Early is a client-ssl profile's data-0rtt setting as QUIC acts on it.
+// 0-RTT saves a returning client a round trip, at the price that its
+// first flight can be replayed by whoever captured it (RFC 8446 section
+// 8): so only requests that are safe to repeat (GET, HEAD) are passed
+// on before the handshake completes, each with Early-Data: 1 (RFC 8470
+// section 5.1) so that a member may still answer 425; any other early
+// request waits for the handshake (which a replayed flight cannot
+// finish) [M: RFC 8470 section 5.1 leaves the server to wait or answer
+// 425; waiting costs a QUIC server no buffering, and a client then needs
+// no retry].
+type Early uint8
+
+const (
+	// EarlyOff (disabled, BIG-IP's default) issues tickets without early
+	// data: a resuming client sends its requests after the handshake.
+	EarlyOff Early = iota
+	// EarlyAntiReplay (enabled-with-anti-replay) takes each session
+	// ticket's early data once (RFC 8446 section 8.1's single-use
+	// tickets): the same ticket offered again, a replay or the client's
+	// own second try, resumes without 0-RTT.
+	EarlyAntiReplay
+	// EarlyNoAntiReplay (enabled-no-anti-replay) takes early data on
+	// every resumption of a ticket; the method rule above still holds
+	// [M: F5 does not say what its variant without anti-replay lets
+	// through].
+	EarlyNoAntiReplay
+)
 
 // Stats are an http3 profile's counters for `show ltm profile http3`.
 type Stats struct {
@@ -55,6 +88,10 @@ type Stats struct {
 	// Failed counts requests answered 502 because no engine connection
 	// answered them.
 	Failed atomic.Int64
+	// EarlyForwarded counts requests passed on in 0-RTT, before the
+	// handshake completed (with Early-Data: 1); EarlyHeld those that
+	// came in 0-RTT and waited for the handshake (not GET or HEAD).
+	EarlyForwarded, EarlyHeld atomic.Int64
 }
 
 // Reset zeroes the counters.
@@ -62,6 +99,8 @@ func (s *Stats) Reset() {
 	s.Requests.Store(0)
 	s.Responses.Store(0)
 	s.Failed.Store(0)
+	s.EarlyForwarded.Store(0)
+	s.EarlyHeld.Store(0)
 }
 
 // QUICStats are a quic profile's counters for `show ltm profile quic`.
@@ -71,12 +110,18 @@ type QUICStats struct {
 	// connection limit, a rule's reject or drop in CLIENT_ACCEPTED,
 	// CLIENTSSL_CLIENTHELLO or CLIENTSSL_HANDSHAKE).
 	Refused atomic.Int64
+	// ZeroRTT counts connections whose 0-RTT was accepted; Replayed the
+	// 0-RTT attempts refused because their ticket had been used for
+	// early data already (EarlyAntiReplay).
+	ZeroRTT, Replayed atomic.Int64
 }
 
 // Reset zeroes the totals, keeping what is current.
 func (s *QUICStats) Reset() {
 	s.TotalConnections.Store(s.Connections.Load())
 	s.Refused.Store(0)
+	s.ZeroRTT.Store(0)
+	s.Replayed.Store(0)
 }
 
 // Conn is a QUIC client connection as the virtual admits it: at its
@@ -162,7 +207,9 @@ type Accept func(c *Conn) (Client, bool)
 // Listener serves HTTP/3 on one UDP socket.
 type Listener struct {
 	tr     *quic.Transport
-	ln     *quic.Listener
+	ln     *quic.EarlyListener
+	outer  *tls.Config // what the transport was given: its ticket keys seal the tickets
+	seen   ticketLog   // the tickets 0-RTT was taken on (EarlyAntiReplay)
 	srv    *http3.Server
 	accept Accept
 	cfg    atomic.Pointer[Config]
@@ -202,7 +249,11 @@ func Listen(pc net.PacketConn, tlsConf func() *tls.Config, cfg *Config, accept A
 			if c == nil {
 				return nil, errors.New("http3: the virtual server has no client-ssl profile")
 			}
-			return forQUIC(c), nil
+			q := forQUIC(c)
+			if l.cfg.Load().Early == EarlyAntiReplay && !q.SessionTicketsDisabled {
+				q = l.singleUse(q)
+			}
+			return q, nil
 		},
 	}
 	qc := &quic.Config{
@@ -219,7 +270,12 @@ func Listen(pc net.PacketConn, tlsConf func() *tls.Config, cfg *Config, accept A
 			return ctx
 		},
 	}
-	ln, err := l.tr.Listen(http3.ConfigureTLSConfig(base), qc)
+	// ListenEarly hands over each connection before its handshake
+	// completes, so that 0-RTT requests are served; serveConn waits for
+	// the handshake of a connection that may not send them, so without
+	// data-0rtt nothing changes.
+	l.outer = http3.ConfigureTLSConfig(base)
+	ln, err := l.tr.ListenEarly(l.outer, qc)
 	if err != nil {
 		l.tr.Close()
 		return nil, err
@@ -302,6 +358,7 @@ func (l *Listener) quicConfig() *quic.Config {
 	case cfg.IdleTimeout > 0:
 		q.MaxIdleTimeout = max(cfg.IdleTimeout, time.Second)
 	}
+	q.Allow0RTT = cfg.Early != EarlyOff
 	return q
 }
 
@@ -371,20 +428,54 @@ func (l *Listener) serveConn(qc *quic.Conn) {
 		return
 	}
 	c.qc.Store(qc)
-	if hs, ok := ec.(Handshaker); c.rejected.Load() || ok && !hs.Handshake(c.TLS()) {
-		if st := cfg.QUICStats; st != nil {
-			st.Refused.Add(1)
+	// A connection that sent 0-RTT is served at once: its handshake
+	// finishes meanwhile, and CLIENTSSL_HANDSHAKE runs then (after its
+	// early requests' HTTP_REQUEST [M]). Any other waits for its
+	// handshake, as before 0-RTT.
+	early := qc.ConnectionState().Used0RTT
+	if !early {
+		select {
+		case <-qc.HandshakeComplete():
+		case <-qc.Context().Done():
+			ec.Close()
+			return
 		}
-		qc.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeRequestRejected), "")
+	}
+	handshake := func() bool {
+		if hs, ok := ec.(Handshaker); c.rejected.Load() || ok && !hs.Handshake(c.TLS()) {
+			if st := cfg.QUICStats; st != nil {
+				st.Refused.Add(1)
+			}
+			qc.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeRequestRejected), "")
+			return false
+		}
+		return true
+	}
+	if !early && !handshake() {
 		ec.Close()
 		return
 	}
 	if st := cfg.QUICStats; st != nil {
 		st.Connections.Add(1)
 		st.TotalConnections.Add(1)
+		if early {
+			st.ZeroRTT.Add(1)
+		}
 		defer st.Connections.Add(-1)
 	}
 	cl := &client{engine: ec, cfg: cfg}
+	if early {
+		cl.hs = qc.HandshakeComplete()
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			select {
+			case <-cl.hs:
+				handshake()
+			case <-qc.Context().Done():
+			}
+		}()
+	}
 	l.conns.Store(qc, cl)
 	if l.closed.Load() {
 		qc.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeNoError), "")

@@ -16,6 +16,7 @@ import (
 type client struct {
 	engine Client
 	cfg    *Config
+	hs     <-chan struct{} // a 0-RTT connection's handshake (nil otherwise: done before any request)
 	mu     sync.Mutex
 	idle   []*lane
 	all    []*lane
@@ -119,6 +120,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
 	}
+	early := false
+	if cl.hs != nil {
+		if early = cl.earlyRequest(r); early {
+			if st != nil {
+				st.EarlyForwarded.Add(1)
+			}
+		} else if r.Context().Err() != nil {
+			return // the connection ended before its handshake did
+		}
+	}
 	body, chunked, err := requestBody(r)
 	if err != nil {
 		fail()
@@ -129,14 +140,14 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail()
 		return
 	}
-	resp, err := exchange(ln, r, body, chunked)
+	resp, err := exchange(ln, r, body, chunked, early)
 	if err != nil && reused && body == nil {
 		// A kept lane the engine ended while it was idle (its idle
 		// timeout): the request goes again on a new one, as a client
 		// retries a request on a kept connection that closed.
 		cl.drop(ln)
 		if ln, err = cl.dial(); err == nil {
-			resp, err = exchange(ln, r, nil, false)
+			resp, err = exchange(ln, r, nil, false, early)
 		}
 	}
 	if err != nil {
@@ -182,9 +193,10 @@ func (f flushWriter) Write(b []byte) (int, error) {
 }
 
 // exchange writes r on the lane as HTTP/1.1, with body (requestBody's)
-// and reads its final response (interim ones are skipped).
-func exchange(ln *lane, r *http.Request, body io.Reader, chunked bool) (*http.Response, error) {
-	if err := writeHead(ln.bw, r, chunked); err != nil {
+// and reads its final response (interim ones are skipped); early marks
+// a request passed on in 0-RTT.
+func exchange(ln *lane, r *http.Request, body io.Reader, chunked, early bool) (*http.Response, error) {
+	if err := writeHead(ln.bw, r, chunked, early); err != nil {
 		return nil, err
 	}
 	if body != nil {
@@ -238,8 +250,9 @@ func requestBody(r *http.Request) (io.Reader, bool, error) {
 }
 
 // writeHead writes r's request line and fields as HTTP/1.1, Host first
-// (from :authority).
-func writeHead(w *bufio.Writer, r *http.Request, chunked bool) error {
+// (from :authority); an early request (0-RTT) carries Early-Data: 1
+// (RFC 8470 section 5.1: an intermediary adds it, and keeps a client's).
+func writeHead(w *bufio.Writer, r *http.Request, chunked, early bool) error {
 	uri := r.RequestURI
 	if uri == "" {
 		uri = r.URL.RequestURI()
@@ -260,6 +273,9 @@ func writeHead(w *bufio.Writer, r *http.Request, chunked bool) error {
 			w.WriteString(sanitize(v))
 			w.WriteString("\r\n")
 		}
+	}
+	if early && r.Header["Early-Data"] == nil {
+		w.WriteString("Early-Data: 1\r\n")
 	}
 	switch {
 	case chunked:
