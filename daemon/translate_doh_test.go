@@ -49,3 +49,18 @@ func TestDoHRefusals(t *testing.T) {
 		t.Errorf("httprouter settings on a DoH virtual: out %q, error %q", out, err)
 	}
 }
+
+// TestDoHProxyServerSSLEvents: a doh-proxy's member connections are the
+// virtual's, shared by its clients, and run no rule events: a rule's
+// SERVERSSL_CLIENTHELLO_SEND and SERVERSSL_HANDSHAKE on such a virtual
+// are kept, and the commit says they do not run.
+func TestDoHProxyServerSSLEvents(t *testing.T) {
+	e, _ := dnsProfileEngine(t, false)
+	s := e.NewSession("admin").(*Session)
+	runSteps(t, s, []step{
+		{cmd: "create ltm pool doh_members members add { 127.206.21.11:24443 }"},
+		{cmd: "create ltm rule r_member { when SERVERSSL_CLIENTHELLO_SEND { log local0. hello }\n when SERVERSSL_HANDSHAKE { log local0. [SSL::cipher name] } }"},
+		{cmd: "create ltm virtual v_proxy destination 127.206.21.1:24443 profiles add { tcp http doh-proxy serverssl { context serverside } } pool doh_members rules { r_member }",
+			out: "the rules' [SERVERSSL_CLIENTHELLO_SEND SERVERSSL_HANDSHAKE] events do not run on a DNS over HTTPS virtual"},
+	})
+}
