@@ -26,6 +26,9 @@ func startEarly(t *testing.T, early Early) (*Listener, *Config, *tls.Config) {
 	}
 	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		if r.URL.Path == "/too-early" && r.Header.Get("Early-Data") == "1" {
+			w.WriteHeader(http.StatusTooEarly) // RFC 8470: this member takes no early request here
+		}
 		io.WriteString(w, r.Method+" "+string(body)+" early="+r.Header.Get("Early-Data"))
 	})}
 	go hs.Serve(backend)
@@ -102,6 +105,31 @@ func TestZeroRTT(t *testing.T) {
 				t.Errorf("ZeroRTT connections %d, want %d", n, want0)
 			}
 		})
+	}
+}
+
+// TestZeroRTTTooEarly: a member's 425 to an early request reaches the
+// client (RFC 8470 section 5.2: the client, which sent it early, retries
+// after the handshake); a HEAD goes early as a GET does.
+func TestZeroRTTTooEarly(t *testing.T) {
+	l, cfg, ctls := startEarly(t, EarlyAntiReplay)
+	base := "https://" + l.Addr().String()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	get, _ := http.NewRequest("GET", base+"/too-early", nil)
+	head, _ := http.NewRequest("HEAD", base+"/", nil)
+	res, err := earlyclient.Do(ctx, l.Addr().String(), ctls, []*http.Request{get, head}, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := res.Answers[0]; a.Err != nil || a.Resp.StatusCode != http.StatusTooEarly {
+		t.Errorf("GET /too-early: %v %v, want 425", a.Err, a.Resp)
+	}
+	if a := res.Answers[1]; a.Err != nil || a.Resp.StatusCode != 200 {
+		t.Errorf("HEAD: %v %v, want 200", a.Err, a.Resp)
+	}
+	if n := cfg.Stats.EarlyForwarded.Load(); n != 2 {
+		t.Errorf("EarlyForwarded %d, want 2", n)
 	}
 }
 

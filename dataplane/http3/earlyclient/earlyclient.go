@@ -213,7 +213,7 @@ func (g *gate) WriteTo(b []byte, addr net.Addr) (int, error) {
 // requests to be out: quic-go writes what it has queued at once, so a
 // pause this long means nothing is left (were it not so, a request
 // would go later, in 1-RTT, and be seen as not early).
-const quietFor = 100 * time.Millisecond
+const quietFor = 250 * time.Millisecond
 
 func (g *gate) ReadFrom(b []byte) (int, net.Addr, error) {
 	n, addr, err := g.PacketConn.ReadFrom(b)
