@@ -1,7 +1,9 @@
 package daemon
 
 import (
+	"io"
 	"net"
+	"net/http"
 	"net/netip"
 	"testing"
 	"time"
@@ -73,5 +75,72 @@ func TestLSNSteeringUDP(t *testing.T) {
 	out, _ := run(t, s, "show ltm lsn-pool b")
 	if showField(out, "Translations", "Active") != "2" {
 		t.Errorf("pool b's translations:\n%s", out)
+	}
+}
+
+// TestLSNSteeringHTTP: on an http virtual, the client's LSN:: commands
+// choose the translation of the member connections opened for it:
+// LSN::pool another pool (on a virtual without an lsn pool too),
+// LSN::address and LSN::port a translation, LSN::disable none; the
+// choice may depend on the request (HTTP_REQUEST).
+func TestLSNSteeringHTTP(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	ln, err := net.Listen("tcp", "127.203.0.190:29080")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.RemoteAddr)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	runAll(t, s,
+		"create ltm pool p members add { 127.203.0.190:29080 }",
+		"create ltm lsn-pool a members add { 127.203.50.0/30 } translation-port-range 35000:35999",
+		"create ltm lsn-pool b members add { 127.203.51.0/30 } translation-port-range 35000:35999",
+		`create ltm rule r { when HTTP_REQUEST {
+    switch [HTTP::path] {
+        /b { LSN::pool b }
+        /fixed { LSN::address 127.203.50.3 ; LSN::port 35555 }
+        /off { LSN::disable }
+    }
+} }`,
+		"create ltm virtual v destination 127.203.0.80:29080 pool p rules { r } source-address-translation { type lsn pool a } profiles replace-all-with { tcp { } http { } }",
+		"create ltm virtual w destination 127.203.0.81:29080 pool p rules { r } profiles replace-all-with { tcp { } http { } }",
+	)
+	get := func(from, url string) netip.AddrPort {
+		t.Helper()
+		c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
+			DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}).DialContext}}
+		var seen netip.AddrPort
+		lsnEventually(t, "an answer to "+url, func() string {
+			r, err := c.Get(url)
+			if err != nil {
+				return err.Error()
+			}
+			defer r.Body.Close()
+			b, err := io.ReadAll(r.Body)
+			if err != nil {
+				return err.Error()
+			}
+			if seen, err = netip.ParseAddrPort(string(b)); err != nil {
+				return err.Error()
+			}
+			return ""
+		})
+		return seen
+	}
+	inPrefix(t, get("127.203.2.1", "http://127.203.0.80:29080/"), "127.203.50.0/30", 35000, 35999)
+	inPrefix(t, get("127.203.2.2", "http://127.203.0.80:29080/b"), "127.203.51.0/30", 35000, 35999)
+	if got := get("127.203.2.3", "http://127.203.0.80:29080/fixed"); got != netip.MustParseAddrPort("127.203.50.3:35555") {
+		t.Errorf("LSN::address and LSN::port: %s", got)
+	}
+	if got := get("127.203.2.4", "http://127.203.0.80:29080/off").Addr(); got != netip.MustParseAddr("127.203.2.4") {
+		t.Errorf("LSN::disable: %s", got)
+	}
+	inPrefix(t, get("127.203.2.5", "http://127.203.0.81:29080/b"), "127.203.51.0/30", 35000, 35999)
+	if got := get("127.203.2.6", "http://127.203.0.81:29080/").Addr(); got != netip.MustParseAddr("127.203.2.6") {
+		t.Errorf("no lsn pool: %s", got)
 	}
 }

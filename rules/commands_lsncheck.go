@@ -128,8 +128,18 @@ func (k lsnCheck) options(i, rest int, opt func(i int, o string) (int, bool, err
 	return i, true, nil
 }
 
+// steers marks the rule as having an LSN:: steering command
+// (Program.SteersLSN).
+func steers(c *tcl.Compiler) {
+	if r, ok := c.Context().(*Rule); ok {
+		r.steersLSN = true
+	}
+}
+
+// lsnArity checks a steering command's number of words.
 func lsnArity(name, usage string, lo, hi int) func(c *tcl.Compiler) error {
 	return func(c *tcl.Compiler) error {
+		steers(c)
 		if n := c.NumWords(); n < lo || n > hi {
 			return lsnCheck{c: c, name: name, usage: usage}.wrongArgs()
 		}
@@ -145,6 +155,7 @@ func lsnPoolHook(c *tcl.Compiler) error {
 }
 
 func lsnAddressHook(c *tcl.Compiler) error {
+	steers(c)
 	k := lsnCheck{c: c, name: "LSN::address", usage: "LSN::address ?address?"}
 	if c.NumWords() > 2 {
 		return k.wrongArgs()
@@ -158,6 +169,7 @@ func lsnAddressHook(c *tcl.Compiler) error {
 }
 
 func lsnPortHook(c *tcl.Compiler) error {
+	steers(c)
 	k := lsnCheck{c: c, name: "LSN::port", usage: "LSN::port ?port?"}
 	if c.NumWords() > 2 {
 		return k.wrongArgs()
@@ -171,6 +183,7 @@ func lsnPortHook(c *tcl.Compiler) error {
 }
 
 func lsnPersistenceHook(c *tcl.Compiler) error {
+	steers(c)
 	k := lsnCheck{c: c, name: "LSN::persistence", usage: "LSN::persistence none ?timeout? | (address | address-port) timeout"}
 	n := c.NumWords()
 	if n < 2 || n > 3 {
@@ -196,6 +209,7 @@ func lsnPersistenceHook(c *tcl.Compiler) error {
 }
 
 func lsnInboundHook(c *tcl.Compiler) error {
+	steers(c)
 	k := lsnCheck{c: c, name: "LSN::inbound", usage: "LSN::inbound disable|enable"}
 	if c.NumWords() != 2 {
 		return k.wrongArgs()
