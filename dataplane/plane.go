@@ -181,6 +181,7 @@ func New(opts Options) *Plane {
 		PersistDown:   p.persistDown,
 		Rst:           &p.rst,
 		SnatPool:      p.snatPoolNamed, // rules.go
+		LSN:           &p.lsn,          // LSN::pool (internal/mblbvs/lsn.go)
 	})
 	p.l4 = l4.New(l4.Env{
 		Table:          p.table,

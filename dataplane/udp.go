@@ -30,6 +30,7 @@ func (p *Plane) newUDP() *udp.Engine {
 		Persist: &p.persist,
 		BWC:     &p.bwc,
 		Unreach: p.newUnreach(),
+		LSN:     &p.lsn, // LSN::pool (internal/udp/lsn.go)
 		// A UDP virtual's message router is kept, and closed, with the
 		// TCP virtuals' (internal/l4/mrf.go).
 		MRFRouter: func(virtual string, cfg *mrf.Config, c *mrf.Counters) *mrf.Router {

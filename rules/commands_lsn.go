@@ -35,12 +35,14 @@ type LSNConn interface {
 }
 
 func registerLSN(t *tcl.Commands) {
-	t.Register("LSN::disable", cmdLSNDisable)
-	t.Register("LSN::pool", cmdLSNPool).Compile = refHook("lsn-pool", 1)
-	t.Register("LSN::address", cmdLSNAddress)
-	t.Register("LSN::port", cmdLSNPort)
-	t.Register("LSN::persistence", cmdLSNPersistence)
-	t.Register("LSN::inbound", cmdLSNInbound)
+	// The compile hooks (commands_lsncheck.go) refuse literal words
+	// the commands would refuse when they run.
+	t.Register("LSN::disable", cmdLSNDisable).Compile = lsnArity("LSN::disable", "LSN::disable", 1, 1)
+	t.Register("LSN::pool", cmdLSNPool).Compile = lsnPoolHook
+	t.Register("LSN::address", cmdLSNAddress).Compile = lsnAddressHook
+	t.Register("LSN::port", cmdLSNPort).Compile = lsnPortHook
+	t.Register("LSN::persistence", cmdLSNPersistence).Compile = lsnPersistenceHook
+	t.Register("LSN::inbound", cmdLSNInbound).Compile = lsnInboundHook
 	registerLSNEntries(t) // commands_lsnentry.go, with the XLAT:: entries
 }
 

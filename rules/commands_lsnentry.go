@@ -105,11 +105,11 @@ type LSNEntryInfo struct {
 const maxEntryLife = 31536000
 
 func registerLSNEntries(t *tcl.Commands) {
-	t.Register("LSN::inbound-entry", cmdInboundEntry)
-	t.Register("LSN::persistence-entry", cmdPersistenceEntry)
-	t.Register("XLAT::listen", cmdXLATListen)
-	t.Register("XLAT::listen_lifetime", cmdXLATListenLifetime)
-	t.Register("XLAT::src_endpoint_reservation", cmdXLATReservation)
+	t.Register("LSN::inbound-entry", cmdInboundEntry).Compile = inboundEntryHook // commands_lsncheck.go
+	t.Register("LSN::persistence-entry", cmdPersistenceEntry).Compile = persistenceEntryHook
+	t.Register("XLAT::listen", cmdXLATListen).Compile = xlatListenHook
+	t.Register("XLAT::listen_lifetime", cmdXLATListenLifetime).Compile = listenLifetimeHook
+	t.Register("XLAT::src_endpoint_reservation", cmdXLATReservation).Compile = reservationHook
 }
 
 func lsnTables(in *tcl.Interp, cmd string) (LSNTables, error) {
@@ -394,105 +394,124 @@ func cmdXLATListen(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 // protocol number.
 func parseXLATListen(body string, e *LSNEntry) (int, error) {
 	const name = "XLAT::listen"
-	proto := 6
-	var ip netip.Addr
-	var port uint16
-	seen := map[string]bool{}
+	var st listenBody
+	st.proto = 6
 	for _, line := range strings.FieldsFunc(body, func(r rune) bool { return r == '\n' || r == ';' }) {
-		vs, err := tcl.AsList(tcl.Str(line))
-		if err != nil {
-			return 0, tcl.Errorf("%s: bad clause %q: %v", name, strings.TrimSpace(line), err)
-		}
-		if len(vs) == 0 {
-			continue
-		}
-		w := words(vs)
-		if seen[w[0]] {
-			return 0, tcl.Errorf("%s: %s given twice", name, w[0])
-		}
-		seen[w[0]] = true
-		switch w[0] {
-		case "proto":
-			if len(w) != 2 {
-				return 0, tcl.Errorf("%s: proto takes one IP protocol (6 or 17)", name)
-			}
-			udp, err := parseProto(name, w[1])
-			if err != nil {
-				return 0, err
-			}
-			e.UDP, proto = udp, 6
-			if udp {
-				proto = 17
-			}
-		case "bind":
-			for i := 1; i < len(w); i++ {
-				switch w[i] {
-				case "-allow", "-deny":
-					i++ // the VLAN list: the translation address is bound on every VLAN [M]
-				case "-ip":
-					if i+1 >= len(w) {
-						return 0, tcl.Errorf("%s: bind -ip takes an address", name)
-					}
-					i++
-					a, err := netip.ParseAddr(w[i])
-					if err != nil {
-						return 0, tcl.Errorf("%s: bind -ip %q is not an IP address", name, w[i])
-					}
-					ip = a.Unmap()
-				case "-port":
-					if i+1 >= len(w) {
-						return 0, tcl.Errorf("%s: bind -port takes a port", name)
-					}
-					i++
-					n, err := strconv.ParseUint(w[i], 10, 16)
-					if err != nil {
-						return 0, tcl.Errorf("%s: bind -port %q is not a port", name, w[i])
-					}
-					port = uint16(n)
-				default:
-					return 0, tcl.Errorf("%s: bad bind option %q: must be -allow, -deny, -ip or -port", name, w[i])
-				}
-			}
-		case "server":
-			if len(w) != 3 {
-				return 0, tcl.Errorf("%s: server takes ADDR PORT", name)
-			}
-			a, err := netip.ParseAddr(w[1])
-			n, perr := strconv.ParseUint(w[2], 10, 16)
-			if err != nil || perr != nil || n == 0 {
-				return 0, tcl.Errorf("%s: bad server %q %q: expected ADDR PORT", name, w[1], w[2])
-			}
-			e.Client = netip.AddrPortFrom(a.Unmap(), uint16(n))
-		case "allow":
-			if len(w) < 2 || len(w) > 3 {
-				return 0, tcl.Errorf("%s: allow takes ADDR ?PORT?", name)
-			}
-			a, err := netip.ParseAddr(w[1])
-			if err != nil {
-				return 0, tcl.Errorf("%s: allow %q is not an IP address", name, w[1])
-			}
-			var p uint64
-			if len(w) == 3 {
-				if p, err = strconv.ParseUint(w[2], 10, 16); err != nil {
-					return 0, tcl.Errorf("%s: allow port %q is not a port", name, w[2])
-				}
-			}
-			if !a.IsUnspecified() {
-				e.Allow = netip.AddrPortFrom(a.Unmap(), uint16(p))
-			}
-		case "inherit-vs":
-			return 0, tcl.Errorf("%s: inherit-vs is not supported: openltm's translation listener relays to its server itself", name)
-		default:
-			return 0, tcl.Errorf("%s: bad clause %q: must be proto, bind, server, allow or inherit-vs", name, w[0])
+		if err := st.clause(line, e); err != nil {
+			return 0, err
 		}
 	}
 	if !e.Client.IsValid() {
 		return 0, tcl.Errorf("%s: no server: %s", name, xlatListenUsage)
 	}
-	if ip.IsValid() {
-		e.At = netip.AddrPortFrom(ip, port)
+	if st.ip.IsValid() {
+		e.At = netip.AddrPortFrom(st.ip, st.port)
 	}
-	return proto, nil
+	return st.proto, nil
+}
+
+// listenBody is what XLAT::listen's clauses said so far; the rule's
+// compile check (commands_lsncheck.go) reads literal bodies with it too.
+type listenBody struct {
+	proto int
+	ip    netip.Addr
+	port  uint16
+	seen  map[string]bool
+}
+
+// clause reads one clause of an XLAT::listen body into e.
+func (st *listenBody) clause(line string, e *LSNEntry) error {
+	const name = "XLAT::listen"
+	vs, err := tcl.AsList(tcl.Str(line))
+	if err != nil {
+		return tcl.Errorf("%s: bad clause %q: %v", name, strings.TrimSpace(line), err)
+	}
+	if len(vs) == 0 {
+		return nil
+	}
+	w := words(vs)
+	if st.seen == nil {
+		st.seen = map[string]bool{}
+	}
+	if st.seen[w[0]] {
+		return tcl.Errorf("%s: %s given twice", name, w[0])
+	}
+	st.seen[w[0]] = true
+	switch w[0] {
+	case "proto":
+		if len(w) != 2 {
+			return tcl.Errorf("%s: proto takes one IP protocol (6 or 17)", name)
+		}
+		udp, err := parseProto(name, w[1])
+		if err != nil {
+			return err
+		}
+		e.UDP, st.proto = udp, 6
+		if udp {
+			st.proto = 17
+		}
+	case "bind":
+		for i := 1; i < len(w); i++ {
+			switch w[i] {
+			case "-allow", "-deny":
+				i++ // the VLAN list: the translation address is bound on every VLAN [M]
+			case "-ip":
+				if i+1 >= len(w) {
+					return tcl.Errorf("%s: bind -ip takes an address", name)
+				}
+				i++
+				a, err := netip.ParseAddr(w[i])
+				if err != nil {
+					return tcl.Errorf("%s: bind -ip %q is not an IP address", name, w[i])
+				}
+				st.ip = a.Unmap()
+			case "-port":
+				if i+1 >= len(w) {
+					return tcl.Errorf("%s: bind -port takes a port", name)
+				}
+				i++
+				n, err := strconv.ParseUint(w[i], 10, 16)
+				if err != nil {
+					return tcl.Errorf("%s: bind -port %q is not a port", name, w[i])
+				}
+				st.port = uint16(n)
+			default:
+				return tcl.Errorf("%s: bad bind option %q: must be -allow, -deny, -ip or -port", name, w[i])
+			}
+		}
+	case "server":
+		if len(w) != 3 {
+			return tcl.Errorf("%s: server takes ADDR PORT", name)
+		}
+		a, err := netip.ParseAddr(w[1])
+		n, perr := strconv.ParseUint(w[2], 10, 16)
+		if err != nil || perr != nil || n == 0 {
+			return tcl.Errorf("%s: bad server %q %q: expected ADDR PORT", name, w[1], w[2])
+		}
+		e.Client = netip.AddrPortFrom(a.Unmap(), uint16(n))
+	case "allow":
+		if len(w) < 2 || len(w) > 3 {
+			return tcl.Errorf("%s: allow takes ADDR ?PORT?", name)
+		}
+		a, err := netip.ParseAddr(w[1])
+		if err != nil {
+			return tcl.Errorf("%s: allow %q is not an IP address", name, w[1])
+		}
+		var p uint64
+		if len(w) == 3 {
+			if p, err = strconv.ParseUint(w[2], 10, 16); err != nil {
+				return tcl.Errorf("%s: allow port %q is not a port", name, w[2])
+			}
+		}
+		if !a.IsUnspecified() {
+			e.Allow = netip.AddrPortFrom(a.Unmap(), uint16(p))
+		}
+	case "inherit-vs":
+		return tcl.Errorf("%s: inherit-vs is not supported: openltm's translation listener relays to its server itself", name)
+	default:
+		return tcl.Errorf("%s: bad clause %q: must be proto, bind, server, allow or inherit-vs", name, w[0])
+	}
+	return nil
 }
 
 // parseHandle reads an XLAT::listen handle: its local endpoint and

@@ -86,9 +86,9 @@ func TestLSNEntryCommands(t *testing.T) {
 			log: "10.1.1.1 5000 0"},
 		{name: "inbound get of none", body: `log local0. "<[LSN::inbound-entry get 127.198.7.1:30004 tcp]>"`, log: "<>"},
 		{name: "inbound delete", body: `LSN::inbound-entry delete 127.198.7.1:30004 udp`, call: "delete inbound 127.198.7.1:30004 udp=true"},
-		{name: "inbound bad protocol", body: `LSN::inbound-entry get 127.198.7.1:30004 sctp`, err: `protocol "sctp" is not tcp or udp`},
-		{name: "inbound without port", body: `LSN::inbound-entry get 127.198.7.1 tcp`, err: "has no port"},
-		{name: "inbound dslite", body: `LSN::inbound-entry create -dslite ::1 ::2 cgnat 5 10.1.1.1:5000 127.198.7.1:30003 tcp`, err: "no DS-Lite"},
+		{name: "inbound bad protocol", body: `LSN::inbound-entry get 127.198.7.1:30004 [set p sctp]`, err: `protocol "sctp" is not tcp or udp`},
+		{name: "inbound without port", body: `LSN::inbound-entry get [set a 127.198.7.1] tcp`, err: "has no port"},
+		{name: "inbound dslite", body: `LSN::inbound-entry create [set o -dslite] ::1 ::2 cgnat 5 10.1.1.1:5000 127.198.7.1:30003 tcp`, err: "no DS-Lite"},
 		{name: "inbound no pool", body: `LSN::inbound-entry create other 5 10.1.1.1:5000 127.198.7.1:30003 tcp`, err: "no lsn pool of that name"},
 		{name: "persistence create", body: `log local0. [LSN::persistence-entry create -override cgnat 10.1.1.2:4000 127.198.7.1:30005 90]`,
 			log: "127.198.7.1:30005", call: "persist cgnat 10.1.1.2:4000 127.198.7.1:30005 1m30s override=true"},
@@ -108,10 +108,10 @@ func TestLSNEntryCommands(t *testing.T) {
 		{name: "listen lifetime", conn: lsnFlow(), body: `set h [XLAT::listen 30 {server 10.1.1.1 21}]; log local0. "[XLAT::listen_lifetime $h] [XLAT::listen_lifetime $h 45]"`,
 			log: "30 45", call: "life 127.198.7.1:30001 45s"},
 		{name: "listen off lsn", body: `XLAT::listen 30 {server 10.1.1.1 21}`, err: "not translated by an lsn pool"},
-		{name: "listen hairpin", conn: lsnFlow(), body: `XLAT::listen -hairpin 30 {server 10.1.1.1 21}`, err: "-hairpin is not supported"},
-		{name: "listen no server", conn: lsnFlow(), body: `XLAT::listen 30 {proto 6}`, err: "no server"},
-		{name: "listen lifetime too long", conn: lsnFlow(), body: `XLAT::listen 31536001 {server 10.1.1.1 21}`, err: "is not a number of seconds"},
-		{name: "bad handle", body: `XLAT::listen_lifetime nothing`, err: "is not a listener handle"},
+		{name: "listen hairpin", conn: lsnFlow(), body: `XLAT::listen [set o -hairpin] 30 {server 10.1.1.1 21}`, err: "-hairpin is not supported"},
+		{name: "listen no server", conn: lsnFlow(), body: `XLAT::listen 30 "proto [set p 6]"`, err: "no server"},
+		{name: "listen lifetime too long", conn: lsnFlow(), body: `XLAT::listen [set l 31536001] {server 10.1.1.1 21}`, err: "is not a number of seconds"},
+		{name: "bad handle", body: `XLAT::listen_lifetime [set h nothing]`, err: "is not a listener handle"},
 		{name: "reservation", conn: lsnFlow(), body: `log local0. [XLAT::src_endpoint_reservation create -translation-strict [XLAT::src_addr] [XLAT::src_port] 10.1.1.1 5000 TCP 120]`,
 			log: "127.198.7.1 30007 /Common/cgnat 120", call: "add 2 10.1.1.1:5000 127.198.7.1:30007 udp=false life=2m0s loose=false override=false allow=invalid AddrPort single=false nopersist=false"},
 		{name: "reservation get and update", body: `XLAT::src_endpoint_reservation create -no-persist -pool cgnat -translation-loose 127.198.7.1 30008 10.1.1.1 5000 udp 60
@@ -119,7 +119,7 @@ func TestLSNEntryCommands(t *testing.T) {
 			log: "10.1.1.1 5000 60 10", call: "life 127.198.7.1:30008 10s"},
 		{name: "reservation of another pool", body: `XLAT::src_endpoint_reservation create -pool cgnat 10.1.1.1 5000 udp 60
 			log local0. "<[XLAT::src_endpoint_reservation get 127.198.7.1 30001 other UDP]>"`, log: "<>"},
-		{name: "reservation dslite", body: `XLAT::src_endpoint_reservation create -dslite ::1 ::2 10.1.1.1 5000 udp 60`, err: "no DS-Lite"},
+		{name: "reservation dslite", body: `XLAT::src_endpoint_reservation create [set o -dslite] ::1 ::2 10.1.1.1 5000 udp 60`, err: "no DS-Lite"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

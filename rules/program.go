@@ -218,6 +218,8 @@ type Program struct {
 	bwc bool
 	// clones: a rule has a clone pool command (Clones).
 	clones bool
+	// steersLSN: a rule has an LSN:: steering command (SteersLSN).
+	steersLSN bool
 	// fixMaps are FIX::tag map's sender tag maps (commands_fix.go).
 	fixMaps fixMaps
 }
@@ -252,6 +254,7 @@ func NewProgram(env *Env, rules ...*Rule) *Program {
 		p.switchesH2 = p.switchesH2 || r.switchesH2
 		p.bwc = p.bwc || r.attachesBWC
 		p.clones = p.clones || r.clones
+		p.steersLSN = p.steersLSN || r.steersLSN
 		for _, h := range r.handlers {
 			p.handlers[h.Event] = append(p.handlers[h.Event], progHandler{h: h, ri: i})
 		}
@@ -340,6 +343,12 @@ func (p *Program) AttachesBWC() bool { return p != nil && p.bwc }
 // must prepare per message to take one (a dns virtual's query) does so
 // for these virtuals alone.
 func (p *Program) Clones() bool { return p != nil && p.clones }
+
+// SteersLSN reports whether a rule has an LSN:: steering command
+// (LSN::pool, address, port, persistence, inbound, disable): an http
+// virtual then finds the client's choice when it opens a member
+// connection, which a virtual whose rules have none does not look for.
+func (p *Program) SteersLSN() bool { return p != nil && p.steersLSN }
 
 // Init runs every RULE_INIT handler once, as BIG-IP does when a rule is
 // loaded or modified.

@@ -399,6 +399,8 @@ type Rule struct {
 	clones       bool
 	cloneEvents  []Event
 	cloneNexthop bool
+	// steersLSN: the rule has an LSN:: steering command (SteersLSN).
+	steersLSN bool
 	// ipfix counts what the rule's IPFIX:: commands did (show sys ipfix
 	// irules); nil for a rule that names none.
 	ipfix *ipfixCounters

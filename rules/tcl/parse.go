@@ -790,6 +790,22 @@ func (cc *Compiler) Errorf(i int, format string, args ...any) error {
 	return &SyntaxError{Name: cc.src.Name, Line: line, Col: col, Msg: fmt.Sprintf(format, args...)}
 }
 
+// ErrorfWithin reports a compile error at byte off of word i's text, for
+// a literal word whose text has parts of its own (a braced body of
+// clauses): a braced word's text is where its source is; another's
+// error is placed at the word.
+func (cc *Compiler) ErrorfWithin(i, off int, format string, args ...any) error {
+	if i >= len(cc.words) || !cc.words[i].braced || cc.words[i].kind != wLit {
+		return cc.Errorf(i, format, args...)
+	}
+	w := &cc.words[i]
+	if off < 0 || off > len(w.lit.s) || w.lit.s != cc.src.Text[w.contentOff:min(len(cc.src.Text), w.contentOff+len(w.lit.s))] {
+		return cc.Errorf(i, format, args...)
+	}
+	line, col := cc.src.Pos(w.contentOff + off)
+	return &SyntaxError{Name: cc.src.Name, Line: line, Col: col, Msg: fmt.Sprintf(format, args...)}
+}
+
 // TopCommand describes one top-level command of a compiled script, for
 // hosts that give the top level their own meaning (a rule's when and proc
 // blocks). Literal words keep their precompiled bodies.

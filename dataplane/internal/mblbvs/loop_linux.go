@@ -6,6 +6,7 @@ import (
 	"net/netip"
 
 	"github.com/openltm/openltm/dataplane/evloop"
+	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/mblb"
@@ -20,10 +21,11 @@ import (
 // Loopable reports whether the engine's clients may run on the event loop
 // that accepts them (mblb.Engine.Loopable).
 // An explicit proxy's clients stay on goroutines (fwdproxy.go).
-// So do a virtual's with an lsn pool, whose member connections are
-// made from translations (lsn.go).
+// So do a virtual's with an lsn pool, or whose rules steer translations
+// (LSN::pool), whose member connections are made from translations
+// (lsn.go).
 func (mv *VS) Loopable() bool {
-	if snap := mv.vs.Snap.Load(); snap != nil && snap.LSN != nil {
+	if snap := mv.vs.Snap.Load(); snap != nil && (snap.LSN != nil || irules.Program(snap.Cfg.Rules).SteersLSN()) {
 		return false
 	}
 	return mv.fwd == nil && mv.eng.Loopable()

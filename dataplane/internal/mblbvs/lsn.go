@@ -2,11 +2,14 @@ package mblbvs
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"syscall"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/mblb"
@@ -17,16 +20,17 @@ import (
 // refuses the translation's port (another program holds it).
 const lsnTries = 4
 
-// dialLSN opens a member connection from a translation of the
-// virtual's lsn pool (source-address-translation type lsn), as the L4
-// proxy does: the subscriber's client address gets a translation
-// address and port, bound exactly (shared with an inbound listener,
-// lsn.ReusePort) and held until the connection closes (legClosed). A
-// connection shared by OneConnect keeps the translation of the client
-// that opened it. A client the pool has no translation for gets no
-// member connection.
-func (mv *VS) dialLSN(snap *state.VirtualSnap, client netip.AddrPort, m mblb.Member) (*net.TCPConn, error) {
-	t, err := snap.LSN.Translate(client, m.Addr, false, nil)
+// dialLSN opens a member connection from a translation of lp (the
+// virtual's lsn pool, source-address-translation type lsn, or the one
+// the client's rule named with LSN::pool) as the rule wants it (want;
+// nil: as the pool gives it), as the L4 proxy does: the subscriber's
+// client address gets a translation address and port, bound exactly
+// (shared with an inbound listener, lsn.ReusePort) and held until the
+// connection closes (legClosed). A connection shared by OneConnect
+// keeps the translation of the client that opened it. A client the pool
+// has no translation for gets no member connection.
+func (mv *VS) dialLSN(snap *state.VirtualSnap, lp *lsn.Pool, want *lsn.Want, client netip.AddrPort, m mblb.Member) (*net.TCPConn, error) {
+	t, err := lp.Translate(client, m.Addr, false, want)
 	if err != nil {
 		return nil, err
 	}
@@ -65,15 +69,124 @@ func (mv *VS) dialLSN(snap *state.VirtualSnap, client netip.AddrPort, m mblb.Mem
 var errPickEnded = errors.New("the client ended in SA_PICKED")
 
 // trackLSN makes f findable by its client's address while it runs, when
-// the virtual has an lsn pool and its rules handle SA_PICKED, so that a
-// member connection dialled for it runs the event; the returned
-// function forgets it. Without an lsn pool: a nil check.
+// the virtual has an lsn pool and its rules handle SA_PICKED, or its
+// rules have LSN:: steering commands, so that a member connection
+// dialled for it runs the event and follows the client's choice; the
+// returned function forgets it. A client without rules: a nil check.
 func (mv *VS) trackLSN(f *mblbFlow, snap *state.VirtualSnap) func() {
-	if snap.LSN == nil || f.rr == nil || !f.rr.rules.Handles(config.EventSAPicked) {
+	if f.rr == nil || !(snap.LSN != nil && f.rr.rules.Handles(config.EventSAPicked) || irules.Program(snap.Cfg.Rules).SteersLSN()) {
 		return func() {}
 	}
 	mv.lsnClients.Store(f.Client, f)
 	return func() { mv.lsnClients.CompareAndDelete(f.Client, f) }
+}
+
+// lsnChoice is the lsn pool a member connection for client is
+// translated through, nil for none, and the rule's wishes for its
+// translation: the virtual's pool unless the client's rule chose
+// another (LSN::pool) or none (LSN::disable). A virtual whose rules
+// have no LSN:: steering command answers its pool: a type assertion.
+func (mv *VS) lsnChoice(snap *state.VirtualSnap, client netip.AddrPort) (*lsn.Pool, *lsn.Want) {
+	lp := snap.LSN
+	if snap.Cfg.Rules == nil || !irules.Program(snap.Cfg.Rules).SteersLSN() {
+		return lp, nil
+	}
+	v, ok := mv.lsnClients.Load(client)
+	if !ok {
+		return lp, nil
+	}
+	return v.(*mblbFlow).rr.lsnChoice(lp)
+}
+
+// lsnRule is what the LSN:: commands set for a client: the member
+// connections opened for it after them follow it.
+type lsnRule struct {
+	disabled bool
+	pool     *lsn.Pool
+	want     lsn.Want
+}
+
+// lsnChoice applies the client's LSN:: choice to the virtual's pool lp.
+func (r *mblbRules) lsnChoice(lp *lsn.Pool) (*lsn.Pool, *lsn.Want) {
+	r.lsnMu.Lock()
+	defer r.lsnMu.Unlock()
+	l := &r.lsn
+	if l.disabled {
+		return nil, nil
+	}
+	if l.pool != nil {
+		lp = l.pool
+	}
+	if lp == nil || l.want == (lsn.Want{}) {
+		return lp, nil
+	}
+	w := l.want
+	return lp, &w
+}
+
+// lsnSet changes the client's lsnRule (lsnMu, not mu: a member
+// connection may be dialled while an event runs).
+func (r *mblbRules) lsnSet(set func(l *lsnRule)) {
+	r.lsnMu.Lock()
+	set(&r.lsn)
+	r.lsnMu.Unlock()
+}
+
+var _ rules.LSNConn = (*mblbRules)(nil)
+
+// LSNDisable implements rules.LSNConn.
+func (r *mblbRules) LSNDisable() { r.lsnSet(func(l *lsnRule) { l.disabled = true }) }
+
+// LSNPool implements rules.LSNConn.
+func (r *mblbRules) LSNPool(name string) error {
+	p := r.f.mv.env.LSN.Lookup(name)
+	if p == nil {
+		return fmt.Errorf("LSN::pool: no lsn pool %s", name)
+	}
+	r.lsnSet(func(l *lsnRule) { l.pool, l.disabled = p, false })
+	return nil
+}
+
+// LSNAddress implements rules.LSNConn.
+func (r *mblbRules) LSNAddress(a netip.Addr) error {
+	r.lsnSet(func(l *lsnRule) { l.want.Addr = a })
+	return nil
+}
+
+// LSNPort implements rules.LSNConn.
+func (r *mblbRules) LSNPort(port uint16) error {
+	r.lsnSet(func(l *lsnRule) { l.want.Port = port })
+	return nil
+}
+
+// LSNPersistence implements rules.LSNConn.
+func (r *mblbRules) LSNPersistence(mode string, timeout time.Duration) error {
+	r.lsnSet(func(l *lsnRule) { l.want.Persist, l.want.PersistTimeout = config.LSNPersist(mode), timeout })
+	return nil
+}
+
+// LSNInbound implements rules.LSNConn.
+func (r *mblbRules) LSNInbound(enable bool) error {
+	v := "disabled"
+	if enable {
+		v = "enabled"
+	}
+	r.lsnSet(func(l *lsnRule) { l.want.Inbound = v })
+	return nil
+}
+
+// LSNTranslation implements rules.LSNConn: the translation SA_PICKED
+// runs over, else that of the member connection of a SERVER_CONNECTED.
+func (r *mblbRules) LSNTranslation() (netip.AddrPort, bool) {
+	if t := r.picked; t != nil {
+		return t.Addr, true
+	}
+	if r.local.IsValid() {
+		if _, ok := r.f.mv.lsnLegs.Load(r.local); ok {
+			return r.local, true
+		}
+	}
+	return netip.AddrPort{}, false
 }
 
 // saPicked runs SA_PICKED over t, the translation of a member
@@ -105,19 +218,20 @@ func (r *mblbRules) XLATSource() (netip.AddrPort, bool) {
 	return netip.AddrPort{}, false
 }
 
-// XLATConfig implements rules.XLATConn: the virtual's lsn pool, else
-// its source-address-translation (a rule does not change them on an
+// XLATConfig implements rules.XLATConn: the virtual's lsn pool, or the
+// one the client's LSN::pool named (none after LSN::disable), else its
+// source-address-translation (a rule's snat does not change it on an
 // http virtual).
 func (r *mblbRules) XLATConfig() (typ, object string) {
-	if r.snap.LSN != nil {
-		return "LSN", r.snap.LSN.Name
+	if lp, _ := r.lsnChoice(r.snap.LSN); lp != nil {
+		return "LSN", lp.Name
 	}
 	return rules.SNATXLATConfig(r.SNATDecision())
 }
 
 // XLATValidRanges implements rules.XLATConn.
 func (r *mblbRules) XLATValidRanges() ([]rules.XLATRange, bool, bool) {
-	if r.snap.LSN == nil {
+	if lp, _ := r.lsnChoice(r.snap.LSN); lp == nil {
 		return nil, false, false
 	}
 	t := r.picked

@@ -49,6 +49,9 @@ type mblbRules struct {
 	local   netip.AddrPort
 	// picked is the lsn translation SA_PICKED runs over (lsn.go).
 	picked *lsn.Translation
+	// lsn is what the client's LSN:: commands set, under lsnMu (lsn.go).
+	lsnMu sync.Mutex
+	lsn   lsnRule
 	// limits are the rule's LB::connlimit limits (virtual, node,
 	// poolmember), read by each request's member choice on another
 	// goroutine; limited is set once a rule set one (connlimit.go).

@@ -26,6 +26,7 @@ import (
 	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
+	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/monitor"
 	"github.com/openltm/openltm/dataplane/synhdr"
@@ -70,6 +71,8 @@ type Env struct {
 	// SnatPool resolves a snatpool a rule names in SERVER_INIT (a full
 	// path, or a bare name in /Common); nil resolves none.
 	SnatPool func(name string) ([]netip.Addr, bool)
+	// LSN is the running lsn pools, which rules choose with LSN::pool.
+	LSN *lsn.Set
 }
 
 // rstArea is the code location the message-based virtuals print in their
@@ -915,8 +918,9 @@ func (mv *VS) dial(ctx context.Context, client netip.AddrPort, m mblb.Member) (n
 	}
 	var c *net.TCPConn
 	var err error
-	if snap.LSN != nil {
-		c, err = mv.dialLSN(snap, client, m) // lsn.go
+	lp, want := mv.lsnChoice(snap, client) // lsn.go
+	if lp != nil {
+		c, err = mv.dialLSN(snap, lp, want, client, m) // lsn.go
 	} else {
 		c, err = mv.dialSide(snap, mv.sourceFor(snap, client, m), m.Addr) // tcpopts.go
 	}
@@ -925,7 +929,7 @@ func (mv *VS) dial(ctx context.Context, client netip.AddrPort, m mblb.Member) (n
 	}
 	mv.serverOpts(m, c)                                      // tcpopts.go
 	sc, err := mv.serverTLS(ctx, client, c, snap.Cfg.TLS, m) // tls.go
-	if err != nil && snap.LSN != nil {
+	if err != nil && lp != nil {
 		// No leg will close and give the translation back.
 		mv.releaseLSN(rawsock.AddrPortOf(c.LocalAddr())) // lsn.go
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/mrf"
 	"github.com/openltm/openltm/dataplane/persist"
 )
@@ -72,6 +73,8 @@ type Env struct {
 	// Unreach answers the datagrams a packet filter rejects with an ICMP
 	// port unreachable; nil drops them.
 	Unreach *icmpreject.Sender
+	// LSN is the running lsn pools, which rules choose with LSN::pool.
+	LSN *lsn.Set
 }
 
 // Engine runs the UDP listeners of one plane and their flows.

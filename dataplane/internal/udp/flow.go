@@ -507,8 +507,8 @@ func (f *flow) openLeg(dst netip.AddrPort, m *state.Member, pool *state.Pool) *l
 	var err error
 	if f.tftp {
 		c, err = listenFrom(f.source(dst, pool), dst) // tftp.go
-	} else if lp := f.snap.LSN; lp != nil && !f.ruleSNAT() {
-		c, err = f.dialLSN(lp, dst) // lsn.go
+	} else if lp, want := f.lsnChoice(); lp != nil {
+		c, err = f.dialLSN(lp, dst, want) // lsn.go
 	} else {
 		c, err = sockopt.DialUDP(f.source(dst, pool), dst)
 	}

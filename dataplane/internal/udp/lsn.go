@@ -2,12 +2,15 @@ package udp
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"syscall"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/lsn"
+	"github.com/openltm/openltm/rules"
 )
 
 // errLSN: the virtual's lsn pool gave the flow no translation;
@@ -17,22 +20,114 @@ var (
 	errPickEnded = errors.New("the flow ended in SA_PICKED")
 )
 
-// ruleSNAT reports whether a rule chose a snat or snatpool for the
-// flow, which replaces the virtual's lsn pool.
-func (f *flow) ruleSNAT() bool {
-	rs := f.rs
+// lsnRule is what the LSN:: commands set for a flow: the server sides
+// it opens after them follow it.
+type lsnRule struct {
+	disabled bool
+	pool     *lsn.Pool
+	want     lsn.Want
+}
+
+// lsnChoice is the lsn pool a new server side of the flow is translated
+// through, nil for none, and the rule's wishes for its translation: the
+// virtual's pool, or the one LSN::pool named, unless a rule chose a
+// snat or snatpool or disabled the translation (LSN::disable). A flow
+// whose virtual has no lsn pool and whose rules used no LSN:: command
+// pays a nil check and an atomic load.
+func (f *flow) lsnChoice() (*lsn.Pool, *lsn.Want) {
+	lp, rs := f.snap.LSN, f.rs
 	if rs == nil {
-		return false
+		return lp, nil
+	}
+	if lp == nil && !rs.lsnUsed.Load() {
+		return nil, nil
 	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	return rs.SNAT.Set
+	l := &rs.lsnRule
+	if rs.SNAT.Set || l.disabled {
+		return nil, nil
+	}
+	if l.pool != nil {
+		lp = l.pool
+	}
+	if lp == nil || l.want == (lsn.Want{}) {
+		return lp, nil
+	}
+	w := l.want
+	return lp, &w
+}
+
+// lsnSet changes the flow's lsnRule; the LSN:: commands run inside an
+// event, under rs.mu.
+func (f *flow) lsnSet(set func(l *lsnRule)) {
+	set(&f.rs.lsnRule)
+	f.rs.lsnUsed.Store(true)
+}
+
+var _ rules.LSNConn = (*flow)(nil)
+
+// LSNDisable implements rules.LSNConn.
+func (f *flow) LSNDisable() { f.lsnSet(func(l *lsnRule) { l.disabled = true }) }
+
+// LSNPool implements rules.LSNConn.
+func (f *flow) LSNPool(name string) error {
+	p := f.l.e.env.LSN.Lookup(name)
+	if p == nil {
+		return fmt.Errorf("LSN::pool: no lsn pool %s", name)
+	}
+	f.lsnSet(func(l *lsnRule) { l.pool, l.disabled = p, false })
+	return nil
+}
+
+// LSNAddress implements rules.LSNConn.
+func (f *flow) LSNAddress(a netip.Addr) error {
+	f.lsnSet(func(l *lsnRule) { l.want.Addr = a })
+	return nil
+}
+
+// LSNPort implements rules.LSNConn.
+func (f *flow) LSNPort(port uint16) error {
+	f.lsnSet(func(l *lsnRule) { l.want.Port = port })
+	return nil
+}
+
+// LSNPersistence implements rules.LSNConn.
+func (f *flow) LSNPersistence(mode string, timeout time.Duration) error {
+	f.lsnSet(func(l *lsnRule) { l.want.Persist, l.want.PersistTimeout = config.LSNPersist(mode), timeout })
+	return nil
+}
+
+// LSNInbound implements rules.LSNConn.
+func (f *flow) LSNInbound(enable bool) error {
+	v := "disabled"
+	if enable {
+		v = "enabled"
+	}
+	f.lsnSet(func(l *lsnRule) { l.want.Inbound = v })
+	return nil
+}
+
+// LSNTranslation implements rules.LSNConn: the translation SA_PICKED
+// runs over, else that of the server side the flow's datagrams follow
+// (of the event's leg on the server side).
+func (f *flow) LSNTranslation() (netip.AddrPort, bool) {
+	if t := f.picked.Load(); t != nil {
+		return t.Addr, true
+	}
+	if lg := f.curLeg(); lg != nil {
+		if t := f.translationAt(lg.rec.Client); t != nil {
+			return t.Addr, true
+		}
+	}
+	return netip.AddrPort{}, false
 }
 
 // dialLSN opens a server side to dst from a translation of lp (see
-// dataplane/lsn), kept until the flow ends; the pool counts a failure.
-func (f *flow) dialLSN(lp *lsn.Pool, dst netip.AddrPort) (*net.UDPConn, error) {
-	t, err := lp.Translate(f.Client, dst, true, nil)
+// dataplane/lsn) as the rule wants it (nil: as the pool gives it), kept
+// until the flow ends; the pool counts a failure.
+func (f *flow) dialLSN(lp *lsn.Pool, dst netip.AddrPort, want *lsn.Want) (*net.UDPConn, error) {
+	t, err := lp.Translate(f.Client, dst, true, want)
 	if err != nil {
 		return nil, errLSN
 	}

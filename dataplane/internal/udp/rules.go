@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -61,6 +62,11 @@ type ruleState struct {
 	holding   bool
 	held      [][]byte
 	holdBytes int
+
+	// lsnRule is what the LSN:: commands set (lsn.go); lsnUsed tells a
+	// server side about to open, without the lock, that there is some.
+	lsnRule lsnRule
+	lsnUsed atomic.Bool
 }
 
 func (f *flow) handles(ev config.Event) bool {

@@ -26,10 +26,21 @@ func (f *flow) XLATSource() (src netip.AddrPort, ok bool) {
 	return src, false
 }
 
-// XLATConfig implements rules.XLATConn: the virtual's lsn pool unless a
-// rule chose a snat; else the snat decision (as the L4 proxy answers).
+// XLATConfig implements rules.XLATConn: the virtual's lsn pool, or the
+// one LSN::pool named, unless a rule chose a snat or disabled the
+// translation; else the snat decision (as the L4 proxy answers). It
+// runs inside an event, under rs.mu.
 func (f *flow) XLATConfig() (typ, object string) {
-	if lp := f.snap.LSN; lp != nil && (f.rs == nil || !f.rs.SNAT.Set) {
+	lp := f.snap.LSN
+	if rs := f.rs; rs != nil {
+		if rs.lsnRule.pool != nil {
+			lp = rs.lsnRule.pool
+		}
+		if rs.SNAT.Set || rs.lsnRule.disabled {
+			lp = nil
+		}
+	}
+	if lp != nil {
 		return "LSN", lp.Name
 	}
 	return rules.SNATXLATConfig(f.SNATDecision())
