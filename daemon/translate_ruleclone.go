@@ -25,7 +25,9 @@ func cloningRules(list []*rules.Rule) []*rules.Rule {
 // what v is when it acts in none: standard TCP virtuals (and the
 // message-routing, Diameter, MQTT, FIX and RTSP ones, whose messages the
 // clone gets as the client sent them, SOCKS tunnels after their
-// negotiation) clone the client's bytes from CLIENT_ACCEPTED, UDP
+// negotiation) clone the client's bytes from CLIENT_ACCEPTED (plain
+// ones also from CLIENT_DATA, LB_SELECTED, LB_FAILED or
+// SERVER_CONNECTED: dataplane.RuleCloneLate), UDP
 // virtuals the flow's datagrams, message-based virtuals the client's
 // messages, http virtuals (HTTP/1, and the streams of HTTP/2 and
 // HTTP/3 clients) the client's requests from CLIENT_ACCEPTED or from
@@ -58,6 +60,11 @@ func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 		return []rules.Event{rules.ClientAccepted}, "" // dataplane/internal/mblbvs/clone.go
 	case v.TLS != nil && v.TLS.Forward != nil:
 		return nil, "an SSL forward proxy virtual server without an http profile (its rules' CLIENT_ACCEPTED does not run; its clone pools copy the decrypted bytes)"
+	}
+	if dataplane.RuleCloneLate(v) {
+		// A plain TCP flow: the events that run on the client's
+		// goroutine, from the bytes the member was not sent yet.
+		return []rules.Event{rules.ClientAccepted, rules.ClientData, rules.LBSelected, rules.LBFailed, rules.ServerConnected}, "" // dataplane/internal/l4/clone.go
 	}
 	return []rules.Event{rules.ClientAccepted}, "" // dataplane/internal/l4/clone.go
 }

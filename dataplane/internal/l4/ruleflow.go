@@ -114,7 +114,12 @@ func (pr *proxied) runEvent(ev config.Event) bool {
 	err := pr.rules.Run(ev, pr)
 	v, detach, prime := rs.verdict, rs.detach, rs.prime
 	rs.verdict, rs.detach, rs.prime = irules.GoOn, false, false
+	late := rs.late
+	rs.late = nil
 	rs.mu.Unlock()
+	if late != nil && err == nil && v != irules.Reject && v != irules.Drop {
+		pr.startLateClones(late) // clone.go: a clone after CLIENT_ACCEPTED
+	}
 	if !pr.applyRule(ev, err, v, detach) {
 		return false
 	}
@@ -457,6 +462,9 @@ func (pr *proxied) collectLoop(up bool, sc *serverConn, st *sideState, ev config
 			return false
 		}
 		pr.countRead(len(data), up, sc)
+		if up && pr.clone != nil {
+			pr.clone.Client(data) // clone.go: serverside gets what is released (flushTo)
+		}
 		rs.mu.Lock()
 		rs.collectBytes(st, up, data)
 		rs.mu.Unlock()
