@@ -35,8 +35,13 @@ func cloningRules(list []*rules.Rule) []*rules.Rule {
 // its DNS_REQUEST.
 func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 	switch {
+	case v.DoH != nil && v.DNS != nil:
+		// Each query taken out of its request is copied as a TCP
+		// query (dataplane/dnsvs/doh.go, DoHCopies); the connection's
+		// later ones from DNS_RESPONSE.
+		return []rules.Event{rules.DNSRequest, rules.DNSResponse}, ""
 	case v.DoH != nil:
-		return nil, "a DNS over HTTPS virtual server (its queries are answered inside HTTP requests, which it does not copy)"
+		return nil, "a DNS over HTTPS virtual server without a dns profile (its queries go to the members as they came, and are not copied)"
 	case v.DNS != nil:
 		// Each query (UDP and TCP) is copied after its DNS_REQUEST; over
 		// TCP a clone in DNS_RESPONSE copies the connection's later
@@ -76,9 +81,10 @@ func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 // traffic either way; the skipped clone is counted as dropped where the
 // virtual can count it. BIG-IP takes the rule there.
 func (t *translator) ruleClones(o *objects.Object, v *dataplane.Virtual, list []*rules.Rule) {
-	if len(v.Clone) > 0 && v.DoH != nil {
-		// The DoH service answers inside HTTP requests and copies none.
-		t.note(o, "clone-pools on a DNS over HTTPS virtual server is valid on BIG-IP but skipped: openltm does not copy its requests yet")
+	if len(v.Clone) > 0 && v.DoH != nil && v.DNS == nil {
+		// A doh-proxy without a dns profile passes the queries to
+		// its members itself and copies none.
+		t.note(o, "clone-pools on a DNS over HTTPS virtual server without a dns profile is valid on BIG-IP but skipped: openltm copies the queries of one with a dns profile only")
 	}
 	for _, r := range list {
 		if r.CloneNexthop() {
