@@ -96,3 +96,24 @@ func cloneExchange(t *testing.T, vs string, payload []byte) []byte {
 	}
 	return back
 }
+
+// TestRuleCloneLateDeadMember: a clone taken in CLIENT_DATA to a member
+// nothing listens on changes nothing for the client; the copy is
+// dropped and counted.
+func TestRuleCloneLateDeadMember(t *testing.T) {
+	vs, member := "127.202.19.1:20100", "127.202.19.2:20200"
+	echoMember(t, member)
+	p, _ := newPlane(t)
+	cfg := basic(vs, member)
+	addClonePool(cfg, "/Common/dead", "127.202.19.3:9001") // nothing listens there
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, "when CLIENT_ACCEPTED { TCP::collect 3 }\nwhen CLIENT_DATA { clone pool /Common/dead\n TCP::release }")
+	mustApply(t, p, cfg)
+	payload := append([]byte("TAP "), bytes.Repeat([]byte("x"), 64<<10)...)
+	if back := cloneExchange(t, vs, payload); !bytes.Equal(back, payload) {
+		t.Fatalf("the client got %d bytes back, sent %d", len(back), len(payload))
+	}
+	eventually(t, "the dropped clone counted", func() bool {
+		st, _ := p.Virtual("/Common/vs")
+		return st.Clone != nil && st.Clone.Dropped == 1 && st.Clone.Conns == 0
+	})
+}

@@ -117,8 +117,11 @@ func (pr *proxied) runEvent(ev config.Event) bool {
 	late := rs.late
 	rs.late = nil
 	rs.mu.Unlock()
-	if late != nil && err == nil && v != irules.Reject && v != irules.Drop {
-		pr.startLateClones(late) // clone.go: a clone after CLIENT_ACCEPTED
+	if late != nil {
+		// clone.go: a clone after CLIENT_ACCEPTED. Started even when the
+		// event ends the flow: its member was chosen and counted, and
+		// the clone connection gives the count back when it closes.
+		pr.startLateClones(late)
 	}
 	if !pr.applyRule(ev, err, v, detach) {
 		return false
