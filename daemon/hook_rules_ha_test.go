@@ -68,7 +68,8 @@ func TestRuleHAStatusCPU(t *testing.T) {
 // profile's here), or in an event the virtual cannot start the copy in,
 // the commit warns that the clone is skipped and the virtual runs; on a
 // standard, an http and a UDP virtual, in CLIENT_ACCEPTED (and on http
-// in HTTP_REQUEST), it runs without a warning.
+// in HTTP_REQUEST, on a plain TCP one in SERVER_CONNECTED), it runs
+// without a warning.
 func TestRuleCloneKept(t *testing.T) {
 	e, p := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
@@ -77,6 +78,7 @@ func TestRuleCloneKept(t *testing.T) {
 		"create ltm rule tap { when CLIENT_ACCEPTED { clone pool ids } }",
 		"create ltm rule reqtap { when HTTP_REQUEST { clone pool ids } }",
 		"create ltm rule late { when SERVER_CONNECTED { clone pool ids } }",
+		"create ltm rule closed { when CLIENT_CLOSED { clone pool ids } }",
 		"create net dns-resolver r1 forward-zones replace-all-with { . { nameservers replace-all-with { 127.197.31.53:20053 { } } } }",
 		"create ltm profile http fwd proxy-type explicit explicit-proxy { dns-resolver r1 }",
 		"create ltm rule dnstap { when DNS_REQUEST { clone pool ids } }",
@@ -101,13 +103,16 @@ func TestRuleCloneKept(t *testing.T) {
 		{"resolvtcp", "destination 127.189.31.8:20053 profiles replace-all-with { tcp dns } rules { dnstap dnslate }", ""},
 		{"fwd", "destination 127.197.31.1:23128 profiles replace-all-with { tcp fwd } rules { tap }", ""},
 		{"media", "destination 127.197.31.3:20554 profiles replace-all-with { tcp rtsp } rules { tap }", ""},
-		{"doh", "destination 127.197.31.4:20443 profiles replace-all-with { tcp http dns doh-server } rules { dnstap }",
-			"rule /Common/dnstap: clone pool on a DNS over HTTPS virtual server"},
-		{"dohpools", "destination 127.197.31.5:20443 profiles replace-all-with { tcp http dns doh-server } clone-pools replace-all-with { ids }",
-			"clone-pools on a DNS over HTTPS virtual server is valid on BIG-IP but skipped"},
+		{"doh", "destination 127.197.31.4:20443 profiles replace-all-with { tcp http dns doh-server } rules { dnstap }", ""},
+		{"dohpools", "destination 127.197.31.5:20443 profiles replace-all-with { tcp http dns doh-server } clone-pools replace-all-with { ids }", ""},
+		{"dohproxy", "destination 127.202.31.7:20443 profiles replace-all-with { tcp http doh-proxy } clone-pools replace-all-with { ids } rules { dnstap }",
+			"rule /Common/dnstap: clone pool on a DNS over HTTPS virtual server without a dns profile"},
 		{"fwdlate", "destination 127.197.31.2:23128 profiles replace-all-with { tcp fwd } rules { reqtap }",
 			"rule /Common/reqtap: clone pool in HTTP_REQUEST is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED only"},
-		{"plainlate", "destination 127.189.31.5:20080 rules { late }",
+		{"plainlate", "destination 127.189.31.5:20080 rules { late }", ""},
+		{"plainclosed", "destination 127.202.31.5:20080 rules { closed }",
+			"rule /Common/closed: clone pool in CLIENT_CLOSED is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED, CLIENT_DATA, LB_SELECTED, LB_FAILED or SERVER_CONNECTED only"},
+		{"medialate", "destination 127.202.31.6:20554 profiles replace-all-with { tcp rtsp } rules { late }",
 			"rule /Common/late: clone pool in SERVER_CONNECTED is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED only"},
 		{"weblate", "destination 127.189.31.6:20080 profiles replace-all-with { tcp http } rules { late }",
 			"rule /Common/late: clone pool in SERVER_CONNECTED is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED, HTTP_REQUEST or HTTP_REQUEST_DATA only"},

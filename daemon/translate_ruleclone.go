@@ -25,7 +25,9 @@ func cloningRules(list []*rules.Rule) []*rules.Rule {
 // what v is when it acts in none: standard TCP virtuals (and the
 // message-routing, Diameter, MQTT, FIX and RTSP ones, whose messages the
 // clone gets as the client sent them, SOCKS tunnels after their
-// negotiation) clone the client's bytes from CLIENT_ACCEPTED, UDP
+// negotiation) clone the client's bytes from CLIENT_ACCEPTED (plain
+// ones also from CLIENT_DATA, LB_SELECTED, LB_FAILED or
+// SERVER_CONNECTED: dataplane.RuleCloneLate), UDP
 // virtuals the flow's datagrams, message-based virtuals the client's
 // messages, http virtuals (HTTP/1, and the streams of HTTP/2 and
 // HTTP/3 clients) the client's requests from CLIENT_ACCEPTED or from
@@ -33,8 +35,13 @@ func cloningRules(list []*rules.Rule) []*rules.Rule {
 // its DNS_REQUEST.
 func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 	switch {
+	case v.DoH != nil && v.DNS != nil:
+		// Each query taken out of its request is copied as a TCP
+		// query (dataplane/dnsvs/doh.go, DoHCopies); the connection's
+		// later ones from DNS_RESPONSE.
+		return []rules.Event{rules.DNSRequest, rules.DNSResponse}, ""
 	case v.DoH != nil:
-		return nil, "a DNS over HTTPS virtual server (its queries are answered inside HTTP requests, which it does not copy)"
+		return nil, "a DNS over HTTPS virtual server without a dns profile (its queries go to the members as they came, and are not copied)"
 	case v.DNS != nil:
 		// Each query (UDP and TCP) is copied after its DNS_REQUEST; over
 		// TCP a clone in DNS_RESPONSE copies the connection's later
@@ -59,6 +66,11 @@ func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 	case v.TLS != nil && v.TLS.Forward != nil:
 		return nil, "an SSL forward proxy virtual server without an http profile (its rules' CLIENT_ACCEPTED does not run; its clone pools copy the decrypted bytes)"
 	}
+	if dataplane.RuleCloneLate(v) {
+		// A plain TCP flow: the events that run on the client's
+		// goroutine, from the bytes the member was not sent yet.
+		return []rules.Event{rules.ClientAccepted, rules.ClientData, rules.LBSelected, rules.LBFailed, rules.ServerConnected}, "" // dataplane/internal/l4/clone.go
+	}
 	return []rules.Event{rules.ClientAccepted}, "" // dataplane/internal/l4/clone.go
 }
 
@@ -69,9 +81,10 @@ func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 // traffic either way; the skipped clone is counted as dropped where the
 // virtual can count it. BIG-IP takes the rule there.
 func (t *translator) ruleClones(o *objects.Object, v *dataplane.Virtual, list []*rules.Rule) {
-	if len(v.Clone) > 0 && v.DoH != nil {
-		// The DoH service answers inside HTTP requests and copies none.
-		t.note(o, "clone-pools on a DNS over HTTPS virtual server is valid on BIG-IP but skipped: openltm does not copy its requests yet")
+	if len(v.Clone) > 0 && v.DoH != nil && v.DNS == nil {
+		// A doh-proxy without a dns profile passes the queries to
+		// its members itself and copies none.
+		t.note(o, "clone-pools on a DNS over HTTPS virtual server without a dns profile is valid on BIG-IP but skipped: openltm copies the queries of one with a dns profile only")
 	}
 	for _, r := range list {
 		if r.CloneNexthop() {

@@ -162,6 +162,22 @@ func (s *Set) With(f *Flow, d Dest, server bool) *Flow {
 	return n
 }
 
+// Join is f's clone connections and g's as one flow, a new one when both
+// have some, so that a goroutine still holding f reads it unchanged (a
+// rule's clone added while the member's side may write to f); either
+// may be nil.
+func (f *Flow) Join(g *Flow) *Flow {
+	if f == nil || len(f.conns) == 0 {
+		return g
+	}
+	if g == nil || len(g.conns) == 0 {
+		return f
+	}
+	n := &Flow{conns: make([]*Conn, 0, len(f.conns)+len(g.conns))}
+	n.conns = append(append(n.conns, f.conns...), g.conns...)
+	return n
+}
+
 // pick asks each clone pool for a member and hands it to use; a pool with
 // none to give is counted as a drop.
 func (s *Set) pick(use func(d Dest, server bool)) {

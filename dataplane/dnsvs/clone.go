@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"slices"
+	"sync"
 
 	"github.com/openltm/openltm/dataplane/clone"
 	"github.com/openltm/openltm/dataplane/internal/irules"
@@ -52,6 +53,10 @@ type queryClone struct {
 	// on a later query of the connection opens no second copy.
 	cloned []ruleCloneKey
 	frame  []byte // TCP: a serverside copy's frame, reused
+	// mu orders a TCP connection's copies and rule clones: a DoH
+	// client's HTTP/2 queries are answered at once (DoHCopies);
+	// uncontended on a DNS over TCP connection.
+	mu sync.Mutex
 }
 
 // ruleCloneKey is one clone command's target.
@@ -109,6 +114,10 @@ func (q *queryClone) Clone(pool string, member netip.AddrPort, side rules.Side, 
 		return rules.ErrCloneEvent
 	}
 	k := ruleCloneKey{pool: pool, member: member, server: side == rules.ServerSide}
+	if q.tcp {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+	}
 	if q.tcp && slices.Contains(q.cloned, k) {
 		return nil // the connection is cloned there already
 	}
@@ -146,7 +155,12 @@ func (q *queryClone) datagram(received, sent []byte) {
 // stream copies one query of a TCP connection, with its length prefix:
 // received as the client sent it, sent as the rule left it.
 func (q *queryClone) stream(received, sent []byte) {
-	if q == nil || q.f == nil {
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.f == nil {
 		return
 	}
 	q.f.Client(q.framed(received))
@@ -164,7 +178,9 @@ func (q *queryClone) framed(m []byte) []byte {
 // they hold.
 func (q *queryClone) close() {
 	if q != nil {
+		q.mu.Lock()
 		q.f.Close()
+		q.mu.Unlock()
 	}
 }
 

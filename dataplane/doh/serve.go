@@ -84,8 +84,13 @@ func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TC
 	if idle <= 0 {
 		idle = 300 * time.Second
 	}
+	var cp *dnsvs.DoHCopies
+	if s.dns != nil && (snap.Clone != nil || snap.Cfg.Rules != nil) {
+		cp = s.dns.DoHCopies(vs, snap) // the queries' copies (clone pools, a rule's clone); nil for none
+		defer cp.Close()
+	}
 	h := &Handler{Stats: s.st, Answer: func(q *dns.Msg, wire []byte) (*dns.Msg, int) {
-		return s.answer(vs, snap, q, wire, client, local)
+		return s.answer(vs, snap, q, wire, client, local, cp)
 	}}
 	// (Metered under TLS: net/http must see the *tls.Conn to take ALPN h2.)
 	var conn net.Conn = &meteredConn{Conn: c, st: &vs.Stats}
@@ -117,14 +122,14 @@ func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TC
 // doh-proxy with one), else a member's: over DoH with a server-ssl
 // profile (askDoH), else over UDP and again over TCP when it is
 // truncated.
-func (s *Service) answer(vs *state.Virtual, snap *state.VirtualSnap, q *dns.Msg, wire []byte, client, local netip.AddrPort) (*dns.Msg, int) {
+func (s *Service) answer(vs *state.Virtual, snap *state.VirtualSnap, q *dns.Msg, wire []byte, client, local netip.AddrPort, cp *dnsvs.DoHCopies) (*dns.Msg, int) {
 	var m *dns.Msg
 	status := http.StatusServiceUnavailable
 	switch {
 	case s.dns != nil:
 		// The profile's pool step comes back to AskPool below when the
 		// members are DoH servers.
-		if a, ok := s.dns.AnswerDoH(vs, snap, q, wire, client, local); ok {
+		if a, ok := s.dns.AnswerDoH(vs, snap, q, wire, client, local, cp); ok {
 			m, status = a, http.StatusOK
 		}
 	case s.mode != Proxy: // a doh-server asks its pool only through its dns profile

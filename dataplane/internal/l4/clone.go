@@ -35,20 +35,26 @@ func (fl *flow) cloneSent(b []byte) {
 
 var _ rules.Cloner = (*proxied)(nil)
 
-// Clone implements rules.Cloner: the clone command, in CLIENT_ACCEPTED,
-// before the copy loops start, so that the flow's clone connections
-// change while no loop reads them; in a later event it is skipped and
-// counted as dropped (the commit warned), since the copy would start
-// part-way through the bytes the loops already passed; on ilx virtuals
-// too, whose client bytes no copy loop reads (an ilx plugin owns the
-// connection). An rtsp flow's reader copies the client's bytes as it
+// Clone implements rules.Cloner: the clone command. In CLIENT_ACCEPTED,
+// before the copy loops start, the flow's clone connections change
+// while no loop reads them. In the later events a plain TCP flow runs
+// on its client's goroutine (CLIENT_DATA, LB_SELECTED, LB_FAILED,
+// SERVER_CONNECTED; lateCloneEvent) the clone is taken under the rule
+// lock and started when the event returns (startLateClones), from the
+// bytes the member has not been sent yet. Elsewhere it is skipped and
+// counted as dropped (the commit warned): in SERVER_DATA or
+// CLIENT_CLOSED the member's goroutine or the flow's end would race the
+// loops that read the clone connections, and an ilx plugin owns its
+// connection. An rtsp flow's reader copies the client's bytes as it
 // reads them (cloneClient), its writer what the member gets. The
 // copies count on the virtual's clone counters and on the clone
 // member's, as the virtual's clone pools' do. A member named is taken
 // whatever its monitor says, as F5 documents; one forced offline (or
 // at its connection limit) gets no copy, counted as dropped [M].
 func (pr *proxied) Clone(pool string, member netip.AddrPort, side rules.Side, ev rules.Event) error {
-	if ev != rules.ClientAccepted || pr.rs == nil || pr.rs.ev != config.EventClientAccepted || pr.snap.Cfg.ILX != nil {
+	accepted := ev == rules.ClientAccepted && pr.rs != nil && pr.rs.ev == config.EventClientAccepted && pr.snap.Cfg.ILX == nil
+	late := !accepted && pr.rs != nil && lateCloneEvent(ev, pr.rs.ev) && LateClonable(pr.snap.Cfg)
+	if !accepted && !late {
 		pr.vs.Clone.Dropped.Add(1)
 		return rules.ErrCloneEvent
 	}
@@ -56,8 +62,85 @@ func (pr *proxied) Clone(pool string, member netip.AddrPort, side rules.Side, ev
 	if !ok {
 		return err
 	}
+	if late {
+		// The rule lock is held; the event's runEvent starts it. A
+		// clientside copy begins with the client's bytes not yet sent
+		// to the member, as they are at the command.
+		lc := lateClone{set: set, d: d, server: side == rules.ServerSide}
+		if !lc.server {
+			rs := pr.rs
+			lc.seed = append(append([]byte(nil), rs.toServer...), rs.side[rules.ClientSide].held...)
+		}
+		pr.rs.late = append(pr.rs.late, lc)
+		return nil
+	}
 	pr.clone = set.Add(pr.clone, d, side == rules.ServerSide)
 	return nil
+}
+
+// lateCloneEvent reports whether a clone in ev (the rule's event, run as
+// cur by runEvent) can start on a plain TCP flow: the events that run
+// on the goroutine that reads the client, so that the flow's clone
+// connections change where the client-side copy loop reads them.
+func lateCloneEvent(ev rules.Event, cur config.Event) bool {
+	switch ev {
+	case rules.ClientData:
+		return cur == config.EventClientData
+	case rules.LBSelected:
+		return cur == config.EventLBSelected
+	case rules.LBFailed:
+		return cur == config.EventLBFailed
+	case rules.ServerConnected:
+		return cur == config.EventServerConnected
+	}
+	return false
+}
+
+// LateClonable reports whether a rule's clone on a virtual of cfg's
+// kind may start after CLIENT_ACCEPTED (in CLIENT_DATA, LB_SELECTED,
+// LB_FAILED or SERVER_CONNECTED): a plain TCP flow (with client-ssl,
+// server-ssl or a stream profile too), whose client bytes one copy loop
+// reads. Flows served message by message, or by a gateway of their
+// own (ftp, socks, ilx, starttls, server-ldap, the SSL forward proxy),
+// clone from CLIENT_ACCEPTED only. The daemon asks it to warn at
+// commit of the clones it skips.
+func LateClonable(cfg *config.Virtual) bool {
+	return cfg.FTP == nil && cfg.Socks == nil && cfg.ILX == nil && cfg.MQTT == nil &&
+		cfg.FIX == nil && cfg.RTSP == nil && cfg.Diameter == nil && cfg.MRF == nil &&
+		cfg.STARTTLS == nil && cfg.ServerLDAP == nil && cfg.MBLB == nil &&
+		(cfg.TLS == nil || cfg.TLS.Forward == nil)
+}
+
+// lateClone is a rule's clone taken in an event after CLIENT_ACCEPTED,
+// waiting for the event to return.
+type lateClone struct {
+	set    *clone.Set
+	d      clone.Dest
+	server bool
+	seed   []byte // clientside: the bytes it starts with
+}
+
+// startLateClones opens the clone connections a rule's event asked for
+// (late, taken out of the rule state by runEvent on the client's
+// goroutine, before what the event released is written). The flow's
+// clone connections change under the lock of the writer to the member,
+// the one other place that reads them (flushTo, on the member's
+// goroutine or a timer's), and are replaced, not appended to (Join). A
+// clientside copy starts with the client's bytes the member had not
+// been sent at the command (held by TCP::collect, or released and
+// waiting), then every byte read; a serverside copy starts with the
+// next bytes written to the member, which include what the event
+// released [M: BIG-IP copies the packets from the command on; the bytes
+// a collect holds are the event's own, so the clone gets them].
+func (pr *proxied) startLateClones(late []lateClone) {
+	rs := pr.rs
+	rs.wmu[1].Lock()
+	for _, lc := range late {
+		f := lc.set.Add(nil, lc.d, lc.server)
+		f.Client(lc.seed)
+		pr.clone = pr.clone.Join(f)
+	}
+	rs.wmu[1].Unlock()
 }
 
 // cloneClient is a flow's clone connections as the writer a reader of

@@ -899,7 +899,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 			pr.lost(sc)
 			return false
 		}
-		if full && pr.clone == nil && low == nil && pr.bwc.Load() == nil && (!up || pr.ingress.Load() == nil) { // a clone copies every byte, proxy-buffer-low, a bandwidth controller and an ingress limit wait here: no splice
+		if full && (!up || pr.clone == nil) && low == nil && pr.bwc.Load() == nil && (!up || pr.ingress.Load() == nil) { // a clone copies every client byte (a rule may add one on the client's goroutine, so the member's side does not read it), proxy-buffer-low, a bandwidth controller and an ingress limit wait here: no splice
 			if lr == nil {
 				lr = &io.LimitedReader{}
 			}

@@ -66,6 +66,9 @@ type ruleState struct {
 	spare              [2][]byte
 	wmu                [2]sync.Mutex // one writer per destination keeps order
 	responded          bool
+	// late is the clones a rule asked for in an event after
+	// CLIENT_ACCEPTED, started when the event returns (clone.go).
+	late []lateClone
 
 	// lsnRule is what the LSN:: commands set (rulelsn.go); lsnUsed
 	// says one did, so that other flows skip the lock.

@@ -114,7 +114,15 @@ func (pr *proxied) runEvent(ev config.Event) bool {
 	err := pr.rules.Run(ev, pr)
 	v, detach, prime := rs.verdict, rs.detach, rs.prime
 	rs.verdict, rs.detach, rs.prime = irules.GoOn, false, false
+	late := rs.late
+	rs.late = nil
 	rs.mu.Unlock()
+	if late != nil {
+		// clone.go: a clone after CLIENT_ACCEPTED. Started even when the
+		// event ends the flow: its member was chosen and counted, and
+		// the clone connection gives the count back when it closes.
+		pr.startLateClones(late)
+	}
 	if !pr.applyRule(ev, err, v, detach) {
 		return false
 	}
@@ -457,6 +465,9 @@ func (pr *proxied) collectLoop(up bool, sc *serverConn, st *sideState, ev config
 			return false
 		}
 		pr.countRead(len(data), up, sc)
+		if up && pr.clone != nil {
+			pr.clone.Client(data) // clone.go: serverside gets what is released (flushTo)
+		}
 		rs.mu.Lock()
 		rs.collectBytes(st, up, data)
 		rs.mu.Unlock()
