@@ -26,7 +26,9 @@ import (
 //     status, previous-status.
 //   - LTM_POOL_UP and LTM_POOL_DOWN: a pool's first member came up, or its
 //     last one that was up went down. Context: pool, member (the member
-//     whose change it was).
+//     whose change it was). Only an up or down verdict raises them: a
+//     member whose monitor is removed, or that is checking again, raises
+//     nothing.
 //   - SYS_CONFIG_CREATED, SYS_CONFIG_MODIFIED and SYS_CONFIG_DELETED: a
 //     commit created, changed or deleted an object (each object once a
 //     commit; objects of kinds openltm does not know are left out).
@@ -93,13 +95,16 @@ func memberStatusEvents(ms dataplane.MemberStatus) []*tmshscript.Event {
 	case "down":
 		name = evMemberDown
 	}
-	if name != "" {
-		addr, port := splitMember(ms.Member)
-		out = append(out, &tmshscript.Event{Name: name, Context: [][2]string{
-			{"pool", ms.Pool}, {"member", ms.Member}, {"address", addr}, {"port", port},
-			{"status", ms.New}, {"previous-status", ms.Old},
-		}})
+	if name == "" {
+		// A member left without a verdict (its monitor removed, or
+		// checking again): no event, and no pool event either [M].
+		return nil
 	}
+	addr, port := splitMember(ms.Member)
+	out = append(out, &tmshscript.Event{Name: name, Context: [][2]string{
+		{"pool", ms.Pool}, {"member", ms.Member}, {"address", addr}, {"port", port},
+		{"status", ms.New}, {"previous-status", ms.Old},
+	}})
 	switch {
 	case ms.PoolUp && !ms.PoolWasUp:
 		out = append(out, &tmshscript.Event{Name: evPoolUp, Context: [][2]string{{"pool", ms.Pool}, {"member", ms.Member}}})

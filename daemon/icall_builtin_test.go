@@ -30,7 +30,8 @@ func TestMemberStatusEvents(t *testing.T) {
 		{dataplane.MemberStatus{Old: "up", New: "down", PoolWasUp: true}, []string{evMemberDown, evPoolDown}},
 		{dataplane.MemberStatus{Old: "up", New: "down", PoolWasUp: true, PoolUp: true}, []string{evMemberDown}},
 		{dataplane.MemberStatus{Old: "checking", New: "down"}, []string{evMemberDown}},
-		{dataplane.MemberStatus{Old: "up", New: "checking", PoolWasUp: true}, []string{evPoolDown}},
+		{dataplane.MemberStatus{Old: "up", New: "checking", PoolWasUp: true}, nil},
+		{dataplane.MemberStatus{Old: "up", New: "unchecked", PoolWasUp: true}, nil},
 		{dataplane.MemberStatus{Old: "down", New: "unchecked"}, nil},
 	} {
 		if got := names(memberStatusEvents(tc.ms)); !reflect.DeepEqual(got, tc.want) {

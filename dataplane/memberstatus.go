@@ -18,7 +18,9 @@ type MemberStatus struct {
 	// up, down, checking or unchecked.
 	Old, New string
 	// PoolWasUp and PoolUp say whether some member of the pool had its
-	// monitors up before the change, and has after it.
+	// monitors up before the change, and has after it; read without a
+	// lock, so two members changing at the same moment may both report
+	// the pool's change.
 	PoolWasUp, PoolUp bool
 }
 
