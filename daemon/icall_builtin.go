@@ -36,9 +36,11 @@ import (
 //     singleton such as ltm global-settings general), object (both, as
 //     one word list: "ltm pool /Common/web").
 //
-// Nothing is computed unless a handler's subscription names one of
-// these events: a commit compares the configurations only then, and a
-// member's status change looks at one flag.
+// A commit compares the configurations only while an active handler
+// subscribes to a SYS_CONFIG_ event. A member's status change (never on
+// a connection's path) costs the dataplane a walk of the member's pool
+// and this side one flag while no handler takes the pool and member
+// events.
 const (
 	evMemberUp   = "LTM_POOL_MEMBER_UP"
 	evMemberDown = "LTM_POOL_MEMBER_DOWN"
