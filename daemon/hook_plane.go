@@ -41,7 +41,7 @@ func (e *Engine) AttachDataplane(p *dataplane.Plane) error {
 	p.SetLSNLogSender(e.rules.rt.hsl.sendPublisher)
 	e.rules.rt.flows.p.Store(p) // FLOWTABLE:: (hook_flowtable.go)
 	// iCall's pool and member events (icall_builtin.go).
-	p.SetMemberStatusHook(e.scripts.memberStatus)
+	e.scripts.attachMembers(p)
 	if err := e.AddHook(h); err != nil {
 		return err
 	}

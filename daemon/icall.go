@@ -339,7 +339,7 @@ func planHandler(k *objects.Kind, o *objects.Object, compiled map[string]*tmshsc
 func (c *scriptsChange) Commit() error {
 	c.prevCompiled, c.prevPlans = c.s.apply(c.compiled, c.handlers)
 	c.prevTriggers = c.s.applyTriggers(c.triggers)
-	c.s.members.on.Store(wantsOf(c.handlers).member)
+	c.s.setMemberEvents(wantsOf(c.handlers).member)
 	c.committed = true
 	for _, ev := range c.events {
 		c.s.generate(ev)
@@ -353,7 +353,7 @@ func (c *scriptsChange) Abort() {
 	if c.committed {
 		c.s.apply(c.prevCompiled, c.prevPlans)
 		c.s.applyTriggers(c.prevTriggers)
-		c.s.members.on.Store(wantsOf(c.prevPlans).member)
+		c.s.setMemberEvents(wantsOf(c.prevPlans).member)
 		c.committed = false
 	}
 }

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/openltm/openltm/daemon/tmshscript"
@@ -37,10 +38,10 @@ import (
 //     one word list: "ltm pool /Common/web").
 //
 // A commit compares the configurations only while an active handler
-// subscribes to a SYS_CONFIG_ event. A member's status change (never on
-// a connection's path) costs the dataplane a walk of the member's pool
-// and this side one flag while no handler takes the pool and member
-// events.
+// subscribes to a SYS_CONFIG_ event, and the dataplane's member status
+// hook is installed only while one takes the pool and member events:
+// otherwise a member's status change (never on a connection's path)
+// costs the plane one nil check.
 const (
 	evMemberUp   = "LTM_POOL_MEMBER_UP"
 	evMemberDown = "LTM_POOL_MEMBER_DOWN"
@@ -73,8 +74,37 @@ func wantsOf(plans map[string]handlerPlan) builtinWants {
 	return w
 }
 
-// memberEvents is set while a handler takes the pool and member events.
-type memberEvents struct{ on atomic.Bool }
+// memberEvents is on while a handler takes the pool and member events;
+// only then is the dataplane's member status hook installed, so a
+// status change costs the plane one nil check otherwise.
+type memberEvents struct {
+	on    atomic.Bool
+	plane atomic.Pointer[dataplane.Plane]
+	mu    sync.Mutex // orders installs and removals
+}
+
+// attachMembers is AttachDataplane's: the plane whose members raise
+// the events.
+func (s *scripts) attachMembers(p *dataplane.Plane) {
+	s.members.plane.Store(p)
+	s.setMemberEvents(s.members.on.Load())
+}
+
+// setMemberEvents turns the pool and member events on or off, installing
+// or removing the plane's hook.
+func (s *scripts) setMemberEvents(on bool) {
+	s.members.mu.Lock()
+	defer s.members.mu.Unlock()
+	s.members.on.Store(on)
+	p := s.members.plane.Load()
+	switch {
+	case p == nil:
+	case on:
+		p.SetMemberStatusHook(s.memberStatus)
+	default:
+		p.SetMemberStatusHook(nil)
+	}
+}
 
 // memberStatus is the dataplane's member status hook: it raises the
 // member's event, and the pool's when the pool came up or went down.
