@@ -33,12 +33,18 @@ func (s *Session) list(ctx context.Context, st *grammar.Statement, args []gramma
 			_, werr := io.WriteString(w, out)
 			return werr
 		}
+		if s.isRuleGlobals(args) {
+			return s.listRuleGlobals(w)
+		}
 		return err
 	}
 	if t.kind == nil && len(t.rest) > 0 {
 		if out, ok := s.listUnknown(args); ok {
 			_, werr := io.WriteString(w, out)
 			return werr
+		}
+		if s.isRuleGlobals(args) {
+			return s.listRuleGlobals(w)
 		}
 	}
 	opts := objects.PrintOpts{Folder: s.folder, Resolve: func(k *objects.Kind, name string) *objects.Object {

@@ -40,6 +40,8 @@ func (e *Engine) AttachDataplane(p *dataplane.Plane) error {
 	// The lsn pools' translation logs (translate_lsn.go) too.
 	p.SetLSNLogSender(e.rules.rt.hsl.sendPublisher)
 	e.rules.rt.flows.p.Store(p) // FLOWTABLE:: (hook_flowtable.go)
+	// iCall's pool and member events (icall_builtin.go).
+	e.scripts.attachMembers(p)
 	if err := e.AddHook(h); err != nil {
 		return err
 	}

@@ -80,6 +80,9 @@ type scripts struct {
 	stopped   map[string]string
 	stopWatch context.CancelFunc
 	watchDone chan struct{}
+	// members is on while a handler takes the pool and member events
+	// (icall_builtin.go).
+	members memberEvents
 }
 
 // handlerStats counts a handler's runs for show sys icall handler; they
@@ -125,6 +128,9 @@ type scriptsChange struct {
 	compiled map[string]*tmshscript.Script
 	handlers map[string]handlerPlan
 	triggers map[string]*istatsTrigger
+	// events are the built-in SYS_CONFIG_ events the commit raises
+	// (icall_builtin.go), computed only when a handler takes them.
+	events []*tmshscript.Event
 	// what Commit replaced, for Abort
 	committed    bool
 	prevCompiled map[string]*tmshscript.Script
@@ -195,6 +201,9 @@ func (h scriptsHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Chan
 			}
 			c.handlers[k.Key()+" "+o.Name] = p
 		}
+	}
+	if wantsOf(c.handlers).config {
+		c.events = configEvents(old, cfg)
 	}
 	if err := c.prepareTriggers(old, cfg, opts); err != nil {
 		return nil, err
@@ -330,7 +339,11 @@ func planHandler(k *objects.Kind, o *objects.Object, compiled map[string]*tmshsc
 func (c *scriptsChange) Commit() error {
 	c.prevCompiled, c.prevPlans = c.s.apply(c.compiled, c.handlers)
 	c.prevTriggers = c.s.applyTriggers(c.triggers)
+	c.s.setMemberEvents(wantsOf(c.handlers).member)
 	c.committed = true
+	for _, ev := range c.events {
+		c.s.generate(ev)
+	}
 	return nil
 }
 
@@ -340,6 +353,7 @@ func (c *scriptsChange) Abort() {
 	if c.committed {
 		c.s.apply(c.prevCompiled, c.prevPlans)
 		c.s.applyTriggers(c.prevTriggers)
+		c.s.setMemberEvents(wantsOf(c.prevPlans).member)
 		c.committed = false
 	}
 }

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/openltm/openltm/grammar"
@@ -35,6 +36,9 @@ func (s *Session) changeVerbatim(st *grammar.Statement, verb string, t target, c
 		// (a, aaaa, ...), and so does openltm's; a loaded file's v11
 		// pool is converted instead (objects/gtm_v11.go).
 		return false, nil
+	}
+	if kind == ruleGlobals {
+		return true, ruleGlobalsRefused(verb)
 	}
 	kw := strings.Fields(kind)
 	// The node after the kind's words is the object's name.
@@ -126,4 +130,40 @@ func partitionOf(name string) string {
 		return p[:i]
 	}
 	return "Common"
+}
+
+// ruleGlobals is BIG-IP's iRule settings singleton. F5's tmsh index lists
+// it (objects/vocab_kinds.go), but its properties were not found in the
+// F5 documentation openltm was built from, so openltm has no table for
+// it and does not act on it: a bigip.conf that holds it keeps it
+// verbatim (objects/reader.go), and tmsh says so instead of reading its
+// first property as an object's name.
+const ruleGlobals = "ltm global-settings rule"
+
+// ruleGlobalsRefused is the answer to create, modify and delete of
+// ltm global-settings rule: nothing changes, and the error says why.
+func ruleGlobalsRefused(verb string) error {
+	if verb != "modify" {
+		return objects.Invalid("%s is a singleton BIG-IP keeps: it cannot be %sd, only modified", ruleGlobals, verb)
+	}
+	return objects.Invalid("%s is not supported by openltm yet: openltm has no table of its properties, so it cannot check or change them (a loaded bigip.conf that holds it keeps it verbatim and saves it back); nothing changed", ruleGlobals)
+}
+
+// isRuleGlobals reports whether args name ltm global-settings rule.
+func (s *Session) isRuleGlobals(args []grammar.Node) bool {
+	ws, err := words(args)
+	return err == nil && strings.Join(s.moduleFor(ws), " ") == ruleGlobals
+}
+
+// listRuleGlobals lists ltm global-settings rule: as a bigip.conf held
+// it, or with no value set.
+func (s *Session) listRuleGlobals(w io.Writer) error {
+	for _, o := range s.e.Config().Unknown() {
+		if strings.Join(o.Words, " ") == ruleGlobals {
+			_, err := io.WriteString(w, objects.Format(o, objects.PrintOpts{}))
+			return err
+		}
+	}
+	_, err := io.WriteString(w, ruleGlobals+" { }\n")
+	return err
 }

@@ -96,6 +96,8 @@ type Plane struct {
 	// unreach sends the ICMP port unreachables of rejected UDP
 	// datagrams (pktfilter.go).
 	unreach icmpreject.Sender
+	// memberHook gets the members' status changes (memberstatus.go).
+	memberHook memberHook
 
 	mu        sync.Mutex // serializes Apply, Close and map reads
 	closed    bool
@@ -703,6 +705,7 @@ func (p *Plane) logProbe(line string) {
 // memberChanged reacts to a member's monitor verdict: slow ramp on coming
 // up, service-down-action on going down.
 func (p *Plane) memberChanged(m *state.Member, old, now state.MonStatus) {
+	defer p.tellMemberStatus(m, old, now)
 	switch now {
 	case state.MonUp:
 		if old == state.MonDown {
