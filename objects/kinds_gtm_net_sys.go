@@ -329,8 +329,9 @@ func typedGTMKinds(apool, awideip *Kind) []*Kind {
 // names; priority, port, no-default-alpn, ipv4hint, ipv6hint,
 // mandatory, ech and dohpath are openltm's [M] (F5 is silent on them):
 // RFC 9460's and RFC 9461's key names, in their presentation format
-// (comma-separated lists, ech in base64). hpke-key names an HPKE key
-// object openltm does not keep: it stays kept with a warning.
+// (comma-separated lists, ech in base64). hpke-key names the key the
+// ech SvcParam is built from: a sys file ssl-key [M] (F5's ltm dns hpke
+// key is not kept; naming one is kept with a warning by the daemon).
 func svcbMember(nameMember func(...*Prop) *Kind, u16 func(name, def, h string) *Prop) *Kind {
 	return nameMember(
 		u16("priority", "1", "the record's SvcPriority: 0 is alias mode (the target names the service, no parameters), 1 and up service mode, lower first"),
@@ -340,7 +341,7 @@ func svcbMember(nameMember func(...*Prop) *Kind, u16 func(name, def, h string) *
 		help(str("ipv4hint", ""), "the ipv4hint SvcParam: IPv4 addresses, comma-separated"),
 		help(str("ipv6hint", ""), "the ipv6hint SvcParam: IPv6 addresses, comma-separated"),
 		help(str("mandatory", ""), "the mandatory SvcParam: keys, comma-separated, each set on the member"),
-		passive(help(str("hpke-key", "none"), "kept: an HPKE key object's name; give the ech property the ECHConfigList instead")),
+		help(str("hpke-key", "none"), "the HPKE key whose public half the ech SvcParam announces: a sys file ssl-key holding an X25519 (or P-256/384/521) private key [M]; an ECHConfigList for the target name is built from it"),
 		withFormat(help(str("ech", "none"), "openltm extension: the ech SvcParam (Encrypted Client Hello), the base64 of an ECHConfigList"), "ech"),
 		withFormat(help(str("dohpath", ""), "openltm extension: the dohpath SvcParam (RFC 9461), a DoH URI template such as /dns-query{?dns}"), "dohpath"),
 	)
