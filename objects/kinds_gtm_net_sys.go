@@ -207,9 +207,9 @@ func gtmKinds() []*Kind {
 	}}
 	metrics := &Kind{Words: []string{"gtm", "global-settings", "metrics"}, Title: "Metrics Settings", Singleton: true, Help: "GSLB metrics (RTT probe) settings", Props: []*Prop{
 		num("path-ttl", "2400"),
-		help(&Prop{Name: "ldns-probe-protocols", Type: TList}, "tried in order until one answers; openltm runs dns_dot and tcp and skips the others"),
+		help(&Prop{Name: "ldns-probe-protocols", Type: TList}, "tried in order until one answers; openltm runs dns_dot, dns_rev and tcp and skips the others"),
 		passive(num("metrics-caching", "3600")),
-		help(&Prop{Name: "metrics-collection-protocols", Type: TList, Enum: []string{"dns_dot", "dns_rev", "icmp", "tcp", "udp"}, Source: "bigip_gtm.conf saved by BIG-IP 13.1 (metrics-collection-protocols { icmp })"}, "tried first by each path measurement, in order, then ldns-probe-protocols; openltm runs icmp, dns_dot and tcp, and skips udp and dns_rev with a warning"),
+		help(&Prop{Name: "metrics-collection-protocols", Type: TList, Enum: []string{"dns_dot", "dns_rev", "icmp", "tcp", "udp"}, Source: "bigip_gtm.conf saved by BIG-IP 13.1 (metrics-collection-protocols { icmp })"}, "tried first by each path measurement, in order, then ldns-probe-protocols; openltm runs icmp, dns_dot, dns_rev (a PTR query for the LDNS's own address) and tcp, and skips udp with a warning"),
 		help(num("inactive-ldns-ttl", "2419200"), "seconds: an LDNS that has not asked for this long leaves the LDNS table"),
 		help(num("inactive-paths-ttl", "604800"), "seconds: a path measurement to an LDNS not renewed for this long is dropped"),
 		passive(num("max-synchronous-monitor-requests", "20")),
