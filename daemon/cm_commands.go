@@ -490,14 +490,19 @@ func (s *Session) showFailover(h *clusterHook, w io.Writer) error {
 		return nil
 	}
 	h.mu.Lock()
-	addrs := h.hbAddrs
+	addrs, locked := h.hbAddrs, h.hbLocked
 	h.mu.Unlock()
 	var on []string
 	for _, a := range addrs {
 		on = append(on, a.String())
 	}
-	if len(on) == 0 {
+	if len(on) == 0 && len(locked) > 0 {
+		on = []string{"none"}
+	} else if len(on) == 0 {
 		on = []string{"none (set the device's unicast-address)"}
+	}
+	for _, a := range locked {
+		on = append(on, fmt.Sprintf("(not %s: port lockdown, no net self of that address allows udp:%d)", a, a.Port()))
 	}
 	fmt.Fprintf(w, "\nNetwork failover: heartbeats on %s\n", strings.Join(on, " "))
 	fmt.Fprintf(w, "%-16s %-22s %-8s %-10s %-5s %s\n", "Peer", "From", "Heard", "Generation", "etcd", "Active For")

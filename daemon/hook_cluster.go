@@ -73,6 +73,9 @@ type clusterHook struct {
 	// device's unicast addresses (hbAddrs) while it is in a group.
 	hb      *heartbeat.Node
 	hbAddrs []netip.AddrPort
+	// hbLocked are unicast addresses port lockdown keeps the heartbeats
+	// off (heartbeatAddrs).
+	hbLocked []netip.AddrPort
 
 	lastErr string // the last connect or join error logged
 	// geoSums are the SHA-256 sums of geolocation database files this
@@ -331,11 +334,35 @@ func (e *Engine) unicastAddrs() ([]netip.AddrPort, error) {
 	return nil, nil
 }
 
+// heartbeatAddrs are the unicast addresses the network failover
+// heartbeats listen on: the device's unicast-address entries but those
+// on a self IP whose allow-service does not admit udp on the entry's port
+// (udp:1026 by default), as a BIG-IP's network failover needs the
+// self IP's port lockdown to allow it (locked lists those left out).
+func (e *Engine) heartbeatAddrs() (addrs, locked []netip.AddrPort, err error) {
+	all, err := e.unicastAddrs()
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := e.Config()
+	for _, a := range all {
+		if lockedOut(cfg, a.Addr(), "udp", int(a.Port())) {
+			locked = append(locked, a)
+			continue
+		}
+		addrs = append(addrs, a)
+	}
+	return addrs, locked, nil
+}
+
 // heartbeatNode opens the network failover node for a group being
 // joined, on the device's unicast addresses when it can bind them (else
 // on none, until they change).
 func (h *clusterHook) heartbeatNode(group string) *heartbeat.Node {
-	addrs, err := h.e.unicastAddrs()
+	addrs, locked, err := h.e.heartbeatAddrs()
+	h.mu.Lock()
+	h.hbLocked = locked
+	h.mu.Unlock()
 	if err != nil {
 		h.logOnce("network failover", err)
 		addrs = nil
@@ -364,15 +391,17 @@ func (h *clusterHook) heartbeatIdentity(name string) *trust.Identity {
 }
 
 // followUnicast moves the heartbeats to the device's unicast addresses
-// after they changed (modify cm device NAME unicast-address { ... }).
+// after they changed (modify cm device NAME unicast-address { ... }, or
+// a self IP's allow-service: heartbeatAddrs).
 func (h *clusterHook) followUnicast() {
-	addrs, err := h.e.unicastAddrs()
+	addrs, locked, err := h.e.heartbeatAddrs()
 	if err != nil {
 		h.logOnce("network failover", err)
 		return
 	}
 	h.mu.Lock()
 	hb, cur := h.hb, h.hbAddrs
+	h.hbLocked = locked
 	h.mu.Unlock()
 	if hb == nil || slices.Equal(addrs, cur) {
 		return

@@ -20,7 +20,7 @@ func TestLSNPoolPCPRule(t *testing.T) {
 	s := e.NewSession("admin").(*Session)
 	runAll(t, s,
 		"create net vlan internal",
-		"create net self pcp_self address 127.172.0.1/16 vlan internal",
+		"create net self pcp_self address 127.172.0.1/16 vlan internal allow-service { udp:5351 }",
 		`create ltm rule pcp_guard {
 when PCP_REQUEST {
     if { [PCP::request opcode] eq "map" && [PCP::request internal-port] < 1024 } {
@@ -88,7 +88,7 @@ func TestLSNPoolPCPOneServerPerAddress(t *testing.T) {
 	s := e.NewSession("admin").(*Session)
 	runAll(t, s,
 		"create net vlan internal",
-		"create net self pcp_self2 address 127.172.0.2/16 vlan internal",
+		"create net self pcp_self2 address 127.172.0.2/16 vlan internal allow-service { udp:5351 udp:5352 }",
 		"create ltm profile pcp other_port defaults-from pcp listening-port 5352",
 		"create ltm lsn-pool a members add { 127.172.11.0/30 } pcp { profile pcp selfip pcp_self2 }",
 	)

@@ -136,7 +136,7 @@ func TestLSNPoolPCP(t *testing.T) {
 	s := e.NewSession("admin").(*Session)
 	runAll(t, s,
 		"create net vlan internal",
-		"create net self pcp_self address 127.161.0.1/16 vlan internal",
+		"create net self pcp_self address 127.161.0.1/16 vlan internal allow-service { udp:5351 }",
 		"create ltm profile pcp pcp_lim defaults-from pcp map-limit-per-client 2 max-mapping-lifetime 600 min-mapping-lifetime 120 listening-port 5351",
 		"create ltm lsn-pool cg members add { 127.161.10.0/30 } translation-port-range 40000:40999 pcp { profile pcp_lim selfip pcp_self }",
 	)
@@ -249,7 +249,7 @@ func TestLSNPoolPCPResults(t *testing.T) {
 	s := e.NewSession("admin").(*Session)
 	runAll(t, s,
 		"create net vlan internal",
-		"create net self pcp_self address 127.161.0.2/16 vlan internal",
+		"create net self pcp_self address 127.161.0.2/16 vlan internal allow-service { udp:5351 }",
 		"create ltm lsn-pool one members add { 127.161.11.0/32 } translation-port-range 41000:41000 pcp { profile pcp selfip pcp_self }",
 	)
 	server := "127.161.0.2:5351"
@@ -304,7 +304,7 @@ func TestLSNPoolHairpin(t *testing.T) {
 	s := e.NewSession("admin").(*Session)
 	runAll(t, s,
 		"create net vlan internal",
-		"create net self pcp_self address 127.161.0.3/16 vlan internal",
+		"create net self pcp_self address 127.161.0.3/16 vlan internal allow-service { udp:5351 }",
 		"create ltm lsn-pool hp members add { 127.161.12.0/30 } hairpin-mode enabled pcp { profile pcp selfip pcp_self }",
 	)
 	insideService(t, "127.161.3.5:8023")
@@ -429,7 +429,7 @@ func TestLSNPoolPCPPeer(t *testing.T) {
 	lsnPeer(t, "127.161.0.80:9000")
 	runAll(t, s,
 		"create net vlan internal",
-		"create net self pcp_self address 127.161.0.4/16 vlan internal",
+		"create net self pcp_self address 127.161.0.4/16 vlan internal allow-service { udp:5351 }",
 		"create ltm pool p members add { 127.161.0.80:9000 }",
 		"create ltm lsn-pool pp members add { 127.161.15.0/30 } persistence { mode none } pcp { profile pcp selfip pcp_self }",
 		"create ltm virtual v destination 127.161.0.81:9000 pool p source-address-translation { type lsn pool pp } profiles replace-all-with { tcp { } }",

@@ -27,8 +27,8 @@ func TestGTMMetricsExclusionsSettings(t *testing.T) {
 			[]netip.Addr{netip.MustParseAddr("127.201.3.1"), netip.MustParseAddr("127.201.3.2")}, nil, ""},
 		{"none", "gtm global-settings metrics-exclusions { addresses none }", nil, nil, ""},
 		{"icmp", "gtm global-settings metrics { metrics-collection-protocols { icmp } }", nil, []string{"icmp"}, ""},
-		{"some not run", "gtm global-settings metrics { metrics-collection-protocols { udp icmp dns_rev tcp } }", nil, []string{"icmp", "tcp"},
-			"metrics-collection-protocols udp dns_rev: openltm measures paths with icmp, dns_dot and tcp only"},
+		{"some not run", "gtm global-settings metrics { metrics-collection-protocols { udp icmp dns_rev tcp } }", nil, []string{"icmp", "dns_rev", "tcp"},
+			"metrics-collection-protocols udp: openltm measures paths with icmp, dns_dot, dns_rev and tcp only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := gtmConfig(t, tc.text)

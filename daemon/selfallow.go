@@ -1,6 +1,10 @@
 package daemon
 
-import "github.com/openltm/openltm/objects"
+import (
+	"net/netip"
+
+	"github.com/openltm/openltm/objects"
+)
 
 // Port lockdown (objects/kinds_selfallow.go): a self IP serves openltm's
 // own services (iQuery on IQueryPort) only when its allow-service admits
@@ -22,4 +26,23 @@ func selfAllows(cfg *objects.Config, o *objects.Object, proto string, port int) 
 		defaults = netSelfAllowDefaults.Str(d)
 	}
 	return objects.ServiceAllowed(netSelfAllowService.Str(o), defaults, proto, port)
+}
+
+// lockedOut reports whether port lockdown keeps proto:port closed on
+// addr: addr is a self IP's address and no self IP of that address
+// admits it. An address that is no self IP's (the management address, a
+// loopback) is not locked down, as BIG-IP's port lockdown holds for self
+// IPs only [M].
+func lockedOut(cfg *objects.Config, addr netip.Addr, proto string, port int) bool {
+	self := false
+	for _, o := range cfg.Of(netSelf) {
+		if a, ok := selfAddr(o); !ok || a != addr.Unmap() {
+			continue
+		}
+		if selfAllows(cfg, o, proto, port) {
+			return false
+		}
+		self = true
+	}
+	return self
 }

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/gslb"
 	"github.com/openltm/openltm/dataplane/tlsprof"
 	"github.com/openltm/openltm/grammar"
 	"github.com/openltm/openltm/objects"
@@ -66,6 +67,11 @@ func (s *Session) importSSLFile(o *objects.Object, rest []grammar.Node) error {
 		_, err = tlsprof.ParseCRL(o.Name, data)
 	default:
 		_, err = tlsprof.ParseKey(o.Name, data, noneEmpty(s.e.openSecret(sslKeyPassphrase.Str(o))))
+		if _, herr := gslb.ParseHPKEKey(data); err != nil && herr == nil {
+			// An X25519 key signs nothing: it serves a gtm SVCB or HTTPS
+			// member's hpke-key only [M].
+			err = nil
+		}
 	}
 	if err != nil {
 		return synErr(at, []string{"a PEM file"}, "%s: %v", path, err)

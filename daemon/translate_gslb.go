@@ -115,29 +115,30 @@ func (t *gslbTranslator) settings() {
 		if v := metricsProbeProtos.Get(o); v != nil && len(v.List) > 0 {
 			st.ProbeProtocols = []string{}
 			for _, p := range v.List {
-				if p == "dns_dot" || p == "tcp" {
+				if p == "dns_dot" || p == "dns_rev" || p == "tcp" {
 					st.ProbeProtocols = append(st.ProbeProtocols, p)
 				}
 			}
 			if len(st.ProbeProtocols) == 0 {
-				t.fail("gtm global-settings metrics: ldns-probe-protocols %s: openltm probes with dns_dot and tcp only", strings.Join(v.List, " "))
+				t.fail("gtm global-settings metrics: ldns-probe-protocols %s: openltm probes with dns_dot, dns_rev and tcp only", strings.Join(v.List, " "))
 			}
 		}
 		if v := metricsCollectProtos.Get(o); v != nil {
 			// metrics-collection-protocols: tried first by each path
 			// measurement (dataplane/gslb Settings.MetricsProtocols);
-			// udp and dns_rev are BIG-IP's too, not run by openltm.
+			// udp is BIG-IP's too, not run by openltm (what it sends is
+			// not documented).
 			var not []string
 			st.MetricsProtocols = []string{}
 			for _, p := range v.List {
-				if p == "icmp" || p == "dns_dot" || p == "tcp" {
+				if p == "icmp" || p == "dns_dot" || p == "dns_rev" || p == "tcp" {
 					st.MetricsProtocols = append(st.MetricsProtocols, p)
 				} else {
 					not = append(not, p)
 				}
 			}
 			if len(not) > 0 {
-				t.kept = append(t.kept, about(o, "metrics-collection-protocols %s: openltm measures paths with icmp, dns_dot and tcp only, and skips these", strings.Join(not, " ")))
+				t.kept = append(t.kept, about(o, "metrics-collection-protocols %s: openltm measures paths with icmp, dns_dot, dns_rev and tcp only, and skips these", strings.Join(not, " ")))
 			}
 		}
 		if atoi(t.e(o, metricsProbePort)) > 65535 {

@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"fmt"
+	"os"
 	"strings"
 
 	"github.com/openltm/openltm/dataplane/gslb"
@@ -54,6 +56,7 @@ var (
 	svcbMandatoryParams = svcbMember.MustProp("mandatory")
 	svcbECH             = svcbMember.MustProp("ech")
 	svcbDoHPath         = svcbMember.MustProp("dohpath")
+	svcbHPKEKey         = svcbMember.MustProp("hpke-key")
 )
 
 // nameMembers reads a CNAME, MX, SRV, NAPTR, SVCB or HTTPS pool's
@@ -75,6 +78,9 @@ func (t *gslbTranslator) nameMembers(o *objects.Object, p *gslb.Pool) {
 		}
 		if svcb {
 			m, err := svcbPoolMember(it, name)
+			if err == nil {
+				err = t.hpkeECH(o, it, &m)
+			}
 			if err != nil {
 				t.fail("The pool member (%s) of pool %s (%s): %v.", it.Name, p.Type, o.Name, err)
 				return
@@ -129,4 +135,47 @@ func lastResortName(v, folder string) string {
 		v = f[1]
 	}
 	return objects.FullPath(folder, v)
+}
+
+// hpkeECH gives an SVCB or HTTPS member whose hpke-key names a sys file
+// ssl-key the ech SvcParam built from that key's public half
+// (gslb.ECHConfigList), public_name the member's target [M]: the TLS
+// server behind the target holds the private key. A key that is no
+// X25519 or P-curve private key, a member that also sets ech, or the
+// owner name "." (no name to give as public_name) is refused; a name that
+// is no sys file ssl-key (an ltm dns hpke key, which openltm does not
+// keep) is kept with a warning and answers no ech.
+func (t *gslbTranslator) hpkeECH(o *objects.Object, it *objects.Item, m *gslb.PoolMember) error {
+	name := noneEmpty(svcbHPKEKey.StrIn(it))
+	if name == "" {
+		return nil
+	}
+	if len(m.SVCB.ECH) > 0 {
+		return fmt.Errorf("hpke-key %s and ech both give the ech SvcParam: set one", name)
+	}
+	if m.Target == "." {
+		return fmt.Errorf("hpke-key %s: the member . (the owner name) has no target to give the ECH config as its public name", name)
+	}
+	ko := t.cfg.Lookup(t.s, specSSLKey, objects.FullPath(folderOf(o.Name), name))
+	if ko == nil {
+		t.kept = append(t.kept, about(o, "member %s: hpke-key %s is no sys file ssl-key (openltm builds the ech SvcParam from an X25519 or P-curve key in a sys file ssl-key and keeps no ltm dns hpke key): the member answers without ech", it.Name, name))
+		return nil
+	}
+	path, err := (&translator{}).sslFilePath(ko)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("hpke-key %s: cannot read %s: %v", ko.Name, path, unwrapPathErr(err))
+	}
+	pub, err := gslb.ParseHPKEKey(data)
+	if err != nil {
+		return fmt.Errorf("hpke-key %s: %v", ko.Name, err)
+	}
+	m.SVCB.ECH, err = gslb.ECHConfigList(pub, m.Target)
+	if err != nil {
+		return fmt.Errorf("hpke-key %s: %v", ko.Name, err)
+	}
+	return nil
 }

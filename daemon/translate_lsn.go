@@ -285,6 +285,12 @@ func (t *translator) lsnPCP(o *objects.Object, pc *dataplane.LSNPool) bool {
 		t.refuse("LSN pool %s: pcp profile %s has min-mapping-lifetime above max-mapping-lifetime", o.Name, po.Name)
 		return false
 	}
+	if !selfAllows(t.cfg, so, "udp", int(p.Listen.Port())) {
+		// Port lockdown (selfallow.go): the self IP refuses PCP as it
+		// refuses iQuery; the pool translates without a PCP server [M].
+		t.note(o, "pcp selfip %s: its allow-service does not admit udp:%d (port lockdown), so the PCP server does not listen (allow-service { default udp:%d } admits it)", so.Name, p.Listen.Port(), p.Listen.Port())
+		return true
+	}
 	for x := po; x != nil && p.ThirdPartySubnets == nil; {
 		if l := pcpThirdSubnets.Get(x); l != nil {
 			p.ThirdPartySubnets = prefixes(l)

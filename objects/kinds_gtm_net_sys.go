@@ -207,9 +207,9 @@ func gtmKinds() []*Kind {
 	}}
 	metrics := &Kind{Words: []string{"gtm", "global-settings", "metrics"}, Title: "Metrics Settings", Singleton: true, Help: "GSLB metrics (RTT probe) settings", Props: []*Prop{
 		num("path-ttl", "2400"),
-		help(&Prop{Name: "ldns-probe-protocols", Type: TList}, "tried in order until one answers; openltm runs dns_dot and tcp and skips the others"),
+		help(&Prop{Name: "ldns-probe-protocols", Type: TList}, "tried in order until one answers; openltm runs dns_dot, dns_rev and tcp and skips the others"),
 		passive(num("metrics-caching", "3600")),
-		help(&Prop{Name: "metrics-collection-protocols", Type: TList, Enum: []string{"dns_dot", "dns_rev", "icmp", "tcp", "udp"}, Source: "bigip_gtm.conf saved by BIG-IP 13.1 (metrics-collection-protocols { icmp })"}, "tried first by each path measurement, in order, then ldns-probe-protocols; openltm runs icmp, dns_dot and tcp, and skips udp and dns_rev with a warning"),
+		help(&Prop{Name: "metrics-collection-protocols", Type: TList, Enum: []string{"dns_dot", "dns_rev", "icmp", "tcp", "udp"}, Source: "bigip_gtm.conf saved by BIG-IP 13.1 (metrics-collection-protocols { icmp })"}, "tried first by each path measurement, in order, then ldns-probe-protocols; openltm runs icmp, dns_dot, dns_rev (a PTR query for the LDNS's own address) and tcp, and skips udp with a warning"),
 		help(num("inactive-ldns-ttl", "2419200"), "seconds: an LDNS that has not asked for this long leaves the LDNS table"),
 		help(num("inactive-paths-ttl", "604800"), "seconds: a path measurement to an LDNS not renewed for this long is dropped"),
 		passive(num("max-synchronous-monitor-requests", "20")),
@@ -329,8 +329,9 @@ func typedGTMKinds(apool, awideip *Kind) []*Kind {
 // names; priority, port, no-default-alpn, ipv4hint, ipv6hint,
 // mandatory, ech and dohpath are openltm's [M] (F5 is silent on them):
 // RFC 9460's and RFC 9461's key names, in their presentation format
-// (comma-separated lists, ech in base64). hpke-key names an HPKE key
-// object openltm does not keep: it stays kept with a warning.
+// (comma-separated lists, ech in base64). hpke-key names the key the
+// ech SvcParam is built from: a sys file ssl-key [M] (F5's ltm dns hpke
+// key is not kept; naming one is kept with a warning by the daemon).
 func svcbMember(nameMember func(...*Prop) *Kind, u16 func(name, def, h string) *Prop) *Kind {
 	return nameMember(
 		u16("priority", "1", "the record's SvcPriority: 0 is alias mode (the target names the service, no parameters), 1 and up service mode, lower first"),
@@ -340,7 +341,7 @@ func svcbMember(nameMember func(...*Prop) *Kind, u16 func(name, def, h string) *
 		help(str("ipv4hint", ""), "the ipv4hint SvcParam: IPv4 addresses, comma-separated"),
 		help(str("ipv6hint", ""), "the ipv6hint SvcParam: IPv6 addresses, comma-separated"),
 		help(str("mandatory", ""), "the mandatory SvcParam: keys, comma-separated, each set on the member"),
-		passive(help(str("hpke-key", "none"), "kept: an HPKE key object's name; give the ech property the ECHConfigList instead")),
+		help(str("hpke-key", "none"), "the HPKE key whose public half the ech SvcParam announces: a sys file ssl-key holding an X25519 (or P-256/384/521) private key [M]; an ECHConfigList for the target name is built from it"),
 		withFormat(help(str("ech", "none"), "openltm extension: the ech SvcParam (Encrypted Client Hello), the base64 of an ECHConfigList"), "ech"),
 		withFormat(help(str("dohpath", ""), "openltm extension: the dohpath SvcParam (RFC 9461), a DoH URI template such as /dns-query{?dns}"), "dohpath"),
 	)

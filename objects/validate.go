@@ -62,7 +62,7 @@ func walkRefs(k *Kind, props map[string]*Value, out *[]Ref) {
 		case TColl:
 			for _, it := range v.Items {
 				if p.Items == ItemRef && len(p.Ref) > 0 {
-					*out = append(*out, Ref{p.Ref, it.Name, p.Name})
+					*out = append(*out, Ref{typedRef(p, it.Props), it.Name, p.Name})
 				}
 				if p.Items == ItemMember {
 					if node, _, err := SplitMember(it.Name); err == nil {
@@ -81,6 +81,31 @@ func walkRefs(k *Kind, props map[string]*Value, out *[]Ref) {
 			}
 		}
 	}
+}
+
+// typedRef narrows the kinds an item of a reference collection may name
+// to the one its type property says, when the kinds differ by their last
+// word and the item has a type (or its default): `disabled-contexts {
+// s1 { type server } }` names a gtm server, so a missing one is reported
+// as "The requested server ... was not found", not as the first kind's.
+func typedRef(p *Prop, props map[string]*Value) []string {
+	if len(p.Ref) < 2 || p.Sub == nil {
+		return p.Ref
+	}
+	tp := p.Sub.Prop("type")
+	if tp == nil || tp.Type != TEnum {
+		return p.Ref
+	}
+	typ := tp.Default
+	if v := props["type"]; v != nil && v.Str != "" {
+		typ = v.Str
+	}
+	for i, r := range p.Ref {
+		if strings.HasSuffix(r, " "+typ) {
+			return p.Ref[i : i+1]
+		}
+	}
+	return p.Ref
 }
 
 // Lookup resolves a reference: the exact path, else the same name in

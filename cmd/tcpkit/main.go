@@ -71,6 +71,10 @@ var subcommands = []struct{ name, usage, what string }{
 		"the Tuxedo client's two connections: WSL, then the WSH it names"},
 	{"ldns", strings.TrimPrefix(ldnsUsage, "tcpkit ldns "),
 		"a local DNS server for GSLB tests: delayed answers to RTT probes per source; -ask queries the GSLB from its own address"},
+	{"ech-server", "-listen ADDR:PORT -key FILE -public-name NAME [-label E1]",
+		"a TLS member taking Encrypted Client Hello with the HPKE key a gtm SVCB/HTTPS member's hpke-key names: tells each client the name it saw and whether the hello was encrypted"},
+	{"ech-client", "-dns ADDR:PORT -name NAME -connect ADDR:PORT [-bind ADDR]",
+		"a browser's ECH path: asks for NAME's HTTPS record, takes its ech SvcParam and opens TLS to -connect with NAME in the encrypted hello"},
 	{"dns", "-listen ADDR:PORT [-label D1] -record 'NAME TTL IN TYPE DATA' ... [-doh [-cert FILE -key FILE] [-http1]]",
 		"an authoritative DNS member over UDP and TCP answering the records given, logging each query; with -doh a DNS over HTTPS member (TLS with -cert and -key)"},
 	{"dns-primary", dnsPrimaryUsage,
@@ -148,6 +152,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = tuxedoClientMain(ctx, args[1:], stdout, stderr)
 	case "ldns":
 		err = ldnsMain(ctx, args[1:], stdout, stderr)
+	case "ech-server":
+		err = echServerMain(ctx, args[1:], stdout, stderr) // ech.go
+	case "ech-client":
+		err = echClientMain(ctx, args[1:], stdout, stderr) // ech.go
 	case "dns":
 		err = dnsMain(ctx, args[1:], stdout, stderr) // dns.go
 	case "dns-primary":

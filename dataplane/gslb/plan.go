@@ -618,6 +618,11 @@ func compile(cfg *Config) (*plan, error) {
 						return nil, typeErr("pool", pc.Type, pl.full, "member %s: %v", mc.Target, err)
 					}
 					m.svcb = kv
+					if h := mc.SVCB.IPv4Hint; len(h) > 0 {
+						m.addr = h[0]
+					} else if h := mc.SVCB.IPv6Hint; len(h) > 0 {
+						m.addr = h[0]
+					}
 					if alias := mc.Priority == 0; len(pl.names) == 0 {
 						pl.alias = alias
 					} else if alias != pl.alias {

@@ -345,6 +345,9 @@ func (s *Server) startProbe(p *plan, key netip.Prefix, target netip.Addr) {
 //   - dns_dot sends a non-recursive UDP query for `. NS` and times the
 //     first reply with its ID, whatever its rcode (BIG-IP's big3d probe of
 //     the same name). An ICMP port unreachable counts as a reply too.
+//   - dns_rev does the same with a query for the PTR record of the
+//     LDNS's own address (its in-addr.arpa or ip6.arpa name) [M: BIG-IP
+//     names the probe, a reverse lookup of the LDNS, and says no more].
 //   - tcp times a TCP handshake with the port; a reset (connection
 //     refused) is an answer as good as a SYN-ACK.
 func measure(ctx context.Context, src, dst netip.Addr, port uint16, timeout time.Duration, protos []string) (time.Duration, string, error) {
@@ -362,7 +365,12 @@ func measureHops(ctx context.Context, src, dst netip.Addr, port uint16, timeout 
 		hops := -1
 		switch proto {
 		case "dns_dot":
-			rtt, hops, err = probeDNSDot(ctx, src, dst, port, timeout)
+			rtt, hops, err = probeDNS(ctx, src, dst, port, timeout, ".", dns.TypeNS)
+		case "dns_rev":
+			rev, rerr := dns.ReverseAddr(dst.Unmap().String())
+			if err = rerr; err == nil {
+				rtt, hops, err = probeDNS(ctx, src, dst, port, timeout, rev, dns.TypePTR)
+			}
 		case "tcp":
 			rtt, err = probeTCP(ctx, src, dst, port, timeout)
 		case "icmp":
@@ -380,7 +388,9 @@ func measureHops(ctx context.Context, src, dst netip.Addr, port uint16, timeout 
 	return 0, "", -1, err
 }
 
-func probeDNSDot(ctx context.Context, src, dst netip.Addr, port uint16, timeout time.Duration) (time.Duration, int, error) {
+// probeDNS times a non-recursive UDP query of qname and qtype to the
+// LDNS: dns_dot's `. NS`, dns_rev's PTR of the LDNS's own address.
+func probeDNS(ctx context.Context, src, dst netip.Addr, port uint16, timeout time.Duration, qname string, qtype uint16) (time.Duration, int, error) {
 	var laddr *net.UDPAddr
 	if src.IsValid() {
 		laddr = net.UDPAddrFromAddrPort(netip.AddrPortFrom(src, 0))
@@ -392,7 +402,7 @@ func probeDNSDot(ctx context.Context, src, dst netip.Addr, port uint16, timeout 
 	defer c.Close()
 	ttl := recvTTL(c, !dst.Unmap().Is4())
 	q := new(dns.Msg)
-	q.SetQuestion(".", dns.TypeNS)
+	q.SetQuestion(qname, qtype)
 	q.RecursionDesired = false
 	buf, err := q.Pack()
 	if err != nil {

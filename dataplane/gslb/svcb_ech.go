@@ -1,8 +1,13 @@
 package gslb
 
 import (
+	"crypto/ecdh"
+	"crypto/ecdsa"
+	"crypto/sha256"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"strings"
@@ -193,4 +198,113 @@ func CheckDoHPath(t string) error {
 		return fmt.Errorf("dohpath %q has no {?dns} variable, where the client puts its query (e.g. /dns-query{?dns})", t)
 	}
 	return nil
+}
+
+// HPKE identifiers (RFC 9180 section 7) of the ECHConfigs openltm builds.
+const (
+	hpkeKEMP256   = 0x0010 // DHKEM(P-256, HKDF-SHA256)
+	hpkeKEMP384   = 0x0011 // DHKEM(P-384, HKDF-SHA384)
+	hpkeKEMP521   = 0x0012 // DHKEM(P-521, HKDF-SHA512)
+	hpkeKEMX25519 = 0x0020 // DHKEM(X25519, HKDF-SHA256)
+	hpkeKDFSHA256 = 0x0001
+	hpkeAES128GCM = 0x0001
+	hpkeAES256GCM = 0x0002
+	hpkeChaCha20  = 0x0003
+)
+
+// ParseHPKEKey reads the private key of an hpke-key from its PEM (a
+// PKCS#8 "PRIVATE KEY", as `openssl genpkey -algorithm X25519` writes it,
+// or an "EC PRIVATE KEY" on P-256, P-384 or P-521) and gives its public
+// half, which is all the DNS answer carries: the TLS server behind the
+// target holds the same key and decrypts. [M] F5 names an `ltm dns hpke
+// key` object whose form it does not document; openltm takes the key
+// from a sys file ssl-key.
+func ParseHPKEKey(pemBytes []byte) (*ecdh.PublicKey, error) {
+	blk, _ := pem.Decode(pemBytes)
+	if blk == nil {
+		return nil, errors.New("it holds no PEM block")
+	}
+	if strings.Contains(blk.Headers["Proc-Type"], "ENCRYPTED") || blk.Type == "ENCRYPTED PRIVATE KEY" {
+		return nil, errors.New("it is encrypted (an HPKE key is read without a passphrase)")
+	}
+	var k any
+	var err error
+	switch blk.Type {
+	case "PRIVATE KEY":
+		k, err = x509.ParsePKCS8PrivateKey(blk.Bytes)
+	case "EC PRIVATE KEY":
+		k, err = x509.ParseECPrivateKey(blk.Bytes)
+	default:
+		return nil, fmt.Errorf("its PEM block is %q, not a private key", blk.Type)
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch k := k.(type) {
+	case *ecdh.PrivateKey:
+		if k.Curve() != ecdh.X25519() {
+			return nil, errors.New("it is not an X25519, P-256, P-384 or P-521 key")
+		}
+		return k.PublicKey(), nil
+	case *ecdsa.PrivateKey:
+		e, err := k.ECDH()
+		if err != nil {
+			return nil, fmt.Errorf("its curve has no HPKE KEM: %v", err)
+		}
+		return e.PublicKey(), nil
+	default:
+		return nil, fmt.Errorf("it is a %T key; HPKE needs an X25519 or NIST P-curve key (openssl genpkey -algorithm X25519)", k)
+	}
+}
+
+// ECHConfigList builds the ECHConfigList (draft-ietf-tls-esni, version
+// 0xfe0d) that announces pub for public_name: one ECHConfig with the
+// DHKEM of pub's curve and the cipher suites HKDF-SHA256 with
+// AES-128-GCM, AES-256-GCM and ChaCha20-Poly1305 (what every ECH client
+// offers), maximum_name_length 0 (not known) and no extensions. The
+// config_id is the first byte of the SHA-256 of the public key [M: F5
+// does not document how it picks one], so a key keeps its id across
+// commits and a new key most likely gets another.
+func ECHConfigList(pub *ecdh.PublicKey, publicName string) ([]byte, error) {
+	var kem uint16
+	switch pub.Curve() {
+	case ecdh.X25519():
+		kem = hpkeKEMX25519
+	case ecdh.P256():
+		kem = hpkeKEMP256
+	case ecdh.P384():
+		kem = hpkeKEMP384
+	case ecdh.P521():
+		kem = hpkeKEMP521
+	default:
+		return nil, errors.New("the key's curve has no HPKE KEM")
+	}
+	name := strings.TrimSuffix(publicName, ".")
+	if name == "" || len(name) > 255 || strings.ContainsFunc(name, func(r rune) bool { return r <= ' ' || r >= 0x7f }) {
+		return nil, fmt.Errorf("public_name %q is not a DNS name of 1 to 255 bytes", publicName)
+	}
+	key := pub.Bytes()
+	id := sha256.Sum256(key)
+	var c []byte
+	c = append(c, id[0])
+	c = binary.BigEndian.AppendUint16(c, kem)
+	c = binary.BigEndian.AppendUint16(c, uint16(len(key)))
+	c = append(c, key...)
+	suites := []uint16{hpkeKDFSHA256, hpkeAES128GCM, hpkeKDFSHA256, hpkeAES256GCM, hpkeKDFSHA256, hpkeChaCha20}
+	c = binary.BigEndian.AppendUint16(c, uint16(2*len(suites)))
+	for _, s := range suites {
+		c = binary.BigEndian.AppendUint16(c, s)
+	}
+	c = append(c, 0, byte(len(name)))
+	c = append(c, name...)
+	c = append(c, 0, 0) // extensions
+	cfg := binary.BigEndian.AppendUint16(nil, echVersion)
+	cfg = binary.BigEndian.AppendUint16(cfg, uint16(len(c)))
+	cfg = append(cfg, c...)
+	list := binary.BigEndian.AppendUint16(nil, uint16(len(cfg)))
+	list = append(list, cfg...)
+	if err := checkECHConfigList(list); err != nil {
+		return nil, err
+	}
+	return list, nil
 }

@@ -199,6 +199,11 @@ type nameMember struct {
 	rt     *memberRT
 	ratio  int
 	wip    *wideIP // the A or AAAA wide IP the target names, if any
+	// addr is what a topology record's server side (subnet, region,
+	// geolocation) matches for load-balancing-mode topology: an SVCB or
+	// HTTPS member's first ipv4hint, else its first ipv6hint [M]; the
+	// zero Addr for the other name members, matched by pool only.
+	addr netip.Addr
 	// svcb are an SVCB or HTTPS member's SvcParams in key order, built
 	// once at compile time and shared (read only) by every answer.
 	svcb []dns.SVCBKeyValue
@@ -236,11 +241,12 @@ func (p *plan) compileNames() {
 }
 
 // resolveNames runs a name pool's methods. Round robin, ratio, global
-// availability and static-persistence (by the masked LDNS and the
-// target, as address pools hash the member's name) choose among names;
-// return-to-dns, drop-packet and none act as in address pools; the
-// other methods need what names do not have (metrics, an address for
-// topology) and pass to the next level.
+// availability, static-persistence (by the masked LDNS and the target,
+// as address pools hash the member's name) and topology (by the
+// member's hint address and its pool: nameMember.addr) choose among
+// names; return-to-dns, drop-packet and none act as in address pools;
+// the other methods need what names do not have (metrics) and pass to
+// the next level.
 func (s *Server) resolveNames(rq *request, pl *pool, d *decision) {
 	var cands []*nameMember
 	for _, m := range pl.names {
@@ -271,6 +277,8 @@ func (s *Server) resolveNames(rq *request, pl *pool, d *decision) {
 			i = 0
 		case StaticPersistence:
 			i = staticHRW(rq, len(cands), func(k int) string { return cands[k].target })
+		case Topology:
+			i = pickNameTopology(rq, pl, cands)
 		case Ratio:
 			total := 0
 			for _, m := range cands {
@@ -342,4 +350,32 @@ func (s *Server) decidedNames(p *plan, rq *request, m *dns.Msg, qname string, q 
 		}
 	}
 	return s.finishMsg(m, opt, ecs, udp)
+}
+
+// pickNameTopology is load-balancing-mode topology among a name pool's
+// members, as pickTopology among an address pool's: the highest score of
+// the records matching the LDNS and the member (its hint address, its
+// pool), ties taking turns, a zero score left out under
+// topology-allow-zero-scores no.
+func pickNameTopology(rq *request, pl *pool, cands []*nameMember) int {
+	var idx [16]int
+	ties, best := 0, -1
+	deny := rq.plan.settings.TopologyDenyZeroScores
+	for i, m := range cands {
+		sc, _ := rq.plan.topoScore(rq.topoClient(), topoTarget{addr: m.addr, pool: pl.full}, rq.geoLDNS())
+		if sc <= 0 && deny {
+			continue
+		}
+		if sc > best {
+			best, ties = sc, 0
+		}
+		if sc == best && ties < len(idx) {
+			idx[ties] = i
+			ties++
+		}
+	}
+	if ties == 0 {
+		return -1
+	}
+	return idx[int((pl.rt.rr.Add(1)-1)%uint64(ties))]
 }
