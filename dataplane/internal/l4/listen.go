@@ -24,7 +24,9 @@ import (
 // listener (proto 17) relays its first allowed peer's datagrams to the
 // server from the virtual's SNAT source (rulelisten.OpenUDP); that relay
 // is a flow of the connection table while it lasts and is counted in
-// the virtual's Ephemeral column, not its clients' [M]. A TCP related
+// the virtual's Ephemeral column, not its clients' [M]; its idle timeout
+// is the virtual's timer policy's for udp and the port the peer reached
+// on the listener, else relatedUDPIdle [M]. A TCP related
 // connection stays counted on the client side: it is admitted as a
 // client is (limits, rate limits, packet filters), and its bytes are
 // counted where a client's are, which the copy loops' hot path decides.
@@ -48,6 +50,9 @@ func (pr *proxied) Listen(spec rules.ListenSpec) (netip.AddrPort, error) {
 	var err error
 	if spec.Proto == 17 {
 		local := pr.Local
+		if snap.Cfg.Timers != nil { // the virtual's timer policy's rule for udp and the listener's port
+			rs.IdleAt = func(at netip.AddrPort) time.Duration { return snap.RelatedIdle(17, at.Port(), relatedUDPIdle) }
+		}
 		l, err = rulelisten.OpenUDP(rs, server, func(peer netip.AddrPort) netip.AddrPort {
 			return state.SNATSource(vs, snap, peer, local, server, nil, nil)
 		}, relatedUDPIdle, &rulelisten.Track{Table: e.env.Table, Virtual: vs.Name, Counts: &vs.Ephemeral})
