@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"strconv"
+	"strings"
 )
 
 // timerPolicySource is where the rows of net timer-policy and net
@@ -115,17 +116,22 @@ func checkRouteDomainParent(c *Config, s *Schema, o *Object) error {
 	}
 	all := c.Of(o.Kind)
 	cur := o
+	chain := []string{o.Name}
 	for range len(all) + 1 {
 		p := routeDomainParentName(cur)
 		if p == "" {
 			return nil
 		}
+		if _, err := strconv.Atoi(p); err != nil {
+			p = FullPath(path.Dir(cur.Name), p)
+		}
 		next := RouteDomainParentOf(c, s, cur)
 		if next == nil {
 			return NotFound(o.Kind, p)
 		}
+		chain = append(chain, next.Name)
 		if next == o {
-			return Invalid("route domain %s: parent %s leads back to %s; a route domain's parents must end at one without a parent", o.Name, p, o.Name)
+			return Invalid("route domain %s: its parents lead back to it (%s); a route domain's parents must end at one without a parent", o.Name, strings.Join(chain, " -> "))
 		}
 		cur = next
 	}
