@@ -38,6 +38,9 @@ func (t *translator) virtualTimers(o *objects.Object, v *dataplane.Virtual) {
 		return // a service policy with only AFM's port misuse policy
 	}
 	v.Timers = t.timerPolicy(tp)
+	if v.MRF != nil { // message routing's peer connections (dataplane/mrf)
+		v.MRF.Timers = v.Timers
+	}
 }
 
 // refObject is the object of kind k name refers to; nil for none or a

@@ -82,3 +82,37 @@ func opt(name, value string) string {
 	}
 	return name + " " + value + " "
 }
+
+// TestMRFTimers: a message-routing virtual's router gets the virtual's
+// timer policy for its peer connections (dataplane/mrf); one without a
+// service-policy none.
+func TestMRFTimers(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create net timer-policy tp rules add { peer { ip-protocol tcp destination-ports add { 30700 } timers add { flow-idle-timeout { value 5 } } } }",
+		"create net service-policy sp timer-policy tp",
+		"create ltm pool p members add { 127.205.10.11:30700 }",
+		"create ltm message-routing generic peer gp { pool p }",
+		"create ltm message-routing generic route gr { peers { gp } }",
+		"create ltm message-routing generic router rt { routes { gr } }",
+		"create ltm message-routing generic protocol gm { message-terminator \\n }",
+		"create ltm virtual vtp destination 127.205.10.1:30700 pool p profiles replace-all-with { tcp { } gm { } rt { } } service-policy sp",
+		"create ltm virtual vnone destination 127.205.10.2:30700 pool p profiles replace-all-with { tcp { } gm { } rt { } }",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	dc, _ := Translate(e.schema, e.Config())
+	vtp, vnone := dc.Virtuals["/Common/vtp"], dc.Virtuals["/Common/vnone"]
+	if vtp == nil || vtp.MRF == nil || vtp.MRF.Timers == nil || vtp.MRF.Timers.Name != "/Common/tp" {
+		t.Fatalf("the router of a virtual with a service-policy: %+v", vtp)
+	}
+	if d, ok := vtp.MRF.Timers.Idle(6, 30700); !ok || d != 5*time.Second {
+		t.Errorf("peer port's idle %v %t, want 5s", d, ok)
+	}
+	if vnone == nil || vnone.MRF == nil || vnone.MRF.Timers != nil {
+		t.Errorf("the router of a virtual without one: %+v", vnone)
+	}
+}
