@@ -38,6 +38,9 @@ func (t *translator) virtualTimers(o *objects.Object, v *dataplane.Virtual) {
 		return // a service policy with only AFM's port misuse policy
 	}
 	v.Timers = t.timerPolicy(tp)
+	if v.MRF != nil { // message routing's peer connections (dataplane/mrf)
+		v.MRF.Timers = v.Timers
+	}
 }
 
 // refObject is the object of kind k name refers to; nil for none or a
@@ -51,12 +54,34 @@ func (t *translator) refObject(name string, k *objects.Kind) *objects.Object {
 
 // routeDomainServicePolicy is the service-policy of the route domain
 // whose id is id, nil for none (or no such route domain). A route domain
-// with no id set is route domain 0 only when named 0 [M].
+// with no id set is route domain 0 only when named 0 [M]. A route domain
+// without a service-policy of its own takes its parent's, and so up the
+// parents [M: F5 documents a route domain's parent only for route
+// lookups (TMOS Routing Administration, "About parent IDs"); a child
+// inheriting its parent's service policy is openltm's choice, what a
+// child without routes of its own already does for routes].
 func (t *translator) routeDomainServicePolicy(id int) *objects.Object {
+	rd := t.routeDomainByID(id)
+	// At most as many steps as route domains: a loop of parents (which
+	// the schema refuses) ends without a policy.
+	for range len(t.cfg.Of(netRouteDomain)) {
+		if rd == nil {
+			return nil
+		}
+		if sp := routeDomainServicePols.Str(rd); sp != "" && sp != "none" {
+			return t.refObject(sp, netServicePolicy)
+		}
+		rd = objects.RouteDomainParentOf(t.cfg, t.s, rd)
+	}
+	return nil
+}
+
+// routeDomainByID is the route domain whose id is id, nil for none.
+func (t *translator) routeDomainByID(id int) *objects.Object {
 	want := strconv.Itoa(id)
 	for _, rd := range t.cfg.Of(netRouteDomain) {
 		if v := rd.Props["id"]; (v != nil && v.Str == want) || (v == nil && id == 0 && rd.Name == "/Common/0") {
-			return t.refObject(routeDomainServicePols.Str(rd), netServicePolicy)
+			return rd
 		}
 	}
 	return nil

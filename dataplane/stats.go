@@ -76,8 +76,9 @@ type VirtualStats struct {
 	Status      Status
 	ClientSide  Traffic
 	// Ephemeral is the flows of the listeners the virtual's connections
-	// opened for themselves (a rule's UDP listen relays) [M: what BIG-IP
-	// counts there is not documented].
+	// opened for themselves (a rule's listen relays and connections, FTP
+	// and RTSP data channels) [M: what BIG-IP counts there is not
+	// documented].
 	Ephemeral   Traffic
 	TotRequests uint64
 	// Connection durations in milliseconds over the closed connections.

@@ -1233,7 +1233,8 @@ blackhole bare
 mtu int 0
 `),
 		// Route domain 0's service-policy is every virtual server's that
-		// has none of its own (daemon/translate_timerpol.go); a route
+		// has none of its own (daemon/translate_timerpol.go), and a
+		// route domain without one takes its parent's; a route
 		// domain's connection-limit and flow-eviction-policy act on the
 		// virtuals in it; the rest is kept, openltm binding in one
 		// routing table.

@@ -1,6 +1,11 @@
 package objects
 
-import "fmt"
+import (
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+)
 
 // timerPolicySource is where the rows of net timer-policy and net
 // service-policy come from: F5's tmsh reference pages (the syntax, the
@@ -97,4 +102,68 @@ func validIdleTimer(s string) error {
 		return fmt.Errorf("%q is not a timeout: use seconds (0 to 4294967295), immediate, indefinite or unspecified", s)
 	}
 	return nil
+}
+
+// checkRouteDomainParent refuses a route domain whose parent is not a
+// route domain, or whose parents lead back to it: a child without a
+// service-policy takes its parent's (daemon/translate_timerpol.go), and
+// routes are looked up in the parents, so the chain must end [M: BIG-IP's
+// wording for these is not documented; the GUI offers only existing route
+// domains as Parent ID].
+func checkRouteDomainParent(c *Config, s *Schema, o *Object) error {
+	if o.Kind.Key() != "net route-domain" {
+		return nil
+	}
+	all := c.Of(o.Kind)
+	cur := o
+	chain := []string{o.Name}
+	for range len(all) + 1 {
+		p := routeDomainParentName(cur)
+		if p == "" {
+			return nil
+		}
+		if _, err := strconv.Atoi(p); err != nil {
+			p = FullPath(path.Dir(cur.Name), p)
+		}
+		next := RouteDomainParentOf(c, s, cur)
+		if next == nil {
+			return NotFound(o.Kind, p)
+		}
+		chain = append(chain, next.Name)
+		if next == o {
+			return Invalid("route domain %s: its parents lead back to it (%s); a route domain's parents must end at one without a parent", o.Name, strings.Join(chain, " -> "))
+		}
+		cur = next
+	}
+	return nil
+}
+
+// routeDomainParentName is rd's parent as written, "" for none (none,
+// or 65535 as F5 spells none in a Parent ID).
+func routeDomainParentName(rd *Object) string {
+	p := rd.Str("parent")
+	if p == "none" || p == "65535" {
+		return ""
+	}
+	return p
+}
+
+// RouteDomainParentOf is rd's parent route domain, nil for none or one
+// that does not exist: parent names it (/Common/rd1, or rd1 relative to
+// rd's folder) as tmsh lists it, or gives its id (1) as the GUI's Parent
+// ID does [M]. The daemon walks it for a child's service policy.
+func RouteDomainParentOf(c *Config, s *Schema, rd *Object) *Object {
+	p := routeDomainParentName(rd)
+	if p == "" {
+		return nil
+	}
+	if _, err := strconv.Atoi(p); err == nil {
+		for _, o := range c.Of(rd.Kind) {
+			if v := o.Props["id"]; (v != nil && v.Str == p) || (v == nil && p == "0" && o.Name == "/Common/0") {
+				return o
+			}
+		}
+		return nil
+	}
+	return c.Lookup(s, []string{rd.Kind.Key()}, FullPath(path.Dir(rd.Name), p))
 }

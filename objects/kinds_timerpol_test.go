@@ -34,6 +34,18 @@ func TestTimerPolicyKinds(t *testing.T) {
 		{"missing service policy", "ltm virtual /Common/v { destination /Common/127.195.0.1:22 service-policy /Common/nope }\n", "01020036"},
 		{"a route domain's", tp("") + sp + "net route-domain /Common/0 { id 0 service-policy /Common/sp }\n", ""},
 		{"a route domain's missing", "net route-domain /Common/0 { id 0 service-policy /Common/nope }\n", "nope"},
+		// A route domain's parent (whose service policy a child without
+		// one takes) must be a route domain, by name or id, and the
+		// parents must not lead back.
+		{"a parent by name", "net route-domain /Common/rd4 { id 4 }\nnet route-domain /Common/rd6 { id 6 parent /Common/rd4 }\n", ""},
+		{"a parent by relative name", "net route-domain /Common/rd4 { id 4 }\nnet route-domain /Common/rd6 { id 6 parent rd4 }\n", ""},
+		{"a parent by id", "net route-domain /Common/rd4 { id 4 }\nnet route-domain /Common/rd6 { id 6 parent 4 }\n", ""},
+		{"parent 65535 is none", "net route-domain /Common/rd6 { id 6 parent 65535 }\n", ""},
+		{"a missing parent", "net route-domain /Common/rd6 { id 6 parent /Common/rd9 }\n", "01020036:3: The requested route domain (/Common/rd9) was not found."},
+		{"a missing parent id", "net route-domain /Common/rd6 { id 6 parent 9 }\n", "(9) was not found"},
+		{"its own parent", "net route-domain /Common/rd6 { id 6 parent /Common/rd6 }\n", "route domain /Common/rd6: its parents lead back to it (/Common/rd6 -> /Common/rd6)"},
+		{"a loop of parents", "net route-domain /Common/rd4 { id 4 parent rd6 }\nnet route-domain /Common/rd6 { id 6 parent rd4 }\n", "its parents lead back to it (/Common/rd4 -> /Common/rd6 -> /Common/rd4)"},
+		{"a missing parent by relative name", "net route-domain /Common/rd6 { id 6 parent rd9 }\n", "(/Common/rd9) was not found"},
 	} {
 		checkRefusal(t, tc.name, tc.text, tc.refused)
 	}

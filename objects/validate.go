@@ -320,6 +320,9 @@ func (c *Config) Validate(s *Schema) error {
 		if err := checkTimerPolicy(o); err != nil { // kinds_timerpol.go
 			return err
 		}
+		if err := checkRouteDomainParent(c, s, o); err != nil { // kinds_timerpol.go
+			return err
+		}
 		if err := checkPacketFilter(c, o); err != nil { // kinds_pktfilter.go
 			return err
 		}

@@ -253,6 +253,7 @@ func DNSProfile(w io.Writer, name string, c dnsvs.ProfileCounts, o Options) erro
 		{"Cache", o.num(c.CacheHits)},
 		{"Pool Members", o.num(c.PoolAnswers)},
 		{"Unanswered by Pool", o.num(c.NoAnswer)},
+		{"Deleted While Waiting", o.num(c.Deleted)},
 		{"Unhandled Query Actions", ""},
 		{"Allow", o.num(c.Allow)},
 		{"Drop", o.num(c.Drop)},

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -299,7 +300,7 @@ func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net
 		if w != nil {
 			defer s.e.Table.Remove(&w.Flow)
 		}
-		if m, origin := s.forward(vs, snap, r, wire, client, local, true, s.cacheFor(svc)); m != nil && !w.deleted() {
+		if m, origin := s.forward(vs, snap, r, wire, client, local, true, s.cacheFor(svc), w); m != nil && !w.deleted() {
 			if hit == nil {
 				if m, origin = s.answerPolicy(vr, svc, r, m, origin, true); m == nil {
 					return
@@ -317,10 +318,40 @@ func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net
 // table lists it: the client and the virtual's address on the client
 // side, no server side [M: the member is the pool's choice inside the
 // exchange; BIG-IP shows such a flow as any6.any until it has one].
-// delete sys connection drops it: its answer is not sent.
+// delete sys connection drops it: the member exchange under way is
+// closed, no other member is asked, its answer (were one to come) is
+// not sent, and the dns profile counts it (Deleted).
 type waitingQuery struct {
 	flows.Flow
 	dropped atomic.Bool
+	mu      sync.Mutex
+	conn    net.Conn // the member exchange under way; nil between
+}
+
+// errDeleted is an exchange not begun: its query was deleted.
+var errDeleted = errors.New("dnsvs: the query was deleted from the connection table")
+
+// hold makes c the exchange delete closes (nil: the exchange ended);
+// false when the query was deleted already, and c is not to be used.
+func (w *waitingQuery) hold(c net.Conn) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c != nil && w.dropped.Load() {
+		return false
+	}
+	w.conn = c
+	return true
+}
+
+// drop is the flow's Closer: the query is deleted, and its exchange
+// under way closed, which ends the wait at once.
+func (w *waitingQuery) drop(bool) {
+	w.dropped.Store(true)
+	w.mu.Lock()
+	if w.conn != nil {
+		w.conn.Close()
+	}
+	w.mu.Unlock()
 }
 
 // waiting puts a query of client's to local in the table (nil when the
@@ -331,7 +362,7 @@ func (e *Engine) waiting(vs *state.Virtual, snap *state.VirtualSnap, client, loc
 	}
 	w := &waitingQuery{Flow: flows.Flow{Client: client, Local: local, Virtual: vs.Name, Protocol: "udp"}}
 	w.SetIdleTimeout(snap.Idle)
-	w.Closer = func(bool) { w.dropped.Store(true) }
+	w.Closer = w.drop
 	e.Table.Add(&w.Flow)
 	return w
 }
@@ -495,9 +526,9 @@ func (s *Service) answerStream(vs *state.Virtual, snap *state.VirtualSnap, r *dn
 	case stepDrop:
 		return nil, false
 	case stepForward:
-		m, origin = s.forward(vs, snap, r, b, client, local, doh, s.cacheFor(svc))
+		m, origin = s.forward(vs, snap, r, b, client, local, doh, s.cacheFor(svc), nil)
 		if doh && m != nil && m.Truncated {
-			m, origin = s.forward(vs, snap, r, b, client, local, false, s.cacheFor(svc))
+			m, origin = s.forward(vs, snap, r, b, client, local, false, s.cacheFor(svc), nil)
 		}
 		if m == nil {
 			return nil, false
@@ -526,7 +557,7 @@ func addrPort(a net.Addr) netip.AddrPort {
 // member answered. wire is r as the client sent it. origin is SERVER,
 // or CACHE when the cache answered itself (local zones, resolution,
 // forward zones).
-func (s *Service) forward(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool, c *Cache) (_ *dns.Msg, origin string) {
+func (s *Service) forward(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool, c *Cache, w *waitingQuery) (_ *dns.Msg, origin string) {
 	orig := r
 	if s.p.ClientSubnet {
 		if r, wire = withClientSubnet(r, wire, client.Addr()); r == nil {
@@ -536,12 +567,16 @@ func (s *Service) forward(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg
 	var m *dns.Msg
 	own := false
 	if r.Question[0].Qtype == dns.TypeAAAA && s.p.DNS64 != "" {
-		m, own = s.dns64(vs, snap, r, wire, client, local, udp, c) // dns64.go
+		m, own = s.dns64(vs, snap, r, wire, client, local, udp, c, w) // dns64.go
 	} else {
-		m, own = s.ask(vs, snap, r, wire, client, local, udp, c)
+		m, own = s.ask(vs, snap, r, wire, client, local, udp, c, w)
 	}
 	if m == nil {
-		s.st.NoAnswer.Add(1)
+		if w.deleted() {
+			s.st.Deleted.Add(1)
+		} else {
+			s.st.NoAnswer.Add(1)
+		}
 		return nil, ""
 	}
 	origin = gslb.OriginServer
@@ -590,7 +625,7 @@ func echoOPT(r, m *dns.Msg) *dns.Msg {
 
 // ask sends wire (r) to a forward zone's name server or a member and
 // returns the answer; own is true when the cache c answered itself.
-func (s *Service) ask(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool, c *Cache) (_ *dns.Msg, own bool) {
+func (s *Service) ask(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool, c *Cache, w *waitingQuery) (_ *dns.Msg, own bool) {
 	if m, ok := cacheOwn(c, r, wire, snap.Pool != nil, udp); ok {
 		return m, true
 	}
@@ -606,7 +641,7 @@ func (s *Service) ask(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wi
 			defer slots.Add(-1)
 		}
 	}
-	return AskPool(vs, snap, r, wire, client, local, udp), false
+	return askPool(vs, snap, r, wire, client, local, udp, w), false
 }
 
 // AskPool sends wire (r) to a member of the virtual's pool, chosen by
@@ -617,6 +652,13 @@ func (s *Service) ask(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wi
 // (dataplane/doh); a doh-proxy whose members are DoH servers takes the
 // query itself (PoolAsker).
 func AskPool(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool) *dns.Msg {
+	return askPool(vs, snap, r, wire, client, local, udp, nil)
+}
+
+// askPool is AskPool for a UDP query the connection table lists (w; nil
+// for none): delete sys connection closes the exchange under way and
+// no other member is asked.
+func askPool(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool, w *waitingQuery) *dns.Msg {
 	if snap.Pool == nil {
 		return nil
 	}
@@ -635,10 +677,13 @@ func AskPool(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte
 		src := state.SNATSource(vs, snap, client, local, dst, nil, pool)
 		mem.Stats.Requests.Add(1)
 		mem.Stats.Out(len(wire), 1)
-		m, err := exchange(src, dst, r, wire, udp)
+		m, err := exchange(src, dst, r, wire, udp, w)
 		if err == nil {
 			mem.Stats.In(m.Len(), 1)
 			return m
+		}
+		if w.deleted() {
+			return nil
 		}
 		failed = append(failed, mem)
 	}
@@ -669,7 +714,7 @@ func cacheOwn(c *Cache, r *dns.Msg, wire []byte, pooled, udp bool) (*dns.Msg, bo
 	if len(c.cfg.Forward) > 0 {
 		if servers := forwardZone(c.cfg.Forward, r.Question[0].Name); servers != nil {
 			for _, ns := range servers {
-				if m, err := exchange(netip.AddrPort{}, ns, r, wire, udp); err == nil {
+				if m, err := exchange(netip.AddrPort{}, ns, r, wire, udp, nil); err == nil {
 					return m, true
 				}
 			}
@@ -702,7 +747,7 @@ var errMismatch = errors.New("the answer is not to the query")
 
 // exchange sends wire to dst over UDP (udp) or TCP from src's address
 // (any when it is not valid or cannot be bound) and reads the answer.
-func exchange(src, dst netip.AddrPort, r *dns.Msg, wire []byte, udp bool) (*dns.Msg, error) {
+func exchange(src, dst netip.AddrPort, r *dns.Msg, wire []byte, udp bool, w *waitingQuery) (*dns.Msg, error) {
 	network := "tcp"
 	if udp {
 		network = "udp"
@@ -724,6 +769,12 @@ func exchange(src, dst netip.AddrPort, r *dns.Msg, wire []byte, udp bool) (*dns.
 		return nil, err
 	}
 	defer c.Close()
+	if w != nil {
+		if !w.hold(c) {
+			return nil, errDeleted
+		}
+		defer w.hold(nil)
+	}
 	c.SetDeadline(time.Now().Add(ForwardTimeout))
 	dc := &dns.Conn{Conn: c, UDPSize: dns.MaxMsgSize}
 	if _, err := dc.Write(wire); err != nil {

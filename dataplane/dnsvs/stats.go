@@ -22,6 +22,9 @@ type ProfileStats struct {
 	// PoolAnswers counts the queries a member answered, NoAnswer those
 	// none did.
 	PoolAnswers, NoAnswer atomic.Uint64
+	// Deleted counts the UDP queries delete sys connection ended while
+	// they waited for a member (their exchange closed, no answer sent).
+	Deleted atomic.Uint64
 	// DNS64 counts the AAAA answers synthesized from A records.
 	DNS64 atomic.Uint64
 	// RapidAnswers counts the UDP queries Rapid Response answered from
@@ -35,6 +38,7 @@ type ProfileCounts struct {
 	Queries, Malformed, GSLB, CacheHits uint64
 	Allow, Drop, Reject, Hint, NoError  uint64
 	PoolAnswers, NoAnswer, DNS64        uint64
+	Deleted                             uint64
 
 	RapidAnswers, RapidAllow, RapidDrop, RapidNoError, RapidNXDomain, RapidRefuse, RapidTruncate uint64
 }
@@ -44,7 +48,7 @@ func (st *ProfileStats) Counts() ProfileCounts {
 	return ProfileCounts{
 		Queries: st.Queries.Load(), Malformed: st.Malformed.Load(), GSLB: st.GSLB.Load(), CacheHits: st.CacheHits.Load(),
 		Allow: st.Allow.Load(), Drop: st.Drop.Load(), Reject: st.Reject.Load(), Hint: st.Hint.Load(), NoError: st.NoError.Load(),
-		PoolAnswers: st.PoolAnswers.Load(), NoAnswer: st.NoAnswer.Load(), DNS64: st.DNS64.Load(),
+		PoolAnswers: st.PoolAnswers.Load(), NoAnswer: st.NoAnswer.Load(), DNS64: st.DNS64.Load(), Deleted: st.Deleted.Load(),
 		RapidAnswers: st.RapidAnswers.Load(), RapidAllow: st.RapidAllow.Load(), RapidDrop: st.RapidDrop.Load(),
 		RapidNoError: st.RapidNoError.Load(), RapidNXDomain: st.RapidNXDomain.Load(), RapidRefuse: st.RapidRefuse.Load(),
 		RapidTruncate: st.RapidTruncate.Load(),
@@ -54,7 +58,7 @@ func (st *ProfileStats) Counts() ProfileCounts {
 // Reset zeroes the counters (reset-stats ltm profile dns).
 func (st *ProfileStats) Reset() {
 	for _, c := range []*atomic.Uint64{&st.Queries, &st.Malformed, &st.GSLB, &st.CacheHits, &st.Allow, &st.Drop, &st.Reject,
-		&st.Hint, &st.NoError, &st.PoolAnswers, &st.NoAnswer, &st.DNS64, &st.RapidAnswers, &st.RapidAllow, &st.RapidDrop,
+		&st.Hint, &st.NoError, &st.PoolAnswers, &st.NoAnswer, &st.Deleted, &st.DNS64, &st.RapidAnswers, &st.RapidAllow, &st.RapidDrop,
 		&st.RapidNoError, &st.RapidNXDomain, &st.RapidRefuse, &st.RapidTruncate} {
 		c.Store(0)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
+	"github.com/openltm/openltm/dataplane/timerpol"
 )
 
 // ConnMode is a peer's connection-mode: which outgoing connections a
@@ -262,6 +263,14 @@ type Config struct {
 	// Idle closes a shared peer connection with no request in flight
 	// after that long (0: never).
 	Idle time.Duration
+	// Timers is the virtual's timer policy (its service-policy's; nil:
+	// none): a peer connection the router opens takes the idle timeout
+	// of its rule for the connection's protocol (tcp, udp) and the
+	// peer's port, in place of Idle and the transport-config's [M: F5
+	// documents timer policies for a virtual's flows; openltm times the
+	// member-side connections of message routing by them too, read once
+	// when the connection opens].
+	Timers *timerpol.Policy
 	// UDP: the virtual's own transport is UDP (a udp profile): its
 	// clients' messages are datagrams, and the connections of peers
 	// with no transport-config of their own are UDP flows.
@@ -331,6 +340,9 @@ func (c *Config) key() string {
 	}
 	fmt.Fprintf(&b, "%q %d %t %t %d %d %d %q %v %d %d %d|", c.Term, c.Max, c.NoResponse, c.DisableParser, c.MaxPending, c.MaxPendingBytes, c.MaxRetries, c.DefaultPool, c.Local, c.Idle, c.Persist, c.PersistTTL)
 	fmt.Fprintf(&b, "%d %d %d %d %d %t %t %t|", c.OnLost, c.MaxRetransmit, c.Watchdog, c.MaxWatchdogFailures, c.Handshake, c.UDP, c.ConnectBack, c.IgnorePort)
+	if c.Timers != nil {
+		fmt.Fprintf(&b, "%+v|", *c.Timers)
+	}
 	for _, r := range c.Routes {
 		fmt.Fprintf(&b, "%q %q %q %q %t", r.Name, r.Src, r.Dst, r.Keys, r.Ratio)
 		for _, p := range r.Peers {

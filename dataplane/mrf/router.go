@@ -1114,6 +1114,15 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 			idle = tc.Idle
 		}
 	}
+	if t := o.r.cfg.Timers; t != nil { // the virtual's timer policy, for the peer's protocol and port
+		proto := 6
+		if udp {
+			proto = 17
+		}
+		if d, ok := t.Idle(proto, addr.Port()); ok {
+			idle = d
+		}
+	}
 	var c net.Conn
 	var done func()
 	var err error

@@ -47,6 +47,11 @@ type Spec struct {
 	AllowPort uint16
 	// Timeout is how long the listener waits for its connection.
 	Timeout time.Duration
+	// IdleAt, when set, is a UDP relay's idle timeout for the address
+	// the listener bound (a timer policy's rule for its port, known
+	// only once bound when Bind's port is 0), in place of OpenUDP's
+	// idle; 0 is none (the relay lasts until deleted or a socket fails).
+	IdleAt func(local netip.AddrPort) time.Duration
 }
 
 // Listener is one open related listener.

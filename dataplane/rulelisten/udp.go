@@ -42,7 +42,9 @@ type Track struct {
 // OpenUDP binds spec.Bind for UDP and relays the first allowed peer's
 // datagrams to server as above; source gives the server side's source
 // for that peer (an invalid one lets the kernel choose). track, when not
-// nil, lists the relay in its table while it lasts.
+// nil, lists the relay in its table while it lasts. idle (or
+// spec.IdleAt's) 0 or less keeps the relay until it is deleted or a
+// socket fails (a timer policy's indefinite).
 func OpenUDP(spec Spec, server netip.AddrPort, source func(peer netip.AddrPort) netip.AddrPort, idle time.Duration, track *Track) (*Listener, error) {
 	if open.Add(1) > MaxOpen {
 		open.Add(-1)
@@ -54,6 +56,9 @@ func OpenUDP(spec Spec, server netip.AddrPort, source func(peer netip.AddrPort) 
 		return nil, err
 	}
 	l := &Listener{ln: c, addr: addrOf(c.LocalAddr()), done: make(chan struct{})}
+	if spec.IdleAt != nil {
+		idle = spec.IdleAt(l.addr)
+	}
 	go func() {
 		defer close(l.done)
 		defer open.Add(-1)
@@ -165,13 +170,20 @@ func relay(c, up *net.UDPConn, peer netip.AddrPort, first []byte, idle time.Dura
 		return
 	}
 	note(f, cnt, true, len(first))
-	quiet := func() bool { return time.Since(time.Unix(0, last.Load())) >= idle }
+	quiet := func() bool { return idle > 0 && time.Since(time.Unix(0, last.Load())) >= idle }
+	// deadline is when the relay ends if nothing comes: none for idle 0.
+	deadline := func() time.Time {
+		if idle <= 0 {
+			return time.Time{}
+		}
+		return time.Unix(0, last.Load()).Add(idle)
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		b := make([]byte, maxDatagram)
 		for {
-			up.SetReadDeadline(time.Unix(0, last.Load()).Add(idle))
+			up.SetReadDeadline(deadline())
 			n, err := up.Read(b)
 			if err != nil {
 				if isTimeout(err) && !quiet() {
@@ -187,7 +199,7 @@ func relay(c, up *net.UDPConn, peer netip.AddrPort, first []byte, idle time.Dura
 	}()
 	b := first[:cap(first)]
 	for {
-		c.SetReadDeadline(time.Unix(0, last.Load()).Add(idle))
+		c.SetReadDeadline(deadline())
 		n, from, err := c.ReadFromUDPAddrPort(b)
 		if err != nil {
 			if isTimeout(err) && !quiet() {

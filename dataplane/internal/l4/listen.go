@@ -24,10 +24,14 @@ import (
 // listener (proto 17) relays its first allowed peer's datagrams to the
 // server from the virtual's SNAT source (rulelisten.OpenUDP); that relay
 // is a flow of the connection table while it lasts and is counted in
-// the virtual's Ephemeral column, not its clients' [M]. A TCP related
-// connection stays counted on the client side: it is admitted as a
-// client is (limits, rate limits, packet filters), and its bytes are
-// counted where a client's are, which the copy loops' hot path decides.
+// the virtual's Ephemeral column, not its clients' [M]; its idle timeout
+// is the virtual's timer policy's for udp and the port the peer reached
+// on the listener, else relatedUDPIdle [M]. A TCP related connection is
+// counted on the client side too: it is admitted as a client is
+// (limits, rate limits, packet filters), and its bytes are counted where
+// a client's are, which the copy loops' hot path decides; it is also
+// counted in the Ephemeral column (current, maximum and total while it
+// lasts, its bytes and packets when it ends) [M].
 
 // relatedUDPIdle is how long a UDP related listener's relay lasts
 // without a datagram either way [M: the udp profile's default
@@ -48,6 +52,9 @@ func (pr *proxied) Listen(spec rules.ListenSpec) (netip.AddrPort, error) {
 	var err error
 	if spec.Proto == 17 {
 		local := pr.Local
+		if snap.Cfg.Timers != nil { // the virtual's timer policy's rule for udp and the listener's port
+			rs.IdleAt = func(at netip.AddrPort) time.Duration { return snap.RelatedIdle(17, at.Port(), relatedUDPIdle) }
+		}
 		l, err = rulelisten.OpenUDP(rs, server, func(peer netip.AddrPort) netip.AddrPort {
 			return state.SNATSource(vs, snap, peer, local, server, nil, nil)
 		}, relatedUDPIdle, &rulelisten.Track{Table: e.env.Table, Virtual: vs.Name, Counts: &vs.Ephemeral})
@@ -79,6 +86,8 @@ func (e *Engine) serveRelated(vs *state.Virtual, c *net.TCPConn, server netip.Ad
 	}
 	pr := &proxied{client: c, related: server}
 	pr.init(e, vs, snap, client, local, pr.end)
+	vs.Ephemeral.TryOpen(0)
+	defer pr.countEphemeral()
 	e.env.Table.Add(&pr.Flow)
 	pr.watchClose() // tcpclose.go
 	sc, err := pr.connect()
@@ -87,6 +96,23 @@ func (e *Engine) serveRelated(vs *state.Virtual, c *net.TCPConn, server netip.Ad
 		return
 	}
 	pr.legsLeft.Store(2)
-	go pr.copy(sc.conn, pr.client, false, sc)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		pr.copy(sc.conn, pr.client, false, sc)
+	}()
 	pr.copy(pr.client, sc.conn, true, sc)
+	<-done // both directions ended: the flow's bytes are final
+}
+
+// countEphemeral closes a related connection in the virtual's Ephemeral
+// column and adds its bytes and packets there, from the flow's own
+// counts, once it ended [M: the column shows a TCP related connection's
+// bytes when it closes; counting them as they pass would cost every
+// flow's copy loop a second counter].
+func (pr *proxied) countEphemeral() {
+	eph := &pr.vs.Ephemeral
+	eph.In(int(pr.BytesIn.Load()), pr.PktsIn.Load())
+	eph.Out(int(pr.BytesOut.Load()), pr.PktsOut.Load())
+	eph.Close()
 }

@@ -34,3 +34,19 @@ func (s *VirtualSnap) timerIdle(local netip.AddrPort) time.Duration {
 	}
 	return s.Idle
 }
+
+// RelatedIdle is the idle timeout of a flow of protocol proto that a
+// rule's listen opened for one of the virtual's connections, reached on
+// port of the listener: the rule of the virtual's timer policy for them,
+// else def (the relay's own default). A relay is the virtual's flow, so
+// the virtual's policy times it [M: as a TCP related connection, matched
+// on the port the peer reached]; without a policy, a nil check.
+func (s *VirtualSnap) RelatedIdle(proto int, port uint16, def time.Duration) time.Duration {
+	if s.Cfg.Timers == nil {
+		return def
+	}
+	if d, ok := s.Cfg.Timers.Idle(proto, port); ok {
+		return d
+	}
+	return def
+}

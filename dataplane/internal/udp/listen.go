@@ -18,7 +18,9 @@ const relatedIdle = 60 * time.Second
 // with proto 17 opens a related UDP listener (rulelisten.OpenUDP) on the
 // virtual's address unless it names one, whose first allowed peer's
 // datagrams go to the rule's server from the virtual's SNAT source,
-// until both sides are quiet for the virtual's idle timeout; the relay
+// until both sides are quiet for the virtual's idle timeout (its timer
+// policy's rule for udp and the port the peer reached on the listener,
+// when it has one [M]); the relay
 // is a flow of the connection table, counted in the virtual's Ephemeral
 // column [M]. A TCP
 // listener needs the TCP proxy, which a UDP virtual's flows do not have
@@ -36,7 +38,11 @@ func (f *flow) Listen(spec rules.ListenSpec) (netip.AddrPort, error) {
 	if idle <= 0 {
 		idle = relatedIdle
 	}
-	l, err := rulelisten.OpenUDP(rulelisten.Spec{Bind: bind, Allow: spec.Allow, AllowPort: spec.AllowPort, Timeout: spec.Timeout}, server,
+	rs := rulelisten.Spec{Bind: bind, Allow: spec.Allow, AllowPort: spec.AllowPort, Timeout: spec.Timeout}
+	if snap.Cfg.Timers != nil { // the virtual's timer policy's rule for udp and the listener's port
+		rs.IdleAt = func(at netip.AddrPort) time.Duration { return snap.RelatedIdle(17, at.Port(), idle) }
+	}
+	l, err := rulelisten.OpenUDP(rs, server,
 		func(peer netip.AddrPort) netip.AddrPort {
 			return state.SNATSource(vs, snap, peer, local, server, nil, nil)
 		}, idle, &rulelisten.Track{Table: f.l.e.env.Table, Virtual: vs.Name, Counts: &vs.Ephemeral})
