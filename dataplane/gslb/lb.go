@@ -1114,16 +1114,24 @@ func pickValue(pl *pool, cands []*member, highest bool, val func(*member) int64)
 }
 
 func (s *Server) pickTopology(rq *request, pl *pool, cands []*member) int {
+	return pickBestScore(pl, len(cands), rq.plan.settings.TopologyDenyZeroScores, func(i int) int {
+		if rq.topo != nil {
+			return rq.topo.score(rq.plan, rq.topoClient(), cands[i], rq.geoLDNS())
+		}
+		sc, _ := rq.plan.topoScore(rq.topoClient(), cands[i].topoTarget(), rq.geoLDNS())
+		return sc
+	})
+}
+
+// pickBestScore is topology's choice among n candidates of a pool (an
+// address pool's members or a name pool's): the highest score, ties
+// taking turns on the pool's round robin, a score of zero or less left
+// out when deny (topology-allow-zero-scores no); -1 when none is left.
+func pickBestScore(pl *pool, n int, deny bool, score func(i int) int) int {
 	var idx [16]int
 	ties, best := 0, -1
-	deny := rq.plan.settings.TopologyDenyZeroScores
-	for i, m := range cands {
-		var sc int
-		if rq.topo != nil {
-			sc = rq.topo.score(rq.plan, rq.topoClient(), m, rq.geoLDNS())
-		} else {
-			sc, _ = rq.plan.topoScore(rq.topoClient(), m.topoTarget(), rq.geoLDNS())
-		}
+	for i := 0; i < n; i++ {
+		sc := score(i)
 		if sc <= 0 && deny {
 			continue
 		}

@@ -358,24 +358,8 @@ func (s *Server) decidedNames(p *plan, rq *request, m *dns.Msg, qname string, q 
 // pool), ties taking turns, a zero score left out under
 // topology-allow-zero-scores no.
 func pickNameTopology(rq *request, pl *pool, cands []*nameMember) int {
-	var idx [16]int
-	ties, best := 0, -1
-	deny := rq.plan.settings.TopologyDenyZeroScores
-	for i, m := range cands {
-		sc, _ := rq.plan.topoScore(rq.topoClient(), topoTarget{addr: m.addr, pool: pl.full}, rq.geoLDNS())
-		if sc <= 0 && deny {
-			continue
-		}
-		if sc > best {
-			best, ties = sc, 0
-		}
-		if sc == best && ties < len(idx) {
-			idx[ties] = i
-			ties++
-		}
-	}
-	if ties == 0 {
-		return -1
-	}
-	return idx[int((pl.rt.rr.Add(1)-1)%uint64(ties))]
+	return pickBestScore(pl, len(cands), rq.plan.settings.TopologyDenyZeroScores, func(i int) int {
+		sc, _ := rq.plan.topoScore(rq.topoClient(), topoTarget{addr: cands[i].addr, pool: pl.full}, rq.geoLDNS())
+		return sc
+	})
 }
