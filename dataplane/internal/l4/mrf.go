@@ -525,3 +525,11 @@ func (e *Engine) MRFApply(cfgs map[string]*mrf.Config, counts map[string]*mrf.Co
 		}
 	}
 }
+
+// MRFRunning is the router a virtual's messages go to now (nil: none
+// made yet), for show: its tables are read under their own locks.
+func (e *Engine) MRFRunning(virtual string) *mrf.Router {
+	mrfRouters.Lock()
+	defer mrfRouters.Unlock()
+	return mrfRouters.m[mrfKey{e, virtual}]
+}
