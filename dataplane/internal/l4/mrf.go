@@ -58,7 +58,10 @@ func (pr *proxied) serveMRF(head []byte) {
 	}
 	s := r.NewSession(write, hooks)
 	defer s.Close()
-	if cfg.Persist == mrf.PersistSrcAddr && pr.client != nil {
+	// The client's address keys source-address persistence, and names
+	// the client of a dynamic route (show ... detail): once a
+	// connection, only for those.
+	if _, dyn := cfg.Proto.(mrf.DynamicRouter); (dyn || cfg.Persist == mrf.PersistSrcAddr) && pr.client != nil {
 		s.SetClient(rawsock.AddrPortOf(pr.client.RemoteAddr()).Addr())
 	}
 	var src io.Reader = pr.client
