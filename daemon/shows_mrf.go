@@ -3,6 +3,10 @@ package daemon
 import (
 	"context"
 	"io"
+	"slices"
+
+	"github.com/openltm/openltm/daemon/render"
+	"github.com/openltm/openltm/dataplane"
 )
 
 // mrfRouteCommands answers reset-stats of the message-routing routes
@@ -21,4 +25,18 @@ func mrfRouteCommands() []RuntimeCommand {
 		}})
 	}
 	return out
+}
+
+// mrfDynamicRoutes prints, for `show ltm message-routing diameter
+// profile router NAME detail`, the dynamic routes the routers of the
+// virtuals using the profile learnt from their clients [M: BIG-IP
+// documents dynamic-route-insertion, not a listing of the routes it
+// makes]; a virtual without any prints an empty table.
+func mrfDynamicRoutes(w io.Writer, p *dataplane.Plane, virtuals []string, o render.Options) error {
+	for _, v := range slices.Sorted(slices.Values(virtuals)) {
+		if err := render.MRFDynamicRoutes(w, v, p.MRFDynamicRoutes(v), o); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -52,8 +52,14 @@ func profileStatsCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 			RuntimeCommand{"show", ps.kind.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
 				users := profileUsers(e.Config(), ps.kind)
 				for _, name := range profileNames(e, ps.kind, names) {
-					if err := ps.draw(w, name, p.ProfileStats(ps.pk, name, users[name]), showOpts(s, words)); err != nil {
+					o := showOpts(s, words)
+					if err := ps.draw(w, name, p.ProfileStats(ps.pk, name, users[name]), o); err != nil {
 						return err
+					}
+					if ps.kind == mrfDiamRouter && o.Detail { // shows_mrf.go
+						if err := mrfDynamicRoutes(w, p, users[name], o); err != nil {
+							return err
+						}
 					}
 				}
 				return nil

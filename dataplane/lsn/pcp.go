@@ -3,6 +3,7 @@ package lsn
 import (
 	"net"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -342,23 +343,44 @@ func (p *Pool) stopPCP() []*pcpMap {
 	return ended
 }
 
-// PCPMapping is one PCP mapping, for show.
+// PCPMapping is one PCP mapping, for show: what an operator needs to
+// tell a subscriber's mapping from another's (show ltm lsn-pool NAME
+// detail).
 type PCPMapping struct {
 	Internal netip.AddrPort
 	External netip.AddrPort
 	UDP      bool
 	Peer     bool
 	Expires  time.Time
+	// Owner is the PCP client that made the mapping (the internal
+	// address, or the one that asked for it with THIRD_PARTY), Nonce the
+	// mapping nonce that owns it.
+	Owner netip.Addr
+	Nonce [12]byte
 }
 
-// PCPMappings is the pool's PCP mappings.
+// PCPMappings is the pool's PCP mappings, read under the pool's lock
+// (nothing on the packet path), ordered by internal address and port.
 func (p *Pool) PCPMappings() []PCPMapping {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := make([]PCPMapping, 0, len(p.pcp))
 	for k, m := range p.pcp {
-		out = append(out, PCPMapping{Internal: k.internal, External: m.t.Addr, UDP: k.udp, Peer: m.peer, Expires: m.expires})
+		out = append(out, PCPMapping{Internal: k.internal, External: m.t.Addr, UDP: k.udp, Peer: m.peer, Expires: m.expires,
+			Owner: m.owner, Nonce: m.nonce})
 	}
+	slices.SortFunc(out, func(a, b PCPMapping) int {
+		if c := a.Internal.Compare(b.Internal); c != 0 {
+			return c
+		}
+		if a.UDP != b.UDP {
+			if a.UDP {
+				return 1
+			}
+			return -1
+		}
+		return 0
+	})
 	return out
 }
 

@@ -3,6 +3,7 @@ package mrf
 import (
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,8 +35,13 @@ type DynamicRouter interface {
 // lists it.
 type DynamicRoute struct {
 	Host, Realm string
-	// Idle is how long since the client last sent anything.
-	Idle time.Duration
+	// Client is the address the client connected from (invalid: the
+	// virtual did not say), by which an operator finds its connection.
+	Client netip.Addr
+	// Idle is how long since the client last sent anything; Left how
+	// long the route lives on if the client sends nothing more (the
+	// dynamic-route-timeout less Idle; -1: as long as its connection).
+	Idle, Left time.Duration
 }
 
 // dynTable is a router's dynamic routes by host and by realm.
@@ -64,7 +70,8 @@ func (d *dynRoute) live(now int64, ttl time.Duration) bool {
 	return ttl <= 0 || now-d.heard.Load() < int64(ttl)
 }
 
-// DynamicRoutes are the router's dynamic routes still live, by host.
+// DynamicRoutes are the router's dynamic routes still live, ordered by
+// host, read under the table's lock (nothing on the message path).
 func (r *Router) DynamicRoutes() []DynamicRoute {
 	dr, ok := r.cfg.Proto.(DynamicRouter)
 	if !ok {
@@ -78,9 +85,14 @@ func (r *Router) DynamicRoutes() []DynamicRoute {
 	out := make([]DynamicRoute, 0, len(t.hosts))
 	for _, d := range t.hosts {
 		if d.live(now, ttl) {
-			out = append(out, DynamicRoute{Host: d.host, Realm: d.realm, Idle: time.Duration(now - d.heard.Load())})
+			idle, left := time.Duration(now-d.heard.Load()), time.Duration(-1)
+			if ttl > 0 {
+				left = ttl - idle
+			}
+			out = append(out, DynamicRoute{Host: d.host, Realm: d.realm, Client: d.back.addr.Addr(), Idle: idle, Left: left})
 		}
 	}
+	slices.SortFunc(out, func(a, b DynamicRoute) int { return strings.Compare(a.Host, b.Host) })
 	return out
 }
 

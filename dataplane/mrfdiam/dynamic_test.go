@@ -154,3 +154,40 @@ func TestDynamicRoutingOverride(t *testing.T) {
 		t.Fatalf("%d routes once insertion was turned off", n)
 	}
 }
+
+// TestDynamicRoutesListed: the routes listed for show are ordered by
+// host, name the address each client connected from, and count the
+// time a route has left under dynamic-route-timeout (-1 without one).
+func TestDynamicRoutesListed(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ttl  time.Duration
+	}{
+		{"no timeout", 0},
+		{"an hour", time.Hour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRouter(t, &Session{OriginHost: "lb.example", OriginRealm: "lb-realm.example", Respond: true,
+				DynInsert: true, DynLookup: true, DynTTL: tc.ttl}, nil)
+			for _, c := range []struct{ host, addr string }{{"pcef-2.example", "127.211.5.2"}, {"pcef-1.example", "127.211.5.1"}} {
+				cl := newClient(r)
+				cl.s.SetClient(netip.MustParseAddr(c.addr))
+				cl.send(t, cer(c.host, "edge.example"))
+				cl.next(t)
+			}
+			rs := r.DynamicRoutes()
+			if len(rs) != 2 || rs[0].Host != "pcef-1.example" || rs[1].Host != "pcef-2.example" {
+				t.Fatalf("routes %+v", rs)
+			}
+			for i, want := range []string{"127.211.5.1", "127.211.5.2"} {
+				d := rs[i]
+				if d.Client != netip.MustParseAddr(want) || d.Realm != "edge.example" || d.Idle < 0 {
+					t.Errorf("route %d: %+v, want client %s", i, d, want)
+				}
+				if tc.ttl == 0 && d.Left != -1 || tc.ttl > 0 && (d.Left <= 0 || d.Left > tc.ttl || d.Left+d.Idle != tc.ttl) {
+					t.Errorf("route %d: left %v idle %v with timeout %v", i, d.Left, d.Idle, tc.ttl)
+				}
+			}
+		})
+	}
+}

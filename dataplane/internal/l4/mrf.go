@@ -58,7 +58,10 @@ func (pr *proxied) serveMRF(head []byte) {
 	}
 	s := r.NewSession(write, hooks)
 	defer s.Close()
-	if cfg.Persist == mrf.PersistSrcAddr && pr.client != nil {
+	// The client's address keys source-address persistence, and names
+	// the client of a dynamic route (show ... detail): once a
+	// connection, only for those.
+	if _, dyn := cfg.Proto.(mrf.DynamicRouter); (dyn || cfg.Persist == mrf.PersistSrcAddr) && pr.client != nil {
 		s.SetClient(rawsock.AddrPortOf(pr.client.RemoteAddr()).Addr())
 	}
 	var src io.Reader = pr.client
@@ -524,4 +527,12 @@ func (e *Engine) MRFApply(cfgs map[string]*mrf.Config, counts map[string]*mrf.Co
 			cfg.RouterFor(func() *mrf.Router { return e.mrfRouter(name, cfg, counts[name]) }).AutoInit()
 		}
 	}
+}
+
+// MRFRunning is the router a virtual's messages go to now (nil: none
+// made yet), for show: its tables are read under their own locks.
+func (e *Engine) MRFRunning(virtual string) *mrf.Router {
+	mrfRouters.Lock()
+	defer mrfRouters.Unlock()
+	return mrfRouters.m[mrfKey{e, virtual}]
 }
