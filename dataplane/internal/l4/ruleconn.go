@@ -11,6 +11,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/lsn"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
 
@@ -73,7 +74,7 @@ type ruleState struct {
 	// lsnRule is what the LSN:: commands set (rulelsn.go); lsnUsed
 	// says one did, so that other flows skip the lock.
 	lsnMu   sync.Mutex
-	lsnRule lsnRule
+	lsnRule lsn.Steer
 	lsnUsed atomic.Bool
 
 	// socks is the request SOCKS_REQUEST is deciding (socks.go).

@@ -5,7 +5,6 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/rules"
 )
@@ -18,28 +17,10 @@ var _ rules.LSNConn = (*proxied)(nil)
 func (rs *ruleState) lsnChoice(lp *lsn.Pool) (_ *lsn.Pool, want *lsn.Want, off bool) {
 	rs.lsnMu.Lock()
 	defer rs.lsnMu.Unlock()
-	l := &rs.lsnRule
-	if l.disabled {
-		return nil, nil, true
-	}
-	if l.pool != nil {
-		lp = l.pool
-	}
-	if l.want != (lsn.Want{}) {
-		w := l.want
-		want = &w
-	}
-	return lp, want, false
+	return rs.lsnRule.Choose(lp)
 }
 
-// lsnRule is what the LSN:: commands set for a flow.
-type lsnRule struct {
-	disabled bool
-	pool     *lsn.Pool
-	want     lsn.Want
-}
-
-func (pr *proxied) lsnSet(f func(l *lsnRule)) {
+func (pr *proxied) lsnSet(f func(l *lsn.Steer)) {
 	pr.rs.lsnMu.Lock() // not rs.mu: the rule's event runs under it
 	f(&pr.rs.lsnRule)
 	pr.rs.lsnMu.Unlock()
@@ -47,7 +28,7 @@ func (pr *proxied) lsnSet(f func(l *lsnRule)) {
 }
 
 // LSNDisable implements rules.LSNConn.
-func (pr *proxied) LSNDisable() { pr.lsnSet(func(l *lsnRule) { l.disabled = true }) }
+func (pr *proxied) LSNDisable() { pr.lsnSet((*lsn.Steer).Disable) }
 
 // LSNPool implements rules.LSNConn.
 func (pr *proxied) LSNPool(name string) error {
@@ -55,35 +36,31 @@ func (pr *proxied) LSNPool(name string) error {
 	if p == nil {
 		return fmt.Errorf("LSN::pool: no lsn pool %s", name)
 	}
-	pr.lsnSet(func(l *lsnRule) { l.pool, l.disabled = p, false })
+	pr.lsnSet(func(l *lsn.Steer) { l.SetPool(p) })
 	return nil
 }
 
 // LSNAddress implements rules.LSNConn.
 func (pr *proxied) LSNAddress(a netip.Addr) error {
-	pr.lsnSet(func(l *lsnRule) { l.want.Addr = a })
+	pr.lsnSet(func(l *lsn.Steer) { l.SetAddr(a) })
 	return nil
 }
 
 // LSNPort implements rules.LSNConn.
 func (pr *proxied) LSNPort(port uint16) error {
-	pr.lsnSet(func(l *lsnRule) { l.want.Port = port })
+	pr.lsnSet(func(l *lsn.Steer) { l.SetPort(port) })
 	return nil
 }
 
 // LSNPersistence implements rules.LSNConn.
 func (pr *proxied) LSNPersistence(mode string, timeout time.Duration) error {
-	pr.lsnSet(func(l *lsnRule) { l.want.Persist, l.want.PersistTimeout = config.LSNPersist(mode), timeout })
+	pr.lsnSet(func(l *lsn.Steer) { l.SetPersistence(mode, timeout) })
 	return nil
 }
 
 // LSNInbound implements rules.LSNConn.
 func (pr *proxied) LSNInbound(enable bool) error {
-	v := "disabled"
-	if enable {
-		v = "enabled"
-	}
-	pr.lsnSet(func(l *lsnRule) { l.want.Inbound = v })
+	pr.lsnSet(func(l *lsn.Steer) { l.SetInbound(enable) })
 	return nil
 }
 

@@ -98,35 +98,20 @@ func (mv *VS) lsnChoice(snap *state.VirtualSnap, client netip.AddrPort) (*lsn.Po
 	return v.(*mblbFlow).rr.lsnChoice(lp)
 }
 
-// lsnRule is what the LSN:: commands set for a client: the member
-// connections opened for it after them follow it.
-type lsnRule struct {
-	disabled bool
-	pool     *lsn.Pool
-	want     lsn.Want
-}
-
 // lsnChoice applies the client's LSN:: choice to the virtual's pool lp.
 func (r *mblbRules) lsnChoice(lp *lsn.Pool) (*lsn.Pool, *lsn.Want) {
 	r.lsnMu.Lock()
 	defer r.lsnMu.Unlock()
-	l := &r.lsn
-	if l.disabled {
+	lp, w, _ := r.lsn.Choose(lp)
+	if lp == nil {
 		return nil, nil
 	}
-	if l.pool != nil {
-		lp = l.pool
-	}
-	if lp == nil || l.want == (lsn.Want{}) {
-		return lp, nil
-	}
-	w := l.want
-	return lp, &w
+	return lp, w
 }
 
-// lsnSet changes the client's lsnRule (lsnMu, not mu: a member
+// lsnSet changes the client's LSN:: choice (lsnMu, not mu: a member
 // connection may be dialled while an event runs).
-func (r *mblbRules) lsnSet(set func(l *lsnRule)) {
+func (r *mblbRules) lsnSet(set func(l *lsn.Steer)) {
 	r.lsnMu.Lock()
 	set(&r.lsn)
 	r.lsnMu.Unlock()
@@ -135,7 +120,7 @@ func (r *mblbRules) lsnSet(set func(l *lsnRule)) {
 var _ rules.LSNConn = (*mblbRules)(nil)
 
 // LSNDisable implements rules.LSNConn.
-func (r *mblbRules) LSNDisable() { r.lsnSet(func(l *lsnRule) { l.disabled = true }) }
+func (r *mblbRules) LSNDisable() { r.lsnSet((*lsn.Steer).Disable) }
 
 // LSNPool implements rules.LSNConn.
 func (r *mblbRules) LSNPool(name string) error {
@@ -143,35 +128,31 @@ func (r *mblbRules) LSNPool(name string) error {
 	if p == nil {
 		return fmt.Errorf("LSN::pool: no lsn pool %s", name)
 	}
-	r.lsnSet(func(l *lsnRule) { l.pool, l.disabled = p, false })
+	r.lsnSet(func(l *lsn.Steer) { l.SetPool(p) })
 	return nil
 }
 
 // LSNAddress implements rules.LSNConn.
 func (r *mblbRules) LSNAddress(a netip.Addr) error {
-	r.lsnSet(func(l *lsnRule) { l.want.Addr = a })
+	r.lsnSet(func(l *lsn.Steer) { l.SetAddr(a) })
 	return nil
 }
 
 // LSNPort implements rules.LSNConn.
 func (r *mblbRules) LSNPort(port uint16) error {
-	r.lsnSet(func(l *lsnRule) { l.want.Port = port })
+	r.lsnSet(func(l *lsn.Steer) { l.SetPort(port) })
 	return nil
 }
 
 // LSNPersistence implements rules.LSNConn.
 func (r *mblbRules) LSNPersistence(mode string, timeout time.Duration) error {
-	r.lsnSet(func(l *lsnRule) { l.want.Persist, l.want.PersistTimeout = config.LSNPersist(mode), timeout })
+	r.lsnSet(func(l *lsn.Steer) { l.SetPersistence(mode, timeout) })
 	return nil
 }
 
 // LSNInbound implements rules.LSNConn.
 func (r *mblbRules) LSNInbound(enable bool) error {
-	v := "disabled"
-	if enable {
-		v = "enabled"
-	}
-	r.lsnSet(func(l *lsnRule) { l.want.Inbound = v })
+	r.lsnSet(func(l *lsn.Steer) { l.SetInbound(enable) })
 	return nil
 }
 

@@ -51,7 +51,7 @@ type mblbRules struct {
 	picked *lsn.Translation
 	// lsn is what the client's LSN:: commands set, under lsnMu (lsn.go).
 	lsnMu sync.Mutex
-	lsn   lsnRule
+	lsn   lsn.Steer
 	// limits are the rule's LB::connlimit limits (virtual, node,
 	// poolmember), read by each request's member choice on another
 	// goroutine; limited is set once a rule set one (connlimit.go).

@@ -20,14 +20,6 @@ var (
 	errPickEnded = errors.New("the flow ended in SA_PICKED")
 )
 
-// lsnRule is what the LSN:: commands set for a flow: the server sides
-// it opens after them follow it.
-type lsnRule struct {
-	disabled bool
-	pool     *lsn.Pool
-	want     lsn.Want
-}
-
 // lsnChoice is the lsn pool a new server side of the flow is translated
 // through, nil for none, and the rule's wishes for its translation: the
 // virtual's pool, or the one LSN::pool named, unless a rule chose a
@@ -44,23 +36,19 @@ func (f *flow) lsnChoice() (*lsn.Pool, *lsn.Want) {
 	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	l := &rs.lsnRule
-	if rs.SNAT.Set || l.disabled {
+	if rs.SNAT.Set {
 		return nil, nil
 	}
-	if l.pool != nil {
-		lp = l.pool
+	lp, w, _ := rs.lsnRule.Choose(lp)
+	if lp == nil {
+		return nil, nil
 	}
-	if lp == nil || l.want == (lsn.Want{}) {
-		return lp, nil
-	}
-	w := l.want
-	return lp, &w
+	return lp, w
 }
 
-// lsnSet changes the flow's lsnRule; the LSN:: commands run inside an
-// event, under rs.mu.
-func (f *flow) lsnSet(set func(l *lsnRule)) {
+// lsnSet changes the flow's LSN:: choice; the LSN:: commands run inside
+// an event, under rs.mu.
+func (f *flow) lsnSet(set func(l *lsn.Steer)) {
 	set(&f.rs.lsnRule)
 	f.rs.lsnUsed.Store(true)
 }
@@ -68,7 +56,7 @@ func (f *flow) lsnSet(set func(l *lsnRule)) {
 var _ rules.LSNConn = (*flow)(nil)
 
 // LSNDisable implements rules.LSNConn.
-func (f *flow) LSNDisable() { f.lsnSet(func(l *lsnRule) { l.disabled = true }) }
+func (f *flow) LSNDisable() { f.lsnSet((*lsn.Steer).Disable) }
 
 // LSNPool implements rules.LSNConn.
 func (f *flow) LSNPool(name string) error {
@@ -76,35 +64,31 @@ func (f *flow) LSNPool(name string) error {
 	if p == nil {
 		return fmt.Errorf("LSN::pool: no lsn pool %s", name)
 	}
-	f.lsnSet(func(l *lsnRule) { l.pool, l.disabled = p, false })
+	f.lsnSet(func(l *lsn.Steer) { l.SetPool(p) })
 	return nil
 }
 
 // LSNAddress implements rules.LSNConn.
 func (f *flow) LSNAddress(a netip.Addr) error {
-	f.lsnSet(func(l *lsnRule) { l.want.Addr = a })
+	f.lsnSet(func(l *lsn.Steer) { l.SetAddr(a) })
 	return nil
 }
 
 // LSNPort implements rules.LSNConn.
 func (f *flow) LSNPort(port uint16) error {
-	f.lsnSet(func(l *lsnRule) { l.want.Port = port })
+	f.lsnSet(func(l *lsn.Steer) { l.SetPort(port) })
 	return nil
 }
 
 // LSNPersistence implements rules.LSNConn.
 func (f *flow) LSNPersistence(mode string, timeout time.Duration) error {
-	f.lsnSet(func(l *lsnRule) { l.want.Persist, l.want.PersistTimeout = config.LSNPersist(mode), timeout })
+	f.lsnSet(func(l *lsn.Steer) { l.SetPersistence(mode, timeout) })
 	return nil
 }
 
 // LSNInbound implements rules.LSNConn.
 func (f *flow) LSNInbound(enable bool) error {
-	v := "disabled"
-	if enable {
-		v = "enabled"
-	}
-	f.lsnSet(func(l *lsnRule) { l.want.Inbound = v })
+	f.lsnSet(func(l *lsn.Steer) { l.SetInbound(enable) })
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/rules"
 )
 
@@ -65,7 +66,7 @@ type ruleState struct {
 
 	// lsnRule is what the LSN:: commands set (lsn.go); lsnUsed tells a
 	// server side about to open, without the lock, that there is some.
-	lsnRule lsnRule
+	lsnRule lsn.Steer
 	lsnUsed atomic.Bool
 }
 

@@ -33,10 +33,10 @@ func (f *flow) XLATSource() (src netip.AddrPort, ok bool) {
 func (f *flow) XLATConfig() (typ, object string) {
 	lp := f.snap.LSN
 	if rs := f.rs; rs != nil {
-		if rs.lsnRule.pool != nil {
-			lp = rs.lsnRule.pool
+		if p := rs.lsnRule.Named(); p != nil {
+			lp = p
 		}
-		if rs.SNAT.Set || rs.lsnRule.disabled {
+		if rs.SNAT.Set || rs.lsnRule.Disabled() {
 			lp = nil
 		}
 	}
