@@ -35,7 +35,7 @@ func (expressApp) Notify([]byte, *dns.Msg, netip.Addr) (*dns.Msg, bool) { return
 // passes the others (allow).
 type stepsStub struct{}
 
-func (stepsStub) Answer(r *dns.Msg, _ netip.Addr, _ bool) (*dns.Msg, bool, bool) {
+func (stepsStub) Answer(r *dns.Msg, _ StepQuery, _ bool) (*dns.Msg, bool, bool) {
 	name := strings.ToLower(r.Question[0].Name)
 	switch {
 	case name == "drop.test.":
