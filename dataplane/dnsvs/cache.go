@@ -436,7 +436,7 @@ var RecurseTimeout = 5 * time.Second
 // SERVFAIL when none could be had. ok is false when the cache does not
 // answer; m is nil when nothing is to be sent (a deny zone). fwd says
 // whether a forward zone holds the name, which recursion leaves alone.
-func (c *Cache) answerOwn(r *dns.Msg, pooled, fwd bool) (m *dns.Msg, ok bool) {
+func (c *Cache) answerOwn(r *dns.Msg, pooled, fwd bool, w *waitingQuery) (m *dns.Msg, ok bool) {
 	if m, ok := c.res.Local(r); ok {
 		return withOPT(r, m), true
 	}
@@ -445,6 +445,12 @@ func (c *Cache) answerOwn(r *dns.Msg, pooled, fwd bool) (m *dns.Msg, ok bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), RecurseTimeout)
 	defer cancel()
+	if w != nil { // delete sys connection cancels the resolution
+		if !w.holdResolution(cancel) {
+			return nil, true
+		}
+		defer w.holdResolution(nil)
+	}
 	m, err := c.res.Resolve(ctx, r)
 	if err == recursor.ErrDrop {
 		return nil, true

@@ -1,8 +1,6 @@
 package dnsvs
 
 import (
-	"net/netip"
-
 	"github.com/miekg/dns"
 
 	"github.com/openltm/openltm/dataplane/gslb"
@@ -23,11 +21,11 @@ import (
 type listenerSteps struct{ s *Service }
 
 // Answer implements gslb.ProfileSteps.
-func (x listenerSteps) Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg, send, pass bool) {
+func (x listenerSteps) Answer(r *dns.Msg, at gslb.StepQuery, udp bool) (m *dns.Msg, send, pass bool) {
 	s := x.s
 	s.st.Queries.Add(1)
 	rd := r.RecursionDesired && s.p.NoProcessRD
-	m, st, _, hit := s.unhandled(r, rd, gslb.Services{}, src, udp)
+	m, st, _, hit := s.unhandled(r, rd, gslb.Services{}, at.Client.Addr(), udp)
 	switch st {
 	case stepAnswer:
 		return m, true, false
@@ -45,8 +43,22 @@ func (x listenerSteps) Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg,
 		s.inflight.Add(-1)
 		return reply(r, dns.RcodeServerFailure), true, false
 	}
-	m, ok := cacheOwn(s.cache, r, wire, !s.p.NoLocalBIND, udp) // BIND is the listener's pool
+	var w *waitingQuery
+	if udp && at.Local.IsValid() && s.cache.waits(r, !s.p.NoLocalBIND) {
+		// A UDP query waiting for a name server is a row of the
+		// connection table, as a virtual's waiting for a member
+		// (service.go), with no idle timeout of its own: the
+		// exchange's or the resolution's bounds it [M].
+		if w = s.e.waitingAt(at.Listener, 0, at.Client, at.Local); w != nil {
+			defer s.e.Table.Remove(&w.Flow)
+		}
+	}
+	m, ok := cacheOwn(s.cache, r, wire, !s.p.NoLocalBIND, udp, w) // BIND is the listener's pool
 	s.inflight.Add(-1)
+	if w.deleted() { // delete sys connection: no answer, counted
+		s.st.Deleted.Add(1)
+		return nil, false, false
+	}
 	if !ok {
 		return nil, false, true
 	}

@@ -1,6 +1,7 @@
 package dnsvs
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -315,17 +316,21 @@ func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net
 }
 
 // waitingQuery is a UDP query waiting for a member, as the connection
-// table lists it: the client and the virtual's address on the client
-// side, no server side [M: the member is the pool's choice inside the
-// exchange; BIG-IP shows such a flow as any6.any until it has one].
-// delete sys connection drops it: the member exchange under way is
-// closed, no other member is asked, its answer (were one to come) is
-// not sent, and the dns profile counts it (Deleted).
+// table lists it: the client and the virtual's (or gtm listener's)
+// address on the client side; on the server side the exchange under
+// way (its source and the member or name server), none between two
+// [M: the member is the pool's choice inside the exchange; BIG-IP shows
+// such a flow as any6.any until it has one]. delete sys connection
+// drops it: the exchange under way is closed (a resolution cancelled),
+// no other member is asked, its answer (were one to come) is not sent,
+// and the dns profile counts it (Deleted).
 type waitingQuery struct {
 	flows.Flow
 	dropped atomic.Bool
 	mu      sync.Mutex
-	conn    net.Conn // the member exchange under way; nil between
+	conn    net.Conn           // the member exchange under way; nil between
+	leg     *flows.Leg         // conn as the table shows it
+	stop    context.CancelFunc // a resolution under way (cache.go); nil between
 }
 
 // errDeleted is an exchange not begun: its query was deleted.
@@ -339,8 +344,39 @@ func (w *waitingQuery) hold(c net.Conn) bool {
 	if c != nil && w.dropped.Load() {
 		return false
 	}
+	if w.leg != nil {
+		w.RemoveLeg(w.leg)
+		w.leg = nil
+	}
 	w.conn = c
+	if c != nil {
+		w.leg = &flows.Leg{Client: addrPortOf(c.LocalAddr()), Server: addrPortOf(c.RemoteAddr())}
+		w.AddLeg(w.leg)
+	}
 	return true
+}
+
+// holdResolution makes stop what delete calls to end a resolution
+// under way (nil: it ended); false when the query was deleted already.
+func (w *waitingQuery) holdResolution(stop context.CancelFunc) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if stop != nil && w.dropped.Load() {
+		return false
+	}
+	w.stop = stop
+	return true
+}
+
+// addrPortOf is a socket's address as the connection table shows it.
+func addrPortOf(a net.Addr) netip.AddrPort {
+	switch a := a.(type) {
+	case *net.UDPAddr:
+		return a.AddrPort()
+	case *net.TCPAddr:
+		return a.AddrPort()
+	}
+	return netip.AddrPort{}
 }
 
 // drop is the flow's Closer: the query is deleted, and its exchange
@@ -351,17 +387,26 @@ func (w *waitingQuery) drop(bool) {
 	if w.conn != nil {
 		w.conn.Close()
 	}
+	if w.stop != nil {
+		w.stop()
+	}
 	w.mu.Unlock()
 }
 
 // waiting puts a query of client's to local in the table (nil when the
 // engine has none).
 func (e *Engine) waiting(vs *state.Virtual, snap *state.VirtualSnap, client, local netip.AddrPort) *waitingQuery {
+	return e.waitingAt(vs.Name, snap.Idle, client, local)
+}
+
+// waitingAt puts a query of client's to local, on the virtual or gtm
+// listener name, in the table (nil when the engine has none).
+func (e *Engine) waitingAt(name string, idle time.Duration, client, local netip.AddrPort) *waitingQuery {
 	if e.Table == nil {
 		return nil
 	}
-	w := &waitingQuery{Flow: flows.Flow{Client: client, Local: local, Virtual: vs.Name, Protocol: "udp"}}
-	w.SetIdleTimeout(snap.Idle)
+	w := &waitingQuery{Flow: flows.Flow{Client: client, Local: local, Virtual: name, Protocol: "udp"}}
+	w.SetIdleTimeout(idle)
 	w.Closer = w.drop
 	e.Table.Add(&w.Flow)
 	return w
@@ -626,7 +671,7 @@ func echoOPT(r, m *dns.Msg) *dns.Msg {
 // ask sends wire (r) to a forward zone's name server or a member and
 // returns the answer; own is true when the cache c answered itself.
 func (s *Service) ask(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool, c *Cache, w *waitingQuery) (_ *dns.Msg, own bool) {
-	if m, ok := cacheOwn(c, r, wire, snap.Pool != nil, udp); ok {
+	if m, ok := cacheOwn(c, r, wire, snap.Pool != nil, udp, w); ok {
 		return m, true
 	}
 	if snap.Pool == nil {
@@ -701,27 +746,46 @@ type PoolAsker interface {
 // cacheOwn is the cache c's own answer to r (wire), before any pool: a
 // local zone's, a resolution's, a forward zone's name servers'. ok is
 // false when the cache leaves r to the pool (pooled: there is one), or
-// there is no cache.
-func cacheOwn(c *Cache, r *dns.Msg, wire []byte, pooled, udp bool) (*dns.Msg, bool) {
+// there is no cache. w (nil: none) is r's row of the connection table:
+// delete ends the forward exchange or the resolution under way, and
+// no answer comes back.
+func cacheOwn(c *Cache, r *dns.Msg, wire []byte, pooled, udp bool, w *waitingQuery) (*dns.Msg, bool) {
 	if c == nil {
 		return nil, false
 	}
 	if c.res != nil { // cache.go
-		if m, ok := c.answerOwn(r, pooled, forwardZone(c.cfg.Forward, r.Question[0].Name) != nil); ok {
+		if m, ok := c.answerOwn(r, pooled, forwardZone(c.cfg.Forward, r.Question[0].Name) != nil, w); ok {
+			if w.deleted() {
+				return nil, true
+			}
 			return m, true
 		}
 	}
 	if len(c.cfg.Forward) > 0 {
 		if servers := forwardZone(c.cfg.Forward, r.Question[0].Name); servers != nil {
 			for _, ns := range servers {
-				if m, err := exchange(netip.AddrPort{}, ns, r, wire, udp, nil); err == nil {
+				if m, err := exchange(netip.AddrPort{}, ns, r, wire, udp, w); err == nil {
 					return m, true
+				}
+				if w.deleted() {
+					break
 				}
 			}
 			return nil, true
 		}
 	}
 	return nil, false
+}
+
+// waits says whether the cache c's own answer to r may wait on the
+// network (a forward zone's name servers, a resolution), the cases
+// where a UDP query takes a row of the connection table; a local
+// zone's answer does not wait, but is told apart only inside.
+func (c *Cache) waits(r *dns.Msg, pooled bool) bool {
+	if len(c.cfg.Forward) > 0 && forwardZone(c.cfg.Forward, r.Question[0].Name) != nil {
+		return true
+	}
+	return c.res != nil && c.cfg.Recurse && (!pooled || c.cfg.Hinted)
 }
 
 // forwardZone is the name servers of the longest forward zone holding

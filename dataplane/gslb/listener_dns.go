@@ -26,8 +26,20 @@ type ProfileSteps interface {
 	// nor a wide IP answered: its cache's, else unhandled-query-action's.
 	// pass says the action is allow with nothing cached: the static
 	// zones (BIG-IP's local BIND) answer, when use-local-bind lets them.
-	// send is false when the query is dropped.
-	Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg, send, pass bool)
+	// send is false when the query is dropped. at is where r came from
+	// and to, so that a UDP query waiting for a name server's answer is
+	// a row of the connection table, as on a virtual.
+	Answer(r *dns.Msg, at StepQuery, udp bool) (m *dns.Msg, send, pass bool)
+}
+
+// StepQuery is a query's two ends as a listener's profile steps see
+// them: what show sys connection lists while the query waits for a
+// name server (the client's address and port, the listener's address),
+// and the listener's name for the row's virtual. Passed by value, so
+// that a query the steps answer at once costs no allocation.
+type StepQuery struct {
+	Client, Local netip.AddrPort
+	Listener      string
 }
 
 // QueryLog logs a listener's queries and the answers it sends, in the
@@ -120,7 +132,7 @@ func (s *Server) answerListenerUDP(l *Listener, r *dns.Msg, in []byte, from neti
 		m.SetRcode(r, dns.RcodeRefused)
 		return pack(m, out)
 	}
-	m, send := s.answer(r, from.Addr(), true, via{key: lk, qlen: len(in), wire: in, l: l})
+	m, send := s.answer(r, from.Addr(), true, via{key: lk, qlen: len(in), wire: in, l: l, port: from.Port()})
 	if !send {
 		return out, false
 	}
@@ -249,12 +261,14 @@ func (s *Server) rapid(l *Listener, r *dns.Msg) (m *dns.Msg, done bool) {
 
 // profileAnswer is the listener l's dns profile step for r, which DNS
 // Express and the wide IPs did not answer; ok is false when the static
-// zones are next (no steps, or allow).
-func (s *Server) profileAnswer(l *Listener, r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg, send, ok bool) {
+// zones are next (no steps, or allow). port is the client's port and
+// local the listener's address (invalid when the query came through
+// Answer).
+func (s *Server) profileAnswer(l *Listener, r *dns.Msg, src netip.Addr, port uint16, local netip.AddrPort, udp bool) (m *dns.Msg, send, ok bool) {
 	if l == nil || l.Steps == nil {
 		return nil, false, false
 	}
-	m, send, pass := l.Steps.Answer(r, src, udp)
+	m, send, pass := l.Steps.Answer(r, StepQuery{Client: netip.AddrPortFrom(src, port), Local: local, Listener: l.Name}, udp)
 	if pass {
 		return nil, false, false
 	}

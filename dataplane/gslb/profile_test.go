@@ -1,6 +1,7 @@
 package gslb
 
 import (
+	"net"
 	"net/netip"
 	"strings"
 	"testing"
@@ -35,7 +36,7 @@ func (expressApp) Notify([]byte, *dns.Msg, netip.Addr) (*dns.Msg, bool) { return
 // passes the others (allow).
 type stepsStub struct{}
 
-func (stepsStub) Answer(r *dns.Msg, _ netip.Addr, _ bool) (*dns.Msg, bool, bool) {
+func (stepsStub) Answer(r *dns.Msg, _ StepQuery, _ bool) (*dns.Msg, bool, bool) {
 	name := strings.ToLower(r.Question[0].Name)
 	switch {
 	case name == "drop.test.":
@@ -134,5 +135,51 @@ func TestListenerProfileDrop(t *testing.T) {
 	}
 	if m := queryNet(t, netip.MustParseAddr("127.67.1.9"), listen, "udp", "x.steps.test.", dns.TypeA); len(m.Answer) != 1 {
 		t.Fatalf("after a drop: %v", m)
+	}
+}
+
+// stepsSeen records the ends of each query the profile steps get.
+type stepsSeen struct{ at chan StepQuery }
+
+func (x stepsSeen) Answer(r *dns.Msg, at StepQuery, _ bool) (*dns.Msg, bool, bool) {
+	x.at <- at
+	m := new(dns.Msg)
+	m.SetReply(r)
+	return m, true, false
+}
+
+// TestListenerStepsEnds: the profile steps get the client's address and
+// port and the listener's address and name, over UDP and TCP, so that a
+// query waiting there can be a row of the connection table.
+func TestListenerStepsEnds(t *testing.T) {
+	listen := freeAddr(t, "127.210.1.1")
+	cfg := testConfig(listen)
+	seen := stepsSeen{at: make(chan StepQuery, 4)}
+	cfg.Listeners[0].Steps = seen
+	newServer(t, cfg, Options{})
+	for i, network := range []string{"udp", "tcp"} {
+		t.Run(network, func(t *testing.T) {
+			client := netip.AddrPortFrom(netip.MustParseAddr("127.210.1.9"), uint16(30401+i))
+			c := &dns.Client{Net: network, Timeout: 2 * time.Second, Dialer: &net.Dialer{Timeout: 2 * time.Second}}
+			if network == "udp" {
+				c.Dialer.LocalAddr = net.UDPAddrFromAddrPort(client)
+			} else {
+				c.Dialer.LocalAddr = net.TCPAddrFromAddrPort(client)
+			}
+			r := new(dns.Msg)
+			r.SetQuestion("x.elsewhere.test.", dns.TypeA)
+			if _, _, err := c.Exchange(r, listen.String()); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case at := <-seen.at:
+				want := StepQuery{Client: client, Local: listen, Listener: cfg.Listeners[0].Name}
+				if at != want {
+					t.Errorf("steps got %+v, want %+v", at, want)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("the steps were not asked")
+			}
+		})
 	}
 }

@@ -27,6 +27,7 @@ type via struct {
 	qlen int
 	wire []byte    // the query as received, for a NOTIFY's TSIG; nil over TCP
 	l    *Listener // the listener's dns profile steps, nil for none (listener_dns.go)
+	port uint16    // the client's port, for the connection table's row of a waiting query
 }
 
 // ruleConn is a query as rules see it: rules.Conn and rules.DNSConn.
@@ -403,7 +404,7 @@ func (s *Server) answerRules(r *dns.Msg, src netip.Addr, udp bool, v via) (*dns.
 	}
 	p := s.plan.Load()
 	if !p.anyRules {
-		return s.answerCore(p, r, src, udp, nil, v.l)
+		return s.answerCore(p, r, src, udp, nil, v.l, v.port, v.key.addr)
 	}
 	rc := &ruleConn{s: s, p: p, q: r, src: src, local: v.key.addr, tcp: !udp, qlen: v.qlen}
 	if v.l != nil && v.l.Log != nil {
@@ -441,7 +442,7 @@ func (s *Server) answerRules(r *dns.Msg, src netip.Addr, udp bool, v via) (*dns.
 		x.NoExpress = x.NoExpress || rc.svc.Off&ServiceDNSX != 0
 		l = &x
 	}
-	m, send := s.answerCore(p, r, src, udp, rc, l)
+	m, send := s.answerCore(p, r, src, udp, rc, l, v.port, v.key.addr)
 	if send && rc.w != nil && rc.w.rules.Handles(rules.DNSResponse) {
 		rc.resp, rc.ret = m, false
 		s.runRules(rc.w.rules, rc, rules.DNSResponse)

@@ -372,7 +372,7 @@ func (s *Server) ListenerAddrs() []string {
 // on sockets the caller owns too.
 func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	udp := isUDP(w)
-	v := via{key: listenerKey{addr: addrPortOf(w.LocalAddr()), proto: "tcp"}}
+	v := via{key: listenerKey{addr: addrPortOf(w.LocalAddr()), proto: "tcp"}, port: addrPortOf(w.RemoteAddr()).Port()}
 	if udp {
 		v.key.proto = "udp"
 	}
@@ -402,8 +402,9 @@ func (s *Server) Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg, send 
 // configured anywhere, runs a wide IP's. The wide IPs answer first, then
 // DNS Express, then the listener l's dns profile (its cache and
 // unhandled-query-action), then the static zones, BIG-IP's order; l (nil
-// for none) may leave any of them out.
-func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *ruleConn, l *Listener) (m *dns.Msg, send bool) {
+// for none) may leave any of them out; port (the client's) and local
+// (the listener's address) go to its profile steps.
+func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *ruleConn, l *Listener, port uint16, local netip.AddrPort) (m *dns.Msg, send bool) {
 	s.stats.queries.Inc(0)
 	if r.Response {
 		s.stats.malformed.Inc(0)
@@ -506,7 +507,7 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 			return s.finishMsg(xm, opt, ecs, udp), true
 		}
 	}
-	if pm, send, ok := s.profileAnswer(l, r, src, udp); ok { // listener_dns.go
+	if pm, send, ok := s.profileAnswer(l, r, src, port, local, udp); ok { // listener_dns.go
 		return pm, send
 	}
 	if z := p.zoneFor(qname); z != nil && (l == nil || !l.NoBIND) {

@@ -96,7 +96,7 @@ func (s *Server) answerPacked(in []byte, from netip.AddrPort, out []byte, lk lis
 			if l := s.listenerDNS(lk); l != nil {
 				return s.answerListenerUDP(l, req, in, from, out, lk) // listener_dns.go
 			}
-			m, send := s.answer(req, src, true, via{key: lk, qlen: len(in), wire: in})
+			m, send := s.answer(req, src, true, via{key: lk, qlen: len(in), wire: in, port: from.Port()})
 			if !send {
 				return out, false
 			}
