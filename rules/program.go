@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"github.com/openltm/openltm/dataplane/ssefilter"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -405,6 +406,8 @@ type ConnState struct {
 	// html is the html profile's state (commands_html.go; nil: no html
 	// profile).
 	html *HTMLState
+	// sse is the sse profile's event in hand (commands_sse.go).
+	sse *ssefilter.Event
 	// mqtt is the MQTT packet in hand in the MQTT_ events
 	// (commands_mqtt.go; nil without an mqtt profile).
 	mqtt *MQTTState
