@@ -1,9 +1,9 @@
 package rules
 
 import (
-	"github.com/openltm/openltm/dataplane/ssefilter"
 	"errors"
 	"fmt"
+	"github.com/openltm/openltm/dataplane/ssefilter"
 	"net/netip"
 	"sort"
 	"strings"
