@@ -3,7 +3,6 @@ package rules
 import (
 	"errors"
 	"fmt"
-	"github.com/openltm/openltm/dataplane/ssefilter"
 	"net/netip"
 	"sort"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/ssefilter"
 	"github.com/openltm/openltm/rules/tcl"
 )
 
