@@ -586,13 +586,16 @@ func (t *translator) virtual(o *objects.Object) {
 		if !t.htmlNeeds(o, list) || !t.http3Rules(o, list) { // translate_html.go, translate_http3.go
 			return
 		}
+		if !t.sseNeeds(o, list) { // translate_sse.go
+			return
+		}
 		if !t.profileNeeds(o, list, profileRewrite, "REWRITE", (*rules.Rule).RewriteNeeds) { // translate_rewrite.go
 			return
 		}
 		t.dohRuleEvents(o, list) // translate_doh.go
 		clones = cloningRules(list)
 	}
-	if !t.htmlNeedsHTTP(o) { // translate_html.go
+	if !t.htmlNeedsHTTP(o) || !t.sseNeedsHTTP(o) { // translate_html.go, translate_sse.go
 		return
 	}
 	if prof := t.profile(o, profileTCP, profileFastL4); prof != nil {

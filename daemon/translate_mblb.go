@@ -342,6 +342,10 @@ func (t *translator) httpOptions(o *objects.Object, v *dataplane.Virtual, prof *
 		t.skip(o, "%v", err)
 		return opts, false
 	}
+	if opts.SSE, err = t.sseOptions(o); err != nil { // translate_sse.go
+		t.skip(o, "%v", err)
+		return opts, false
+	}
 	if opts.RequestLog, err = t.requestLogOptions(o); err != nil { // translate_reqlog.go
 		t.skip(o, "%v", err)
 		return opts, false

@@ -1086,6 +1086,7 @@ idle-timeout int 60
 		dhcpv6ProfileKind(),           // kinds_dhcp.go
 		rewriteProfileKind(),          // kinds_rewrite.go
 		fixProfileKind(),              // kinds_fix.go
+		sseProfileKind(),              // kinds_sse.go
 		rtspProfileKind(),             // kinds_rtsp.go
 		fastHTTPProfileKind(),         // kinds_fasthttp.go
 		ntlmProfileKind(),             // kinds_fasthttp.go

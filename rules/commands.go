@@ -162,6 +162,7 @@ func commandTable() *tcl.Commands {
 		registerILX(t)       // commands_ilx.go
 		registerXMLEvents(t) // commands_xml_events.go
 		registerSSE(t)       // commands_sse.go
+		registerMessage(t)   // commands_message.go
 		registerAAA(t)       // commands_aaa.go
 
 		registerFlowRelated(t) // commands_flow_related.go

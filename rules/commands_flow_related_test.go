@@ -92,7 +92,6 @@ func TestMissingCommands(t *testing.T) {
 		{"BIGTCP::release_flow", "passthrough"},
 		{"LINE::get", "F5 documents neither"},
 		{"DATAGRAM::ip ttl", "IP headers"},
-		{"MESSAGE::proto", "message view"},
 		{"TCP::analytics enable", "analytics profile"},
 		{"CACHE::statskey k", "statistics by key"},
 		{"CACHE::trace", "trace log"},

@@ -89,15 +89,12 @@ func TestXMLParserCommandsOutside(t *testing.T) {
 	}
 }
 
-// TestXMLAndSSEUnsupported: BIG-IP 9's undocumented XML:: controls and
-// SSE::field load with a warning that says why; SSE_RESPONSE loads as an
-// event openltm does not raise.
-func TestXMLAndSSEUnsupported(t *testing.T) {
+// TestXMLUnsupported: BIG-IP 9's undocumented XML:: controls load with a
+// warning that says why.
+func TestXMLUnsupported(t *testing.T) {
 	for _, c := range []struct{ rule, name, why string }{
 		{"when XML_BEGIN_ELEMENT { XML::subscribe x }", "XML::subscribe", "event subscriptions"},
 		{"when XML_BEGIN_ELEMENT { XML::collect }", "XML::collect", "buffering control"},
-		{"when HTTP_RESPONSE { SSE::field get data }", "SSE::field", "no sse profile"},
-		{"when SSE_RESPONSE { log local0. x }", "SSE_RESPONSE", ""},
 	} {
 		r, err := Compile("u", c.rule)
 		var ue *UnsupportedError

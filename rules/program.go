@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/ssefilter"
 	"github.com/openltm/openltm/rules/tcl"
 )
 
@@ -405,6 +406,8 @@ type ConnState struct {
 	// html is the html profile's state (commands_html.go; nil: no html
 	// profile).
 	html *HTMLState
+	// sse is the sse profile's event in hand (commands_sse.go).
+	sse *ssefilter.Event
 	// mqtt is the MQTT packet in hand in the MQTT_ events
 	// (commands_mqtt.go; nil without an mqtt profile).
 	mqtt *MQTTState

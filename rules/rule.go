@@ -267,6 +267,10 @@ const (
 	// once the pool gave the translation XLAT::src_addr and
 	// XLAT::src_port read (commands_xlat.go).
 	SAPicked
+	// SSEResponse runs for each event of a text/event-stream response
+	// on a virtual with an sse profile, as the event passes
+	// (commands_sse.go).
+	SSEResponse
 	numEvents
 )
 
@@ -309,7 +313,7 @@ var eventNames = [numEvents]string{
 	"AUTH_RESULT", "AUTH_SUCCESS", "AUTH_FAILURE", "AUTH_ERROR", "AUTH_WANTCREDENTIAL",
 	"XML_BEGIN_DOCUMENT", "XML_BEGIN_ELEMENT", "XML_CDATA", "XML_END_ELEMENT", "XML_END_DOCUMENT", "XML_EVENT",
 	"RADIUS_AAA_AUTH_REQUEST", "RADIUS_AAA_AUTH_RESPONSE", "RADIUS_AAA_ACCT_REQUEST", "RADIUS_AAA_ACCT_RESPONSE",
-	"PCP_REQUEST", "PCP_RESPONSE", "SA_PICKED",
+	"PCP_REQUEST", "PCP_RESPONSE", "SA_PICKED", "SSE_RESPONSE",
 }
 
 func (e Event) String() string {
@@ -345,7 +349,7 @@ func (e Event) side() Side {
 		ICAPRequest, ICAPResponse,
 		SIPRequestSend, SIPRequestDone, ServerSSLData,
 		JSONResponse, JSONResponseMissing, JSONResponseError,
-		HTMLTagMatched, HTMLCommentMatched,
+		HTMLTagMatched, HTMLCommentMatched, SSEResponse,
 		MQTTServerIngress, MQTTServerEgress, MQTTServerData,
 		RewriteResponse, RewriteResponseDone,
 		RTSPResponse, RTSPResponseData,
@@ -587,6 +591,18 @@ func (r *Rule) HTMLNeeds() []HTTPNeed {
 	var out []HTTPNeed
 	for _, h := range r.handlers {
 		if h.Event == HTMLTagMatched || h.Event == HTMLCommentMatched {
+			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
+		}
+	}
+	return out
+}
+
+// SSENeeds lists the rule's SSE_RESPONSE handlers, which need an sse
+// profile on the virtual server (01070394 [M], as HTMLNeeds).
+func (r *Rule) SSENeeds() []HTTPNeed {
+	var out []HTTPNeed
+	for _, h := range r.handlers {
+		if h.Event == SSEResponse {
 			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
 		}
 	}

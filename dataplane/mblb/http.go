@@ -128,6 +128,10 @@ type HTTPOptions struct {
 	// HTML is the virtual's html profile (nil: none): response bodies of
 	// its content types pass its html rules as they stream (httphtml.go).
 	HTML *HTMLOptions
+	// SSE is the virtual's sse profile (nil: none): text/event-stream
+	// response bodies are read event by event as they stream, for the
+	// rules' SSE_RESPONSE (httpsse.go).
+	SSE *SSEOptions
 	// JSON is the virtual's json profile (nil: none): bodies with a
 	// JSON content type are parsed for the rules' JSON_ events
 	// (internal/mblbvs/json.go).
@@ -955,7 +959,8 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 			z = sc.responseEncoder(req, zhead, h, length) // httpcompress.go
 		}
 		sc.html = sc.htmlPass(req, head, b, h) // httphtml.go
-		if f != nil || z != nil || sc.html != nil {
+		sc.sse = sc.ssePass(req, head, b, h)   // httpsse.go
+		if f != nil || z != nil || sc.html != nil || sc.sse != nil {
 			if head == nil {
 				head = b[h.Start:h.HeaderEnd]
 			}

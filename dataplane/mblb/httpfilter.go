@@ -7,6 +7,7 @@ import (
 	"github.com/openltm/openltm/dataplane/htmlfilter"
 	"github.com/openltm/openltm/dataplane/httpcompress"
 	"github.com/openltm/openltm/dataplane/httpx"
+	"github.com/openltm/openltm/dataplane/ssefilter"
 	"github.com/openltm/openltm/dataplane/streamfilter"
 )
 
@@ -92,6 +93,9 @@ func filterWhole(f *streamfilter.Filter, out, plain *[]byte, body []byte, chunke
 // framed it or not, filtered by f and compressed by z (either may be
 // nil), in sc's scratch.
 func (sc *serverConn) transformWhole(f *streamfilter.Filter, z *httpcompress.Encoder, body []byte, chunked bool) []byte {
+	if sc.sse != nil {
+		body, chunked = sc.sseWhole(body, chunked), false // httpsse.go
+	}
 	if sc.html != nil {
 		body, chunked = sc.htmlWhole(body, chunked), false // httphtml.go
 	}
@@ -114,6 +118,7 @@ func (sc *serverConn) transformWhole(f *streamfilter.Filter, z *httpcompress.Enc
 // frames the result for the receiver, chunked or as it comes (a body the
 // close ends).
 type bodyFilter struct {
+	sse                 *ssefilter.Pass  // the sse profile's, first (httpsse.go)
 	html                *htmlfilter.Pass // the html profile's, before f (httphtml.go)
 	f                   *streamfilter.Filter
 	z                   *httpcompress.Encoder
@@ -124,6 +129,7 @@ type bodyFilter struct {
 	// filter's output, the compressor's.
 	plain, out, zout []byte
 	hout             []byte // the html pass's output
+	sout             []byte // the sse pass's output
 }
 
 func newBodyFilter(f *streamfilter.Filter, z *httpcompress.Encoder, chunkedIn, chunkOut bool) *bodyFilter {
@@ -140,6 +146,13 @@ func (bf *bodyFilter) part(dst, p []byte, end bool) []byte {
 		// (The framer checked the chunks: no error can come.)
 		bf.plain, _ = bf.unchunk.Append(bf.plain[:0], p)
 		data = bf.plain
+	}
+	if bf.sse != nil {
+		data = bf.sse.Write(bf.sout[:0], data)
+		if end {
+			data = bf.sse.Close(data)
+		}
+		bf.sout = data
 	}
 	if bf.html != nil {
 		data = bf.html.Write(bf.hout[:0], data)
@@ -184,6 +197,7 @@ func (sc *serverConn) startFilter(f *streamfilter.Filter, z *httpcompress.Encode
 	chunkOut := sc.streamChunkOut(req, h) // httpchunking.go
 	sc.strm.filter = newBodyFilter(f, z, h.Chunked, chunkOut)
 	sc.strm.filter.html, sc.html = sc.html, nil
+	sc.strm.filter.sse, sc.sse = sc.sse, nil
 	if so := sc.e.cfg.Request.HTTP.Stream; so != nil {
 		sc.strm.filter.chunkSize = so.ChunkSize
 	}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/ssefilter"
+
 	"github.com/openltm/openltm/dataplane/htmlfilter"
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
@@ -196,6 +198,10 @@ type serverConn struct {
 	// body it rewrote (httphtml.go).
 	html    *htmlfilter.Pass
 	htmlOut []byte
+	// sse is the sse profile's pass over the response in hand
+	// (httpsse.go), as html is; sseOut a whole body's output.
+	sse    *ssefilter.Pass
+	sseOut []byte
 	// zipped is the compressor's output for a whole body; cookieHead a
 	// response head with its cookies encrypted (cookiecrypt.go).
 	zipped, cookieHead []byte

@@ -147,7 +147,8 @@ func newHTTPRules(r *mblbRules) *httpRules {
 	// profile (html.go); with a rewrite profile, the REWRITE_ events and
 	// switches (rewrite.go).
 	h.handlesFilter = prog.Handles(rules.HTTPReject) || prog.Handles(rules.HTTPDisabled) // filterevents.go
-	if !h.handlesReq && !h.handlesResp && !h.handlesSend && !h.handlesFrames && h.cacheEvents == 0 && !prog.Handles(rules.LBFailed) && !h.handlesFilter &&
+	handlesSSE := r.f.mv.cfg.Request.HTTP.SSE != nil && prog.Handles(rules.SSEResponse)  // sse.go
+	if !h.handlesReq && !h.handlesResp && !h.handlesSend && !h.handlesFrames && h.cacheEvents == 0 && !prog.Handles(rules.LBFailed) && !h.handlesFilter && !handlesSSE &&
 		!prog.Handles(rules.PersistDown) && r.f.mv.cfg.Request.HTTP.Stream == nil && r.f.mv.cfg.Request.HTTP.HTML == nil &&
 		r.f.mv.cfg.Request.HTTP.Rewrite == nil && !handlesAdapt(prog) { // adapt.go, html.go
 		return nil
