@@ -1600,13 +1600,17 @@ source str all
 		if k.Key() == "auth partition" || k.Key() == "sys folder" {
 			k.Passive = false
 			k.Help = "F5 " + k.Key() + ": a folder for objects (its properties are kept and saved; openltm does not act on them)"
+			if k.Key() == "sys folder" {
+				k.Help = "F5 sys folder: a folder for objects; its traffic group (inherited from its parent folder unless set) is the one of the virtual addresses in it that inherit theirs"
+			}
 			for _, p := range k.Props {
 				// inherited-devicegroup and inherited-traffic-group only
 				// say where the folder's device group and traffic group
-				// come from; those values themselves are written beside
-				// them (BIG-IP saves the effective ones) and warn when
-				// they are not the defaults openltm works with.
-				p.Passive = p.Name != "inherited-devicegroup" && p.Name != "inherited-traffic-group"
+				// come from; the device group itself is written beside
+				// them (BIG-IP saves the effective one) and warns when it
+				// is not the default openltm works with. The traffic
+				// group is acted on (CompleteTrafficGroups).
+				p.Passive = p.Name != "inherited-devicegroup" && p.Name != "inherited-traffic-group" && p.Name != "traffic-group"
 			}
 		}
 	}

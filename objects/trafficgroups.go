@@ -1,0 +1,131 @@
+package objects
+
+import (
+	"path"
+	"strings"
+)
+
+// DefaultTrafficGroup is the traffic group of the root folder, and so of
+// every folder and inheriting virtual address below it that names none.
+const DefaultTrafficGroup = "/Common/traffic-group-1"
+
+// CompleteTrafficGroups writes the effective traffic group of every sys
+// folder and ltm virtual-address whose inherited-traffic-group is true, as
+// BIG-IP saves it: a folder takes its parent folder's (the partition's top
+// folder, which has no object here, has traffic-group-1), and a virtual
+// address its folder's. Why: the daemon floats a virtual address with
+// its traffic group, so an inheriting address must follow its folder when
+// the folder's traffic group changes, and tmsh users list the value in
+// force. Setting traffic-group by itself on an inheriting object (the
+// value changed, inherited-traffic-group left true) stops the inheritance
+// [M: BIG-IP turns inherited-traffic-group false when traffic-group is
+// set; openltm does so too]; a new folder created with a traffic-group
+// and no inherited-traffic-group inherits nothing either. old is the
+// configuration before the change (nil on a load).
+func CompleteTrafficGroups(s *Schema, old, cfg *Config) {
+	fk, ak := s.Kind("sys folder"), s.Kind("ltm virtual-address")
+	if fk == nil || ak == nil {
+		return
+	}
+	folders := cfg.Of(fk)
+	var inheriting []*Object
+	for _, a := range cfg.Of(ak) {
+		if a.Str("inherited-traffic-group") == "true" {
+			inheriting = append(inheriting, a)
+		}
+	}
+	if len(folders) == 0 && len(inheriting) == 0 {
+		return // nothing to walk: a commit without folders pays two scans
+	}
+	// A folder's inheritance is settled first, so that the effective
+	// values below read what the folders hold after this change.
+	for _, f := range folders {
+		if stop := explicitTrafficGroup(old, fk, f, "true"); stop != nil {
+			cfg.Put(stop)
+		}
+	}
+	memo := map[string]string{}
+	var eff func(folder string) string
+	eff = func(folder string) string {
+		if tg, ok := memo[folder]; ok {
+			return tg
+		}
+		tg := DefaultTrafficGroup
+		if f := cfg.Get(fk, folder); f != nil {
+			if cfg.EffectiveStr(f, "inherited-traffic-group") == "false" {
+				if tg = f.Str("traffic-group"); tg == "" {
+					tg = DefaultTrafficGroup
+				}
+			} else if parent := path.Dir(folder); parent != folder {
+				tg = eff(parent)
+			}
+		}
+		memo[folder] = tg
+		return tg
+	}
+	for _, f := range cfg.Of(fk) {
+		if cfg.EffectiveStr(f, "inherited-traffic-group") == "false" {
+			continue
+		}
+		if tg := eff(path.Dir(f.Name)); f.Str("traffic-group") != tg {
+			f = f.Clone()
+			f.Props["traffic-group"] = &Value{Str: tg}
+			cfg.Put(f)
+		}
+	}
+	for _, a := range inheriting {
+		if stop := explicitTrafficGroup(old, ak, a, "false"); stop != nil {
+			cfg.Put(stop)
+			continue
+		}
+		if tg := eff(path.Dir(a.Name)); a.Str("traffic-group") != tg {
+			a = a.Clone()
+			a.Props["traffic-group"] = &Value{Str: tg}
+			cfg.Put(a)
+		}
+	}
+}
+
+// explicitTrafficGroup returns o with inherited-traffic-group false when
+// its traffic group was set by hand: changed from old's while old
+// inherited too, or, on a new folder (def "true", the folder's default),
+// given with no inherited-traffic-group. nil when o inherits.
+func explicitTrafficGroup(old *Config, k *Kind, o *Object, def string) *Object {
+	inh := o.Str("inherited-traffic-group")
+	if inh == "" {
+		inh = def
+	}
+	if inh != "true" {
+		return nil
+	}
+	var was *Object
+	if old != nil {
+		was = old.Get(k, o.Name)
+	}
+	tg := o.Str("traffic-group")
+	switch {
+	case was == nil:
+		if o.Get("inherited-traffic-group") != nil || tg == "" {
+			return nil
+		}
+	case was.Str("inherited-traffic-group") != "" && was.Str("inherited-traffic-group") != "true",
+		was.Str("inherited-traffic-group") == "" && def != "true",
+		sameTG(was.Str("traffic-group"), tg):
+		return nil
+	}
+	o = o.Clone()
+	o.Props["inherited-traffic-group"] = &Value{Str: "false"}
+	return o
+}
+
+// sameTG compares traffic group names written with or without their
+// folder (traffic-group-1 is /Common/traffic-group-1).
+func sameTG(a, b string) bool {
+	full := func(n string) string {
+		if n != "" && !strings.HasPrefix(n, "/") {
+			return "/Common/" + n
+		}
+		return n
+	}
+	return full(a) == full(b)
+}
