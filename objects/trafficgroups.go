@@ -1,7 +1,9 @@
 package objects
 
 import (
+	"cmp"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -37,13 +39,11 @@ func CompleteTrafficGroups(s *Schema, old, cfg *Config) {
 	if len(folders) == 0 && len(inheriting) == 0 {
 		return // nothing to walk: a commit without folders pays two scans
 	}
-	// A folder's inheritance is settled first, so that the effective
-	// values below read what the folders hold after this change.
-	for _, f := range folders {
-		if stop := explicitTrafficGroup(old, fk, f, "true"); stop != nil {
-			cfg.Put(stop)
-		}
-	}
+	// Parents before their sub-folders: a folder's effective value is
+	// read only once the folder itself is settled.
+	slices.SortFunc(folders, func(a, b *Object) int {
+		return cmp.Compare(strings.Count(a.Name, "/"), strings.Count(b.Name, "/"))
+	})
 	memo := map[string]string{}
 	var eff func(folder string) string
 	eff = func(folder string) string {
@@ -63,26 +63,30 @@ func CompleteTrafficGroups(s *Schema, old, cfg *Config) {
 		memo[folder] = tg
 		return tg
 	}
-	for _, f := range cfg.Of(fk) {
-		if cfg.EffectiveStr(f, "inherited-traffic-group") == "false" {
-			continue
+	// follow settles one inheriting object: a traffic group set by hand
+	// (not the one inheritance gives: a peer's change already followed
+	// is) ends its inheritance, else it takes from.
+	follow := func(o *Object, def, from string) {
+		if stop := explicitTrafficGroup(old, o.Kind, o, def); stop != nil {
+			if !sameTG(o.Str("traffic-group"), from) {
+				cfg.Put(stop)
+				return
+			}
 		}
-		if tg := eff(path.Dir(f.Name)); f.Str("traffic-group") != tg {
-			f = f.Clone()
-			f.Props["traffic-group"] = &Value{Str: tg}
-			cfg.Put(f)
+		if cfg.EffectiveStr(o, "inherited-traffic-group") != "true" {
+			return
+		}
+		if o.Str("traffic-group") != from {
+			o = o.Clone()
+			o.Props["traffic-group"] = &Value{Str: from}
+			cfg.Put(o)
 		}
 	}
+	for _, f := range folders {
+		follow(f, "true", eff(path.Dir(f.Name)))
+	}
 	for _, a := range inheriting {
-		if stop := explicitTrafficGroup(old, ak, a, "false"); stop != nil {
-			cfg.Put(stop)
-			continue
-		}
-		if tg := eff(path.Dir(a.Name)); a.Str("traffic-group") != tg {
-			a = a.Clone()
-			a.Props["traffic-group"] = &Value{Str: tg}
-			cfg.Put(a)
-		}
+		follow(a, "false", eff(path.Dir(a.Name)))
 	}
 }
 

@@ -47,6 +47,18 @@ func TestCompleteTrafficGroups(t *testing.T) {
 			want: map[string]string{"va /Common/10.0.0.2": "/Common/traffic-group-1", "folder /Common/app/sub": "/Common/traffic-group-1"},
 		},
 		{
+			name: "a sub-folder follows its parent's change",
+			old:  "sys folder /Common/app { inherited-traffic-group false traffic-group /Common/traffic-group-2 }\nsys folder /Common/app/sub { inherited-traffic-group true traffic-group /Common/traffic-group-2 }\n",
+			now:  "sys folder /Common/app { inherited-traffic-group false traffic-group traffic-group-1 }\nsys folder /Common/app/sub { inherited-traffic-group true traffic-group /Common/traffic-group-2 }\n",
+			want: map[string]string{"folder /Common/app/sub": "traffic-group-1"},
+		},
+		{
+			name: "a peer's change, already followed, keeps inheriting",
+			old:  "sys folder /Common/app { inherited-traffic-group false traffic-group /Common/traffic-group-2 }\nsys folder /Common/app/sub { inherited-traffic-group true traffic-group /Common/traffic-group-2 }\nltm virtual-address /Common/app/10.0.0.1 { address 10.0.0.1 inherited-traffic-group true traffic-group /Common/traffic-group-2 }\n",
+			now:  "sys folder /Common/app { inherited-traffic-group false traffic-group traffic-group-1 }\nsys folder /Common/app/sub { inherited-traffic-group true traffic-group traffic-group-1 }\nltm virtual-address /Common/app/10.0.0.1 { address 10.0.0.1 inherited-traffic-group true traffic-group traffic-group-1 }\n",
+			want: map[string]string{"folder /Common/app/sub": "traffic-group-1", "va /Common/app/10.0.0.1": "traffic-group-1"},
+		},
+		{
 			name: "inheritance turned back on takes the parent's again",
 			old:  "sys folder /Common/app { inherited-traffic-group false traffic-group /Common/tg-b }\n",
 			now:  "sys folder /Common/app { inherited-traffic-group true traffic-group /Common/tg-b }\n",
