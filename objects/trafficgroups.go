@@ -19,9 +19,9 @@ const DefaultTrafficGroup = "/Common/traffic-group-1"
 // its traffic group, so an inheriting address must follow its folder when
 // the folder's traffic group changes, and tmsh users list the value in
 // force. Setting traffic-group by itself on an inheriting object (the
-// value changed, inherited-traffic-group left true) stops the inheritance
-// [M: BIG-IP turns inherited-traffic-group false when traffic-group is
-// set; openltm does so too]; a new folder created with a traffic-group
+// value changed to one inheritance does not give, inherited-traffic-group
+// left true) stops the inheritance [M: as BIG-IP's GUI does when a
+// traffic group is chosen; tmsh's behaviour is not documented]; a new folder created with a traffic-group
 // and no inherited-traffic-group inherits nothing either. old is the
 // configuration before the change (nil on a load).
 func CompleteTrafficGroups(s *Schema, old, cfg *Config) {
@@ -29,20 +29,24 @@ func CompleteTrafficGroups(s *Schema, old, cfg *Config) {
 	if fk == nil || ak == nil {
 		return
 	}
-	folders := cfg.Of(fk)
-	var inheriting []*Object
-	for _, a := range cfg.Of(ak) {
-		if a.Str("inherited-traffic-group") == "true" {
-			inheriting = append(inheriting, a)
+	// One pass over the objects, as CompleteVirtualAddresses makes: a
+	// commit of a big configuration pays this every time.
+	var folders, inheriting []*Object
+	for _, o := range cfg.objs {
+		switch {
+		case o.Kind == fk:
+			folders = append(folders, o)
+		case o.Kind == ak && o.Str("inherited-traffic-group") == "true":
+			inheriting = append(inheriting, o)
 		}
-	}
-	if len(folders) == 0 && len(inheriting) == 0 {
-		return // nothing to walk: a commit without folders pays two scans
 	}
 	// Parents before their sub-folders: a folder's effective value is
 	// read only once the folder itself is settled.
 	slices.SortFunc(folders, func(a, b *Object) int {
-		return cmp.Compare(strings.Count(a.Name, "/"), strings.Count(b.Name, "/"))
+		if c := cmp.Compare(strings.Count(a.Name, "/"), strings.Count(b.Name, "/")); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
 	})
 	memo := map[string]string{}
 	var eff func(folder string) string
