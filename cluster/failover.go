@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -32,6 +33,26 @@ type TrafficGroup struct {
 	// AutoFailback (an ha-order setting, as on BIG-IP) does not apply.
 	HAScore     bool
 	ActiveBonus int
+	// LoadFactor (`ha-load-factor`, 1 to 1000, default 1) is the load
+	// the traffic group puts on the device active for it, relative to
+	// the other traffic groups. It counts only for a load-aware traffic
+	// group (no ha-order, no ha-group; BIG-IP's default failover
+	// method): such a group goes to the online device whose active
+	// traffic groups' load factors add up to the least, and moves there
+	// when that would even the devices' loads out
+	// (https://techdocs.f5.com/kb/en-us/products/big-ip_ltm/manuals/product/bigip-device-service-clustering-administration-12-1-1/13.html).
+	LoadFactor int
+}
+
+// LoadAware reports whether the traffic group is placed by load: BIG-IP's
+// failover method when neither ha-order nor an HA group is set.
+func (tg TrafficGroup) LoadAware() bool { return !tg.HAScore && len(tg.HAOrder) == 0 }
+
+func (tg TrafficGroup) factor() int {
+	if tg.LoadFactor <= 0 {
+		return 1
+	}
+	return tg.LoadFactor
 }
 
 // DefaultAutoFailbackTime is BIG-IP's auto-failback-time.
@@ -48,6 +69,9 @@ type TrafficGroupStatus struct {
 	// published HA score, without the active bonus.
 	Scored bool
 	Score  int
+	// LoadAware traffic groups carry their ha-load-factor.
+	LoadAware  bool
+	LoadFactor int
 }
 
 type tgState struct {
@@ -85,6 +109,9 @@ func checkTrafficGroups(def GroupDef, tgs []TrafficGroup) error {
 		}
 		if tg.ActiveBonus < 0 {
 			return fmt.Errorf("traffic group %s: the active bonus must not be negative", tg.Name)
+		}
+		if tg.LoadFactor < 0 || tg.LoadFactor > 1000 {
+			return fmt.Errorf("traffic group %s: ha-load-factor %d is out of range (1 to 1000)", tg.Name, tg.LoadFactor)
 		}
 		if tg.AutoFailbackTime < 0 {
 			return fmt.Errorf("traffic group %s: auto-failback-time must not be negative", tg.Name)
@@ -230,17 +257,55 @@ func (m *Member) failoverLoop(changed <-chan struct{}) {
 // candidates ranks the online devices for a traffic group: ha-order first,
 // then the rest by name; a device that was told to go standby comes last.
 func (m *Member) candidates(tg TrafficGroup, def GroupDef, alive map[string]bool, standby map[string]bool) []string {
-	var scores map[string]int
+	var scores, loads map[string]int
 	if tg.HAScore {
 		scores = m.scoresOf(tg.Name)
 	}
-	return rankCandidates(tg, def, alive, standby, scores)
+	if tg.LoadAware() {
+		m.mu.Lock()
+		tgs := slices.Clone(m.tgs)
+		m.mu.Unlock()
+		loads = m.ownerLoads(tgs, tg.Name)
+	}
+	return rankByLoad(tg, def, alive, standby, scores, loads)
+}
+
+// ownerLoads adds up, for each device, the load factors of the load-aware
+// traffic groups etcd names it the owner of, but for the traffic group
+// except: where a device stands before it takes that one.
+func (m *Member) ownerLoads(tgs []TrafficGroup, except string) map[string]int {
+	loads := map[string]int{}
+	for _, tg := range tgs {
+		if !tg.LoadAware() || tg.Name == except {
+			continue
+		}
+		if kv := m.mr.get(m.tgKey(tg.Name, "owner")); kv != nil {
+			loads[string(kv.Value)] += tg.factor()
+		}
+	}
+	return loads
+}
+
+// DeviceLoads is each device's load (the ha-load-factors of the
+// load-aware traffic groups it is active for), for show cm traffic-group.
+func (m *Member) DeviceLoads() map[string]int {
+	m.mu.Lock()
+	tgs := slices.Clone(m.tgs)
+	m.mu.Unlock()
+	return m.ownerLoads(tgs, "")
 }
 
 // rankCandidates orders the online devices: a device told to go standby
 // last; then, for a scored traffic group, the highest HA score first;
 // then ha-order, then name.
 func rankCandidates(tg TrafficGroup, def GroupDef, alive map[string]bool, standby map[string]bool, scores map[string]int) []string {
+	return rankByLoad(tg, def, alive, standby, scores, nil)
+}
+
+// rankByLoad is rankCandidates that puts, after the devices told to go
+// standby, the least loaded device first when loads is not nil (a
+// load-aware traffic group; loads leave the traffic group itself out).
+func rankByLoad(tg TrafficGroup, def GroupDef, alive map[string]bool, standby map[string]bool, scores, loads map[string]int) []string {
 	var out []string
 	for _, d := range def.Devices {
 		if alive[d] {
@@ -260,6 +325,9 @@ func rankCandidates(tg TrafficGroup, def GroupDef, alive map[string]bool, standb
 		}
 		if scores != nil && scores[a] != scores[b] {
 			return scores[a] > scores[b]
+		}
+		if loads != nil && loads[a] != loads[b] {
+			return loads[a] < loads[b]
 		}
 		if rank(a) != rank(b) {
 			return rank(a) < rank(b)
@@ -302,6 +370,16 @@ func (m *Member) evaluate() {
 		m.net.holdOn = heard != nil && !othersReachedEtcd(heard, lastOK, m.opts.LeaseTTL)
 	}
 	m.net.wasSafe = safe
+	// The load-aware traffic groups' loads per device, kept up to date
+	// with what this round claims and gives up, so that one round does
+	// not give every group to the same device.
+	var loads map[string]int
+	for _, tg := range tgs {
+		if tg.LoadAware() {
+			loads = m.ownerLoads(tgs, "")
+			break
+		}
+	}
 	carried := map[string]bool{}
 	for _, tg := range tgs {
 		carried[tg.Name] = true
@@ -320,10 +398,19 @@ func (m *Member) evaluate() {
 		if tg.HAScore {
 			m.publishScore(tg.Name, scores[tg.Name], lease)
 		}
-		cands := m.candidates(tg, def, alive, standby)
 		owner := ""
 		if ownerKV != nil {
 			owner = string(ownerKV.Value)
+		}
+		var cands []string
+		if tg.LoadAware() {
+			without := maps.Clone(loads)
+			if owner != "" {
+				without[owner] -= tg.factor()
+			}
+			cands = rankByLoad(tg, def, alive, standby, nil, without)
+		} else {
+			cands = m.candidates(tg, def, alive, standby)
 		}
 		mine := owner == m.me && lease != 0 && ownerKV.Lease == int64(lease) && ownerKV.ModRevision > st.releasedRev
 		if owner != "" {
@@ -346,6 +433,13 @@ func (m *Member) evaluate() {
 			if i := slices.Index(cands, m.me); safe && i >= 0 &&
 				now.Sub(st.vacantSince) >= time.Duration(i)*m.opts.LeaseTTL {
 				m.claim(tg.Name, lease)
+				if tg.LoadAware() {
+					loads[m.me] += tg.factor()
+				}
+			} else if tg.LoadAware() && len(cands) > 0 {
+				// Counted where it will go, so that the next vacant
+				// group of this round goes elsewhere.
+				loads[cands[0]] += tg.factor()
 			}
 		case mine:
 			switch {
@@ -355,6 +449,20 @@ func (m *Member) evaluate() {
 			case tg.HAScore && outscored(m.scoresOf(tg.Name), cands, m.me, scores[tg.Name], tg.ActiveBonus):
 				m.release(tg.Name, lease, st)
 				mine = false
+			case tg.LoadAware() && unbalanced(loads, cands, standby, m.me, tg.factor()):
+				// [M] Moved to even the loads out once the lighter
+				// device has been seen as lighter for a lease TTL (a
+				// claim in flight is not mistaken for room).
+				if st.failbackSince.IsZero() {
+					st.failbackSince = now
+				}
+				if now.Sub(st.failbackSince) >= m.opts.LeaseTTL {
+					to := lighter(cands, standby, m.me)
+					m.release(tg.Name, lease, st)
+					mine = false
+					loads[m.me] -= tg.factor()
+					loads[to] += tg.factor()
+				}
 			case tg.AutoFailback && !tg.HAScore && len(cands) > 0 && cands[0] != m.me && !standby[cands[0]] &&
 				slices.Contains(tg.HAOrder, cands[0]) && preferred(tg, cands[0], m.me):
 				wait := tg.AutoFailbackTime
@@ -412,6 +520,26 @@ func outscored(published map[string]int, cands []string, me string, own, bonus i
 		}
 	}
 	return false
+}
+
+// lighter is the first other device of cands not told to go standby
+// ("" when none is).
+func lighter(cands []string, standby map[string]bool, me string) string {
+	for _, d := range cands {
+		if d != me && !standby[d] {
+			return d
+		}
+	}
+	return ""
+}
+
+// unbalanced reports whether moving a load-aware traffic group of load
+// factor f from this device (me, loads[me] counting it) to the lightest
+// other device would leave that device still lighter than this one was:
+// each move then narrows the gap between the two, so moves end.
+func unbalanced(loads map[string]int, cands []string, standby map[string]bool, me string, f int) bool {
+	to := lighter(cands, standby, me)
+	return to != "" && loads[to]+f < loads[me]
 }
 
 // preferred reports whether a comes before b in the traffic group's
@@ -571,6 +699,7 @@ func (m *Member) FailoverStatus() []TrafficGroupStatus {
 			s.Scored, s.Score = true, m.scores[tg.Name]
 			m.mu.Unlock()
 		}
+		s.LoadAware, s.LoadFactor = tg.LoadAware(), tg.factor()
 		if ok, _ := m.c.Connected(); !ok && heard != nil {
 			// etcd's view is stale: say who serves it now.
 			s.Owner = ""

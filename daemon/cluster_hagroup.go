@@ -213,6 +213,35 @@ func bonusIf(score, bonus int) int {
 	return bonus
 }
 
+// showLoads adds to show cm traffic-group the load-aware traffic groups'
+// ha-load-factor and each device's load (the load factors of the
+// load-aware traffic groups it is active for) [M: the layout].
+func showLoads(w io.Writer, m *cluster.Member, tgs []cluster.TrafficGroupStatus) {
+	head := false
+	for _, t := range tgs {
+		if !t.LoadAware {
+			continue
+		}
+		if !head {
+			fmt.Fprintf(w, "\n%-26s %-16s %s\n", "Traffic Group", "Active Device", "HA Load Factor")
+			head = true
+		}
+		owner := t.Owner
+		if owner == "" {
+			owner = "-"
+		}
+		fmt.Fprintf(w, "%-26s %-16s %d\n", t.Name, owner, t.LoadFactor)
+	}
+	if !head {
+		return
+	}
+	loads := m.DeviceLoads()
+	fmt.Fprintf(w, "\n%-26s %s\n", "Device", "Load")
+	for _, d := range m.Group().Devices {
+		fmt.Fprintf(w, "%-26s %d\n", d, loads[d])
+	}
+}
+
 // showHAScores adds to show cm traffic-group the HA scores the devices
 // published for the traffic groups that fail over by HA group.
 func showHAScores(w io.Writer, m *cluster.Member, tgs []cluster.TrafficGroupStatus) {

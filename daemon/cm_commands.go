@@ -485,6 +485,7 @@ func (s *Session) showFailover(h *clusterHook, w io.Writer) error {
 		fmt.Fprintf(w, "%-26s %-8s %-16s %s\n", t.Name, st, owner, next)
 	}
 	showHAScores(w, m, tgs) // cluster_hagroup.go
+	showLoads(w, m, tgs)
 	if !m.Group().NetworkFailover {
 		fmt.Fprintf(w, "\nNetwork failover: disabled (failover by the etcd lease only)\n")
 		return nil

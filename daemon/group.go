@@ -50,6 +50,7 @@ var (
 	cmTGFailback     = cmTrafficGroup.MustProp("auto-failback-enabled")
 	cmTGFailbackTime = cmTrafficGroup.MustProp("auto-failback-time")
 	cmTGFloating     = cmTrafficGroup.MustProp("is-floating")
+	cmTGLoadFactor   = cmTrafficGroup.MustProp("ha-load-factor")
 	netSelfTG        = netSelf.MustProp("traffic-group")
 	ltmVirtualAddr   = schema.MustKind("ltm virtual-address")
 	vaddrTG          = ltmVirtualAddr.MustProp("traffic-group")

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -575,6 +576,9 @@ func trafficGroups(cfg *objects.Config, def cluster.GroupDef) []cluster.TrafficG
 		if name, bonus := haGroupOf(cfg, o); name != "" { // cluster_hagroup.go
 			tg.HAScore, tg.ActiveBonus = true, bonus
 		}
+		if n, err := strconv.Atoi(cmTGLoadFactor.Effective(cfg, o)); err == nil {
+			tg.LoadFactor = n
+		}
 		out = append(out, tg)
 	}
 	return out
@@ -588,7 +592,7 @@ func (h *clusterHook) followTrafficGroups(m *cluster.Member, def cluster.GroupDe
 	h.mu.Lock()
 	same := slices.EqualFunc(tgs, h.tgs, func(a, b cluster.TrafficGroup) bool {
 		return a.Name == b.Name && slices.Equal(a.HAOrder, b.HAOrder) && a.AutoFailback == b.AutoFailback && a.AutoFailbackTime == b.AutoFailbackTime &&
-			a.HAScore == b.HAScore && a.ActiveBonus == b.ActiveBonus
+			a.HAScore == b.HAScore && a.ActiveBonus == b.ActiveBonus && a.LoadFactor == b.LoadFactor
 	})
 	h.mu.Unlock()
 	if same && (def.Type == cluster.SyncFailover) == (h.e.float.Load() != nil) {

@@ -272,7 +272,8 @@ var monitorNotActed = map[string][]string{
 var clusterActed = map[string]bool{
 	"self-device": true, "type": true, "devices": true, "auto-sync": true, "network-failover": true, "unicast-address": true,
 	"ha-order": true, "ha-group": true, "auto-failback-enabled": true, "auto-failback-time": true, "is-floating": true,
-	"description": true,
+	"ha-load-factor": true, // load-aware failover (cluster.TrafficGroup.LoadFactor)
+	"description":    true,
 	// A device's management address: system-written on BIG-IP (from sys
 	// management-ip); settable here, where it is only what show cm device
 	// prints [M].
@@ -355,6 +356,14 @@ func ipfixElementBounds(k *Kind) *Kind {
 	k.row("enterprise-id").Max = math.MaxUint32
 	k.row("id").Max = 32767
 	k.row("size").Max = 65535
+	return k
+}
+
+// bound sets a row's range (1 to 1000 for a traffic group's
+// ha-load-factor, as BIG-IP takes it) and returns the kind.
+func (k *Kind) bound(name string, lo, hi int64) *Kind {
+	p := k.row(name)
+	p.Min, p.Max = lo, hi
 	return k
 }
 
@@ -1193,7 +1202,7 @@ auto-failback-time int 60
 mac str none
 monitor raw
 is-floating tf true
-`)),
+`)).bound("ha-load-factor", 1, 1000),
 
 		runGTMMonitor(gtmMonitorKind("http", "http", gtmMonSendRecvRows), "send", "recv", "reverse", "username", "password"),
 		runGTMMonitor(gtmMonitorKind("https", "https", gtmMonSendRecvRows+`
@@ -1592,13 +1601,17 @@ source str all
 		if k.Key() == "auth partition" || k.Key() == "sys folder" {
 			k.Passive = false
 			k.Help = "F5 " + k.Key() + ": a folder for objects (its properties are kept and saved; openltm does not act on them)"
+			if k.Key() == "sys folder" {
+				k.Help = "F5 sys folder: a folder for objects; its traffic group (inherited from its parent folder unless set) is the one of the virtual addresses in it that inherit theirs"
+			}
 			for _, p := range k.Props {
 				// inherited-devicegroup and inherited-traffic-group only
 				// say where the folder's device group and traffic group
-				// come from; those values themselves are written beside
-				// them (BIG-IP saves the effective ones) and warn when
-				// they are not the defaults openltm works with.
-				p.Passive = p.Name != "inherited-devicegroup" && p.Name != "inherited-traffic-group"
+				// come from; the device group itself is written beside
+				// them (BIG-IP saves the effective one) and warns when it
+				// is not the default openltm works with. The traffic
+				// group is acted on (CompleteTrafficGroups).
+				p.Passive = p.Name != "inherited-devicegroup" && p.Name != "inherited-traffic-group" && p.Name != "traffic-group"
 			}
 		}
 	}

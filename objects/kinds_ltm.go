@@ -365,7 +365,8 @@ func ltmKinds() []*Kind {
 		enum("enabled", "yes", "yes", "no"),
 		passive(ed("spanning", "disabled")),
 		passive(str("server-scope", "any")),
-		passive(str("inherited-traffic-group", "false")),
+		// The folder's traffic group, followed (CompleteTrafficGroups).
+		enum("inherited-traffic-group", "false", "true", "false"),
 		num("connection-limit", "0"),
 		passive(str("floating", "enabled")),
 		passive(str("app-service", "none")),

@@ -326,10 +326,11 @@ func TestFolderDefaultTrafficGroup(t *testing.T) {
 	if err := l.Err(true); err != nil {
 		t.Fatalf("%v (%v)", err, l.Findings)
 	}
-	// Another traffic group is a choice: kept, with the warning.
+	// Another traffic group is acted on (CompleteTrafficGroups): no
+	// warning.
 	l = readAndCheck("sys folder /Common/app {\n    inherited-traffic-group false\n    traffic-group /Common/traffic-group-2\n}\n")
-	if l.Err(true) == nil {
-		t.Errorf("a folder's own traffic group drew no warning: %v", l.Findings)
+	if err := l.Err(true); err != nil {
+		t.Errorf("a folder's own traffic group: %v (%v)", err, l.Findings)
 	}
 }
 

@@ -66,10 +66,18 @@ func CompleteVirtualAddresses(s *Schema, old, cfg *Config) {
 			mask = "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"
 		}
 		// What BIG-IP writes for an address it made (bigip.conf).
-		cfg.Put(&Object{Kind: ak, Name: name, Props: map[string]*Value{
+		o := &Object{Kind: ak, Name: name, Props: map[string]*Value{
 			"address": {Str: addr}, "arp": {Str: "enabled"}, "icmp-echo": {Str: "enabled"},
-			"mask": {Str: mask}, "traffic-group": {Str: "/Common/traffic-group-1"},
-		}})
+			"mask": {Str: mask}, "traffic-group": {Str: DefaultTrafficGroup},
+		}}
+		// [M] An address made in a sys folder (an application's
+		// folder, as iApps and AS3 make them) inherits the folder's
+		// traffic group (CompleteTrafficGroups writes it); one in a
+		// partition's top folder has traffic-group-1.
+		if folder := name[:strings.LastIndexByte(name, '/')]; strings.Count(folder, "/") > 1 && cfg.Get(s.Kind("sys folder"), folder) != nil {
+			o.Props["inherited-traffic-group"] = &Value{Str: "true"}
+		}
+		cfg.Put(o)
 	}
 	if old == nil {
 		return
