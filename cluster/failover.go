@@ -38,8 +38,9 @@ type TrafficGroup struct {
 	// the other traffic groups. It counts only for a load-aware traffic
 	// group (no ha-order, no ha-group; BIG-IP's default failover
 	// method): such a group goes to the online device whose active
-	// traffic groups' load factors add up to the least, and moves there
-	// when that would even the devices' loads out
+	// traffic groups' load factors add up to the least when it has to
+	// go somewhere, and, with AutoFailback, moves there when that would
+	// even the devices' loads out
 	// (https://techdocs.f5.com/kb/en-us/products/big-ip_ltm/manuals/product/bigip-device-service-clustering-administration-12-1-1/13.html).
 	LoadFactor int
 }
@@ -449,14 +450,18 @@ func (m *Member) evaluate() {
 			case tg.HAScore && outscored(m.scoresOf(tg.Name), cands, m.me, scores[tg.Name], tg.ActiveBonus):
 				m.release(tg.Name, lease, st)
 				mine = false
-			case tg.LoadAware() && unbalanced(loads, cands, standby, m.me, tg.factor()):
-				// [M] Moved to even the loads out once the lighter
-				// device has been seen as lighter for a lease TTL (a
-				// claim in flight is not mistaken for room).
+			case tg.LoadAware() && tg.AutoFailback && unbalanced(loads, cands, standby, m.me, tg.factor()):
+				// [M] A load-aware traffic group stays where it is
+				// active, as on BIG-IP, where load decides only the
+				// next active device; with auto-failback-enabled (an
+				// ha-order setting on BIG-IP) it moves to even the
+				// loads out once the lighter device has been seen as
+				// lighter for auto-failback-time, and at least a lease
+				// TTL (a claim in flight is not mistaken for room).
 				if st.failbackSince.IsZero() {
 					st.failbackSince = now
 				}
-				if now.Sub(st.failbackSince) >= m.opts.LeaseTTL {
+				if now.Sub(st.failbackSince) >= max(m.opts.LeaseTTL, tg.AutoFailbackTime) {
 					to := lighter(cands, standby, m.me)
 					m.release(tg.Name, lease, st)
 					mine = false
