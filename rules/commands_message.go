@@ -32,12 +32,7 @@ func cmdMessageProto(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if err != nil {
 		return tcl.Empty, err
 	}
-	if st.router != nil {
-		if p := st.router.Config().Proto; p != nil {
-			return tcl.Str(p.Name()), nil
-		}
-	}
-	return tcl.Str("genericmsg"), nil
+	return tcl.Str(st.protoName()), nil
 }
 
 func cmdMessageType(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {

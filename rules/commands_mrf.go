@@ -706,10 +706,17 @@ func cmdMRProtocol(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if err != nil {
 		return tcl.Empty, err
 	}
+	return tcl.Str(st.protoName()), nil
+}
+
+// protoName is the message protocol of the connection's router
+// (genericmsg without a router or protocol): MR::protocol's and
+// MESSAGE::proto's answer.
+func (st *MRState) protoName() string {
 	if st.router != nil {
 		if p := st.router.Config().Proto; p != nil {
-			return tcl.Str(p.Name()), nil
+			return p.Name()
 		}
 	}
-	return tcl.Str("genericmsg"), nil
+	return "genericmsg"
 }

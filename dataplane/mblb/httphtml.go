@@ -64,23 +64,39 @@ func (sc *serverConn) htmlPass(req *msg, head, b []byte, h *httpx.Head) *htmlfil
 	if o == nil {
 		return nil
 	}
-	if req.httpHead || h.Status < 200 || h.Status == 204 || h.Status == 304 || req.hx.connect || req.hx.tunnel != 0 || h.Upgrade {
+	if head = passHead(req, head, b, h); head == nil {
 		return nil
-	}
-	if head == nil {
-		head = b[h.Start:h.HeaderEnd]
 	}
 	hh := httpx.Head{HeaderEnd: len(head)}
-	if !o.selects(httpx.HeaderValue(head, &hh, "content-type")) {
-		return nil
-	}
-	if ce := bytes.TrimSpace(httpx.HeaderValue(head, &hh, "content-encoding")); len(ce) > 0 && !httpx.EqualFold(ce, "identity") {
+	if !o.selects(httpx.HeaderValue(head, &hh, "content-type")) || !plainBody(head, &hh) {
 		return nil
 	}
 	if hh, ok := req.sess.hrule.(HTTPHTMLHandler); ok {
 		return hh.HTMLPass(o.Rules)
 	}
 	return o.Rules.New(nil, nil)
+}
+
+// passHead is the head a response body's pass (html, sse) reads the
+// response h to req by: head as the rules left it, else as it came in b;
+// nil when the response has no body to pass (to a HEAD or a CONNECT, a
+// tunnel, 1xx, 204, 304, an upgrade).
+func passHead(req *msg, head, b []byte, h *httpx.Head) []byte {
+	if req.httpHead || h.Status < 200 || h.Status == 204 || h.Status == 304 || req.hx.connect || req.hx.tunnel != 0 || h.Upgrade {
+		return nil
+	}
+	if head == nil {
+		head = b[h.Start:h.HeaderEnd]
+	}
+	return head
+}
+
+// plainBody reports whether the response whose head is head (hh its
+// framing) comes without a content encoding, or as identity: a body a
+// pass can read.
+func plainBody(head []byte, hh *httpx.Head) bool {
+	ce := bytes.TrimSpace(httpx.HeaderValue(head, hh, "content-encoding"))
+	return len(ce) == 0 || httpx.EqualFold(ce, "identity")
 }
 
 // htmlWhole passes a whole body, chunked as its sender framed it or not,

@@ -44,11 +44,8 @@ func (sc *serverConn) ssePass(req *msg, head, b []byte, h *httpx.Head) *ssefilte
 	if o == nil {
 		return nil
 	}
-	if req.httpHead || h.Status < 200 || h.Status == 204 || h.Status == 304 || req.hx.connect || req.hx.tunnel != 0 || h.Upgrade {
+	if head = passHead(req, head, b, h); head == nil {
 		return nil
-	}
-	if head == nil {
-		head = b[h.Start:h.HeaderEnd]
 	}
 	hh := httpx.Head{HeaderEnd: len(head)}
 	ct := httpx.HeaderValue(head, &hh, "content-type")
@@ -58,7 +55,7 @@ func (sc *serverConn) ssePass(req *msg, head, b []byte, h *httpx.Head) *ssefilte
 	if !httpx.EqualFold(bytes.TrimSpace(ct), "text/event-stream") {
 		return nil
 	}
-	if ce := bytes.TrimSpace(httpx.HeaderValue(head, &hh, "content-encoding")); len(ce) > 0 && !httpx.EqualFold(ce, "identity") {
+	if !plainBody(head, &hh) {
 		return nil
 	}
 	sh, ok := req.sess.hrule.(HTTPSSEHandler)
