@@ -159,6 +159,17 @@ func (t *translator) refuse(format string, args ...any) bool {
 	return false
 }
 
+// needsHTTPProfile refuses a virtual server that has a profile of kind
+// (one that reads HTTP messages: html, xml, json, sse, rewrite, ...)
+// but no http profile, as BIG-IP refuses the combination [M: its
+// message is ours].
+func (t *translator) needsHTTPProfile(o *objects.Object, kind *objects.Kind) bool {
+	if p := t.profile(o, kind); p != nil && t.profile(o, profileHTTP) == nil {
+		return t.refuse("profile %s (%s) requires an http profile on the virtual server (%s)", p.Name, strings.TrimPrefix(kind.Key(), "ltm profile "), o.Name)
+	}
+	return true
+}
+
 func (t *translator) keep(o *objects.Object, format string, args ...any) {
 	t.kept = append(t.kept, about(o, format, args...))
 }

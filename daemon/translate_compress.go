@@ -109,13 +109,7 @@ func (t *translator) compressOptions(o *objects.Object) (*httpcompress.Policy, e
 // server without an http profile: there are no responses to compress,
 // and BIG-IP refuses the combination too [M: its message is ours].
 func (t *translator) compressNeedsHTTP(o *objects.Object) bool {
-	if cp := t.profile(o, profileCompress); cp != nil && t.profile(o, profileHTTP) == nil {
-		msg := fmt.Sprintf("profile %s (http-compression) requires an http profile on the virtual server (%s)", cp.Name, o.Name)
-		t.skipped = append(t.skipped, msg)
-		t.refused = append(t.refused, msg)
-		return false
-	}
-	return true
+	return t.needsHTTPProfile(o, profileCompress)
 }
 
 // compressNeeds refuses, as BIG-IP does (01070394), a rule list whose

@@ -105,12 +105,7 @@ func (t *translator) htmlChecks() {
 // htmlNeedsHTTP refuses an html profile on a virtual server without an
 // http profile: it reads HTTP response bodies, and BIG-IP refuses the
 // combination [M: its message is ours].
-func (t *translator) htmlNeedsHTTP(o *objects.Object) bool {
-	if hp := t.profile(o, profileHTML); hp != nil && t.profile(o, profileHTTP) == nil {
-		return t.refuse("profile %s (html) requires an http profile on the virtual server (%s)", hp.Name, o.Name)
-	}
-	return true
-}
+func (t *translator) htmlNeedsHTTP(o *objects.Object) bool { return t.needsHTTPProfile(o, profileHTML) }
 
 // htmlNeeds refuses a rule list whose HTML_ events need an html profile
 // the virtual server lacks (01070394 [M]).

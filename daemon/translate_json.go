@@ -61,15 +61,7 @@ func (t *translator) jsonProfile(o *objects.Object) {
 // jsonNeedsHTTP refuses a json profile on a virtual server without an
 // http profile: it parses HTTP bodies, and BIG-IP refuses the
 // combination too [M: its message is ours].
-func (t *translator) jsonNeedsHTTP(o *objects.Object) bool {
-	if jp := t.profile(o, profileJSON); jp != nil && t.profile(o, profileHTTP) == nil {
-		msg := fmt.Sprintf("profile %s (json) requires an http profile on the virtual server (%s)", jp.Name, o.Name)
-		t.skipped = append(t.skipped, msg)
-		t.refused = append(t.refused, msg)
-		return false
-	}
-	return true
-}
+func (t *translator) jsonNeedsHTTP(o *objects.Object) bool { return t.needsHTTPProfile(o, profileJSON) }
 
 // jsonNeeds refuses a rule list whose JSON_ events need a json profile
 // the virtual server lacks (01070394 [M]).

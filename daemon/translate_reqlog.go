@@ -196,11 +196,5 @@ func (t *translator) hslChecked(proto, pool string) mblb.RequestLogSend {
 // without an http profile: there are no requests to log [M: BIG-IP's
 // message is not known; this one is ours].
 func (t *translator) requestLogNeedsHTTP(o *objects.Object) bool {
-	if rp := t.profile(o, profileRequestLog); rp != nil && t.profile(o, profileHTTP) == nil {
-		msg := fmt.Sprintf("profile %s (request-log) requires an http profile on the virtual server (%s)", rp.Name, o.Name)
-		t.skipped = append(t.skipped, msg)
-		t.refused = append(t.refused, msg)
-		return false
-	}
-	return true
+	return t.needsHTTPProfile(o, profileRequestLog)
 }

@@ -125,8 +125,5 @@ func (t *translator) rewriteOptions(o *objects.Object) (rp *rewrite.Profile, ok 
 // an http profile: it rewrites HTTP messages, and BIG-IP refuses the
 // combination too [M: its message is ours].
 func (t *translator) rewriteNeedsHTTP(o *objects.Object) bool {
-	if rp := t.profile(o, profileRewrite); rp != nil && t.profile(o, profileHTTP) == nil {
-		return t.refuse("profile %s (rewrite) requires an http profile on the virtual server (%s)", rp.Name, o.Name)
-	}
-	return true
+	return t.needsHTTPProfile(o, profileRewrite)
 }

@@ -42,12 +42,7 @@ func (t *translator) sseOptions(o *objects.Object) (*mblb.SSEOptions, error) {
 // sseNeedsHTTP refuses an sse profile on a virtual server without an
 // http profile: it reads HTTP response bodies [M: BIG-IP's message is
 // not documented; this one is ours].
-func (t *translator) sseNeedsHTTP(o *objects.Object) bool {
-	if sp := t.profile(o, profileSSE); sp != nil && t.profile(o, profileHTTP) == nil {
-		return t.refuse("profile %s (sse) requires an http profile on the virtual server (%s)", sp.Name, o.Name)
-	}
-	return true
-}
+func (t *translator) sseNeedsHTTP(o *objects.Object) bool { return t.needsHTTPProfile(o, profileSSE) }
 
 // sseNeeds refuses a rule list whose SSE_RESPONSE needs an sse profile
 // the virtual server lacks (01070394 [M]).

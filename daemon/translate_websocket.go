@@ -60,13 +60,7 @@ func (t *translator) webSocketProfile(o *objects.Object) {
 // without an http profile: the upgrade it frames is an HTTP exchange,
 // and BIG-IP refuses the combination too [M: its message is ours].
 func (t *translator) webSocketNeedsHTTP(o *objects.Object) bool {
-	if wp := t.profile(o, profileWebSocket); wp != nil && t.profile(o, profileHTTP) == nil {
-		msg := fmt.Sprintf("profile %s (websocket) requires an http profile on the virtual server (%s)", wp.Name, o.Name)
-		t.skipped = append(t.skipped, msg)
-		t.refused = append(t.refused, msg)
-		return false
-	}
-	return true
+	return t.needsHTTPProfile(o, profileWebSocket)
 }
 
 // wsNeeds refuses a rule list whose WS_ events or WS:: commands need a

@@ -192,12 +192,7 @@ func errorsUnwrapProfile(err error) string {
 // xmlNeedsHTTP refuses an xml profile on a virtual server without an
 // http profile: it reads HTTP request bodies, and BIG-IP refuses the
 // combination too [M: its message is ours].
-func (t *translator) xmlNeedsHTTP(o *objects.Object) bool {
-	if xp := t.profile(o, profileXML); xp != nil && t.profile(o, profileHTTP) == nil {
-		return t.refuse("profile %s (xml) requires an http profile on the virtual server (%s)", xp.Name, o.Name)
-	}
-	return true
-}
+func (t *translator) xmlNeedsHTTP(o *objects.Object) bool { return t.needsHTTPProfile(o, profileXML) }
 
 // xmlNeeds refuses a rule list whose XML_CONTENT_BASED_ROUTING needs an
 // xml profile the virtual server lacks (01070394 [M]).
