@@ -77,6 +77,8 @@ var subcommands = []struct{ name, usage, what string }{
 		"a browser's ECH path: asks for NAME's HTTPS record, takes its ech SvcParam and opens TLS to -connect with NAME in the encrypted hello"},
 	{"dns", "-listen ADDR:PORT [-label D1] -record 'NAME TTL IN TYPE DATA' ... [-doh [-cert FILE -key FILE] [-http1]]",
 		"an authoritative DNS member over UDP and TCP answering the records given, logging each query; with -doh a DNS over HTTPS member (TLS with -cert and -key)"},
+	{"doh-client", dohClientUsage,
+		"a DNS over HTTPS client: the queries one after the other over one connection (HTTP/2, or HTTP/1.1 with -http1), answers printed as dig +short does, each query saying whether it reused the connection"},
 	{"dns-primary", dnsPrimaryUsage,
 		"a zone's primary for DNS Express: AXFR and IXFR over TCP, NOTIFY on every new serial of its zone file"},
 	{"dnsauth", dnsAuthUsage,
@@ -158,6 +160,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = echClientMain(ctx, args[1:], stdout, stderr) // ech.go
 	case "dns":
 		err = dnsMain(ctx, args[1:], stdout, stderr) // dns.go
+	case "doh-client":
+		err = dohClientMain(ctx, args[1:], stdout, stderr) // dohclient.go
 	case "dns-primary":
 		err = dnsPrimaryMain(ctx, args[1:], stdout, stderr) // dnsprimary.go
 	case "dnsauth":
