@@ -68,6 +68,11 @@ type Flow struct {
 	// connection, idle timeout); false closes the server side and lets the
 	// client go quietly (service-down-action drop). Set before Add.
 	Closer func(reset bool)
+	// End does what Closer does, for the engines that make a flow per
+	// connection: a method value as Closer is an allocation per
+	// connection, an interface holding the connection's own pointer is
+	// not. Set one of the two before Add; End is asked first.
+	End Ender
 	Traffic
 
 	// evicted is set once an eviction policy chose the flow
@@ -77,21 +82,36 @@ type Flow struct {
 
 	mu   sync.Mutex
 	legs atomic.Pointer[[]*Leg]
+	// first holds the flow's first leg, the only one most flows have,
+	// so that attaching it allocates nothing; used once, because a
+	// reader may still hold the slice after the leg is removed.
+	first      [1]*Leg
+	firstSlice []*Leg
+	firstUsed  bool
 }
+
+// Ender ends a flow from outside its engine (delete sys connection,
+// eviction, service-down-action): reset true resets both sides, false
+// closes the server side and lets the client go quietly.
+type Ender interface{ EndFlow(reset bool) }
 
 // ID is the flow's table key, unique for the table's life.
 func (f *Flow) ID() uint64 { return f.id }
 
 // Abort resets both sides and ends the flow.
 func (f *Flow) Abort() {
-	if f.Closer != nil {
+	if f.End != nil {
+		f.End.EndFlow(true)
+	} else if f.Closer != nil {
 		f.Closer(true)
 	}
 }
 
 // Drop ends the flow without resetting the client.
 func (f *Flow) Drop() {
-	if f.Closer != nil {
+	if f.End != nil {
+		f.End.EndFlow(false)
+	} else if f.Closer != nil {
 		f.Closer(false)
 	}
 }
@@ -131,6 +151,14 @@ func (f *Flow) Legs() []*Leg {
 func (f *Flow) AddLeg(l *Leg) {
 	f.mu.Lock()
 	old := f.Legs()
+	if len(old) == 0 && !f.firstUsed {
+		f.firstUsed = true
+		f.first[0] = l
+		f.firstSlice = f.first[:]
+		f.legs.Store(&f.firstSlice)
+		f.mu.Unlock()
+		return
+	}
 	n := make([]*Leg, len(old), len(old)+1)
 	copy(n, old)
 	n = append(n, l)

@@ -110,3 +110,50 @@ func BenchmarkAddRemove(b *testing.B) {
 		}
 	})
 }
+
+// TestLegsFirstStorage: the first leg lives in the flow's own storage,
+// and a slice a reader took stays as it was through later changes.
+func TestLegsFirstStorage(t *testing.T) {
+	var f Flow
+	l1, l2, l3 := &Leg{}, &Leg{}, &Leg{}
+	steps := []struct {
+		add, remove *Leg
+		want        []*Leg
+	}{
+		{add: l1, want: []*Leg{l1}},
+		{remove: l1, want: []*Leg{}},
+		{add: l2, want: []*Leg{l2}},
+		{add: l3, want: []*Leg{l2, l3}},
+		{remove: l2, want: []*Leg{l3}},
+	}
+	var held [][]*Leg
+	for i, s := range steps {
+		if s.add != nil {
+			f.AddLeg(s.add)
+		}
+		if s.remove != nil {
+			f.RemoveLeg(s.remove)
+		}
+		got := f.Legs()
+		if len(got) != len(s.want) {
+			t.Fatalf("step %d: %d legs, want %d", i, len(got), len(s.want))
+		}
+		for j := range got {
+			if got[j] != s.want[j] {
+				t.Fatalf("step %d: leg %d is not the one added", i, j)
+			}
+		}
+		held = append(held, got)
+	}
+	for i, h := range held { // what each reader took is unchanged
+		for j := range h {
+			if h[j] != steps[i].want[j] {
+				t.Fatalf("the slice read at step %d changed later", i)
+			}
+		}
+	}
+	var g Flow
+	if n := testing.AllocsPerRun(10, func() { g = Flow{}; g.AddLeg(l1) }); n != 0 {
+		t.Errorf("the first leg allocated %v times, want 0", n)
+	}
+}

@@ -1246,6 +1246,11 @@ func (s *ClientConn) drain() {
 	s.mu.Unlock()
 }
 
+// EndFlow is Close, as the connection table's flows.Ender: the engines
+// that make a flow per connection name the session itself rather than a
+// closure over it (an allocation per connection).
+func (s *ClientConn) EndFlow(reset bool) { s.Close(reset) }
+
 // Close ends the session: reset true resets the client (idle timeout,
 // `delete sys connection`, errors), false closes it in order. Its own
 // server connections close with it, or once the answers still owed on

@@ -85,7 +85,7 @@ func (e *Engine) serveRelated(vs *state.Virtual, c *net.TCPConn, server netip.Ad
 		s.ApplyConn(c) // tcpopts.go
 	}
 	pr := &proxied{client: c, related: server}
-	pr.init(e, vs, snap, client, local, pr.end)
+	pr.init(e, vs, snap, client, local, pr)
 	vs.Ephemeral.TryOpen(0)
 	defer pr.countEphemeral()
 	e.env.Table.Add(&pr.Flow)

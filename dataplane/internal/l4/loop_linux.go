@@ -476,7 +476,7 @@ func (lr *loopRT) startFlow(vs *state.Virtual, fd int, client, local netip.AddrP
 	}
 	lf := &loopFlow{lr: lr, cfd: fd, sfd: -1}
 	pr := &lf.flow
-	pr.init(lr.e, vs, snap, client, local, lf.closeFromOutside)
+	pr.init(lr.e, vs, snap, client, local, lf)
 	pr.Flow.Arrival = int32(ifx)
 	if snap.SYN {
 		pr.syn = synhdr.Read(fd) // synopts.go
@@ -991,9 +991,9 @@ func (lf *loopFlow) passFIN(up bool) {
 	unix.RawSyscall(unix.SYS_SHUTDOWN, uintptr(dst), unix.SHUT_WR, 0)
 }
 
-// closeFromOutside is the flow's Closer: delete sys connection, service
-// down actions and Close reach the flow through its loop.
-func (lf *loopFlow) closeFromOutside(reset bool) {
+// EndFlow implements flows.Ender: delete sys connection, service down
+// actions and Close reach the flow through its loop.
+func (lf *loopFlow) EndFlow(reset bool) {
 	if lf.hsConn != nil && lf.killHandshake(reset) {
 		return
 	}

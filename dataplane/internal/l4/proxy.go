@@ -203,7 +203,7 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 		return
 	}
 	pr := &proxied{client: c, hops: hops, head: head}
-	pr.init(e, vs, snap, client, local, pr.end)
+	pr.init(e, vs, snap, client, local, pr)
 	if snap.BWC != nil {
 		pr.attachBWC(snap.BWC, client.Addr().String()) // bwc.go
 		if snap.RateClass != nil {
@@ -314,13 +314,13 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 }
 
 // init fills in a new flow's table entry for the virtual.
-func (fl *flow) init(e *Engine, vs *state.Virtual, snap *state.VirtualSnap, client, local netip.AddrPort, closer func(bool)) {
+func (fl *flow) init(e *Engine, vs *state.Virtual, snap *state.VirtualSnap, client, local netip.AddrPort, end flows.Ender) {
 	fl.e, fl.vs, fl.snap, fl.pool = e, vs, snap, snap.Pool
 	fl.Client, fl.Local = client, local
 	fl.Virtual = vs.Name
 	fl.Flow.Protocol = "tcp"
 	fl.SetIdleTimeout(snap.FlowIdle(local)) // a service-policy's timer policy (state/timers.go)
-	fl.Closer = closer
+	fl.End = end
 	if snap.Clone != nil {
 		fl.clone = snap.Clone.Start() // clone.go
 	}
@@ -1046,6 +1046,9 @@ func (sc *serverConn) in(n int, pk uint64) {
 		sc.clock.Answered(time.Now().UnixNano())
 	}
 }
+
+// EndFlow implements flows.Ender with end.
+func (pr *proxied) EndFlow(reset bool) { pr.end(reset) }
 
 // end closes both sides: with resets (reset true), or, for drop, the server
 // side with a reset and the client side quietly.

@@ -87,7 +87,7 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 	lf := &loopFlow{lr: lr, cfd: fd, sfd: -1, hsConn: c}
 	lf.hs.Store(hsRunning)
 	pr := &lf.flow
-	pr.init(lr.e, vs, snap, client, local, lf.closeFromOutside)
+	pr.init(lr.e, vs, snap, client, local, lf)
 	pr.Flow.Arrival = int32(ifx)
 	pr.syn = syn
 	if rs != nil {
@@ -133,7 +133,7 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 // decisions and persistence state are returned for the loop flow.
 func (lr *loopRT) acceptedOnLoop(vs *state.Virtual, snap *state.VirtualSnap, fd int, c *net.TCPConn, syn *synhdr.SYN, client, local netip.AddrPort) (*ruleState, *flowPersist) {
 	pr := &proxied{client: c}
-	pr.init(lr.e, vs, snap, client, local, pr.end)
+	pr.init(lr.e, vs, snap, client, local, pr)
 	pr.syn = syn
 	pr.rules, pr.evMask, pr.rs = snap.Cfg.Rules, snap.EvMask, &ruleState{}
 	lr.e.env.Table.Add(&pr.Flow)

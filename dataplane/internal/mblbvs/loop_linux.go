@@ -69,7 +69,7 @@ func (mv *VS) StartOnLoop(loop *evloop.Loop, fd int, client, local netip.AddrPor
 	f.ended = ended
 	f.sess = mv.eng.NewLoopClientConn(loop, fd, client, opts, f.finish)
 	s := f.sess
-	f.Closer = func(reset bool) { s.Close(reset) }
+	f.End = s
 	mv.env.Table.Add(&f.Flow)
 	if f.rr != nil && !f.rr.accepted() {
 		return true // closed: the session's end runs finish

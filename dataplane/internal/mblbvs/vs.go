@@ -602,7 +602,7 @@ func (s *Set) ServeHanded(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCP
 	}
 	f.sess = mv.eng.NewClientConn(conn, opts)
 	sess := f.sess
-	f.Closer = func(reset bool) { sess.Close(reset) }
+	f.End = sess
 	s.env.Table.Add(&f.Flow)
 	defer f.finish()
 	defer mv.trackTLS(f, snap.Cfg.TLS)() // tls.go
