@@ -215,7 +215,8 @@ func prefixes(v *objects.Value) []netip.Prefix {
 
 // virtualLSN points v at its lsn pool (source-address-translation type
 // lsn). The L4 proxy's TCP flows (with or without TLS and rules), UDP
-// flows and message-based (http) virtuals' member connections translate.
+// flows and message-based (http) virtuals' member connections (HTTP/1.1
+// and HTTP/2) translate.
 func (t *translator) virtualLSN(o *objects.Object, v *dataplane.Virtual, pool string) bool {
 	lp := t.cfg.Lookup(t.s, specLSNPool, pool)
 	if lp == nil {
@@ -228,20 +229,6 @@ func (t *translator) virtualLSN(o *objects.Object, v *dataplane.Virtual, pool st
 	}
 	v.SNAT.Pool = lp.Name
 	return true
-}
-
-// lsnNotes warns about the virtuals whose data path does not translate
-// through their lsn pool: message-based virtuals that speak HTTP/2 to
-// their members (the member connections are shared by every client).
-func (t *translator) lsnNotes() {
-	for name, v := range t.dc.Virtuals {
-		if v.SNAT.Type != dataplane.SNATLSN || v.MBLB == nil || v.MBLB.MemberHTTP2 == nil {
-			continue
-		}
-		if o := t.cfg.Get(ltmVirtual, name); o != nil {
-			t.keep(o, "source-address-translation type lsn is not acted on for HTTP/2 member connections; this one's server sides keep the client's address")
-		}
-	}
 }
 
 // lsnPCP reads a pool's pcp block: the PCP server on the selfip's
