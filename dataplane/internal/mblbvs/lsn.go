@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"sync"
 	"syscall"
 	"time"
 
@@ -76,6 +77,38 @@ func (mv *VS) dialTranslated(ctx context.Context, snap *state.VirtualSnap, lp *l
 		t.Release()
 		return nil, nil, err
 	}
+}
+
+// dialOrigin opens an explicit forward proxy's connection to an origin
+// (dst: what the request named, no pool member) from a translation of
+// lp, held until the proxy closes the connection. The proxy's rules have
+// no LSN:: commands (fwdrules.go): the virtual's pool translates.
+func (mv *VS) dialOrigin(ctx context.Context, snap *state.VirtualSnap, lp *lsn.Pool, want *lsn.Want, client, dst netip.AddrPort) (net.Conn, error) {
+	c, t, err := mv.dialTranslated(ctx, snap, lp, want, client, mblb.Member{Addr: dst})
+	if err != nil {
+		return nil, err
+	}
+	mv.lsnShared.Store(t.Addr, t)
+	return &lsnTCPConn{TCPConn: c, mv: mv, t: t}, nil
+}
+
+// lsnTCPConn is a TCP connection made from an lsn translation that is
+// not an engine leg, which gives it back when it closes. It keeps
+// *net.TCPConn's methods (CloseWrite, SetLinger, ReadFrom for splice).
+type lsnTCPConn struct {
+	*net.TCPConn
+	mv   *VS
+	t    *lsn.Translation
+	once sync.Once
+}
+
+func (c *lsnTCPConn) Close() error {
+	err := c.TCPConn.Close()
+	c.once.Do(func() {
+		c.mv.lsnShared.CompareAndDelete(c.t.Addr, c.t)
+		c.t.Release()
+	})
+	return err
 }
 
 // lsnLeg is the translation of the member connection from local: an
