@@ -113,6 +113,7 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	}
 	t.evictionContexts() // translate_eviction.go
 	t.dohListeners()     // translate_doh.go
+	t.lsnNotes()         // translate_lsn.go
 	return t.dc, t.skipped, t.kept, t.refused
 }
 

@@ -3,6 +3,7 @@ package daemon
 import (
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/openltm/openltm/dataplane"
@@ -229,6 +230,50 @@ func (t *translator) virtualLSN(o *objects.Object, v *dataplane.Virtual, pool st
 	}
 	v.SNAT.Pool = lp.Name
 	return true
+}
+
+// lsnNotes warns about the virtuals with an lsn pool whose data path
+// leaves some of their server-side connections untranslated, naming
+// them: the member connections of pools and rules' nodes, HTTP/1.1,
+// HTTP/2 and HTTP/3 alike, explicit proxy and SOCKS origins translate;
+// these do not yet.
+func (t *translator) lsnNotes() {
+	for name, v := range t.dc.Virtuals {
+		if v.SNAT.Type != dataplane.SNATLSN {
+			continue
+		}
+		var not []string
+		if v.DNS != nil {
+			not = append(not, "the dns profile's queries to members (from the virtual's own sockets)")
+		}
+		if v.DoH != nil {
+			not = append(not, "the DoH profile's queries to its members")
+		}
+		if v.Diameter != nil || v.MRF != nil {
+			not = append(not, "message routing peer connections (they take their transport-config's source-address-translation)")
+		}
+		if v.FTP != nil {
+			not = append(not, "FTP data connections' ports (they go from the control connection's translation address, on a port the pool does not hold)")
+		}
+		if v.RTSP != nil {
+			not = append(not, "RTSP media channels")
+		}
+		if v.TFTP != nil {
+			not = append(not, "TFTP transfers")
+		}
+		if v.GTP != nil {
+			not = append(not, "GTP messages")
+		}
+		if v.MBLB != nil && v.TLS != nil && v.TLS.Forward != nil {
+			not = append(not, "the SSL forward proxy's certificate probes and bypassed clients' connections")
+		}
+		if len(not) == 0 {
+			continue
+		}
+		if o := t.cfg.Get(ltmVirtual, name); o != nil {
+			t.keep(o, "source-address-translation type lsn is not acted on for %s: those keep the address the virtual would use without it", strings.Join(not, "; "))
+		}
+	}
 }
 
 // lsnPCP reads a pool's pcp block: the PCP server on the selfip's
