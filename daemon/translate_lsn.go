@@ -253,7 +253,7 @@ func (t *translator) lsnNotes() {
 			not = append(not, "message routing peer connections (they take their transport-config's source-address-translation)")
 		}
 		if v.FTP != nil {
-			not = append(not, "FTP data connections' ports (they go from the control connection's translation address, on a port the pool does not hold)")
+			not = append(not, "FTP active data connections' listening ports (on the control connection's translation address, a port the host chooses; passive data connections take the pool's)")
 		}
 		if v.RTSP != nil {
 			not = append(not, "RTSP media channels")
