@@ -264,9 +264,6 @@ func (t *translator) lsnNotes() {
 		if v.GTP != nil {
 			not = append(not, "GTP messages")
 		}
-		if v.MBLB != nil && v.TLS != nil && v.TLS.Forward != nil {
-			not = append(not, "the SSL forward proxy's certificate probes and bypassed clients' connections")
-		}
 		if len(not) == 0 {
 			continue
 		}

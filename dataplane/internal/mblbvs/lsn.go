@@ -92,6 +92,23 @@ func (mv *VS) dialOrigin(ctx context.Context, snap *state.VirtualSnap, lp *lsn.P
 	return &lsnTCPConn{TCPConn: c, mv: mv, t: t}, nil
 }
 
+// dialOwn opens a connection of the virtual's own to dst for client
+// (the SSL forward proxy's probe of an origin's certificate, a bypassed
+// client's connection): from a translation of the lsn pool when the
+// virtual has one, which done gives back once the connection is
+// closed; else as source-address-translation says (done does nothing).
+func (mv *VS) dialOwn(snap *state.VirtualSnap, client, dst netip.AddrPort) (_ *net.TCPConn, done func(), _ error) {
+	if lp, want := mv.lsnChoice(snap, client); lp != nil {
+		c, t, err := mv.dialTranslated(context.Background(), snap, lp, want, client, mblb.Member{Addr: dst})
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, t.Release, nil
+	}
+	c, err := mv.dialSide(snap, mv.source(snap, client, dst, snap.Pool), dst) // tcpopts.go
+	return c, func() {}, err
+}
+
 // lsnTCPConn is a TCP connection made from an lsn translation that is
 // not an engine leg, which gives it back when it closes. It keeps
 // *net.TCPConn's methods (CloseWrite, SetLinger, ReadFrom for splice).
