@@ -28,7 +28,7 @@ func TestLSNNotes(t *testing.T) {
 		{"http2 members", "destination 127.213.9.20:2103" + lsn + "profiles replace-all-with { tcp http httprouter h2 }", ""},
 		{"ftp", "destination 127.213.9.20:2121" + lsn + "profiles replace-all-with { tcp ftp }", "FTP active data connections' listening ports"},
 		{"rtsp", "destination 127.213.9.20:2554" + lsn + "profiles replace-all-with { tcp rtsp }", "RTSP media channels"},
-		{"dns", "destination 127.213.9.20:2153 ip-protocol udp" + lsn + "profiles replace-all-with { udp dns }", "the dns profile's queries to members"},
+		{"dns", "destination 127.213.9.20:2153 ip-protocol udp" + lsn + "profiles replace-all-with { udp dns }", ""},
 	} {
 		out, err := run(t, s, "create ltm virtual v"+string(rune('a'+i))+" "+tc.args)
 		if err != "" {

@@ -243,9 +243,6 @@ func (t *translator) lsnNotes() {
 			continue
 		}
 		var not []string
-		if v.DNS != nil {
-			not = append(not, "the dns profile's queries to members (from the virtual's own sockets)")
-		}
 		if v.DoH != nil {
 			not = append(not, "the DoH profile's queries to its members")
 		}
