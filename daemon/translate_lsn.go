@@ -243,8 +243,10 @@ func (t *translator) lsnNotes() {
 			continue
 		}
 		var not []string
-		if v.DoH != nil {
-			not = append(not, "the DoH profile's queries to its members")
+		if v.DoH != nil && v.DoH.Proxy && v.TLS != nil && v.TLS.Server != nil {
+			// Over plain DNS (no server-ssl) they go through the dns
+			// profile's pool step, which translates.
+			not = append(not, "the doh-proxy profile's DoH queries to its members (connections shared by every client)")
 		}
 		if v.Diameter != nil || v.MRF != nil {
 			not = append(not, "message routing peer connections (they take their transport-config's source-address-translation)")
