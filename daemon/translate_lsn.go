@@ -3,6 +3,7 @@ package daemon
 import (
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/openltm/openltm/dataplane"
@@ -215,7 +216,8 @@ func prefixes(v *objects.Value) []netip.Prefix {
 
 // virtualLSN points v at its lsn pool (source-address-translation type
 // lsn). The L4 proxy's TCP flows (with or without TLS and rules), UDP
-// flows and message-based (http) virtuals' member connections translate.
+// flows and message-based (http) virtuals' member connections (HTTP/1.1
+// and HTTP/2) translate.
 func (t *translator) virtualLSN(o *objects.Object, v *dataplane.Virtual, pool string) bool {
 	lp := t.cfg.Lookup(t.s, specLSNPool, pool)
 	if lp == nil {
@@ -230,16 +232,42 @@ func (t *translator) virtualLSN(o *objects.Object, v *dataplane.Virtual, pool st
 	return true
 }
 
-// lsnNotes warns about the virtuals whose data path does not translate
-// through their lsn pool: message-based virtuals that speak HTTP/2 to
-// their members (the member connections are shared by every client).
+// lsnNotes warns about the virtuals with an lsn pool whose data path
+// leaves some of their server-side connections untranslated, naming
+// them: the member connections of pools and rules' nodes, HTTP/1.1,
+// HTTP/2 and HTTP/3 alike, explicit proxy and SOCKS origins translate;
+// these do not yet.
 func (t *translator) lsnNotes() {
 	for name, v := range t.dc.Virtuals {
-		if v.SNAT.Type != dataplane.SNATLSN || v.MBLB == nil || v.MBLB.MemberHTTP2 == nil {
+		if v.SNAT.Type != dataplane.SNATLSN {
+			continue
+		}
+		var not []string
+		if v.DoH != nil && v.DoH.Proxy && v.TLS != nil && v.TLS.Server != nil {
+			// Over plain DNS (no server-ssl) they go through the dns
+			// profile's pool step, which translates.
+			not = append(not, "the doh-proxy profile's DoH queries to its members (connections shared by every client)")
+		}
+		if v.Diameter != nil || v.MRF != nil {
+			not = append(not, "message routing peer connections (they take their transport-config's source-address-translation)")
+		}
+		if v.FTP != nil {
+			not = append(not, "FTP active data connections' listening ports (on the control connection's translation address, a port the host chooses; passive data connections take the pool's)")
+		}
+		if v.RTSP != nil {
+			not = append(not, "RTSP media channels")
+		}
+		if v.TFTP != nil {
+			not = append(not, "TFTP transfers")
+		}
+		if v.GTP != nil {
+			not = append(not, "GTP messages")
+		}
+		if len(not) == 0 {
 			continue
 		}
 		if o := t.cfg.Get(ltmVirtual, name); o != nil {
-			t.keep(o, "source-address-translation type lsn is not acted on for HTTP/2 member connections; this one's server sides keep the client's address")
+			t.keep(o, "source-address-translation type lsn is not acted on for %s: those keep the address the virtual would use without it", strings.Join(not, "; "))
 		}
 	}
 }

@@ -50,6 +50,7 @@ func dnsMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	certFile := fs.String("cert", "", "with -doh: the PEM certificate to serve TLS with (without: cleartext HTTP/1.1 and h2c)")
 	keyFile := fs.String("key", "", "with -doh: the PEM key of -cert")
 	http1 := fs.Bool("http1", false, "with -doh: offer only http/1.1 in the TLS handshake")
+	peer := fs.Bool("peer", false, "log the address each query came from too (from udp ADDR:PORT), so a transcript sees the proxy's source address translation")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -84,8 +85,12 @@ func dnsMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			m.Rcode = dns.RcodeNameError
 		}
 		m.Extra = glue(records, m.Answer)
+		from := w.RemoteAddr().Network()
+		if *peer {
+			from += " " + w.RemoteAddr().String()
+		}
 		mu.Lock()
-		fmt.Fprintf(stdout, "%s query %s %s from %s: %s\n", *label, q.Name, dns.TypeToString[q.Qtype], w.RemoteAddr().Network(), dns.RcodeToString[m.Rcode])
+		fmt.Fprintf(stdout, "%s query %s %s from %s: %s\n", *label, q.Name, dns.TypeToString[q.Qtype], from, dns.RcodeToString[m.Rcode])
 		mu.Unlock()
 		w.WriteMsg(m)
 	})

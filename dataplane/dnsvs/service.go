@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/miekg/dns"
@@ -19,6 +20,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/rpz"
 	"github.com/openltm/openltm/rules"
 )
@@ -720,9 +722,21 @@ func askPool(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte
 		}
 		dst := state.Translate(snap.Cfg, mem.Cfg.Load().Addr, local)
 		src := state.SNATSource(vs, snap, client, local, dst, nil, pool)
+		var t *lsn.Translation
+		if lp := snap.LSN; lp != nil {
+			// source-address-translation type lsn: the exchange goes from a
+			// translation of the pool, given back when it ends; none
+			// (counted by the pool) leaves the query unanswered by the pool.
+			var err error
+			if t, err = lp.Translate(client, dst, udp, nil); err != nil {
+				return nil
+			}
+			src = t.Addr
+		}
 		mem.Stats.Requests.Add(1)
 		mem.Stats.Out(len(wire), 1)
 		m, err := exchange(src, dst, r, wire, udp, w)
+		t.Release()
 		if err == nil {
 			mem.Stats.In(m.Len(), 1)
 			return m
@@ -811,12 +825,33 @@ var errMismatch = errors.New("the answer is not to the query")
 
 // exchange sends wire to dst over UDP (udp) or TCP from src's address
 // (any when it is not valid or cannot be bound) and reads the answer.
+// A src with a port is an lsn translation: bound exactly (shared with
+// its inbound listener, lsn.ReusePort), no other source.
 func exchange(src, dst netip.AddrPort, r *dns.Msg, wire []byte, udp bool, w *waitingQuery) (*dns.Msg, error) {
 	network := "tcp"
 	if udp {
 		network = "udp"
 	}
 	d := net.Dialer{Timeout: ForwardTimeout}
+	if src.Port() != 0 {
+		if udp {
+			d.LocalAddr = net.UDPAddrFromAddrPort(src)
+		} else {
+			d.LocalAddr = net.TCPAddrFromAddrPort(src)
+		}
+		d.Control = func(_, _ string, rc syscall.RawConn) error {
+			var err error
+			if cerr := rc.Control(func(fd uintptr) { err = lsn.ReusePort(int(fd)) }); cerr != nil {
+				return cerr
+			}
+			return err
+		}
+		c, err := d.Dial(network, dst.String())
+		if err != nil {
+			return nil, err
+		}
+		return exchangeOn(c, r, wire, w)
+	}
 	if src.Addr().IsValid() && src.Addr().Is4() == dst.Addr().Is4() {
 		if udp {
 			d.LocalAddr = net.UDPAddrFromAddrPort(netip.AddrPortFrom(src.Addr(), 0))
@@ -832,6 +867,11 @@ func exchange(src, dst netip.AddrPort, r *dns.Msg, wire []byte, udp bool, w *wai
 	if err != nil {
 		return nil, err
 	}
+	return exchangeOn(c, r, wire, w)
+}
+
+// exchangeOn is exchange over c, which it closes.
+func exchangeOn(c net.Conn, r *dns.Msg, wire []byte, w *waitingQuery) (*dns.Msg, error) {
 	defer c.Close()
 	if w != nil {
 		if !w.hold(c) {

@@ -179,7 +179,7 @@ func (cs *closeState) run() {
 
 // resetConn closes c with a reset where it can (SO_LINGER 0).
 func resetConn(c net.Conn) {
-	if tc, ok := c.(*net.TCPConn); ok {
+	if tc, ok := c.(interface{ SetLinger(int) error }); ok { // a TCPConn, or one wrapping it
 		tc.SetLinger(0)
 	}
 	c.Close()

@@ -406,6 +406,11 @@ func (t *Translation) Retry() bool {
 	return true
 }
 
+// Pool is the pool the translation was made from: a connection related
+// to the translated one (an FTP data connection) takes its own
+// translation there.
+func (t *Translation) Pool() *Pool { return t.pool }
+
 // Attach gives the translation its server side, which zombie-timeout
 // closes (a pba block's connections past the block's lifetime).
 func (t *Translation) Attach(c io.Closer) {

@@ -42,6 +42,12 @@ type ClientOptions struct {
 	// Local is the virtual server's address the client connected to
 	// (redirect-rewrite nodes); invalid means the connection's own.
 	Local netip.AddrPort
+	// Client is the client's address and port when the connection's
+	// RemoteAddr is not a TCP one (an HTTP/3 client's lanes), so that
+	// what the engine does by the client (SNAT, persistence, lsn
+	// translation and LSN:: steering) sees it; invalid means the
+	// connection's own.
+	Client netip.AddrPort
 	// OwnIdle gives the client Idle as its idle timeout (0: none) in
 	// place of the engine's, as SetIdleTimeout does: a virtual's timer
 	// policy decides it per client when it connects.
@@ -266,6 +272,9 @@ type SessionStats struct {
 
 // NewClientConn takes charge of an accepted client connection. Run serves it.
 func (e *Engine) NewClientConn(c net.Conn, opt ClientOptions) *ClientConn {
+	if opt.Client.IsValid() {
+		return e.newSession(c, opt.Client, opt)
+	}
 	return e.newSession(c, rawsock.AddrPortOf(c.RemoteAddr()), opt)
 }
 

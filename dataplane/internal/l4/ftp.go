@@ -375,11 +375,12 @@ func (x *ftpFlow) passiveData(ln *net.TCPListener, port uint16) {
 	if err != nil {
 		return
 	}
-	m, err := pr.e.Dial(netip.AddrPortFrom(x.server, 0), netip.AddrPortFrom(x.member, port))
+	m, release, err := x.dialPassive(netip.AddrPortFrom(x.member, port)) // lsn.go
 	if err != nil {
 		reset(c)
 		return
 	}
+	defer release()
 	x.join(c, m)
 }
 

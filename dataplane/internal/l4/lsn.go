@@ -80,6 +80,40 @@ func (pr *proxied) dialServer(dst netip.AddrPort, pool *state.Pool) (*net.TCPCon
 	}
 }
 
+// dialPassive opens a passive FTP data connection to the member's dst
+// from the control connection's address: when that is an lsn
+// translation, from a translation of the same pool on the same address
+// (FTP servers refuse a data connection from another address than the
+// control connection's), its port the pool's and held until release [M:
+// BIG-IP does not say how its FTP ALG takes data ports under LSN];
+// otherwise from any port of the control connection's address, as
+// before. An active data connection's listener stays on a port the host
+// chooses.
+func (x *ftpFlow) dialPassive(dst netip.AddrPort) (_ *net.TCPConn, release func(), _ error) {
+	pr := x.pr
+	ct := pr.lsn.Load()
+	if ct == nil {
+		c, err := pr.e.Dial(netip.AddrPortFrom(x.server, 0), dst)
+		return c, func() {}, err
+	}
+	t, err := ct.Pool().Translate(pr.Client, dst, false, &lsn.Want{Addr: x.server})
+	if err != nil {
+		return nil, nil, errLSN // the pool counts it; the client's data connection is reset
+	}
+	for i := 0; ; i++ {
+		c, err := pr.e.dialExact(t.Addr, dst, pr.serverSide())
+		if err == nil {
+			t.Attach(c) // zombie-timeout closes it
+			return c, t.Release, nil
+		}
+		if i < lsnTries && (errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL)) && t.Retry() {
+			continue
+		}
+		t.Release()
+		return nil, nil, err
+	}
+}
+
 // dialExact is DialSide from exactly src (its address and port), with
 // the socket shared with the translation's inbound listener
 // (lsn.ReusePort).

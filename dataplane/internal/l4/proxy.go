@@ -525,7 +525,10 @@ func (pr *proxied) dialDirect(a netip.AddrPort) (*serverConn, error) {
 	if !pr.serverInit(nil, a) {
 		return nil, errFlowEnded
 	}
-	c, err := pr.e.DialSide(pr.source(a, nil), a, pr.serverSide())
+	c, err := pr.dialServer(a, nil) // lsn.go: from the lsn pool too
+	if err == errLSN || err == errFlowEnded {
+		return nil, err
+	}
 	if err != nil {
 		return nil, errConnect
 	}

@@ -107,7 +107,7 @@ func (pr *proxied) serveSocks() {
 		pr.socksRefuse(req.Version, socks.NotAllowed)
 		return
 	}
-	sc, err := pr.e.DialSide(pr.source(dst, nil), dst, pr.serverSide())
+	sc, err := pr.dialServer(dst, nil) // lsn.go: from the lsn pool too
 	if err != nil {
 		pr.socksRefuse(req.Version, socks.DialCode(err))
 		return

@@ -95,11 +95,13 @@ func (pr *proxied) forwardServer(sc *serverConn, sni string) (bypass, ok bool) {
 
 // redial replaces sc's connection, which the member ended after its
 // alert, by a new one to the same member from the same source address
-// (bypass-on-handshake-alert), for the client's hello to go through.
+// (bypass-on-handshake-alert), for the client's hello to go through;
+// with an lsn pool, from a new translation (the old one's port may
+// linger in TIME-WAIT toward the same member).
 func (pr *proxied) redial(sc *serverConn) bool {
 	dst := sc.leg.Server
 	sc.conn.Close()
-	c, err := pr.e.DialSide(pr.source(dst, sc.pool), dst, pr.serverSide())
+	c, err := pr.dialServer(dst, sc.pool) // lsn.go
 	if err != nil {
 		return false
 	}

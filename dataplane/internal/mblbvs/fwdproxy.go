@@ -18,8 +18,8 @@ import (
 // clients are served by dataplane/fwdproxy on goroutines instead of the
 // HTTP engine, since each request names its own origin and no pool member
 // is chosen. The client's TLS (client-ssl), the connection table, the
-// virtual's counters, SNAT and the server-side tcp settings are the
-// virtual's as for any other client.
+// virtual's counters, SNAT (an lsn pool's translations too) and the
+// server-side tcp settings are the virtual's as for any other client.
 
 // serveExplicit runs one client of an explicit-proxy virtual to its end.
 func (mv *VS) serveExplicit(snap *state.VirtualSnap, c *net.TCPConn, head []byte) {
@@ -48,6 +48,9 @@ func (mv *VS) serveExplicit(snap *state.VirtualSnap, c *net.TCPConn, head []byte
 		Intercept: icpt,
 		Dial: func(ctx context.Context, dst netip.AddrPort) (net.Conn, error) {
 			s := mv.vs.Snap.Load()
+			if lp, want := mv.lsnChoice(s, client); lp != nil {
+				return mv.dialOrigin(ctx, s, lp, want, client, dst) // lsn.go
+			}
 			sc, err := mv.dialSide(s, mv.source(s, client, dst, nil), dst) // tcpopts.go
 			if err != nil {
 				return nil, err

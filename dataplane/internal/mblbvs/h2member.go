@@ -11,6 +11,7 @@ import (
 	"github.com/openltm/openltm/dataplane/h2member"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/mblb"
 )
 
@@ -18,7 +19,8 @@ import (
 // httprouter profile). The engine's member connections are bridges of
 // dataplane/h2member: each request the engine writes goes to the member
 // as a stream on an HTTP/2 connection shared by every client whose
-// server side has the same source address (SNAT) and member, cleartext
+// server side has the same source address (SNAT) and member (with an
+// lsn pool, by the subscriber's requests only: dialHTTP2), cleartext
 // with prior knowledge, or over the server-ssl profile with ALPN h2. So
 // the engine runs on goroutines (no DialFD), and its connection record
 // shows one server-side leg per client and member, with the shared
@@ -59,37 +61,98 @@ func (h *memberHTTP2) alpn(c *tls.Config) *tls.Config {
 }
 
 // dialHTTP2 is the engine's Dial for members that speak HTTP/2.
+//
+// With an lsn pool (source-address-translation type lsn, or a client's
+// LSN::pool) the member connection is made from a translation of the
+// subscriber's address, as an HTTP/1.1 member connection is, and shared
+// only by that subscriber's requests through the same pool with the
+// same LSN:: wishes [M: BIG-IP does not say how its HTTP/2 server side
+// pools connections under CGNAT; a connection shared between
+// subscribers would show the member one subscriber's translation for
+// another's requests]. The translation is held while the connection
+// lasts (x/net closes it at connection-idle-timeout, GOAWAY or an
+// error), not while one engine leg does. A virtual without an lsn pool
+// and without LSN:: steering pays lsnChoice's nil checks.
 func (mv *VS) dialHTTP2(ctx context.Context, snap *state.VirtualSnap, client netip.AddrPort, m mblb.Member) (net.Conn, error) {
-	src := mv.sourceFor(snap, client, m)
-	src = netip.AddrPortFrom(src.Addr(), 0) // a shared connection keeps no client's port
 	t := snap.Cfg.TLS
 	var tc *tls.Config
 	if t != nil && t.Server != nil && m.ID&plainBit == 0 {
 		tc = mv.h2.alpn(t.Server.Config)
 	}
-	key := fmt.Sprintf("%s>%s/%p", src.Addr(), m.Addr, tc)
+	lp, want := mv.lsnChoice(snap, client) // lsn.go
+	var src netip.AddrPort
+	var key string
+	if lp != nil {
+		key = lsnKey(lp, want, client.Addr(), m.Addr, tc)
+	} else {
+		src = mv.sourceFor(snap, client, m)
+		src = netip.AddrPortFrom(src.Addr(), 0) // a shared connection keeps no client's port
+		key = fmt.Sprintf("%s>%s/%p", src.Addr(), m.Addr, tc)
+	}
 	return mv.h2.pool.Open(ctx, h2member.Target{Key: key, Remote: net.TCPAddrFromAddrPort(m.Addr), TLS: tc != nil,
 		Dial: func(ctx context.Context) (net.Conn, error) {
-			c, err := mv.dialSide(snap, src, m.Addr) // tcpopts.go
+			var c *net.TCPConn
+			var lt *lsn.Translation
+			var err error
+			if lp != nil {
+				c, lt, err = mv.dialTranslated(ctx, snap, lp, want, client, m) // lsn.go
+			} else {
+				c, err = mv.dialSide(snap, src, m.Addr) // tcpopts.go
+			}
 			if err != nil {
 				return nil, err
 			}
 			mv.serverOpts(m, c) // tcpopts.go
-			if tc == nil {
-				return c, nil
+			var out net.Conn = c
+			if tc != nil {
+				hctx, cancel := context.WithTimeout(ctx, t.Handshake())
+				defer cancel()
+				sc := tls.Client(t.WatchMember(c, tc), tc)
+				err = t.ServerHandshake(func() error { return sc.HandshakeContext(hctx) })
+				if err == nil && sc.ConnectionState().NegotiatedProtocol != "h2" {
+					err = fmt.Errorf("member %s did not choose h2 in ALPN over server-ssl (an http2 profile on the server side needs HTTP/2 members)", m.Addr)
+				}
+				if err := mv.vs.Prof.ServerSSL.Note(sc, t.ServerFailed(sc, err)); err != nil {
+					c.SetLinger(0)
+					c.Close()
+					lt.Release()
+					return nil, err
+				}
+				out = sc
 			}
-			hctx, cancel := context.WithTimeout(ctx, t.Handshake())
-			defer cancel()
-			sc := tls.Client(t.WatchMember(c, tc), tc)
-			err = t.ServerHandshake(func() error { return sc.HandshakeContext(hctx) })
-			if err == nil && sc.ConnectionState().NegotiatedProtocol != "h2" {
-				err = fmt.Errorf("member %s did not choose h2 in ALPN over server-ssl (an http2 profile on the server side needs HTTP/2 members)", m.Addr)
+			if lt == nil {
+				return out, nil
 			}
-			if err := mv.vs.Prof.ServerSSL.Note(sc, t.ServerFailed(sc, err)); err != nil {
-				c.SetLinger(0)
-				c.Close()
-				return nil, err
-			}
-			return sc, nil
+			mv.lsnShared.Store(lt.Addr, lt)
+			return &lsnConn{Conn: out, mv: mv, t: lt}, nil
 		}})
+}
+
+// lsnKey names the HTTP/2 member connections a subscriber's requests
+// share: its address, the pool and the rule's wishes, the member and
+// the server-ssl settings.
+func lsnKey(lp *lsn.Pool, want *lsn.Want, sub netip.Addr, member netip.AddrPort, tc *tls.Config) string {
+	var w lsn.Want
+	if want != nil {
+		w = *want
+	}
+	return fmt.Sprintf("lsn %s %s %+v>%s/%p", lp.Name, sub.Unmap(), w, member, tc)
+}
+
+// lsnConn is an HTTP/2 member connection made from an lsn translation,
+// which it gives back when it closes.
+type lsnConn struct {
+	net.Conn
+	mv   *VS
+	t    *lsn.Translation
+	once sync.Once
+}
+
+func (c *lsnConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() {
+		c.mv.lsnShared.CompareAndDelete(c.t.Addr, c.t)
+		c.t.Release()
+	})
+	return err
 }

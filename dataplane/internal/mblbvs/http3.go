@@ -30,6 +30,8 @@ type H3Client struct {
 	first *mblb.ClientConn
 	opts  mblb.ClientOptions
 	reset func()
+	// untrackLSN forgets the client for LSN:: steering (lsn.go).
+	untrackLSN func()
 
 	mu       sync.Mutex
 	gw       net.Conn // the first lane's gateway end, until dialled
@@ -55,6 +57,7 @@ func (s *Set) HTTP3Client(vs *state.Virtual, snap *state.VirtualSnap, client, lo
 	}
 	f, opts := mv.newFlow(snap, client, local)
 	f.Protocol = "udp"
+	opts.Client = client // the engine reads no address from the lanes' UDP RemoteAddr
 	gw, eng := h2gw.Pipe()
 	first := mv.eng.NewClientConn(&h3EngineConn{Conn: eng, local: local, remote: client, reset: reset}, opts)
 	f.sess = first
@@ -65,7 +68,10 @@ func (s *Set) HTTP3Client(vs *state.Virtual, snap *state.VirtualSnap, client, lo
 		first.Close(rst)
 	}
 	mv.env.Table.Add(&f.Flow)
+	// LSN:: steering and SA_PICKED for its member connections (lsn.go).
+	untrack := mv.trackLSN(f, snap)
 	if f.rr != nil && (!f.rr.accepted() || hello != nil && !f.rr.clientHello(hello)) { // clientHello: tls.go
+		untrack()
 		first.Close(false)
 		gw.Close()
 		f.finish()
@@ -74,7 +80,7 @@ func (s *Set) HTTP3Client(vs *state.Virtual, snap *state.VirtualSnap, client, lo
 	if f.rr != nil {
 		f.rr.h3 = true // HTTP::version says 3.0 (http.go)
 	}
-	c := &H3Client{mv: mv, f: f, first: first, opts: opts, reset: reset, gw: gw, sessions: []*mblb.ClientConn{first}}
+	c := &H3Client{mv: mv, f: f, first: first, opts: opts, reset: reset, untrackLSN: untrack, gw: gw, sessions: []*mblb.ClientConn{first}}
 	if hr, _ := opts.HTTPRule.(*httpRules); hr != nil {
 		f.setLanes(&h2Lanes{first: first, lane: h2gw.LaneOf(eng)}) // http2.go: which lane a request event is on
 	}
@@ -178,6 +184,7 @@ func (c *H3Client) Close() {
 		n += s.Stats().Requests
 	}
 	c.f.h2Requests = n
+	c.untrackLSN()
 	c.f.finish()
 }
 

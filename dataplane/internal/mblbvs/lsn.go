@@ -1,10 +1,12 @@
 package mblbvs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
+	"sync"
 	"syscall"
 	"time"
 
@@ -30,13 +32,27 @@ const lsnTries = 4
 // keeps the translation of the client that opened it. A client the pool
 // has no translation for gets no member connection.
 func (mv *VS) dialLSN(snap *state.VirtualSnap, lp *lsn.Pool, want *lsn.Want, client netip.AddrPort, m mblb.Member) (*net.TCPConn, error) {
-	t, err := lp.Translate(client, m.Addr, false, want)
+	tc, t, err := mv.dialTranslated(context.Background(), snap, lp, want, client, m)
 	if err != nil {
 		return nil, err
 	}
+	mv.lsnLegs.Store(t.Addr, t)
+	mv.lsnHeld.Add(1)
+	return tc, nil
+}
+
+// dialTranslated is dialLSN's connection and translation, which the
+// caller keeps until the connection closes: the engine's legs in
+// lsnLegs, an HTTP/2 member connection in its own wrapper (h2member.go).
+// SA_PICKED runs over the translation first.
+func (mv *VS) dialTranslated(ctx context.Context, snap *state.VirtualSnap, lp *lsn.Pool, want *lsn.Want, client netip.AddrPort, m mblb.Member) (*net.TCPConn, *lsn.Translation, error) {
+	t, err := lp.Translate(client, m.Addr, false, want)
+	if err != nil {
+		return nil, nil, err
+	}
 	if v, ok := mv.lsnClients.Load(client); ok && !v.(*mblbFlow).rr.saPicked(t) {
 		t.Release()
-		return nil, errPickEnded
+		return nil, nil, errPickEnded
 	}
 	for i := 0; ; i++ {
 		d := net.Dialer{LocalAddr: net.TCPAddrFromAddrPort(t.Addr), KeepAlive: -1,
@@ -48,21 +64,80 @@ func (mv *VS) dialLSN(snap *state.VirtualSnap, lp *lsn.Pool, want *lsn.Want, cli
 				return err
 			}}
 		d.Timeout = snap.Cfg.ServerTCP.Timeout(mv.env.ConnectTimeout)
-		c, err := d.Dial("tcp", m.Addr.String())
+		c, err := d.DialContext(ctx, "tcp", m.Addr.String())
 		if err == nil {
 			tc := c.(*net.TCPConn)
 			snap.Cfg.ServerTCP.ApplyConn(tc)
-			mv.lsnLegs.Store(t.Addr, t)
-			mv.lsnHeld.Add(1)
 			t.Attach(tc) // zombie-timeout closes it
-			return tc, nil
+			return tc, t, nil
 		}
 		if i < lsnTries && (errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL)) && t.Retry() {
 			continue
 		}
 		t.Release()
+		return nil, nil, err
+	}
+}
+
+// dialOrigin opens an explicit forward proxy's connection to an origin
+// (dst: what the request named, no pool member) from a translation of
+// lp, held until the proxy closes the connection. The proxy's rules have
+// no LSN:: commands (fwdrules.go): the virtual's pool translates.
+func (mv *VS) dialOrigin(ctx context.Context, snap *state.VirtualSnap, lp *lsn.Pool, want *lsn.Want, client, dst netip.AddrPort) (net.Conn, error) {
+	c, t, err := mv.dialTranslated(ctx, snap, lp, want, client, mblb.Member{Addr: dst})
+	if err != nil {
 		return nil, err
 	}
+	mv.lsnShared.Store(t.Addr, t)
+	return &lsnTCPConn{TCPConn: c, mv: mv, t: t}, nil
+}
+
+// dialOwn opens a connection of the virtual's own to dst for client
+// (the SSL forward proxy's probe of an origin's certificate, a bypassed
+// client's connection): from a translation of the lsn pool when the
+// virtual has one, which done gives back once the connection is
+// closed; else as source-address-translation says (done does nothing).
+func (mv *VS) dialOwn(snap *state.VirtualSnap, client, dst netip.AddrPort) (_ *net.TCPConn, done func(), _ error) {
+	if lp, want := mv.lsnChoice(snap, client); lp != nil {
+		c, t, err := mv.dialTranslated(context.Background(), snap, lp, want, client, mblb.Member{Addr: dst})
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, t.Release, nil
+	}
+	c, err := mv.dialSide(snap, mv.source(snap, client, dst, snap.Pool), dst) // tcpopts.go
+	return c, func() {}, err
+}
+
+// lsnTCPConn is a TCP connection made from an lsn translation that is
+// not an engine leg, which gives it back when it closes. It keeps
+// *net.TCPConn's methods (CloseWrite, SetLinger, ReadFrom for splice).
+type lsnTCPConn struct {
+	*net.TCPConn
+	mv   *VS
+	t    *lsn.Translation
+	once sync.Once
+}
+
+func (c *lsnTCPConn) Close() error {
+	err := c.TCPConn.Close()
+	c.once.Do(func() {
+		c.mv.lsnShared.CompareAndDelete(c.t.Addr, c.t)
+		c.t.Release()
+	})
+	return err
+}
+
+// lsnLeg is the translation of the member connection from local: an
+// engine leg's, else a shared HTTP/2 member connection's.
+func (mv *VS) lsnLeg(local netip.AddrPort) (*lsn.Translation, bool) {
+	if v, ok := mv.lsnLegs.Load(local); ok {
+		return v.(*lsn.Translation), true
+	}
+	if v, ok := mv.lsnShared.Load(local); ok {
+		return v.(*lsn.Translation), true
+	}
+	return nil, false
 }
 
 // errPickEnded: the client's rule ended it in SA_PICKED.
@@ -163,7 +238,7 @@ func (r *mblbRules) LSNTranslation() (netip.AddrPort, bool) {
 		return t.Addr, true
 	}
 	if r.local.IsValid() {
-		if _, ok := r.f.mv.lsnLegs.Load(r.local); ok {
+		if _, ok := r.f.mv.lsnLeg(r.local); ok {
 			return r.local, true
 		}
 	}
@@ -217,9 +292,7 @@ func (r *mblbRules) XLATValidRanges() ([]rules.XLATRange, bool, bool) {
 	}
 	t := r.picked
 	if t == nil && r.local.IsValid() {
-		if v, ok := r.f.mv.lsnLegs.Load(r.local); ok {
-			t = v.(*lsn.Translation)
-		}
+		t, _ = r.f.mv.lsnLeg(r.local)
 	}
 	if t == nil {
 		return nil, true, false

@@ -100,22 +100,25 @@ func (mv *VS) serveForward(snap *state.VirtualSnap, c *net.TCPConn, head []byte)
 			return
 		}
 	}
-	oc, err := mv.dialSide(snap, mv.source(snap, f.Client, dst, snap.Pool), dst)
+	oc, done, err := mv.dialOwn(snap, f.Client, dst) // lsn.go
 	if err != nil {
 		reset()
 		return
 	}
+	defer func() { done() }()
 	if !bypass {
 		probe := tls.Client(oc, fwd.ServerSide(tc.Server.ForServerName(sni)))
 		oc.SetDeadline(deadline)
 		err := mv.vs.Prof.ServerSSL.Note(probe, tc.ServerHandshake(probe.Handshake))
 		oc.Close()
+		done()
 		if err != nil {
 			if !fwd.Bypassable(err) {
 				reset()
 				return
 			}
-			if oc, err = mv.dialSide(snap, mv.source(snap, f.Client, dst, snap.Pool), dst); err != nil {
+			if oc, done, err = mv.dialOwn(snap, f.Client, dst); err != nil {
+				done = func() {}
 				reset()
 				return
 			}

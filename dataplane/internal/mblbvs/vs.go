@@ -137,6 +137,11 @@ type VS struct {
 	// lsnHeld counts lsnLegs' entries, so that a virtual without an lsn
 	// pool closes its server connections without looking there.
 	lsnHeld atomic.Int64
+	// lsnShared holds, by local address, the translations of HTTP/2
+	// member connections, which outlive the engine legs that share
+	// them and give their translation back when they close
+	// (h2member.go).
+	lsnShared sync.Map
 	// lsnClients are the clients of a virtual with an lsn pool whose
 	// rules run SA_PICKED, by address (lsn.go).
 	lsnClients sync.Map
