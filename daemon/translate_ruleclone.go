@@ -41,7 +41,9 @@ func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 		// later ones from DNS_RESPONSE.
 		return []rules.Event{rules.DNSRequest, rules.DNSResponse}, ""
 	case v.DoH != nil:
-		return nil, "a DNS over HTTPS virtual server without a dns profile (its queries go to the members as they came, and are not copied)"
+		// Its clone pools copy the queries (dnsvs.ProxyCopies), but no
+		// rule event runs on it (dohRuleEvents warns of them).
+		return nil, "a DNS over HTTPS virtual server without a dns profile (none of its rules' events runs; its clone-pools copy the queries)"
 	case v.DNS != nil:
 		// Each query (UDP and TCP) is copied after its DNS_REQUEST; over
 		// TCP a clone in DNS_RESPONSE copies the connection's later
@@ -81,11 +83,6 @@ func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 // traffic either way; the skipped clone is counted as dropped where the
 // virtual can count it. BIG-IP takes the rule there.
 func (t *translator) ruleClones(o *objects.Object, v *dataplane.Virtual, list []*rules.Rule) {
-	if len(v.Clone) > 0 && v.DoH != nil && v.DNS == nil {
-		// A doh-proxy without a dns profile passes the queries to
-		// its members itself and copies none.
-		t.note(o, "clone-pools on a DNS over HTTPS virtual server without a dns profile is valid on BIG-IP but skipped: openltm copies the queries of one with a dns profile only")
-	}
 	for _, r := range list {
 		if r.CloneNexthop() {
 			t.note(o, "rule %s: clone nexthop is valid on BIG-IP but skipped: a proxy on the host's sockets copies no frames to a VLAN (clone pool copies the bytes)", r.Name)
