@@ -27,7 +27,9 @@ func cloningRules(list []*rules.Rule) []*rules.Rule {
 // clone gets as the client sent them, SOCKS tunnels after their
 // negotiation) clone the client's bytes from CLIENT_ACCEPTED (plain
 // ones also from CLIENT_DATA, LB_SELECTED, LB_FAILED or
-// SERVER_CONNECTED: dataplane.RuleCloneLate), UDP
+// SERVER_CONNECTED: dataplane.RuleCloneLate; the mqtt, fix, diameter
+// and message-routing ones from a client message's events:
+// dataplane.RuleCloneMessages), UDP
 // virtuals the flow's datagrams, message-based virtuals the client's
 // messages, http virtuals (HTTP/1, and the streams of HTTP/2 and
 // HTTP/3 clients) the client's requests from CLIENT_ACCEPTED or from
@@ -73,7 +75,10 @@ func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 		// goroutine, from the bytes the member was not sent yet.
 		return []rules.Event{rules.ClientAccepted, rules.ClientData, rules.LBSelected, rules.LBFailed, rules.ServerConnected}, "" // dataplane/internal/l4/clone.go
 	}
-	return []rules.Event{rules.ClientAccepted}, "" // dataplane/internal/l4/clone.go
+	// Gateways that serve the client message by message (mqtt, fix,
+	// diameter, message routing) also clone from a client's message's
+	// events, from that message on (l4/clone.go, beginMsg).
+	return append([]rules.Event{rules.ClientAccepted}, dataplane.RuleCloneMessages(v)...), "" // dataplane/internal/l4/clone.go
 }
 
 // ruleClones warns, at commit, of a rule's clone pool that openltm skips

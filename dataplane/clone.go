@@ -2,7 +2,9 @@ package dataplane
 
 import (
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/l4"
+	"github.com/openltm/openltm/rules"
 )
 
 // ClonePool is one of a virtual's clone-pools, as the daemon translates it.
@@ -25,3 +27,28 @@ type CloneStats struct {
 // loop reads), so that the daemon warns at commit of the clones the
 // dataplane skips.
 func RuleCloneLate(v *Virtual) bool { return v.Protocol != ProtoUDP && l4.LateClonable(v) }
+
+// RuleCloneMessages is the events over a client's message in which a
+// rule's clone pool may start on v, a TCP gateway that serves the client
+// message by message (mqtt, fix, diameter, message routing: generic,
+// SIP, Diameter, MQTT), copying from that message on; nil for the other
+// kinds. The daemon asks it to warn at commit of the clones the
+// dataplane skips.
+func RuleCloneMessages(v *Virtual) []rules.Event {
+	if v.Protocol == ProtoUDP || v.MBLB != nil {
+		return nil
+	}
+	switch {
+	case v.MQTT != nil:
+		return []rules.Event{rules.MQTTClientIngress, rules.MQTTClientData}
+	case v.FIX != nil:
+		return []rules.Event{rules.FIXHeader, rules.FIXMessage}
+	case v.RTSP != nil:
+		return nil
+	case v.Diameter != nil:
+		return []rules.Event{rules.DiameterIngress}
+	case v.MRF != nil:
+		return irules.MRFIngress(irules.MRFProtocol(v.MRF))
+	}
+	return nil
+}

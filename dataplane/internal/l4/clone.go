@@ -2,6 +2,7 @@ package l4
 
 import (
 	"net/netip"
+	"sync"
 
 	"github.com/openltm/openltm/dataplane/clone"
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -53,14 +54,26 @@ var _ rules.Cloner = (*proxied)(nil)
 // at its connection limit) gets no copy, counted as dropped [M].
 func (pr *proxied) Clone(pool string, member netip.AddrPort, side rules.Side, ev rules.Event) error {
 	accepted := ev == rules.ClientAccepted && pr.rs != nil && pr.rs.ev == config.EventClientAccepted && pr.snap.Cfg.ILX == nil
-	late := !accepted && pr.rs != nil && lateCloneEvent(ev, pr.rs.ev) && LateClonable(pr.snap.Cfg)
-	if !accepted && !late {
+	msg := !accepted && pr.rs != nil && pr.rs.msgOn
+	late := !accepted && !msg && pr.rs != nil && lateCloneEvent(ev, pr.rs.ev) && LateClonable(pr.snap.Cfg)
+	if !accepted && !late && !msg {
 		pr.vs.Clone.Dropped.Add(1)
 		return rules.ErrCloneEvent
 	}
 	set, d, ok, err := state.RuleClone(pr.e.env.Pools(), pr.vs, pr.snap, pr.Virtual, pool, member)
 	if !ok {
 		return err
+	}
+	if msg {
+		// The rule lock is held; the gateway starts it when the event
+		// returns (startMsgClones). A clientside copy begins with the
+		// message the event is over, as the client sent it.
+		lc := lateClone{set: set, d: d, server: side == rules.ServerSide, both: pr.rs.msgBoth}
+		if !lc.server || lc.both {
+			lc.seed = append(append([]byte(nil), pr.rs.msg...), pr.rs.msgTerm...)
+		}
+		pr.rs.late = append(pr.rs.late, lc)
+		return nil
 	}
 	if late {
 		// The rule lock is held; the event's runEvent starts it. A
@@ -118,6 +131,9 @@ type lateClone struct {
 	d      clone.Dest
 	server bool
 	seed   []byte // clientside: the bytes it starts with
+	// both: seed goes to a serverside copy too (message routing, whose
+	// copies are the client's messages on both sides).
+	both bool
 }
 
 // startLateClones opens the clone connections a rule's event asked for
@@ -133,14 +149,69 @@ type lateClone struct {
 // released [M: BIG-IP copies the packets from the command on; the bytes
 // a collect holds are the event's own, so the clone gets them].
 func (pr *proxied) startLateClones(late []lateClone) {
-	rs := pr.rs
-	rs.wmu[1].Lock()
+	pr.joinClones(late, &pr.rs.wmu[1])
+}
+
+// joinClones opens the clone connections of late, each clientside one
+// starting with its seed, and adds them to the flow's under wmu, the
+// lock of the other goroutines that read them (nil: none does).
+func (pr *proxied) joinClones(late []lateClone, wmu *sync.Mutex) {
+	if wmu != nil {
+		wmu.Lock()
+		defer wmu.Unlock()
+	}
 	for _, lc := range late {
 		f := lc.set.Add(nil, lc.d, lc.server)
-		f.Client(lc.seed)
+		if lc.both {
+			f.Both(lc.seed)
+		} else {
+			f.Client(lc.seed)
+		}
 		pr.clone = pr.clone.Join(f)
 	}
-	rs.wmu[1].Unlock()
+}
+
+// A rule's clone in a client message's events on gateways that serve
+// the client message by message (mqtt: MQTT_CLIENT_INGRESS and
+// MQTT_CLIENT_DATA; fix: FIX_HEADER and FIX_MESSAGE over the client's
+// messages; diameter: DIAMETER_INGRESS; message routing: its
+// protocol's ingress event -- GENERICMESSAGE_INGRESS, SIP_REQUEST and
+// SIP_RESPONSE, DIAMETER_INGRESS, MQTT_CLIENT_INGRESS -- and
+// MR_INGRESS), which run on the goroutine reading the client: the
+// gateway marks the event with beginMsg, Clone queues the copy, and
+// the gateway opens it when the event returns (startMsgClones), before
+// the message goes on. clientside starts with that message as the
+// client sent it, serverside with the message as the member gets it
+// (after the event's edits), then every later one, as a clone in
+// CLIENT_ACCEPTED copies [M: BIG-IP's clone is a setting of the
+// connection from the command on; F5 names no event for it]. A
+// gateway whose rules have no clone marks nothing (a bool test per
+// event).
+
+// beginMsg marks the event about to run as one over the client's
+// message raw (then term, a message-routing terminator); both: a
+// serverside copy starts with it too (message routing copies the
+// client's messages as sent on both sides). rs.mu is held.
+func (rs *ruleState) beginMsg(raw, term []byte, both bool) {
+	rs.msgOn, rs.msg, rs.msgTerm, rs.msgBoth = true, raw, term, both
+}
+
+// endMsg ends what beginMsg marked and takes the clones the event asked
+// for; rs.mu is held.
+func (rs *ruleState) endMsg() []lateClone {
+	late := rs.late
+	rs.late, rs.msgOn, rs.msg, rs.msgTerm, rs.msgBoth = nil, false, nil, nil, false
+	return late
+}
+
+// startMsgClones opens the clones a client message's event asked for
+// (endMsg), on the goroutine reading the client, under wmu: the lock of
+// the writer to the members, which copies to serverside (msgWriter;
+// nil where nothing else reads the flow's clones).
+func (pr *proxied) startMsgClones(late []lateClone, wmu *sync.Mutex) {
+	if late != nil {
+		pr.joinClones(late, wmu)
+	}
 }
 
 // cloneClient is a flow's clone connections as the writer a reader of

@@ -38,6 +38,11 @@ type mqttFlow struct {
 	rd      [2]mqtt.Reader // the client's, the member's
 	pkt     [2]mqtt.Packet // each direction's packet in hand
 	w       msgWriter
+	// clones: a rule has a clone command; msg is then the client's
+	// packet its ingress events run over, where a clone starts from it
+	// (clone.go, beginMsg); nil in the other events.
+	clones bool
+	msg    []byte
 }
 
 // mqttHandled reports whether prog handles any MQTT_ event.
@@ -60,7 +65,7 @@ func (pr *proxied) serveMQTT(head []byte) {
 	x := &mqttFlow{pr: pr, counts: &pr.vs.Prof.MQTT}
 	if pr.rs != nil {
 		if prog := irules.Program(pr.rules); prog != nil && mqttHandled(prog) {
-			x.prog = prog
+			x.prog, x.clones = prog, prog.Clones()
 		}
 	}
 	max := opt.Max
@@ -89,7 +94,7 @@ func (pr *proxied) serveMQTT(head []byte) {
 		return
 	}
 	x.version = p.ProtocolVersion
-	keep, edited, after, ok := x.ingress(true, p, nil)
+	keep, edited, after, ok := x.ingress(true, p, raw, nil)
 	if !ok {
 		pr.finishLeg()
 		return
@@ -218,7 +223,7 @@ func (x *mqttFlow) pump(up bool, sc *serverConn) {
 			}
 			continue
 		}
-		keep, edited, after, ok := x.ingress(up, p, sc)
+		keep, edited, after, ok := x.ingress(up, p, raw, sc)
 		if !ok {
 			return
 		}
@@ -232,9 +237,13 @@ func (x *mqttFlow) pump(up bool, sc *serverConn) {
 // MQTT::collect) and sends what the rule answered to the sender. keep
 // is false when the rule dropped the packet; after are the packets
 // MQTT::insert after put behind it; ok false when the flow ended.
-func (x *mqttFlow) ingress(up bool, p *mqtt.Packet, sc *serverConn) (keep, edited bool, after [][]byte, ok bool) {
+func (x *mqttFlow) ingress(up bool, p *mqtt.Packet, raw []byte, sc *serverConn) (keep, edited bool, after [][]byte, ok bool) {
 	if x.prog == nil {
 		return true, false, nil, true
+	}
+	if up && x.clones {
+		x.msg = raw // the client's packet: a clone starts from it
+		defer func() { x.msg = nil }()
 	}
 	ev, data := rules.MQTTClientIngress, rules.MQTTClientData
 	if !up {
@@ -339,12 +348,20 @@ func (x *mqttFlow) run(ev rules.Event, p *mqtt.Packet) (rules.MQTTOutcome, bool)
 	}
 	st.Version = x.version
 	rs.ev = config.Event(ev.String())
+	if x.msg != nil {
+		rs.beginMsg(x.msg, nil, false) // clone.go
+	}
 	sess.BeginMQTT(p)
 	err := sess.Run(ev)
 	o := sess.EndMQTT()
 	v, detach := rs.verdict, rs.detach
 	rs.verdict, rs.detach, rs.prime = irules.GoOn, false, false
+	var late []lateClone
+	if x.msg != nil {
+		late = rs.endMsg()
+	}
 	rs.mu.Unlock()
+	pr.startMsgClones(late, &x.w.mu[1])
 	return o, pr.applyRule(config.Event(ev.String()), err, v, detach)
 }
 

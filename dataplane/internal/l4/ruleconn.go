@@ -70,6 +70,13 @@ type ruleState struct {
 	// late is the clones a rule asked for in an event after
 	// CLIENT_ACCEPTED, started when the event returns (clone.go).
 	late []lateClone
+	// msgOn says the running event is over a client's message, read on
+	// the goroutine that reads the client, of a gateway that serves
+	// messages (mqtt, fix, diameter, message routing): a rule's clone
+	// there starts from that message (msg, then msgTerm: as the client
+	// sent it), clone.go beginMsg.
+	msgOn, msgBoth bool
+	msg, msgTerm   []byte
 
 	// lsnRule is what the LSN:: commands set (rulelsn.go); lsnUsed
 	// says one did, so that other flows skip the lock.
