@@ -110,6 +110,8 @@ func (t *translator) ruleClones(o *objects.Object, v *dataplane.Virtual, list []
 			why := "before the bytes it would copy passed"
 			if v.DNS != nil {
 				why = "CLIENT_ACCEPTED does not run on a dns virtual server's queries, and a UDP query has gone by DNS_RESPONSE"
+			} else if dataplane.RuleCloneMessages(v) != nil {
+				why = "the events over the client's messages, where they are read"
 			}
 			t.note(o, "rule %s: clone pool in %s is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in %s only, %s", r.Name, strings.Join(late, ", "), eventList(events), why)
 		}
