@@ -110,6 +110,8 @@ func (t *translator) ruleClones(o *objects.Object, v *dataplane.Virtual, list []
 			why := "before the bytes it would copy passed"
 			if v.DNS != nil {
 				why = "CLIENT_ACCEPTED does not run on a dns virtual server's queries, and a UDP query has gone by DNS_RESPONSE"
+			} else if v.Socks != nil || v.FTP != nil {
+				why = "before the tunnel's or the control connection's copy loops start"
 			} else if dataplane.RuleCloneMessages(v) != nil {
 				why = "the events over the client's messages, where they are read"
 			}

@@ -28,15 +28,20 @@ type CloneStats struct {
 // dataplane skips.
 func RuleCloneLate(v *Virtual) bool { return v.Protocol != ProtoUDP && l4.LateClonable(v) }
 
-// RuleCloneMessages is the events over a client's message in which a
-// rule's clone pool may start on v, a TCP gateway that serves the client
-// message by message (mqtt, fix, diameter, message routing: generic,
-// SIP, Diameter, MQTT), copying from that message on; nil for the other
-// kinds. The daemon asks it to warn at commit of the clones the
-// dataplane skips.
+// RuleCloneMessages is the events after CLIENT_ACCEPTED in which a
+// rule's clone pool may start on v, a TCP gateway: over a client's
+// message on one that serves the client message by message (mqtt, fix,
+// diameter, message routing: generic, SIP, Diameter, MQTT), copying
+// from that message on; before the copy loops start on socks
+// (SOCKS_REQUEST) and ftp (LB_SELECTED, LB_FAILED, SERVER_CONNECTED)
+// ones, copying as from CLIENT_ACCEPTED; nil for the other kinds. The
+// daemon asks it to warn at commit of the clones the dataplane skips.
 func RuleCloneMessages(v *Virtual) []rules.Event {
 	if v.Protocol == ProtoUDP || v.MBLB != nil {
 		return nil
+	}
+	if evs := l4.EarlyCloneEvents(v); evs != nil {
+		return evs // socks, ftp: before their loops start
 	}
 	switch {
 	case v.MQTT != nil:

@@ -1,12 +1,15 @@
 package dataplane
 
 import (
+	"io"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/diameter"
 	"github.com/openltm/openltm/dataplane/fix"
+	"github.com/openltm/openltm/dataplane/ftpalg"
 	"github.com/openltm/openltm/dataplane/mqtt"
 	"github.com/openltm/openltm/dataplane/mqtt/mqtttest"
 )
@@ -132,6 +135,72 @@ func TestRuleCloneMessage(t *testing.T) {
 				}
 				return st.Clone != nil && st.Clone.Conns == want && st.Clone.Dropped == tc.dropped
 			})
+		})
+	}
+}
+
+// TestRuleCloneSOCKSRequest: on a socks virtual a rule's clone in
+// SOCKS_REQUEST, which runs before the tunnel is opened, copies the
+// tunnel's bytes as one in CLIENT_ACCEPTED does (the SOCKS request
+// itself is not copied); one run for another destination's client is
+// not started.
+func TestRuleCloneSOCKSRequest(t *testing.T) {
+	t.Parallel()
+	echoMember(t, "127.214.32.10:21080")
+	cs := startCloneCollector(t, "127.214.32.11:21001")
+	p, _ := newPlane(t)
+	cfg := socksConfig("127.214.32.1:21080", "127.214.32.10:21080", netip.MustParseAddrPort("127.214.32.12:53"), true)
+	cfg.Virtuals["/Common/socks"].Rules, _ = compileRules(t, "when SOCKS_REQUEST {\n if { [SOCKS::destination] ends_with \":21080\" } { clone pool /Common/ids }\n}")
+	addClonePool(cfg, "/Common/ids", "127.214.32.11:21001")
+	mustApply(t, p, cfg)
+	req := []byte{5, 1, 0, 5, 1, 0, 1, 127, 214, 32, 10, 21080 >> 8, 21080 & 0xff}
+	code, c := socksDial(t, "127.214.32.1:21080", req)
+	if code != 0 {
+		t.Fatalf("SOCKS reply %d", code)
+	}
+	if _, err := c.Write([]byte("through the tunnel")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len("through the tunnel"))
+	if _, err := io.ReadFull(c, got); err != nil || string(got) != "through the tunnel" {
+		t.Fatalf("echo %q %v", got, err)
+	}
+	c.Close()
+	if got := first(cs.wait(t, 1)); got != "through the tunnel" {
+		t.Errorf("rule's clone got %q, want the tunnel's bytes alone", got)
+	}
+}
+
+// TestRuleCloneFTPBind: on an ftp virtual a rule's clone in
+// LB_SELECTED or SERVER_CONNECTED, which run before the control
+// connection's pumps start (the member speaks first), copies the
+// client's commands from the first, as one in CLIENT_ACCEPTED does;
+// serverside as the member got them.
+func TestRuleCloneFTPBind(t *testing.T) {
+	t.Parallel()
+	for i, tc := range []struct{ event, clone string }{
+		{"LB_SELECTED", "clone pool /Common/ids"},
+		{"SERVER_CONNECTED", "serverside { clone pool /Common/ids }"},
+	} {
+		t.Run(tc.event, func(t *testing.T) {
+			base := "127.214.33." + string(rune('1'+i))
+			startFTPMember(t, base+"0:22121", nil)
+			cs := startCloneCollector(t, base+"1:21001")
+			p, _ := newPlane(t)
+			cfg := basic(base+":22121", base+"0:22121")
+			v := cfg.Virtuals["/Common/vs"]
+			v.FTP = &ftpalg.Options{Profile: "/Common/ftp", DataPort: 20, TranslateExtended: true}
+			v.Rules, _ = compileRules(t, "when "+tc.event+" {\n "+tc.clone+"\n}")
+			addClonePool(cfg, "/Common/ids", base+"1:21001")
+			mustApply(t, p, cfg)
+			c := ftpClient(t, base+":22121")
+			c.PrintfLine("QUIT")
+			c.ReadResponse(221)
+			c.Close()
+			got := first(cs.wait(t, 1))
+			if want := "USER anonymous\r\nPASS x\r\nTYPE I\r\nQUIT\r\n"; got != want {
+				t.Errorf("rule's clone got %q, want the client's commands %q", got, want)
+			}
 		})
 	}
 }

@@ -53,7 +53,8 @@ var _ rules.Cloner = (*proxied)(nil)
 // whatever its monitor says, as F5 documents; one forced offline (or
 // at its connection limit) gets no copy, counted as dropped [M].
 func (pr *proxied) Clone(pool string, member netip.AddrPort, side rules.Side, ev rules.Event) error {
-	accepted := ev == rules.ClientAccepted && pr.rs != nil && pr.rs.ev == config.EventClientAccepted && pr.snap.Cfg.ILX == nil
+	accepted := ev == rules.ClientAccepted && pr.rs != nil && pr.rs.ev == config.EventClientAccepted && pr.snap.Cfg.ILX == nil ||
+		pr.rs != nil && earlyCloneEvent(ev, pr.rs.ev, pr.snap.Cfg)
 	msg := !accepted && pr.rs != nil && pr.rs.msgOn
 	late := !accepted && !msg && pr.rs != nil && lateCloneEvent(ev, pr.rs.ev) && LateClonable(pr.snap.Cfg)
 	if !accepted && !late && !msg {
@@ -107,6 +108,42 @@ func lateCloneEvent(ev rules.Event, cur config.Event) bool {
 		return cur == config.EventServerConnected
 	}
 	return false
+}
+
+// earlyCloneEvent reports whether a clone in ev (run as cur) comes,
+// on a gateway of cfg's kind, on the client's goroutine after
+// CLIENT_ACCEPTED but before the flow's copy loops start, so that it
+// changes the flow's clone connections as CLIENT_ACCEPTED's does: a
+// socks virtual's SOCKS_REQUEST (the tunnel is copied from its first
+// byte; the SOCKS request itself never is [M]), an ftp virtual's
+// LB_SELECTED, LB_FAILED and SERVER_CONNECTED (bind, before the
+// control connection's pumps; the member speaks first, so no client
+// byte has passed).
+func earlyCloneEvent(ev rules.Event, cur config.Event, cfg *config.Virtual) bool {
+	switch {
+	case cfg.ILX != nil || cfg.TLS != nil && cfg.TLS.Forward != nil:
+		return false
+	case cfg.Socks != nil:
+		return ev == rules.SOCKSRequest && cur == eventSOCKSRequest
+	case cfg.FTP != nil:
+		return ev != rules.ClientData && lateCloneEvent(ev, cur)
+	}
+	return false
+}
+
+// EarlyCloneEvents is the events after CLIENT_ACCEPTED in which
+// earlyCloneEvent lets a rule's clone start on cfg's kind, for the
+// daemon's warnings at commit; nil for the other kinds.
+func EarlyCloneEvents(cfg *config.Virtual) []rules.Event {
+	switch {
+	case cfg.ILX != nil || cfg.TLS != nil && cfg.TLS.Forward != nil:
+		return nil
+	case cfg.Socks != nil:
+		return []rules.Event{rules.SOCKSRequest}
+	case cfg.FTP != nil:
+		return []rules.Event{rules.LBSelected, rules.LBFailed, rules.ServerConnected}
+	}
+	return nil
 }
 
 // LateClonable reports whether a rule's clone on a virtual of cfg's
