@@ -73,7 +73,9 @@ func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 	if dataplane.RuleCloneLate(v) {
 		// A plain TCP flow: the events that run on the client's
 		// goroutine, from the bytes the member was not sent yet.
-		return []rules.Event{rules.ClientAccepted, rules.ClientData, rules.LBSelected, rules.LBFailed, rules.ServerConnected}, "" // dataplane/internal/l4/clone.go
+		// SERVER_DATA's clone is joined by the client's goroutine at
+		// its next read (joinSrvClones).
+		return []rules.Event{rules.ClientAccepted, rules.ClientData, rules.LBSelected, rules.LBFailed, rules.ServerConnected, rules.ServerData}, "" // dataplane/internal/l4/clone.go
 	}
 	// Gateways that serve the client message by message (mqtt, fix,
 	// diameter, message routing) also clone from a client's message's

@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"io"
+	"net"
 	"net/netip"
 	"strings"
 	"testing"
@@ -201,6 +202,55 @@ func TestRuleCloneFTPBind(t *testing.T) {
 			if want := "USER anonymous\r\nPASS x\r\nTYPE I\r\nQUIT\r\n"; got != want {
 				t.Errorf("rule's clone got %q, want the client's commands %q", got, want)
 			}
+		})
+	}
+}
+
+// TestRuleCloneServerData: on a standard virtual a rule's clone in
+// SERVER_DATA (after SERVER_CONNECTED's TCP::collect), which runs on the
+// member's goroutine, copies the client's bytes from the command on: the
+// goroutine reading the client joins the clone before it copies its
+// next bytes, so the clone member gets the client's second message and
+// not the first (whose echo ran the event); clientside as the client
+// sent it, serverside as the member got it.
+func TestRuleCloneServerData(t *testing.T) {
+	t.Parallel()
+	for i, tc := range []struct{ name, clone string }{
+		{"clientside", "clone pool /Common/ids"},
+		{"serverside", "serverside { clone pool /Common/ids }"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := "127.214.34." + string(rune('1'+i))
+			echoMember(t, base+"0:23000")
+			cs := startCloneCollector(t, base+"1:21001")
+			p, _ := newPlane(t)
+			cfg := basic(base+":23000", base+"0:23000")
+			cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, "when SERVER_CONNECTED {\n TCP::collect\n}\nwhen SERVER_DATA {\n if { ![info exists tapped] } {\n  set tapped 1\n  "+tc.clone+"\n }\n TCP::release\n TCP::collect\n}")
+			addClonePool(cfg, "/Common/ids", base+"1:21001")
+			mustApply(t, p, cfg)
+			c, err := net.DialTimeout("tcp", base+":23000", 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(20 * time.Second))
+			for _, m := range []string{"first message", "second message"} {
+				if _, err := c.Write([]byte(m)); err != nil {
+					t.Fatal(err)
+				}
+				got := make([]byte, len(m))
+				if _, err := io.ReadFull(c, got); err != nil || string(got) != m {
+					t.Fatalf("echo of %q: %q %v", m, got, err)
+				}
+			}
+			c.Close()
+			if got := first(cs.wait(t, 1)); got != "second message" {
+				t.Errorf("rule's clone got %q, want the second message alone", got)
+			}
+			eventually(t, "clone counters", func() bool {
+				st, _ := p.Virtual("/Common/vs")
+				return st.Clone != nil && st.Clone.Conns == 1 && st.Clone.Dropped == 0
+			})
 		})
 	}
 }

@@ -57,13 +57,24 @@ func (pr *proxied) Clone(pool string, member netip.AddrPort, side rules.Side, ev
 		pr.rs != nil && earlyCloneEvent(ev, pr.rs.ev, pr.snap.Cfg)
 	msg := !accepted && pr.rs != nil && pr.rs.msgOn
 	late := !accepted && !msg && pr.rs != nil && lateCloneEvent(ev, pr.rs.ev) && LateClonable(pr.snap.Cfg)
-	if !accepted && !late && !msg {
+	srvData := !accepted && !msg && !late && pr.rs != nil && ev == rules.ServerData && pr.rs.ev == config.EventServerData && LateClonable(pr.snap.Cfg)
+	if !accepted && !late && !msg && !srvData {
 		pr.vs.Clone.Dropped.Add(1)
 		return rules.ErrCloneEvent
 	}
 	set, d, ok, err := state.RuleClone(pr.e.env.Pools(), pr.vs, pr.snap, pr.Virtual, pool, member)
 	if !ok {
 		return err
+	}
+	if srvData {
+		// The member's goroutine, the rule lock held: the clone
+		// connection opens now and waits for the goroutine reading the
+		// client, which joins it before it copies its next bytes
+		// (joinSrvClones); the copy is the client's bytes from the
+		// command on.
+		pr.rs.srv = append(pr.rs.srv, set.Add(nil, d, side == rules.ServerSide))
+		pr.rs.srvOn.Store(true)
+		return nil
 	}
 	if msg {
 		// The rule lock is held; the gateway starts it when the event
@@ -108,6 +119,25 @@ func lateCloneEvent(ev rules.Event, cur config.Event) bool {
 		return cur == config.EventServerConnected
 	}
 	return false
+}
+
+// joinSrvClones adds the clone connections SERVER_DATA opened
+// (rs.srv) to the flow's, on the goroutine reading the client before it
+// copies its next bytes, or when the flow ends (finish, which closes
+// them with the others), under the lock of the writer to the member
+// (flushTo's), as startLateClones does.
+func (pr *proxied) joinSrvClones() {
+	rs := pr.rs
+	rs.mu.Lock()
+	fs := rs.srv
+	rs.srv = nil
+	rs.srvOn.Store(false)
+	rs.mu.Unlock()
+	rs.wmu[1].Lock()
+	for _, f := range fs {
+		pr.clone = pr.clone.Join(f)
+	}
+	rs.wmu[1].Unlock()
 }
 
 // earlyCloneEvent reports whether a clone in ev (run as cur) comes,

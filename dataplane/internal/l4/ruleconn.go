@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/clone"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
@@ -77,6 +78,15 @@ type ruleState struct {
 	// sent it), clone.go beginMsg.
 	msgOn, msgBoth bool
 	msg, msgTerm   []byte
+	// srv is the clone connections a rule opened in SERVER_DATA, on the
+	// member's goroutine, for the goroutine reading the client to join
+	// at its next read (srvOn says there are some): clone.go,
+	// joinSrvClones. clones: a rule has a clone command (the client's
+	// side then never splices, so that such a clone sees every later
+	// byte).
+	srv    []*clone.Flow
+	srvOn  atomic.Bool
+	clones bool
 
 	// lsnRule is what the LSN:: commands set (rulelsn.go); lsnUsed
 	// says one did, so that other flows skip the lock.
