@@ -22,9 +22,9 @@ type CloneStats struct {
 }
 
 // RuleCloneLate reports whether a rule's clone pool on v may start after
-// CLIENT_ACCEPTED, in CLIENT_DATA, LB_SELECTED, LB_FAILED or
-// SERVER_CONNECTED (a plain TCP virtual, whose client bytes one copy
-// loop reads), so that the daemon warns at commit of the clones the
+// CLIENT_ACCEPTED, in CLIENT_DATA, LB_SELECTED, LB_FAILED,
+// SERVER_CONNECTED or SERVER_DATA (a plain TCP virtual, whose client
+// bytes one copy loop reads), so that the daemon warns at commit of the clones the
 // dataplane skips.
 func RuleCloneLate(v *Virtual) bool { return v.Protocol != ProtoUDP && l4.LateClonable(v) }
 

@@ -36,17 +36,20 @@ func (fl *flow) cloneSent(b []byte) {
 
 var _ rules.Cloner = (*proxied)(nil)
 
-// Clone implements rules.Cloner: the clone command. In CLIENT_ACCEPTED,
+// Clone implements rules.Cloner: the clone command (also in a client
+// message's events on message gateways, beginMsg; in SERVER_DATA on
+// plain TCP flows, joinSrvClones; in socks' and ftp's events before
+// their loops, earlyCloneEvent). In CLIENT_ACCEPTED,
 // before the copy loops start, the flow's clone connections change
 // while no loop reads them. In the later events a plain TCP flow runs
 // on its client's goroutine (CLIENT_DATA, LB_SELECTED, LB_FAILED,
 // SERVER_CONNECTED; lateCloneEvent) the clone is taken under the rule
 // lock and started when the event returns (startLateClones), from the
 // bytes the member has not been sent yet. Elsewhere it is skipped and
-// counted as dropped (the commit warned): in SERVER_DATA or
-// CLIENT_CLOSED the member's goroutine or the flow's end would race the
-// loops that read the clone connections, and an ilx plugin owns its
-// connection. An rtsp flow's reader copies the client's bytes as it
+// counted as dropped (the commit warned): in CLIENT_CLOSED the
+// client's bytes have all passed (nothing is left to copy [M]), an ilx
+// plugin owns its connection, and rtsp's and the other gateways' loops
+// read the clone connections without a lock once they run. An rtsp flow's reader copies the client's bytes as it
 // reads them (cloneClient), its writer what the member gets. The
 // copies count on the virtual's clone counters and on the clone
 // member's, as the virtual's clone pools' do. A member named is taken
