@@ -38,11 +38,9 @@ type mqttFlow struct {
 	rd      [2]mqtt.Reader // the client's, the member's
 	pkt     [2]mqtt.Packet // each direction's packet in hand
 	w       msgWriter
-	// clones: a rule has a clone command; msg is then the client's
-	// packet its ingress events run over, where a clone starts from it
-	// (clone.go, beginMsg); nil in the other events.
+	// clones: a rule has a clone command, which may start in the
+	// client's packet's ingress events (clone.go, beginMsg).
 	clones bool
-	msg    []byte
 }
 
 // mqttHandled reports whether prog handles any MQTT_ event.
@@ -160,7 +158,7 @@ func (x *mqttFlow) closed(up bool, sc *serverConn) {
 		return
 	}
 	if up && x.prog != nil && x.prog.Handles(rules.MQTTClientShutdown) {
-		o, ok := x.run(rules.MQTTClientShutdown, nil)
+		o, ok := x.run(rules.MQTTClientShutdown, nil, nil)
 		if !ok {
 			return
 		}
@@ -241,20 +239,20 @@ func (x *mqttFlow) ingress(up bool, p *mqtt.Packet, raw []byte, sc *serverConn) 
 	if x.prog == nil {
 		return true, false, nil, true
 	}
+	var msg []byte // the client's packet: a clone starts from it
 	if up && x.clones {
-		x.msg = raw // the client's packet: a clone starts from it
-		defer func() { x.msg = nil }()
+		msg = raw
 	}
 	ev, data := rules.MQTTClientIngress, rules.MQTTClientData
 	if !up {
 		ev, data = rules.MQTTServerIngress, rules.MQTTServerData
 	}
-	o, ok := x.run(ev, p)
+	o, ok := x.run(ev, p, msg)
 	if !ok {
 		return false, false, nil, false
 	}
 	if o.Collect && p.Type == mqtt.PUBLISH {
-		o2, ok := x.run(data, p)
+		o2, ok := x.run(data, p, msg)
 		if !ok {
 			return false, false, nil, false
 		}
@@ -273,7 +271,7 @@ func (x *mqttFlow) egress(up bool, p *mqtt.Packet, raw []byte, edited bool, afte
 		if !up {
 			ev = rules.MQTTClientEgress
 		}
-		o, ok := x.run(ev, p)
+		o, ok := x.run(ev, p, nil)
 		if !ok {
 			return false
 		}
@@ -328,8 +326,11 @@ func merge(a, b rules.MQTTOutcome) rules.MQTTOutcome {
 }
 
 // run runs one MQTT_ event over p (nil in MQTT_CLIENT_SHUTDOWN) and
-// applies its verdict as runEvent does; false when the flow ended.
-func (x *mqttFlow) run(ev rules.Event, p *mqtt.Packet) (rules.MQTTOutcome, bool) {
+// applies its verdict as runEvent does; false when the flow ended. msg
+// is the client's packet as it came when the event is over it on the
+// goroutine reading the client and a rule clones (nil otherwise): a
+// clone there starts from it.
+func (x *mqttFlow) run(ev rules.Event, p *mqtt.Packet, msg []byte) (rules.MQTTOutcome, bool) {
 	pr, rs := x.pr, x.pr.rs
 	if !x.prog.Handles(ev) {
 		return rules.MQTTOutcome{}, true
@@ -348,8 +349,8 @@ func (x *mqttFlow) run(ev rules.Event, p *mqtt.Packet) (rules.MQTTOutcome, bool)
 	}
 	st.Version = x.version
 	rs.ev = config.Event(ev.String())
-	if x.msg != nil {
-		rs.beginMsg(x.msg, nil, false) // clone.go
+	if msg != nil {
+		rs.beginMsg(msg, nil, false) // clone.go
 	}
 	sess.BeginMQTT(p)
 	err := sess.Run(ev)
@@ -357,7 +358,7 @@ func (x *mqttFlow) run(ev rules.Event, p *mqtt.Packet) (rules.MQTTOutcome, bool)
 	v, detach := rs.verdict, rs.detach
 	rs.verdict, rs.detach, rs.prime = irules.GoOn, false, false
 	var late []lateClone
-	if x.msg != nil {
+	if msg != nil {
 		late = rs.endMsg()
 	}
 	rs.mu.Unlock()
