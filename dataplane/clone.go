@@ -31,7 +31,7 @@ func RuleCloneLate(v *Virtual) bool { return v.Protocol != ProtoUDP && l4.LateCl
 // RuleCloneMessages is the events after CLIENT_ACCEPTED in which a
 // rule's clone pool may start on v, a TCP gateway: over a client's
 // message on one that serves the client message by message (mqtt, fix,
-// diameter, message routing: generic, SIP, Diameter, MQTT), copying
+// rtsp, diameter, message routing: generic, SIP, Diameter, MQTT), copying
 // from that message on; before the copy loops start on socks
 // (SOCKS_REQUEST) and ftp (LB_SELECTED, LB_FAILED, SERVER_CONNECTED)
 // ones, copying as from CLIENT_ACCEPTED; nil for the other kinds. The
@@ -49,7 +49,7 @@ func RuleCloneMessages(v *Virtual) []rules.Event {
 	case v.FIX != nil:
 		return []rules.Event{rules.FIXHeader, rules.FIXMessage}
 	case v.RTSP != nil:
-		return nil
+		return []rules.Event{rules.RTSPRequest, rules.RTSPRequestData}
 	case v.Diameter != nil:
 		return []rules.Event{rules.DiameterIngress}
 	case v.MRF != nil:

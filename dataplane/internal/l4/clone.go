@@ -287,11 +287,12 @@ func (pr *proxied) startMsgClones(late []lateClone, wmu *sync.Mutex) {
 // cloneClient is a flow's clone connections as the writer a reader of
 // the client's bytes copies into (io.TeeReader): an rtsp flow's, whose
 // messages are parsed and sent again, so that clientside pools still
-// get them as the client sent them.
-type cloneClient struct{ f *clone.Flow }
+// get them as the client sent them. It reads pr.clone at each write, on
+// the goroutine reading the client, where RTSP_REQUEST's clone joins.
+type cloneClient struct{ pr *proxied }
 
 // Write implements io.Writer; the copy never fails the read.
 func (c cloneClient) Write(p []byte) (int, error) {
-	c.f.Client(p)
+	c.pr.clone.Client(p)
 	return len(p), nil
 }
