@@ -32,7 +32,9 @@ func RuleCloneLate(v *Virtual) bool { return v.Protocol != ProtoUDP && l4.LateCl
 // rule's clone pool may start on v, a TCP gateway: over a client's
 // message on one that serves the client message by message (mqtt, fix,
 // rtsp, diameter, message routing: generic, SIP, Diameter, MQTT), copying
-// from that message on; before the copy loops start on socks
+// from that message on, and (message routing aside) in the member's
+// choice after the first message (LB_SELECTED, LB_FAILED,
+// SERVER_CONNECTED), from that message on; before the copy loops start on socks
 // (SOCKS_REQUEST) and ftp (LB_SELECTED, LB_FAILED, SERVER_CONNECTED)
 // ones, copying as from CLIENT_ACCEPTED; nil for the other kinds. The
 // daemon asks it to warn at commit of the clones the dataplane skips.
@@ -43,15 +45,17 @@ func RuleCloneMessages(v *Virtual) []rules.Event {
 	if evs := l4.EarlyCloneEvents(v); evs != nil {
 		return evs // socks, ftp: before their loops start
 	}
+	// The member's choice after the first message (l4.bindMsg).
+	bind := []rules.Event{rules.LBSelected, rules.LBFailed, rules.ServerConnected}
 	switch {
 	case v.MQTT != nil:
-		return []rules.Event{rules.MQTTClientIngress, rules.MQTTClientData}
+		return append([]rules.Event{rules.MQTTClientIngress, rules.MQTTClientData}, bind...)
 	case v.FIX != nil:
-		return []rules.Event{rules.FIXHeader, rules.FIXMessage}
+		return append([]rules.Event{rules.FIXHeader, rules.FIXMessage}, bind...)
 	case v.RTSP != nil:
-		return []rules.Event{rules.RTSPRequest, rules.RTSPRequestData}
+		return append([]rules.Event{rules.RTSPRequest, rules.RTSPRequestData}, bind...)
 	case v.Diameter != nil:
-		return []rules.Event{rules.DiameterIngress}
+		return append([]rules.Event{rules.DiameterIngress}, bind...)
 	case v.MRF != nil:
 		return irules.MRFIngress(irules.MRFProtocol(v.MRF))
 	}

@@ -45,6 +45,7 @@ func TestRuleCloneMessage(t *testing.T) {
 		name    string
 		rule    string // the event, n counting the messages it runs over
 		cond    string // the messages counted ("": all)
+		body    string // the whole rule, instead of rule and cond
 		server  bool   // the rule's clone in serverside { }
 		dropped uint64
 		setup   func(t *testing.T, cfg *Config, vs, member, rule string)
@@ -70,6 +71,36 @@ func TestRuleCloneMessage(t *testing.T) {
 			},
 			run:   mqttRun,
 			check: nil},
+		{name: "mqtt server connected", body: "when SERVER_CONNECTED {\n clientside { clone pool /Common/ids }\n}",
+			member: func(t *testing.T, addr string) string { return startBroker(t, addr, "member-a").Addr() },
+			setup: func(t *testing.T, cfg *Config, vs, member, rule string) {
+				mqttVirtual(t, cfg, "/Common/vs", vs, "/Common/pool", rule)
+			},
+			run: mqttRun,
+			check: func(t *testing.T, got string) {
+				if want := enc(mqtttest.Connect("cloned")) + enc(pub) + enc(ping); got != want {
+					t.Errorf("SERVER_CONNECTED's clone got %q, want the CONNECT and the rest %q", got, want)
+				}
+			}},
+		{name: "fix lb selected", body: "when LB_SELECTED {\n clone pool /Common/ids\n}",
+			member: func(t *testing.T, addr string) string { return startAcceptor(t, addr, "member-a").Addr() },
+			setup: func(t *testing.T, cfg *Config, vs, member, rule string) {
+				delete(cfg.Virtuals, "/Common/vs")
+				fixVirtual(t, cfg, "/Common/vs", vs, "/Common/pool", fix.Options{FullLogon: true}, rule)
+			},
+			run: func(t *testing.T, vs string) {
+				c := fixDial(t, vs)
+				c.Send(fixLogon("FIX.4.4", "BANZAI"))
+				recvHas(t, c, "35=A", "49=member-a")
+				c.Send(fixOrder("FIX.4.4", "BANZAI"))
+				recvHas(t, c, "35=8", "11=ORD1")
+				c.Close()
+			},
+			check: func(t *testing.T, got string) {
+				if want := string(fixLogon("FIX.4.4", "BANZAI")) + string(fixOrder("FIX.4.4", "BANZAI")); got != want {
+					t.Errorf("LB_SELECTED's clone got %q, want the logon and the order %q", got, want)
+				}
+			}},
 		{name: "fix", rule: "FIX_MESSAGE",
 			member: func(t *testing.T, addr string) string { return startAcceptor(t, addr, "member-a").Addr() },
 			setup: func(t *testing.T, cfg *Config, vs, member, rule string) {
@@ -121,6 +152,9 @@ func TestRuleCloneMessage(t *testing.T) {
 				cond = "1"
 			}
 			rule := "when CLIENT_ACCEPTED {\n set n 0\n}\nwhen " + tc.rule + " {\n if { " + cond + " } {\n  incr n\n  if { $n == 2 } { " + clone + " }\n }\n}"
+			if tc.body != "" {
+				rule = tc.body
+			}
 			tc.setup(t, cfg, base+":21002", member, rule)
 			addClonePool(cfg, "/Common/ids", base+"1:21001")
 			mustApply(t, p, cfg)

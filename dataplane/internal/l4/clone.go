@@ -258,6 +258,30 @@ func (pr *proxied) joinClones(late []lateClone, wmu *sync.Mutex) {
 // gateway whose rules have no clone marks nothing (a bool test per
 // event).
 
+// bindMsg is bindMember for a gateway whose client's first message raw
+// (as the client sent it) chose the member: the events of the choice
+// (LB_SELECTED, LB_FAILED, SERVER_CONNECTED) run on the goroutine
+// reading the client before any loop starts, and a clone in them
+// starts from that message, clientside (the member gets it after the
+// bind, so serverside copies it from there), then the client's later
+// ones, as a clone in the message's own event does. clones: a rule has
+// a clone command; without, it is bindMember.
+func (pr *proxied) bindMsg(raw []byte, clones bool) *serverConn {
+	if !clones || pr.rs == nil {
+		return pr.bindMember()
+	}
+	rs := pr.rs
+	rs.mu.Lock()
+	rs.beginMsg(raw, nil, false)
+	rs.mu.Unlock()
+	sc := pr.bindMember() // runEvent starts the clones its events took
+	rs.mu.Lock()
+	late := rs.endMsg()
+	rs.mu.Unlock()
+	pr.startMsgClones(late, nil) // none left but an event's that ended the flow
+	return sc
+}
+
 // beginMsg marks the event about to run as one over the client's
 // message raw (then term, a message-routing terminator); both: a
 // serverside copy starts with it too (message routing copies the

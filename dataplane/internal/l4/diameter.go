@@ -170,10 +170,11 @@ type pending struct {
 // virtual read of it (handoff.go).
 func (pr *proxied) serveDiameter(head []byte) {
 	x := &diamFlow{pr: pr, opt: pr.snap.Cfg.Diameter, counts: &pr.vs.Prof.Diameter, table: &pr.vs.Prof.DiameterPersist}
+	x.clones = pr.rs != nil && pr.rs.clones // a rule clones: clone.go, beginMsg and bindMsg
 	skip := false
 	if pr.rs != nil {
 		if prog := irules.Program(pr.rules); prog != nil && (prog.Handles(rules.DiameterIngress) || prog.Handles(rules.DiameterEgress) || prog.Handles(rules.DiameterRetransmission)) {
-			x.prog, x.clones = prog, prog.Clones()
+			x.prog = prog
 		}
 		// CLIENT_ACCEPTED ran: the connection's settings from it.
 		pr.rs.mu.Lock()
@@ -222,7 +223,7 @@ func (pr *proxied) serveDiameter(head []byte) {
 		}
 		raw, out = m.Raw, rules.DiameterOutcome{}
 	}
-	sc := pr.bindMember() // msgflow.go
+	sc := pr.bindMsg(m.Raw, x.clones) // msgflow.go; clone.go: as the client sent it
 	if sc == nil {
 		return
 	}
@@ -1193,7 +1194,7 @@ func (x *diamFlow) run(ev rules.Event, raw []byte, ctx diamCtx) (rules.DiameterO
 	// The client's message's DIAMETER_INGRESS runs on the goroutine
 	// reading the client (ingress, ctx.peer nil): a clone there starts
 	// from the message.
-	msg := x.clones && ev == rules.DiameterIngress && ctx.client && ctx.peer == nil
+	msg := x.prog != nil && x.clones && ev == rules.DiameterIngress && ctx.client && ctx.peer == nil
 	if msg {
 		rs.beginMsg(raw, nil, false)
 	}

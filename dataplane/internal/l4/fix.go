@@ -64,6 +64,7 @@ type fixFlow struct {
 // then pumps both directions.
 func (pr *proxied) serveFIX(head []byte) {
 	x := &fixFlow{pr: pr, opt: pr.snap.Cfg.FIX, counts: &pr.vs.Prof.FIX}
+	x.clones = pr.rs != nil && pr.rs.clones // a rule clones: clone.go, beginMsg and bindMsg
 	if l := x.opt.Log; l.LogsMessages() || l.LogsReports() {
 		x.log = l
 	}
@@ -71,7 +72,7 @@ func (pr *proxied) serveFIX(head []byte) {
 	if pr.rs != nil {
 		prog = irules.Program(pr.rules)
 		if prog != nil && (prog.Handles(rules.FIXHeader) || prog.Handles(rules.FIXMessage)) {
-			x.prog, x.clones = prog, prog.Clones()
+			x.prog = prog
 		}
 	}
 	var src io.Reader = pr.clientConn() // the plaintext under client-ssl (tls.go)
@@ -106,7 +107,7 @@ func (pr *proxied) serveFIX(head []byte) {
 		pr.finishLeg()
 		return
 	}
-	sc := pr.bindMember() // msgflow.go
+	sc := pr.bindMsg(raw, x.clones) // msgflow.go; clone.go
 	if sc == nil {
 		pr.finishLeg()
 		return

@@ -61,9 +61,10 @@ func mqttHandled(prog *rules.Program) bool {
 func (pr *proxied) serveMQTT(head []byte) {
 	opt := pr.snap.Cfg.MQTT
 	x := &mqttFlow{pr: pr, counts: &pr.vs.Prof.MQTT}
+	x.clones = pr.rs != nil && pr.rs.clones // a rule clones: clone.go, beginMsg and bindMsg
 	if pr.rs != nil {
 		if prog := irules.Program(pr.rules); prog != nil && mqttHandled(prog) {
-			x.prog, x.clones = prog, prog.Clones()
+			x.prog = prog
 		}
 	}
 	max := opt.Max
@@ -105,7 +106,7 @@ func (pr *proxied) serveMQTT(head []byte) {
 		return
 	}
 	x.version = p.ProtocolVersion
-	sc := pr.bindMember() // msgflow.go
+	sc := pr.bindMsg(raw, x.clones) // msgflow.go; clone.go
 	if sc == nil {
 		pr.finishLeg()
 		return

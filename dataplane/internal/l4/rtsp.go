@@ -76,9 +76,10 @@ type rtspPending struct {
 func (pr *proxied) serveRTSP(head []byte) {
 	opt := pr.snap.Cfg.RTSP
 	x := &rtspFlow{pr: pr, opt: opt, table: rtsp.TableFor(pr.Local.String(), opt.Idle), counts: &pr.vs.Prof.RTSP}
+	x.clones = pr.rs != nil && pr.rs.clones // a rule clones: clone.go, beginMsg and bindMsg
 	if pr.rs != nil {
 		if prog := irules.Program(pr.rules); prog != nil && (prog.Handles(rules.RTSPRequest) || prog.Handles(rules.RTSPResponse)) {
-			x.prog, x.clones = prog, prog.Clones()
+			x.prog = prog
 		}
 	}
 	var src io.Reader = pr.client
@@ -116,7 +117,11 @@ func (pr *proxied) serveRTSP(head []byte) {
 	if member, ok := x.table.Member(m.Session()); ok {
 		pr.rtspWant = member
 	}
-	sc := pr.bindMember() // msgflow.go
+	var first []byte // a clone in the member's choice starts from the request (clone.go)
+	if x.clones {
+		first = m.Encode(nil)
+	}
+	sc := pr.bindMsg(first, x.clones) // msgflow.go
 	if sc == nil {
 		pr.finishLeg()
 		return
