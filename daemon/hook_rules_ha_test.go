@@ -83,6 +83,11 @@ func TestRuleCloneKept(t *testing.T) {
 		"create ltm profile http fwd proxy-type explicit explicit-proxy { dns-resolver r1 }",
 		"create ltm rule dnstap { when DNS_REQUEST { clone pool ids } }",
 		"create ltm rule dnslate { when DNS_RESPONSE { clone pool ids } }",
+		"create ltm rule mqtap { when MQTT_CLIENT_INGRESS { clone pool ids } }",
+		"create ltm rule mqsrv { when MQTT_SERVER_INGRESS { clone pool ids } }",
+		"create ltm rule srvdata { when SERVER_DATA { clone pool ids } }",
+		"create ltm rule sockreq { when SOCKS_REQUEST { clone pool ids } }",
+		"create ltm profile socks sp default-connect-handling allow",
 	} {
 		if _, err := run(t, s, c); err != "" {
 			t.Fatalf("%s: %s", c, err)
@@ -107,13 +112,24 @@ func TestRuleCloneKept(t *testing.T) {
 		{"dohpools", "destination 127.197.31.5:20443 profiles replace-all-with { tcp http dns doh-server } clone-pools replace-all-with { ids }", ""},
 		{"dohproxy", "destination 127.202.31.7:20443 profiles replace-all-with { tcp http doh-proxy } clone-pools replace-all-with { ids } rules { dnstap }",
 			"rule /Common/dnstap: clone pool on a DNS over HTTPS virtual server without a dns profile"},
+		// The message gateways clone from a client message's events,
+		// not from the member's; a standard virtual from SERVER_DATA;
+		// socks from SOCKS_REQUEST.
+		{"mqttmsg", "destination 127.214.31.11:21883 profiles replace-all-with { tcp mqtt } rules { mqtap late }", ""},
+		{"mqttsrv", "destination 127.214.31.12:21883 profiles replace-all-with { tcp mqtt } rules { mqsrv }",
+			"rule /Common/mqsrv: clone pool in MQTT_SERVER_INGRESS is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED, MQTT_CLIENT_INGRESS, MQTT_CLIENT_DATA, LB_SELECTED, LB_FAILED or SERVER_CONNECTED only"},
+		{"srvdata", "destination 127.214.31.13:20080 rules { srvdata }", ""},
+		{"sockreq", "destination 127.214.31.14:21080 profiles replace-all-with { tcp sp } rules { sockreq }", ""},
+		// A doh-proxy's clone pools copy its queries: no warning.
+		{"dohproxypools", "destination 127.202.31.8:20443 profiles replace-all-with { tcp http doh-proxy } clone-pools replace-all-with { ids }", ""},
 		{"fwdlate", "destination 127.197.31.2:23128 profiles replace-all-with { tcp fwd } rules { reqtap }",
 			"rule /Common/reqtap: clone pool in HTTP_REQUEST is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED only"},
 		{"plainlate", "destination 127.189.31.5:20080 rules { late }", ""},
 		{"plainclosed", "destination 127.202.31.5:20080 rules { closed }",
-			"rule /Common/closed: clone pool in CLIENT_CLOSED is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED, CLIENT_DATA, LB_SELECTED, LB_FAILED or SERVER_CONNECTED only"},
-		{"medialate", "destination 127.202.31.6:20554 profiles replace-all-with { tcp rtsp } rules { late }",
-			"rule /Common/late: clone pool in SERVER_CONNECTED is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED only"},
+			"rule /Common/closed: clone pool in CLIENT_CLOSED is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED, CLIENT_DATA, LB_SELECTED, LB_FAILED, SERVER_CONNECTED or SERVER_DATA only"},
+		// rtsp: the member's choice after the first request clones
+		// from it (l4.bindMsg).
+		{"medialate", "destination 127.202.31.6:20554 profiles replace-all-with { tcp rtsp } rules { late }", ""},
 		{"weblate", "destination 127.189.31.6:20080 profiles replace-all-with { tcp http } rules { late }",
 			"rule /Common/late: clone pool in SERVER_CONNECTED is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED, HTTP_REQUEST or HTTP_REQUEST_DATA only"},
 	} {
@@ -123,7 +139,7 @@ func TestRuleCloneKept(t *testing.T) {
 			t.Errorf("%s: %q %q, carries traffic %v; want it running", tc.name, out, errText, carries)
 			continue
 		}
-		if tc.warn == "" && strings.Contains(out, "clone pool") || tc.warn != "" && !strings.Contains(out, tc.warn) {
+		if tc.warn == "" && (strings.Contains(out, "clone pool") || strings.Contains(out, "clone-pools")) || tc.warn != "" && !strings.Contains(out, tc.warn) {
 			t.Errorf("%s: %q; want the warning %q", tc.name, out, tc.warn)
 		}
 	}

@@ -27,7 +27,9 @@ func cloningRules(list []*rules.Rule) []*rules.Rule {
 // clone gets as the client sent them, SOCKS tunnels after their
 // negotiation) clone the client's bytes from CLIENT_ACCEPTED (plain
 // ones also from CLIENT_DATA, LB_SELECTED, LB_FAILED or
-// SERVER_CONNECTED: dataplane.RuleCloneLate), UDP
+// SERVER_CONNECTED: dataplane.RuleCloneLate; the mqtt, fix, diameter
+// and message-routing ones from a client message's events:
+// dataplane.RuleCloneMessages), UDP
 // virtuals the flow's datagrams, message-based virtuals the client's
 // messages, http virtuals (HTTP/1, and the streams of HTTP/2 and
 // HTTP/3 clients) the client's requests from CLIENT_ACCEPTED or from
@@ -41,7 +43,9 @@ func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 		// later ones from DNS_RESPONSE.
 		return []rules.Event{rules.DNSRequest, rules.DNSResponse}, ""
 	case v.DoH != nil:
-		return nil, "a DNS over HTTPS virtual server without a dns profile (its queries go to the members as they came, and are not copied)"
+		// Its clone pools copy the queries (dnsvs.ProxyCopies), but no
+		// rule event runs on it (dohRuleEvents warns of them).
+		return nil, "a DNS over HTTPS virtual server without a dns profile (none of its rules' events runs; its clone-pools copy the queries)"
 	case v.DNS != nil:
 		// Each query (UDP and TCP) is copied after its DNS_REQUEST; over
 		// TCP a clone in DNS_RESPONSE copies the connection's later
@@ -69,9 +73,14 @@ func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 	if dataplane.RuleCloneLate(v) {
 		// A plain TCP flow: the events that run on the client's
 		// goroutine, from the bytes the member was not sent yet.
-		return []rules.Event{rules.ClientAccepted, rules.ClientData, rules.LBSelected, rules.LBFailed, rules.ServerConnected}, "" // dataplane/internal/l4/clone.go
+		// SERVER_DATA's clone is joined by the client's goroutine at
+		// its next read (joinSrvClones).
+		return []rules.Event{rules.ClientAccepted, rules.ClientData, rules.LBSelected, rules.LBFailed, rules.ServerConnected, rules.ServerData}, "" // dataplane/internal/l4/clone.go
 	}
-	return []rules.Event{rules.ClientAccepted}, "" // dataplane/internal/l4/clone.go
+	// Gateways that serve the client message by message (mqtt, fix,
+	// diameter, message routing) also clone from a client's message's
+	// events, from that message on (l4/clone.go, beginMsg).
+	return append([]rules.Event{rules.ClientAccepted}, dataplane.RuleCloneMessages(v)...), "" // dataplane/internal/l4/clone.go
 }
 
 // ruleClones warns, at commit, of a rule's clone pool that openltm skips
@@ -81,11 +90,6 @@ func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 // traffic either way; the skipped clone is counted as dropped where the
 // virtual can count it. BIG-IP takes the rule there.
 func (t *translator) ruleClones(o *objects.Object, v *dataplane.Virtual, list []*rules.Rule) {
-	if len(v.Clone) > 0 && v.DoH != nil && v.DNS == nil {
-		// A doh-proxy without a dns profile passes the queries to
-		// its members itself and copies none.
-		t.note(o, "clone-pools on a DNS over HTTPS virtual server without a dns profile is valid on BIG-IP but skipped: openltm copies the queries of one with a dns profile only")
-	}
 	for _, r := range list {
 		if r.CloneNexthop() {
 			t.note(o, "rule %s: clone nexthop is valid on BIG-IP but skipped: a proxy on the host's sockets copies no frames to a VLAN (clone pool copies the bytes)", r.Name)
@@ -108,6 +112,10 @@ func (t *translator) ruleClones(o *objects.Object, v *dataplane.Virtual, list []
 			why := "before the bytes it would copy passed"
 			if v.DNS != nil {
 				why = "CLIENT_ACCEPTED does not run on a dns virtual server's queries, and a UDP query has gone by DNS_RESPONSE"
+			} else if v.Socks != nil || v.FTP != nil {
+				why = "before the tunnel's or the control connection's copy loops start"
+			} else if dataplane.RuleCloneMessages(v) != nil {
+				why = "the events over the client's messages, where they are read"
 			}
 			t.note(o, "rule %s: clone pool in %s is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in %s only, %s", r.Name, strings.Join(late, ", "), eventList(events), why)
 		}

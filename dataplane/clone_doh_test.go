@@ -14,7 +14,10 @@ import (
 // virtual's TCP queries are: on one clone connection per client
 // connection, each with its length prefix, so that the clone member
 // reads DNS over TCP; over HTTP/1.1 and over HTTP/2 (whose queries are
-// answered at once). The client's answers come from the pool's member.
+// answered at once). So does a doh-proxy without a dns profile, which
+// passes the queries to its member itself, to clientside and serverside
+// pools alike (the member gets the query as the client sent it). The
+// client's answers come from the pool's member.
 func TestCloneDoH(t *testing.T) {
 	dohMember(t, "127.202.70.11:25353")
 	var unencrypted http.Protocols
@@ -22,9 +25,13 @@ func TestCloneDoH(t *testing.T) {
 	for i, tc := range []struct {
 		name   string
 		client *http.Client
+		proxy  bool // a doh-proxy without a dns profile
+		server bool // the clone pool's context serverside
 	}{
-		{"http/1.1", &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{}}},
-		{"h2c", &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Protocols: &unencrypted}}},
+		{"http/1.1", &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{}}, false, false},
+		{"h2c", &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Protocols: &unencrypted}}, false, false},
+		{"proxy http/1.1", &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{}}, true, false},
+		{"proxy h2c serverside", &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Protocols: &unencrypted}}, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			vs := "127.202.70." + string(rune('1'+i)) + ":28053"
@@ -33,9 +40,13 @@ func TestCloneDoH(t *testing.T) {
 			p, _ := newPlane(t)
 			cfg := basic(vs, "127.202.70.11:25353")
 			v := cfg.Virtuals["/Common/vs"]
-			v.DoH = &DoH{Profile: "doh-server /Common/doh-server", H2C: true}
-			v.DNS = &DNSProfile{Name: "/Common/dns", Unhandled: "allow"}
-			withClone(cfg, "/Common/ids", false, cl)
+			if tc.proxy {
+				v.DoH = &DoH{Profile: "doh-proxy /Common/doh-proxy", Proxy: true, H2C: true}
+			} else {
+				v.DoH = &DoH{Profile: "doh-server /Common/doh-server", H2C: true}
+				v.DNS = &DNSProfile{Name: "/Common/dns", Unhandled: "allow"}
+			}
+			withClone(cfg, "/Common/ids", tc.server, cl)
 			mustApply(t, p, cfg)
 			for k, name := range []string{"one.example.", "two.example."} {
 				m, res := dohAsk(t, tc.client, "http://"+vs+"/dns-query", name, k == 1)

@@ -12,8 +12,9 @@ import (
 // CLIENT_ACCEPTED, and a clientside clone pool) gets the control
 // connection's bytes as the client sent them, though the gateway parses
 // and sends its messages again; serverside gets them as the member got
-// them (the rule's header). A clone in RTSP_REQUEST is skipped and
-// counted as dropped.
+// them (the rule's header). A clone in RTSP_REQUEST starts at the
+// request it runs over: the DESCRIBE and the OPTIONS after it, not the
+// one before.
 func TestCloneRTSP(t *testing.T) {
 	for i, tc := range []struct {
 		name, rule string
@@ -22,7 +23,7 @@ func TestCloneRTSP(t *testing.T) {
 	}{
 		{"rule", "when CLIENT_ACCEPTED { clone pool /Common/ids_cs\n serverside { clone pool /Common/ids_ss } }", false, true},
 		{"clone pools", "", true, true},
-		{"late", "when RTSP_REQUEST { clone pool /Common/ids_cs }", false, false},
+		{"request", "when RTSP_REQUEST { if { [RTSP::method] eq \"DESCRIBE\" } { clone pool /Common/ids_cs } }", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base := "127.197.7" + string(rune('1'+i)) + "."
@@ -44,16 +45,21 @@ func TestCloneRTSP(t *testing.T) {
 			mustApply(t, p, cfg)
 
 			rc := rtspDial(t, "127.0.0.1", base+"1:8554")
-			for _, method := range []string{"OPTIONS", "DESCRIBE"} {
+			for _, method := range []string{"OPTIONS", "DESCRIBE", "OPTIONS"} {
 				if r := rc.do(method, "rtsp://"+base+"1:8554/media", "User-Agent: cloned-client"); r.Status != 200 {
 					t.Fatalf("%s: %d", method, r.Status)
 				}
 			}
 			rc.c.Close()
 			if !tc.cloned {
-				eventually(t, "the skipped clones counted", func() bool {
+				got := cs.wait(t, 1)
+				if len(got) != 1 || !strings.HasPrefix(got[0], "DESCRIBE rtsp://"+base+"1:8554/media RTSP/1.0\r\n") ||
+					strings.Count(got[0], "OPTIONS") != 1 || strings.Contains(got[0], "X-Tap") {
+					t.Errorf("RTSP_REQUEST's clone = %q, want the DESCRIBE as the client sent it and the OPTIONS after it, not the one before", got)
+				}
+				eventually(t, "clone counters", func() bool {
 					st, _ := p.Virtual("/Common/vs")
-					return st.Clone != nil && st.Clone.Dropped == 2 && st.Clone.Conns == 0
+					return st.Clone != nil && st.Clone.Conns == 1 && st.Clone.Dropped == 0
 				})
 				return
 			}
@@ -63,8 +69,8 @@ func TestCloneRTSP(t *testing.T) {
 				t.Errorf("clientside copy = %q, want both requests as the client sent them", got)
 			}
 			got = ss.wait(t, 1)
-			if len(got) != 1 || strings.Count(got[0], "X-Tap: yes\r\n") != 2 {
-				t.Errorf("serverside copy = %q, want both requests as the member got them", got)
+			if len(got) != 1 || strings.Count(got[0], "X-Tap: yes\r\n") != 3 {
+				t.Errorf("serverside copy = %q, want the three requests as the member got them", got)
 			}
 			eventually(t, "clone counters", func() bool {
 				st, _ := p.Virtual("/Common/vs")

@@ -109,7 +109,9 @@ var _ rules.Cloner = (*queryClone)(nil)
 func (q *queryClone) Clone(pool string, member netip.AddrPort, side rules.Side, ev rules.Event) error {
 	// DNS_REQUEST runs before the query's copies go; a TCP connection's
 	// DNS_RESPONSE on its goroutine, before the next query is read.
-	if ev != rules.DNSRequest && (!q.tcp || ev != rules.DNSResponse) {
+	if q.s == nil || ev != rules.DNSRequest && (!q.tcp || ev != rules.DNSResponse) {
+		// (q.s nil: a doh-proxy's copies without a dns profile, on
+		// which no rule runs; ProxyCopies.)
 		q.vs.Clone.Dropped.Add(1)
 		return rules.ErrCloneEvent
 	}

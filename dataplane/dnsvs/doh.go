@@ -64,3 +64,33 @@ func (c *DoHCopies) Close() {
 		c.q.close()
 	}
 }
+
+// ProxyCopies starts the copies of a client connection of a doh-proxy
+// virtual without a dns profile, which passes each query to a member
+// itself (dataplane/doh): its clone pools get the queries as a DoH
+// virtual with a dns profile copies them (DoHCopies, DNS over TCP on one
+// clone connection per client connection and pool). No rule runs on
+// such a virtual (the commit warns of its rules' events), so only the
+// clone pools copy. nil (a nil test per query) when the virtual has no
+// clone pools, or none gave a member (counted as dropped).
+func ProxyCopies(vs *state.Virtual, snap *state.VirtualSnap) *DoHCopies {
+	if snap.Clone == nil {
+		return nil
+	}
+	f := snap.Clone.Start()
+	if f == nil {
+		return nil
+	}
+	return &DoHCopies{q: &queryClone{vs: vs, snap: snap, f: f, tcp: true}}
+}
+
+// Copy copies one query of a doh-proxy without a dns profile
+// (ProxyCopies): received as the client sent it to the clientside pools,
+// sent as the member gets it to the serverside ones, each with its
+// length prefix; it returns at once, the copy never holding the query
+// up.
+func (c *DoHCopies) Copy(received, sent []byte) {
+	if c != nil {
+		c.q.stream(received, sent)
+	}
+}

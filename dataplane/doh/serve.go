@@ -88,6 +88,9 @@ func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TC
 	if s.dns != nil && (snap.Clone != nil || snap.Cfg.Rules != nil) {
 		cp = s.dns.DoHCopies(vs, snap) // the queries' copies (clone pools, a rule's clone); nil for none
 		defer cp.Close()
+	} else if s.dns == nil && snap.Clone != nil {
+		cp = dnsvs.ProxyCopies(vs, snap) // a doh-proxy's own: its clone pools'
+		defer cp.Close()
 	}
 	h := &Handler{Stats: s.st, Answer: func(q *dns.Msg, wire []byte) (*dns.Msg, int) {
 		return s.answer(vs, snap, q, wire, client, local, cp)
@@ -134,8 +137,10 @@ func (s *Service) answer(vs *state.Virtual, snap *state.VirtualSnap, q *dns.Msg,
 		}
 	case s.mode != Proxy: // a doh-server asks its pool only through its dns profile
 	case s.up != nil:
+		cp.Copy(wire, wire) // the member's DoH request carries the query as the client sent it
 		m, status = s.askDoH(vs, snap, q, wire, client, local)
 	default:
+		cp.Copy(wire, wire) // as is, to the member (dnsvs.AskPool)
 		m = dnsvs.AskPool(vs, snap, q, wire, client, local, true)
 		if m != nil && m.Truncated {
 			m = dnsvs.AskPool(vs, snap, q, wire, client, local, false)

@@ -2,6 +2,7 @@ package l4
 
 import (
 	"net/netip"
+	"sync"
 
 	"github.com/openltm/openltm/dataplane/clone"
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -35,32 +36,59 @@ func (fl *flow) cloneSent(b []byte) {
 
 var _ rules.Cloner = (*proxied)(nil)
 
-// Clone implements rules.Cloner: the clone command. In CLIENT_ACCEPTED,
+// Clone implements rules.Cloner: the clone command (also in a client
+// message's events on message gateways, beginMsg; in SERVER_DATA on
+// plain TCP flows, joinSrvClones; in socks' and ftp's events before
+// their loops, earlyCloneEvent). In CLIENT_ACCEPTED,
 // before the copy loops start, the flow's clone connections change
 // while no loop reads them. In the later events a plain TCP flow runs
 // on its client's goroutine (CLIENT_DATA, LB_SELECTED, LB_FAILED,
 // SERVER_CONNECTED; lateCloneEvent) the clone is taken under the rule
 // lock and started when the event returns (startLateClones), from the
 // bytes the member has not been sent yet. Elsewhere it is skipped and
-// counted as dropped (the commit warned): in SERVER_DATA or
-// CLIENT_CLOSED the member's goroutine or the flow's end would race the
-// loops that read the clone connections, and an ilx plugin owns its
-// connection. An rtsp flow's reader copies the client's bytes as it
+// counted as dropped (the commit warned): in CLIENT_CLOSED the
+// client's bytes have all passed (nothing is left to copy [M]), an ilx
+// plugin owns its connection, and rtsp's and the other gateways' loops
+// read the clone connections without a lock once they run. An rtsp flow's reader copies the client's bytes as it
 // reads them (cloneClient), its writer what the member gets. The
 // copies count on the virtual's clone counters and on the clone
 // member's, as the virtual's clone pools' do. A member named is taken
 // whatever its monitor says, as F5 documents; one forced offline (or
 // at its connection limit) gets no copy, counted as dropped [M].
 func (pr *proxied) Clone(pool string, member netip.AddrPort, side rules.Side, ev rules.Event) error {
-	accepted := ev == rules.ClientAccepted && pr.rs != nil && pr.rs.ev == config.EventClientAccepted && pr.snap.Cfg.ILX == nil
-	late := !accepted && pr.rs != nil && lateCloneEvent(ev, pr.rs.ev) && LateClonable(pr.snap.Cfg)
-	if !accepted && !late {
+	accepted := ev == rules.ClientAccepted && pr.rs != nil && pr.rs.ev == config.EventClientAccepted && pr.snap.Cfg.ILX == nil ||
+		pr.rs != nil && earlyCloneEvent(ev, pr.rs.ev, pr.snap.Cfg)
+	msg := !accepted && pr.rs != nil && pr.rs.msgOn
+	late := !accepted && !msg && pr.rs != nil && lateCloneEvent(ev, pr.rs.ev) && LateClonable(pr.snap.Cfg)
+	srvData := !accepted && !msg && !late && pr.rs != nil && ev == rules.ServerData && pr.rs.ev == config.EventServerData && LateClonable(pr.snap.Cfg)
+	if !accepted && !late && !msg && !srvData {
 		pr.vs.Clone.Dropped.Add(1)
 		return rules.ErrCloneEvent
 	}
 	set, d, ok, err := state.RuleClone(pr.e.env.Pools(), pr.vs, pr.snap, pr.Virtual, pool, member)
 	if !ok {
 		return err
+	}
+	if srvData {
+		// The member's goroutine, the rule lock held: the clone
+		// connection opens now and waits for the goroutine reading the
+		// client, which joins it before it copies its next bytes
+		// (joinSrvClones); the copy is the client's bytes from the
+		// command on.
+		pr.rs.srv = append(pr.rs.srv, set.Add(nil, d, side == rules.ServerSide))
+		pr.rs.srvOn.Store(true)
+		return nil
+	}
+	if msg {
+		// The rule lock is held; the gateway starts it when the event
+		// returns (startMsgClones). A clientside copy begins with the
+		// message the event is over, as the client sent it.
+		lc := lateClone{set: set, d: d, server: side == rules.ServerSide, both: pr.rs.msgBoth}
+		if !lc.server || lc.both {
+			lc.seed = append(append([]byte(nil), pr.rs.msg...), pr.rs.msgTerm...)
+		}
+		pr.rs.late = append(pr.rs.late, lc)
+		return nil
 	}
 	if late {
 		// The rule lock is held; the event's runEvent starts it. A
@@ -96,6 +124,61 @@ func lateCloneEvent(ev rules.Event, cur config.Event) bool {
 	return false
 }
 
+// joinSrvClones adds the clone connections SERVER_DATA opened
+// (rs.srv) to the flow's, on the goroutine reading the client before it
+// copies its next bytes, or when the flow ends (finish, which closes
+// them with the others), under the lock of the writer to the member
+// (flushTo's), as startLateClones does.
+func (pr *proxied) joinSrvClones() {
+	rs := pr.rs
+	rs.mu.Lock()
+	fs := rs.srv
+	rs.srv = nil
+	rs.srvOn.Store(false)
+	rs.mu.Unlock()
+	rs.wmu[1].Lock()
+	for _, f := range fs {
+		pr.clone = pr.clone.Join(f)
+	}
+	rs.wmu[1].Unlock()
+}
+
+// earlyCloneEvent reports whether a clone in ev (run as cur) comes,
+// on a gateway of cfg's kind, on the client's goroutine after
+// CLIENT_ACCEPTED but before the flow's copy loops start, so that it
+// changes the flow's clone connections as CLIENT_ACCEPTED's does: a
+// socks virtual's SOCKS_REQUEST (the tunnel is copied from its first
+// byte; the SOCKS request itself never is [M]), an ftp virtual's
+// LB_SELECTED, LB_FAILED and SERVER_CONNECTED (bind, before the
+// control connection's pumps; the member speaks first, so no client
+// byte has passed).
+func earlyCloneEvent(ev rules.Event, cur config.Event, cfg *config.Virtual) bool {
+	switch {
+	case cfg.ILX != nil || cfg.TLS != nil && cfg.TLS.Forward != nil:
+		return false
+	case cfg.Socks != nil:
+		return ev == rules.SOCKSRequest && cur == eventSOCKSRequest
+	case cfg.FTP != nil:
+		return ev != rules.ClientData && lateCloneEvent(ev, cur)
+	}
+	return false
+}
+
+// EarlyCloneEvents is the events after CLIENT_ACCEPTED in which
+// earlyCloneEvent lets a rule's clone start on cfg's kind, for the
+// daemon's warnings at commit; nil for the other kinds.
+func EarlyCloneEvents(cfg *config.Virtual) []rules.Event {
+	switch {
+	case cfg.ILX != nil || cfg.TLS != nil && cfg.TLS.Forward != nil:
+		return nil
+	case cfg.Socks != nil:
+		return []rules.Event{rules.SOCKSRequest}
+	case cfg.FTP != nil:
+		return []rules.Event{rules.LBSelected, rules.LBFailed, rules.ServerConnected}
+	}
+	return nil
+}
+
 // LateClonable reports whether a rule's clone on a virtual of cfg's
 // kind may start after CLIENT_ACCEPTED (in CLIENT_DATA, LB_SELECTED,
 // LB_FAILED or SERVER_CONNECTED): a plain TCP flow (with client-ssl,
@@ -118,6 +201,9 @@ type lateClone struct {
 	d      clone.Dest
 	server bool
 	seed   []byte // clientside: the bytes it starts with
+	// both: seed goes to a serverside copy too (message routing, whose
+	// copies are the client's messages on both sides).
+	both bool
 }
 
 // startLateClones opens the clone connections a rule's event asked for
@@ -133,24 +219,104 @@ type lateClone struct {
 // released [M: BIG-IP copies the packets from the command on; the bytes
 // a collect holds are the event's own, so the clone gets them].
 func (pr *proxied) startLateClones(late []lateClone) {
-	rs := pr.rs
-	rs.wmu[1].Lock()
+	pr.joinClones(late, &pr.rs.wmu[1])
+}
+
+// joinClones opens the clone connections of late, each clientside one
+// starting with its seed, and adds them to the flow's under wmu, the
+// lock of the other goroutines that read them (nil: none does).
+func (pr *proxied) joinClones(late []lateClone, wmu *sync.Mutex) {
+	if wmu != nil {
+		wmu.Lock()
+		defer wmu.Unlock()
+	}
 	for _, lc := range late {
 		f := lc.set.Add(nil, lc.d, lc.server)
-		f.Client(lc.seed)
+		if lc.both {
+			f.Both(lc.seed)
+		} else {
+			f.Client(lc.seed)
+		}
 		pr.clone = pr.clone.Join(f)
 	}
-	rs.wmu[1].Unlock()
+}
+
+// A rule's clone in a client message's events on gateways that serve
+// the client message by message (mqtt: MQTT_CLIENT_INGRESS and
+// MQTT_CLIENT_DATA; fix: FIX_HEADER and FIX_MESSAGE over the client's
+// messages; diameter: DIAMETER_INGRESS; message routing: its
+// protocol's ingress event -- GENERICMESSAGE_INGRESS, SIP_REQUEST and
+// SIP_RESPONSE, DIAMETER_INGRESS, MQTT_CLIENT_INGRESS -- and
+// MR_INGRESS), which run on the goroutine reading the client: the
+// gateway marks the event with beginMsg, Clone queues the copy, and
+// the gateway opens it when the event returns (startMsgClones), before
+// the message goes on. clientside starts with that message as the
+// client sent it, serverside with the message as the member gets it
+// (after the event's edits), then every later one, as a clone in
+// CLIENT_ACCEPTED copies [M: BIG-IP's clone is a setting of the
+// connection from the command on; F5 names no event for it]. A
+// gateway whose rules have no clone marks nothing (a bool test per
+// event).
+
+// bindMsg is bindMember for a gateway whose client's first message raw
+// (as the client sent it) chose the member: the events of the choice
+// (LB_SELECTED, LB_FAILED, SERVER_CONNECTED) run on the goroutine
+// reading the client before any loop starts, and a clone in them
+// starts from that message, clientside (the member gets it after the
+// bind, so serverside copies it from there), then the client's later
+// ones, as a clone in the message's own event does. clones: a rule has
+// a clone command; without, it is bindMember.
+func (pr *proxied) bindMsg(raw []byte, clones bool) *serverConn {
+	if !clones || pr.rs == nil {
+		return pr.bindMember()
+	}
+	rs := pr.rs
+	rs.mu.Lock()
+	rs.beginMsg(raw, nil, false)
+	rs.mu.Unlock()
+	sc := pr.bindMember() // runEvent starts the clones its events took
+	rs.mu.Lock()
+	late := rs.endMsg()
+	rs.mu.Unlock()
+	pr.startMsgClones(late, nil) // none left but an event's that ended the flow
+	return sc
+}
+
+// beginMsg marks the event about to run as one over the client's
+// message raw (then term, a message-routing terminator); both: a
+// serverside copy starts with it too (message routing copies the
+// client's messages as sent on both sides). rs.mu is held.
+func (rs *ruleState) beginMsg(raw, term []byte, both bool) {
+	rs.msgOn, rs.msg, rs.msgTerm, rs.msgBoth = true, raw, term, both
+}
+
+// endMsg ends what beginMsg marked and takes the clones the event asked
+// for; rs.mu is held.
+func (rs *ruleState) endMsg() []lateClone {
+	late := rs.late
+	rs.late, rs.msgOn, rs.msg, rs.msgTerm, rs.msgBoth = nil, false, nil, nil, false
+	return late
+}
+
+// startMsgClones opens the clones a client message's event asked for
+// (endMsg), on the goroutine reading the client, under wmu: the lock of
+// the writer to the members, which copies to serverside (msgWriter;
+// nil where nothing else reads the flow's clones).
+func (pr *proxied) startMsgClones(late []lateClone, wmu *sync.Mutex) {
+	if late != nil {
+		pr.joinClones(late, wmu)
+	}
 }
 
 // cloneClient is a flow's clone connections as the writer a reader of
 // the client's bytes copies into (io.TeeReader): an rtsp flow's, whose
 // messages are parsed and sent again, so that clientside pools still
-// get them as the client sent them.
-type cloneClient struct{ f *clone.Flow }
+// get them as the client sent them. It reads pr.clone at each write, on
+// the goroutine reading the client, where RTSP_REQUEST's clone joins.
+type cloneClient struct{ pr *proxied }
 
 // Write implements io.Writer; the copy never fails the read.
 func (c cloneClient) Write(p []byte) (int, error) {
-	c.f.Client(p)
+	c.pr.clone.Client(p)
 	return len(p), nil
 }

@@ -121,6 +121,9 @@ type diamFlow struct {
 	// DIAMETER_EGRESS or DIAMETER_RETRANSMISSION; nil: messages are only
 	// framed and routed.
 	prog *rules.Program
+	// clones: a rule has a clone command, which may start in the
+	// client's messages' DIAMETER_INGRESS (clone.go, beginMsg).
+	clones bool
 	// defaults are the connection's retransmission settings
 	// (DIAMETER::retransmission_default; nil: the profile's), under mu;
 	// profRetx the profile's as rules read them.
@@ -167,6 +170,7 @@ type pending struct {
 // virtual read of it (handoff.go).
 func (pr *proxied) serveDiameter(head []byte) {
 	x := &diamFlow{pr: pr, opt: pr.snap.Cfg.Diameter, counts: &pr.vs.Prof.Diameter, table: &pr.vs.Prof.DiameterPersist}
+	x.clones = pr.rs != nil && pr.rs.clones // a rule clones: clone.go, beginMsg and bindMsg
 	skip := false
 	if pr.rs != nil {
 		if prog := irules.Program(pr.rules); prog != nil && (prog.Handles(rules.DiameterIngress) || prog.Handles(rules.DiameterEgress) || prog.Handles(rules.DiameterRetransmission)) {
@@ -219,7 +223,7 @@ func (pr *proxied) serveDiameter(head []byte) {
 		}
 		raw, out = m.Raw, rules.DiameterOutcome{}
 	}
-	sc := pr.bindMember() // msgflow.go
+	sc := pr.bindMsg(m.Raw, x.clones) // msgflow.go; clone.go: as the client sent it
 	if sc == nil {
 		return
 	}
@@ -1187,6 +1191,13 @@ func (x *diamFlow) run(ev rules.Event, raw []byte, ctx diamCtx) (rules.DiameterO
 	}
 	sess := pr.RuleSession(x.prog)
 	rs.ev = config.Event(ev.String())
+	// The client's message's DIAMETER_INGRESS runs on the goroutine
+	// reading the client (ingress, ctx.peer nil): a clone there starts
+	// from the message.
+	msg := x.prog != nil && x.clones && ev == rules.DiameterIngress && ctx.client && ctx.peer == nil
+	if msg {
+		rs.beginMsg(raw, nil, false)
+	}
 	sess.BeginDiameterWith(raw, rules.DiameterContext{ClientSide: ctx.client, Reason: ctx.reason, Pending: ctx.pending,
 		State: x.state(ctx), Profile: x.profRetx})
 	err := sess.Run(ev)
@@ -1194,7 +1205,12 @@ func (x *diamFlow) run(ev rules.Event, raw []byte, ctx diamCtx) (rules.DiameterO
 	defaults := sess.DiameterDefaults()
 	v, detach := rs.verdict, rs.detach
 	rs.verdict, rs.detach, rs.prime = irules.GoOn, false, false
+	var late []lateClone
+	if msg {
+		late = rs.endMsg()
+	}
 	rs.mu.Unlock()
+	pr.startMsgClones(late, &x.w.mu[1])
 	if defaults != nil {
 		x.mu.Lock()
 		x.defaults = defaults

@@ -52,6 +52,9 @@ type fixFlow struct {
 	log *fix.Log
 	// srv is the member's connection once it is chosen, for the logs.
 	srv *serverConn
+	// clones: a rule has a clone command, which may start over a
+	// client's message (clone.go, beginMsg).
+	clones bool
 }
 
 // serveFIX runs a FIX connection; head is what an earlier virtual read
@@ -61,6 +64,7 @@ type fixFlow struct {
 // then pumps both directions.
 func (pr *proxied) serveFIX(head []byte) {
 	x := &fixFlow{pr: pr, opt: pr.snap.Cfg.FIX, counts: &pr.vs.Prof.FIX}
+	x.clones = pr.rs != nil && pr.rs.clones // a rule clones: clone.go, beginMsg and bindMsg
 	if l := x.opt.Log; l.LogsMessages() || l.LogsReports() {
 		x.log = l
 	}
@@ -99,11 +103,11 @@ func (pr *proxied) serveFIX(head []byte) {
 		x.tags = t
 	}
 	x.back = fix.Reverse(x.tags)
-	if !x.events(m, true) {
+	if !x.events(m, raw, true) {
 		pr.finishLeg()
 		return
 	}
-	sc := pr.bindMember() // msgflow.go
+	sc := pr.bindMsg(raw, x.clones) // msgflow.go; clone.go
 	if sc == nil {
 		pr.finishLeg()
 		return
@@ -229,7 +233,7 @@ func (x *fixFlow) pump(up bool, sc *serverConn) {
 			if !good {
 				continue
 			}
-			if (up || x.opt.Response) && !x.events(m, up) {
+			if (up || x.opt.Response) && !x.events(m, raw, up) {
 				return
 			}
 		} else {
@@ -264,19 +268,21 @@ func (x *fixFlow) forward(up bool, raw []byte, m *fix.Message, sc *serverConn) b
 // connection [M: BIG-IP documents the events without a side]), and
 // applies their verdicts as runEvent does (reject resets the session,
 // drop closes it, on either side); false when the flow ended.
-func (x *fixFlow) events(m *fix.Message, up bool) bool {
+func (x *fixFlow) events(m *fix.Message, raw []byte, up bool) bool {
 	if x.prog == nil {
 		return true
 	}
 	for _, ev := range [2]rules.Event{rules.FIXHeader, rules.FIXMessage} {
-		if x.prog.Handles(ev) && !x.run(ev, m, up) {
+		if x.prog.Handles(ev) && !x.run(ev, m, raw, up) {
 			return false
 		}
 	}
 	return true
 }
 
-func (x *fixFlow) run(ev rules.Event, m *fix.Message, up bool) bool {
+// run runs ev over m (raw as it came); a clone in the client's
+// message's events starts from it (clone.go, beginMsg).
+func (x *fixFlow) run(ev rules.Event, m *fix.Message, raw []byte, up bool) bool {
 	pr, rs := x.pr, x.pr.rs
 	rs.mu.Lock()
 	if rs.done {
@@ -285,6 +291,10 @@ func (x *fixFlow) run(ev rules.Event, m *fix.Message, up bool) bool {
 	}
 	sess := pr.RuleSession(x.prog)
 	rs.ev = config.Event(ev.String())
+	msg := up && x.clones
+	if msg {
+		rs.beginMsg(raw, nil, false)
+	}
 	if up {
 		sess.BeginFIX(m)
 	} else {
@@ -294,7 +304,12 @@ func (x *fixFlow) run(ev rules.Event, m *fix.Message, up bool) bool {
 	sess.EndFIX()
 	v, detach := rs.verdict, rs.detach
 	rs.verdict, rs.detach, rs.prime = irules.GoOn, false, false
+	var late []lateClone
+	if msg {
+		late = rs.endMsg()
+	}
 	rs.mu.Unlock()
+	pr.startMsgClones(late, &x.w.mu[1])
 	return pr.applyRule(config.Event(ev.String()), err, v, detach)
 }
 

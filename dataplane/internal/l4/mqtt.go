@@ -38,6 +38,9 @@ type mqttFlow struct {
 	rd      [2]mqtt.Reader // the client's, the member's
 	pkt     [2]mqtt.Packet // each direction's packet in hand
 	w       msgWriter
+	// clones: a rule has a clone command, which may start in the
+	// client's packet's ingress events (clone.go, beginMsg).
+	clones bool
 }
 
 // mqttHandled reports whether prog handles any MQTT_ event.
@@ -58,6 +61,7 @@ func mqttHandled(prog *rules.Program) bool {
 func (pr *proxied) serveMQTT(head []byte) {
 	opt := pr.snap.Cfg.MQTT
 	x := &mqttFlow{pr: pr, counts: &pr.vs.Prof.MQTT}
+	x.clones = pr.rs != nil && pr.rs.clones // a rule clones: clone.go, beginMsg and bindMsg
 	if pr.rs != nil {
 		if prog := irules.Program(pr.rules); prog != nil && mqttHandled(prog) {
 			x.prog = prog
@@ -89,7 +93,7 @@ func (pr *proxied) serveMQTT(head []byte) {
 		return
 	}
 	x.version = p.ProtocolVersion
-	keep, edited, after, ok := x.ingress(true, p, nil)
+	keep, edited, after, ok := x.ingress(true, p, raw, nil)
 	if !ok {
 		pr.finishLeg()
 		return
@@ -102,7 +106,7 @@ func (pr *proxied) serveMQTT(head []byte) {
 		return
 	}
 	x.version = p.ProtocolVersion
-	sc := pr.bindMember() // msgflow.go
+	sc := pr.bindMsg(raw, x.clones) // msgflow.go; clone.go
 	if sc == nil {
 		pr.finishLeg()
 		return
@@ -155,7 +159,7 @@ func (x *mqttFlow) closed(up bool, sc *serverConn) {
 		return
 	}
 	if up && x.prog != nil && x.prog.Handles(rules.MQTTClientShutdown) {
-		o, ok := x.run(rules.MQTTClientShutdown, nil)
+		o, ok := x.run(rules.MQTTClientShutdown, nil, nil)
 		if !ok {
 			return
 		}
@@ -218,7 +222,7 @@ func (x *mqttFlow) pump(up bool, sc *serverConn) {
 			}
 			continue
 		}
-		keep, edited, after, ok := x.ingress(up, p, sc)
+		keep, edited, after, ok := x.ingress(up, p, raw, sc)
 		if !ok {
 			return
 		}
@@ -232,20 +236,24 @@ func (x *mqttFlow) pump(up bool, sc *serverConn) {
 // MQTT::collect) and sends what the rule answered to the sender. keep
 // is false when the rule dropped the packet; after are the packets
 // MQTT::insert after put behind it; ok false when the flow ended.
-func (x *mqttFlow) ingress(up bool, p *mqtt.Packet, sc *serverConn) (keep, edited bool, after [][]byte, ok bool) {
+func (x *mqttFlow) ingress(up bool, p *mqtt.Packet, raw []byte, sc *serverConn) (keep, edited bool, after [][]byte, ok bool) {
 	if x.prog == nil {
 		return true, false, nil, true
+	}
+	var msg []byte // the client's packet: a clone starts from it
+	if up && x.clones {
+		msg = raw
 	}
 	ev, data := rules.MQTTClientIngress, rules.MQTTClientData
 	if !up {
 		ev, data = rules.MQTTServerIngress, rules.MQTTServerData
 	}
-	o, ok := x.run(ev, p)
+	o, ok := x.run(ev, p, msg)
 	if !ok {
 		return false, false, nil, false
 	}
 	if o.Collect && p.Type == mqtt.PUBLISH {
-		o2, ok := x.run(data, p)
+		o2, ok := x.run(data, p, msg)
 		if !ok {
 			return false, false, nil, false
 		}
@@ -264,7 +272,7 @@ func (x *mqttFlow) egress(up bool, p *mqtt.Packet, raw []byte, edited bool, afte
 		if !up {
 			ev = rules.MQTTClientEgress
 		}
-		o, ok := x.run(ev, p)
+		o, ok := x.run(ev, p, nil)
 		if !ok {
 			return false
 		}
@@ -319,8 +327,11 @@ func merge(a, b rules.MQTTOutcome) rules.MQTTOutcome {
 }
 
 // run runs one MQTT_ event over p (nil in MQTT_CLIENT_SHUTDOWN) and
-// applies its verdict as runEvent does; false when the flow ended.
-func (x *mqttFlow) run(ev rules.Event, p *mqtt.Packet) (rules.MQTTOutcome, bool) {
+// applies its verdict as runEvent does; false when the flow ended. msg
+// is the client's packet as it came when the event is over it on the
+// goroutine reading the client and a rule clones (nil otherwise): a
+// clone there starts from it.
+func (x *mqttFlow) run(ev rules.Event, p *mqtt.Packet, msg []byte) (rules.MQTTOutcome, bool) {
 	pr, rs := x.pr, x.pr.rs
 	if !x.prog.Handles(ev) {
 		return rules.MQTTOutcome{}, true
@@ -339,12 +350,20 @@ func (x *mqttFlow) run(ev rules.Event, p *mqtt.Packet) (rules.MQTTOutcome, bool)
 	}
 	st.Version = x.version
 	rs.ev = config.Event(ev.String())
+	if msg != nil {
+		rs.beginMsg(msg, nil, false) // clone.go
+	}
 	sess.BeginMQTT(p)
 	err := sess.Run(ev)
 	o := sess.EndMQTT()
 	v, detach := rs.verdict, rs.detach
 	rs.verdict, rs.detach, rs.prime = irules.GoOn, false, false
+	var late []lateClone
+	if msg != nil {
+		late = rs.endMsg()
+	}
 	rs.mu.Unlock()
+	pr.startMsgClones(late, &x.w.mu[1])
 	return o, pr.applyRule(config.Event(ev.String()), err, v, detach)
 }
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -51,9 +52,11 @@ func (pr *proxied) serveMRF(head []byte) {
 		return nil
 	}
 	var hooks mrf.Hooks
+	var mh *mrfHooks
 	if pr.rs != nil {
 		if prog := irules.Program(pr.rules); prog != nil && (irules.HandlesMRF(prog) || mqttHandled(prog)) {
-			hooks = &mrfHooks{pr: pr, prog: prog, r: r, transport: "virtual " + pr.vs.Name, proto: irules.MRFProtocol(cfg)}
+			mh = &mrfHooks{pr: pr, prog: prog, r: r, transport: "virtual " + pr.vs.Name, proto: irules.MRFProtocol(cfg), clones: prog.Clones()}
+			hooks = mh
 		}
 	}
 	s := r.NewSession(write, hooks)
@@ -111,7 +114,16 @@ func (pr *proxied) serveMRF(head []byte) {
 			}
 			continue
 		}
-		if !s.Handle(s.Message(data)) {
+		m := s.Message(data)
+		if mh != nil && mh.clones {
+			// A clone in its ingress events starts from it (clone.go).
+			mh.inHand.Store(&mrfInHand{m: m, raw: data, term: cfg.Term})
+		}
+		ok := s.Handle(m)
+		if mh != nil && mh.clones {
+			mh.inHand.Store(nil)
+		}
+		if !ok {
 			return
 		}
 	}
@@ -261,28 +273,48 @@ type mrfHooks struct {
 	r         *mrf.Router
 	transport string
 	proto     string
+	// clones: a rule has a clone command; inHand is then the client's
+	// message the goroutine reading the client is handling, whose
+	// ingress events may start a clone from it (clone.go, beginMsg):
+	// the session may run a message's ingress on a peer's goroutine
+	// too, which must not.
+	clones bool
+	inHand atomic.Pointer[mrfInHand]
+}
+
+// mrfInHand is the client's message being handled, as it was read.
+type mrfInHand struct {
+	m         *mrf.Message
+	raw, term []byte
 }
 
 // Ingress runs a client's message through its protocol's event
 // (GENERICMESSAGE_INGRESS, SIP_REQUEST, DIAMETER_INGRESS), then
 // MR_INGRESS.
 func (h *mrfHooks) Ingress(m *mrf.Message) bool {
-	return h.run(m, irules.MRFIngress(h.proto)...)
+	var in *mrfInHand
+	if h.clones {
+		if in = h.inHand.Load(); in != nil && in.m != m {
+			in = nil
+		}
+	}
+	return h.run(m, in, irules.MRFIngress(h.proto)...)
 }
 
 // Egress runs a message going to the client through MR_EGRESS, then its
 // protocol's event (GENERICMESSAGE_EGRESS, SIP_RESPONSE, DIAMETER_EGRESS).
 func (h *mrfHooks) Egress(m *mrf.Message) bool {
-	return h.run(m, irules.MRFEgress(h.proto)...)
+	return h.run(m, nil, irules.MRFEgress(h.proto)...)
 }
 
-func (h *mrfHooks) Failed(m *mrf.Message) bool { return h.run(m, rules.MRFailed) }
+func (h *mrfHooks) Failed(m *mrf.Message) bool { return h.run(m, nil, rules.MRFailed) }
 
 // run runs evs in turn over m, stopping once the message is dropped or
 // sent back; false when the rule ended the connection. An MQTT DATA
 // event runs only after the event before it asked for it (MQTT::collect
-// over a PUBLISH).
-func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
+// over a PUBLISH). in is the client's message as read when m is it, on
+// the goroutine reading the client: a clone starts from it.
+func (h *mrfHooks) run(m *mrf.Message, in *mrfInHand, evs ...rules.Event) bool {
 	pr, rs := h.pr, h.pr.rs
 	collect := false
 	for _, ev := range evs {
@@ -301,6 +333,9 @@ func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 		}
 		sess := pr.RuleSession(h.prog)
 		rs.ev = config.Event(ev.String())
+		if in != nil {
+			rs.beginMsg(in.raw, in.term, true) // clone.go
+		}
 		sess.BeginMR(m, h.r, h.transport)
 		var err error
 		end := false
@@ -330,7 +365,14 @@ func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 		made := sess.TakeMRMade()
 		v, detach := rs.verdict, rs.detach
 		rs.verdict, rs.detach, rs.prime = irules.GoOn, false, false
+		var late []lateClone
+		if in != nil {
+			late = rs.endMsg()
+		}
 		rs.mu.Unlock()
+		// Only the goroutine reading the client copies the flow's
+		// clones (pr.clone.Both above): no lock.
+		pr.startMsgClones(late, nil)
 		if !pr.applyRule(config.Event(ev.String()), err, v, detach) || end {
 			if end {
 				pr.end(false)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
@@ -223,7 +224,7 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 		pr.streams = new([2]streamDir)
 	}
 	if snap.EvMask != 0 || ((cfg.TLS != nil || sslPersists(cfg)) && handlesSSL(cfg.Rules)) || ((cfg.Socks != nil || cfg.ILX != nil) && cfg.Rules != nil) || ((cfg.MQTT != nil || cfg.FIX != nil || cfg.RTSP != nil || cfg.Diameter != nil || cfg.MRF != nil) && cfg.Rules != nil) {
-		pr.rules, pr.evMask, pr.rs = cfg.Rules, snap.EvMask, &ruleState{}
+		pr.rules, pr.evMask, pr.rs = cfg.Rules, snap.EvMask, &ruleState{clones: irules.Program(cfg.Rules).Clones()}
 	}
 	pr.Flow.Arrival = int32(ifx)
 	e.env.Table.Add(&pr.Flow)
@@ -865,6 +866,9 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 			pr.lost(sc) // reset (or error) from src: reset the other side
 			return false
 		}
+		if up && pr.rs != nil && pr.rs.srvOn.Load() {
+			pr.joinSrvClones() // clone.go: SERVER_DATA's
+		}
 		if up && pr.clone != nil {
 			pr.cloneRead((*buf)[:n], st) // clone.go
 		}
@@ -902,7 +906,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 			pr.lost(sc)
 			return false
 		}
-		if full && (!up || pr.clone == nil) && low == nil && pr.bwc.Load() == nil && (!up || pr.ingress.Load() == nil) { // a clone copies every client byte (a rule may add one on the client's goroutine, so the member's side does not read it), proxy-buffer-low, a bandwidth controller and an ingress limit wait here: no splice
+		if full && (!up || pr.clone == nil && (pr.rs == nil || !pr.rs.clones)) && low == nil && pr.bwc.Load() == nil && (!up || pr.ingress.Load() == nil) { // a clone copies every client byte (a rule may add one on the client's goroutine, so the member's side does not read it), proxy-buffer-low, a bandwidth controller and an ingress limit wait here: no splice
 			if lr == nil {
 				lr = &io.LimitedReader{}
 			}
@@ -1150,6 +1154,9 @@ func (pr *proxied) finish(resetClient bool) {
 	}
 	if pr.rs != nil {
 		pr.endRules()
+		if pr.rs.srvOn.Load() {
+			pr.joinSrvClones() // clone.go: closed with the flow's
+		}
 	}
 	if b := pr.bwc.Swap(nil); b != nil {
 		b.Release()

@@ -37,10 +37,13 @@ import (
 
 // rtspFlow is one control connection's state.
 type rtspFlow struct {
-	pr    *proxied
-	opt   *rtsp.Options
-	prog  *rules.Program // the rules when they handle RTSP_ events
-	table *rtsp.Table
+	pr   *proxied
+	opt  *rtsp.Options
+	prog *rules.Program // the rules when they handle RTSP_ events
+	// clones: a rule has a clone command, which may start in the
+	// client's request's RTSP_REQUEST (clone.go, beginMsg).
+	clones bool
+	table  *rtsp.Table
 	// counts are the virtual's rtsp profile figures.
 	counts *rtsp.Counts
 	sc     *serverConn
@@ -73,6 +76,7 @@ type rtspPending struct {
 func (pr *proxied) serveRTSP(head []byte) {
 	opt := pr.snap.Cfg.RTSP
 	x := &rtspFlow{pr: pr, opt: opt, table: rtsp.TableFor(pr.Local.String(), opt.Idle), counts: &pr.vs.Prof.RTSP}
+	x.clones = pr.rs != nil && pr.rs.clones // a rule clones: clone.go, beginMsg and bindMsg
 	if pr.rs != nil {
 		if prog := irules.Program(pr.rules); prog != nil && (prog.Handles(rules.RTSPRequest) || prog.Handles(rules.RTSPResponse)) {
 			x.prog = prog
@@ -82,8 +86,11 @@ func (pr *proxied) serveRTSP(head []byte) {
 	if len(head) > 0 {
 		src = io.MultiReader(bytes.NewReader(head), pr.client)
 	}
-	if pr.clone != nil {
-		src = io.TeeReader(src, cloneClient{pr.clone}) // clone.go: as the client sent it
+	if pr.clone != nil || x.clones {
+		// clone.go: as the client sent it, to the flow's clone
+		// connections as they are at each read (RTSP_REQUEST may add
+		// one on this goroutine).
+		src = io.TeeReader(src, cloneClient{pr})
 	}
 	x.rd[0] = rtsp.NewReader(src, opt.MaxHeader, opt.MaxBody)
 	m := &x.msg[0]
@@ -110,7 +117,11 @@ func (pr *proxied) serveRTSP(head []byte) {
 	if member, ok := x.table.Member(m.Session()); ok {
 		pr.rtspWant = member
 	}
-	sc := pr.bindMember() // msgflow.go
+	var first []byte // a clone in the member's choice starts from the request (clone.go)
+	if x.clones {
+		first = m.Encode(nil)
+	}
+	sc := pr.bindMsg(first, x.clones) // msgflow.go
 	if sc == nil {
 		pr.finishLeg()
 		return
@@ -427,11 +438,23 @@ func (x *rtspFlow) run(ev rules.Event, m *rtsp.Message, fromServer bool) (collec
 	}
 	sess := pr.RuleSession(x.prog)
 	rs.ev = config.Event(ev.String())
+	// The client's request's events run on the goroutine reading the
+	// client: a clone there starts from the request, as openltm read
+	// it (encoded again [M]: the reader keeps no copy of its bytes).
+	msg := x.clones && !fromServer
+	if msg {
+		rs.beginMsg(m.Encode(nil), nil, false)
+	}
 	sess.BeginRTSP(m, fromServer)
 	err := sess.Run(ev)
 	collect, respond = sess.EndRTSP()
 	v, detach := rs.verdict, rs.detach
 	rs.verdict, rs.detach, rs.prime = irules.GoOn, false, false
+	var late []lateClone
+	if msg {
+		late = rs.endMsg()
+	}
 	rs.mu.Unlock()
+	pr.startMsgClones(late, &x.w.mu[1])
 	return collect, respond, pr.applyRule(config.Event(ev.String()), err, v, detach)
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/clone"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
@@ -70,6 +71,22 @@ type ruleState struct {
 	// late is the clones a rule asked for in an event after
 	// CLIENT_ACCEPTED, started when the event returns (clone.go).
 	late []lateClone
+	// msgOn says the running event is over a client's message, read on
+	// the goroutine that reads the client, of a gateway that serves
+	// messages (mqtt, fix, diameter, message routing): a rule's clone
+	// there starts from that message (msg, then msgTerm: as the client
+	// sent it), clone.go beginMsg.
+	msgOn, msgBoth bool
+	msg, msgTerm   []byte
+	// srv is the clone connections a rule opened in SERVER_DATA, on the
+	// member's goroutine, for the goroutine reading the client to join
+	// at its next read (srvOn says there are some): clone.go,
+	// joinSrvClones. clones: a rule has a clone command (the client's
+	// side then never splices, so that such a clone sees every later
+	// byte).
+	srv    []*clone.Flow
+	srvOn  atomic.Bool
+	clones bool
 
 	// lsnRule is what the LSN:: commands set (rulelsn.go); lsnUsed
 	// says one did, so that other flows skip the lock.

@@ -109,6 +109,9 @@ func (pr *proxied) copyFiltered(src, dst *net.TCPConn, up bool, sc *serverConn, 
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
+			if up && pr.rs != nil && pr.rs.srvOn.Load() {
+				pr.joinSrvClones() // clone.go: SERVER_DATA's
+			}
 			if up && pr.clone != nil {
 				pr.clone.Client(buf[:n]) // clone.go; serverside: writeOut
 			}

@@ -603,6 +603,9 @@ func (pr *proxied) copyLoopTLS(up bool, sc *serverConn, st *sideState) bool {
 		bp := bufPool.Get().(*[]byte)
 		n, err := src.Read(*bp)
 		if n > 0 {
+			if up && pr.rs != nil && pr.rs.srvOn.Load() {
+				pr.joinSrvClones() // clone.go: SERVER_DATA's
+			}
 			if up && pr.clone != nil {
 				pr.cloneRead((*bp)[:n], st) // clone.go
 			}

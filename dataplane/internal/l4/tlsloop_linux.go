@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/internal/state"
@@ -135,7 +136,7 @@ func (lr *loopRT) acceptedOnLoop(vs *state.Virtual, snap *state.VirtualSnap, fd 
 	pr := &proxied{client: c}
 	pr.init(lr.e, vs, snap, client, local, pr)
 	pr.syn = syn
-	pr.rules, pr.evMask, pr.rs = snap.Cfg.Rules, snap.EvMask, &ruleState{}
+	pr.rules, pr.evMask, pr.rs = snap.Cfg.Rules, snap.EvMask, &ruleState{clones: irules.Program(snap.Cfg.Rules).Clones()}
 	lr.e.env.Table.Add(&pr.Flow)
 	pr.legsLeft.Store(1)
 	if !pr.runEvent(config.EventClientAccepted) {
