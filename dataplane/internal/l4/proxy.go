@@ -347,6 +347,9 @@ func (pr *proxied) connect() (*serverConn, error) {
 		want = pr.rtspWant // rtsp.go: the member of the session the client named
 	}
 	if pool == nil {
+		if pr.snap.Cfg.IPForward {
+			return pr.dialDirect(pr.Local) // ip-forward: where the client was going
+		}
 		return nil, errNoPool
 	}
 	ps := pool.Snap.Load()
@@ -525,7 +528,15 @@ func (pr *proxied) dialDirect(a netip.AddrPort) (*serverConn, error) {
 	if !pr.serverInit(nil, a) {
 		return nil, errFlowEnded
 	}
-	c, err := pr.e.DialSide(pr.source(a, nil), a, pr.serverSide())
+	src := pr.source(a, nil)
+	if a == pr.Local && a.Addr().IsLoopback() && pr.snap.Cfg.IPForward {
+		// Forwarding to this host's own address [M]: from that address,
+		// which the every-port steering passes over (dataplane/internal/
+		// sklookup), so that the connection reaches the address's own
+		// listener instead of coming back to the virtual.
+		src = netip.AddrPortFrom(a.Addr(), 0)
+	}
+	c, err := pr.e.DialSide(src, a, pr.serverSide())
 	if err != nil {
 		return nil, errConnect
 	}
