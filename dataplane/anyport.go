@@ -43,9 +43,13 @@ func AnyPortSupport() error {
 
 // AnyPortUnsupported is why openltm does not serve v on every port,
 // "" when it does (or v is not on every port): what the daemon keeps with
-// a warning and Check refuses.
+// a warning and Check refuses. An ip-forward virtual is served on every
+// port only [M]: openltm's listeners hear only this host's addresses, so
+// one on a given port would forward each connection back to itself.
 func AnyPortUnsupported(v *Virtual) string {
 	switch {
+	case !v.AnyPort() && v.IPForward:
+		return "an ip-forward virtual on one port or a port list would forward to its own listener: openltm forwards on every port only"
 	case !v.AnyPort():
 		return ""
 	case v.IsUDP():

@@ -136,6 +136,8 @@ func TestAnyPortUnsupported(t *testing.T) {
 		{"tcp", Virtual{Destination: ap("127.212.2.1:0")}, ""},
 		{"udp", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP}, "ip-protocol udp"},
 		{"mblb", Virtual{Destination: ap("127.212.2.1:0"), MBLB: &MBLB{}}, "message-based"},
+		{"ip-forward on one port", Virtual{Destination: ap("127.212.2.1:80"), IPForward: true}, "its own listener"},
+		{"ip-forward", Virtual{Destination: ap("127.212.2.1:0"), IPForward: true}, ""},
 		{"mptcp", Virtual{Destination: ap("127.212.2.1:0"), ClientTCP: &TCPSide{MPTCP: true}}, "Multipath TCP"},
 	} {
 		got := AnyPortUnsupported(&tc.v)

@@ -50,7 +50,7 @@ func Check(cfg *Config) error {
 		}
 		checkUDP(name, v, add)
 		if why := AnyPortUnsupported(v); why != "" { // anyport.go
-			add("virtual %s: destination %s on every port: %s", name, v.Destination, why)
+			add("virtual %s: destination %s: %s", name, v.Destination, why)
 		}
 		if v.Pool != "" && cfg.Pools[v.Pool] == nil {
 			add("virtual %s: pool %s does not exist", name, v.Pool)

@@ -529,11 +529,13 @@ func (pr *proxied) dialDirect(a netip.AddrPort) (*serverConn, error) {
 		return nil, errFlowEnded
 	}
 	src := pr.source(a, nil)
-	if a == pr.Local && a.Addr().IsLoopback() && pr.snap.Cfg.IPForward {
-		// Forwarding to this host's own address [M]: from that address,
-		// which the every-port steering passes over (dataplane/internal/
-		// sklookup), so that the connection reaches the address's own
-		// listener instead of coming back to the virtual.
+	if a == pr.Local && pr.snap.Cfg.IPForward {
+		// ip-forward: the destination is an address of this host (the
+		// steering sees only those), so the connection leaves from that
+		// address, whatever the source-address-translation [M]: the
+		// steering passes such a connection over (dataplane/internal/
+		// sklookup), and it reaches the address's own listener instead
+		// of coming back to the virtual.
 		src = netip.AddrPortFrom(a.Addr(), 0)
 	}
 	c, err := pr.e.DialSide(src, a, pr.serverSide())
