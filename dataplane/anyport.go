@@ -56,6 +56,8 @@ func AnyPortUnsupported(v *Virtual) string {
 		return "ip-protocol udp on every port is not served yet (tcp is)"
 	case v.MBLB != nil:
 		return "a message-based virtual (http, mblb, sip ...) on every port is not served yet"
+	case v.FTP != nil || v.RTSP != nil:
+		return "an ftp or rtsp virtual on every port is not served yet (the virtual would take its own data connections' ports)"
 	case v.ClientTCP.WantsMPTCP():
 		return "a Multipath TCP listener (tcp profile mptcp) cannot take the connections of every port"
 	}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/ftpalg"
 )
 
 // inOwnNetns runs the calling test again in a network namespace of its
@@ -138,6 +140,7 @@ func TestAnyPortUnsupported(t *testing.T) {
 		{"mblb", Virtual{Destination: ap("127.212.2.1:0"), MBLB: &MBLB{}}, "message-based"},
 		{"ip-forward on one port", Virtual{Destination: ap("127.212.2.1:80"), IPForward: true}, "its own listener"},
 		{"ip-forward", Virtual{Destination: ap("127.212.2.1:0"), IPForward: true}, ""},
+		{"ftp", Virtual{Destination: ap("127.212.2.1:0"), FTP: &ftpalg.Options{}}, "ftp or rtsp"},
 		{"mptcp", Virtual{Destination: ap("127.212.2.1:0"), ClientTCP: &TCPSide{MPTCP: true}}, "Multipath TCP"},
 	} {
 		got := AnyPortUnsupported(&tc.v)

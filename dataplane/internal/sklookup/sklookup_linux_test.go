@@ -37,7 +37,7 @@ func inNetns(t *testing.T) bool {
 	if err := exec.Command("unshare", "-n", "true").Run(); err != nil {
 		t.Skipf("skipped: cannot make a network namespace: %v", err)
 	}
-	cmd := exec.Command("unshare", "-n", os.Args[0], "-test.run", "^"+t.Name()+"$", "-test.count=1", "-test.v")
+	cmd := exec.Command("unshare", "-n", os.Args[0], "-test.run", "^"+t.Name()+"$", "-test.count=1", "-test.v", "-test.timeout=120s")
 	cmd.Env = append(os.Environ(), "SKLOOKUP_NETNS="+t.Name())
 	out, err := cmd.CombinedOutput()
 	t.Logf("in a network namespace:\n%s", out)
