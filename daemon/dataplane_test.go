@@ -124,7 +124,7 @@ func TestShows(t *testing.T) {
 	}
 }
 
-// What BIG-IP runs and openltm does not (a virtual on every port, a
+// What BIG-IP runs and openltm does not (a wildcard address, a
 // persistence kind or an iRule command openltm lacks) is kept with a
 // warning from tmsh and
 // from a file alike; show names such a virtual and says why it carries no
@@ -134,7 +134,7 @@ func TestWhatCannotRunIsKept(t *testing.T) {
 	e, _ := openWithPlane(t, dir)
 	s := e.NewSession("admin").(*Session)
 	out, errText := run(t, s, "create ltm virtual fwd destination 0.0.0.0:any ip-forward")
-	if errText != "" || !strings.Contains(out, "Warning: ltm virtual /Common/fwd: destination /Common/any:0 listens on every port") ||
+	if errText != "" || !strings.Contains(out, "Warning: ltm virtual /Common/fwd: destination /Common/any:0 has no address to listen on") ||
 		!strings.Contains(out, "; kept, and it carries no traffic") {
 		t.Fatalf("wildcard virtual: %q %q", out, errText)
 	}
@@ -143,7 +143,7 @@ func TestWhatCannotRunIsKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errText = run(t, s, "load sys config merge file "+conf)
-	if errText != "" || !strings.Contains(out, "Warning: ltm virtual /Common/fwd2: destination /Common/any:0 listens on every port") {
+	if errText != "" || !strings.Contains(out, "Warning: ltm virtual /Common/fwd2: destination /Common/any:0 has no address to listen on") {
 		t.Fatalf("load: %q %q", out, errText)
 	}
 	// Kept: later, unrelated changes are not blocked by it.
@@ -170,8 +170,8 @@ func TestWhatCannotRunIsKept(t *testing.T) {
 		t.Fatalf("virtual with a kept rule: %q %q", out, errText)
 	}
 	for _, tc := range []struct{ cmd, want string }{
-		{"show ltm virtual fwd", "  Reason           : openltm does not run it: destination /Common/any:0 listens on every port"},
-		{"show ltm virtual fwd field-fmt", "    status.status-reason openltm does not run it: destination /Common/any:0 listens on every port"},
+		{"show ltm virtual fwd", "  Reason           : openltm does not run it: destination /Common/any:0 has no address to listen on"},
+		{"show ltm virtual fwd field-fmt", "    status.status-reason openltm does not run it: destination /Common/any:0 has no address to listen on"},
 		{"show ltm virtual v_ssl", "  State            : disabled\n  Reason           : openltm does not run it: persistence profile /Common/sip_info: sip persistence needs a sip profile on the virtual server"},
 		{"show ltm virtual v_ssl", "  Destination      : 127.0.33.1:443\n"},
 		{"show ltm virtual", "Ltm::Virtual Server: fwd2\n"},

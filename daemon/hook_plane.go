@@ -72,7 +72,7 @@ func (h *planeHook) running() (*objects.Config, *ltmTranslation) {
 
 // Prepare implements Hook: it translates cfg, the one translation of the
 // commit. What the dataplane cannot run is left out of the translation:
-// what BIG-IP runs and openltm does not (a virtual on every port, a
+// what BIG-IP runs and openltm does not (a wildcard address 0.0.0.0, a
 // persistence kind openltm lacks) is kept with a warning whatever the
 // source; what cannot run anywhere (a reference that dangles, a bad
 // value) is refused, unless it comes from a loaded file, where it is kept

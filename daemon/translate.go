@@ -510,6 +510,7 @@ func (t *translator) virtual(o *objects.Object) {
 		TranslatePort:    e(virtualTranslatePort) != "disabled",
 		SNAT:             dataplane.SNAT{Type: dataplane.SNATNone},
 		Profiles:         t.profileRefs(o),
+		IPForward:        virtualIPForward.Str(o) == "ip-forward", // translate_anyport.go
 	}
 	t.virtualRate(o, v) // translate_ratelimit.go
 	if d := virtualDestination.Str(o); d != "" {
@@ -530,10 +531,6 @@ func (t *translator) virtual(o *objects.Object) {
 		if !t.trafficMatching(o, tmc, v) { // translate_tmc.go
 			return
 		}
-	}
-	if v.Destination.Port() == 0 && len(v.PortRanges) == 0 {
-		t.keep(o, "destination %s listens on every port, which openltm does not do (use traffic-matching-criteria with destination-port-inline ranges)", virtualDestination.Str(o))
-		return
 	}
 	if !v.Destination.Addr().IsValid() && len(v.FQDNs) == 0 || v.Destination.Addr().IsUnspecified() {
 		t.keep(o, "destination %s has no address to listen on (wildcard virtual servers are not supported)", virtualDestination.Str(o))
@@ -632,5 +629,8 @@ func (t *translator) virtual(o *objects.Object) {
 	t.netflow(o, v)          // translate_netflow.go
 	t.virtualEviction(o, v)  // flow-eviction-policy (translate_eviction.go)
 	t.virtualTimers(o, v)    // service-policy (translate_timerpol.go)
+	if !t.anyPort(o, v) {    // translate_anyport.go
+		return
+	}
 	t.dc.Virtuals[o.Name] = v
 }

@@ -49,6 +49,9 @@ func Check(cfg *Config) error {
 			bound[binding{v.IsUDP(), ap}] = name
 		}
 		checkUDP(name, v, add)
+		if why := AnyPortUnsupported(v); why != "" { // anyport.go
+			add("virtual %s: destination %s: %s", name, v.Destination, why)
+		}
 		if v.Pool != "" && cfg.Pools[v.Pool] == nil {
 			add("virtual %s: pool %s does not exist", name, v.Pool)
 		}

@@ -31,6 +31,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/l4"
 	"github.com/openltm/openltm/dataplane/internal/mblbvs"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
+	"github.com/openltm/openltm/dataplane/internal/sklookup"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/internal/udp"
 
@@ -107,6 +108,9 @@ type Plane struct {
 	members   map[string]*state.Member
 	nodes     map[string]*state.Node
 	listeners map[netip.AddrPort]*l4.Listener
+	// steer hands every port of the virtuals on every port to their
+	// listeners while there are any (anyport.go).
+	steer     *sklookup.Steer
 	poolIndex atomic.Pointer[state.Pools] // for rules, read per flow
 	running   atomic.Pointer[Config]      // for rules (snatpools)
 	mblbs     *mblbvs.Set                 // message-based virtuals' engines
@@ -315,6 +319,9 @@ func (p *Plane) bindListeners(cfg *Config) (*generation, error) {
 		for _, ap := range aps {
 			b.want[ap] = name
 		}
+	}
+	if err := p.openSteer(b.want); err != nil { // anyport.go
+		return nil, fmt.Errorf("cannot listen on every port: %v", err)
 	}
 	for ap, name := range b.want {
 		mptcp := cfg.Virtuals[name].ClientTCP.WantsMPTCP()
@@ -551,6 +558,7 @@ func (p *Plane) swap(cfg *Config, b *generation) {
 	p.listenerOpts(cfg, b.want) // tcpopts.go
 	p.l4.Stop(retired)
 	p.l4.Start(started)
+	p.syncSteer() // anyport.go
 	p.retireH3(b) // http3vs.go: before the UDP listeners bind an address one held
 	p.swapUDP(b)
 	removedVirtuals := map[string]*state.Virtual{}
@@ -602,6 +610,7 @@ func (p *Plane) Close() {
 		delete(p.listeners, ap)
 	}
 	p.l4.Stop(all)
+	p.closeSteer() // anyport.go
 	clear(p.udpListeners)
 	h3 := p.takeH3()
 	var stale []*monitor.Instance

@@ -171,9 +171,14 @@ func virtualStats(v *state.Virtual) VirtualStats {
 		vs.MeanConnDuration = v.Durs.Sum.Load() / n
 	}
 	dst := s.Cfg.Destination
-	if len(s.Cfg.PortRanges) > 0 {
+	switch {
+	case len(s.Cfg.PortRanges) > 0:
 		vs.Destination = JoinPort(dst.Addr().String(), 0)
-	} else {
+	case s.Cfg.AnyPort():
+		// Every port: "any", as tmsh writes the destination and shows a
+		// criteria's wildcard [M] (anyport.go).
+		vs.Destination = strings.TrimSuffix(JoinPort(dst.Addr().String(), 0), "0") + "any"
+	default:
 		vs.Destination = JoinPort(dst.Addr().String(), dst.Port())
 	}
 	st := Status{State: "enabled"}

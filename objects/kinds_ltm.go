@@ -92,7 +92,7 @@ func ltmKinds() []*Kind {
 		passive(str("http-class", "none")),
 		help(acts(bare("internal")), "an internal virtual server: it listens nowhere; request-adapt and response-adapt profiles send HTTP through its pool (ICAP, with an icap profile)"),
 		help(acts(bare("reject")), "a reject virtual server: every connection is reset, every datagram dropped (no pool)"),
-		bare("ip-forward"),
+		help(acts(bare("ip-forward")), "a forwarding (IP) virtual server: each connection goes on to the address and port the client asked for (no pool); on every port of its address (destination ADDR:any)"),
 		bare("l2-forward"),
 		bare("stateless"),
 		bare("dhcp-relay"),

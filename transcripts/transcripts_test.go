@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openltm/openltm/dataplane"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -310,6 +311,9 @@ func cmdSleep(ts *testscript.TestScript, neg bool, args []string) {
 func condition(cond string) (bool, error) {
 	if cond == "mptcp" {
 		return mptcpWorks(), nil // tcppace_test.go
+	}
+	if cond == "anyport" {
+		return dataplane.AnyPortSupport() == nil, nil // a virtual on every port (anyport.txtar)
 	}
 	name, ok := strings.CutPrefix(cond, "pymod:")
 	if !ok {

@@ -9,7 +9,6 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"strconv"
@@ -106,9 +105,13 @@ type Virtual struct {
 	// rules' PROFILE::exists (what the data paths run comes from the
 	// fields below).
 	Profiles []rules.ProfileRef
-	// Destination is the listening address; port 0 (`any`) is only valid
-	// together with PortRanges.
+	// Destination is the listening address; port 0 (`any`) without
+	// PortRanges is a virtual on every port of the address (AnyPort).
 	Destination netip.AddrPort
+	// IPForward is an `ip-forward` virtual: without a pool (or a rule's
+	// decision) a connection goes on to the address and port the client
+	// asked for, as BIG-IP's forwarding (IP) virtual sends it.
+	IPForward bool
 	// PortRanges, from traffic-matching-criteria destination-port-inline,
 	// replace Destination's port: every port of every range is bound.
 	PortRanges []PortRange
@@ -698,12 +701,14 @@ type DNSCheck struct {
 // traffic-matching-criteria port ranges.
 const MaxPortsPerVirtual = 4096
 
-// Ports lists every port the virtual binds.
+// AnyPort reports a virtual on every port of its address (`ADDR:any`
+// without port ranges): it binds one listener at port 0 (any free port),
+// and the plane steers every other port of the address to it (anyport.go).
+func (v *Virtual) AnyPort() bool { return v.Destination.Port() == 0 && len(v.PortRanges) == 0 }
+
+// Ports lists every port the virtual binds; an AnyPort virtual's is 0.
 func (v *Virtual) Ports() ([]uint16, error) {
 	if len(v.PortRanges) == 0 {
-		if v.Destination.Port() == 0 {
-			return nil, errors.New("destination port any needs traffic-matching-criteria port ranges (a wildcard port cannot be bound)")
-		}
 		return []uint16{v.Destination.Port()}, nil
 	}
 	total := 0

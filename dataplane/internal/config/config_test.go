@@ -49,7 +49,8 @@ func TestPorts(t *testing.T) {
 		err  string // part of the error
 	}{
 		{Virtual{Destination: dst}, 1, ""},
-		{Virtual{Destination: any}, 0, "needs traffic-matching-criteria"},
+		{Virtual{Destination: any}, 1, ""}, // every port: one listener at port 0
+
 		{Virtual{Destination: any, PortRanges: []PortRange{{Low: 10, High: 19}, {Low: 15, High: 24}}}, 15, ""},
 		{Virtual{Destination: any, PortRanges: []PortRange{{Low: 0, High: 5}}}, 0, "not valid"},
 		{Virtual{Destination: any, PortRanges: []PortRange{{Low: 9, High: 8}}}, 0, "not valid"},

@@ -37,6 +37,9 @@ func (e *Engine) Listen(ap netip.AddrPort, mptcp bool) (*Listener, error) {
 // failed to bind another address).
 func (l *Listener) CloseUnstarted() { l.ln.Close() }
 
+// ListenerFD is -1 off Linux: nothing steers there.
+func ListenerFD(l *Listener) int { return -1 }
+
 // Start starts an accepting goroutine per listener.
 func (e *Engine) Start(ls []*Listener) {
 	for _, l := range ls {

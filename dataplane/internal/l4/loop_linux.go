@@ -166,6 +166,10 @@ func (e *Engine) Listen(ap netip.AddrPort, mptcp bool) (*Listener, error) {
 // failed to bind another address).
 func (l *Listener) CloseUnstarted() { unix.Close(l.fd) }
 
+// ListenerFD is l's socket, for the every-port steering's socket map
+// (dataplane/anyport.go); it stays l's.
+func ListenerFD(l *Listener) int { return l.fd }
+
 // Start registers ls in every loop: they accept from now on.
 func (e *Engine) Start(ls []*Listener) {
 	if len(ls) == 0 {
@@ -302,7 +306,9 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 			return
 		}
 		local := a.l.Addr
-		if (plain || withTLS || mv != nil) && (!local.Addr().IsValid() || local.Addr().IsUnspecified()) {
+		// A listener on every port (port 0, dataplane/anyport.go) takes
+		// the ports the steering hands it: the socket knows which.
+		if (plain || withTLS || mv != nil) && (!local.Addr().IsValid() || local.Addr().IsUnspecified() || local.Port() == 0) {
 			local = rawsock.Sockname(fd)
 		}
 		switch {

@@ -348,6 +348,9 @@ func (pr *proxied) connect() (*serverConn, error) {
 		want = pr.rtspWant // rtsp.go: the member of the session the client named
 	}
 	if pool == nil {
+		if pr.snap.Cfg.IPForward {
+			return pr.dialDirect(pr.Local) // ip-forward: where the client was going
+		}
 		return nil, errNoPool
 	}
 	ps := pool.Snap.Load()
@@ -526,9 +529,21 @@ func (pr *proxied) dialDirect(a netip.AddrPort) (*serverConn, error) {
 	if !pr.serverInit(nil, a) {
 		return nil, errFlowEnded
 	}
-	c, err := pr.dialServer(a, nil) // lsn.go: from the lsn pool too
-	if err == errLSN || err == errFlowEnded {
-		return nil, err
+	var c *net.TCPConn
+	var err error
+	if a == pr.Local && pr.snap.Cfg.IPForward {
+		// ip-forward: the destination is an address of this host (the
+		// steering sees only those), so the connection leaves from that
+		// address, whatever the source-address-translation or lsn pool
+		// [M]: the steering passes such a connection over (dataplane/
+		// internal/sklookup), and it reaches the address's own listener
+		// instead of coming back to the virtual.
+		c, err = pr.e.DialSide(netip.AddrPortFrom(a.Addr(), 0), a, pr.serverSide())
+	} else {
+		c, err = pr.dialServer(a, nil) // lsn.go: from the lsn pool too
+		if err == errLSN || err == errFlowEnded {
+			return nil, err
+		}
 	}
 	if err != nil {
 		return nil, errConnect

@@ -585,7 +585,8 @@ func unmap(a netip.AddrPort) netip.AddrPort { return netip.AddrPortFrom(a.Addr()
 // Plain reports whether the virtual's flows need nothing but the L4 proxy.
 func (s *VirtualSnap) Plain() bool {
 	return s.EvMask == 0 && s.BWC == nil && !s.PF.Classes() && s.LSN == nil && s.Cfg.MBLB == nil && s.Cfg.TLS == nil && s.Cfg.Stream == nil && s.Cfg.FTP == nil && s.Cfg.Socks == nil && s.Cfg.ILX == nil && s.Cfg.MQTT == nil && s.Cfg.FIX == nil && s.Cfg.RTSP == nil && s.Cfg.Diameter == nil && s.Cfg.MRF == nil && s.DNS == nil &&
-		!s.Cfg.Persist.Peeks() // ssl and msrdp persistence read the first bytes (l4/sslpersist.go)
+		!s.Cfg.Persist.Peeks() && // ssl and msrdp persistence read the first bytes (l4/sslpersist.go)
+		(s.Pool != nil || !s.Cfg.IPForward) // an ip-forward virtual without a pool dials where the client was going (l4/proxy.go)
 }
 
 // Offline reports whether no member of the pool can take a new

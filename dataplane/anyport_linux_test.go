@@ -1,0 +1,162 @@
+//go:build linux
+
+package dataplane
+
+import (
+	"bufio"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/ftpalg"
+)
+
+// inOwnNetns runs the calling test again in a network namespace of its
+// own (unshare -n): the every-port steering attaches to a whole
+// namespace, and the host's must not see it. It reports true in that run.
+func inOwnNetns(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv("ANYPORT_NETNS") == t.Name() {
+		if out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
+			t.Fatalf("ip link set lo up: %v %s", err, out)
+		}
+		return true
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: a network namespace and a BPF program need root")
+	}
+	for _, tool := range []string{"unshare", "ip"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("skipped: %s is not installed", tool)
+		}
+	}
+	if err := exec.Command("unshare", "-n", "true").Run(); err != nil {
+		t.Skipf("skipped: cannot make a network namespace: %v", err)
+	}
+	cmd := exec.Command("unshare", "-n", os.Args[0], "-test.run", "^"+t.Name()+"$", "-test.count=1", "-test.v", "-test.timeout=120s")
+	cmd.Env = append(os.Environ(), "ANYPORT_NETNS="+t.Name())
+	out, err := cmd.CombinedOutput()
+	t.Logf("in a network namespace of its own:\n%s", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "--- SKIP") {
+		t.Skip("skipped inside the namespace")
+	}
+	return false
+}
+
+// TestAnyPort: a virtual on every port of 127.212.1.1 takes each port a
+// client asks for and its member (at port any) gets the client's port; a
+// virtual on one port of the same address still gets that port; an
+// ip-forward virtual on every port of 127.212.1.3 sends each connection
+// on to the listener the client asked for; without a virtual on every
+// port, nothing is steered any more.
+func TestAnyPort(t *testing.T) {
+	if !inOwnNetns(t) {
+		return
+	}
+	if err := AnyPortSupport(); err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	startServer(t, "127.212.1.2:30001", "P1")
+	startServer(t, "127.212.1.2:30002", "P2")
+	startServer(t, "127.212.1.2:30009", "P9")
+	fwd := startServer(t, "127.212.1.3:30005", "F5")
+	startServer(t, "127.212.1.3:30006", "F6")
+	p, logs := newPlane(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("plane log:\n%s", logs)
+		}
+	})
+	p.SetResetCauseLog(func(line string) { logs.Write([]byte(line + "\n")) })
+	cfg := basic("127.212.1.1:0", "127.212.1.2:0")
+	cfg.Virtuals["/Common/vs"].TranslatePort = false
+	cfg.Virtuals["/Common/one"] = &Virtual{Name: "/Common/one", Destination: ap("127.212.1.1:30002"), Enabled: true,
+		TranslateAddress: true, TranslatePort: true, Pool: "/Common/p9", SNAT: SNAT{Type: SNATNone}}
+	cfg.Pools["/Common/p9"] = &Pool{Name: "/Common/p9", LBMode: RoundRobin,
+		Members: []Member{{Node: "/Common/127.212.1.2", Addr: ap("127.212.1.2:30009")}}}
+	cfg.Virtuals["/Common/fwd"] = &Virtual{Name: "/Common/fwd", Destination: ap("127.212.1.3:0"), Enabled: true,
+		IPForward: true, SNAT: SNAT{Type: SNATNone}}
+	mustApply(t, p, cfg)
+	for _, tc := range []struct{ dst, want string }{
+		{"127.212.1.1:30001", "P1 Response"}, // every port, the member at the client's port
+		{"127.212.1.1:30002", "P9 Response"}, // the port-specific virtual wins
+		{"127.212.1.3:30005", "F5 Response"}, // forwarded where the client was going
+		{"127.212.1.3:30006", "F6 Response"},
+	} {
+		if got, err := askOnce(tc.dst); got != tc.want {
+			t.Errorf("%s: %q (%v), want %q", tc.dst, got, err, tc.want)
+		}
+	}
+	if r := fwd.lastRemote(); r.Addr().String() != "127.212.1.3" {
+		t.Errorf("forwarded from %v, want the virtual's own address", r)
+	}
+	// A port nobody listens on: the virtual takes the connection and
+	// resets it when its member refuses.
+	if err := tryAsk("", "127.212.1.1:30003"); err == nil {
+		t.Error("port 30003 with no member there: answered")
+	}
+	for _, name := range []string{"/Common/vs", "/Common/fwd"} {
+		if v, _ := p.Virtual(name); v.ClientSide.TotConns < 2 {
+			t.Errorf("%s: %d client connections counted, want at least 2", name, v.ClientSide.TotConns)
+		}
+	}
+	// Without the virtuals on every port, the ports are the host's again.
+	cfg2 := basic("127.212.1.1:30002", "127.212.1.2:30009")
+	mustApply(t, p, cfg2)
+	d := net.Dialer{Timeout: 5 * time.Second}
+	if c, err := d.Dial("tcp", "127.212.1.1:30001"); !errors.Is(err, syscall.ECONNREFUSED) {
+		if c != nil {
+			c.Close()
+		}
+		t.Errorf("after the virtual on every port went: %v, want refused", err)
+	}
+	if got := once(t, "127.212.1.1:30002"); got != "P9 Response" {
+		t.Errorf("the port-specific virtual alone: %q", got)
+	}
+	if p.steer != nil {
+		t.Error("the steering program is still attached")
+	}
+}
+
+// TestAnyPortUnsupported: what the plane refuses on every port, and why.
+func TestAnyPortUnsupported(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		v    Virtual
+		want string
+	}{
+		{"one port", Virtual{Destination: ap("127.212.2.1:80"), Protocol: ProtoUDP}, ""},
+		{"range", Virtual{Destination: ap("127.212.2.1:0"), PortRanges: []PortRange{{Low: 1, High: 2}}, Protocol: ProtoUDP}, ""},
+		{"tcp", Virtual{Destination: ap("127.212.2.1:0")}, ""},
+		{"udp", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP}, "ip-protocol udp"},
+		{"mblb", Virtual{Destination: ap("127.212.2.1:0"), MBLB: &MBLB{}}, "message-based"},
+		{"ip-forward on one port", Virtual{Destination: ap("127.212.2.1:80"), IPForward: true}, "its own listener"},
+		{"ip-forward", Virtual{Destination: ap("127.212.2.1:0"), IPForward: true}, ""},
+		{"ftp", Virtual{Destination: ap("127.212.2.1:0"), FTP: &ftpalg.Options{}}, "ftp or rtsp"},
+		{"mptcp", Virtual{Destination: ap("127.212.2.1:0"), ClientTCP: &TCPSide{MPTCP: true}}, "Multipath TCP"},
+	} {
+		got := AnyPortUnsupported(&tc.v)
+		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// askOnce is once without failing the test at once.
+func askOnce(dst string) (string, error) {
+	c, err := net.DialTimeout("tcp", dst, 5*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	cl := &client{c: c.(*net.TCPConn), r: bufio.NewReader(c)}
+	return cl.ask("hello")
+}

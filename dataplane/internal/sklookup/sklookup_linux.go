@@ -1,0 +1,260 @@
+//go:build linux
+
+package sklookup
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"sync"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/link"
+)
+
+// Offsets in struct bpf_sk_lookup (include/uapi/linux/bpf.h).
+const (
+	offFamily   = 8
+	offProtocol = 12
+	offRemote4  = 16
+	offRemote6  = 20
+	offLocal4   = 40
+	offLocal6   = 44
+	offPort     = 60
+
+	familyV6 = 10
+	protoTCP = 6
+	skPass   = 1
+)
+
+// key is a destination as the program looks it up: family, port (0: the
+// wildcard entry) and the address's bytes in network order (IPv4 in the
+// first four). It is 24 bytes, built on the program's stack at fp-24.
+type key [24]byte
+
+func keyOf(a netip.Addr, port uint16) key {
+	var k key
+	fam := uint32(2)
+	if a.Is6() && !a.Is4In6() {
+		fam = familyV6
+	}
+	binary.NativeEndian.PutUint32(k[0:], fam)
+	binary.NativeEndian.PutUint32(k[4:], uint32(port))
+	if fam == familyV6 {
+		b := a.As16()
+		copy(k[8:], b[:])
+	} else {
+		b := a.Unmap().As4()
+		copy(k[8:], b[:])
+	}
+	return k
+}
+
+// specificVal marks a port-specific listener's entry in the dests map:
+// the program passes. A wildcard's entry holds its socket's index.
+const specificVal = ^uint32(0)
+
+// Steer is one attached program and its maps: dests (key → socket index,
+// or specificVal) and socks (index → listening socket).
+type Steer struct {
+	mu    sync.Mutex
+	dests *ebpf.Map
+	socks *ebpf.Map
+	prog  *ebpf.Program
+	link  link.Link
+	// keys is what dests holds now; slots the socket index of each
+	// wildcard address.
+	keys  map[key]uint32
+	slots map[key]uint32
+	free  []uint32
+}
+
+// program builds the sk_lookup program over the two maps.
+func program(dests, socks *ebpf.Map) asm.Instructions {
+	ld := func(dst asm.Register, off int16) asm.Instruction {
+		return asm.LoadMem(dst, asm.R6, off, asm.Word)
+	}
+	st := func(off int16, src asm.Register) asm.Instruction {
+		return asm.StoreMem(asm.RFP, off, src, asm.Word)
+	}
+	insns := asm.Instructions{
+		asm.Mov.Reg(asm.R6, asm.R1),
+		ld(asm.R3, offProtocol),
+		asm.JNE.Imm(asm.R3, protoTCP, "pass"),
+		ld(asm.R2, offFamily),
+		st(-24, asm.R2),
+		asm.Mov.Imm(asm.R3, 0),
+		asm.StoreMem(asm.RFP, -16, asm.R3, asm.DWord),
+		asm.StoreMem(asm.RFP, -8, asm.R3, asm.DWord),
+		asm.JEq.Imm(asm.R2, familyV6, "v6"),
+		ld(asm.R3, offLocal4),
+		ld(asm.R4, offRemote4),
+		asm.JEq.Reg(asm.R3, asm.R4, "pass"), // the address talking to itself
+		st(-16, asm.R3),
+		asm.Ja.Label("lookup"),
+	}
+	// IPv6: copy the four words, or-ing local^remote into R5.
+	insns = append(insns, asm.Mov.Imm(asm.R5, 0).WithSymbol("v6"))
+	for i := int16(0); i < 4; i++ {
+		insns = append(insns,
+			ld(asm.R3, offLocal6+4*i),
+			st(-16+4*i, asm.R3),
+			ld(asm.R4, offRemote6+4*i),
+			asm.Xor.Reg(asm.R4, asm.R3),
+			asm.Or.Reg(asm.R5, asm.R4),
+		)
+	}
+	insns = append(insns,
+		asm.JEq.Imm(asm.R5, 0, "pass"),
+		// A port-specific listener of the address wins.
+		ld(asm.R3, offPort).WithSymbol("lookup"),
+		st(-20, asm.R3),
+		asm.LoadMapPtr(asm.R1, dests.FD()),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, -24),
+		asm.FnMapLookupElem.Call(),
+		asm.JNE.Imm(asm.R0, 0, "pass"),
+		// The wildcard entry (port 0).
+		asm.Mov.Imm(asm.R3, 0),
+		st(-20, asm.R3),
+		asm.LoadMapPtr(asm.R1, dests.FD()),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, -24),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "pass"),
+		asm.LoadMem(asm.R3, asm.R0, 0, asm.Word),
+		st(-28, asm.R3),
+		asm.LoadMapPtr(asm.R1, socks.FD()),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, -28),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "pass"),
+		asm.Mov.Reg(asm.R7, asm.R0),
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.Mov.Reg(asm.R2, asm.R7),
+		asm.Mov.Imm(asm.R3, 0),
+		asm.FnSkAssign.Call(),
+		asm.Mov.Reg(asm.R1, asm.R7),
+		asm.FnSkRelease.Call(),
+		asm.Mov.Imm(asm.R0, skPass).WithSymbol("pass"),
+		asm.Return(),
+	)
+	return insns
+}
+
+// Open loads the program and attaches it to the calling process's network
+// namespace, with no address to steer yet (every lookup passes). The
+// error says why where the kernel refuses (no privilege, a kernel before
+// 5.9, BPF turned off).
+func Open() (*Steer, error) {
+	s := &Steer{keys: map[key]uint32{}, slots: map[key]uint32{}}
+	var err error
+	s.dests, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ltm_dests", Type: ebpf.Hash, KeySize: 24, ValueSize: 4, MaxEntries: MaxWildcards + MaxSpecific})
+	if err != nil {
+		return nil, fmt.Errorf("cannot make the BPF map: %w", err)
+	}
+	s.socks, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ltm_socks", Type: ebpf.SockMap, KeySize: 4, ValueSize: 8, MaxEntries: MaxWildcards})
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("cannot make the BPF socket map: %w", err)
+	}
+	s.prog, err = ebpf.NewProgram(&ebpf.ProgramSpec{Name: "ltm_anyport", Type: ebpf.SkLookup, AttachType: ebpf.AttachSkLookup,
+		Instructions: program(s.dests, s.socks), License: "GPL"})
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("cannot load the BPF sk_lookup program (Linux 5.9 or later, with CAP_BPF): %w", err)
+	}
+	ns, err := os.Open("/proc/self/ns/net")
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	defer ns.Close()
+	s.link, err = link.AttachNetNs(int(ns.Fd()), s.prog)
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("cannot attach the BPF sk_lookup program to the network namespace: %w", err)
+	}
+	for i := MaxWildcards - 1; i >= 0; i-- {
+		s.free = append(s.free, uint32(i))
+	}
+	return s, nil
+}
+
+// Sync makes the program steer exactly wild's addresses, passing over
+// specific (port-specific listeners on those addresses). Entries are put
+// before stale ones go, so an address that stays is never unserved.
+func (s *Steer) Sync(wild []Wildcard, specific []netip.AddrPort) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(wild) > MaxWildcards || len(specific) > MaxSpecific {
+		return fmt.Errorf("%d addresses on every port and %d port-specific listeners beside them; at most %d and %d", len(wild), len(specific), MaxWildcards, MaxSpecific)
+	}
+	want := make(map[key]uint32, len(wild)+len(specific))
+	for _, ap := range specific {
+		if ap.Port() != 0 {
+			want[keyOf(ap.Addr(), ap.Port())] = specificVal
+		}
+	}
+	keep := make(map[key]bool, len(wild))
+	for _, w := range wild {
+		keep[keyOf(w.Addr, 0)] = true
+	}
+	for k, slot := range s.slots { // addresses that go: their slots are free for the new ones
+		if !keep[k] {
+			s.dests.Delete(k)
+			delete(s.keys, k)
+			delete(s.slots, k)
+			s.socks.Delete(slot) // a closed listener left the map already
+			s.free = append(s.free, slot)
+		}
+	}
+	var errs []error
+	for _, w := range wild {
+		k := keyOf(w.Addr, 0)
+		slot, ok := s.slots[k]
+		if !ok {
+			slot = s.free[len(s.free)-1]
+			s.free = s.free[:len(s.free)-1]
+			s.slots[k] = slot
+		}
+		if err := s.socks.Update(slot, uint64(w.FD), ebpf.UpdateAny); err != nil {
+			errs = append(errs, fmt.Errorf("%s: cannot put its listener in the socket map: %w", w.Addr, err))
+			continue
+		}
+		want[k] = slot
+	}
+	for k, v := range want {
+		if err := s.dests.Update(k, v, ebpf.UpdateAny); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for k := range s.keys {
+		if _, ok := want[k]; !ok {
+			s.dests.Delete(k)
+		}
+	}
+	s.keys = want
+	return errors.Join(errs...)
+}
+
+// Close detaches the program and frees its maps.
+func (s *Steer) Close() error {
+	var errs []error
+	if s.link != nil {
+		errs = append(errs, s.link.Close())
+	}
+	if s.prog != nil {
+		errs = append(errs, s.prog.Close())
+	}
+	if s.socks != nil {
+		errs = append(errs, s.socks.Close())
+	}
+	if s.dests != nil {
+		errs = append(errs, s.dests.Close())
+	}
+	return errors.Join(errs...)
+}

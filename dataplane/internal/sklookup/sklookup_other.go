@@ -1,0 +1,22 @@
+//go:build !linux
+
+package sklookup
+
+import (
+	"errors"
+	"net/netip"
+)
+
+// Steer is not available off Linux.
+type Steer struct{}
+
+// Open always fails off Linux: sk_lookup is a Linux BPF program type.
+func Open() (*Steer, error) {
+	return nil, errors.New("steering every port of an address needs Linux (BPF sk_lookup)")
+}
+
+// Sync does nothing off Linux.
+func (s *Steer) Sync(wild []Wildcard, specific []netip.AddrPort) error { return nil }
+
+// Close does nothing off Linux.
+func (s *Steer) Close() error { return nil }
