@@ -6,49 +6,20 @@ import (
 	"bufio"
 	"errors"
 	"net"
-	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/ftpalg"
+	"github.com/openltm/openltm/dataplane/internal/netnstest"
 )
 
-// inOwnNetns runs the calling test again in a network namespace of its
-// own (unshare -n): the every-port steering attaches to a whole
-// namespace, and the host's must not see it. It reports true in that run.
+// inOwnNetns runs the calling test again in a network namespace of its own:
+// the steering attaches to a whole namespace. It reports true in that run.
 func inOwnNetns(t *testing.T) bool {
 	t.Helper()
-	if os.Getenv("ANYPORT_NETNS") == t.Name() {
-		if out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
-			t.Fatalf("ip link set lo up: %v %s", err, out)
-		}
-		return true
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: a network namespace and a BPF program need root")
-	}
-	for _, tool := range []string{"unshare", "ip"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("skipped: %s is not installed", tool)
-		}
-	}
-	if err := exec.Command("unshare", "-n", "true").Run(); err != nil {
-		t.Skipf("skipped: cannot make a network namespace: %v", err)
-	}
-	cmd := exec.Command("unshare", "-n", os.Args[0], "-test.run", "^"+t.Name()+"$", "-test.count=1", "-test.v", "-test.timeout=120s")
-	cmd.Env = append(os.Environ(), "ANYPORT_NETNS="+t.Name())
-	out, err := cmd.CombinedOutput()
-	t.Logf("in a network namespace of its own:\n%s", out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(string(out), "--- SKIP") {
-		t.Skip("skipped inside the namespace")
-	}
-	return false
+	return netnstest.Alone(t, "ANYPORT_NETNS")
 }
 
 // TestAnyPort: a virtual on every port of 127.212.1.1 takes each port a

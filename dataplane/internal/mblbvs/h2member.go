@@ -124,7 +124,7 @@ func (mv *VS) dialHTTP2(ctx context.Context, snap *state.VirtualSnap, client net
 				return out, nil
 			}
 			mv.lsnShared.Store(lt.Addr, lt)
-			return &lsnConn{Conn: out, mv: mv, t: lt}, nil
+			return &lsnConn{Conn: out, lsnHold: lsnHold{mv: mv, t: lt}}, nil
 		}})
 }
 
@@ -143,16 +143,11 @@ func lsnKey(lp *lsn.Pool, want *lsn.Want, sub netip.Addr, member netip.AddrPort,
 // which it gives back when it closes.
 type lsnConn struct {
 	net.Conn
-	mv   *VS
-	t    *lsn.Translation
-	once sync.Once
+	lsnHold
 }
 
 func (c *lsnConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(func() {
-		c.mv.lsnShared.CompareAndDelete(c.t.Addr, c.t)
-		c.t.Release()
-	})
+	c.release()
 	return err
 }

@@ -68,7 +68,7 @@ func TestLSNConnRelease(t *testing.T) {
 			c1, c2 := net.Pipe()
 			defer c2.Close()
 			mv.lsnShared.Store(tr.Addr, tr)
-			c := &lsnConn{Conn: c1, mv: mv, t: tr}
+			c := &lsnConn{Conn: c1, lsnHold: lsnHold{mv: mv, t: tr}}
 			if got, ok := mv.lsnLeg(tr.Addr); !ok || got != tr {
 				t.Fatalf("lsnLeg(%s) = %v, %v before close", tr.Addr, got, ok)
 			}

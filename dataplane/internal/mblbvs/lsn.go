@@ -89,7 +89,7 @@ func (mv *VS) dialOrigin(ctx context.Context, snap *state.VirtualSnap, lp *lsn.P
 		return nil, err
 	}
 	mv.lsnShared.Store(t.Addr, t)
-	return &lsnTCPConn{TCPConn: c, mv: mv, t: t}, nil
+	return &lsnTCPConn{TCPConn: c, lsnHold: lsnHold{mv: mv, t: t}}, nil
 }
 
 // dialOwn opens a connection of the virtual's own to dst for client
@@ -114,18 +114,29 @@ func (mv *VS) dialOwn(snap *state.VirtualSnap, client, dst netip.AddrPort) (_ *n
 // *net.TCPConn's methods (CloseWrite, SetLinger, ReadFrom for splice).
 type lsnTCPConn struct {
 	*net.TCPConn
+	lsnHold
+}
+
+func (c *lsnTCPConn) Close() error {
+	err := c.TCPConn.Close()
+	c.release()
+	return err
+}
+
+// lsnHold is the translation a connection that is not an engine leg
+// holds: given back, and forgotten by the virtual's table of shared
+// translations, once, at its first Close.
+type lsnHold struct {
 	mv   *VS
 	t    *lsn.Translation
 	once sync.Once
 }
 
-func (c *lsnTCPConn) Close() error {
-	err := c.TCPConn.Close()
-	c.once.Do(func() {
-		c.mv.lsnShared.CompareAndDelete(c.t.Addr, c.t)
-		c.t.Release()
+func (h *lsnHold) release() {
+	h.once.Do(func() {
+		h.mv.lsnShared.CompareAndDelete(h.t.Addr, h.t)
+		h.t.Release()
 	})
-	return err
 }
 
 // lsnLeg is the translation of the member connection from local: an

@@ -132,3 +132,41 @@ func In(t testing.TB, ns string, fn func()) {
 	}
 	runtime.UnlockOSThread()
 }
+
+// Alone runs the calling test again in a network namespace of its own
+// (`unshare -n`, its loopback up), for what attaches to a whole
+// namespace (the every-port steering's BPF program), which the host's
+// must not see; env names the variable that marks that run. It reports
+// true in that run, and false (after failing or skipping t as that run
+// did) in the first.
+func Alone(t *testing.T, env string) bool {
+	t.Helper()
+	if os.Getenv(env) == t.Name() {
+		if out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
+			t.Fatalf("ip link set lo up: %v %s", err, out)
+		}
+		return true
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: a network namespace and a BPF program need root")
+	}
+	for _, tool := range []string{"unshare", "ip"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("skipped: %s is not installed", tool)
+		}
+	}
+	if err := exec.Command("unshare", "-n", "true").Run(); err != nil {
+		t.Skipf("skipped: cannot make a network namespace: %v", err)
+	}
+	cmd := exec.Command("unshare", "-n", os.Args[0], "-test.run", "^"+t.Name()+"$", "-test.count=1", "-test.v", "-test.timeout=120s")
+	cmd.Env = append(os.Environ(), env+"="+t.Name())
+	out, err := cmd.CombinedOutput()
+	t.Logf("in a network namespace of its own:\n%s", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "--- SKIP") {
+		t.Skip("skipped inside the namespace")
+	}
+	return false
+}

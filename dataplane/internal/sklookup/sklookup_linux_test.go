@@ -7,47 +7,18 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"os"
-	"os/exec"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/netnstest"
 )
 
-// inNetns runs the calling test again in a network namespace of its own
-// (unshare -n), since the program attaches to the whole namespace; it
-// reports true in that run.
+// inNetns runs the calling test again in a network namespace of its own:
+// the steering attaches to a whole namespace. It reports true in that run.
 func inNetns(t *testing.T) bool {
 	t.Helper()
-	if os.Getenv("SKLOOKUP_NETNS") == t.Name() {
-		if out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
-			t.Fatalf("ip link set lo up: %v %s", err, out)
-		}
-		return true
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: a network namespace and a BPF program need root")
-	}
-	for _, tool := range []string{"unshare", "ip"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("skipped: %s is not installed", tool)
-		}
-	}
-	if err := exec.Command("unshare", "-n", "true").Run(); err != nil {
-		t.Skipf("skipped: cannot make a network namespace: %v", err)
-	}
-	cmd := exec.Command("unshare", "-n", os.Args[0], "-test.run", "^"+t.Name()+"$", "-test.count=1", "-test.v", "-test.timeout=120s")
-	cmd.Env = append(os.Environ(), "SKLOOKUP_NETNS="+t.Name())
-	out, err := cmd.CombinedOutput()
-	t.Logf("in a network namespace:\n%s", out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(string(out), "--- SKIP") {
-		t.Skip("skipped inside the namespace")
-	}
-	return false
+	return netnstest.Alone(t, "SKLOOKUP_NETNS")
 }
 
 func listen(t *testing.T, ap string) (*net.TCPListener, int) {
