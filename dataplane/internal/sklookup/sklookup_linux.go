@@ -80,6 +80,16 @@ func program(dests, socks *ebpf.Map) asm.Instructions {
 	st := func(off int16, src asm.Register) asm.Instruction {
 		return asm.StoreMem(asm.RFP, off, src, asm.Word)
 	}
+	// lookup calls bpf_map_lookup_elem on m with the key on the stack at
+	// keyOff; the value's pointer (or 0) is in R0.
+	lookup := func(m *ebpf.Map, keyOff int32) asm.Instructions {
+		return asm.Instructions{
+			asm.LoadMapPtr(asm.R1, m.FD()),
+			asm.Mov.Reg(asm.R2, asm.RFP),
+			asm.Add.Imm(asm.R2, keyOff),
+			asm.FnMapLookupElem.Call(),
+		}
+	}
 	insns := asm.Instructions{
 		asm.Mov.Reg(asm.R6, asm.R1),
 		ld(asm.R3, offProtocol),
@@ -112,25 +122,22 @@ func program(dests, socks *ebpf.Map) asm.Instructions {
 		// A port-specific listener of the address wins.
 		ld(asm.R3, offPort).WithSymbol("lookup"),
 		st(-20, asm.R3),
-		asm.LoadMapPtr(asm.R1, dests.FD()),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, -24),
-		asm.FnMapLookupElem.Call(),
+	)
+	insns = append(insns, lookup(dests, -24)...)
+	insns = append(insns,
 		asm.JNE.Imm(asm.R0, 0, "pass"),
 		// The wildcard entry (port 0).
 		asm.Mov.Imm(asm.R3, 0),
 		st(-20, asm.R3),
-		asm.LoadMapPtr(asm.R1, dests.FD()),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, -24),
-		asm.FnMapLookupElem.Call(),
+	)
+	insns = append(insns, lookup(dests, -24)...)
+	insns = append(insns,
 		asm.JEq.Imm(asm.R0, 0, "pass"),
 		asm.LoadMem(asm.R3, asm.R0, 0, asm.Word),
 		st(-28, asm.R3),
-		asm.LoadMapPtr(asm.R1, socks.FD()),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, -28),
-		asm.FnMapLookupElem.Call(),
+	)
+	insns = append(insns, lookup(socks, -28)...)
+	insns = append(insns,
 		asm.JEq.Imm(asm.R0, 0, "pass"),
 		asm.Mov.Reg(asm.R7, asm.R0),
 		asm.Mov.Reg(asm.R1, asm.R6),
