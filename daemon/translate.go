@@ -77,11 +77,12 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	for _, o := range cfg.Of(ltmNode) {
 		t.node(o)
 	}
+	xlatDisabled := t.snatTranslations() // translate_snat.go
 	for _, o := range cfg.Of(ltmSnatPool) {
 		var addrs []netip.Addr
 		if v := snatPoolMembers.Get(o); v != nil {
 			for _, m := range v.List {
-				if a, ok := objects.NodeAddr(m); ok {
+				if a, ok := objects.NodeAddr(m); ok && !xlatDisabled[a] {
 					addrs = append(addrs, a)
 				}
 			}
@@ -104,10 +105,11 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	for _, o := range cfg.Of(ltmPool) {
 		t.pool(o)
 	}
-	t.policies()    // translate_policy.go
-	t.bwcPolicies() // translate_bwc.go
-	t.rateClasses() // translate_rateshaping.go
-	t.lsnPools()    // translate_lsn.go
+	t.policies()                // translate_policy.go
+	t.bwcPolicies()             // translate_bwc.go
+	t.rateClasses()             // translate_rateshaping.go
+	t.lsnPools()                // translate_lsn.go
+	t.snatObjects(xlatDisabled) // translate_snat.go
 	for _, o := range cfg.Of(ltmVirtual) {
 		t.virtual(o)
 	}

@@ -26,6 +26,7 @@ type (
 	VLANFilter        = config.VLANFilter
 	SNATType          = config.SNATType
 	SNAT              = config.SNAT
+	SNATObject        = config.SNATObject
 	LBMode            = config.LBMode
 	ServiceDownAction = config.ServiceDownAction
 	Pool              = config.Pool

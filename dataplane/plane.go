@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/pktfilter"
+	"github.com/openltm/openltm/dataplane/snatobj"
 
 	"github.com/openltm/openltm/dataplane/internal/icmpreject"
 	"github.com/openltm/openltm/dataplane/internal/l4"
@@ -85,6 +86,9 @@ type Plane struct {
 	// lsn is the running lsn pools (dataplane/lsn): the translations of
 	// the virtuals with source-address-translation type lsn.
 	lsn lsn.Set
+	// snats counts the ltm snat objects' and translation addresses'
+	// connections across commits (snatobj; snat.go).
+	snats snatobj.Registry
 	// rst reports the resets the flows send, while tm.rstcause.log is
 	// on (SetResetCauseLog).
 	rst rstcause.Log
@@ -434,7 +438,8 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		}
 		b.virtuals[name] = v
 	}
-	ctxs, slowWatches := p.evictContexts(cfg, b.virtuals) // evict.go
+	ctxs, slowWatches := p.evictContexts(cfg, b.virtuals)           // evict.go
+	snats, snatPoolStats := p.snats.Build(cfg.SNATs, cfg.SnatPools) // snat.go
 	for name, vc := range cfg.Virtuals {
 		v := b.virtuals[name]
 		snap := &state.VirtualSnap{Cfg: vc, Idle: l4.IdleTimeout(vc.IdleTimeout), SelfIPs: cfg.SelfIPs, EvMask: config.EventMask(vc.Rules),
@@ -447,8 +452,9 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 			snap.Pool = b.pools[vc.Pool]
 		}
 		if vc.SNAT.Type == SNATPool {
-			snap.SnatPool = cfg.SnatPools[vc.SNAT.Pool]
+			snap.SnatPool, snap.SnatPoolStats = cfg.SnatPools[vc.SNAT.Pool], snatPoolStats[vc.SNAT.Pool]
 		}
+		snap.SNATs = snats
 		snap.Rate = v.RateFor(vc, &p.rates)
 		snap.Clone = v.CloneSet(vc, b.pools, p.opts.ConnectTimeout)
 		snap.BWC = p.bwc.Policy(vc.BWC)

@@ -65,8 +65,13 @@ type Config struct {
 	// SelfIPs are the addresses of `net self` objects; SNAT automap takes the
 	// first one of the server's address family.
 	SelfIPs []netip.Addr
-	// SnatPools maps a snatpool's full path to its translation addresses.
+	// SnatPools maps a snatpool's full path to its translation addresses
+	// (without those whose ltm snat-translation is disabled).
 	SnatPools map[string][]netip.Addr
+	// SNATs are the `ltm snat` objects, which translate the source of a
+	// virtual's server connections when the virtual has no
+	// source-address-translation of its own; nil when there are none.
+	SNATs []SNATObject
 	// DefaultNodeMonitor is `ltm default-node-monitor { rule ... }`, used by
 	// nodes whose Monitor is nil (`monitor default`).
 	DefaultNodeMonitor MonitorRule
@@ -447,6 +452,24 @@ const (
 	SNATAutomap SNATType = "automap"
 	SNATPool    SNATType = "snat"
 )
+
+// SNATObject is one `ltm snat`: clients whose address falls in one of
+// Origins have their server connections translated to one of Addrs (the
+// translation address, or the snatpool's addresses in turn) or, with
+// Automap, as automap translates.
+type SNATObject struct {
+	Name    string
+	Origins []netip.Prefix
+	Automap bool
+	// Addrs is the translation address, or the snatpool's enabled
+	// addresses; Pool is the snatpool's full path ("" for a translation
+	// address or automap).
+	Addrs []netip.Addr
+	Pool  string
+	// ChangePort is source-port change: the server connection takes any
+	// port, not the client's.
+	ChangePort bool
+}
 
 // SNAT is what source address the server side uses.
 type SNAT struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/openltm/openltm/dataplane/lb"
 	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/pktfilter"
+	"github.com/openltm/openltm/dataplane/snatobj"
 )
 
 // Modes maps each mode to its algorithm and whether node figures (ratio,
@@ -396,8 +397,15 @@ type VirtualSnap struct {
 	Pool     *Pool
 	Idle     time.Duration
 	SnatPool []netip.Addr
-	SelfIPs  []netip.Addr
-	EvMask   uint32 // the proxy events the virtual's rules handle
+	// SnatPoolStats counts the connections given each SnatPool address
+	// (show ltm snat-translation); nil in tests that build a snapshot
+	// alone.
+	SnatPoolStats []*snatobj.Counters
+	// SNATs is the commit's ltm snat objects, consulted when the virtual
+	// translates nothing itself; nil when there are none.
+	SNATs   *snatobj.Table
+	SelfIPs []netip.Addr
+	EvMask  uint32 // the proxy events the virtual's rules handle
 	// SYN: the listener keeps the clients' SYNs (tcp-options, proxy-mss,
 	// rules reading them), which each accepted connection reads once.
 	SYN bool

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/snatobj"
 )
 
 // Address translation, the same for every data path.
@@ -44,24 +45,27 @@ func SNATSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPor
 	} else if typ != config.SNATNone && typ != "" && to.noSNAT() {
 		typ = config.SNATNone
 	}
+	if snap.SNATs != nil && rule == nil && (typ == config.SNATNone || typ == "") && !to.noSNAT() {
+		// The ltm snat objects (snatobj): the most specific origin
+		// holding the client's address translates it.
+		if e := snap.SNATs.Lookup(client.Addr()); e != nil {
+			return objectSource(e, snap, client, local, dst)
+		}
+	}
 	var addr netip.Addr
 	switch typ {
 	case config.SNATAutomap:
-		for _, a := range snap.SelfIPs {
-			if family(a) {
-				addr = a
-				break
-			}
-		}
-		if !addr.IsValid() && family(local.Addr()) {
-			addr = local.Addr()
-		}
+		addr = automap(snap, local, dst)
 	case config.SNATPool:
 		n := len(pool)
 		start := int(vs.snatNext.Add(1))
 		for i := 0; i < n; i++ {
-			if a := pool[(start+i)%n]; family(a) {
+			k := (start + i) % n
+			if a := pool[k]; family(a) {
 				addr = a
+				if rule == nil && k < len(snap.SnatPoolStats) {
+					snap.SnatPoolStats[k].Conns.Add(1)
+				}
 				break
 			}
 		}
@@ -77,6 +81,44 @@ func SNATSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPor
 	}
 	if !addr.IsValid() {
 		return netip.AddrPort{}
+	}
+	return netip.AddrPortFrom(addr, client.Port())
+}
+
+// automap is source-address-translation automap's address toward dst:
+// the first self IP of its family, else the address the client reached;
+// invalid when neither is of dst's family.
+func automap(snap *VirtualSnap, local, dst netip.AddrPort) netip.Addr {
+	for _, a := range snap.SelfIPs {
+		if a.Is4() == dst.Addr().Is4() {
+			return a
+		}
+	}
+	if local.Addr().Is4() == dst.Addr().Is4() {
+		return local.Addr()
+	}
+	return netip.Addr{}
+}
+
+// objectSource is the source an ltm snat object e gives a client's
+// connection to dst: its translation address (a snatpool's in turn) or
+// automap's, with the client's port unless e changes it (source-port
+// change); invalid ("let the kernel choose") when e has no address of
+// dst's family.
+func objectSource(e *snatobj.Entry, snap *VirtualSnap, client, local, dst netip.AddrPort) netip.AddrPort {
+	var addr netip.Addr
+	if e.Automap {
+		if addr = automap(snap, local, dst); addr.IsValid() {
+			e.Counted()
+		}
+	} else {
+		addr = e.Pick(dst.Addr().Is4())
+	}
+	if !addr.IsValid() {
+		return netip.AddrPort{}
+	}
+	if e.ChangePort {
+		return netip.AddrPortFrom(addr, 0)
 	}
 	return netip.AddrPortFrom(addr, client.Port())
 }

@@ -1,0 +1,155 @@
+package daemon
+
+import (
+	"net/netip"
+	"sort"
+	"strings"
+
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/objects"
+)
+
+// The ltm snat objects (dataplane/snatobj) and the per-address settings
+// of their translation addresses (ltm snat-translation).
+var (
+	ltmSNAT           = schema.MustKind("ltm snat")
+	snatObjOrigins    = ltmSNAT.MustProp("origins")
+	snatObjAutomap    = ltmSNAT.MustProp("automap")
+	snatObjPool       = ltmSNAT.MustProp("snatpool")
+	snatObjXlat       = ltmSNAT.MustProp("translation")
+	snatObjVLANs      = ltmSNAT.MustProp("vlans")
+	snatObjSourcePort = ltmSNAT.MustProp("source-port")
+	snatObjMirror     = ltmSNAT.MustProp("mirror")
+
+	ltmSNATXlat    = schema.MustKind("ltm snat-translation")
+	xlatAddress    = ltmSNATXlat.MustProp("address")
+	xlatConnLimit  = ltmSNATXlat.MustProp("connection-limit")
+	xlatEnabled    = ltmSNATXlat.MustProp("enabled")
+	xlatIdle       = []*objects.Prop{ltmSNATXlat.MustProp("ip-idle-timeout"), ltmSNATXlat.MustProp("tcp-idle-timeout"), ltmSNATXlat.MustProp("udp-idle-timeout")}
+	xlatDisableWds = map[string]bool{"no": true, "disabled": true, "false": true}
+)
+
+// xlatAddr is an ltm snat-translation's address: its address property,
+// else the address its name is (BIG-IP names them by their address).
+func xlatAddr(o *objects.Object) (netip.Addr, bool) {
+	if a, err := netip.ParseAddr(xlatAddress.Str(o)); err == nil {
+		return a, true
+	}
+	return objects.NodeAddr(o.Name)
+}
+
+// snatTranslations reads the ltm snat-translation objects: the addresses
+// disabled (which no SNAT object or snatpool gives a connection), and a
+// note for each setting kept and not acted on.
+func (t *translator) snatTranslations() map[netip.Addr]bool {
+	disabled := map[netip.Addr]bool{}
+	for _, o := range t.cfg.Of(ltmSNATXlat) {
+		a, ok := xlatAddr(o)
+		if !ok {
+			continue
+		}
+		if xlatDisableWds[xlatEnabled.Str(o)] {
+			disabled[a] = true
+		}
+		if n := xlatConnLimit.Str(o); n != "" && n != "0" {
+			t.note(o, "connection-limit %s is kept, and not acted on: connections taking this address are not limited", n)
+		}
+		for _, p := range xlatIdle {
+			if v := p.Str(o); v != "" && v != "indefinite" {
+				t.note(o, "%s %s is kept, and not acted on: connections taking this address keep their profile's idle timeout", p.Name, v)
+			}
+		}
+	}
+	return disabled
+}
+
+// snatObjects translates every ltm snat into the dataplane's SNATs,
+// refusing what BIG-IP refuses: no origins, not exactly one of
+// translation, snatpool and automap, an origin that is not an address
+// or a prefix, and one origin in two SNATs [M: the messages are ours].
+// A referenced snatpool that does not exist is refused by the reference
+// check before this runs.
+func (t *translator) snatObjects(disabled map[netip.Addr]bool) {
+	owner := map[netip.Prefix]string{}
+	objs := t.cfg.Of(ltmSNAT)
+	sort.Slice(objs, func(i, j int) bool { return objs[i].Name < objs[j].Name })
+	for _, o := range objs {
+		x := dataplane.SNATObject{Name: o.Name, ChangePort: snatObjSourcePort.Str(o) == "change"}
+		var origins []netip.Prefix
+		bad := ""
+		for _, w := range vlanInterfaces(snatObjOrigins.Str(o)) { // the block's first-level words
+			p, err := netip.ParsePrefix(w)
+			if err != nil {
+				a, aerr := netip.ParseAddr(w)
+				if aerr != nil {
+					bad = w
+					break
+				}
+				p = netip.PrefixFrom(a, a.BitLen())
+			}
+			origins = append(origins, p.Masked())
+		}
+		if bad != "" {
+			t.refuse("%s", about(o, "origin %s is not an address or an address/prefix-length (10.1.0.0/16, 10.1.2.3)", bad))
+			continue
+		}
+		if len(origins) == 0 {
+			t.refuse("%s", about(o, "origins must name at least one address or network (origins { 10.1.0.0/16 { } })"))
+			continue
+		}
+		xlat, pool := snatObjXlat.Str(o), snatObjPool.Str(o)
+		kinds := 0
+		for _, set := range []bool{xlat != "" && xlat != "none", pool != "" && pool != "none", snatObjAutomap.Str(o) == "automap"} {
+			if set {
+				kinds++
+			}
+		}
+		if kinds != 1 {
+			t.refuse("%s", about(o, "exactly one of translation ADDRESS, snatpool NAME and automap must be given"))
+			continue
+		}
+		switch {
+		case xlat != "" && xlat != "none":
+			a, ok := objects.NodeAddr(xlat)
+			if !ok {
+				t.refuse("%s", about(o, "translation %s is not an address", xlat))
+				continue
+			}
+			if !disabled[a] {
+				x.Addrs = []netip.Addr{a}
+			}
+		case pool != "" && pool != "none":
+			sp := t.cfg.Lookup(t.s, specSnatPool, pool)
+			if sp == nil {
+				t.skip(o, "snatpool %s does not exist", pool)
+				continue
+			}
+			x.Pool, x.Addrs = sp.Name, t.dc.SnatPools[sp.Name]
+		default:
+			x.Automap = true
+		}
+		dup := false
+		for _, p := range origins {
+			if other, ok := owner[p]; ok && other != o.Name {
+				t.refuse("%s", about(o, "origin %s is already an origin of ltm snat %s", p, other))
+				dup = true
+				break
+			}
+			owner[p] = o.Name
+		}
+		if dup {
+			continue
+		}
+		x.Origins = origins
+		if v := snatObjVLANs.Get(o); v != nil && len(v.List) > 0 {
+			t.note(o, "vlans { %s } is kept, and not acted on: the SNAT translates its origins' connections whatever VLAN they arrive on", strings.Join(v.List, " "))
+		}
+		if snatObjSourcePort.Str(o) == "preserve-strict" {
+			t.note(o, "source-port preserve-strict acts as preserve: a client port the translation address has in use gives way to another port")
+		}
+		if snatObjMirror.Str(o) == "enabled" {
+			t.note(o, "mirror enabled is kept, and not acted on: connections are not mirrored")
+		}
+		t.dc.SNATs = append(t.dc.SNATs, x)
+	}
+}
