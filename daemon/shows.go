@@ -35,6 +35,7 @@ func registerPlaneRuntime(e *Engine, h *planeHook) {
 	e.RegisterRuntime(rateClassCommands(e, p))    // shows_rateshaping.go
 	e.RegisterRuntime(mrfRouteCommands())         // shows_mrf.go
 	e.RegisterRuntime(lsnCommands(e, p))          // shows_lsn.go
+	e.RegisterRuntime(snatCommands(e, p))         // shows_snat.go
 }
 
 // planeCommands answers show and reset-stats of virtual servers, pools and

@@ -1,28 +1,41 @@
 package daemon
 
 import (
+	"bufio"
+	"bytes"
 	"io"
 	"net"
+	"net/http"
 	"net/netip"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 )
 
 // sourceSeenFrom is the source address the member behind vip saw for
-// one connection from the client address from.
+// one connection from the client address from (vip http://ADDR:PORT:
+// one HTTP request).
 func sourceSeenFrom(t *testing.T, from, vip string) string {
 	t.Helper()
 	d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: net.TCPAddrFromAddrPort(netip.AddrPortFrom(netip.MustParseAddr(from), 0))}
-	c, err := d.Dial("tcp", vip)
+	c, err := d.Dial("tcp", strings.TrimPrefix(vip, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(3 * time.Second))
+	if strings.HasPrefix(vip, "http://") {
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+	}
 	b, err := io.ReadAll(c)
 	if err != nil {
 		t.Fatalf("%s from %s: %v", vip, from, err)
+	}
+	if strings.HasPrefix(vip, "http://") {
+		if r, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(b)), nil); err == nil {
+			b, _ = io.ReadAll(r.Body)
+		}
 	}
 	return strings.TrimSpace(string(b))
 }
@@ -36,11 +49,23 @@ func sourceSeenFrom(t *testing.T, from, vip string) string {
 func TestSNATObjects(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
 	peerServer(t, "127.218.0.11:30001")
+	ln, err := net.Listen("tcp", "127.218.0.12:30002")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, _ := net.SplitHostPort(r.RemoteAddr)
+		io.WriteString(w, host)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
 	s := e.NewSession("admin").(*Session)
 	for _, c := range []string{
 		"create ltm pool p members add { 127.218.0.11:30001 }",
 		"create ltm virtual v1 destination 127.218.0.1:30000 pool p profiles replace-all-with { tcp { } }",
 		"create ltm virtual v2 destination 127.218.0.2:30000 pool p source-address-translation { type automap } profiles replace-all-with { tcp { } }",
+		"create ltm pool p_http members add { 127.218.0.12:30002 }",
+		"create ltm virtual v4 destination 127.218.0.4:30000 pool p_http profiles replace-all-with { tcp { } http { } }",
 		"create ltm rule r_none { when CLIENT_ACCEPTED { snat none } }",
 		"create ltm virtual v3 destination 127.218.0.3:30000 pool p rules { r_none } profiles replace-all-with { tcp { } }",
 	} {
@@ -60,9 +85,10 @@ func TestSNATObjects(t *testing.T) {
 			cmds: []string{"create ltm snat s_net origins add { 127.218.1.0/24 } translation 127.218.0.100"},
 			probes: []probe{
 				{"127.218.1.5", "127.218.0.1:30000", "127.218.0.100"},
-				{"127.218.2.5", "127.218.0.1:30000", "127.218.2.5"},   // not an origin
-				{"127.218.1.5", "127.218.0.2:30000", "127.218.0.2"},   // the virtual's automap first
-				{"127.218.1.5", "127.218.0.3:30000", "127.218.1.5"}}}, // the rule's snat none first
+				{"127.218.1.5", "http://127.218.0.4:30000", "127.218.0.100"}, // an HTTP virtual
+				{"127.218.2.5", "127.218.0.1:30000", "127.218.2.5"},          // not an origin
+				{"127.218.1.5", "127.218.0.2:30000", "127.218.0.2"},          // the virtual's automap first
+				{"127.218.1.5", "127.218.0.3:30000", "127.218.1.5"}}},        // the rule's snat none first
 		{name: "most specific origin",
 			cmds: []string{
 				"create ltm snatpool sp members add { 127.218.0.101 }",
@@ -110,6 +136,17 @@ func TestSNATObjects(t *testing.T) {
 			if got := sourceSeenFrom(t, p.from, p.vip); got != p.want {
 				t.Errorf("%s: from %s to %s, the member saw %s, want %s", tc.name, p.from, p.vip, got, p.want)
 			}
+		}
+	}
+	for _, tc := range []struct{ cmd, want string }{
+		{"show ltm snat s_host", `Ltm::SNAT: s_host\n-+\nTraffic +ServerSide\n +Total Connections +3\n`},
+		{"show ltm snat s_auto", `Ltm::SNAT: s_auto\n-+\nTraffic +ServerSide\n +Total Connections +1\n`},
+		{"show ltm snat-translation 127.218.0.101", `Translation: 127.218.0.101\n-+\nTraffic +ServerSide\n +Total Connections +1\n`},
+		// every translation address, with those of the snatpools
+		{"show ltm snat-translation", `Translation: 127.218.0.102\n-+\nTraffic +ServerSide\n +Total Connections +2\n`},
+	} {
+		if out, err := run(t, s, tc.cmd); err != "" || !regexp.MustCompile(tc.want).MatchString(out) {
+			t.Errorf("%s: %s\n%s\nwant %q", tc.cmd, err, out, tc.want)
 		}
 	}
 	if out, _ := run(t, s, "list ltm snat"); strings.Contains(out, "bad") || strings.Contains(out, "z_dup") {

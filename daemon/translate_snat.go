@@ -48,6 +48,7 @@ func (t *translator) snatTranslations() map[netip.Addr]bool {
 		if !ok {
 			continue
 		}
+		t.dc.SNATTranslations = append(t.dc.SNATTranslations, a)
 		if xlatDisableWds[xlatEnabled.Str(o)] {
 			disabled[a] = true
 		}

@@ -99,8 +99,10 @@ type Registry struct {
 // objects with one origin are the daemon's to refuse: the later one
 // is not entered. pools are the snatpools virtuals use: each gets the
 // counters of its addresses, in order (byPool), which a virtual's
-// snatpool translation counts too.
-func (r *Registry) Build(objs []config.SNATObject, pools map[string][]netip.Addr) (t *Table, byPool map[string][]*Counters) {
+// snatpool translation counts too. keep are addresses whose counters
+// stay though nothing gives them out now (a disabled ltm
+// snat-translation's).
+func (r *Registry) Build(objs []config.SNATObject, pools map[string][]netip.Addr, keep []netip.Addr) (t *Table, byPool map[string][]*Counters) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	snats, addrs := map[string]*Counters{}, map[netip.Addr]*Counters{}
@@ -115,6 +117,9 @@ func (r *Registry) Build(objs []config.SNATObject, pools map[string][]netip.Addr
 		c := new(Counters)
 		m[a] = c
 		return c
+	}
+	for _, a := range keep {
+		counters(addrs, a)
 	}
 	byPool = map[string][]*Counters{}
 	for name, as := range pools {

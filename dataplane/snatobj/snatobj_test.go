@@ -33,7 +33,7 @@ func TestLookup(t *testing.T) {
 		{Name: "net", Origins: prefixes("127.218.1.0/24", "::ffff:127.218.9.0/120"), Addrs: addrs("127.218.0.100")},
 		{Name: "host", Origins: prefixes("127.218.1.5/32"), Addrs: addrs("127.218.0.101")},
 		{Name: "v6", Origins: prefixes("fd00:218::/48"), Addrs: addrs("fd00:218:1::1")},
-	}, nil)
+	}, nil, nil)
 	for _, tc := range []struct{ client, want string }{
 		{"127.218.1.5", "host"},
 		{"127.218.1.6", "net"},
@@ -55,7 +55,7 @@ func TestLookup(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { tab.Lookup(a) }); n != 0 {
 		t.Errorf("Lookup allocates %v times", n)
 	}
-	if tab, _ := r.Build(nil, nil); tab != nil {
+	if tab, _ := r.Build(nil, nil, nil); tab != nil {
 		t.Error("no SNAT objects: want a nil table")
 	}
 }
@@ -67,7 +67,7 @@ func TestLookup(t *testing.T) {
 func TestPickAndCounters(t *testing.T) {
 	var r Registry
 	objs := []config.SNATObject{{Name: "s", Origins: prefixes("127.218.1.0/24"), Addrs: addrs("127.218.0.100", "127.218.0.101", "fd00::1")}}
-	tab, _ := r.Build(objs, nil)
+	tab, _ := r.Build(objs, nil, nil)
 	e := tab.Lookup(netip.MustParseAddr("127.218.1.1"))
 	seen := map[netip.Addr]int{}
 	for i := 0; i < 3; i++ {
@@ -83,7 +83,7 @@ func TestPickAndCounters(t *testing.T) {
 		t.Errorf("SNAT connections %d, want 4", n)
 	}
 	before, _ := r.AddrConns(netip.MustParseAddr("127.218.0.101"))
-	_, byPool := r.Build(objs, map[string][]netip.Addr{"/Common/sp": addrs("127.218.0.101")})
+	_, byPool := r.Build(objs, map[string][]netip.Addr{"/Common/sp": addrs("127.218.0.101")}, nil)
 	byPool["/Common/sp"][0].Conns.Add(1)
 	if n, ok := r.AddrConns(netip.MustParseAddr("127.218.0.101")); !ok || n != before+1 || before == 0 {
 		t.Errorf("127.218.0.101: %d connections (%v), want %d + 1 across the commit", n, ok, before)
@@ -91,7 +91,7 @@ func TestPickAndCounters(t *testing.T) {
 	if n, _ := r.SNATConns("s"); n != 4 {
 		t.Errorf("SNAT connections %d after a commit, want 4", n)
 	}
-	r.Build(nil, nil)
+	r.Build(nil, nil, nil)
 	if _, ok := r.SNATConns("s"); ok {
 		t.Error("a deleted SNAT still has counters")
 	}
@@ -99,7 +99,7 @@ func TestPickAndCounters(t *testing.T) {
 		t.Error("an address no longer used still has counters")
 	}
 	single := []config.SNATObject{{Name: "one", Origins: prefixes("127.218.2.0/24"), Addrs: addrs("fd00::1")}}
-	tab, _ = r.Build(single, nil)
+	tab, _ = r.Build(single, nil, nil)
 	if a := tab.Lookup(netip.MustParseAddr("127.218.2.2")).Pick(true); a.IsValid() {
 		t.Errorf("no IPv4 address: picked %v", a)
 	}

@@ -72,6 +72,9 @@ type Config struct {
 	// virtual's server connections when the virtual has no
 	// source-address-translation of its own; nil when there are none.
 	SNATs []SNATObject
+	// SNATTranslations are the addresses of the ltm snat-translation
+	// objects, whose counters a commit keeps while they are disabled.
+	SNATTranslations []netip.Addr
 	// DefaultNodeMonitor is `ltm default-node-monitor { rule ... }`, used by
 	// nodes whose Monitor is nil (`monitor default`).
 	DefaultNodeMonitor MonitorRule

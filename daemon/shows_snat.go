@@ -1,0 +1,108 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"sort"
+	"strings"
+
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/objects"
+)
+
+// snatCommands answers show ltm snat and show ltm snat-translation: the
+// server connections each SNAT object, and each translation address,
+// was given since it was configured [M: BIG-IP's blocks also count bits,
+// packets and current and maximum connections, which openltm does not
+// keep for them, so those lines are not printed].
+func snatCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
+	return []RuntimeCommand{
+		{"show", ltmSNAT.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+			for _, name := range profileNames(e, ltmSNAT, names) {
+				n, _ := p.SNATConns(name)
+				if err := drawSNATStats(w, "Ltm::SNAT", name, n); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"show", ltmSNATXlat.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+			for _, name := range snatXlatNames(e.Config(), names) {
+				a, _ := objects.NodeAddr(name)
+				n, _ := p.SNATTranslationConns(a)
+				if err := drawSNATStats(w, "Ltm::SNAT Translation", name, n); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+	}
+}
+
+// snatXlatNames is the translation addresses show ltm snat-translation
+// lists, matching names (none: all): the ltm snat-translation objects
+// and, as BIG-IP creates one for each, the addresses SNAT objects and
+// snatpools name [M: openltm does not create those objects, it lists
+// them].
+func snatXlatNames(cfg *objects.Config, names []string) []string {
+	seen := map[string]bool{}
+	add := func(n string) {
+		if a, ok := objects.NodeAddr(n); ok {
+			seen["/Common/"+a.String()] = true
+		}
+	}
+	for _, o := range cfg.Of(ltmSNATXlat) {
+		if a, ok := xlatAddr(o); ok {
+			add(a.String())
+		}
+	}
+	for _, o := range cfg.Of(ltmSNAT) {
+		if x := snatObjXlat.Str(o); x != "" && x != "none" {
+			add(x)
+		}
+	}
+	for _, o := range cfg.Of(ltmSnatPool) {
+		if v := snatPoolMembers.Get(o); v != nil {
+			for _, m := range v.List {
+				add(m)
+			}
+		}
+	}
+	var out []string
+	for n := range seen {
+		if len(names) == 0 || slicesContainsMatch(names, n) {
+			out = append(out, n)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, _ := objects.NodeAddr(out[i])
+		b, _ := objects.NodeAddr(out[j])
+		return a.Less(b)
+	})
+	return out
+}
+
+// slicesContainsMatch: one of pats is n, n's address, or a glob
+// matching n.
+func slicesContainsMatch(pats []string, n string) bool {
+	for _, p := range pats {
+		if p == n || "/Common/"+p == n || globMatch(p, n) {
+			return true
+		}
+		if a, err := netip.ParseAddr(p); err == nil && "/Common/"+a.String() == n {
+			return true
+		}
+	}
+	return false
+}
+
+// drawSNATStats prints one block [M: BIG-IP's layout, with the one
+// counter openltm keeps].
+func drawSNATStats(w io.Writer, title, name string, conns uint64) error {
+	rule := strings.Repeat("-", 44)
+	_, err := fmt.Fprintf(w, "%s\n%s: %s\n%s\n%-26s%s\n  %-24s%d\n\n", rule, title, strings.TrimPrefix(name, "/Common/"), rule,
+		"Traffic", "ServerSide", "Total Connections", conns)
+	return err
+}
