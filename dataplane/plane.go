@@ -438,7 +438,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		}
 		b.virtuals[name] = v
 	}
-	ctxs, slowWatches := p.evictContexts(cfg, b.virtuals)           // evict.go
+	ctxs, slowWatches := p.evictContexts(cfg, b.virtuals)                                 // evict.go
 	snats, snatPoolStats := p.snats.Build(cfg.SNATs, cfg.SnatPools, cfg.SNATTranslations) // snat.go
 	for name, vc := range cfg.Virtuals {
 		v := b.virtuals[name]
