@@ -19,13 +19,10 @@ var (
 	snatObjXlat       = ltmSNAT.MustProp("translation")
 	snatObjVLANs      = ltmSNAT.MustProp("vlans")
 	snatObjSourcePort = ltmSNAT.MustProp("source-port")
-	snatObjMirror     = ltmSNAT.MustProp("mirror")
 
 	ltmSNATXlat    = schema.MustKind("ltm snat-translation")
 	xlatAddress    = ltmSNATXlat.MustProp("address")
-	xlatConnLimit  = ltmSNATXlat.MustProp("connection-limit")
 	xlatEnabled    = ltmSNATXlat.MustProp("enabled")
-	xlatIdle       = []*objects.Prop{ltmSNATXlat.MustProp("ip-idle-timeout"), ltmSNATXlat.MustProp("tcp-idle-timeout"), ltmSNATXlat.MustProp("udp-idle-timeout")}
 	xlatDisableWds = map[string]bool{"no": true, "disabled": true, "false": true}
 )
 
@@ -39,8 +36,9 @@ func xlatAddr(o *objects.Object) (netip.Addr, bool) {
 }
 
 // snatTranslations reads the ltm snat-translation objects: the addresses
-// disabled (which no SNAT object or snatpool gives a connection), and a
-// note for each setting kept and not acted on.
+// disabled (which no SNAT object or snatpool gives a connection). Its
+// connection-limit, idle timeouts, arp and traffic-group are kept and
+// warned of as the schema's passive settings are.
 func (t *translator) snatTranslations() map[netip.Addr]bool {
 	disabled := map[netip.Addr]bool{}
 	for _, o := range t.cfg.Of(ltmSNATXlat) {
@@ -51,14 +49,6 @@ func (t *translator) snatTranslations() map[netip.Addr]bool {
 		t.dc.SNATTranslations = append(t.dc.SNATTranslations, a)
 		if xlatDisableWds[xlatEnabled.Str(o)] {
 			disabled[a] = true
-		}
-		if n := xlatConnLimit.Str(o); n != "" && n != "0" {
-			t.note(o, "connection-limit %s is kept, and not acted on: connections taking this address are not limited", n)
-		}
-		for _, p := range xlatIdle {
-			if v := p.Str(o); v != "" && v != "indefinite" {
-				t.note(o, "%s %s is kept, and not acted on: connections taking this address keep their profile's idle timeout", p.Name, v)
-			}
 		}
 	}
 	return disabled
@@ -147,9 +137,6 @@ func (t *translator) snatObjects(disabled map[netip.Addr]bool) {
 		}
 		if snatObjSourcePort.Str(o) == "preserve-strict" {
 			t.note(o, "source-port preserve-strict acts as preserve: a client port the translation address has in use gives way to another port")
-		}
-		if snatObjMirror.Str(o) == "enabled" {
-			t.note(o, "mirror enabled is kept, and not acted on: connections are not mirrored")
 		}
 		t.dc.SNATs = append(t.dc.SNATs, x)
 	}

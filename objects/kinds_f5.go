@@ -1124,7 +1124,7 @@ has-session-dir yn no
 sip-info str Call-ID
 `), "sip-info"),
 
-		pk("ltm snat", "SNAT", "", tmshRef("ltm snat")+vocab, `
+		acting(pk("ltm snat", "SNAT", "", tmshRef("ltm snat")+vocab, `
 automap bare
 origins raw
 snatpool ref ltm+snatpool none
@@ -1133,8 +1133,11 @@ vlans list
 vlans-disabled flag vlans-disabled|vlans-enabled
 source-port enum preserve preserve|preserve-strict|change
 mirror ed disabled
-`),
-		pk("ltm snat-translation", "SNAT Translation", "", tmshRef("ltm snat-translation")+vocab, `
+`), "F5 ltm snat: translates the source address of the server connections of the clients in its origins, on virtual servers without source-address-translation of their own",
+			func(n string) bool {
+				return n != "mirror" && n != "description" && n != "app-service" && n != "metadata"
+			}),
+		acting(pk("ltm snat-translation", "SNAT Translation", "", tmshRef("ltm snat-translation")+vocab, `
 address ip -
 arp ed enabled
 connection-limit int 0
@@ -1144,7 +1147,8 @@ ip-idle-timeout str indefinite
 tcp-idle-timeout str indefinite
 udp-idle-timeout str indefinite
 traffic-group str /Common/traffic-group-1
-`),
+`), "F5 ltm snat-translation: a translation address's settings (enabled: whether SNATs and snatpools give it out)",
+			func(n string) bool { return n == "address" || n == "enabled" }),
 
 		clustered(pk("cm device", "Device", "", tmshRef("cm device")+vocab, `
 configsync-ip ip none

@@ -38,15 +38,18 @@ type Entry struct {
 // Pick is the entry's next translation address of the family (v4 or
 // not), in turn over the snatpool's addresses, counted with the entry's
 // and the address's connections; invalid when it has none of that
-// family. Not for an Automap entry (see Counted).
-func (e *Entry) Pick(v4 bool) netip.Addr {
+// family. Not for an Automap entry (see Counted). count false leaves
+// the counters alone (a source asked for no connection).
+func (e *Entry) Pick(v4, count bool) netip.Addr {
 	n := len(e.addrs)
 	start := int(e.next.Add(1))
 	for i := 0; i < n; i++ {
 		k := (start + i) % n
 		if a := e.addrs[k]; a.Is4() == v4 {
-			e.stats.Conns.Add(1)
-			e.addrStats[k].Conns.Add(1)
+			if count {
+				e.stats.Conns.Add(1)
+				e.addrStats[k].Conns.Add(1)
+			}
 			return a
 		}
 	}

@@ -71,12 +71,12 @@ func TestPickAndCounters(t *testing.T) {
 	e := tab.Lookup(netip.MustParseAddr("127.218.1.1"))
 	seen := map[netip.Addr]int{}
 	for i := 0; i < 3; i++ {
-		seen[e.Pick(true)]++
+		seen[e.Pick(true, true)]++
 	}
 	if seen[netip.MustParseAddr("127.218.0.100")] == 0 || seen[netip.MustParseAddr("127.218.0.101")] == 0 || len(seen) != 2 {
 		t.Errorf("IPv4 picks: %v", seen)
 	}
-	if a := e.Pick(false); a != netip.MustParseAddr("fd00::1") {
+	if a := e.Pick(false, true); a != netip.MustParseAddr("fd00::1") {
 		t.Errorf("IPv6 pick: %v", a)
 	}
 	if n, _ := r.SNATConns("s"); n != 4 {
@@ -100,7 +100,7 @@ func TestPickAndCounters(t *testing.T) {
 	}
 	single := []config.SNATObject{{Name: "one", Origins: prefixes("127.218.2.0/24"), Addrs: addrs("fd00::1")}}
 	tab, _ = r.Build(single, nil, nil)
-	if a := tab.Lookup(netip.MustParseAddr("127.218.2.2")).Pick(true); a.IsValid() {
+	if a := tab.Lookup(netip.MustParseAddr("127.218.2.2")).Pick(true, true); a.IsValid() {
 		t.Errorf("no IPv4 address: picked %v", a)
 	}
 }

@@ -641,7 +641,7 @@ func (mv *VS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort) (*m
 			opts.OwnIdle, opts.Idle = true, idle
 		}
 	}
-	src := mv.source(snap, f.Client, snap.Cfg.Destination, snap.Pool)
+	src := state.SNATSourceUncounted(mv.vs, snap, f.Client, snap.Cfg.Destination, snap.Cfg.Destination, snap.Pool) // OneConnect's grouping: no connection yet
 	opts.Source = src.Addr()
 	if irules.Program(snap.Cfg.Rules) != nil {
 		f.rr = newMBLBRules(f, snap)

@@ -38,6 +38,17 @@ func TranslateAs(addr, port bool, member, local netip.AddrPort) netip.AddrPort {
 // the client reached; to is the pool of the member at dst (nil: none, a
 // node a rule named), whose allow-snat no keeps the client's address.
 func SNATSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPort, rule *SNATChoice, to *Pool) netip.AddrPort {
+	return snatSource(vs, snap, client, local, dst, rule, to, true)
+}
+
+// SNATSourceUncounted is SNATSource for a source that opens no
+// connection (the message engines' OneConnect grouping): the ltm snat
+// objects' and translation addresses' counters are left alone.
+func SNATSourceUncounted(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPort, to *Pool) netip.AddrPort {
+	return snatSource(vs, snap, client, local, dst, nil, to, false)
+}
+
+func snatSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPort, rule *SNATChoice, to *Pool, count bool) netip.AddrPort {
 	family := func(a netip.Addr) bool { return a.Is4() == dst.Addr().Is4() }
 	typ, pool := snap.Cfg.SNAT.Type, snap.SnatPool
 	if rule != nil {
@@ -49,7 +60,7 @@ func SNATSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPor
 		// The ltm snat objects (snatobj): the most specific origin
 		// holding the client's address translates it.
 		if e := snap.SNATs.Lookup(client.Addr()); e != nil {
-			return objectSource(e, snap, client, local, dst)
+			return objectSource(e, snap, client, local, dst, count)
 		}
 	}
 	var addr netip.Addr
@@ -63,7 +74,7 @@ func SNATSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPor
 			k := (start + i) % n
 			if a := pool[k]; family(a) {
 				addr = a
-				if rule == nil && k < len(snap.SnatPoolStats) {
+				if count && rule == nil && k < len(snap.SnatPoolStats) {
 					snap.SnatPoolStats[k].Conns.Add(1)
 				}
 				break
@@ -104,15 +115,15 @@ func automap(snap *VirtualSnap, local, dst netip.AddrPort) netip.Addr {
 // connection to dst: its translation address (a snatpool's in turn) or
 // automap's, with the client's port unless e changes it (source-port
 // change); invalid ("let the kernel choose") when e has no address of
-// dst's family.
-func objectSource(e *snatobj.Entry, snap *VirtualSnap, client, local, dst netip.AddrPort) netip.AddrPort {
+// dst's family. count: the connection is counted.
+func objectSource(e *snatobj.Entry, snap *VirtualSnap, client, local, dst netip.AddrPort, count bool) netip.AddrPort {
 	var addr netip.Addr
 	if e.Automap {
-		if addr = automap(snap, local, dst); addr.IsValid() {
+		if addr = automap(snap, local, dst); addr.IsValid() && count {
 			e.Counted()
 		}
 	} else {
-		addr = e.Pick(dst.Addr().Is4())
+		addr = e.Pick(dst.Addr().Is4(), count)
 	}
 	if !addr.IsValid() {
 		return netip.AddrPort{}
