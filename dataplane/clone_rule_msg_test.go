@@ -41,6 +41,19 @@ func TestRuleCloneMessage(t *testing.T) {
 		}
 		cl.Close()
 	}
+	fixMember := func(t *testing.T, addr string) string { return startAcceptor(t, addr, "member-a").Addr() }
+	fixSetup := func(t *testing.T, cfg *Config, vs, member, rule string) {
+		delete(cfg.Virtuals, "/Common/vs")
+		fixVirtual(t, cfg, "/Common/vs", vs, "/Common/pool", fix.Options{FullLogon: true}, rule)
+	}
+	fixRun := func(t *testing.T, vs string) {
+		c := fixDial(t, vs)
+		c.Send(fixLogon("FIX.4.4", "BANZAI"))
+		recvHas(t, c, "35=A", "49=member-a")
+		c.Send(fixOrder("FIX.4.4", "BANZAI"))
+		recvHas(t, c, "35=8", "11=ORD1")
+		c.Close()
+	}
 	for i, tc := range []struct {
 		name    string
 		rule    string // the event, n counting the messages it runs over
@@ -83,38 +96,14 @@ func TestRuleCloneMessage(t *testing.T) {
 				}
 			}},
 		{name: "fix lb selected", body: "when LB_SELECTED {\n clone pool /Common/ids\n}",
-			member: func(t *testing.T, addr string) string { return startAcceptor(t, addr, "member-a").Addr() },
-			setup: func(t *testing.T, cfg *Config, vs, member, rule string) {
-				delete(cfg.Virtuals, "/Common/vs")
-				fixVirtual(t, cfg, "/Common/vs", vs, "/Common/pool", fix.Options{FullLogon: true}, rule)
-			},
-			run: func(t *testing.T, vs string) {
-				c := fixDial(t, vs)
-				c.Send(fixLogon("FIX.4.4", "BANZAI"))
-				recvHas(t, c, "35=A", "49=member-a")
-				c.Send(fixOrder("FIX.4.4", "BANZAI"))
-				recvHas(t, c, "35=8", "11=ORD1")
-				c.Close()
-			},
+			member: fixMember, setup: fixSetup, run: fixRun,
 			check: func(t *testing.T, got string) {
 				if want := string(fixLogon("FIX.4.4", "BANZAI")) + string(fixOrder("FIX.4.4", "BANZAI")); got != want {
 					t.Errorf("LB_SELECTED's clone got %q, want the logon and the order %q", got, want)
 				}
 			}},
 		{name: "fix", rule: "FIX_MESSAGE",
-			member: func(t *testing.T, addr string) string { return startAcceptor(t, addr, "member-a").Addr() },
-			setup: func(t *testing.T, cfg *Config, vs, member, rule string) {
-				delete(cfg.Virtuals, "/Common/vs")
-				fixVirtual(t, cfg, "/Common/vs", vs, "/Common/pool", fix.Options{FullLogon: true}, rule)
-			},
-			run: func(t *testing.T, vs string) {
-				c := fixDial(t, vs)
-				c.Send(fixLogon("FIX.4.4", "BANZAI"))
-				recvHas(t, c, "35=A", "49=member-a")
-				c.Send(fixOrder("FIX.4.4", "BANZAI"))
-				recvHas(t, c, "35=8", "11=ORD1")
-				c.Close()
-			},
+			member: fixMember, setup: fixSetup, run: fixRun,
 			check: func(t *testing.T, got string) {
 				if want := string(fixOrder("FIX.4.4", "BANZAI")); got != want {
 					t.Errorf("rule's clone got %q, want the order alone %q", got, want)
