@@ -86,6 +86,8 @@ func TestRuleCloneKept(t *testing.T) {
 		"create ltm rule mqtap { when MQTT_CLIENT_INGRESS { clone pool ids } }",
 		"create ltm rule mqsrv { when MQTT_SERVER_INGRESS { clone pool ids } }",
 		"create ltm rule mqegr { when MQTT_CLIENT_EGRESS { clone pool ids } }",
+		"create ltm rule mrin { when MR_INGRESS { clone pool ids } }",
+		"create ltm rule mrout { when MR_EGRESS { clone pool ids } }",
 		"create ltm rule srvdata { when SERVER_DATA { clone pool ids } }",
 		"create ltm rule sockreq { when SOCKS_REQUEST { clone pool ids } }",
 		"create ltm profile socks sp default-connect-handling allow",
@@ -123,6 +125,11 @@ func TestRuleCloneKept(t *testing.T) {
 			"rule /Common/mqegr: clone pool in MQTT_CLIENT_EGRESS is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED, MQTT_CLIENT_INGRESS, MQTT_CLIENT_DATA, MQTT_SERVER_INGRESS, MQTT_SERVER_DATA, LB_SELECTED, LB_FAILED or SERVER_CONNECTED only, the events over a message where it is read"},
 		{"srvdata", "destination 127.214.31.13:20080 rules { srvdata }", ""},
 		{"sockreq", "destination 127.214.31.14:21080 profiles replace-all-with { tcp sp } rules { sockreq }", ""},
+		// Message routing over UDP: from a client message's ingress
+		// events, not from the answers' egress.
+		{"sipudp", "destination 127.217.31.16:25060 ip-protocol udp profiles replace-all-with { udp sipsession siprouter } rules { mrin }", ""},
+		{"sipudpout", "destination 127.217.31.17:25060 ip-protocol udp profiles replace-all-with { udp sipsession siprouter } rules { mrout }",
+			"rule /Common/mrout: clone pool in MR_EGRESS is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED, SIP_REQUEST or MR_INGRESS only, the events over a message where it is read"},
 		// A doh-proxy's clone pools copy its queries: no warning.
 		{"dohproxypools", "destination 127.202.31.8:20443 profiles replace-all-with { tcp http doh-proxy } clone-pools replace-all-with { ids }", ""},
 		{"fwdlate", "destination 127.197.31.2:23128 profiles replace-all-with { tcp fwd } rules { reqtap }",

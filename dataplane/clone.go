@@ -28,6 +28,17 @@ type CloneStats struct {
 // dataplane skips.
 func RuleCloneLate(v *Virtual) bool { return v.Protocol != ProtoUDP && l4.LateClonable(v) }
 
+// RuleCloneUDPMessages is the events after CLIENT_ACCEPTED in which a
+// rule's clone pool may start on v, a UDP virtual: a message-routing
+// one's ingress events over a client's message (the protocol's and
+// MR_INGRESS), copying from its datagram on; nil for the other kinds.
+func RuleCloneUDPMessages(v *Virtual) []rules.Event {
+	if v.Protocol != ProtoUDP || v.MRF == nil {
+		return nil
+	}
+	return irules.MRFIngress(irules.MRFProtocol(v.MRF))
+}
+
 // RuleCloneMessages is the events after CLIENT_ACCEPTED in which a
 // rule's clone pool may start on v, a TCP gateway: over a client's
 // message on one that serves the client message by message (mqtt, fix,
