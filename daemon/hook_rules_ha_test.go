@@ -85,6 +85,9 @@ func TestRuleCloneKept(t *testing.T) {
 		"create ltm rule dnslate { when DNS_RESPONSE { clone pool ids } }",
 		"create ltm rule mqtap { when MQTT_CLIENT_INGRESS { clone pool ids } }",
 		"create ltm rule mqsrv { when MQTT_SERVER_INGRESS { clone pool ids } }",
+		"create ltm rule mqegr { when MQTT_CLIENT_EGRESS { clone pool ids } }",
+		"create ltm rule mrin { when MR_INGRESS { clone pool ids } }",
+		"create ltm rule mrout { when MR_EGRESS { clone pool ids } }",
 		"create ltm rule srvdata { when SERVER_DATA { clone pool ids } }",
 		"create ltm rule sockreq { when SOCKS_REQUEST { clone pool ids } }",
 		"create ltm profile socks sp default-connect-handling allow",
@@ -112,14 +115,21 @@ func TestRuleCloneKept(t *testing.T) {
 		{"dohpools", "destination 127.197.31.5:20443 profiles replace-all-with { tcp http dns doh-server } clone-pools replace-all-with { ids }", ""},
 		{"dohproxy", "destination 127.202.31.7:20443 profiles replace-all-with { tcp http doh-proxy } clone-pools replace-all-with { ids } rules { dnstap }",
 			"rule /Common/dnstap: clone pool on a DNS over HTTPS virtual server without a dns profile"},
-		// The message gateways clone from a client message's events,
-		// not from the member's; a standard virtual from SERVER_DATA;
+		// The message gateways clone from a client message's events
+		// and from the member's ingress (the member's messages), not
+		// from its egress events; a standard virtual from SERVER_DATA;
 		// socks from SOCKS_REQUEST.
 		{"mqttmsg", "destination 127.214.31.11:21883 profiles replace-all-with { tcp mqtt } rules { mqtap late }", ""},
-		{"mqttsrv", "destination 127.214.31.12:21883 profiles replace-all-with { tcp mqtt } rules { mqsrv }",
-			"rule /Common/mqsrv: clone pool in MQTT_SERVER_INGRESS is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED, MQTT_CLIENT_INGRESS, MQTT_CLIENT_DATA, LB_SELECTED, LB_FAILED or SERVER_CONNECTED only"},
+		{"mqttsrv", "destination 127.214.31.12:21883 profiles replace-all-with { tcp mqtt } rules { mqsrv }", ""},
+		{"mqttegress", "destination 127.217.31.15:21883 profiles replace-all-with { tcp mqtt } rules { mqegr }",
+			"rule /Common/mqegr: clone pool in MQTT_CLIENT_EGRESS is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED, MQTT_CLIENT_INGRESS, MQTT_CLIENT_DATA, MQTT_SERVER_INGRESS, MQTT_SERVER_DATA, LB_SELECTED, LB_FAILED or SERVER_CONNECTED only, the events over a message where it is read"},
 		{"srvdata", "destination 127.214.31.13:20080 rules { srvdata }", ""},
 		{"sockreq", "destination 127.214.31.14:21080 profiles replace-all-with { tcp sp } rules { sockreq }", ""},
+		// Message routing over UDP: from a client message's ingress
+		// events, not from the answers' egress.
+		{"sipudp", "destination 127.217.31.16:25060 ip-protocol udp profiles replace-all-with { udp sipsession siprouter } rules { mrin }", ""},
+		{"sipudpout", "destination 127.217.31.17:25060 ip-protocol udp profiles replace-all-with { udp sipsession siprouter } rules { mrout }",
+			"rule /Common/mrout: clone pool in MR_EGRESS is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in CLIENT_ACCEPTED, SIP_REQUEST or MR_INGRESS only, the events over a message where it is read"},
 		// A doh-proxy's clone pools copy its queries: no warning.
 		{"dohproxypools", "destination 127.202.31.8:20443 profiles replace-all-with { tcp http doh-proxy } clone-pools replace-all-with { ids }", ""},
 		{"fwdlate", "destination 127.197.31.2:23128 profiles replace-all-with { tcp fwd } rules { reqtap }",

@@ -28,8 +28,9 @@ func cloningRules(list []*rules.Rule) []*rules.Rule {
 // negotiation) clone the client's bytes from CLIENT_ACCEPTED (plain
 // ones also from CLIENT_DATA, LB_SELECTED, LB_FAILED or
 // SERVER_CONNECTED: dataplane.RuleCloneLate; the mqtt, fix, diameter
-// and message-routing ones from a client message's events:
-// dataplane.RuleCloneMessages), UDP
+// and message-routing ones from a client message's events, the mqtt,
+// fix and diameter ones also from a member's message's ingress events,
+// copying the member's messages: dataplane.RuleCloneMessages), UDP
 // virtuals the flow's datagrams, message-based virtuals the client's
 // messages, http virtuals (HTTP/1, and the streams of HTTP/2 and
 // HTTP/3 clients) the client's requests from CLIENT_ACCEPTED or from
@@ -56,7 +57,9 @@ func ruleCloneKind(v *dataplane.Virtual) (events []rules.Event, kind string) {
 		}
 		return []rules.Event{rules.DNSRequest, rules.DNSResponse}, ""
 	case v.Protocol == dataplane.ProtoUDP:
-		return []rules.Event{rules.ClientAccepted}, "" // dataplane/internal/udp/clone.go
+		// Message routing over UDP (sip, generic) also from a client
+		// message's ingress events, from its datagram on.
+		return append([]rules.Event{rules.ClientAccepted}, dataplane.RuleCloneUDPMessages(v)...), "" // dataplane/internal/udp/clone.go
 	case v.ILX != nil:
 		return nil, "a virtual server with an ilx plugin profile (the plugin owns the connection)"
 	case v.MBLB != nil && v.MBLB.ExplicitProxy != nil:
@@ -114,8 +117,8 @@ func (t *translator) ruleClones(o *objects.Object, v *dataplane.Virtual, list []
 				why = "CLIENT_ACCEPTED does not run on a dns virtual server's queries, and a UDP query has gone by DNS_RESPONSE"
 			} else if v.Socks != nil || v.FTP != nil {
 				why = "before the tunnel's or the control connection's copy loops start"
-			} else if dataplane.RuleCloneMessages(v) != nil {
-				why = "the events over the client's messages, where they are read"
+			} else if dataplane.RuleCloneMessages(v) != nil || dataplane.RuleCloneUDPMessages(v) != nil {
+				why = "the events over a message where it is read"
 			}
 			t.note(o, "rule %s: clone pool in %s is valid on BIG-IP but skipped here: openltm starts a rule's clone on this virtual server in %s only, %s", r.Name, strings.Join(late, ", "), eventList(events), why)
 		}

@@ -28,6 +28,17 @@ type CloneStats struct {
 // dataplane skips.
 func RuleCloneLate(v *Virtual) bool { return v.Protocol != ProtoUDP && l4.LateClonable(v) }
 
+// RuleCloneUDPMessages is the events after CLIENT_ACCEPTED in which a
+// rule's clone pool may start on v, a UDP virtual: a message-routing
+// one's ingress events over a client's message (the protocol's and
+// MR_INGRESS), copying from its datagram on; nil for the other kinds.
+func RuleCloneUDPMessages(v *Virtual) []rules.Event {
+	if v.Protocol != ProtoUDP || v.MRF == nil {
+		return nil
+	}
+	return irules.MRFIngress(irules.MRFProtocol(v.MRF))
+}
+
 // RuleCloneMessages is the events after CLIENT_ACCEPTED in which a
 // rule's clone pool may start on v, a TCP gateway: over a client's
 // message on one that serves the client message by message (mqtt, fix,
@@ -36,7 +47,10 @@ func RuleCloneLate(v *Virtual) bool { return v.Protocol != ProtoUDP && l4.LateCl
 // choice after the first message (LB_SELECTED, LB_FAILED,
 // SERVER_CONNECTED), from that message on; before the copy loops start on socks
 // (SOCKS_REQUEST) and ftp (LB_SELECTED, LB_FAILED, SERVER_CONNECTED)
-// ones, copying as from CLIENT_ACCEPTED; nil for the other kinds. The
+// ones, copying as from CLIENT_ACCEPTED; over a member's message on
+// mqtt (MQTT_SERVER_INGRESS, MQTT_SERVER_DATA), fix (its events with
+// response-parsing) and diameter (a member's DIAMETER_INGRESS), copying
+// the member's messages from that one on; nil for the other kinds. The
 // daemon asks it to warn at commit of the clones the dataplane skips.
 func RuleCloneMessages(v *Virtual) []rules.Event {
 	if v.Protocol == ProtoUDP || v.MBLB != nil {
@@ -49,7 +63,7 @@ func RuleCloneMessages(v *Virtual) []rules.Event {
 	bind := []rules.Event{rules.LBSelected, rules.LBFailed, rules.ServerConnected}
 	switch {
 	case v.MQTT != nil:
-		return append([]rules.Event{rules.MQTTClientIngress, rules.MQTTClientData}, bind...)
+		return append([]rules.Event{rules.MQTTClientIngress, rules.MQTTClientData, rules.MQTTServerIngress, rules.MQTTServerData}, bind...)
 	case v.FIX != nil:
 		return append([]rules.Event{rules.FIXHeader, rules.FIXMessage}, bind...)
 	case v.RTSP != nil:

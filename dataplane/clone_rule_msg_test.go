@@ -20,14 +20,19 @@ import (
 // event copies from that message on: the client's second message
 // starts the copy, so the clone member gets it and the later ones, not
 // the first; clientside as the client sent them, serverside as the
-// member got them. The client's answers come from the member alone, and
-// a clone in an event over the member's messages (MQTT_SERVER_INGRESS)
-// is skipped and counted as dropped.
+// member got them. A clone in an event over the member's messages
+// (MQTT_SERVER_INGRESS, FIX_MESSAGE with response-parsing, a member's
+// DIAMETER_INGRESS) copies the member's messages from that one on:
+// clientside as the client got them, serverside as the member sent
+// them. The client's answers come from the member alone, and a clone in
+// the member's packet's egress (MQTT_CLIENT_EGRESS) is skipped and
+// counted as dropped.
 func TestRuleCloneMessage(t *testing.T) {
 	t.Parallel()
 	enc := func(p *mqtt.Packet) string { return string(p.Encode(nil, mqtt.V311)) }
 	pub := &mqtt.Packet{Type: mqtt.PUBLISH, Topic: "room", Payload: []byte("x")}
 	ping := &mqtt.Packet{Type: mqtt.PINGREQ}
+	pingresp := &mqtt.Packet{Type: mqtt.PINGRESP}
 	mqttRun := func(t *testing.T, vs string) {
 		cl, _ := mqttDial(t, vs, mqtttest.Connect("cloned"))
 		if err := cl.Send(pub); err != nil {
@@ -41,8 +46,27 @@ func TestRuleCloneMessage(t *testing.T) {
 		}
 		cl.Close()
 	}
-	for i, tc := range []struct {
+	fixMember := func(t *testing.T, addr string) string { return startAcceptor(t, addr, "member-a").Addr() }
+	fixSetup := func(t *testing.T, cfg *Config, vs, member, rule string) {
+		delete(cfg.Virtuals, "/Common/vs")
+		fixVirtual(t, cfg, "/Common/vs", vs, "/Common/pool", fix.Options{FullLogon: true}, rule)
+	}
+	fixResponse := func(t *testing.T, cfg *Config, vs, member, rule string) {
+		delete(cfg.Virtuals, "/Common/vs")
+		fixVirtual(t, cfg, "/Common/vs", vs, "/Common/pool", fix.Options{FullLogon: true, Response: true}, rule)
+	}
+	fixRun := func(t *testing.T, vs string) {
+		c := fixDial(t, vs)
+		c.Send(fixLogon("FIX.4.4", "BANZAI"))
+		recvHas(t, c, "35=A", "49=member-a")
+		c.Send(fixOrder("FIX.4.4", "BANZAI"))
+		recvHas(t, c, "35=8", "11=ORD1")
+		c.Close()
+	}
+	k := 0 // the rows of 127.214.31.<k+1>
+	for _, tc := range []struct {
 		name    string
+		base    string // the row's addresses ("": 127.214.31.<i+1>)
 		rule    string // the event, n counting the messages it runs over
 		cond    string // the messages counted ("": all)
 		body    string // the whole rule, instead of rule and cond
@@ -64,7 +88,30 @@ func TestRuleCloneMessage(t *testing.T) {
 					t.Errorf("rule's clone got %q, want the PUBLISH and the PINGREQ %q", got, want)
 				}
 			}},
-		{name: "mqtt server ingress", rule: "MQTT_SERVER_INGRESS", dropped: 1,
+		{name: "mqtt server ingress", base: "127.217.31.1",
+			body:   "when CLIENT_ACCEPTED {\n set n 0\n}\nwhen MQTT_SERVER_INGRESS {\n incr n\n if { $n == 2 } { clientside { clone pool /Common/ids } }\n}",
+			member: func(t *testing.T, addr string) string { return startBroker(t, addr, "member-a").Addr() },
+			setup: func(t *testing.T, cfg *Config, vs, member, rule string) {
+				mqttVirtual(t, cfg, "/Common/vs", vs, "/Common/pool", rule)
+			},
+			run: mqttRun,
+			check: func(t *testing.T, got string) {
+				if want := enc(pingresp); got != want {
+					t.Errorf("MQTT_SERVER_INGRESS's clone got %q, want the broker's PINGRESP alone (not its CONNACK) %q", got, want)
+				}
+			}},
+		{name: "mqtt server ingress serverside", rule: "MQTT_SERVER_INGRESS", server: true, base: "127.217.31.2",
+			member: func(t *testing.T, addr string) string { return startBroker(t, addr, "member-a").Addr() },
+			setup: func(t *testing.T, cfg *Config, vs, member, rule string) {
+				mqttVirtual(t, cfg, "/Common/vs", vs, "/Common/pool", rule)
+			},
+			run: mqttRun,
+			check: func(t *testing.T, got string) {
+				if want := enc(pingresp); got != want {
+					t.Errorf("serverside clone got %q, want the broker's PINGRESP %q", got, want)
+				}
+			}},
+		{name: "mqtt client egress", rule: "MQTT_CLIENT_EGRESS", dropped: 1, base: "127.217.31.3",
 			member: func(t *testing.T, addr string) string { return startBroker(t, addr, "member-a").Addr() },
 			setup: func(t *testing.T, cfg *Config, vs, member, rule string) {
 				mqttVirtual(t, cfg, "/Common/vs", vs, "/Common/pool", rule)
@@ -83,41 +130,40 @@ func TestRuleCloneMessage(t *testing.T) {
 				}
 			}},
 		{name: "fix lb selected", body: "when LB_SELECTED {\n clone pool /Common/ids\n}",
-			member: func(t *testing.T, addr string) string { return startAcceptor(t, addr, "member-a").Addr() },
-			setup: func(t *testing.T, cfg *Config, vs, member, rule string) {
-				delete(cfg.Virtuals, "/Common/vs")
-				fixVirtual(t, cfg, "/Common/vs", vs, "/Common/pool", fix.Options{FullLogon: true}, rule)
-			},
-			run: func(t *testing.T, vs string) {
-				c := fixDial(t, vs)
-				c.Send(fixLogon("FIX.4.4", "BANZAI"))
-				recvHas(t, c, "35=A", "49=member-a")
-				c.Send(fixOrder("FIX.4.4", "BANZAI"))
-				recvHas(t, c, "35=8", "11=ORD1")
-				c.Close()
-			},
+			member: fixMember, setup: fixSetup, run: fixRun,
 			check: func(t *testing.T, got string) {
 				if want := string(fixLogon("FIX.4.4", "BANZAI")) + string(fixOrder("FIX.4.4", "BANZAI")); got != want {
 					t.Errorf("LB_SELECTED's clone got %q, want the logon and the order %q", got, want)
 				}
 			}},
 		{name: "fix", rule: "FIX_MESSAGE",
-			member: func(t *testing.T, addr string) string { return startAcceptor(t, addr, "member-a").Addr() },
-			setup: func(t *testing.T, cfg *Config, vs, member, rule string) {
-				delete(cfg.Virtuals, "/Common/vs")
-				fixVirtual(t, cfg, "/Common/vs", vs, "/Common/pool", fix.Options{FullLogon: true}, rule)
-			},
-			run: func(t *testing.T, vs string) {
-				c := fixDial(t, vs)
-				c.Send(fixLogon("FIX.4.4", "BANZAI"))
-				recvHas(t, c, "35=A", "49=member-a")
-				c.Send(fixOrder("FIX.4.4", "BANZAI"))
-				recvHas(t, c, "35=8", "11=ORD1")
-				c.Close()
-			},
+			member: fixMember, setup: fixSetup, run: fixRun,
 			check: func(t *testing.T, got string) {
 				if want := string(fixOrder("FIX.4.4", "BANZAI")); got != want {
 					t.Errorf("rule's clone got %q, want the order alone %q", got, want)
+				}
+			}},
+		{name: "fix response", rule: "FIX_MESSAGE", cond: "[FIX::tag get 49] eq \"member-a\"", base: "127.217.31.4",
+			member: fixMember, setup: fixResponse, run: fixRun,
+			check: func(t *testing.T, got string) {
+				if !strings.HasPrefix(got, "8=FIX.4.4\x01") || !strings.Contains(got, "\x0135=8\x01") || strings.Contains(got, "\x0135=A\x01") || strings.Contains(got, "49=BANZAI") {
+					t.Errorf("clone of the member's messages got %q, want its execution report alone", got)
+				}
+			}},
+		{name: "diameter member serverside", rule: "DIAMETER_INGRESS", cond: "![DIAMETER::is_request]", server: true, base: "127.217.31.5",
+			member: func(t *testing.T, addr string) string { return diamServer(t, addr, "member-a.example", false).Addr() },
+			setup: func(t *testing.T, cfg *Config, vs, member, rule string) {
+				delete(cfg.Virtuals, "/Common/vs")
+				diamVirtual(t, cfg, "/Common/vs", vs, "/Common/pool", diameter.Options{}, rule)
+			},
+			run: func(t *testing.T, vs string) {
+				c, _ := diamClient(t, vs, "client.example")
+				ccrs(t, c, "client.example", "client.example;clone;1", "client.example;clone;2")
+				c.Close()
+			},
+			check: func(t *testing.T, got string) {
+				if n := strings.Count(got, "client.example;clone;"); n != 2 || diamMessages(got) != 2 || got[4]&0x80 != 0 {
+					t.Errorf("clone of the member's messages got %d answers' sessions in %d messages (%q), want both CCAs and not the CEA", n, diamMessages(got), got)
 				}
 			}},
 		{name: "diameter serverside", rule: "DIAMETER_INGRESS", cond: "[DIAMETER::is_request]", server: true,
@@ -138,7 +184,11 @@ func TestRuleCloneMessage(t *testing.T) {
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			base := "127.214.31." + string(rune('1'+i))
+			base := tc.base
+			if base == "" {
+				base = "127.214.31." + string(rune('1'+k))
+				k++
+			}
 			member := tc.member(t, base+"0:21000")
 			cs := startCloneCollector(t, base+"1:21001")
 			p, _ := newPlane(t)

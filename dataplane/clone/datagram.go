@@ -67,8 +67,34 @@ func (s *Set) AddDatagrams(g *Datagrams, d Dest, server bool) *Datagrams {
 	return g
 }
 
+// Join is g's clone sockets and h's as one flow's (g's, grown, when
+// both have some); either may be nil. Like AddDatagrams, the caller
+// orders it with the flow's copies and its Close.
+func (g *Datagrams) Join(h *Datagrams) *Datagrams {
+	if g == nil || len(g.socks) == 0 {
+		return h
+	}
+	if h != nil {
+		g.socks = append(g.socks, h.socks...)
+	}
+	return g
+}
+
 // Client copies a datagram as the client sent it to the clientside pools.
 func (g *Datagrams) Client(p []byte) { g.send(p, false) }
+
+// Both copies a datagram to every clone socket of the flow, clientside
+// and serverside alike: a message-routing flow's datagrams, which go to
+// peers the router picks rather than to one member, as the client sent
+// them.
+func (g *Datagrams) Both(p []byte) {
+	if g == nil {
+		return
+	}
+	for _, s := range g.socks {
+		g.sendTo(s, p)
+	}
+}
 
 // Server copies a datagram as it goes to the member to the serverside
 // pools.
@@ -79,14 +105,18 @@ func (g *Datagrams) send(p []byte, server bool) {
 		return
 	}
 	for _, s := range g.socks {
-		if s.server != server {
-			continue
+		if s.server == server {
+			g.sendTo(s, p)
 		}
-		if n, ok := sendNow(s.rc, p); ok {
-			g.set.Counters.Bytes.Add(uint64(n))
-			if s.dest.Sent != nil {
-				s.dest.Sent(n)
-			}
+	}
+}
+
+// sendTo copies p to one clone socket, counting what it took.
+func (g *Datagrams) sendTo(s *dgramSock, p []byte) {
+	if n, ok := sendNow(s.rc, p); ok {
+		g.set.Counters.Bytes.Add(uint64(n))
+		if s.dest.Sent != nil {
+			s.dest.Sent(n)
 		}
 	}
 }

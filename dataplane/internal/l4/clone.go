@@ -37,7 +37,8 @@ func (fl *flow) cloneSent(b []byte) {
 var _ rules.Cloner = (*proxied)(nil)
 
 // Clone implements rules.Cloner: the clone command (also in a client
-// message's events on message gateways, beginMsg; in SERVER_DATA on
+// message's events on message gateways, beginMsg, and in a member
+// message's ingress events there, beginBack; in SERVER_DATA on
 // plain TCP flows, joinSrvClones; in socks' and ftp's events before
 // their loops, earlyCloneEvent). In CLIENT_ACCEPTED,
 // before the copy loops start, the flow's clone connections change
@@ -83,8 +84,15 @@ func (pr *proxied) Clone(pool string, member netip.AddrPort, side rules.Side, ev
 		// The rule lock is held; the gateway starts it when the event
 		// returns (startMsgClones). A clientside copy begins with the
 		// message the event is over, as the client sent it.
-		lc := lateClone{set: set, d: d, server: side == rules.ServerSide, both: pr.rs.msgBoth}
-		if !lc.server || lc.both {
+		lc := lateClone{set: set, d: d, server: side == rules.ServerSide, both: pr.rs.msgBoth, back: pr.rs.msgBack}
+		if lc.back {
+			// The member's message (beginBack): serverside starts with
+			// it as the member sent it, clientside with it as the client
+			// gets it, written after the event (startBackClones).
+			if lc.server {
+				lc.seed = append([]byte(nil), pr.rs.msg...)
+			}
+		} else if !lc.server || lc.both {
 			lc.seed = append(append([]byte(nil), pr.rs.msg...), pr.rs.msgTerm...)
 		}
 		pr.rs.late = append(pr.rs.late, lc)
@@ -204,6 +212,9 @@ type lateClone struct {
 	// both: seed goes to a serverside copy too (message routing, whose
 	// copies are the client's messages on both sides).
 	both bool
+	// back: taken in an event over a member's message, it copies the
+	// member's messages (startBackClones), not the client's.
+	back bool
 }
 
 // startLateClones opens the clone connections a rule's event asked for
@@ -290,12 +301,54 @@ func (rs *ruleState) beginMsg(raw, term []byte, both bool) {
 	rs.msgOn, rs.msg, rs.msgTerm, rs.msgBoth = true, raw, term, both
 }
 
-// endMsg ends what beginMsg marked and takes the clones the event asked
-// for; rs.mu is held.
+// endMsg ends what beginMsg or beginBack marked and takes the clones
+// the event asked for; rs.mu is held.
 func (rs *ruleState) endMsg() []lateClone {
 	late := rs.late
-	rs.late, rs.msgOn, rs.msg, rs.msgTerm, rs.msgBoth = nil, false, nil, nil, false
+	rs.late, rs.msgOn, rs.msg, rs.msgTerm, rs.msgBoth, rs.msgBack = nil, false, nil, nil, false, false
 	return late
+}
+
+// A rule's clone in an event over a member's message (mqtt's
+// MQTT_SERVER_INGRESS and MQTT_SERVER_DATA, fix's FIX_HEADER and
+// FIX_MESSAGE over the member's messages with response-parsing,
+// diameter's DIAMETER_INGRESS over a member's message), which runs on
+// the goroutine reading that member: the gateway marks the event with
+// beginBack, Clone queues the copy, and the gateway opens it when the
+// event returns (startBackClones). The copy is of the member's
+// messages from that one on [M: BIG-IP's clone is a setting of the
+// connection from the command on, and copies the packets of both
+// directions; openltm's copies are of one direction each, and an event
+// over the member's messages copies the member's]: serverside as the
+// member sent them (the message in hand, then each one as it is read,
+// msgWriter.fromMember), clientside as the client gets them (each
+// write to the client, msgWriter.write). They go to clone connections
+// of their own (ruleState.back), never to the client's copies.
+
+// beginBack marks the event about to run as one over the member's
+// message raw, as the member sent it; rs.mu is held.
+func (rs *ruleState) beginBack(raw []byte) {
+	rs.msgOn, rs.msgBack, rs.msg = true, true, raw
+}
+
+// startBackClones opens the clones an event over a member's message
+// asked for (endMsg) and adds them to the flow's copies of the
+// members' messages (rs.back) under w's lock of the writer to the
+// client, which copies to the clientside ones; a serverside one starts
+// with the message in hand, as the member sent it.
+func (pr *proxied) startBackClones(late []lateClone, w *msgWriter) {
+	if late == nil {
+		return
+	}
+	w.mu[0].Lock()
+	defer w.mu[0].Unlock()
+	f := pr.rs.back.Load()
+	for _, lc := range late {
+		c := lc.set.Add(nil, lc.d, lc.server)
+		c.Server(lc.seed)
+		f = f.Join(c)
+	}
+	pr.rs.back.Store(f)
 }
 
 // startMsgClones opens the clones a client message's event asked for

@@ -170,7 +170,8 @@ type pending struct {
 // virtual read of it (handoff.go).
 func (pr *proxied) serveDiameter(head []byte) {
 	x := &diamFlow{pr: pr, opt: pr.snap.Cfg.Diameter, counts: &pr.vs.Prof.Diameter, table: &pr.vs.Prof.DiameterPersist}
-	x.clones = pr.rs != nil && pr.rs.clones // a rule clones: clone.go, beginMsg and bindMsg
+	x.clones = pr.rs != nil && pr.rs.clones // a rule clones: clone.go, beginMsg, beginBack and bindMsg
+	x.w.cloneBack(pr, x.clones)
 	skip := false
 	if pr.rs != nil {
 		if prog := irules.Program(pr.rules); prog != nil && (prog.Handles(rules.DiameterIngress) || prog.Handles(rules.DiameterEgress) || prog.Handles(rules.DiameterRetransmission)) {
@@ -1001,6 +1002,7 @@ func (x *diamFlow) serve(p *diamPeer) {
 			return
 		}
 		pr.countRead(len(raw), false, p.sc)
+		x.w.fromMember(raw) // clone.go, startBackClones: as the member sent it
 		if x.opt.WatchdogTimeout > 0 {
 			p.last.Store(time.Now().UnixNano())
 		}
@@ -1195,8 +1197,15 @@ func (x *diamFlow) run(ev rules.Event, raw []byte, ctx diamCtx) (rules.DiameterO
 	// reading the client (ingress, ctx.peer nil): a clone there starts
 	// from the message.
 	msg := x.prog != nil && x.clones && ev == rules.DiameterIngress && ctx.client && ctx.peer == nil
-	if msg {
+	// A member's message's DIAMETER_INGRESS runs on the goroutine
+	// reading that member (serve): a clone there copies the members'
+	// messages from it on (clone.go, beginBack).
+	back := x.prog != nil && x.clones && ev == rules.DiameterIngress && !ctx.client && ctx.peer != nil
+	switch {
+	case msg:
 		rs.beginMsg(raw, nil, false)
+	case back:
+		rs.beginBack(raw)
 	}
 	sess.BeginDiameterWith(raw, rules.DiameterContext{ClientSide: ctx.client, Reason: ctx.reason, Pending: ctx.pending,
 		State: x.state(ctx), Profile: x.profRetx})
@@ -1206,11 +1215,15 @@ func (x *diamFlow) run(ev rules.Event, raw []byte, ctx diamCtx) (rules.DiameterO
 	v, detach := rs.verdict, rs.detach
 	rs.verdict, rs.detach, rs.prime = irules.GoOn, false, false
 	var late []lateClone
-	if msg {
+	if msg || back {
 		late = rs.endMsg()
 	}
 	rs.mu.Unlock()
-	pr.startMsgClones(late, &x.w.mu[1])
+	if back {
+		pr.startBackClones(late, &x.w)
+	} else {
+		pr.startMsgClones(late, &x.w.mu[1])
+	}
 	if defaults != nil {
 		x.mu.Lock()
 		x.defaults = defaults

@@ -64,7 +64,8 @@ type fixFlow struct {
 // then pumps both directions.
 func (pr *proxied) serveFIX(head []byte) {
 	x := &fixFlow{pr: pr, opt: pr.snap.Cfg.FIX, counts: &pr.vs.Prof.FIX}
-	x.clones = pr.rs != nil && pr.rs.clones // a rule clones: clone.go, beginMsg and bindMsg
+	x.clones = pr.rs != nil && pr.rs.clones // a rule clones: clone.go, beginMsg, beginBack and bindMsg
+	x.w.cloneBack(pr, x.clones)
 	if l := x.opt.Log; l.LogsMessages() || l.LogsReports() {
 		x.log = l
 	}
@@ -225,6 +226,9 @@ func (x *fixFlow) pump(up bool, sc *serverConn) {
 		if !ok {
 			return
 		}
+		if !up {
+			x.w.fromMember(raw) // clone.go, startBackClones: as the member sent it
+		}
 		if up || x.opt.Response || x.back != nil {
 			good, ok := x.check(up, raw, false)
 			if !ok {
@@ -281,7 +285,9 @@ func (x *fixFlow) events(m *fix.Message, raw []byte, up bool) bool {
 }
 
 // run runs ev over m (raw as it came); a clone in the client's
-// message's events starts from it (clone.go, beginMsg).
+// message's events starts from it (clone.go, beginMsg), one in the
+// member's (response-parsing, on the goroutine reading the member)
+// copies the member's messages from it on (beginBack).
 func (x *fixFlow) run(ev rules.Event, m *fix.Message, raw []byte, up bool) bool {
 	pr, rs := x.pr, x.pr.rs
 	rs.mu.Lock()
@@ -291,9 +297,12 @@ func (x *fixFlow) run(ev rules.Event, m *fix.Message, raw []byte, up bool) bool 
 	}
 	sess := pr.RuleSession(x.prog)
 	rs.ev = config.Event(ev.String())
-	msg := up && x.clones
-	if msg {
+	msg := x.clones
+	switch {
+	case msg && up:
 		rs.beginMsg(raw, nil, false)
+	case msg:
+		rs.beginBack(raw)
 	}
 	if up {
 		sess.BeginFIX(m)
@@ -309,7 +318,11 @@ func (x *fixFlow) run(ev rules.Event, m *fix.Message, raw []byte, up bool) bool 
 		late = rs.endMsg()
 	}
 	rs.mu.Unlock()
-	pr.startMsgClones(late, &x.w.mu[1])
+	if up {
+		pr.startMsgClones(late, &x.w.mu[1])
+	} else {
+		pr.startBackClones(late, &x.w)
+	}
 	return pr.applyRule(config.Event(ev.String()), err, v, detach)
 }
 

@@ -61,7 +61,8 @@ func mqttHandled(prog *rules.Program) bool {
 func (pr *proxied) serveMQTT(head []byte) {
 	opt := pr.snap.Cfg.MQTT
 	x := &mqttFlow{pr: pr, counts: &pr.vs.Prof.MQTT}
-	x.clones = pr.rs != nil && pr.rs.clones // a rule clones: clone.go, beginMsg and bindMsg
+	x.clones = pr.rs != nil && pr.rs.clones // a rule clones: clone.go, beginMsg, beginBack and bindMsg
+	x.w.cloneBack(pr, x.clones)
 	if pr.rs != nil {
 		if prog := irules.Program(pr.rules); prog != nil && mqttHandled(prog) {
 			x.prog = prog
@@ -159,7 +160,7 @@ func (x *mqttFlow) closed(up bool, sc *serverConn) {
 		return
 	}
 	if up && x.prog != nil && x.prog.Handles(rules.MQTTClientShutdown) {
-		o, ok := x.run(rules.MQTTClientShutdown, nil, nil)
+		o, ok := x.run(rules.MQTTClientShutdown, nil, nil, false)
 		if !ok {
 			return
 		}
@@ -209,6 +210,7 @@ func (x *mqttFlow) pump(up bool, sc *serverConn) {
 			}
 		} else {
 			x.counts.FromServer.Add(1)
+			x.w.fromMember(raw) // clone.go, startBackClones: as the member sent it
 		}
 		p := &x.pkt[d]
 		if err := p.Decode(raw, x.version); err != nil || p.Type == mqtt.CONNECT {
@@ -240,20 +242,20 @@ func (x *mqttFlow) ingress(up bool, p *mqtt.Packet, raw []byte, sc *serverConn) 
 	if x.prog == nil {
 		return true, false, nil, true
 	}
-	var msg []byte // the client's packet: a clone starts from it
-	if up && x.clones {
+	var msg []byte // the packet: a clone starts from it
+	if x.clones {
 		msg = raw
 	}
 	ev, data := rules.MQTTClientIngress, rules.MQTTClientData
 	if !up {
 		ev, data = rules.MQTTServerIngress, rules.MQTTServerData
 	}
-	o, ok := x.run(ev, p, msg)
+	o, ok := x.run(ev, p, msg, !up)
 	if !ok {
 		return false, false, nil, false
 	}
 	if o.Collect && p.Type == mqtt.PUBLISH {
-		o2, ok := x.run(data, p, msg)
+		o2, ok := x.run(data, p, msg, !up)
 		if !ok {
 			return false, false, nil, false
 		}
@@ -272,7 +274,7 @@ func (x *mqttFlow) egress(up bool, p *mqtt.Packet, raw []byte, edited bool, afte
 		if !up {
 			ev = rules.MQTTClientEgress
 		}
-		o, ok := x.run(ev, p, nil)
+		o, ok := x.run(ev, p, nil, false)
 		if !ok {
 			return false
 		}
@@ -328,10 +330,12 @@ func merge(a, b rules.MQTTOutcome) rules.MQTTOutcome {
 
 // run runs one MQTT_ event over p (nil in MQTT_CLIENT_SHUTDOWN) and
 // applies its verdict as runEvent does; false when the flow ended. msg
-// is the client's packet as it came when the event is over it on the
-// goroutine reading the client and a rule clones (nil otherwise): a
-// clone there starts from it.
-func (x *mqttFlow) run(ev rules.Event, p *mqtt.Packet, msg []byte) (rules.MQTTOutcome, bool) {
+// is the packet as it came when the event is over it (an ingress event)
+// and a rule clones (nil otherwise): a clone there starts from it. back:
+// msg is the member's, the event running on the goroutine reading the
+// member (clone.go, beginBack); otherwise the client's, on the one
+// reading the client (beginMsg).
+func (x *mqttFlow) run(ev rules.Event, p *mqtt.Packet, msg []byte, back bool) (rules.MQTTOutcome, bool) {
 	pr, rs := x.pr, x.pr.rs
 	if !x.prog.Handles(ev) {
 		return rules.MQTTOutcome{}, true
@@ -350,7 +354,10 @@ func (x *mqttFlow) run(ev rules.Event, p *mqtt.Packet, msg []byte) (rules.MQTTOu
 	}
 	st.Version = x.version
 	rs.ev = config.Event(ev.String())
-	if msg != nil {
+	switch {
+	case msg != nil && back:
+		rs.beginBack(msg) // clone.go
+	case msg != nil:
 		rs.beginMsg(msg, nil, false) // clone.go
 	}
 	sess.BeginMQTT(p)
@@ -363,7 +370,11 @@ func (x *mqttFlow) run(ev rules.Event, p *mqtt.Packet, msg []byte) (rules.MQTTOu
 		late = rs.endMsg()
 	}
 	rs.mu.Unlock()
-	pr.startMsgClones(late, &x.w.mu[1])
+	if back {
+		pr.startBackClones(late, &x.w)
+	} else {
+		pr.startMsgClones(late, &x.w.mu[1])
+	}
 	return o, pr.applyRule(config.Event(ev.String()), err, v, detach)
 }
 

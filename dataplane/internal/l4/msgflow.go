@@ -5,8 +5,10 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/clone"
 	"github.com/openltm/openltm/dataplane/internal/state"
 )
 
@@ -63,6 +65,30 @@ func (pr *proxied) bindMember() *serverConn {
 type msgWriter struct {
 	mu  [2]sync.Mutex
 	buf [2][]byte
+	// back is the flow's copies of the members' messages (ruleState.back,
+	// clone.go startBackClones) when a rule of the flow clones, set
+	// before the flow's loops start; nil otherwise, and then the writes
+	// to the client and the members' reads test it alone.
+	back *atomic.Pointer[clone.Flow]
+}
+
+// cloneBack makes w copy the members' messages to the clones a rule
+// starts in an event over one (clone.go, startBackClones), where the
+// flow's rules clone (clones); before the flow's loops start.
+func (w *msgWriter) cloneBack(pr *proxied, clones bool) {
+	if clones && pr.rs != nil {
+		w.back = &pr.rs.back
+	}
+}
+
+// fromMember copies raw, a member's message as it came, to the
+// serverside clones a rule started over an earlier member's message.
+func (w *msgWriter) fromMember(raw []byte) {
+	if w.back != nil {
+		if f := w.back.Load(); f != nil {
+			f.Server(raw)
+		}
+	}
 }
 
 // write sends msgs toward the member (toServer) or the client within the
@@ -105,6 +131,11 @@ func (w *msgWriter) write(pr *proxied, toServer bool, sc *serverConn, msgs ...[]
 	}
 	if toServer && pr.clone != nil {
 		pr.clone.Server(b) // clone.go: as the member got it
+	}
+	if !toServer && w.back != nil {
+		if f := w.back.Load(); f != nil {
+			f.Client(b) // clone.go, startBackClones: as the client got it
+		}
 	}
 	if sc != nil {
 		pk := state.Packets(len(b))

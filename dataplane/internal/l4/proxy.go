@@ -1172,6 +1172,9 @@ func (pr *proxied) finish(resetClient bool) {
 		if pr.rs.srvOn.Load() {
 			pr.joinSrvClones() // clone.go: closed with the flow's
 		}
+		if f := pr.rs.back.Swap(nil); f != nil {
+			f.Close() // clone.go, startBackClones
+		}
 	}
 	if b := pr.bwc.Swap(nil); b != nil {
 		b.Release()

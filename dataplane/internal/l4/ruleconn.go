@@ -78,6 +78,15 @@ type ruleState struct {
 	// sent it), clone.go beginMsg.
 	msgOn, msgBoth bool
 	msg, msgTerm   []byte
+	// msgBack says the message is the member's, read on the goroutine
+	// reading that member (mqtt's MQTT_SERVER_ INGRESS and DATA, fix's
+	// events with response-parsing, diameter's DIAMETER_INGRESS over a
+	// member's message): a clone there copies the member's messages
+	// from it on (clone.go, beginBack) into back, the flow's clone
+	// connections of the member's messages, which the writer to the
+	// client (msgWriter) and the readers of the members read.
+	msgBack bool
+	back    atomic.Pointer[clone.Flow]
 	// srv is the clone connections a rule opened in SERVER_DATA, on the
 	// member's goroutine, for the goroutine reading the client to join
 	// at its next read (srvOn says there are some): clone.go,

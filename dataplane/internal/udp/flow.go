@@ -64,8 +64,11 @@ type flow struct {
 	// profile sets no proxy setting.
 	sip *sipState
 	// mr is the flow's session of its virtual's message router (mrf.go),
-	// nil without message-routing profiles.
-	mr *mrf.Session
+	// nil without message-routing profiles; mrh its rules' events when
+	// they have a clone command (a clone in the client's message's
+	// ingress events starts from it), nil otherwise.
+	mr  *mrf.Session
+	mrh *mrfHooks
 	// rad is the radius profile's state (radius.go), nil without one.
 	rad *radiusState
 	// gtp: the virtual has a gtp profile (gtp.go); gtps is its requests
@@ -192,12 +195,18 @@ func (f *flow) fromClient(b []byte) {
 	if il := f.ingress.Load(); il != nil && !il.allow() {
 		return // IP::ingress_rate_limit (pace.go)
 	}
-	if f.clone != nil {
-		f.clone.Client(b) // as the client sent it, held or not
-	}
 	if f.mr != nil {
+		// Message routing: each datagram as the client sent it, to
+		// clientside and serverside pools alike (its messages go to
+		// peers the router picks, not to one member [M]), as on TCP.
+		if f.clone != nil {
+			f.clone.Both(b)
+		}
 		f.mrfIn(b) // mrf.go
 		return
+	}
+	if f.clone != nil {
+		f.clone.Client(b) // as the client sent it, held or not
 	}
 	if f.rs != nil && f.hold(b) {
 		// UDP::hold: the server is chosen and connected without the

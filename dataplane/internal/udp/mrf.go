@@ -1,6 +1,8 @@
 package udp
 
 import (
+	"sync/atomic"
+
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/mrf"
@@ -39,7 +41,11 @@ func newMRFSession(f *flow) *mrf.Session {
 	var hooks mrf.Hooks
 	if f.rs != nil {
 		if prog := irules.Program(f.snap.Cfg.Rules); prog != nil && irules.HandlesMRF(prog) {
-			hooks = &mrfHooks{f: f, prog: prog, r: r, transport: "virtual " + f.vs.Name, proto: irules.MRFProtocol(cfg)}
+			h := &mrfHooks{f: f, prog: prog, r: r, transport: "virtual " + f.vs.Name, proto: irules.MRFProtocol(cfg)}
+			if prog.Clones() {
+				f.mrh = h // clone.go: a clone in the ingress events
+			}
+			hooks = h
 		}
 	}
 	s := r.NewSession(f.mrfWrite, hooks)
@@ -75,7 +81,19 @@ func (f *flow) mrfIn(b []byte) {
 	if handled, _ := s.Local(b); handled {
 		return // a datagram ends nothing [M]
 	}
-	if !s.Handle(s.Message(b)) {
+	m := s.Message(b)
+	h := f.mrh
+	if h != nil {
+		// A clone in its ingress events starts from it (clone.go).
+		h.inRaw = b
+		h.inHand.Store(m)
+	}
+	ok := s.Handle(m)
+	if h != nil {
+		h.inHand.Store(nil)
+		h.inRaw = nil
+	}
+	if !ok {
 		f.end()
 	}
 }
@@ -88,13 +106,24 @@ type mrfHooks struct {
 	r         *mrf.Router
 	transport string
 	proto     string
+	// inHand is the client's message the goroutine reading the client
+	// is handling when the rules clone (mrfIn), inRaw its datagram as
+	// the client sent it, which only that goroutine reads: the session
+	// may run a message's ingress on a peer flow's goroutine too (one
+	// handled later), which must not start a clone from it.
+	inHand atomic.Pointer[mrf.Message]
+	inRaw  []byte
 }
 
 // Ingress runs a client's message through its protocol's event, then
 // MR_INGRESS.
 func (h *mrfHooks) Ingress(m *mrf.Message) bool {
 	evs := irules.MRFIngress(h.proto)
-	return h.run(m, evs...)
+	var in []byte
+	if h.f.mrh != nil && h.inHand.Load() == m {
+		in = h.inRaw
+	}
+	return h.runIn(m, in, evs...)
 }
 
 // Egress runs a message going to the client through MR_EGRESS, then its
@@ -111,6 +140,13 @@ func (h *mrfHooks) Failed(m *mrf.Message) bool { return h.run(m, rules.MRFailed)
 // sent back; false when the rule ended the flow (reject, an error).
 // drop and discard drop the message.
 func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
+	return h.runIn(m, nil, evs...)
+}
+
+// runIn is run; in is the client's datagram when m is its message, on
+// the goroutine reading the client and the rules clone: a clone in the
+// events starts from it (clone.go).
+func (h *mrfHooks) runIn(m *mrf.Message, in []byte, evs ...rules.Event) bool {
 	f, rs := h.f, h.f.rs
 	for _, ev := range evs {
 		if !h.prog.Handles(ev) {
@@ -126,6 +162,7 @@ func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 		}
 		sess := f.RuleSession(h.prog)
 		rs.ev = config.Event(ev.String())
+		rs.mrIn = in
 		sess.BeginMR(m, h.r, h.transport)
 		var err error
 		ok := true
@@ -141,6 +178,7 @@ func (h *mrfHooks) run(m *mrf.Message, evs ...rules.Event) bool {
 		reject, dropped := rs.reject, rs.dropped
 		rs.reject, rs.dropped = false, false
 		rs.toClient, rs.toServer = nil, nil
+		rs.mrIn = nil
 		rs.mu.Unlock()
 		if err != nil {
 			f.logRuleError(config.Event(ev.String()), err)

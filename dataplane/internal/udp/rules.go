@@ -49,6 +49,11 @@ type ruleState struct {
 	persist  rulePersistState
 	toClient [][]byte
 	toServer [][]byte
+	// mrIn is the client's datagram whose message-routing ingress events
+	// (the protocol's and MR_INGRESS) run now on the goroutine reading
+	// the client, when the rules clone (mrf.go): a clone there starts
+	// from it (clone.go).
+	mrIn []byte
 
 	// sipKept is the flow's target and persist decisions before a
 	// client message's SIP event, given back once the message is dealt
