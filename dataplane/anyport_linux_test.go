@@ -107,7 +107,9 @@ func TestAnyPortUnsupported(t *testing.T) {
 		{"one port", Virtual{Destination: ap("127.212.2.1:80"), Protocol: ProtoUDP}, ""},
 		{"range", Virtual{Destination: ap("127.212.2.1:0"), PortRanges: []PortRange{{Low: 1, High: 2}}, Protocol: ProtoUDP}, ""},
 		{"tcp", Virtual{Destination: ap("127.212.2.1:0")}, ""},
-		{"udp", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP}, "ip-protocol udp"},
+		{"udp", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP}, ""},
+		{"udp ip-forward", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP, IPForward: true}, "ip-forward udp"},
+		{"udp dns", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP, DNS: &DNSProfile{}}, "dns profile"},
 		{"mblb", Virtual{Destination: ap("127.212.2.1:0"), MBLB: &MBLB{}}, "message-based"},
 		{"ip-forward on one port", Virtual{Destination: ap("127.212.2.1:80"), IPForward: true}, "its own listener"},
 		{"ip-forward", Virtual{Destination: ap("127.212.2.1:0"), IPForward: true}, ""},
@@ -130,4 +132,121 @@ func askOnce(dst string) (string, error) {
 	defer c.Close()
 	cl := &client{c: c.(*net.TCPConn), r: bufio.NewReader(c)}
 	return cl.ask("hello")
+}
+
+// TestAnyPortUDP: a UDP virtual on every port of 127.215.1.1 takes each
+// port a client sends to and answers from that port; its member at port
+// any gets the client's port; one client port sending to two ports makes
+// two flows; a UDP virtual on one port of the address keeps that port, a
+// TCP virtual on a port does not; a port another program holds is not
+// answered (the flow could not answer from it); the ports are the host's
+// again when the virtual goes.
+func TestAnyPortUDP(t *testing.T) {
+	if !inOwnNetns(t) {
+		return
+	}
+	if err := AnyPortSupport(); err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	startUDPMember(t, "127.215.1.2:30001", "P1")
+	startUDPMember(t, "127.215.1.2:30004", "P4")
+	startUDPMember(t, "127.215.1.2:30009", "P9")
+	startServer(t, "127.215.1.2:30003", "T3")
+	held, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(ap("127.215.1.1:30006"))) // another program's, no SO_REUSEADDR
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	p, logs := newPlane(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("plane log:\n%s", logs)
+		}
+	})
+	cfg := udpBasic("127.215.1.1:0", "127.215.1.2:0")
+	cfg.Virtuals["/Common/vs"].TranslatePort = false
+	cfg.Virtuals["/Common/one"] = &Virtual{Name: "/Common/one", Destination: ap("127.215.1.1:30002"), Enabled: true, Protocol: ProtoUDP,
+		TranslateAddress: true, TranslatePort: true, Pool: "/Common/p9", SNAT: SNAT{Type: SNATNone}}
+	cfg.Pools["/Common/p9"] = &Pool{Name: "/Common/p9", LBMode: RoundRobin,
+		Members: []Member{{Node: "/Common/127.215.1.2", Addr: ap("127.215.1.2:30009")}}}
+	cfg.Virtuals["/Common/tcp"] = &Virtual{Name: "/Common/tcp", Destination: ap("127.215.1.1:30001"), Enabled: true,
+		TranslateAddress: true, TranslatePort: true, Pool: "/Common/p3", SNAT: SNAT{Type: SNATNone}}
+	cfg.Pools["/Common/p3"] = &Pool{Name: "/Common/p3", LBMode: RoundRobin,
+		Members: []Member{{Node: "/Common/127.215.1.2", Addr: ap("127.215.1.2:30003")}}}
+	mustApply(t, p, cfg)
+	// A connected client hears only from the port it sent to.
+	if got := dialUDP(t, "", "127.215.1.1:30001").mustAsk("a"); got != "P1:a" {
+		t.Errorf("port 30001: %q", got)
+	}
+	if got := dialUDP(t, "", "127.215.1.1:30002").mustAsk("b"); got != "P9:b" {
+		t.Errorf("port 30002, the port-specific virtual's: %q", got)
+	}
+	if got := once(t, "127.215.1.1:30001"); got != "T3 Response" {
+		t.Errorf("tcp on port 30001: %q", got)
+	}
+	// One client port to two ports: two flows, each answered from its port.
+	c, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(ap("127.215.1.9:0")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	want := map[string]string{"127.215.1.1:30001": "P1:c", "127.215.1.1:30004": "P4:c"}
+	for i := 0; i < 5 && len(want) > 0; i++ {
+		for dst := range want {
+			c.WriteToUDPAddrPort([]byte("c"), ap(dst))
+		}
+		buf := make([]byte, 512)
+		for len(want) > 0 {
+			c.SetReadDeadline(time.Now().Add(time.Second))
+			n, from, err := c.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				break
+			}
+			if want[from.String()] == string(buf[:n]) {
+				delete(want, from.String())
+			} else {
+				t.Errorf("%q from %v", buf[:n], from)
+			}
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no answer from %v", want)
+	}
+	rows := map[string]bool{}
+	p.Connections(ConnFilter{}, func(r *Connection) bool {
+		if r.Virtual == "/Common/vs" && r.CSClient.Addr().String() == "127.215.1.9" {
+			rows[r.CSServer.String()+" "+r.SSServer.String()] = true
+		}
+		return true
+	})
+	for _, row := range []string{"127.215.1.1:30001 127.215.1.2:30001", "127.215.1.1:30004 127.215.1.2:30004"} {
+		if !rows[row] {
+			t.Errorf("no flow %s in %v", row, rows)
+		}
+	}
+	// A port another program holds: not answered, the datagram dropped.
+	if got := dialUDP(t, "", "127.215.1.1:30006").ask("d"); got != "" {
+		t.Errorf("port 30006, held: %q", got)
+	}
+	if v, _ := p.Virtual("/Common/vs"); v.ClientSide.TotConns < 3 {
+		t.Errorf("%d flows counted, want at least 3", v.ClientSide.TotConns)
+	}
+	// Without the virtual on every port, the ports are the host's again:
+	// nothing answers, the flows' own sockets are closed.
+	cfg2 := udpBasic("127.215.1.1:30002", "127.215.1.2:30009")
+	mustApply(t, p, cfg2)
+	if got := dialUDP(t, "", "127.215.1.1:30001").ask("e"); got != "" {
+		t.Errorf("after the virtual on every port went: %q", got)
+	}
+	if l, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(ap("127.215.1.1:30004"))); err != nil {
+		t.Errorf("a flow's socket outlived it: %v", err)
+	} else {
+		l.Close()
+	}
+	if got := dialUDP(t, "", "127.215.1.1:30002").mustAsk("f"); got != "P9:f" {
+		t.Errorf("the port-specific virtual alone: %q", got)
+	}
+	if p.steer != nil {
+		t.Error("the steering program is still attached")
+	}
 }

@@ -27,21 +27,27 @@ const (
 
 	familyV6 = 10
 	protoTCP = 6
+	protoUDP = 17
 	skPass   = 1
 )
 
-// key is a destination as the program looks it up: family, port (0: the
-// wildcard entry) and the address's bytes in network order (IPv4 in the
-// first four). It is 24 bytes, built on the program's stack at fp-24.
+// key is a destination as the program looks it up: family and protocol
+// (family | protocol<<16), port (0: the wildcard entry) and the address's
+// bytes in network order (IPv4 in the first four). It is 24 bytes, built
+// on the program's stack at fp-24.
 type key [24]byte
 
-func keyOf(a netip.Addr, port uint16) key {
+func keyOf(a netip.Addr, port uint16, udp bool) key {
 	var k key
 	fam := uint32(2)
 	if a.Is6() && !a.Is4In6() {
 		fam = familyV6
 	}
-	binary.NativeEndian.PutUint32(k[0:], fam)
+	proto := uint32(protoTCP)
+	if udp {
+		proto = protoUDP
+	}
+	binary.NativeEndian.PutUint32(k[0:], fam|proto<<16)
 	binary.NativeEndian.PutUint32(k[4:], uint32(port))
 	if fam == familyV6 {
 		b := a.As16()
@@ -93,9 +99,12 @@ func program(dests, socks *ebpf.Map) asm.Instructions {
 	insns := asm.Instructions{
 		asm.Mov.Reg(asm.R6, asm.R1),
 		ld(asm.R3, offProtocol),
-		asm.JNE.Imm(asm.R3, protoTCP, "pass"),
-		ld(asm.R2, offFamily),
-		st(-24, asm.R2),
+		asm.JEq.Imm(asm.R3, protoTCP, "proto"),
+		asm.JNE.Imm(asm.R3, protoUDP, "pass"),
+		ld(asm.R2, offFamily).WithSymbol("proto"),
+		asm.LSh.Imm(asm.R3, 16),
+		asm.Or.Reg(asm.R3, asm.R2),
+		st(-24, asm.R3),
 		asm.Mov.Imm(asm.R3, 0),
 		asm.StoreMem(asm.RFP, -16, asm.R3, asm.DWord),
 		asm.StoreMem(asm.RFP, -8, asm.R3, asm.DWord),
@@ -194,21 +203,21 @@ func Open() (*Steer, error) {
 // Sync makes the program steer exactly wild's addresses, passing over
 // specific (port-specific listeners on those addresses). Entries are put
 // before stale ones go, so an address that stays is never unserved.
-func (s *Steer) Sync(wild []Wildcard, specific []netip.AddrPort) error {
+func (s *Steer) Sync(wild []Wildcard, specific []Specific) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(wild) > MaxWildcards || len(specific) > MaxSpecific {
 		return fmt.Errorf("%d addresses on every port and %d port-specific listeners beside them; at most %d and %d", len(wild), len(specific), MaxWildcards, MaxSpecific)
 	}
 	want := make(map[key]uint32, len(wild)+len(specific))
-	for _, ap := range specific {
-		if ap.Port() != 0 {
-			want[keyOf(ap.Addr(), ap.Port())] = specificVal
+	for _, sp := range specific {
+		if sp.Addr.Port() != 0 {
+			want[keyOf(sp.Addr.Addr(), sp.Addr.Port(), sp.UDP)] = specificVal
 		}
 	}
 	keep := make(map[key]bool, len(wild))
 	for _, w := range wild {
-		keep[keyOf(w.Addr, 0)] = true
+		keep[keyOf(w.Addr, 0, w.UDP)] = true
 	}
 	for k, slot := range s.slots { // addresses that go: their slots are free for the new ones
 		if !keep[k] {
@@ -221,7 +230,7 @@ func (s *Steer) Sync(wild []Wildcard, specific []netip.AddrPort) error {
 	}
 	var errs []error
 	for _, w := range wild {
-		k := keyOf(w.Addr, 0)
+		k := keyOf(w.Addr, 0, w.UDP)
 		slot, ok := s.slots[k]
 		if !ok {
 			slot = s.free[len(s.free)-1]
@@ -229,7 +238,7 @@ func (s *Steer) Sync(wild []Wildcard, specific []netip.AddrPort) error {
 			s.slots[k] = slot
 		}
 		if err := s.socks.Update(slot, uint64(w.FD), ebpf.UpdateAny); err != nil {
-			errs = append(errs, fmt.Errorf("%s: cannot put its listener in the socket map: %w", w.Addr, err))
+			errs = append(errs, fmt.Errorf("%s (%s): cannot put its listener in the socket map: %w", w.Addr, w.proto(), err))
 			continue
 		}
 		want[k] = slot

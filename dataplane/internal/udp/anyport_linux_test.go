@@ -1,0 +1,47 @@
+package udp
+
+import (
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// cmsg is one control message as the kernel lays it out.
+func cmsg(level, typ int32, data []byte) []byte {
+	b := make([]byte, unix.CmsgSpace(len(data)))
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
+	h.Level, h.Type = level, typ
+	h.SetLen(unix.CmsgLen(len(data)))
+	copy(b[unix.CmsgLen(0):], data)
+	return b
+}
+
+func TestOrigDstPort(t *testing.T) {
+	pktinfo := cmsg(unix.IPPROTO_IP, unix.IP_PKTINFO, make([]byte, unix.SizeofInet4Pktinfo))
+	v4 := cmsg(unix.IPPROTO_IP, unix.IP_ORIGDSTADDR, []byte{2, 0, 0x75, 0x31, 127, 215, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0})
+	v6 := cmsg(unix.IPPROTO_IPV6, unix.IPV6_ORIGDSTADDR, append([]byte{10, 0, 0, 53}, make([]byte, 24)...))
+	for _, tc := range []struct {
+		name string
+		ctl  []byte
+		want uint16
+	}{
+		{"v4", v4, 30001},
+		{"after pktinfo", append(append([]byte{}, pktinfo...), v4...), 30001},
+		{"v6", v6, 53},
+		{"pktinfo only", pktinfo, 0},
+		{"none", nil, 0},
+		{"truncated", v4[:unix.SizeofCmsghdr+2], 0},
+	} {
+		if got := origDstPort(tc.ctl); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	if unix.CmsgSpace(unix.SizeofSockaddrInet6) > origDstLen {
+		t.Errorf("origDstLen %d is less than a sockaddr_in6's control message (%d)", origDstLen, unix.CmsgSpace(unix.SizeofSockaddrInet6))
+	}
+	ctl := append(append([]byte{}, pktinfo...), v4...)
+	if n := testing.AllocsPerRun(100, func() { origDstPort(ctl) }); n != 0 {
+		t.Errorf("%v allocations per datagram", n)
+	}
+}
