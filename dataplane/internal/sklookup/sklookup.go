@@ -35,6 +35,11 @@ type Wildcard struct {
 	// UDP: the socket is a UDP one and takes the address's datagrams;
 	// otherwise a TCP listener takes its SYNs.
 	UDP bool
+	// Net is a network virtual's network (invalid for one address):
+	// every address in it that no host entry (an address on every port,
+	// a port-specific listener) takes goes to FD, the longest network
+	// first, as BIG-IP picks the most specific virtual.
+	Net netip.Prefix
 }
 
 func (w Wildcard) proto() string {
@@ -52,8 +57,8 @@ type Specific struct {
 	UDP  bool
 }
 
-// MaxWildcards bounds how many addresses one Steer serves, counted once
-// per protocol (the socket map's size).
+// MaxWildcards bounds how many addresses and networks one Steer serves,
+// counted once per protocol (the socket map's size).
 const MaxWildcards = 256
 
 // MaxSpecific bounds the port-specific listeners one Steer passes over.

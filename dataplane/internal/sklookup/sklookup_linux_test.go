@@ -259,3 +259,85 @@ func TestSteerUDP(t *testing.T) {
 		t.Errorf("the wildcard socket is on %v", wap)
 	}
 }
+
+// TestSteerNet: a network's every address and port go to its socket,
+// save what a host entry takes (an address on every port, a port-specific
+// listener) and what a longer network takes; datagrams likewise; when
+// the longer network goes, the shorter takes its addresses.
+func TestSteerNet(t *testing.T) {
+	if !inNetns(t) {
+		return
+	}
+	s, err := Open()
+	if err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	defer s.Close()
+	wl, wfd := listen(t, "127.215.5.0:0")
+	hl, hfd := listen(t, "127.215.5.7:0")
+	sl, _ := listen(t, "127.215.5.8:30080")
+	nl, nfd := listen(t, "127.215.5.16:0")
+	ufd, _ := udpSocket(t, "127.215.5.0:0")
+	net24, net28 := netip.MustParsePrefix("127.215.5.0/24"), netip.MustParsePrefix("127.215.5.16/28")
+	wild := []Wildcard{
+		{Addr: net24.Addr(), FD: wfd, Net: net24},
+		{Addr: netip.MustParseAddr("127.215.5.7"), FD: hfd},
+		{Addr: net28.Addr(), FD: nfd, Net: net28},
+		{Addr: net24.Addr(), FD: ufd, Net: net24, UDP: true},
+	}
+	specific := []Specific{{Addr: netip.MustParseAddrPort("127.215.5.8:30080")}}
+	if err := s.Sync(wild, specific); err != nil {
+		t.Fatal(err)
+	}
+	check := func(cases []struct {
+		dst string
+		on  *net.TCPListener
+	}) {
+		t.Helper()
+		for _, tc := range cases {
+			c, err := net.DialTimeout("tcp", tc.dst, 5*time.Second)
+			if tc.on == nil {
+				if !errors.Is(err, syscall.ECONNREFUSED) {
+					t.Errorf("%s: %v, want refused", tc.dst, err)
+				}
+				if c != nil {
+					c.Close()
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("%s: %v", tc.dst, err)
+				continue
+			}
+			c.Close()
+			if got := accepted(tc.on); got.String() != tc.dst {
+				t.Errorf("%s: accepted as %v", tc.dst, got)
+			}
+		}
+	}
+	type tcase = struct {
+		dst string
+		on  *net.TCPListener
+	}
+	check([]tcase{
+		{"127.215.5.1:30081", wl},
+		{"127.215.5.255:22", wl},
+		{"127.215.5.7:30081", hl},  // the address on every port wins
+		{"127.215.5.8:30080", sl},  // the port-specific listener wins
+		{"127.215.5.8:30081", wl},  // its other ports are the network's
+		{"127.215.5.17:443", nl},   // the longer network wins
+		{"127.215.6.1:30081", nil}, // outside
+	})
+	cfd, _ := udpSocket(t, "127.215.5.200:0")
+	if err := unix.Sendto(cfd, []byte("dg"), 0, &unix.SockaddrInet4{Addr: [4]byte{127, 215, 5, 3}, Port: 30090}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, dst := recvDst(ufd); got != "dg" || dst.String() != "127.215.5.3:30090" {
+		t.Errorf("datagram: %q to %v", got, dst)
+	}
+	// The longer network goes: the shorter takes its addresses.
+	if err := s.Sync(wild[:2], specific); err != nil {
+		t.Fatal(err)
+	}
+	check([]tcase{{"127.215.5.17:443", wl}, {"127.215.5.7:30082", hl}})
+}
