@@ -31,3 +31,29 @@ func TestAnyPortKept(t *testing.T) {
 		t.Errorf("list: %s", out)
 	}
 }
+
+// TestVirtualMask: a mask shorter than the host's makes a network
+// virtual, served on every port only (one on a port is kept, saying
+// why); a mask that is none, or a destination with host bits under it,
+// is refused and changes nothing (a network virtual on every port is in
+// dataplane's TestAnyPortNetwork and the anyport_network transcript).
+func TestVirtualMask(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	for _, tc := range []struct{ cmd, out, err string }{
+		{"create ltm virtual v_net80 destination 127.215.4.0:80 mask 255.255.255.0", "Warning: ltm virtual /Common/v_net80: a network virtual on one port or a port list is not served yet (on every port it is); kept", ""},
+		{"create ltm virtual v_bits destination 127.215.4.9:any mask 255.255.255.0", "", "ltm virtual /Common/v_bits: destination /Common/127.215.4.9:0 has host bits set under mask 255.255.255.0 (a network virtual's address is its network's, 127.215.4.0)"},
+		{"create ltm virtual v_holes destination 127.215.0.0:any mask 255.0.255.0", "", "mask 255.0.255.0 is not a network mask"},
+		{"create ltm virtual v_v6 destination 127.215.4.0:any mask ffff:ffff::", "", "mask ffff:ffff:: is not a network mask"},
+	} {
+		out, errText := run(t, s, tc.cmd)
+		if tc.err == "" && (errText != "" || !strings.Contains(out, tc.out)) || tc.err != "" && !strings.Contains(errText, tc.err) {
+			t.Errorf("%s:\n%q %q\nwant %q %q", tc.cmd, out, errText, tc.out, tc.err)
+		}
+	}
+	for _, name := range []string{"v_bits", "v_holes", "v_v6"} {
+		if out, _ := run(t, s, "list ltm virtual "+name); strings.Contains(out, "destination") {
+			t.Errorf("%s was created: %s", name, out)
+		}
+	}
+}

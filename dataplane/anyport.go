@@ -50,6 +50,8 @@ func AnyPortSupport() error {
 // one on a given port would forward each connection back to itself.
 func AnyPortUnsupported(v *Virtual) string {
 	switch {
+	case v.Network.IsValid() && !v.AnyPort():
+		return "a network virtual on one port or a port list is not served yet (on every port it is)"
 	case !v.AnyPort() && v.IPForward:
 		return "an ip-forward virtual on one port or a port list would forward to its own listener: openltm forwards on every port only"
 	case !v.AnyPort():
@@ -88,10 +90,11 @@ func (p *Plane) openSteer(cfg *Config) error {
 }
 
 // syncSteer points the steering at the running listeners on every port,
-// TCP and UDP, passing over the port-specific ones of the same protocol
-// on their addresses; with none, the program is detached. The caller
-// holds p.mu, after the swap of both kinds of listeners.
-func (p *Plane) syncSteer() {
+// TCP and UDP, of an address or of a network virtual's network (cfg's,
+// through b's owners), passing over the port-specific ones of the same
+// protocol on those addresses; with none, the program is detached. The
+// caller holds p.mu, after the swap of both kinds of listeners.
+func (p *Plane) syncSteer(cfg *Config, b *generation) {
 	if p.steer == nil {
 		return
 	}
@@ -101,30 +104,52 @@ func (p *Plane) syncSteer() {
 		udp bool
 	}
 	addrs := map[addrProto]bool{}
+	var nets []sklookup.Wildcard
+	add := func(ap netip.AddrPort, owner string, fd int, udp bool) {
+		w := sklookup.Wildcard{Addr: ap.Addr(), FD: fd, UDP: udp}
+		if v := cfg.Virtuals[owner]; v != nil && v.Network.IsValid() {
+			w.Net = v.Network
+			nets = append(nets, w)
+		} else {
+			addrs[addrProto{ap.Addr(), udp}] = true
+		}
+		wild = append(wild, w)
+	}
 	for ap, l := range p.listeners {
 		if ap.Port() == 0 {
-			wild = append(wild, sklookup.Wildcard{Addr: ap.Addr(), FD: l4.ListenerFD(l)})
-			addrs[addrProto{ap.Addr(), false}] = true
+			add(ap, b.want[ap], l4.ListenerFD(l), false)
 		}
 	}
 	for ap, l := range p.udpListeners {
 		if ap.Port() == 0 {
-			wild = append(wild, sklookup.Wildcard{Addr: ap.Addr(), FD: l.FD(), UDP: true})
-			addrs[addrProto{ap.Addr(), true}] = true
+			add(ap, b.wantUDP[ap], l.FD(), true)
 		}
 	}
 	if len(wild) == 0 {
 		p.closeSteer()
 		return
 	}
+	// A port-specific listener on an address steered, or in a network
+	// steered, keeps its port.
+	passed := func(a netip.Addr, udp bool) bool {
+		if addrs[addrProto{a, udp}] {
+			return true
+		}
+		for _, n := range nets {
+			if n.UDP == udp && n.Net.Contains(a) {
+				return true
+			}
+		}
+		return false
+	}
 	var specific []sklookup.Specific
 	for ap := range p.listeners {
-		if ap.Port() != 0 && addrs[addrProto{ap.Addr(), false}] {
+		if ap.Port() != 0 && passed(ap.Addr(), false) {
 			specific = append(specific, sklookup.Specific{Addr: ap})
 		}
 	}
 	for ap := range p.udpListeners {
-		if ap.Port() != 0 && addrs[addrProto{ap.Addr(), true}] {
+		if ap.Port() != 0 && passed(ap.Addr(), true) {
 			specific = append(specific, sklookup.Specific{Addr: ap, UDP: true})
 		}
 	}

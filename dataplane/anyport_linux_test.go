@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"errors"
 	"net"
+	"net/netip"
 	"strings"
 	"syscall"
 	"testing"
@@ -245,6 +246,93 @@ func TestAnyPortUDP(t *testing.T) {
 	}
 	if got := dialUDP(t, "", "127.215.1.1:30002").mustAsk("f"); got != "P9:f" {
 		t.Errorf("the port-specific virtual alone: %q", got)
+	}
+	if p.steer != nil {
+		t.Error("the steering program is still attached")
+	}
+}
+
+// TestAnyPortNetwork: a network virtual (127.215.6.0/24 on every port)
+// takes every address and port of its network, its member at port any
+// getting the client's port; an address on every port and a
+// port-specific virtual inside it win (the most specific, as BIG-IP
+// picks); a UDP network virtual takes the network's datagrams; an
+// ip-forward network virtual sends each connection on to where the
+// client was going; a destination with host bits, and a network on one
+// port, are refused.
+func TestAnyPortNetwork(t *testing.T) {
+	if !inOwnNetns(t) {
+		return
+	}
+	if err := AnyPortSupport(); err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	startServer(t, "127.215.7.2:30001", "N1")
+	startServer(t, "127.215.7.2:30002", "N2")
+	startServer(t, "127.215.7.2:30009", "P9")
+	startServer(t, "127.215.8.5:30005", "F5")
+	startUDPMember(t, "127.215.7.2:30001", "U1")
+	p, logs := newPlane(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("plane log:\n%s", logs)
+		}
+	})
+	net24 := netip.MustParsePrefix("127.215.6.0/24")
+	cfg := basic("127.215.6.0:0", "127.215.7.2:0")
+	cfg.Virtuals["/Common/vs"].TranslatePort = false
+	cfg.Virtuals["/Common/vs"].Network = net24
+	cfg.Pools["/Common/p9"] = &Pool{Name: "/Common/p9", LBMode: RoundRobin,
+		Members: []Member{{Node: "/Common/127.215.7.2", Addr: ap("127.215.7.2:30009")}}}
+	for name, dst := range map[string]string{"/Common/host": "127.215.6.7:0", "/Common/one": "127.215.6.8:30002"} {
+		cfg.Virtuals[name] = &Virtual{Name: name, Destination: ap(dst), Enabled: true,
+			TranslateAddress: true, TranslatePort: true, Pool: "/Common/p9", SNAT: SNAT{Type: SNATNone}}
+	}
+	cfg.Virtuals["/Common/udp"] = &Virtual{Name: "/Common/udp", Destination: ap("127.215.6.0:0"), Network: net24, Enabled: true, Protocol: ProtoUDP,
+		TranslateAddress: true, Pool: "/Common/pool", SNAT: SNAT{Type: SNATNone}}
+	cfg.Virtuals["/Common/fwd"] = &Virtual{Name: "/Common/fwd", Destination: ap("127.215.8.0:0"), Network: netip.MustParsePrefix("127.215.8.0/24"),
+		Enabled: true, IPForward: true, SNAT: SNAT{Type: SNATNone}}
+	mustApply(t, p, cfg)
+	for _, tc := range []struct{ dst, want string }{
+		{"127.215.6.1:30001", "N1 Response"}, // the network, the member at the client's port
+		{"127.215.6.200:30002", "N2 Response"},
+		{"127.215.6.7:30001", "P9 Response"}, // an address on every port wins
+		{"127.215.6.8:30002", "P9 Response"}, // a port-specific virtual wins
+		{"127.215.6.8:30001", "N1 Response"}, // the address's other ports are the network's
+		{"127.215.8.5:30005", "F5 Response"}, // forwarded where the client was going
+	} {
+		if got, err := askOnce(tc.dst); got != tc.want {
+			t.Errorf("%s: %q (%v), want %q", tc.dst, got, err, tc.want)
+		}
+	}
+	if got := dialUDP(t, "", "127.215.6.3:30001").mustAsk("u"); got != "U1:u" {
+		t.Errorf("udp to the network: %q", got)
+	}
+	if v, _ := p.Virtual("/Common/vs"); v.ClientSide.TotConns < 3 {
+		t.Errorf("%d connections counted, want at least 3", v.ClientSide.TotConns)
+	}
+	if v, _ := p.Virtual("/Common/vs"); v.Destination != "127.215.6.0:any" {
+		t.Errorf("show: destination %q", v.Destination)
+	}
+	// Refused: host bits in the destination, a network on one port.
+	bad := basic("127.215.6.1:0", "127.215.7.2:0")
+	bad.Virtuals["/Common/vs"].Network = net24
+	if err := Check(bad); err == nil || !strings.Contains(err.Error(), "is not the address of its network") {
+		t.Errorf("host bits: %v", err)
+	}
+	bad = basic("127.215.6.0:80", "127.215.7.2:0")
+	bad.Virtuals["/Common/vs"].Network = net24
+	if err := Check(bad); err == nil || !strings.Contains(err.Error(), "network virtual on one port") {
+		t.Errorf("one port: %v", err)
+	}
+	// Without the network virtuals, the network's ports are the host's again.
+	mustApply(t, p, basic("127.215.6.8:30002", "127.215.7.2:30009"))
+	d := net.Dialer{Timeout: 5 * time.Second}
+	if c, err := d.Dial("tcp", "127.215.6.1:30001"); !errors.Is(err, syscall.ECONNREFUSED) {
+		if c != nil {
+			c.Close()
+		}
+		t.Errorf("after the network virtual went: %v, want refused", err)
 	}
 	if p.steer != nil {
 		t.Error("the steering program is still attached")

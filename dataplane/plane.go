@@ -560,7 +560,7 @@ func (p *Plane) swap(cfg *Config, b *generation) {
 	p.l4.Start(started)
 	p.retireH3(b) // http3vs.go: before the UDP listeners bind an address one held
 	p.swapUDP(b)
-	p.syncSteer() // anyport.go
+	p.syncSteer(cfg, b) // anyport.go
 	removedVirtuals := map[string]*state.Virtual{}
 	for name, v := range p.virtuals {
 		if b.virtuals[name] == nil {

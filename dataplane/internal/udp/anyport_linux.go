@@ -17,9 +17,11 @@ import (
 // has one socket group bound at a free port of the address, to which the
 // plane's sk_lookup program (dataplane/internal/sklookup) steers the
 // datagrams for every other port. The kernel rewrites nothing: each
-// datagram's destination port is read from its IP_ORIGDSTADDR control
-// message (IP_RECVORIGDSTADDR, set on the listener's sockets), a flow is
-// one client address and port to one port of the address, and its
+// datagram's destination address and port are read from its
+// IP_ORIGDSTADDR control message (IP_RECVORIGDSTADDR, set on the
+// listener's sockets: a network virtual's datagrams are for many
+// addresses), a flow is one client address and port to one address and
+// port, and its
 // answers leave from a socket of its own bound to that address and port
 // (SO_REUSEADDR, so that two clients' flows to one port may share it),
 // so that the client hears from the port it sent to. That socket is not
@@ -48,22 +50,25 @@ func setOrigDst(fd int, v6 bool) error {
 	return unix.SetsockoptInt(fd, unix.IPPROTO_IP, unix.IP_RECVORIGDSTADDR, 1)
 }
 
-// origDstPort is the destination port in a datagram's control messages,
-// 0 when they carry none. It allocates nothing.
-func origDstPort(ctl []byte) uint16 {
+// origDst is the destination address and port in a datagram's control
+// messages, invalid when they carry none. It allocates nothing.
+func origDst(ctl []byte) netip.AddrPort {
 	for len(ctl) >= unix.SizeofCmsghdr {
 		h := (*unix.Cmsghdr)(unsafe.Pointer(&ctl[0]))
 		n := int(h.Len)
 		if n < unix.SizeofCmsghdr || n > len(ctl) {
-			return 0
+			return netip.AddrPort{}
 		}
 		data := ctl[unix.CmsgLen(0):n]
-		if (h.Level == unix.IPPROTO_IP && h.Type == unix.IP_ORIGDSTADDR || h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_ORIGDSTADDR) && len(data) >= 4 {
-			return uint16(data[2])<<8 | uint16(data[3]) // sin_port, sin6_port: network order
+		switch {
+		case h.Level == unix.IPPROTO_IP && h.Type == unix.IP_ORIGDSTADDR && len(data) >= 8: // sockaddr_in
+			return netip.AddrPortFrom(netip.AddrFrom4([4]byte(data[4:8])), uint16(data[2])<<8|uint16(data[3]))
+		case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_ORIGDSTADDR && len(data) >= 24: // sockaddr_in6
+			return netip.AddrPortFrom(netip.AddrFrom16([16]byte(data[8:24])).Unmap(), uint16(data[2])<<8|uint16(data[3]))
 		}
 		ctl = ctl[min(unix.CmsgSpace(n-unix.CmsgLen(0)), len(ctl)):]
 	}
-	return 0
+	return netip.AddrPort{}
 }
 
 // dropAll is a socket filter that keeps nothing: a flow's answering

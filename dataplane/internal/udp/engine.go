@@ -136,8 +136,9 @@ type Listener struct {
 	// read while vlans is set (0: not read); only the reader uses it.
 	arrIf int
 	// any: the listener is bound at a free port of its address and
-	// takes the datagrams of every port, each with the port its client
-	// sent to (anyport_linux.go); addr's port is 0.
+	// takes the datagrams of every port (of every address of a network
+	// virtual), each with the address and port its client sent to
+	// (anyport_linux.go); addr's port is 0.
 	any bool
 
 	mu     sync.RWMutex
@@ -146,11 +147,10 @@ type Listener struct {
 	done   chan struct{}
 }
 
-// flowKey is a flow's client and, on a listener on every port, the port
-// the client sent to (0 on the others).
+// flowKey is a flow's client and, on a listener on every port, the
+// address and port the client sent to (zero on the others).
 type flowKey struct {
-	client netip.AddrPort
-	port   uint16
+	client, to netip.AddrPort
 }
 
 // maxSockets bounds the sockets of one listener address.
@@ -372,14 +372,14 @@ func idleAt(last, prev, n int64, to time.Duration) bool {
 const maxDatagram = 65535
 
 // datagram handles one client datagram: its flow (made for a new client),
-// the rules, the member, the send. port is the port the client sent to on
-// a listener on every port, else 0.
-func (l *Listener) datagram(client netip.AddrPort, port uint16, b []byte) {
+// the rules, the member, the send. to is where the client sent it on a
+// listener on every port, else zero.
+func (l *Listener) datagram(client, to netip.AddrPort, b []byte) {
 	if len(b) == 0 && !l.allowEmpty() { // udpopts.go
 		return
 	}
 	client = netip.AddrPortFrom(client.Addr().Unmap(), client.Port())
-	key := flowKey{client, port}
+	key := flowKey{client, to}
 	l.mu.RLock()
 	f := l.flows[key]
 	l.mu.RUnlock()
@@ -412,7 +412,7 @@ func (l *Listener) open(vs *state.Virtual, key flowKey, b []byte) *flow {
 	snap := vs.Snap.Load()
 	client, local := key.client, l.addr
 	if l.any {
-		local = netip.AddrPortFrom(local.Addr(), key.port)
+		local = key.to
 	}
 	ok, pfClass, ifx := vs.AdmitArrival(snap, client, local, func() int { return l.arrIf })
 	if !ok {

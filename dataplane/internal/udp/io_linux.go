@@ -187,13 +187,13 @@ func (l *Listener) serve() {
 				if vl != nil && !l.arrivedOn(vl, i) {
 					continue
 				}
-				var port uint16 // the port the client sent to, on every port only
+				var to netip.AddrPort // where the client sent it, on every port only
 				if l.any {
-					if port = origDstPort(l.ctl(i)); port == 0 {
+					if to = origDst(l.ctl(i)); !to.IsValid() {
 						continue // not steered: cannot happen
 					}
 				}
-				l.datagram(addrOf(&l.b.names[i]), port, l.b.payload(i))
+				l.datagram(addrOf(&l.b.names[i]), to, l.b.payload(i))
 			}
 			l.flush()
 		}

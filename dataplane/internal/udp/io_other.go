@@ -62,7 +62,7 @@ func (l *Listener) serve() {
 			snap.DNS.ServeUDP(vs, snap, l.conn, netip.AddrPortFrom(client.Addr().Unmap(), client.Port()), l.addr, buf[:n])
 			continue
 		}
-		l.datagram(client, 0, buf[:n])
+		l.datagram(client, netip.AddrPort{}, buf[:n])
 	}
 }
 
