@@ -338,3 +338,49 @@ func TestAnyPortNetwork(t *testing.T) {
 		t.Error("the steering program is still attached")
 	}
 }
+
+// TestAnyPortDefault: a default forwarding virtual (`destination
+// 0.0.0.0:any mask any ip-forward`) takes every connection of its
+// namespace to an address of it and sends it on to where the client was
+// going; a virtual on one port still wins. Only in a namespace of its
+// own: in the host's it would take every local connection.
+func TestAnyPortDefault(t *testing.T) {
+	if !inOwnNetns(t) {
+		return
+	}
+	if err := AnyPortSupport(); err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	f5 := startServer(t, "127.215.13.5:30005", "F5")
+	startServer(t, "127.215.14.1:30006", "F6")
+	startServer(t, "127.215.13.2:30009", "P9")
+	p, logs := newPlane(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("plane log:\n%s", logs)
+		}
+	})
+	cfg := basic("127.215.13.9:30009", "127.215.13.2:30009")
+	cfg.Virtuals["/Common/fwd"] = &Virtual{Name: "/Common/fwd", Destination: ap("0.0.0.0:0"), Network: netip.MustParsePrefix("0.0.0.0/0"),
+		Enabled: true, IPForward: true, SNAT: SNAT{Type: SNATNone}}
+	mustApply(t, p, cfg)
+	for _, tc := range []struct{ dst, want string }{
+		{"127.215.13.5:30005", "F5 Response"},
+		{"127.215.14.1:30006", "F6 Response"},
+		{"127.215.13.9:30009", "P9 Response"}, // the virtual on one port wins
+	} {
+		if got, err := askOnce(tc.dst); got != tc.want {
+			t.Errorf("%s: %q (%v), want %q", tc.dst, got, err, tc.want)
+		}
+	}
+	if r := f5.lastRemote(); r.Addr().String() != "127.215.13.5" {
+		t.Errorf("forwarded from %v, want the address the client asked for", r)
+	}
+	if v, _ := p.Virtual("/Common/fwd"); v.ClientSide.TotConns < 2 || v.Destination != "0.0.0.0:any" {
+		t.Errorf("show: %s, %d connections", v.Destination, v.ClientSide.TotConns)
+	}
+	mustApply(t, p, basic("127.215.13.9:30009", "127.215.13.2:30009"))
+	if p.steer != nil {
+		t.Error("the steering program is still attached")
+	}
+}
