@@ -9,12 +9,15 @@ import (
 )
 
 // A virtual on every port of its address (`destination ADDR:any`, no
-// traffic-matching-criteria port ranges) listens on one socket at a free
-// port of the address; a BPF sk_lookup program attached to the plane's
-// network namespace (dataplane/internal/sklookup) hands it the SYNs for
-// every other port of the address, save the ports where the plane has a
-// port-specific virtual of the same protocol on the same address (most
-// specific wins [M]).
+// traffic-matching-criteria port ranges), or of every address of its
+// network (`mask`: Virtual.Network), listens on one socket (a UDP
+// virtual: one socket group) at a free port of the address; a BPF
+// sk_lookup program attached to the plane's network namespace
+// (dataplane/internal/sklookup) hands it the SYNs (or datagrams) for
+// every other port, save the ports where the plane has a port-specific
+// virtual of the same protocol on the same address, and the addresses
+// an address on every port or a longer network takes (most specific
+// wins, as on BIG-IP).
 // The accepted connection's local address is the one the client asked
 // for (a UDP datagram's, from IP_ORIGDSTADDR: dataplane/internal/udp's
 // anyport_linux.go), so translate-port disabled, a member at port any and an
