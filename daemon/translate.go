@@ -538,6 +538,9 @@ func (t *translator) virtual(o *objects.Object) {
 		t.keep(o, "destination %s has no address to listen on (wildcard virtual servers are not supported)", virtualDestination.Str(o))
 		return
 	}
+	if !t.virtualNetwork(o, v) { // translate_anyport.go
+		return
+	}
 	if src := e(virtualSource); src != "" {
 		if p, err := netip.ParsePrefix(src); err == nil && p.Bits() > 0 {
 			v.Source = p

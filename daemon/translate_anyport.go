@@ -1,6 +1,9 @@
 package daemon
 
 import (
+	"math/bits"
+	"net/netip"
+
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/objects"
 )
@@ -34,5 +37,40 @@ func (t *translator) anyPort(o *objects.Object, v *dataplane.Virtual) bool {
 		t.keep(o, "destination %s listens on every port, which openltm cannot do here: %v", virtualDestination.Str(o), err)
 		return false
 	}
+	return true
+}
+
+// virtualNetwork reads a virtual's mask: a host mask (the default
+// 255.255.255.255, an IPv6 destination's all-ones mask, none) leaves it a
+// host virtual; a shorter one makes it a network virtual (v.Network,
+// `destination 10.0.0.0:any mask 255.0.0.0`), which the plane serves on
+// every port (dataplane.AnyPortUnsupported says what else). A mask that
+// is not one (not contiguous, of the other family) or a destination with
+// host bits set under it is refused, as BIG-IP refuses them [M: the
+// words are ours]. It reports whether the virtual goes on.
+func (t *translator) virtualNetwork(o *objects.Object, v *dataplane.Virtual) bool {
+	m := virtualMask.Str(o)
+	a := v.Destination.Addr()
+	if m == "" || m == "none" || m == "255.255.255.255" || !a.IsValid() {
+		return true
+	}
+	n := 0
+	if m != "any" && m != "any6" {
+		ma, err := netip.ParseAddr(m)
+		if err != nil || !isMask(ma) || ma.Is4() != a.Is4() { // translate_persist.go
+			return t.refuse("%s", about(o, "mask %s is not a network mask for destination %s", m, virtualDestination.Str(o)))
+		}
+		for _, b := range ma.AsSlice() {
+			n += bits.OnesCount8(b)
+		}
+	}
+	if n == a.BitLen() {
+		return true
+	}
+	p := netip.PrefixFrom(a, n)
+	if p.Masked().Addr() != a {
+		return t.refuse("%s", about(o, "destination %s has host bits set under mask %s (a network virtual's address is its network's, %s)", virtualDestination.Str(o), m, p.Masked().Addr()))
+	}
+	v.Network = p
 	return true
 }

@@ -5,18 +5,18 @@ import (
 	"testing"
 )
 
-// TestAnyPortKept: what openltm does not serve on every port (a UDP
-// virtual, an http one) and an ip-forward virtual on a given port (which
+// TestAnyPortKept: what openltm does not serve on every port (an
+// ip-forward UDP virtual, an http one) and an ip-forward virtual on a given port (which
 // would forward to its own listener) are kept with a warning saying why;
-// none of them attaches the steering (a TCP virtual on every port is in
-// dataplane's TestAnyPort, in a namespace of its own, and the anyport
-// transcript).
+// none of them attaches the steering (TCP and UDP virtuals on every port
+// are in dataplane's TestAnyPort and TestAnyPortUDP, in a namespace of
+// their own, and the anyport transcripts).
 func TestAnyPortKept(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
 	for _, tc := range []struct{ cmd, want string }{
-		{"create ltm virtual v_udp destination 127.212.4.1:any ip-protocol udp profiles replace-all-with { udp { } }",
-			"Warning: ltm virtual /Common/v_udp: destination /Common/127.212.4.1:0 listens on every port: ip-protocol udp on every port is not served yet (tcp is); kept, and it carries no traffic"},
+		{"create ltm virtual v_udp destination 127.212.4.1:any ip-protocol udp ip-forward profiles replace-all-with { udp { } }",
+			"Warning: ltm virtual /Common/v_udp: destination /Common/127.212.4.1:0 listens on every port: an ip-forward udp virtual on every port is not served yet (tcp is); kept, and it carries no traffic"},
 		{"create ltm virtual v_http destination 127.212.4.2:any profiles replace-all-with { tcp { } http { } }",
 			"listens on every port: a message-based virtual (http, mblb, sip ...) on every port is not served yet; kept"},
 		{"create ltm virtual v_fwd80 destination 127.212.4.3:80 ip-forward",
@@ -29,5 +29,31 @@ func TestAnyPortKept(t *testing.T) {
 	}
 	if out, _ := run(t, s, "list ltm virtual v_fwd80"); !strings.Contains(out, "    ip-forward\n") {
 		t.Errorf("list: %s", out)
+	}
+}
+
+// TestVirtualMask: a mask shorter than the host's makes a network
+// virtual, served on every port only (one on a port is kept, saying
+// why); a mask that is none, or a destination with host bits under it,
+// is refused and changes nothing (a network virtual on every port is in
+// dataplane's TestAnyPortNetwork and the anyport_network transcript).
+func TestVirtualMask(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	for _, tc := range []struct{ cmd, out, err string }{
+		{"create ltm virtual v_net80 destination 127.215.4.0:80 mask 255.255.255.0", "Warning: ltm virtual /Common/v_net80: a network virtual on one port or a port list is not served yet (on every port it is); kept", ""},
+		{"create ltm virtual v_bits destination 127.215.4.9:any mask 255.255.255.0", "", "ltm virtual /Common/v_bits: destination /Common/127.215.4.9:0 has host bits set under mask 255.255.255.0 (a network virtual's address is its network's, 127.215.4.0)"},
+		{"create ltm virtual v_holes destination 127.215.0.0:any mask 255.0.255.0", "", "mask 255.0.255.0 is not a network mask"},
+		{"create ltm virtual v_v6 destination 127.215.4.0:any mask ffff:ffff::", "", "mask ffff:ffff:: is not a network mask"},
+	} {
+		out, errText := run(t, s, tc.cmd)
+		if tc.err == "" && (errText != "" || !strings.Contains(out, tc.out)) || tc.err != "" && !strings.Contains(errText, tc.err) {
+			t.Errorf("%s:\n%q %q\nwant %q %q", tc.cmd, out, errText, tc.out, tc.err)
+		}
+	}
+	for _, name := range []string{"v_bits", "v_holes", "v_v6"} {
+		if out, _ := run(t, s, "list ltm virtual "+name); strings.Contains(out, "destination") {
+			t.Errorf("%s was created: %s", name, out)
+		}
 	}
 }

@@ -9,13 +9,18 @@ import (
 )
 
 // A virtual on every port of its address (`destination ADDR:any`, no
-// traffic-matching-criteria port ranges) listens on one socket at a free
-// port of the address; a BPF sk_lookup program attached to the plane's
-// network namespace (dataplane/internal/sklookup) hands it the SYNs for
-// every other port of the address, save the ports where the plane has a
-// port-specific virtual on the same address (most specific wins [M]).
+// traffic-matching-criteria port ranges), or of every address of its
+// network (`mask`: Virtual.Network), listens on one socket (a UDP
+// virtual: one socket group) at a free port of the address; a BPF
+// sk_lookup program attached to the plane's network namespace
+// (dataplane/internal/sklookup) hands it the SYNs (or datagrams) for
+// every other port, save the ports where the plane has a port-specific
+// virtual of the same protocol on the same address, and the addresses
+// an address on every port or a longer network takes (most specific
+// wins, as on BIG-IP).
 // The accepted connection's local address is the one the client asked
-// for, so translate-port disabled, a member at port any and an
+// for (a UDP datagram's, from IP_ORIGDSTADDR: dataplane/internal/udp's
+// anyport_linux.go), so translate-port disabled, a member at port any and an
 // ip-forward virtual all go on to the client's port with no NAT. The
 // program runs only while such a virtual exists: without one, no SYN of
 // the namespace pays for it.
@@ -48,13 +53,17 @@ func AnyPortSupport() error {
 // one on a given port would forward each connection back to itself.
 func AnyPortUnsupported(v *Virtual) string {
 	switch {
+	case v.Network.IsValid() && !v.AnyPort():
+		return "a network virtual on one port or a port list is not served yet (on every port it is)"
 	case !v.AnyPort() && v.IPForward:
 		return "an ip-forward virtual on one port or a port list would forward to its own listener: openltm forwards on every port only"
 	case !v.AnyPort():
 		return ""
-	case v.IsUDP():
-		return "ip-protocol udp on every port is not served yet (tcp is)"
-	case v.MBLB != nil:
+	case v.IsUDP() && v.IPForward:
+		return "an ip-forward udp virtual on every port is not served yet (tcp is)"
+	case v.IsUDP() && v.DNS != nil:
+		return "a dns profile on every port is not served yet (its answers would leave from the listener's own port)"
+	case v.MBLB != nil || v.HTTP3 != nil:
 		return "a message-based virtual (http, mblb, sip ...) on every port is not served yet"
 	case v.FTP != nil || v.RTSP != nil:
 		return "an ftp or rtsp virtual on every port is not served yet (the virtual would take its own data connections' ports)"
@@ -65,13 +74,13 @@ func AnyPortUnsupported(v *Virtual) string {
 }
 
 // openSteer attaches the steering program when cfg has a virtual on
-// every port and none runs yet. The caller holds p.mu.
-func (p *Plane) openSteer(want map[netip.AddrPort]string) error {
+// every port (tcp or udp) and none runs yet. The caller holds p.mu.
+func (p *Plane) openSteer(cfg *Config) error {
 	if p.steer != nil {
 		return nil
 	}
-	for ap := range want {
-		if ap.Port() == 0 {
+	for _, v := range cfg.Virtuals {
+		if v.AnyPort() {
 			s, err := sklookup.Open()
 			if err != nil {
 				return err
@@ -84,28 +93,67 @@ func (p *Plane) openSteer(want map[netip.AddrPort]string) error {
 }
 
 // syncSteer points the steering at the running listeners on every port,
-// passing over the port-specific ones on their addresses; with none, the
-// program is detached. The caller holds p.mu, after the swap.
-func (p *Plane) syncSteer() {
+// TCP and UDP, of an address or of a network virtual's network (cfg's,
+// through b's owners), passing over the port-specific ones of the same
+// protocol on those addresses; with none, the program is detached. The
+// caller holds p.mu, after the swap of both kinds of listeners.
+func (p *Plane) syncSteer(cfg *Config, b *generation) {
 	if p.steer == nil {
 		return
 	}
 	var wild []sklookup.Wildcard
-	addrs := map[netip.Addr]bool{}
+	type addrProto struct {
+		a   netip.Addr
+		udp bool
+	}
+	addrs := map[addrProto]bool{}
+	var nets []sklookup.Wildcard
+	add := func(ap netip.AddrPort, owner string, fd int, udp bool) {
+		w := sklookup.Wildcard{Addr: ap.Addr(), FD: fd, UDP: udp}
+		if v := cfg.Virtuals[owner]; v != nil && v.Network.IsValid() {
+			w.Net = v.Network
+			nets = append(nets, w)
+		} else {
+			addrs[addrProto{ap.Addr(), udp}] = true
+		}
+		wild = append(wild, w)
+	}
 	for ap, l := range p.listeners {
 		if ap.Port() == 0 {
-			wild = append(wild, sklookup.Wildcard{Addr: ap.Addr(), FD: l4.ListenerFD(l)})
-			addrs[ap.Addr()] = true
+			add(ap, b.want[ap], l4.ListenerFD(l), false)
+		}
+	}
+	for ap, l := range p.udpListeners {
+		if ap.Port() == 0 {
+			add(ap, b.wantUDP[ap], l.FD(), true)
 		}
 	}
 	if len(wild) == 0 {
 		p.closeSteer()
 		return
 	}
-	var specific []netip.AddrPort
+	// A port-specific listener on an address steered, or in a network
+	// steered, keeps its port.
+	passed := func(a netip.Addr, udp bool) bool {
+		if addrs[addrProto{a, udp}] {
+			return true
+		}
+		for _, n := range nets {
+			if n.UDP == udp && n.Net.Contains(a) {
+				return true
+			}
+		}
+		return false
+	}
+	var specific []sklookup.Specific
 	for ap := range p.listeners {
-		if ap.Port() != 0 && addrs[ap.Addr()] {
-			specific = append(specific, ap)
+		if ap.Port() != 0 && passed(ap.Addr(), false) {
+			specific = append(specific, sklookup.Specific{Addr: ap})
+		}
+	}
+	for ap := range p.udpListeners {
+		if ap.Port() != 0 && passed(ap.Addr(), true) {
+			specific = append(specific, sklookup.Specific{Addr: ap, UDP: true})
 		}
 	}
 	if err := p.steer.Sync(wild, specific); err != nil {

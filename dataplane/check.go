@@ -52,6 +52,9 @@ func Check(cfg *Config) error {
 		if why := AnyPortUnsupported(v); why != "" { // anyport.go
 			add("virtual %s: destination %s: %s", name, v.Destination, why)
 		}
+		if n := v.Network; n.IsValid() && (n.Masked() != n || n.Addr() != v.Destination.Addr().Unmap()) {
+			add("virtual %s: destination %s is not the address of its network %s", name, v.Destination, n)
+		}
 		if v.Pool != "" && cfg.Pools[v.Pool] == nil {
 			add("virtual %s: pool %s does not exist", name, v.Pool)
 		}

@@ -324,7 +324,7 @@ func (p *Plane) bindListeners(cfg *Config) (*generation, error) {
 			b.want[ap] = name
 		}
 	}
-	if err := p.openSteer(b.want); err != nil { // anyport.go
+	if err := p.openSteer(cfg); err != nil { // anyport.go
 		return nil, fmt.Errorf("cannot listen on every port: %v", err)
 	}
 	for ap, name := range b.want {
@@ -564,9 +564,9 @@ func (p *Plane) swap(cfg *Config, b *generation) {
 	p.listenerOpts(cfg, b.want) // tcpopts.go
 	p.l4.Stop(retired)
 	p.l4.Start(started)
-	p.syncSteer() // anyport.go
 	p.retireH3(b) // http3vs.go: before the UDP listeners bind an address one held
 	p.swapUDP(b)
+	p.syncSteer(cfg, b) // anyport.go
 	removedVirtuals := map[string]*state.Virtual{}
 	for name, v := range p.virtuals {
 		if b.virtuals[name] == nil {

@@ -120,6 +120,11 @@ type Virtual struct {
 	// decision) a connection goes on to the address and port the client
 	// asked for, as BIG-IP's forwarding (IP) virtual sends it.
 	IPForward bool
+	// Network is a network virtual's destination (`destination
+	// 10.0.0.0:any mask 255.0.0.0`): every address of it this host
+	// delivers locally, save those a more specific virtual takes; invalid
+	// for a host virtual. Destination's address is its first.
+	Network netip.Prefix
 	// PortRanges, from traffic-matching-criteria destination-port-inline,
 	// replace Destination's port: every port of every range is bound.
 	PortRanges []PortRange

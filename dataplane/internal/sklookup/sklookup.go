@@ -1,14 +1,16 @@
-// Package sklookup steers TCP connections for every port of an address
-// to one listening socket, so that a virtual server whose destination
-// port is any (`destination 192.0.2.1:any`) carries traffic on Linux
-// without a listener per port and without NAT.
+// Package sklookup steers TCP connections and UDP datagrams for every
+// port of an address to one socket of each protocol, so that a virtual
+// server whose destination port is any (`destination 192.0.2.1:any`)
+// carries traffic on Linux without a listener per port and without NAT.
 //
 // It is a BPF sk_lookup program (Linux 5.9 and later) attached to the
 // process's network namespace, the way Cloudflare serves every port of
 // an address: the kernel runs it for a SYN before its own listener
 // lookup, and it hands the SYN to the wildcard virtual's listener, whose
 // accepted socket then has the address and port the client asked for as
-// its local address (getsockname). Nothing is rewritten and nothing is
+// its local address (getsockname); a steered datagram keeps its
+// destination too, which the UDP socket reads per datagram with
+// IP_RECVORIGDSTADDR. Nothing is rewritten and nothing is
 // left in the kernel when the process exits: the program's link is a
 // file descriptor.
 //
@@ -22,15 +24,41 @@ package sklookup
 
 import "net/netip"
 
-// Wildcard is an address whose every port goes to one listener.
+// Wildcard is an address whose every port of one protocol goes to one
+// socket.
 type Wildcard struct {
 	Addr netip.Addr
-	// FD is the listening TCP socket, bound to Addr (any port).
+	// FD is the listening TCP socket, or the bound UDP socket (the first
+	// of a SO_REUSEPORT group: the kernel picks among the group as for
+	// its own lookup), bound to Addr (any port).
 	FD int
+	// UDP: the socket is a UDP one and takes the address's datagrams;
+	// otherwise a TCP listener takes its SYNs.
+	UDP bool
+	// Net is a network virtual's network (invalid for one address):
+	// every address in it that no host entry (an address on every port,
+	// a port-specific listener) takes goes to FD, the longest network
+	// first, as BIG-IP picks the most specific virtual.
+	Net netip.Prefix
 }
 
-// MaxWildcards bounds how many addresses one Steer serves (the socket
-// map's size).
+func (w Wildcard) proto() string {
+	if w.UDP {
+		return "udp"
+	}
+	return "tcp"
+}
+
+// Specific is a port-specific socket on a wildcard's address, passed
+// over: the kernel's own lookup finds it. UDP: a UDP socket (it passes
+// datagrams only; a TCP one, SYNs only).
+type Specific struct {
+	Addr netip.AddrPort
+	UDP  bool
+}
+
+// MaxWildcards bounds how many addresses and networks one Steer serves,
+// counted once per protocol (the socket map's size).
 const MaxWildcards = 256
 
 // MaxSpecific bounds the port-specific listeners one Steer passes over.

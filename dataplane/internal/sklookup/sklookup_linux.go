@@ -13,6 +13,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
 )
 
 // Offsets in struct bpf_sk_lookup (include/uapi/linux/bpf.h).
@@ -27,21 +28,27 @@ const (
 
 	familyV6 = 10
 	protoTCP = 6
+	protoUDP = 17
 	skPass   = 1
 )
 
-// key is a destination as the program looks it up: family, port (0: the
-// wildcard entry) and the address's bytes in network order (IPv4 in the
-// first four). It is 24 bytes, built on the program's stack at fp-24.
+// key is a destination as the program looks it up: family and protocol
+// (family | protocol<<16), port (0: the wildcard entry) and the address's
+// bytes in network order (IPv4 in the first four). It is 24 bytes, built
+// on the program's stack at fp-24.
 type key [24]byte
 
-func keyOf(a netip.Addr, port uint16) key {
+func keyOf(a netip.Addr, port uint16, udp bool) key {
 	var k key
 	fam := uint32(2)
 	if a.Is6() && !a.Is4In6() {
 		fam = familyV6
 	}
-	binary.NativeEndian.PutUint32(k[0:], fam)
+	proto := uint32(protoTCP)
+	if udp {
+		proto = protoUDP
+	}
+	binary.NativeEndian.PutUint32(k[0:], fam|proto<<16)
 	binary.NativeEndian.PutUint32(k[4:], uint32(port))
 	if fam == familyV6 {
 		b := a.As16()
@@ -58,10 +65,12 @@ func keyOf(a netip.Addr, port uint16) key {
 const specificVal = ^uint32(0)
 
 // Steer is one attached program and its maps: dests (key → socket index,
-// or specificVal) and socks (index → listening socket).
+// or specificVal), nets (a network virtual's key → socket index, longest
+// prefix first) and socks (index → listening socket).
 type Steer struct {
 	mu    sync.Mutex
 	dests *ebpf.Map
+	nets  *ebpf.Map
 	socks *ebpf.Map
 	prog  *ebpf.Program
 	link  link.Link
@@ -72,8 +81,22 @@ type Steer struct {
 	free  []uint32
 }
 
-// program builds the sk_lookup program over the two maps.
-func program(dests, socks *ebpf.Map) asm.Instructions {
+// lpmFull is the prefix length a lookup in the nets map asks for: the
+// family and protocol word, then all of an IPv6 address.
+const lpmFull = 32 + 128
+
+// netKey is a network's key in the nets map (an LPM trie): prefix length
+// (32 + the network's bits), family | protocol<<16, the address's bytes.
+func netKey(p netip.Prefix, udp bool) key {
+	k := keyOf(p.Masked().Addr(), 0, udp)
+	fp := binary.NativeEndian.Uint32(k[0:])
+	binary.NativeEndian.PutUint32(k[4:], fp)
+	binary.NativeEndian.PutUint32(k[0:], uint32(32+p.Bits()))
+	return k
+}
+
+// program builds the sk_lookup program over the three maps.
+func program(dests, nets, socks *ebpf.Map) asm.Instructions {
 	ld := func(dst asm.Register, off int16) asm.Instruction {
 		return asm.LoadMem(dst, asm.R6, off, asm.Word)
 	}
@@ -93,9 +116,12 @@ func program(dests, socks *ebpf.Map) asm.Instructions {
 	insns := asm.Instructions{
 		asm.Mov.Reg(asm.R6, asm.R1),
 		ld(asm.R3, offProtocol),
-		asm.JNE.Imm(asm.R3, protoTCP, "pass"),
-		ld(asm.R2, offFamily),
-		st(-24, asm.R2),
+		asm.JEq.Imm(asm.R3, protoTCP, "proto"),
+		asm.JNE.Imm(asm.R3, protoUDP, "pass"),
+		ld(asm.R2, offFamily).WithSymbol("proto"),
+		asm.LSh.Imm(asm.R3, 16),
+		asm.Or.Reg(asm.R3, asm.R2),
+		st(-24, asm.R3),
 		asm.Mov.Imm(asm.R3, 0),
 		asm.StoreMem(asm.RFP, -16, asm.R3, asm.DWord),
 		asm.StoreMem(asm.RFP, -8, asm.R3, asm.DWord),
@@ -132,8 +158,18 @@ func program(dests, socks *ebpf.Map) asm.Instructions {
 	)
 	insns = append(insns, lookup(dests, -24)...)
 	insns = append(insns,
+		asm.JNE.Imm(asm.R0, 0, "found"),
+		// The longest network holding the address: the LPM key is the
+		// prefix length, then family|protocol and the address.
+		asm.LoadMem(asm.R3, asm.RFP, -24, asm.Word),
+		st(-20, asm.R3),
+		asm.Mov.Imm(asm.R3, lpmFull),
+		st(-24, asm.R3),
+	)
+	insns = append(insns, lookup(nets, -24)...)
+	insns = append(insns,
 		asm.JEq.Imm(asm.R0, 0, "pass"),
-		asm.LoadMem(asm.R3, asm.R0, 0, asm.Word),
+		asm.LoadMem(asm.R3, asm.R0, 0, asm.Word).WithSymbol("found"),
 		st(-28, asm.R3),
 	)
 	insns = append(insns, lookup(socks, -28)...)
@@ -163,13 +199,18 @@ func Open() (*Steer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot make the BPF map: %w", err)
 	}
+	s.nets, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ltm_nets", Type: ebpf.LPMTrie, KeySize: 24, ValueSize: 4, MaxEntries: MaxWildcards, Flags: unix.BPF_F_NO_PREALLOC})
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("cannot make the BPF network map: %w", err)
+	}
 	s.socks, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ltm_socks", Type: ebpf.SockMap, KeySize: 4, ValueSize: 8, MaxEntries: MaxWildcards})
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("cannot make the BPF socket map: %w", err)
 	}
 	s.prog, err = ebpf.NewProgram(&ebpf.ProgramSpec{Name: "ltm_anyport", Type: ebpf.SkLookup, AttachType: ebpf.AttachSkLookup,
-		Instructions: program(s.dests, s.socks), License: "GPL"})
+		Instructions: program(s.dests, s.nets, s.socks), License: "GPL"})
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("cannot load the BPF sk_lookup program (Linux 5.9 or later, with CAP_BPF): %w", err)
@@ -194,25 +235,25 @@ func Open() (*Steer, error) {
 // Sync makes the program steer exactly wild's addresses, passing over
 // specific (port-specific listeners on those addresses). Entries are put
 // before stale ones go, so an address that stays is never unserved.
-func (s *Steer) Sync(wild []Wildcard, specific []netip.AddrPort) error {
+func (s *Steer) Sync(wild []Wildcard, specific []Specific) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(wild) > MaxWildcards || len(specific) > MaxSpecific {
 		return fmt.Errorf("%d addresses on every port and %d port-specific listeners beside them; at most %d and %d", len(wild), len(specific), MaxWildcards, MaxSpecific)
 	}
 	want := make(map[key]uint32, len(wild)+len(specific))
-	for _, ap := range specific {
-		if ap.Port() != 0 {
-			want[keyOf(ap.Addr(), ap.Port())] = specificVal
+	for _, sp := range specific {
+		if sp.Addr.Port() != 0 {
+			want[keyOf(sp.Addr.Addr(), sp.Addr.Port(), sp.UDP)] = specificVal
 		}
 	}
 	keep := make(map[key]bool, len(wild))
 	for _, w := range wild {
-		keep[keyOf(w.Addr, 0)] = true
+		keep[w.key()] = true
 	}
 	for k, slot := range s.slots { // addresses that go: their slots are free for the new ones
 		if !keep[k] {
-			s.dests.Delete(k)
+			s.mapOf(k).Delete(k)
 			delete(s.keys, k)
 			delete(s.slots, k)
 			s.socks.Delete(slot) // a closed listener left the map already
@@ -221,7 +262,7 @@ func (s *Steer) Sync(wild []Wildcard, specific []netip.AddrPort) error {
 	}
 	var errs []error
 	for _, w := range wild {
-		k := keyOf(w.Addr, 0)
+		k := w.key()
 		slot, ok := s.slots[k]
 		if !ok {
 			slot = s.free[len(s.free)-1]
@@ -229,23 +270,41 @@ func (s *Steer) Sync(wild []Wildcard, specific []netip.AddrPort) error {
 			s.slots[k] = slot
 		}
 		if err := s.socks.Update(slot, uint64(w.FD), ebpf.UpdateAny); err != nil {
-			errs = append(errs, fmt.Errorf("%s: cannot put its listener in the socket map: %w", w.Addr, err))
+			errs = append(errs, fmt.Errorf("%s (%s): cannot put its listener in the socket map: %w", w.Addr, w.proto(), err))
 			continue
 		}
 		want[k] = slot
 	}
 	for k, v := range want {
-		if err := s.dests.Update(k, v, ebpf.UpdateAny); err != nil {
+		if err := s.mapOf(k).Update(k, v, ebpf.UpdateAny); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	for k := range s.keys {
 		if _, ok := want[k]; !ok {
-			s.dests.Delete(k)
+			s.mapOf(k).Delete(k)
 		}
 	}
 	s.keys = want
 	return errors.Join(errs...)
+}
+
+// key is the wildcard's key: its address's in dests, its network's in
+// nets.
+func (w Wildcard) key() key {
+	if w.Net.IsValid() {
+		return netKey(w.Net, w.UDP)
+	}
+	return keyOf(w.Addr, 0, w.UDP)
+}
+
+// mapOf is the map that holds k: a network's key starts with its prefix
+// length, at most lpmFull, an address's with its family, which is more.
+func (s *Steer) mapOf(k key) *ebpf.Map {
+	if binary.NativeEndian.Uint32(k[0:]) <= lpmFull {
+		return s.nets
+	}
+	return s.dests
 }
 
 // Close detaches the program and frees its maps.
@@ -262,6 +321,9 @@ func (s *Steer) Close() error {
 	}
 	if s.dests != nil {
 		errs = append(errs, s.dests.Close())
+	}
+	if s.nets != nil {
+		errs = append(errs, s.nets.Close())
 	}
 	return errors.Join(errs...)
 }

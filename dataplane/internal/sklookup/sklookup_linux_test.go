@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/netnstest"
+	"golang.org/x/sys/unix"
 )
 
 // inNetns runs the calling test again in a network namespace of its own:
@@ -63,7 +64,7 @@ func TestSteer(t *testing.T) {
 	sl, _ := listen(t, "127.212.0.1:30080")
 	_, ofd := listen(t, "127.212.0.2:0")
 	addr := netip.MustParseAddr("127.212.0.1")
-	if err := s.Sync([]Wildcard{{addr, wfd}, {netip.MustParseAddr("127.212.0.2"), ofd}}, []netip.AddrPort{netip.MustParseAddrPort("127.212.0.1:30080")}); err != nil {
+	if err := s.Sync([]Wildcard{{Addr: addr, FD: wfd}, {Addr: netip.MustParseAddr("127.212.0.2"), FD: ofd}}, []Specific{{Addr: netip.MustParseAddrPort("127.212.0.1:30080")}}); err != nil {
 		t.Fatal(err)
 	}
 	dial := func(src, dst string) error {
@@ -105,7 +106,7 @@ func TestSteer(t *testing.T) {
 	}
 	// The second address goes: its ports are refused again; the first
 	// stays.
-	if err := s.Sync([]Wildcard{{addr, wfd}}, nil); err != nil {
+	if err := s.Sync([]Wildcard{{Addr: addr, FD: wfd}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := dial("", "127.212.0.2:30081"); !errors.Is(err, syscall.ECONNREFUSED) {
@@ -123,18 +124,220 @@ func TestSteer(t *testing.T) {
 
 func TestKeyOf(t *testing.T) {
 	for _, tc := range []struct {
-		addr string
-		port uint16
-		fam  byte
-		at8  byte
+		addr  string
+		port  uint16
+		udp   bool
+		fam   byte
+		proto byte
+		at8   byte
 	}{
-		{"127.212.0.1", 80, 2, 127},
-		{"::ffff:127.212.0.1", 0, 2, 127},
-		{"2001:db8::1", 443, 10, 0x20},
+		{"127.212.0.1", 80, false, 2, 6, 127},
+		{"::ffff:127.212.0.1", 0, true, 2, 17, 127},
+		{"2001:db8::1", 443, false, 10, 6, 0x20},
 	} {
-		k := keyOf(netip.MustParseAddr(tc.addr), tc.port)
-		if k[0] != tc.fam || k[4] != byte(tc.port) || k[5] != byte(tc.port>>8) || k[8] != tc.at8 {
+		k := keyOf(netip.MustParseAddr(tc.addr), tc.port, tc.udp)
+		if k[0] != tc.fam || k[2] != tc.proto || k[4] != byte(tc.port) || k[5] != byte(tc.port>>8) || k[8] != tc.at8 {
 			t.Errorf("%s:%d: %x", tc.addr, tc.port, k)
 		}
 	}
+}
+
+// udpSocket is a UDP socket bound to ap that reports each datagram's
+// original destination (IP_RECVORIGDSTADDR), as a UDP virtual on every
+// port reads them.
+func udpSocket(t *testing.T, ap string) (int, netip.AddrPort) {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	a := netip.MustParseAddrPort(ap)
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: a.Addr().As4(), Port: int(a.Port())}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.SetsockoptInt(fd, unix.IPPROTO_IP, unix.IP_RECVORIGDSTADDR, 1); err != nil {
+		t.Fatal(err)
+	}
+	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: 5})
+	sa, _ := unix.Getsockname(fd)
+	return fd, netip.AddrPortFrom(a.Addr(), uint16(sa.(*unix.SockaddrInet4).Port))
+}
+
+// recvDst is the payload of the next datagram on fd, its sender and its
+// original destination (invalid when the kernel gave none), or an empty
+// payload within a few seconds.
+func recvDst(fd int) (string, netip.AddrPort, netip.AddrPort) {
+	buf, oob := make([]byte, 512), make([]byte, 128)
+	n, oobn, _, from, err := unix.Recvmsg(fd, buf, oob, 0)
+	if err != nil {
+		return "", netip.AddrPort{}, netip.AddrPort{}
+	}
+	var src, dst netip.AddrPort
+	if f, ok := from.(*unix.SockaddrInet4); ok {
+		src = netip.AddrPortFrom(netip.AddrFrom4(f.Addr), uint16(f.Port))
+	}
+	msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
+	for _, m := range msgs {
+		if m.Header.Level == unix.IPPROTO_IP && m.Header.Type == unix.IP_ORIGDSTADDR && len(m.Data) >= 8 {
+			dst = netip.AddrPortFrom(netip.AddrFrom4([4]byte(m.Data[4:8])), uint16(m.Data[2])<<8|uint16(m.Data[3]))
+		}
+	}
+	return string(buf[:n]), src, dst
+}
+
+// TestSteerUDP: datagrams for every port of an address reach one UDP
+// socket with their original destination (IP_ORIGDSTADDR), a
+// port-specific UDP socket keeps its port, a TCP listener on a port does
+// not keep datagrams from the wildcard, and a reply from a socket bound
+// (SO_REUSEADDR) to the address and the port the client asked for leaves
+// from that port while the client's next datagram still reaches the
+// wildcard socket, which is how the UDP engine answers.
+func TestSteerUDP(t *testing.T) {
+	if !inNetns(t) {
+		return
+	}
+	s, err := Open()
+	if err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	defer s.Close()
+	wfd, wap := udpSocket(t, "127.215.0.1:0")
+	sfd, _ := udpSocket(t, "127.215.0.1:30080")
+	listen(t, "127.215.0.1:30082") // TCP: passes SYNs only
+	addr := netip.MustParseAddr("127.215.0.1")
+	if err := s.Sync([]Wildcard{{Addr: addr, FD: wfd, UDP: true}}, []Specific{
+		{Addr: netip.MustParseAddrPort("127.215.0.1:30080"), UDP: true},
+		{Addr: netip.MustParseAddrPort("127.215.0.1:30082")},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cfd, cap := udpSocket(t, "127.215.0.9:0")
+	send := func(dst string) {
+		t.Helper()
+		d := netip.MustParseAddrPort(dst)
+		if err := unix.Sendto(cfd, []byte("to "+dst), 0, &unix.SockaddrInet4{Addr: d.Addr().As4(), Port: int(d.Port())}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		dst string
+		on  int
+	}{
+		{"127.215.0.1:30081", wfd},
+		{"127.215.0.1:53", wfd},
+		{"127.215.0.1:30082", wfd}, // a TCP listener's port: datagrams still steered
+		{"127.215.0.1:30080", sfd}, // the port-specific UDP socket wins
+	} {
+		send(tc.dst)
+		got, src, dst := recvDst(tc.on)
+		if got != "to "+tc.dst || src != cap || dst.String() != tc.dst {
+			t.Errorf("%s: %q from %v to %v", tc.dst, got, src, dst)
+		}
+	}
+	// The answer leaves from the port the client asked for.
+	rfd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(rfd)
+	unix.SetsockoptInt(rfd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
+	if err := unix.Bind(rfd, &unix.SockaddrInet4{Addr: addr.As4(), Port: 30081}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Sendto(rfd, []byte("answer"), 0, &unix.SockaddrInet4{Addr: cap.Addr().As4(), Port: int(cap.Port())}); err != nil {
+		t.Fatal(err)
+	}
+	if got, src, _ := recvDst(cfd); got != "answer" || src.String() != "127.215.0.1:30081" {
+		t.Errorf("answer: %q from %v", got, src)
+	}
+	send("127.215.0.1:30081")
+	if got, _, dst := recvDst(wfd); got != "to 127.215.0.1:30081" || dst.Port() != 30081 {
+		t.Errorf("after the answer: %q to %v", got, dst)
+	}
+	if wap.Port() == 30081 {
+		t.Errorf("the wildcard socket is on %v", wap)
+	}
+}
+
+// TestSteerNet: a network's every address and port go to its socket,
+// save what a host entry takes (an address on every port, a port-specific
+// listener) and what a longer network takes; datagrams likewise; when
+// the longer network goes, the shorter takes its addresses.
+func TestSteerNet(t *testing.T) {
+	if !inNetns(t) {
+		return
+	}
+	s, err := Open()
+	if err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	defer s.Close()
+	wl, wfd := listen(t, "127.215.5.0:0")
+	hl, hfd := listen(t, "127.215.5.7:0")
+	sl, _ := listen(t, "127.215.5.8:30080")
+	nl, nfd := listen(t, "127.215.5.16:0")
+	ufd, _ := udpSocket(t, "127.215.5.0:0")
+	net24, net28 := netip.MustParsePrefix("127.215.5.0/24"), netip.MustParsePrefix("127.215.5.16/28")
+	wild := []Wildcard{
+		{Addr: net24.Addr(), FD: wfd, Net: net24},
+		{Addr: netip.MustParseAddr("127.215.5.7"), FD: hfd},
+		{Addr: net28.Addr(), FD: nfd, Net: net28},
+		{Addr: net24.Addr(), FD: ufd, Net: net24, UDP: true},
+	}
+	specific := []Specific{{Addr: netip.MustParseAddrPort("127.215.5.8:30080")}}
+	if err := s.Sync(wild, specific); err != nil {
+		t.Fatal(err)
+	}
+	check := func(cases []struct {
+		dst string
+		on  *net.TCPListener
+	}) {
+		t.Helper()
+		for _, tc := range cases {
+			c, err := net.DialTimeout("tcp", tc.dst, 5*time.Second)
+			if tc.on == nil {
+				if !errors.Is(err, syscall.ECONNREFUSED) {
+					t.Errorf("%s: %v, want refused", tc.dst, err)
+				}
+				if c != nil {
+					c.Close()
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("%s: %v", tc.dst, err)
+				continue
+			}
+			c.Close()
+			if got := accepted(tc.on); got.String() != tc.dst {
+				t.Errorf("%s: accepted as %v", tc.dst, got)
+			}
+		}
+	}
+	type tcase = struct {
+		dst string
+		on  *net.TCPListener
+	}
+	check([]tcase{
+		{"127.215.5.1:30081", wl},
+		{"127.215.5.255:22", wl},
+		{"127.215.5.7:30081", hl},  // the address on every port wins
+		{"127.215.5.8:30080", sl},  // the port-specific listener wins
+		{"127.215.5.8:30081", wl},  // its other ports are the network's
+		{"127.215.5.17:443", nl},   // the longer network wins
+		{"127.215.6.1:30081", nil}, // outside
+	})
+	cfd, _ := udpSocket(t, "127.215.5.200:0")
+	if err := unix.Sendto(cfd, []byte("dg"), 0, &unix.SockaddrInet4{Addr: [4]byte{127, 215, 5, 3}, Port: 30090}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, dst := recvDst(ufd); got != "dg" || dst.String() != "127.215.5.3:30090" {
+		t.Errorf("datagram: %q to %v", got, dst)
+	}
+	// The longer network goes: the shorter takes its addresses.
+	if err := s.Sync(wild[:2], specific); err != nil {
+		t.Fatal(err)
+	}
+	check([]tcase{{"127.215.5.17:443", wl}, {"127.215.5.7:30082", hl}})
 }

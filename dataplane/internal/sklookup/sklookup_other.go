@@ -2,10 +2,7 @@
 
 package sklookup
 
-import (
-	"errors"
-	"net/netip"
-)
+import "errors"
 
 // Steer is not available off Linux.
 type Steer struct{}
@@ -16,7 +13,7 @@ func Open() (*Steer, error) {
 }
 
 // Sync does nothing off Linux.
-func (s *Steer) Sync(wild []Wildcard, specific []netip.AddrPort) error { return nil }
+func (s *Steer) Sync(wild []Wildcard, specific []Specific) error { return nil }
 
 // Close does nothing off Linux.
 func (s *Steer) Close() error { return nil }

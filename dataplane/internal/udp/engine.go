@@ -135,11 +135,22 @@ type Listener struct {
 	// arrIf is the arrival interface of the datagram being handled,
 	// read while vlans is set (0: not read); only the reader uses it.
 	arrIf int
+	// any: the listener is bound at a free port of its address and
+	// takes the datagrams of every port (of every address of a network
+	// virtual), each with the address and port its client sent to
+	// (anyport_linux.go); addr's port is 0.
+	any bool
 
 	mu     sync.RWMutex
-	flows  map[netip.AddrPort]*flow
+	flows  map[flowKey]*flow
 	closed bool
 	done   chan struct{}
+}
+
+// flowKey is a flow's client and, on a listener on every port, the
+// address and port the client sent to (zero on the others).
+type flowKey struct {
+	client, to netip.AddrPort
 }
 
 // maxSockets bounds the sockets of one listener address.
@@ -175,6 +186,15 @@ func (l *Listener) all() []*Listener {
 // Addr is the address the listener is bound to.
 func (l *Listener) Addr() netip.AddrPort { return l.addr }
 
+// FD is the listener's first socket, which a virtual on every port puts
+// in the plane's socket map (the kernel picks among its SO_REUSEPORT
+// group as for its own lookup); -1 once closed.
+func (l *Listener) FD() int {
+	fd := -1
+	l.rc.Control(func(x uintptr) { fd = int(x) })
+	return fd
+}
+
 // socketBuffer is the receive and send buffer asked for each listener
 // socket, so that a burst of queries is queued rather than dropped while
 // the reader is busy.
@@ -189,12 +209,23 @@ func (e *Engine) Listen(ap netip.AddrPort) (*Listener, error) {
 	if err != nil {
 		return nil, err
 	}
+	every := ap.Port() == 0 // every port (anyport_linux.go)
 	var l *Listener
 	for _, c := range conns {
 		c.SetReadBuffer(socketBuffer)
 		c.SetWriteBuffer(socketBuffer)
 		rc, _ := c.SyscallConn() // a *net.UDPConn's never fails
-		s := &Listener{e: e, conn: c, rc: rc, addr: ap, flows: map[netip.AddrPort]*flow{}, done: make(chan struct{})}
+		if every {
+			var serr error
+			rc.Control(func(fd uintptr) { serr = setOrigDst(int(fd), !ap.Addr().Is4()) })
+			if serr != nil {
+				for _, c := range conns {
+					c.Close()
+				}
+				return nil, serr
+			}
+		}
+		s := &Listener{e: e, conn: c, rc: rc, addr: ap, any: every, flows: map[flowKey]*flow{}, done: make(chan struct{})}
 		if l == nil {
 			l = s
 		} else {
@@ -341,21 +372,23 @@ func idleAt(last, prev, n int64, to time.Duration) bool {
 const maxDatagram = 65535
 
 // datagram handles one client datagram: its flow (made for a new client),
-// the rules, the member, the send.
-func (l *Listener) datagram(client netip.AddrPort, b []byte) {
+// the rules, the member, the send. to is where the client sent it on a
+// listener on every port, else zero.
+func (l *Listener) datagram(client, to netip.AddrPort, b []byte) {
 	if len(b) == 0 && !l.allowEmpty() { // udpopts.go
 		return
 	}
 	client = netip.AddrPortFrom(client.Addr().Unmap(), client.Port())
+	key := flowKey{client, to}
 	l.mu.RLock()
-	f := l.flows[client]
+	f := l.flows[key]
 	l.mu.RUnlock()
 	if f == nil {
 		vs := l.virtual()
 		if vs == nil {
 			return
 		}
-		if f = l.open(vs, client, b); f == nil {
+		if f = l.open(vs, key, b); f == nil {
 			return
 		}
 		if f.wq == nil {
@@ -372,20 +405,37 @@ func (l *Listener) datagram(client netip.AddrPort, b []byte) {
 }
 
 // open makes the flow of a new client, or nil when the virtual does not
-// admit it (disabled, foreign source, connection limit) or a rule ended
-// it in CLIENT_ACCEPTED.
-func (l *Listener) open(vs *state.Virtual, client netip.AddrPort, b []byte) *flow {
+// admit it (disabled, foreign source, connection limit), a flow on every
+// port cannot have its answering socket, or a rule ended it in
+// CLIENT_ACCEPTED.
+func (l *Listener) open(vs *state.Virtual, key flowKey, b []byte) *flow {
 	snap := vs.Snap.Load()
-	ok, pfClass, ifx := vs.AdmitArrival(snap, client, l.addr, func() int { return l.arrIf })
+	client, local := key.client, l.addr
+	if l.any {
+		local = key.to
+	}
+	ok, pfClass, ifx := vs.AdmitArrival(snap, client, local, func() int { return l.arrIf })
 	if !ok {
-		if l.e.env.Unreach != nil && snap.Rejects(client, l.addr, ifx) {
+		if l.e.env.Unreach != nil && snap.Rejects(client, local, ifx) {
 			// A packet filter's reject: the client is told, as BIG-IP
 			// tells it (dataplane/internal/icmpreject).
-			l.e.env.Unreach.PortUnreachable(client, l.addr, b)
+			l.e.env.Unreach.PortUnreachable(client, local, b)
 		}
 		return nil
 	}
-	f := newFlow(l, vs, snap, client)
+	out, orc := l.conn, l.rc
+	if l.any {
+		var err error
+		if out, orc, err = replySocket(local, snap); err != nil {
+			// Another program's socket holds the port without
+			// SO_REUSEADDR: the flow could not answer from it [M].
+			vs.Prof.Conns.DgDropped.Add(1)
+			vs.Leave(snap.Addr)
+			return nil
+		}
+	}
+	f := newFlow(l, vs, snap, key, local)
+	f.out, f.orc = out, orc
 	f.Arrival = int32(ifx)
 	if pfClass != "" {
 		// The packet filter that let the flow in names a rate class
@@ -396,10 +446,11 @@ func (l *Listener) open(vs *state.Virtual, client netip.AddrPort, b []byte) *flo
 	if l.closed {
 		l.mu.Unlock()
 		f.clone.Close()
+		f.closeOut()
 		vs.Leave(snap.Addr)
 		return nil
 	}
-	l.flows[client] = f
+	l.flows[key] = f
 	l.mu.Unlock()
 	l.e.env.Table.Add(&f.Flow)
 	if f.wq != nil {
@@ -416,8 +467,8 @@ func (l *Listener) open(vs *state.Virtual, client netip.AddrPort, b []byte) *flo
 // forget takes f out of the listener's flows.
 func (l *Listener) forget(f *flow) {
 	l.mu.Lock()
-	if l.flows[f.Client] == f {
-		delete(l.flows, f.Client)
+	if l.flows[f.key] == f {
+		delete(l.flows, f.key)
 	}
 	l.mu.Unlock()
 }

@@ -102,6 +102,13 @@ type flow struct {
 	// ingress its IP::ingress_rate_limit (pace.go); nil: none.
 	pace    atomic.Pointer[flowPace]
 	ingress atomic.Pointer[ingressLimit]
+	// key is the flow's in its listener's flows; out and orc the socket
+	// its answers leave from: the listener's, or on every port one of
+	// the flow's own bound to the port the client sent to
+	// (anyport_linux.go).
+	key flowKey
+	out *net.UDPConn
+	orc syscall.RawConn
 	flowIO
 }
 
@@ -131,14 +138,17 @@ type leg struct {
 	legIO // the system's way of reading answers (io_linux.go, io_other.go)
 }
 
-// newFlow fills in a new client's flow.
-func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client netip.AddrPort) *flow {
+// newFlow fills in a new client's flow to local (the listener's address,
+// or on every port the address and the port the client sent to).
+func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, key flowKey, local netip.AddrPort) *flow {
 	cfg := snap.Cfg
+	client := key.client
 	f := &flow{l: l, vs: vs, snap: snap, pool: snap.Pool, dgram: cfg.TFTP == nil && (cfg.DatagramLB || cfg.SIP != nil || cfg.RADIUS != nil || cfg.GTP != nil || cfg.DHCP != nil)}
-	f.Client, f.Local = client, l.addr
+	f.key, f.out, f.orc = key, l.conn, l.rc
+	f.Client, f.Local = client, local
 	f.Virtual = vs.Name
 	f.Flow.Protocol = "udp"
-	f.SetIdleTimeout(snap.FlowIdle(l.addr)) // a service-policy's timer policy (state/timers.go)
+	f.SetIdleTimeout(snap.FlowIdle(local)) // a service-policy's timer policy (state/timers.go)
 	if t := cfg.TFTP; t != nil {
 		f.tftp = true // tftp.go
 		if t.Idle > 0 {
@@ -171,7 +181,7 @@ func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client net
 		// bwc.go; a rate-class besides a bwc-policy is chained after it.
 		f.bwc.Store(newFlowBWCOn(f, snap.BWC.AttachClass(f.Client.String(), snap.RateClass)))
 	}
-	f.sip = newSIPState(cfg.SIP, l.addr.String())
+	f.sip = newSIPState(cfg.SIP, local.String())
 	f.rad = newRADIUSState(cfg.RADIUS, f) // radius.go
 	f.gtp = cfg.GTP != nil
 	f.gtps = newGTPState(cfg.GTP, cfg.Persist) // gtpsession.go
@@ -566,7 +576,7 @@ func (f *flow) addLeg(lg *leg) bool {
 // toClient sends a datagram to the flow's client from the virtual's
 // address, and counts it.
 func (f *flow) toClient(b []byte) {
-	if _, err := f.l.conn.WriteToUDPAddrPort(b, f.Client); err != nil {
+	if _, err := f.out.WriteToUDPAddrPort(b, f.Client); err != nil {
 		return
 	}
 	f.BytesOut.Add(uint64(len(b)))
@@ -625,4 +635,13 @@ func (f *flow) end() {
 	f.l.e.env.Table.Remove(&f.Flow)
 	f.vs.Leave(f.snap.Addr)
 	f.vs.Durs.Note(uint64(time.Since(f.Created()) / time.Millisecond))
+	f.closeOut()
+}
+
+// closeOut closes the flow's own answering socket (on every port); an
+// answer still on its way is lost, as after the flow's end.
+func (f *flow) closeOut() {
+	if f.out != f.l.conn {
+		f.out.Close()
+	}
 }

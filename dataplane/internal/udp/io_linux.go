@@ -29,9 +29,11 @@ type slots struct {
 	hdrs  [batchSize]unix.Mmsghdr
 	iovs  [batchSize]unix.Iovec
 	names [batchSize]unix.RawSockaddrInet6
-	// ctl is each datagram's arrival interface, read only by a listener
-	// whose virtual has a VLAN list to check (SetVLANs).
-	ctl [batchSize][rawsock.ArrivalCmsgLen]byte
+	// ctl is each datagram's control messages, read only by a listener
+	// whose virtual has a VLAN list to check (SetVLANs: the arrival
+	// interface) or listens on every port (the original destination,
+	// anyport_linux.go).
+	ctl [batchSize][ctlLen]byte
 	buf [batchSize * maxDatagram]byte
 }
 
@@ -51,16 +53,16 @@ func (s *slots) payload(i int) []byte {
 }
 
 // recv reads up to batchSize datagrams from fd (non-blocking), with
-// their arrival interfaces when arrival is set.
-func (s *slots) recv(fd uintptr, arrival bool) (int, unix.Errno) {
+// their control messages when ctl is set.
+func (s *slots) recv(fd uintptr, ctl bool) (int, unix.Errno) {
 	for i := range s.hdrs {
 		h := &s.hdrs[i].Hdr
 		h.Name = (*byte)(unsafe.Pointer(&s.names[i]))
 		h.Namelen = unix.SizeofSockaddrInet6
 		h.Flags = 0
-		if arrival {
+		if ctl {
 			h.Control = &s.ctl[i][0]
-			h.SetControllen(rawsock.ArrivalCmsgLen)
+			h.SetControllen(ctlLen)
 		} else {
 			h.Control, h.Controllen = nil, 0
 		}
@@ -185,7 +187,13 @@ func (l *Listener) serve() {
 				if vl != nil && !l.arrivedOn(vl, i) {
 					continue
 				}
-				l.datagram(addrOf(&l.b.names[i]), l.b.payload(i))
+				var to netip.AddrPort // where the client sent it, on every port only
+				if l.any {
+					if to = origDst(l.ctl(i)); !to.IsValid() {
+						continue // not steered: cannot happen
+					}
+				}
+				l.datagram(addrOf(&l.b.names[i]), to, l.b.payload(i))
 			}
 			l.flush()
 		}
@@ -201,7 +209,7 @@ func (l *Listener) readBatch(fd uintptr) bool {
 		l.b = slotPool.Get().(*slots)
 	}
 	l.vl = l.vlans.Load()
-	n, e := l.b.recv(fd, l.vl != nil)
+	n, e := l.b.recv(fd, l.vl != nil || l.any)
 	if e == unix.EAGAIN {
 		slotPool.Put(l.b)
 		l.b = nil
@@ -435,7 +443,7 @@ func (lg *leg) answer() {
 		return
 	}
 	lg.answers, lg.answered = s.hdrs[:k], 0
-	f.l.rc.Write(lg.toFn)
+	f.orc.Write(lg.toFn) // the listener's socket, or the flow's own on every port
 	n := lg.answered
 	lg.answers = nil
 	if n == 0 {
@@ -493,12 +501,16 @@ func (l *Listener) answerDNS(vs *state.Virtual, snap *state.VirtualSnap, vl *con
 	}
 }
 
+// ctl is the control messages of datagram i of the batch.
+func (l *Listener) ctl(i int) []byte {
+	return l.b.ctl[i][:min(int(l.b.hdrs[i].Hdr.Controllen), ctlLen)]
+}
+
 // arrivedOn reports whether datagram i of the batch arrived on an
 // interface the listener's virtual is enabled on; one that did not is
 // dropped, and counted with the udp profile's dropped datagrams.
 func (l *Listener) arrivedOn(vl *config.VLANFilter, i int) bool {
-	h := &l.b.hdrs[i].Hdr
-	l.arrIf = rawsock.PktinfoIf(l.b.ctl[i][:min(int(h.Controllen), rawsock.ArrivalCmsgLen)])
+	l.arrIf = rawsock.PktinfoIf(l.ctl(i))
 	if vl.Admits(l.arrIf) {
 		return true
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/state"
 )
 
 // On systems without recvmmsg(2) and sendmmsg(2), datagrams are read and
@@ -61,7 +62,7 @@ func (l *Listener) serve() {
 			snap.DNS.ServeUDP(vs, snap, l.conn, netip.AddrPortFrom(client.Addr().Unmap(), client.Port()), l.addr, buf[:n])
 			continue
 		}
-		l.datagram(client, buf[:n])
+		l.datagram(client, netip.AddrPort{}, buf[:n])
 	}
 }
 
@@ -215,4 +216,15 @@ func (lg *leg) fromServer(b []byte) {
 	}
 	f.toClient(b)
 	f.sipSent(lg, b)
+}
+
+// setOrigDst fails off Linux: a virtual on every port needs Linux's
+// sk_lookup, which the plane cannot attach here.
+func setOrigDst(int, bool) error {
+	return errors.New("a UDP virtual on every port needs Linux")
+}
+
+// replySocket fails off Linux (setOrigDst).
+func replySocket(netip.AddrPort, *state.VirtualSnap) (*net.UDPConn, syscall.RawConn, error) {
+	return nil, nil, setOrigDst(0, false)
 }

@@ -63,7 +63,7 @@ func newMRFSession(f *flow) *mrf.Session {
 func (f *flow) mrfWrite(b []byte) error {
 	if f.ended.Load() && f.mr != nil {
 		if to := f.mr.ConnectBack(f.Client); to != f.Client {
-			f.l.conn.WriteToUDPAddrPort(b, to)
+			f.out.WriteToUDPAddrPort(b, to)
 			return nil
 		}
 	}

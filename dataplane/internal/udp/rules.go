@@ -581,9 +581,10 @@ func (f *flow) RefreshFlow() { f.Touch(time.Now().UnixNano()) }
 var _ rules.UDPSocketConn = (*flow)(nil)
 
 // UDPSocket implements rules.UDPSocketConn (UDP::sendbuffer): the client
-// side is the listener's socket, the server side the leg's.
+// side is the socket the flow answers from (the listener's, or its own on
+// every port), the server side the leg's.
 func (f *flow) UDPSocket(s rules.Side, fn func(fd int) error) error {
-	rc := f.l.rc
+	rc := f.orc
 	if s == rules.ServerSide {
 		lg := f.curLeg()
 		if lg == nil || lg.rc == nil {
