@@ -96,15 +96,58 @@ func (x *ftpFlow) dialPassive(dst netip.AddrPort) (_ *net.TCPConn, release func(
 		c, err := pr.e.Dial(netip.AddrPortFrom(x.server, 0), dst)
 		return c, func() {}, err
 	}
-	t, err := ct.Pool().Translate(pr.Client, dst, false, &lsn.Want{Addr: x.server})
+	c, t, err := pr.e.dialTranslated(ct.Pool(), pr.Client, dst, &lsn.Want{Addr: x.server}, pr.serverSide())
 	if err != nil {
-		return nil, nil, errLSN // the pool counts it; the client's data connection is reset
+		return nil, nil, err // errLSN: the pool counts it; the client's data connection is reset
+	}
+	return c, t.Release, nil
+}
+
+// dialTranslated opens a TCP connection to dst from a translation of lp
+// for client (want: the wishes it is made with; nil: none), on another
+// port of it when the host holds the one given (up to lsnTries); the
+// translation is the caller's to give back once the connection ends,
+// and zombie-timeout closes the connection. errLSN: the pool gave none
+// (and counted it).
+func (e *Engine) dialTranslated(lp *lsn.Pool, client, dst netip.AddrPort, want *lsn.Want, side *sockopt.Side) (*net.TCPConn, *lsn.Translation, error) {
+	t, err := lp.Translate(client, dst, false, want)
+	if err != nil {
+		return nil, nil, errLSN
 	}
 	for i := 0; ; i++ {
-		c, err := pr.e.dialExact(t.Addr, dst, pr.serverSide())
+		c, err := e.dialExact(t.Addr, dst, side)
 		if err == nil {
-			t.Attach(c) // zombie-timeout closes it
-			return c, t.Release, nil
+			t.Attach(c)
+			return c, t, nil
+		}
+		if i < lsnTries && (errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL)) && t.Retry() {
+			continue
+		}
+		t.Release()
+		return nil, nil, err
+	}
+}
+
+// dialUDPTranslated is dialTranslated for a UDP flow: a socket bound to
+// the translation's address and port, shared with its inbound socket
+// (lsn.ReusePort), connected to dst.
+func dialUDPTranslated(lp *lsn.Pool, client, dst netip.AddrPort) (*net.UDPConn, *lsn.Translation, error) {
+	t, err := lp.Translate(client, dst, true, nil)
+	if err != nil {
+		return nil, nil, errLSN
+	}
+	for i := 0; ; i++ {
+		d := net.Dialer{LocalAddr: net.UDPAddrFromAddrPort(t.Addr), Control: func(_, _ string, rc syscall.RawConn) error {
+			var err error
+			if cerr := rc.Control(func(fd uintptr) { err = lsn.ReusePort(int(fd)) }); cerr != nil {
+				return cerr
+			}
+			return err
+		}}
+		c, err := d.Dial("udp", dst.String())
+		if err == nil {
+			t.Attach(c)
+			return c.(*net.UDPConn), t, nil
 		}
 		if i < lsnTries && (errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL)) && t.Retry() {
 			continue
