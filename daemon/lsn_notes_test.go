@@ -28,7 +28,7 @@ func TestLSNNotes(t *testing.T) {
 		{"udp", "destination 127.213.9.20:2101 ip-protocol udp" + lsn + "profiles replace-all-with { udp }", ""},
 		{"http", "destination 127.213.9.20:2102" + lsn + "profiles replace-all-with { tcp http }", ""},
 		{"http2 members", "destination 127.213.9.20:2103" + lsn + "profiles replace-all-with { tcp http httprouter h2 }", ""},
-		{"ftp", "destination 127.213.9.20:2121" + lsn + "profiles replace-all-with { tcp ftp }", "FTP active data connections' listening ports"},
+		{"ftp", "destination 127.213.9.20:2121" + lsn + "profiles replace-all-with { tcp ftp }", ""},
 		{"rtsp", "destination 127.213.9.20:2554" + lsn + "profiles replace-all-with { tcp rtsp }", "RTSP media channels"},
 		{"dns", "destination 127.213.9.20:2153 ip-protocol udp" + lsn + "profiles replace-all-with { udp dns }", ""},
 		{"message routing", "destination 127.213.9.20:2170" + lsn + "profiles replace-all-with { tcp lines rt }", ""},

@@ -236,7 +236,8 @@ func (t *translator) virtualLSN(o *objects.Object, v *dataplane.Virtual, pool st
 // leaves some of their server-side connections untranslated, naming
 // them: the member connections of pools and rules' nodes, HTTP/1.1,
 // HTTP/2 and HTTP/3 alike, explicit proxy and SOCKS origins, message
-// routing peers translate; these do not yet.
+// routing peers, FTP data connections (passive and active) translate;
+// these do not yet.
 func (t *translator) lsnNotes() {
 	for name, v := range t.dc.Virtuals {
 		if v.SNAT.Type != dataplane.SNATLSN {
@@ -253,9 +254,6 @@ func (t *translator) lsnNotes() {
 			// (dataplane/mrf LSNDialer); the diameter profile's own
 			// member connections do not.
 			not = append(not, "the diameter profile's member connections")
-		}
-		if v.FTP != nil {
-			not = append(not, "FTP active data connections' listening ports (on the control connection's translation address, a port the host chooses; passive data connections take the pool's)")
 		}
 		if v.RTSP != nil {
 			not = append(not, "RTSP media channels")

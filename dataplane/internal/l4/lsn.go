@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"syscall"
 
+	"github.com/openltm/openltm/dataplane/ftpalg"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
@@ -87,8 +88,8 @@ func (pr *proxied) dialServer(dst netip.AddrPort, pool *state.Pool) (*net.TCPCon
 // control connection's), its port the pool's and held until release [M:
 // BIG-IP does not say how its FTP ALG takes data ports under LSN];
 // otherwise from any port of the control connection's address, as
-// before. An active data connection's listener stays on a port the host
-// chooses.
+// before. An active data connection's listener takes its port from the
+// pool the same way (listenActive).
 func (x *ftpFlow) dialPassive(dst netip.AddrPort) (_ *net.TCPConn, release func(), _ error) {
 	pr := x.pr
 	ct := pr.lsn.Load()
@@ -101,6 +102,47 @@ func (x *ftpFlow) dialPassive(dst netip.AddrPort) (_ *net.TCPConn, release func(
 		return nil, nil, err // errLSN: the pool counts it; the client's data connection is reset
 	}
 	return c, t.Release, nil
+}
+
+// listenActive opens the listener of an active FTP data connection on
+// the member's side, on the control connection's server-side address:
+// when that is an lsn translation, on a translation of the same pool on
+// the same address, its port the pool's and held until the returned
+// translation is released (when the data connection ends, or the
+// listener closes unused), with no inbound listener of the pool's
+// sharing it (the member's connection must reach this one) [M: BIG-IP
+// does not say how its FTP ALG takes data ports under LSN]; otherwise on
+// a port the host chooses, the translation nil. errLSN: the pool gave
+// none (and counted it).
+func (x *ftpFlow) listenActive() (*net.TCPListener, *lsn.Translation, error) {
+	pr := x.pr
+	ct := pr.lsn.Load()
+	if ct == nil {
+		ln, err := ftpalg.Listen(x.server)
+		return ln, nil, err
+	}
+	t, err := ct.Pool().Translate(pr.Client, netip.AddrPortFrom(x.member, 0), false, &lsn.Want{Addr: x.server, Inbound: "disabled"})
+	if err != nil {
+		return nil, nil, errLSN
+	}
+	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+		var err error
+		if cerr := rc.Control(func(fd uintptr) { err = lsn.ReusePort(int(fd)) }); cerr != nil {
+			return cerr
+		}
+		return err
+	}}
+	for i := 0; ; i++ {
+		ln, err := lc.Listen(context.Background(), "tcp", t.Addr.String())
+		if err == nil {
+			return ln.(*net.TCPListener), t, nil
+		}
+		if i < lsnTries && (errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL)) && t.Retry() {
+			continue
+		}
+		t.Release()
+		return nil, nil, err
+	}
 }
 
 // dialTranslated opens a TCP connection to dst from a translation of lp
