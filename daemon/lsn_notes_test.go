@@ -31,6 +31,7 @@ func TestLSNNotes(t *testing.T) {
 		{"ftp", "destination 127.213.9.20:2121" + lsn + "profiles replace-all-with { tcp ftp }", ""},
 		{"rtsp", "destination 127.213.9.20:2554" + lsn + "profiles replace-all-with { tcp rtsp }", "RTSP media channels"},
 		{"dns", "destination 127.213.9.20:2153 ip-protocol udp" + lsn + "profiles replace-all-with { udp dns }", ""},
+		{"tftp", "destination 127.213.9.20:2169 ip-protocol udp" + lsn + "profiles replace-all-with { udp tftp }", ""},
 		{"message routing", "destination 127.213.9.20:2170" + lsn + "profiles replace-all-with { tcp lines rt }", ""},
 		{"diameter profile", "destination 127.213.9.20:3868" + lsn + "profiles replace-all-with { tcp diameter }", "the diameter profile's member connections"},
 	} {

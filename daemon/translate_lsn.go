@@ -236,7 +236,8 @@ func (t *translator) virtualLSN(o *objects.Object, v *dataplane.Virtual, pool st
 // leaves some of their server-side connections untranslated, naming
 // them: the member connections of pools and rules' nodes, HTTP/1.1,
 // HTTP/2 and HTTP/3 alike, explicit proxy and SOCKS origins, message
-// routing peers, FTP data connections (passive and active) translate;
+// routing peers, FTP data connections (passive and active), TFTP
+// transfers translate;
 // these do not yet.
 func (t *translator) lsnNotes() {
 	for name, v := range t.dc.Virtuals {
@@ -257,9 +258,6 @@ func (t *translator) lsnNotes() {
 		}
 		if v.RTSP != nil {
 			not = append(not, "RTSP media channels")
-		}
-		if v.TFTP != nil {
-			not = append(not, "TFTP transfers")
 		}
 		if v.GTP != nil {
 			not = append(not, "GTP messages")
