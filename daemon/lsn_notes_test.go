@@ -29,7 +29,7 @@ func TestLSNNotes(t *testing.T) {
 		{"http", "destination 127.213.9.20:2102" + lsn + "profiles replace-all-with { tcp http }", ""},
 		{"http2 members", "destination 127.213.9.20:2103" + lsn + "profiles replace-all-with { tcp http httprouter h2 }", ""},
 		{"ftp", "destination 127.213.9.20:2121" + lsn + "profiles replace-all-with { tcp ftp }", ""},
-		{"rtsp", "destination 127.213.9.20:2554" + lsn + "profiles replace-all-with { tcp rtsp }", "RTSP media channels"},
+		{"rtsp", "destination 127.213.9.20:2554" + lsn + "profiles replace-all-with { tcp rtsp }", ""},
 		{"dns", "destination 127.213.9.20:2153 ip-protocol udp" + lsn + "profiles replace-all-with { udp dns }", ""},
 		{"tftp", "destination 127.213.9.20:2169 ip-protocol udp" + lsn + "profiles replace-all-with { udp tftp }", ""},
 		{"message routing", "destination 127.213.9.20:2170" + lsn + "profiles replace-all-with { tcp lines rt }", ""},

@@ -237,7 +237,7 @@ func (t *translator) virtualLSN(o *objects.Object, v *dataplane.Virtual, pool st
 // them: the member connections of pools and rules' nodes, HTTP/1.1,
 // HTTP/2 and HTTP/3 alike, explicit proxy and SOCKS origins, message
 // routing peers, FTP data connections (passive and active), TFTP
-// transfers translate;
+// transfers and RTSP media channels translate;
 // these do not yet.
 func (t *translator) lsnNotes() {
 	for name, v := range t.dc.Virtuals {
@@ -255,9 +255,6 @@ func (t *translator) lsnNotes() {
 			// (dataplane/mrf LSNDialer); the diameter profile's own
 			// member connections do not.
 			not = append(not, "the diameter profile's member connections")
-		}
-		if v.RTSP != nil {
-			not = append(not, "RTSP media channels")
 		}
 		if v.GTP != nil {
 			not = append(not, "GTP messages")

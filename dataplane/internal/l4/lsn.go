@@ -14,6 +14,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/lsn"
+	"github.com/openltm/openltm/dataplane/rtsp"
 )
 
 // errLSN: the virtual's lsn pool gave the flow no translation (no free
@@ -143,6 +144,98 @@ func (x *ftpFlow) listenActive() (*net.TCPListener, *lsn.Translation, error) {
 		t.Release()
 		return nil, nil, err
 	}
+}
+
+// rtspPairTries bounds the translations an RTSP channel's member side
+// tries for an even RTP port with the next one free for RTCP.
+const rtspPairTries = 16
+
+// rtspChannel opens the member side of a SETUP's UDP transport (RTP,
+// and RTCP on the next port when the client asked for two) on the
+// control connection's server-side address: when that is an lsn
+// translation, on translations of the same pool on that address, an
+// even port and the next one, held until the channel closes (TEARDOWN,
+// idle-timeout, a SETUP that failed), with no inbound socket of the
+// pool's on them (an unconnected socket sharing the port would share the
+// member's datagrams) [M: BIG-IP does not say how its RTSP ALG takes
+// media ports under LSN]; otherwise on the client's ports when free,
+// else ports the host chooses (rtsp.NewChannel).
+func (x *rtspFlow) rtspChannel(client netip.Addr, want rtsp.Ports) (*rtsp.Channel, error) {
+	pr := x.pr
+	ct := pr.lsn.Load()
+	if ct == nil {
+		return rtsp.NewChannel(x.server, client, want)
+	}
+	lp, n := ct.Pool(), want.Count()
+	dst := netip.AddrPortFrom(x.member.Addr(), 0)
+	var spare []*lsn.Translation // odd ports, or an even one whose next was not free
+	defer func() {
+		for _, t := range spare {
+			t.Release()
+		}
+	}()
+	for range rtspPairTries {
+		t, err := lp.Translate(pr.Client, dst, true, &lsn.Want{Addr: x.server, Inbound: "disabled"})
+		if err != nil {
+			return nil, errLSN
+		}
+		ts := []*lsn.Translation{t}
+		if n == 2 {
+			if p := t.Addr.Port(); p%2 != 0 || p >= lp.Cfg().PortHigh { // RTCP's port the next, in the pool's range
+				spare = append(spare, t)
+				continue
+			}
+			t2, err := lp.Translate(pr.Client, dst, true, &lsn.Want{Addr: t.Addr.Addr(), Port: t.Addr.Port() + 1, Inbound: "disabled"})
+			if err != nil {
+				spare = append(spare, t)
+				return nil, errLSN
+			}
+			ts = append(ts, t2)
+			if t2.Addr.Port() != t.Addr.Port()+1 {
+				spare = append(spare, ts...)
+				continue
+			}
+		}
+		var cs []*net.UDPConn
+		for _, t := range ts {
+			c, err := listenUDPExact(t.Addr)
+			if err != nil {
+				break
+			}
+			t.Attach(c) // zombie-timeout closes it
+			cs = append(cs, c)
+		}
+		if len(cs) < len(ts) {
+			for _, c := range cs {
+				c.Close()
+			}
+			spare = append(spare, ts...)
+			continue
+		}
+		return rtsp.NewChannelOn(cs, client, want, func() {
+			for _, t := range ts {
+				t.Release()
+			}
+		}), nil
+	}
+	return nil, errLSN
+}
+
+// listenUDPExact is an unconnected UDP socket on exactly at, shared
+// (lsn.ReusePort) as the translations' sockets are.
+func listenUDPExact(at netip.AddrPort) (*net.UDPConn, error) {
+	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+		var err error
+		if cerr := rc.Control(func(fd uintptr) { err = lsn.ReusePort(int(fd)) }); cerr != nil {
+			return cerr
+		}
+		return err
+	}}
+	c, err := lc.ListenPacket(context.Background(), "udp", at.String())
+	if err != nil {
+		return nil, err
+	}
+	return c.(*net.UDPConn), nil
 }
 
 // dialTranslated opens a TCP connection to dst from a translation of lp
