@@ -82,6 +82,34 @@ func (pr *proxied) dialServer(dst netip.AddrPort, pool *state.Pool) (*net.TCPCon
 	}
 }
 
+// dialExtra opens another server side of the flow to dst, a member of
+// pool, beside the one dialServer opened (a diameter profile's
+// connections to the other members): from a translation of its own of
+// the lsn pool dialServer would use (the rules' LSN:: choice, unless a
+// rule chose a snat), for the flow's client, which the caller gives back
+// with the connection (serverConn.xlat); else as source says. A
+// translation the pool cannot give fails this connection only (the pool
+// counts it).
+func (pr *proxied) dialExtra(dst netip.AddrPort, pool *state.Pool) (*net.TCPConn, *lsn.Translation, error) {
+	lp := pr.snap.LSN
+	var want *lsn.Want
+	if pr.rs != nil && pr.rs.lsnUsed.Load() {
+		var off bool
+		lp, want, off = pr.rs.lsnChoice(lp) // rulelsn.go
+		if off {
+			lp = nil
+		}
+	}
+	if lp != nil && pr.rs != nil && pr.rs.SNAT.Set {
+		lp = nil
+	}
+	if lp == nil {
+		c, err := pr.e.DialSide(pr.source(dst, pool), dst, pr.serverSide())
+		return c, nil, err
+	}
+	return pr.e.dialTranslated(lp, pr.Client, dst, want, pr.serverSide())
+}
+
 // dialPassive opens a passive FTP data connection to the member's dst
 // from the control connection's address: when that is an lsn
 // translation, from a translation of the same pool on the same address
