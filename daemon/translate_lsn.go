@@ -237,8 +237,8 @@ func (t *translator) virtualLSN(o *objects.Object, v *dataplane.Virtual, pool st
 // them: the member connections of pools and rules' nodes, HTTP/1.1,
 // HTTP/2 and HTTP/3 alike, explicit proxy and SOCKS origins, message
 // routing peers and a diameter profile's member connections, FTP data
-// connections (passive and active), TFTP transfers and RTSP media
-// channels translate; these do not yet.
+// connections (passive and active), TFTP transfers, RTSP media
+// channels and GTP messages (UDP legs) translate; these do not yet.
 func (t *translator) lsnNotes() {
 	for name, v := range t.dc.Virtuals {
 		if v.SNAT.Type != dataplane.SNATLSN {
@@ -249,9 +249,6 @@ func (t *translator) lsnNotes() {
 			// Over plain DNS (no server-ssl) they go through the dns
 			// profile's pool step, which translates.
 			not = append(not, "the doh-proxy profile's DoH queries to its members (connections shared by every client)")
-		}
-		if v.GTP != nil {
-			not = append(not, "GTP messages")
 		}
 		if len(not) == 0 {
 			continue
