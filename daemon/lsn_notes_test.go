@@ -31,10 +31,10 @@ func TestLSNNotes(t *testing.T) {
 		{"ftp", "destination 127.213.9.20:2121" + lsn + "profiles replace-all-with { tcp ftp }", ""},
 		{"rtsp", "destination 127.213.9.20:2554" + lsn + "profiles replace-all-with { tcp rtsp }", ""},
 		{"dns", "destination 127.213.9.20:2153 ip-protocol udp" + lsn + "profiles replace-all-with { udp dns }", ""},
-		{"tftp", "destination 127.213.9.20:2169 ip-protocol udp" + lsn + "profiles replace-all-with { udp tftp }", ""},
-		{"gtp", "destination 127.213.9.20:2123 ip-protocol udp" + lsn + "profiles replace-all-with { udp gtp }", ""},
-		{"message routing", "destination 127.213.9.20:2170" + lsn + "profiles replace-all-with { tcp lines rt }", ""},
-		{"diameter profile", "destination 127.213.9.20:3868" + lsn + "profiles replace-all-with { tcp diameter }", ""},
+		{"tftp", "destination 127.216.9.20:21169 ip-protocol udp" + lsn + "profiles replace-all-with { udp tftp }", ""},
+		{"gtp", "destination 127.216.9.20:22124 ip-protocol udp" + lsn + "profiles replace-all-with { udp gtp }", ""},
+		{"message routing", "destination 127.216.9.20:21170" + lsn + "profiles replace-all-with { tcp lines rt }", ""},
+		{"diameter profile", "destination 127.216.9.20:23869" + lsn + "profiles replace-all-with { tcp diameter }", ""},
 	} {
 		out, err := run(t, s, "create ltm virtual v"+string(rune('a'+i))+" "+tc.args)
 		if err != "" {
