@@ -235,8 +235,10 @@ func (t *translator) virtualLSN(o *objects.Object, v *dataplane.Virtual, pool st
 // lsnNotes warns about the virtuals with an lsn pool whose data path
 // leaves some of their server-side connections untranslated, naming
 // them: the member connections of pools and rules' nodes, HTTP/1.1,
-// HTTP/2 and HTTP/3 alike, explicit proxy and SOCKS origins translate;
-// these do not yet.
+// HTTP/2 and HTTP/3 alike, explicit proxy and SOCKS origins, message
+// routing peers and a diameter profile's member connections, FTP data
+// connections (passive and active), TFTP transfers, RTSP media
+// channels and GTP messages (UDP legs) translate; these do not yet.
 func (t *translator) lsnNotes() {
 	for name, v := range t.dc.Virtuals {
 		if v.SNAT.Type != dataplane.SNATLSN {
@@ -247,21 +249,6 @@ func (t *translator) lsnNotes() {
 			// Over plain DNS (no server-ssl) they go through the dns
 			// profile's pool step, which translates.
 			not = append(not, "the doh-proxy profile's DoH queries to its members (connections shared by every client)")
-		}
-		if v.Diameter != nil || v.MRF != nil {
-			not = append(not, "message routing peer connections (they take their transport-config's source-address-translation)")
-		}
-		if v.FTP != nil {
-			not = append(not, "FTP active data connections' listening ports (on the control connection's translation address, a port the host chooses; passive data connections take the pool's)")
-		}
-		if v.RTSP != nil {
-			not = append(not, "RTSP media channels")
-		}
-		if v.TFTP != nil {
-			not = append(not, "TFTP transfers")
-		}
-		if v.GTP != nil {
-			not = append(not, "GTP messages")
 		}
 		if len(not) == 0 {
 			continue

@@ -154,6 +154,9 @@ func (t *translator) mrf(o *objects.Object, v *dataplane.Virtual) bool {
 	re := func(pr *objects.Prop) string { return fam.router.MustProp(pr.Name).Effective(t.cfg, router) }
 	cfg := &mrf.Config{Protocol: proto.Name, Router: router.Name, DefaultPool: v.Pool, Idle: mrfIdle, Local: v.Destination.Addr(),
 		Peers: map[string]*mrf.Peer{}, Transports: map[string]*mrf.Transport{}}
+	if v.SNAT.Type == dataplane.SNATLSN {
+		cfg.LSN = v.SNAT.Pool // the peer connections translate through it (translate_lsn.go)
+	}
 	if v.IsUDP() {
 		// The virtual's own peer flows are UDP and close after the udp
 		// profile's idle-timeout with nothing in flight.
@@ -356,6 +359,21 @@ func (t *translator) mrfTransport(cfg *mrf.Config, fam *mrfFamily, name string) 
 		switch kv["type"] {
 		case "automap":
 			x.SNAT = mrf.SNATAutomap
+		case "lsn":
+			// Its peer connections take translations of the lsn pool,
+			// the client whose message opens one its subscriber [M:
+			// F5 documents type lsn for virtual servers].
+			if pn := kv["pool"]; pn != "" && pn != "none" {
+				if lp := t.cfg.Lookup(t.s, specLSNPool, full(pn)); lp == nil {
+					t.keep(tco, "transport-config %s: lsn pool %s does not exist; its connections keep the host's address", tco.Name, pn)
+				} else if t.dc.LSN[lp.Name] == nil {
+					t.keep(tco, "transport-config %s: lsn pool %s cannot run; its connections keep the host's address", tco.Name, pn)
+				} else {
+					x.SNAT, x.LSN = mrf.SNATLSN, lp.Name
+				}
+			} else {
+				t.keep(tco, "transport-config %s: source-address-translation type lsn names no pool; its connections keep the host's address", tco.Name)
+			}
 		case "snat":
 			if pn := kv["pool"]; pn != "" && pn != "none" {
 				if sp := t.cfg.Lookup(t.s, specSnatPool, full(pn)); sp != nil {

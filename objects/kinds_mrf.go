@@ -87,7 +87,7 @@ profiles coll
 rules reflist ltm+rule
 source-address-translation raw
 source-port int 0
-`), "F5 "+prefix+"transport-config: how the connections to the peers naming it are made: from its source-address-translation's address (automap: the virtual's; snat: the snatpool's in turn) with its tcp profile's settings; its rules run on each of those connections (CLIENT_ACCEPTED as it opens; MR_EGRESS and the protocol's send event over each message leaving on it -- MQTT_SERVER_EGRESS for MQTT; the protocol's event and MR_INGRESS over each message the peer sends -- MQTT_SERVER_INGRESS and MQTT_SERVER_DATA for MQTT; CLIENT_CLOSED)",
+`), "F5 "+prefix+"transport-config: how the connections to the peers naming it are made: from its source-address-translation's address (automap: the virtual's; snat: the snatpool's in turn; lsn: a translation of the lsn pool for the client whose message opens it; none: the virtual's lsn pool when it has one) with its tcp profile's settings; its rules run on each of those connections (CLIENT_ACCEPTED as it opens; MR_EGRESS and the protocol's send event over each message leaving on it -- MQTT_SERVER_EGRESS for MQTT; the protocol's event and MR_INGRESS over each message the peer sends -- MQTT_SERVER_INGRESS and MQTT_SERVER_DATA for MQTT; CLIENT_CLOSED)",
 		"profiles", "source-address-translation", "rules")
 	tc.row("rules").Checked = true
 	tc.row("source-port").Max = 65535

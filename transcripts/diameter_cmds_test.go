@@ -60,12 +60,17 @@ func cmdDiamServer(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Defer(func() { s.Close(); diamServers.Delete(key) })
 }
 
-// diamseen NAME: print the requests member NAME received, one a line
-// ("got COMMAND session=... origin=..."), and the watchdog answers it got
+// diamseen NAME ?-from?: print the requests member NAME received, one a
+// line ("got COMMAND session=... origin=...", with -from the address and
+// port its connection came from too), and the watchdog answers it got
 // ("dwa N").
 func cmdDiamSeen(ts *testscript.TestScript, neg bool, args []string) {
+	from := len(args) == 2 && args[1] == "-from"
+	if from {
+		args = args[:1]
+	}
 	if neg || len(args) != 1 {
-		ts.Fatalf("usage: diamseen NAME")
+		ts.Fatalf("usage: diamseen NAME ?-from?")
 	}
 	v, ok := diamServers.Load(ts.Getenv("WORK") + "/" + args[0])
 	if !ok {
@@ -77,6 +82,9 @@ func cmdDiamSeen(ts *testscript.TestScript, neg bool, args []string) {
 		t := ""
 		if g.Retransmit {
 			t = " retransmitted"
+		}
+		if from {
+			t += " from=" + g.From
 		}
 		fmt.Fprintf(&b, "got %d session=%s origin=%s host-ip=%s%s\n", g.Code, g.Session, g.Origin, g.HostIP, t)
 	}

@@ -22,6 +22,7 @@ func gtpServerMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "", "address:port to listen on (UDP)")
 	label := fs.String("label", "G1", "the name the answers carry")
+	peers := fs.Bool("peers", false, "print the address and port each message came from")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -34,11 +35,31 @@ func gtpServerMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	go func() { <-ctx.Done(); c.Close() }()
-	err = gtpmsg.Serve(c, *label)
+	if *peers {
+		err = servePeers(c, *label, stdout)
+	} else {
+		err = gtpmsg.Serve(c, *label)
+	}
 	if ctx.Err() != nil {
 		return nil
 	}
 	return err
+}
+
+// servePeers is gtpmsg.Serve printing where each message came from
+// ("LABEL message from ADDR:PORT").
+func servePeers(c *net.UDPConn, label string, stdout io.Writer) error {
+	buf := make([]byte, 65535)
+	for {
+		n, from, err := c.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s message from %s\n", label, from)
+		if a := gtpmsg.Respond(buf[:n], label); a != nil {
+			c.WriteToUDPAddrPort(a, from)
+		}
+	}
 }
 
 // gtpClientMain is `tcpkit gtp-client`: n requests (Echo or Create

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/rtsp"
@@ -24,13 +25,23 @@ func rtspServerMain(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "", "address:port to listen on (TCP)")
 	label := fs.String("label", "rtsp1", "the server's name, in its answers and RTP payloads")
+	peers := fs.Bool("peers", false, "print each request's method and the address it came from (and a SETUP's Transport)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *listen == "" {
 		return errors.New("rtsp-server: -listen is required")
 	}
-	s, err := rtsp.Listen(*listen, *label)
+	var log func(string)
+	if *peers {
+		var mu sync.Mutex
+		log = func(l string) {
+			mu.Lock()
+			fmt.Fprintf(stdout, "%s %s\n", *label, l)
+			mu.Unlock()
+		}
+	}
+	s, err := rtsp.ListenLog(*listen, *label, log)
 	if err != nil {
 		return fmt.Errorf("rtsp-server: %v", err)
 	}

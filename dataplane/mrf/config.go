@@ -81,9 +81,12 @@ type Transport struct {
 	Name string
 	// SNAT is its source-address-translation: SNATAutomap (the virtual's
 	// address [M: openltm has no self IPs for the peer side]), SNATPool
-	// (SNATAddrs in turn), or "" (none: the host's own address).
+	// (SNATAddrs in turn), SNATLSN (a translation of the lsn pool LSN,
+	// LSNDialer), or "" (none: the virtual's lsn pool when it has one,
+	// else the host's own address).
 	SNAT      string
 	SNATAddrs []netip.Addr
+	LSN       string
 	// TCP is its tcp profile's socket settings (nil: the kernel's).
 	TCP *sockopt.Side
 	// UDP: its profiles name a udp profile, so its connections are UDP
@@ -105,6 +108,7 @@ type Transport struct {
 const (
 	SNATAutomap = "automap"
 	SNATPool    = "snat"
+	SNATLSN     = "lsn"
 )
 
 // source is the address a new connection to dst leaves from (invalid:
@@ -135,7 +139,7 @@ func (t *Transport) key() string {
 	if t == nil {
 		return "-"
 	}
-	return fmt.Sprintf("%q %q %v %+v %t %d %q", t.Name, t.SNAT, t.SNATAddrs, t.TCP, t.UDP, t.Idle, t.RulesKey)
+	return fmt.Sprintf("%q %q %v %q %+v %t %d %q", t.Name, t.SNAT, t.SNATAddrs, t.LSN, t.TCP, t.UDP, t.Idle, t.RulesKey)
 }
 
 // PersistBy is a session profile's persist-key: what a request is
@@ -257,6 +261,11 @@ type Config struct {
 	DefaultPool string
 	// Local is the virtual's address (a transport-config's automap).
 	Local netip.Addr
+	// LSN is the virtual's lsn pool (source-address-translation type
+	// lsn; "": none): the peer connections whose transport-config has no
+	// source-address-translation of its own translate through it
+	// (LSNDialer).
+	LSN string
 	// Transports are the transport-configs by full name, for peers a
 	// rule makes (MR::peer ... transport NAME).
 	Transports map[string]*Transport
@@ -333,12 +342,28 @@ func (c *Config) RouterFor(mk func() *Router) *Router {
 // connections it holds.
 func (c *Config) Same(o *Config) bool { return c.key() == o.key() }
 
+// Translates says whether any peer connection of the router may leave
+// from an lsn pool's translation (the virtual's, or a transport-config's
+// source-address-translation type lsn): the host then names each
+// client session's subscriber (Session.SetSubscriber).
+func (c *Config) Translates() bool {
+	if c.LSN != "" {
+		return true
+	}
+	for _, t := range c.Transports {
+		if t.SNAT == SNATLSN {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *Config) key() string {
 	var b strings.Builder
 	if c.Proto != nil {
 		fmt.Fprintf(&b, "%s %s|", c.Proto.Name(), c.Proto.String())
 	}
-	fmt.Fprintf(&b, "%q %d %t %t %d %d %d %q %v %d %d %d|", c.Term, c.Max, c.NoResponse, c.DisableParser, c.MaxPending, c.MaxPendingBytes, c.MaxRetries, c.DefaultPool, c.Local, c.Idle, c.Persist, c.PersistTTL)
+	fmt.Fprintf(&b, "%q %d %t %t %d %d %d %q %v %q %d %d %d|", c.Term, c.Max, c.NoResponse, c.DisableParser, c.MaxPending, c.MaxPendingBytes, c.MaxRetries, c.DefaultPool, c.Local, c.LSN, c.Idle, c.Persist, c.PersistTTL)
 	fmt.Fprintf(&b, "%d %d %d %d %d %t %t %t|", c.OnLost, c.MaxRetransmit, c.Watchdog, c.MaxWatchdogFailures, c.Handshake, c.UDP, c.ConnectBack, c.IgnorePort)
 	if c.Timers != nil {
 		fmt.Fprintf(&b, "%+v|", *c.Timers)

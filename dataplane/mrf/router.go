@@ -37,6 +37,56 @@ type DatagramDialer interface {
 // errNoUDP is a UDP peer of a router whose Env opens no UDP flows.
 var errNoUDP = errors.New("udp peers are not supported here")
 
+// LSNDialer is an Env whose peer connections may leave from a
+// large-scale NAT translation: DialLSN is Dial (udp false) and DialUDP
+// (udp true) from a translation of via's lsn pool for via's subscriber,
+// the translation given back by done. Without it a peer connection
+// that should translate cannot be opened.
+type LSNDialer interface {
+	DialLSN(via LSNVia, pool string, addr netip.AddrPort, tcp *sockopt.Side, udp bool) (c net.Conn, done func(), err error)
+}
+
+// LSNVia is the lsn pool a new peer connection translates through and
+// the subscriber it translates for: the client whose message opened it
+// (Session.SetSubscriber), else the virtual's address, port 0, for a
+// connection no client's message opened (auto-initialization, a shared
+// connection's unsolicited message) [M].
+type LSNVia struct {
+	Pool       string
+	Subscriber netip.AddrPort
+}
+
+// errNoLSN is a peer connection to translate on a router whose Env
+// cannot.
+var errNoLSN = errors.New("lsn translation is not supported here")
+
+// lsnVia is the lsn pool a new peer connection for m translates through
+// (Pool "": none): none when a rule gave m a source (MR::message snat),
+// else the transport-config's lsn pool (source-address-translation type
+// lsn), else, when the transport-config has no source-address-translation
+// of its own, the virtual's. A router without an lsn pool anywhere pays
+// a string comparison per connection opened.
+func (r *Router) lsnVia(tc *Transport, m *Message, dst netip.Addr) LSNVia {
+	if m.SNATAutomap && r.cfg.Local.IsValid() && r.cfg.Local.Is4() == dst.Is4() || m.SNAT.IsValid() && m.SNAT.Is4() == dst.Is4() {
+		return LSNVia{}
+	}
+	pool := r.cfg.LSN
+	if tc != nil && tc.SNAT != "" {
+		pool = ""
+		if tc.SNAT == SNATLSN {
+			pool = tc.LSN
+		}
+	}
+	if pool == "" {
+		return LSNVia{}
+	}
+	v := LSNVia{Pool: pool, Subscriber: netip.AddrPortFrom(r.cfg.Local, 0)}
+	if s := m.Originator(); s != nil && s.sub.IsValid() {
+		v.Subscriber = s.sub
+	}
+	return v
+}
+
 // Hooks run the iRules events of a client connection's messages; each
 // reads and changes the message (Drop, Return, Retry, routes). false: the
 // connection was ended by the rule.
@@ -381,6 +431,10 @@ type Session struct {
 	// client is the client's address (SetClient), for persist-key
 	// Src-Addr.
 	client netip.Addr
+	// sub is the client's address and port (SetSubscriber), the
+	// subscriber of the peer connections its messages open through an
+	// lsn pool.
+	sub netip.AddrPort
 
 	mu    sync.Mutex
 	own   map[connKey]*outgoing
@@ -450,6 +504,14 @@ func (s *Session) Router() *Router { return s.r }
 // SetClient says which address the session's client connects from, for
 // persistence by source address (persist-key Src-Addr).
 func (s *Session) SetClient(a netip.Addr) { s.client = a.Unmap() }
+
+// SetSubscriber says which address and port the session's client
+// connects from, for the peer connections its messages open through an
+// lsn pool (LSNVia); set by the host only when the router translates
+// (Config.Translates).
+func (s *Session) SetSubscriber(a netip.AddrPort) {
+	s.sub = netip.AddrPortFrom(a.Addr().Unmap(), a.Port())
+}
 
 // Close ends the session's own (per-client) peer connections; answers
 // still due to it are dropped.
@@ -1127,7 +1189,12 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 	var done func()
 	var err error
 	src := m.source(tc, o.r.cfg.Local, addr.Addr()) // clone.go
-	if udp {
+	if via := o.r.lsnVia(tc, m, addr.Addr()); via.Pool != "" {
+		err = errNoLSN
+		if ld, ok := o.r.env.(LSNDialer); ok {
+			c, done, err = ld.DialLSN(via, p.Pool, addr, tcp, udp)
+		}
+	} else if udp {
 		err = errNoUDP
 		if dd, ok := o.r.env.(DatagramDialer); ok {
 			c, done, err = dd.DialUDP(p.Pool, addr, src)

@@ -106,6 +106,9 @@ type Channel struct {
 	once   sync.Once
 	done   chan struct{}
 	onDone func()
+	// release gives back what the member side's sockets were bound to
+	// (NewChannelOn), once they are closed.
+	release func()
 	// Datagrams counts the datagrams relayed, both ways.
 	Datagrams atomic.Uint64
 	// tracked is the channels' flows in a connection table (Track), one
@@ -127,6 +130,17 @@ func NewChannel(server netip.Addr, client netip.Addr, want Ports) (*Channel, err
 		ch.clientPeer = append(ch.clientPeer, netip.AddrPortFrom(client, want.Port(i)))
 	}
 	return ch, nil
+}
+
+// NewChannelOn is NewChannel with the member side's sockets cs already
+// bound (to an lsn pool's translations); release runs once the channel
+// is closed and they are.
+func NewChannelOn(cs []*net.UDPConn, client netip.Addr, want Ports, release func()) *Channel {
+	ch := &Channel{member: cs, done: make(chan struct{}), release: release}
+	for i := range cs {
+		ch.clientPeer = append(ch.clientPeer, netip.AddrPortFrom(client, want.Port(i)))
+	}
+	return ch
 }
 
 // MemberPorts is the ports the member is told in client_port.
@@ -312,6 +326,9 @@ func (ch *Channel) Close() {
 		ch.peerMu.Unlock()
 		if f != nil {
 			f()
+		}
+		if ch.release != nil {
+			ch.release()
 		}
 	})
 }

@@ -22,7 +22,10 @@ type Server struct {
 	Interval time.Duration
 	Count    int
 
-	ln   *net.TCPListener
+	ln *net.TCPListener
+	// log, when set (ListenLog), hears each request's method and the
+	// address it came from, and a SETUP's Transport.
+	log  func(string)
 	mu   sync.Mutex
 	reqs []Message
 	sess map[string]*serverSession
@@ -48,7 +51,12 @@ func (s *serverSession) end() {
 }
 
 // Listen starts a server on addr ("ip:port").
-func Listen(addr, name string) (*Server, error) {
+func Listen(addr, name string) (*Server, error) { return ListenLog(addr, name, nil) }
+
+// ListenLog is Listen with log hearing each request's method and the
+// address its connection came from (and a SETUP's Transport, where the
+// server sends its RTP), so that a test sees what the member saw.
+func ListenLog(addr, name string, log func(string)) (*Server, error) {
 	ap, err := netip.ParseAddrPort(addr)
 	if err != nil {
 		return nil, err
@@ -57,7 +65,7 @@ func Listen(addr, name string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Name: name, Interval: 20 * time.Millisecond, Count: 1000, ln: ln, sess: map[string]*serverSession{}}
+	s := &Server{Name: name, Interval: 20 * time.Millisecond, Count: 1000, ln: ln, log: log, sess: map[string]*serverSession{}}
 	s.wg.Add(1)
 	go s.serve()
 	return s, nil
@@ -127,6 +135,13 @@ func (s *Server) conn(c net.Conn) {
 		cp.Fields = append([]Field(nil), m.Fields...)
 		s.reqs = append(s.reqs, cp)
 		s.mu.Unlock()
+		if s.log != nil {
+			line := m.Method + " from " + c.RemoteAddr().String()
+			if tv, ok := m.Get("Transport"); ok && m.Method == "SETUP" {
+				line += " Transport: " + tv
+			}
+			s.log(line)
+		}
 		resp := s.answer(&m, c, write)
 		if err := write(resp.Encode(nil)); err != nil {
 			return

@@ -26,6 +26,8 @@ type Got struct {
 	HostIP                string
 	// Retransmit: the header's T flag was set.
 	Retransmit bool
+	// From is the address and port the request's connection came from.
+	From string
 }
 
 // Server is a Diameter peer listening on one address.
@@ -146,7 +148,7 @@ func (s *Server) serve(c net.Conn) {
 			continue
 		}
 		g := Got{Code: m.Code(), Session: string(m.Get(diammsg.AVPSessionID)), Origin: string(m.Get(diammsg.AVPOriginHost)),
-			Dest: string(m.Get(diammsg.AVPDestinationHost)), Retransmit: m.Flags()&diammsg.FlagRetransmit != 0}
+			Dest: string(m.Get(diammsg.AVPDestinationHost)), Retransmit: m.Flags()&diammsg.FlagRetransmit != 0, From: c.RemoteAddr().String()}
 		if a, ok := diammsg.AddressOf(m.Get(diammsg.AVPHostIPAddress)); ok {
 			g.HostIP = a.String()
 		}

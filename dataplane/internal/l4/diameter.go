@@ -877,7 +877,7 @@ func (x *diamFlow) dial(m *state.Member) *diamPeer {
 		return nil
 	}
 	dst := pr.target(m)
-	c, err := pr.e.DialSide(pr.source(dst, x.pool), dst, pr.serverSide())
+	c, t, err := pr.dialExtra(dst, x.pool) // lsn.go
 	if err != nil {
 		m.ConnectFailed()
 		m.Release()
@@ -886,7 +886,7 @@ func (x *diamFlow) dial(m *state.Member) *diamPeer {
 	m.ConnectSucceeded()
 	ps := x.pool.Snap.Load()
 	serverConnOpts(ps, c) // tcpopts.go
-	s := &serverConn{conn: c}
+	s := &serverConn{conn: c, xlat: t}
 	pr.opened(s, m, x.pool, ps, rawsock.AddrPortOf(c.LocalAddr()), dst, nil, false)
 	pr.AddLeg(&s.leg)
 	if !pr.originateMember(s) { // server-ssl (tls.go): this member only

@@ -16,6 +16,7 @@ import (
 	"github.com/openltm/openltm/dataplane/ftpalg"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/rules"
 )
 
@@ -32,7 +33,8 @@ import (
 // connection's, not the one in the answer [M]) at the announced port,
 // from the control connection's server-side address (its SNAT, automap
 // or not). Active: the client's PORT/EPRT makes a listener on the
-// server-side address, the member is told that one, and when the member
+// server-side address (on a port of its lsn pool when the control
+// connection is translated, lsn.go), the member is told that one, and when the member
 // connects the proxy connects to the client's address (again the control
 // connection's, which keeps the gateway from being turned on third
 // parties, RFC 2577's bounce attack [M]) at the announced port, from the
@@ -242,7 +244,7 @@ func (x *ftpFlow) handle(line string, up bool) bool {
 			x.mu.Unlock()
 			return x.write(pr.client, d.Line)
 		case ftpalg.OpenActive:
-			ln, err := ftpalg.Listen(x.server)
+			ln, t, err := x.listenActive() // lsn.go
 			if err != nil {
 				x.ctl.Abandon()
 				x.mu.Unlock()
@@ -252,7 +254,7 @@ func (x *ftpFlow) handle(line string, up bool) bool {
 			closeListener(&x.active)
 			x.active = ln
 			x.mu.Unlock()
-			go x.activeData(ln, d.Addr.Port())
+			go x.activeData(ln, d.Addr.Port(), t)
 			return x.write(x.sc.conn, cmd)
 		}
 		x.mu.Unlock()
@@ -386,13 +388,16 @@ func (x *ftpFlow) passiveData(ln *net.TCPListener, port uint16) {
 
 // activeData waits for the member's data connection on ln and joins it
 // to one opened to the client's announced port, from the virtual's
-// address and the profile's data port.
-func (x *ftpFlow) activeData(ln *net.TCPListener, port uint16) {
+// address and the profile's data port; t, the lsn translation ln's port
+// is (nil: none), is given back when it ends.
+func (x *ftpFlow) activeData(ln *net.TCPListener, port uint16, t *lsn.Translation) {
+	defer t.Release()
 	pr := x.pr
 	m, err := ftpalg.AcceptFrom(ln, x.member, time.Now().Add(ftpalg.AcceptTimeout))
 	if err != nil {
 		return
 	}
+	t.Attach(m) // zombie-timeout closes it
 	src := netip.AddrPortFrom(pr.Local.Addr(), x.opt.DataPort)
 	c, kept, err := ftpalg.DialData(src, netip.AddrPortFrom(pr.Client.Addr(), port), pr.e.env.ConnectTimeout)
 	if err != nil {

@@ -7,12 +7,14 @@ import (
 	"net/netip"
 	"syscall"
 
+	"github.com/openltm/openltm/dataplane/ftpalg"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/lsn"
+	"github.com/openltm/openltm/dataplane/rtsp"
 )
 
 // errLSN: the virtual's lsn pool gave the flow no translation (no free
@@ -80,6 +82,34 @@ func (pr *proxied) dialServer(dst netip.AddrPort, pool *state.Pool) (*net.TCPCon
 	}
 }
 
+// dialExtra opens another server side of the flow to dst, a member of
+// pool, beside the one dialServer opened (a diameter profile's
+// connections to the other members): from a translation of its own of
+// the lsn pool dialServer would use (the rules' LSN:: choice, unless a
+// rule chose a snat), for the flow's client, which the caller gives back
+// with the connection (serverConn.xlat); else as source says. A
+// translation the pool cannot give fails this connection only (the pool
+// counts it).
+func (pr *proxied) dialExtra(dst netip.AddrPort, pool *state.Pool) (*net.TCPConn, *lsn.Translation, error) {
+	lp := pr.snap.LSN
+	var want *lsn.Want
+	if pr.rs != nil && pr.rs.lsnUsed.Load() {
+		var off bool
+		lp, want, off = pr.rs.lsnChoice(lp) // rulelsn.go
+		if off {
+			lp = nil
+		}
+	}
+	if lp != nil && pr.rs != nil && pr.rs.SNAT.Set {
+		lp = nil
+	}
+	if lp == nil {
+		c, err := pr.e.DialSide(pr.source(dst, pool), dst, pr.serverSide())
+		return c, nil, err
+	}
+	return pr.e.dialTranslated(lp, pr.Client, dst, want, pr.serverSide())
+}
+
 // dialPassive opens a passive FTP data connection to the member's dst
 // from the control connection's address: when that is an lsn
 // translation, from a translation of the same pool on the same address
@@ -87,8 +117,8 @@ func (pr *proxied) dialServer(dst netip.AddrPort, pool *state.Pool) (*net.TCPCon
 // control connection's), its port the pool's and held until release [M:
 // BIG-IP does not say how its FTP ALG takes data ports under LSN];
 // otherwise from any port of the control connection's address, as
-// before. An active data connection's listener stays on a port the host
-// chooses.
+// before. An active data connection's listener takes its port from the
+// pool the same way (listenActive).
 func (x *ftpFlow) dialPassive(dst netip.AddrPort) (_ *net.TCPConn, release func(), _ error) {
 	pr := x.pr
 	ct := pr.lsn.Load()
@@ -96,15 +126,191 @@ func (x *ftpFlow) dialPassive(dst netip.AddrPort) (_ *net.TCPConn, release func(
 		c, err := pr.e.Dial(netip.AddrPortFrom(x.server, 0), dst)
 		return c, func() {}, err
 	}
-	t, err := ct.Pool().Translate(pr.Client, dst, false, &lsn.Want{Addr: x.server})
+	c, t, err := pr.e.dialTranslated(ct.Pool(), pr.Client, dst, &lsn.Want{Addr: x.server}, pr.serverSide())
 	if err != nil {
-		return nil, nil, errLSN // the pool counts it; the client's data connection is reset
+		return nil, nil, err // errLSN: the pool counts it; the client's data connection is reset
+	}
+	return c, t.Release, nil
+}
+
+// listenActive opens the listener of an active FTP data connection on
+// the member's side, on the control connection's server-side address:
+// when that is an lsn translation, on a translation of the same pool on
+// the same address, its port the pool's and held until the returned
+// translation is released (when the data connection ends, or the
+// listener closes unused), with no inbound listener of the pool's
+// sharing it (the member's connection must reach this one) [M: BIG-IP
+// does not say how its FTP ALG takes data ports under LSN]; otherwise on
+// a port the host chooses, the translation nil. errLSN: the pool gave
+// none (and counted it).
+func (x *ftpFlow) listenActive() (*net.TCPListener, *lsn.Translation, error) {
+	pr := x.pr
+	ct := pr.lsn.Load()
+	if ct == nil {
+		ln, err := ftpalg.Listen(x.server)
+		return ln, nil, err
+	}
+	t, err := ct.Pool().Translate(pr.Client, netip.AddrPortFrom(x.member, 0), false, &lsn.Want{Addr: x.server, Inbound: "disabled"})
+	if err != nil {
+		return nil, nil, errLSN
+	}
+	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+		var err error
+		if cerr := rc.Control(func(fd uintptr) { err = lsn.ReusePort(int(fd)) }); cerr != nil {
+			return cerr
+		}
+		return err
+	}}
+	for i := 0; ; i++ {
+		ln, err := lc.Listen(context.Background(), "tcp", t.Addr.String())
+		if err == nil {
+			return ln.(*net.TCPListener), t, nil
+		}
+		if i < lsnTries && (errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL)) && t.Retry() {
+			continue
+		}
+		t.Release()
+		return nil, nil, err
+	}
+}
+
+// rtspPairTries bounds the translations an RTSP channel's member side
+// tries for an even RTP port with the next one free for RTCP.
+const rtspPairTries = 16
+
+// rtspChannel opens the member side of a SETUP's UDP transport (RTP,
+// and RTCP on the next port when the client asked for two) on the
+// control connection's server-side address: when that is an lsn
+// translation, on translations of the same pool on that address, an
+// even port and the next one, held until the channel closes (TEARDOWN,
+// idle-timeout, a SETUP that failed), with no inbound socket of the
+// pool's on them (an unconnected socket sharing the port would share the
+// member's datagrams) [M: BIG-IP does not say how its RTSP ALG takes
+// media ports under LSN]; otherwise on the client's ports when free,
+// else ports the host chooses (rtsp.NewChannel).
+func (x *rtspFlow) rtspChannel(client netip.Addr, want rtsp.Ports) (*rtsp.Channel, error) {
+	pr := x.pr
+	ct := pr.lsn.Load()
+	if ct == nil {
+		return rtsp.NewChannel(x.server, client, want)
+	}
+	lp, n := ct.Pool(), want.Count()
+	dst := netip.AddrPortFrom(x.member.Addr(), 0)
+	var spare []*lsn.Translation // odd ports, or an even one whose next was not free
+	defer func() {
+		for _, t := range spare {
+			t.Release()
+		}
+	}()
+	for range rtspPairTries {
+		t, err := lp.Translate(pr.Client, dst, true, &lsn.Want{Addr: x.server, Inbound: "disabled"})
+		if err != nil {
+			return nil, errLSN
+		}
+		ts := []*lsn.Translation{t}
+		if n == 2 {
+			if p := t.Addr.Port(); p%2 != 0 || p >= lp.Cfg().PortHigh { // RTCP's port the next, in the pool's range
+				spare = append(spare, t)
+				continue
+			}
+			t2, err := lp.Translate(pr.Client, dst, true, &lsn.Want{Addr: t.Addr.Addr(), Port: t.Addr.Port() + 1, Inbound: "disabled"})
+			if err != nil {
+				spare = append(spare, t)
+				return nil, errLSN
+			}
+			ts = append(ts, t2)
+			if t2.Addr.Port() != t.Addr.Port()+1 {
+				spare = append(spare, ts...)
+				continue
+			}
+		}
+		var cs []*net.UDPConn
+		for _, t := range ts {
+			c, err := listenUDPExact(t.Addr)
+			if err != nil {
+				break
+			}
+			t.Attach(c) // zombie-timeout closes it
+			cs = append(cs, c)
+		}
+		if len(cs) < len(ts) {
+			for _, c := range cs {
+				c.Close()
+			}
+			spare = append(spare, ts...)
+			continue
+		}
+		return rtsp.NewChannelOn(cs, client, want, func() {
+			for _, t := range ts {
+				t.Release()
+			}
+		}), nil
+	}
+	return nil, errLSN
+}
+
+// listenUDPExact is an unconnected UDP socket on exactly at, shared
+// (lsn.ReusePort) as the translations' sockets are.
+func listenUDPExact(at netip.AddrPort) (*net.UDPConn, error) {
+	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+		var err error
+		if cerr := rc.Control(func(fd uintptr) { err = lsn.ReusePort(int(fd)) }); cerr != nil {
+			return cerr
+		}
+		return err
+	}}
+	c, err := lc.ListenPacket(context.Background(), "udp", at.String())
+	if err != nil {
+		return nil, err
+	}
+	return c.(*net.UDPConn), nil
+}
+
+// dialTranslated opens a TCP connection to dst from a translation of lp
+// for client (want: the wishes it is made with; nil: none), on another
+// port of it when the host holds the one given (up to lsnTries); the
+// translation is the caller's to give back once the connection ends,
+// and zombie-timeout closes the connection. errLSN: the pool gave none
+// (and counted it).
+func (e *Engine) dialTranslated(lp *lsn.Pool, client, dst netip.AddrPort, want *lsn.Want, side *sockopt.Side) (*net.TCPConn, *lsn.Translation, error) {
+	t, err := lp.Translate(client, dst, false, want)
+	if err != nil {
+		return nil, nil, errLSN
 	}
 	for i := 0; ; i++ {
-		c, err := pr.e.dialExact(t.Addr, dst, pr.serverSide())
+		c, err := e.dialExact(t.Addr, dst, side)
 		if err == nil {
-			t.Attach(c) // zombie-timeout closes it
-			return c, t.Release, nil
+			t.Attach(c)
+			return c, t, nil
+		}
+		if i < lsnTries && (errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL)) && t.Retry() {
+			continue
+		}
+		t.Release()
+		return nil, nil, err
+	}
+}
+
+// dialUDPTranslated is dialTranslated for a UDP flow: a socket bound to
+// the translation's address and port, shared with its inbound socket
+// (lsn.ReusePort), connected to dst.
+func dialUDPTranslated(lp *lsn.Pool, client, dst netip.AddrPort) (*net.UDPConn, *lsn.Translation, error) {
+	t, err := lp.Translate(client, dst, true, nil)
+	if err != nil {
+		return nil, nil, errLSN
+	}
+	for i := 0; ; i++ {
+		d := net.Dialer{LocalAddr: net.UDPAddrFromAddrPort(t.Addr), Control: func(_, _ string, rc syscall.RawConn) error {
+			var err error
+			if cerr := rc.Control(func(fd uintptr) { err = lsn.ReusePort(int(fd)) }); cerr != nil {
+				return cerr
+			}
+			return err
+		}}
+		c, err := d.Dial("udp", dst.String())
+		if err == nil {
+			t.Attach(c)
+			return c.(*net.UDPConn), t, nil
 		}
 		if i < lsnTries && (errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL)) && t.Retry() {
 			continue

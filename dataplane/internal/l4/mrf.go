@@ -15,6 +15,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/mqtt"
 	"github.com/openltm/openltm/dataplane/mrf"
 	"github.com/openltm/openltm/rules"
@@ -32,7 +33,8 @@ import (
 // the client; a message that could not be delivered runs MR_FAILED
 // (MR::retry routes it again, up to max-retries). Peer connections are
 // opened from the host's own address, or as the peer's transport-config
-// says (its source-address-translation and tcp profile), and are not
+// says (its source-address-translation and tcp profile), or from a
+// translation of the virtual's lsn pool (DialLSN), and are not
 // flows of the connection table: they outlive the client connections
 // that use them [M]. A message over max-message-size resets the client.
 // The virtual's counts (mrf.Counters) live in its profile counters, so
@@ -66,6 +68,9 @@ func (pr *proxied) serveMRF(head []byte) {
 	// connection, only for those.
 	if _, dyn := cfg.Proto.(mrf.DynamicRouter); (dyn || cfg.Persist == mrf.PersistSrcAddr) && pr.client != nil {
 		s.SetClient(rawsock.AddrPortOf(pr.client.RemoteAddr()).Addr())
+	}
+	if cfg.Translates() { // an lsn pool: the client is the subscriber of the peer connections its messages open
+		s.SetSubscriber(pr.Client)
 	}
 	var src io.Reader = pr.client
 	if len(head) > 0 {
@@ -223,6 +228,40 @@ func (x *mrfEnv) DialUDP(pool string, addr netip.AddrPort, src netip.Addr) (net.
 		}
 		return net.DialUDP("udp", laddr, net.UDPAddrFromAddrPort(addr))
 	})
+}
+
+// DialLSN opens a peer connection (a UDP flow when udp) from a
+// translation of via's lsn pool for via's subscriber, counted on the
+// member as Dial's and DialUDP's are; done gives the translation back
+// with the member's place. The pool counts a translation it cannot give
+// (errLSN), and the message fails as for a member that cannot be
+// reached.
+func (x *mrfEnv) DialLSN(via mrf.LSNVia, pool string, addr netip.AddrPort, tcp *sockopt.Side, udp bool) (net.Conn, func(), error) {
+	var lp *lsn.Pool
+	if x.e.env.LSN != nil {
+		lp = x.e.env.LSN.Pool(via.Pool)
+	}
+	if lp == nil {
+		return nil, nil, errLSN // the pool is gone (a commit that removed it)
+	}
+	var t *lsn.Translation
+	c, done, err := x.dial(pool, addr, !udp, func() (net.Conn, error) {
+		if udp {
+			c, tr, err := dialUDPTranslated(lp, via.Subscriber, addr) // lsn.go
+			t = tr
+			return c, err
+		}
+		c, tr, err := x.e.dialTranslated(lp, via.Subscriber, addr, nil, tcp)
+		t = tr
+		return c, err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, func() {
+		done()
+		t.Release()
+	}, nil
 }
 
 // dial opens a peer connection with open, on a place reserved on

@@ -51,6 +51,10 @@ type serverConn struct {
 	// helloBack: the member's first bytes are read for its ServerHello's
 	// session ID before they are copied (ssl persistence, sslpersist.go).
 	helloBack bool
+	// xlat is the lsn translation a flow's extra member connection holds
+	// (a diameter profile's other members, lsn.go dialExtra), given back
+	// with it; nil for the flow's own (pr.lsn).
+	xlat *lsn.Translation
 }
 
 // flow is what both L4 engines keep of one client connection and its
@@ -1207,6 +1211,10 @@ func (fl *flow) retire() {
 // release gives back the member's and pool's connection counts.
 func (sc *serverConn) release() {
 	sc.ssl.Release()
+	if sc.xlat != nil {
+		sc.xlat.Release()
+		sc.xlat = nil
+	}
 	if m := sc.member; m != nil {
 		sc.clock.Stop()
 		m.Release()

@@ -27,7 +27,8 @@ import (
 //
 // SETUP's UDP transports get data channels: the client's client_port
 // becomes a pair of ports on the server side's address (the member's
-// datagrams come there), and the member's server_port in its answer a
+// datagrams come there; translations of its lsn pool when the control
+// connection has one, lsn.go), and the member's server_port in its answer a
 // pair on the virtual's address (the client's come there), source= the
 // virtual's address; datagrams are relayed between them
 // (dataplane/rtsp/channel.go) until the member answers TEARDOWN or they
@@ -284,7 +285,16 @@ func (x *rtspFlow) forwardRequest(m *rtsp.Message) bool {
 				if !ok {
 					continue
 				}
-				ch, err := rtsp.NewChannel(x.server, client, ports)
+				ch, err := x.rtspChannel(client, ports) // lsn.go
+				if err == errLSN {
+					// No translation for its data channel: the control
+					// connection is reset, as a connection the pool cannot
+					// translate is (the pool counted it) [M].
+					closeChans(p.chans, "")
+					x.pr.because(rstcause.LSNPort)
+					x.pr.end(true)
+					return false
+				}
 				if err != nil {
 					continue // the transport passes as the client wrote it
 				}

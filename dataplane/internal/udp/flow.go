@@ -524,10 +524,10 @@ func (f *flow) source(dst netip.AddrPort, pool *state.Pool) netip.AddrPort {
 func (f *flow) openLeg(dst netip.AddrPort, m *state.Member, pool *state.Pool) *leg {
 	var c *net.UDPConn
 	var err error
-	if f.tftp {
+	if lp, want := f.lsnChoice(); lp != nil {
+		c, err = f.dialLSN(lp, dst, want, f.tftp) // lsn.go
+	} else if f.tftp {
 		c, err = listenFrom(f.source(dst, pool), dst) // tftp.go
-	} else if lp, want := f.lsnChoice(); lp != nil {
-		c, err = f.dialLSN(lp, dst, want) // lsn.go
 	} else {
 		c, err = sockopt.DialUDP(f.source(dst, pool), dst)
 	}

@@ -1,6 +1,7 @@
 package udp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -109,8 +110,21 @@ func (f *flow) LSNTranslation() (netip.AddrPort, bool) {
 
 // dialLSN opens a server side to dst from a translation of lp (see
 // dataplane/lsn) as the rule wants it (nil: as the pool gives it), kept
-// until the flow ends; the pool counts a failure.
-func (f *flow) dialLSN(lp *lsn.Pool, dst netip.AddrPort, want *lsn.Want) (*net.UDPConn, error) {
+// until the flow ends; the pool counts a failure. listen makes it a TFTP
+// leg's unconnected socket (tftp.go) on the translation, which takes the
+// member's answers from the transfer's port: the translation then opens
+// no inbound socket of the pool's, whatever inbound-connections or
+// LSN::inbound say, since an unconnected socket sharing the port would
+// share the member's datagrams with it [M].
+func (f *flow) dialLSN(lp *lsn.Pool, dst netip.AddrPort, want *lsn.Want, listen bool) (*net.UDPConn, error) {
+	if listen {
+		w := lsn.Want{Inbound: "disabled"}
+		if want != nil {
+			w = *want
+			w.Inbound = "disabled"
+		}
+		want = &w
+	}
 	t, err := lp.Translate(f.Client, dst, true, want)
 	if err != nil {
 		return nil, errLSN
@@ -128,7 +142,12 @@ func (f *flow) dialLSN(lp *lsn.Pool, dst netip.AddrPort, want *lsn.Want) (*net.U
 		}
 	}
 	for i := 0; ; i++ {
-		c, err := dialReuse(t.Addr, dst)
+		var c *net.UDPConn
+		if listen {
+			c, err = listenReuse(t.Addr)
+		} else {
+			c, err = dialReuse(t.Addr, dst)
+		}
 		if err == nil {
 			f.mu.Lock()
 			f.lsn = append(f.lsn, t)
@@ -153,6 +172,23 @@ func (f *flow) releaseLSN() {
 	for _, t := range ts {
 		t.Release()
 	}
+}
+
+// listenReuse is an unconnected UDP socket on exactly at (a TFTP leg's
+// translation), with SO_REUSEPORT as dialReuse's.
+func listenReuse(at netip.AddrPort) (*net.UDPConn, error) {
+	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+		var err error
+		if cerr := rc.Control(func(fd uintptr) { err = lsn.ReusePort(int(fd)) }); cerr != nil {
+			return cerr
+		}
+		return err
+	}}
+	c, err := lc.ListenPacket(context.Background(), "udp", at.String())
+	if err != nil {
+		return nil, err
+	}
+	return c.(*net.UDPConn), nil
 }
 
 // dialReuse is a UDP socket from src to dst shared with the

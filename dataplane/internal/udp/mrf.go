@@ -52,6 +52,9 @@ func newMRFSession(f *flow) *mrf.Session {
 	if cfg.Persist == mrf.PersistSrcAddr {
 		s.SetClient(f.Client.Addr())
 	}
+	if cfg.Translates() { // an lsn pool: the flow's client is the subscriber of the peer flows its messages open
+		s.SetSubscriber(f.Client)
+	}
 	return s
 }
 

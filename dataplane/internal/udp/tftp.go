@@ -25,8 +25,9 @@ import (
 // another port once the transfer's is known, are dropped (RFC 1350 §4
 // answers them with an error; the proxy stays silent [M]). Blocks,
 // options (RFC 2347-2349) and errors pass through as sent, so block
-// numbers that wrap past 65535 and any block size work. A virtual without
-// the profile pays one nil check per datagram each way.
+// numbers that wrap past 65535 and any block size work. With an lsn pool
+// the leg's socket is on a translation of it (lsn.go, dialLSN). A virtual
+// without the profile pays one nil check per datagram each way.
 
 // listenFrom makes the unconnected socket of a TFTP leg, bound to src
 // (src's port when free, else any; an invalid src lets the kernel
