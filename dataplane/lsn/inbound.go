@@ -34,6 +34,25 @@ func ReusePort(fd int) error {
 
 const soReusePort = 15 // SO_REUSEPORT on Linux
 
+// ListenUDPShared is an unconnected UDP socket on exactly at, with
+// ReusePort, so that a translation's own sockets (a TFTP leg's, an RTSP
+// media channel's) can share its address and port with the dials made
+// from it.
+func ListenUDPShared(at netip.AddrPort) (*net.UDPConn, error) {
+	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+		var err error
+		if cerr := rc.Control(func(fd uintptr) { err = ReusePort(int(fd)) }); cerr != nil {
+			return cerr
+		}
+		return err
+	}}
+	c, err := lc.ListenPacket(context.Background(), "udp", at.String())
+	if err != nil {
+		return nil, err
+	}
+	return c.(*net.UDPConn), nil
+}
+
 type inbound struct {
 	ln   net.Listener
 	pool *Pool

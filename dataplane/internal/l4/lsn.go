@@ -226,7 +226,7 @@ func (x *rtspFlow) rtspChannel(client netip.Addr, want rtsp.Ports) (*rtsp.Channe
 		}
 		var cs []*net.UDPConn
 		for _, t := range ts {
-			c, err := listenUDPExact(t.Addr)
+			c, err := lsn.ListenUDPShared(t.Addr)
 			if err != nil {
 				break
 			}
@@ -247,23 +247,6 @@ func (x *rtspFlow) rtspChannel(client netip.Addr, want rtsp.Ports) (*rtsp.Channe
 		}), nil
 	}
 	return nil, errLSN
-}
-
-// listenUDPExact is an unconnected UDP socket on exactly at, shared
-// (lsn.ReusePort) as the translations' sockets are.
-func listenUDPExact(at netip.AddrPort) (*net.UDPConn, error) {
-	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
-		var err error
-		if cerr := rc.Control(func(fd uintptr) { err = lsn.ReusePort(int(fd)) }); cerr != nil {
-			return cerr
-		}
-		return err
-	}}
-	c, err := lc.ListenPacket(context.Background(), "udp", at.String())
-	if err != nil {
-		return nil, err
-	}
-	return c.(*net.UDPConn), nil
 }
 
 // dialTranslated opens a TCP connection to dst from a translation of lp

@@ -1,7 +1,6 @@
 package udp
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -144,7 +143,7 @@ func (f *flow) dialLSN(lp *lsn.Pool, dst netip.AddrPort, want *lsn.Want, listen 
 	for i := 0; ; i++ {
 		var c *net.UDPConn
 		if listen {
-			c, err = listenReuse(t.Addr)
+			c, err = lsn.ListenUDPShared(t.Addr)
 		} else {
 			c, err = dialReuse(t.Addr, dst)
 		}
@@ -172,23 +171,6 @@ func (f *flow) releaseLSN() {
 	for _, t := range ts {
 		t.Release()
 	}
-}
-
-// listenReuse is an unconnected UDP socket on exactly at (a TFTP leg's
-// translation), with SO_REUSEPORT as dialReuse's.
-func listenReuse(at netip.AddrPort) (*net.UDPConn, error) {
-	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
-		var err error
-		if cerr := rc.Control(func(fd uintptr) { err = lsn.ReusePort(int(fd)) }); cerr != nil {
-			return cerr
-		}
-		return err
-	}}
-	c, err := lc.ListenPacket(context.Background(), "udp", at.String())
-	if err != nil {
-		return nil, err
-	}
-	return c.(*net.UDPConn), nil
 }
 
 // dialReuse is a UDP socket from src to dst shared with the
