@@ -26,11 +26,11 @@ var errLSN = errors.New("lsn translation failed")
 // the translation's port (another program holds it).
 const lsnTries = 4
 
-// dialServer opens the server side to dst, a member of pool: from the
-// virtual's lsn pool's translation address and port when it has one
-// (and no rule chose a snat or disabled the translation), else as
-// source says. A virtual without an lsn pool pays the nil check.
-func (pr *proxied) dialServer(dst netip.AddrPort, pool *state.Pool) (*net.TCPConn, error) {
+// lsnPool is the lsn pool the flow's server sides take translations
+// of, and the rules' wishes for them: the virtual's, or the one the
+// rules' LSN:: commands chose; nil when they disabled it, a rule chose a
+// snat or snatpool (which replaces the translation), or there is none.
+func (pr *proxied) lsnPool() (*lsn.Pool, *lsn.Want) {
 	lp := pr.snap.LSN
 	var want *lsn.Want
 	if pr.rs != nil && pr.rs.lsnUsed.Load() {
@@ -41,8 +41,17 @@ func (pr *proxied) dialServer(dst netip.AddrPort, pool *state.Pool) (*net.TCPCon
 		}
 	}
 	if lp != nil && pr.rs != nil && pr.rs.SNAT.Set {
-		lp = nil // a rule's snat or snatpool replaces the translation
+		lp = nil
 	}
+	return lp, want
+}
+
+// dialServer opens the server side to dst, a member of pool: from the
+// virtual's lsn pool's translation address and port when it has one
+// (and no rule chose a snat or disabled the translation), else as
+// source says. A virtual without an lsn pool pays the nil check.
+func (pr *proxied) dialServer(dst netip.AddrPort, pool *state.Pool) (*net.TCPConn, error) {
+	lp, want := pr.lsnPool()
 	if lp == nil {
 		return pr.e.DialSide(pr.source(dst, pool), dst, pr.serverSide())
 	}
@@ -91,18 +100,7 @@ func (pr *proxied) dialServer(dst netip.AddrPort, pool *state.Pool) (*net.TCPCon
 // translation the pool cannot give fails this connection only (the pool
 // counts it).
 func (pr *proxied) dialExtra(dst netip.AddrPort, pool *state.Pool) (*net.TCPConn, *lsn.Translation, error) {
-	lp := pr.snap.LSN
-	var want *lsn.Want
-	if pr.rs != nil && pr.rs.lsnUsed.Load() {
-		var off bool
-		lp, want, off = pr.rs.lsnChoice(lp) // rulelsn.go
-		if off {
-			lp = nil
-		}
-	}
-	if lp != nil && pr.rs != nil && pr.rs.SNAT.Set {
-		lp = nil
-	}
+	lp, want := pr.lsnPool()
 	if lp == nil {
 		c, err := pr.e.DialSide(pr.source(dst, pool), dst, pr.serverSide())
 		return c, nil, err
