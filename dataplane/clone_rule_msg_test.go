@@ -46,6 +46,10 @@ func TestRuleCloneMessage(t *testing.T) {
 		}
 		cl.Close()
 	}
+	mqttMember := func(t *testing.T, addr string) string { return startBroker(t, addr, "member-a").Addr() }
+	mqttSetup := func(t *testing.T, cfg *Config, vs, member, rule string) {
+		mqttVirtual(t, cfg, "/Common/vs", vs, "/Common/pool", rule)
+	}
 	fixMember := func(t *testing.T, addr string) string { return startAcceptor(t, addr, "member-a").Addr() }
 	fixSetup := func(t *testing.T, cfg *Config, vs, member, rule string) {
 		delete(cfg.Virtuals, "/Common/vs")
@@ -78,11 +82,7 @@ func TestRuleCloneMessage(t *testing.T) {
 		check   func(t *testing.T, got string)
 	}{
 		{name: "mqtt", rule: "MQTT_CLIENT_INGRESS",
-			member: func(t *testing.T, addr string) string { return startBroker(t, addr, "member-a").Addr() },
-			setup: func(t *testing.T, cfg *Config, vs, member, rule string) {
-				mqttVirtual(t, cfg, "/Common/vs", vs, "/Common/pool", rule)
-			},
-			run: mqttRun,
+			member: mqttMember, setup: mqttSetup, run: mqttRun,
 			check: func(t *testing.T, got string) {
 				if want := enc(pub) + enc(ping); got != want {
 					t.Errorf("rule's clone got %q, want the PUBLISH and the PINGREQ %q", got, want)
@@ -90,40 +90,23 @@ func TestRuleCloneMessage(t *testing.T) {
 			}},
 		{name: "mqtt server ingress", base: "127.217.31.1",
 			body:   "when CLIENT_ACCEPTED {\n set n 0\n}\nwhen MQTT_SERVER_INGRESS {\n incr n\n if { $n == 2 } { clientside { clone pool /Common/ids } }\n}",
-			member: func(t *testing.T, addr string) string { return startBroker(t, addr, "member-a").Addr() },
-			setup: func(t *testing.T, cfg *Config, vs, member, rule string) {
-				mqttVirtual(t, cfg, "/Common/vs", vs, "/Common/pool", rule)
-			},
-			run: mqttRun,
+			member: mqttMember, setup: mqttSetup, run: mqttRun,
 			check: func(t *testing.T, got string) {
 				if want := enc(pingresp); got != want {
 					t.Errorf("MQTT_SERVER_INGRESS's clone got %q, want the broker's PINGRESP alone (not its CONNACK) %q", got, want)
 				}
 			}},
 		{name: "mqtt server ingress serverside", rule: "MQTT_SERVER_INGRESS", server: true, base: "127.217.31.2",
-			member: func(t *testing.T, addr string) string { return startBroker(t, addr, "member-a").Addr() },
-			setup: func(t *testing.T, cfg *Config, vs, member, rule string) {
-				mqttVirtual(t, cfg, "/Common/vs", vs, "/Common/pool", rule)
-			},
-			run: mqttRun,
+			member: mqttMember, setup: mqttSetup, run: mqttRun,
 			check: func(t *testing.T, got string) {
 				if want := enc(pingresp); got != want {
 					t.Errorf("serverside clone got %q, want the broker's PINGRESP %q", got, want)
 				}
 			}},
 		{name: "mqtt client egress", rule: "MQTT_CLIENT_EGRESS", dropped: 1, base: "127.217.31.3",
-			member: func(t *testing.T, addr string) string { return startBroker(t, addr, "member-a").Addr() },
-			setup: func(t *testing.T, cfg *Config, vs, member, rule string) {
-				mqttVirtual(t, cfg, "/Common/vs", vs, "/Common/pool", rule)
-			},
-			run:   mqttRun,
-			check: nil},
+			member: mqttMember, setup: mqttSetup, run: mqttRun},
 		{name: "mqtt server connected", body: "when SERVER_CONNECTED {\n clientside { clone pool /Common/ids }\n}",
-			member: func(t *testing.T, addr string) string { return startBroker(t, addr, "member-a").Addr() },
-			setup: func(t *testing.T, cfg *Config, vs, member, rule string) {
-				mqttVirtual(t, cfg, "/Common/vs", vs, "/Common/pool", rule)
-			},
-			run: mqttRun,
+			member: mqttMember, setup: mqttSetup, run: mqttRun,
 			check: func(t *testing.T, got string) {
 				if want := enc(mqtttest.Connect("cloned")) + enc(pub) + enc(ping); got != want {
 					t.Errorf("SERVER_CONNECTED's clone got %q, want the CONNECT and the rest %q", got, want)
