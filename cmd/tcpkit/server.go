@@ -24,6 +24,7 @@ func serverMain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	crashAfter := fs.Int("crash-after", 0, "after this many messages, reset every connection without answering and exit with status 3 (a crashing member); 0 never")
 	closeAfter := fs.Int("close-after", 0, "answer this many messages on each connection, then close it in order (a member ending its sessions); 0 never")
 	quiet := fs.Bool("quiet", false, "log connections only, not every message")
+	show := fs.Int("show", 60, "log at most this many bytes of each message (what one read gives with -frame raw)")
 	stall := fs.Duration("stall", 0, "read nothing on a new connection for this long, then serve it (a member that stops reading: flow control)")
 	syn := fs.Bool("syn", false, "log what each client's SYN carried (MSS, TTL, ToS), kept by the listener (TCP_SAVE_SYN)")
 	if err := fs.Parse(args); err != nil {
@@ -43,7 +44,7 @@ func serverMain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	s := &labelServer{label: *label, frame: *frame, echo: *echo || *frame == "length", delay: *delay, quiet: *quiet, stall: *stall,
+	s := &labelServer{label: *label, frame: *frame, echo: *echo || *frame == "length", delay: *delay, quiet: *quiet, show: *show, stall: *stall,
 		syn: *syn, closeAfter: *closeAfter, log: &lockedWriter{w: stdout}}
 	crashed := make(chan struct{})
 	if *crashAfter > 0 {
@@ -86,6 +87,7 @@ type labelServer struct {
 	delay time.Duration
 	stall time.Duration
 	quiet bool
+	show  int  // bytes of a message logged
 	syn   bool // -syn: log each client's SYN
 	// closeAfter: answers per connection before closing it (FIN); 0 never.
 	closeAfter int
@@ -129,8 +131,8 @@ func (s *labelServer) handle(c net.Conn) {
 			}
 			if !s.quiet {
 				shown := msg
-				if len(shown) > 60 {
-					shown = shown[:60]
+				if len(shown) > s.show {
+					shown = shown[:max(s.show, 0)]
 				}
 				s.log.printf("%s received %q from %s\n", s.label, shown, from)
 			}
