@@ -118,6 +118,18 @@ func byeDone(m *SIPMessage) bool {
 	return !m.Request && m.Code >= 200 && string(m.CSeqMethod()) == "BYE"
 }
 
+// retire keeps every new request of the client off sc, a connection
+// the BYE's final answer about to be relayed ends (terminate-on-bye):
+// the peer may send its next request the moment it has the answer, and
+// that request must open a connection of its own rather than go down
+// this one while it closes, whose answers would never be read. With
+// per-connection the whole client ends instead, as terminate says.
+func (ss *sipSession) retire(sc *serverConn) {
+	if !ss.s.e.cfg.Request.SIP.PerConnection {
+		sc.down.Store(true)
+	}
+}
+
 // terminate ends the connection a BYE's transaction took
 // (terminate-on-bye): the member's, or the client's when the virtual
 // balances the connection once.

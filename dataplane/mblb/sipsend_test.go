@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/sipmsg"
 )
@@ -104,5 +105,48 @@ func TestSIPSendEvents(t *testing.T) {
 	}
 	if strings.Contains(got, "REQUEST_DONE INFO") {
 		t.Fatalf("a done event for the discarded INFO:\n%s", got)
+	}
+}
+
+// byeDoneRule holds SIP_RESPONSE_DONE of a BYE's final answer, which
+// runs after the answer reached the client and before terminate-on-bye
+// ends the member's connection: the client's next request arrives in
+// that window.
+type byeDoneRule struct{ hold time.Duration }
+
+func (byeDoneRule) OnSIPRequest(*SIPEvent) error  { return nil }
+func (byeDoneRule) OnSIPResponse(*SIPEvent) error { return nil }
+func (byeDoneRule) SIPSends() (bool, bool)        { return false, true }
+
+func (r byeDoneRule) OnSIPSend(x *SIPEvent, request, done bool) error {
+	if m, err := ParseSIP(x.Message()); err == nil && done && !request && byeDone(&m) {
+		time.Sleep(r.hold)
+	}
+	return nil
+}
+
+// TestSIPTerminateOnByeNextRequest: with terminate-on-bye, a request the
+// client sends as soon as it has the BYE's answer opens a connection of
+// its own to the member instead of going down the one being ended, whose
+// answers would never come back.
+func TestSIPTerminateOnByeNextRequest(t *testing.T) {
+	s1 := startSIPMember(t, "127.83.24.1:0", "S1")
+	cfg := sipConfig(newTestPoolAddrs(s1), false)
+	cfg.Request.SIP.TerminateOnBye = true
+	vs := startVS(t, "127.83.24.10:0", cfg, func(c net.Conn) ClientOptions {
+		return ClientOptions{Tag: c.RemoteAddr().String(), SIPRule: byeDoneRule{hold: 300 * time.Millisecond}}
+	})
+	c := dialSIP(t, vs)
+	for d := 0; d < 2; d++ {
+		cid := fmt.Sprintf("bye-%d@127.83.24.9", d)
+		c.send(sipRequest("INVITE", cid, "z9hG4bKi"+cid, 1, ""))
+		if trying, ok := c.recv(), c.recv(); trying.Code != 100 || ok.Code != 200 {
+			t.Fatalf("dialog %d: INVITE answered %d %d, want 100 and 200", d, trying.Code, ok.Code)
+		}
+		c.send(sipRequest("ACK", cid, "z9hG4bKa"+cid, 1, ""))
+		c.send(sipRequest("BYE", cid, "z9hG4bKb"+cid, 2, ""))
+		if bye := c.recv(); bye.Code != 200 {
+			t.Fatalf("dialog %d: BYE answered %d", d, bye.Code)
+		}
 	}
 }

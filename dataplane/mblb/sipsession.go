@@ -305,10 +305,15 @@ func (ss *sipSession) fromClient(b []byte) bool {
 			ss.dialogSeen(&m)
 		}
 		if sc != nil && !sc.down.Load() {
-			if ss.send(sc, &m, b) {
-				if e.cfg.Request.SIP.TerminateOnBye && byeDone(&m) {
-					ss.terminate(sc)
-				}
+			bye := e.cfg.Request.SIP.TerminateOnBye && byeDone(&m)
+			if bye {
+				ss.retire(sc)
+			}
+			ok := ss.send(sc, &m, b)
+			if bye {
+				ss.terminate(sc)
+			}
+			if ok {
 				return true
 			}
 		}
@@ -551,11 +556,15 @@ func (ss *sipSession) fromServer(sc *serverConn, b []byte) {
 	if ss.dialogs != nil {
 		ss.dialogSeen(&m)
 	}
+	bye := e.cfg.Request.SIP.TerminateOnBye && byeDone(&m)
+	if bye {
+		ss.retire(sc)
+	}
 	if ss.send(nil, &m, b) {
 		ss.s.msgsOut.Add(1)
-		if e.cfg.Request.SIP.TerminateOnBye && byeDone(&m) {
-			ss.terminate(sc)
-		}
+	}
+	if bye {
+		ss.terminate(sc)
 	}
 }
 
