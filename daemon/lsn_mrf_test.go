@@ -40,21 +40,7 @@ func lsnLinePeer(t *testing.T, addr string) {
 			}()
 		}
 	}()
-	pc, err := net.ListenPacket("udp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pc.Close() })
-	go func() {
-		buf := make([]byte, 512)
-		for {
-			_, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			pc.WriteTo([]byte(from.String()+"\n"), from)
-		}
-	}()
+	udpFromPeer(t, addr, "\n")
 }
 
 // mrfAsk connects from src to vip, sends one line and reads the answer:

@@ -43,6 +43,13 @@ func lsnPeer(t *testing.T, addr string) {
 // address and port it came from (the translation).
 func lsnUDPPeer(t *testing.T, addr string) {
 	t.Helper()
+	udpFromPeer(t, addr, "")
+}
+
+// udpFromPeer answers every datagram to addr with the address and port
+// it came from, then end (a line protocol's newline, or nothing).
+func udpFromPeer(t *testing.T, addr, end string) {
+	t.Helper()
 	pc, err := net.ListenPacket("udp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +62,7 @@ func lsnUDPPeer(t *testing.T, addr string) {
 			if err != nil {
 				return
 			}
-			pc.WriteTo([]byte(from.String()), from)
+			pc.WriteTo([]byte(from.String()+end), from)
 		}
 	}()
 }
