@@ -6,6 +6,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/internal/l4"
 	"github.com/openltm/openltm/dataplane/internal/sklookup"
+	"github.com/openltm/openltm/dataplane/mblb"
 )
 
 // A virtual on every port of its address (`destination ADDR:any`, no
@@ -63,8 +64,14 @@ func AnyPortUnsupported(v *Virtual) string {
 		return "an ip-forward udp virtual on every port is not served yet (tcp is)"
 	case v.IsUDP() && v.DNS != nil:
 		return "a dns profile on every port is not served yet (its answers would leave from the listener's own port)"
-	case v.MBLB != nil || v.HTTP3 != nil:
-		return "a message-based virtual (http, mblb, sip ...) on every port is not served yet"
+	case v.HTTP3 != nil:
+		return "an http3 virtual on every port is not served yet (a udp virtual with a quic profile answers from its listener's port)"
+	case v.MBLB != nil && v.MBLB.Request.Mode == mblb.SIP:
+		return "a sip virtual on every port is not served yet"
+	case v.MBLB != nil && v.MBLB.ExplicitProxy != nil:
+		return "an explicit forward proxy (http proxy-type explicit) on every port is not served yet"
+	case v.MBLB != nil && v.TLS != nil && v.TLS.Forward != nil:
+		return "an ssl forward proxy on every port is not served yet (it would connect back to its own address)"
 	case v.FTP != nil || v.RTSP != nil:
 		return "an ftp or rtsp virtual on every port is not served yet (the virtual would take its own data connections' ports)"
 	case v.ClientTCP.WantsMPTCP():

@@ -13,7 +13,11 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/ftpalg"
+	"github.com/openltm/openltm/dataplane/fwdproxy"
+	"github.com/openltm/openltm/dataplane/http3"
 	"github.com/openltm/openltm/dataplane/internal/netnstest"
+	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/dataplane/sslfwd"
 )
 
 // inOwnNetns runs the calling test again in a network namespace of its own:
@@ -111,7 +115,12 @@ func TestAnyPortUnsupported(t *testing.T) {
 		{"udp", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP}, ""},
 		{"udp ip-forward", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP, IPForward: true}, "ip-forward udp"},
 		{"udp dns", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP, DNS: &DNSProfile{}}, "dns profile"},
-		{"mblb", Virtual{Destination: ap("127.212.2.1:0"), MBLB: &MBLB{}}, "message-based"},
+		{"mblb", Virtual{Destination: ap("127.212.2.1:0"), MBLB: &MBLB{}}, ""},
+		{"http", Virtual{Destination: ap("127.212.2.1:0"), MBLB: &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}, OneConnect: &OneConnect{}}}, ""},
+		{"sip", Virtual{Destination: ap("127.212.2.1:0"), MBLB: &MBLB{Request: mblb.Framing{Mode: mblb.SIP}}}, "a sip virtual"},
+		{"explicit proxy", Virtual{Destination: ap("127.212.2.1:0"), MBLB: &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}, ExplicitProxy: &fwdproxy.Config{}}}, "explicit forward proxy"},
+		{"ssl forward proxy", Virtual{Destination: ap("127.212.2.1:0"), MBLB: &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}, TLS: &TLS{Forward: &sslfwd.Proxy{}}}, "ssl forward proxy"},
+		{"http3", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP, HTTP3: &http3.Config{}}, "http3"},
 		{"ip-forward on one port", Virtual{Destination: ap("127.212.2.1:80"), IPForward: true}, "its own listener"},
 		{"ip-forward", Virtual{Destination: ap("127.212.2.1:0"), IPForward: true}, ""},
 		{"ftp", Virtual{Destination: ap("127.212.2.1:0"), FTP: &ftpalg.Options{}}, "ftp or rtsp"},

@@ -53,7 +53,7 @@ func (p *connPool) keepMin() {
 	onLoops := p.e.cfg.DialFD != nil && p.e.spareLoops.Load() != nil
 	var moved []*serverConn
 	for _, m := range p.cfg.Members() {
-		key := poolKey{id: m.ID}
+		key := poolKey{id: m.ID, to: m.Addr}
 		p.mu.Lock()
 		g := p.groups[key]
 		if g == nil {

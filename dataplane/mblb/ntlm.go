@@ -77,7 +77,7 @@ func (p *connPool) ntlmChallenged(sc *serverConn, s *ClientConn, b []byte, h *ht
 	pin := s.ntlm.Load()
 	if pin == nil {
 		np := &ntlmPin{member: sc.leg.Member}
-		np.key = poolKey{id: sc.key.id, src: sc.key.src, label: "\x00ntlm " + strconv.FormatUint(ntlmLabels.Add(1), 10)}
+		np.key = poolKey{id: sc.key.id, to: sc.key.to, src: sc.key.src, label: "\x00ntlm " + strconv.FormatUint(ntlmLabels.Add(1), 10)}
 		if !s.ntlm.CompareAndSwap(nil, np) {
 			return // another member challenged the client at once: that one stays [M]
 		}

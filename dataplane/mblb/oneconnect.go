@@ -6,10 +6,16 @@ import (
 	"sync/atomic"
 )
 
-// poolKey groups the connections one message may use: same member, same
-// masked server-side source (reference §6.1 source-mask).
+// poolKey groups the connections one message may use: same member at
+// the same translated address and port, same masked server-side source
+// (reference §6.1 source-mask). A member at port any (or a virtual with
+// translate-port or translate-address disabled) on a virtual of every
+// port goes to as many addresses as clients reach: to keeps their
+// connections apart, so that a connection to one port never carries a
+// request meant for another.
 type poolKey struct {
 	id  MemberID
+	to  netip.AddrPort
 	src netip.Addr
 	// label is ONECONNECT::label: only requests with the same label share
 	// a connection.
@@ -194,7 +200,7 @@ func (p *connPool) take(sc *serverConn) {
 
 // acquire returns a connection to m reserved for one message from s.
 func (p *connPool) acquire(s *ClientConn, m Member, label string, cur *evl) (*serverConn, error) {
-	key := poolKey{m.ID, p.mask(s.source), label}
+	key := poolKey{m.ID, m.Addr, p.mask(s.source), label}
 	p.mu.Lock()
 	for {
 		g := p.groups[key]

@@ -41,6 +41,17 @@ func (mv *VS) sourceFor(snap *state.VirtualSnap, client netip.AddrPort, m mblb.M
 			return v.(netip.AddrPort)
 		}
 	}
+	if !snap.Cfg.TranslateAddress && reachesMany(snap.Cfg) {
+		if _, ok := m.Ref.(*state.Member); ok {
+			// translate-address disabled on a virtual of every port (or
+			// many addresses): the member is where the client was going,
+			// an address of this host (the steering sees only those). The
+			// connection leaves from it, as an ip-forward virtual's does
+			// [M], so that the steering passes it over and it reaches
+			// the address's own listener, not the virtual again.
+			return netip.AddrPortFrom(m.Addr.Addr(), 0)
+		}
+	}
 	return mv.source(snap, client, m.Addr, poolOf(m))
 }
 

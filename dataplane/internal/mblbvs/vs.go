@@ -301,10 +301,43 @@ func (mv *VS) warmMembers() []mblb.Member {
 		if !m.Usable() {
 			continue
 		}
-		out = append(out, mblb.Member{ID: memberID(m), Addr: state.Translate(snap.Cfg, m.Cfg.Load().Addr, snap.Cfg.Destination),
+		a := m.Cfg.Load().Addr
+		if reachesMany(snap.Cfg) && followsClient(snap.Cfg, a) {
+			continue // where it goes is each client's destination [M]
+		}
+		out = append(out, mblb.Member{ID: memberID(m), Addr: state.Translate(snap.Cfg, a, snap.Cfg.Destination),
 			Pool: m.Pool.Name, Name: m.Name, Ref: m})
 	}
 	return out
+}
+
+// reachesMany reports whether a virtual's clients reach other addresses
+// and ports than its Destination: every port (or a criteria port list),
+// a network, a criteria address list. Each client's own local address is
+// then where translation starts from (dest), as on the L4 path.
+func reachesMany(cfg *config.Virtual) bool {
+	return cfg.Destination.Port() == 0 || len(cfg.Addresses) > 0 || len(cfg.FQDNs) > 0
+}
+
+// followsClient reports whether a member at a goes wherever the client
+// was going, in part: a member at port any, or translate-port or
+// translate-address disabled.
+func followsClient(cfg *config.Virtual, a netip.AddrPort) bool {
+	return a.Port() == 0 || !cfg.TranslatePort || !cfg.TranslateAddress
+}
+
+// dest is the destination the client of a message connected to, which
+// translation starts from: the virtual's, or on a virtual that
+// reachesMany, the client connection's own local address (tag is the
+// engine session's, an *mblbFlow). A virtual on one address and port
+// pays three comparisons per message.
+func dest(snap *state.VirtualSnap, tag any) netip.AddrPort {
+	if reachesMany(snap.Cfg) {
+		if f, ok := tag.(*mblbFlow); ok && f.Local.IsValid() {
+			return f.Local
+		}
+	}
+	return snap.Cfg.Destination
 }
 
 // adminOff reports whether a commit took m out of service: disabled or
@@ -641,7 +674,7 @@ func (mv *VS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort) (*m
 			opts.OwnIdle, opts.Idle = true, idle
 		}
 	}
-	src := state.SNATSourceUncounted(mv.vs, snap, f.Client, snap.Cfg.Destination, snap.Cfg.Destination, snap.Pool) // OneConnect's grouping: no connection yet
+	src := state.SNATSourceUncounted(mv.vs, snap, f.Client, local, snap.Cfg.Destination, snap.Pool) // OneConnect's grouping: no connection yet
 	opts.Source = src.Addr()
 	if irules.Program(snap.Cfg.Rules) != nil {
 		f.rr = newMBLBRules(f, snap)
@@ -711,11 +744,12 @@ func nodeID(a netip.AddrPort) mblb.MemberID {
 
 // member describes m to the engine and counts the message on it: Total
 // Requests of a member of a message-balanced virtual are its messages.
-func (mv *VS) member(snap *state.VirtualSnap, m *state.Member) mblb.Member {
+// dst is where the client connected (dest).
+func (mv *VS) member(snap *state.VirtualSnap, m *state.Member, dst netip.AddrPort) mblb.Member {
 	m.Stats.Requests.Add(1)
 	m.Pool.Stats.Requests.Add(1)
 	m.Node.Stats.Requests.Add(1)
-	return mblb.Member{ID: memberID(m), Addr: state.Translate(snap.Cfg, m.Cfg.Load().Addr, snap.Cfg.Destination), Pool: m.Pool.Name, Name: m.Name, Ref: m}
+	return mblb.Member{ID: memberID(m), Addr: state.Translate(snap.Cfg, m.Cfg.Load().Addr, dst), Pool: m.Pool.Name, Name: m.Name, Ref: m}
 }
 
 // pick is the engine's Pick: one member for one message, then the
@@ -761,10 +795,11 @@ func (mv *VS) choose(c mblb.Choice) (mblb.Member, error) {
 	snap := mv.vs.Snap.Load()
 	pool := snap.Pool
 	t := c.Target
+	dst := dest(snap, c.Tag)
 	if t.Node && t.Member.IsValid() {
 		a := t.Member
 		if a.Port() == 0 {
-			a = netip.AddrPortFrom(a.Addr(), snap.Cfg.Destination.Port())
+			a = netip.AddrPortFrom(a.Addr(), dst.Port())
 		}
 		if id := nodeID(a); !excludedID(c.Exclude, id) {
 			return mblb.Member{ID: id, Addr: a, Name: a.String()}, nil
@@ -819,6 +854,11 @@ func (mv *VS) choose(c mblb.Choice) (mblb.Member, error) {
 	var named state.Target
 	if !t.Node {
 		named = state.Target{Addr: t.Member, Accept: state.AvailDisabled}
+		if c.Stay && (dst != snap.Cfg.Destination || !snap.Cfg.TranslatePort || !snap.Cfg.TranslateAddress) {
+			// The connection's member, of which the engine knows where
+			// its connection went: the member translated there.
+			named.Addr = untranslate(snap.Cfg, ps, t.Member, dst)
+		}
 	}
 	// The message's keys, found once for the lookup and the record (a
 	// hash profile's payload key is a scan of the message).
@@ -841,7 +881,18 @@ func (mv *VS) choose(c mblb.Choice) (mblb.Member, error) {
 	if c.DecisionLog {
 		mv.logDecision(c, pool, m, by)
 	}
-	return mv.member(snap, m), nil
+	return mv.member(snap, m, dst), nil
+}
+
+// untranslate is the address of the member of ps that a client which
+// reached dst is sent to at a: a itself when no member translates there.
+func untranslate(cfg *config.Virtual, ps *state.PoolSnap, a, dst netip.AddrPort) netip.AddrPort {
+	for _, m := range ps.Members {
+		if ma := m.Cfg.Load().Addr; state.Translate(cfg, ma, dst) == a {
+			return ma
+		}
+	}
+	return a
 }
 
 func excludedID(list []mblb.MemberID, id mblb.MemberID) bool {
