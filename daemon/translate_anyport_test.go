@@ -3,10 +3,12 @@ package daemon
 import (
 	"strings"
 	"testing"
+
+	"github.com/openltm/openltm/dataplane"
 )
 
 // TestAnyPortKept: what openltm does not serve on every port (an
-// ip-forward UDP virtual, an http one) and an ip-forward virtual on a given port (which
+// ip-forward UDP virtual, a sip one) and an ip-forward virtual on a given port (which
 // would forward to its own listener) are kept with a warning saying why;
 // none of them attaches the steering (TCP and UDP virtuals on every port
 // are in dataplane's TestAnyPort and TestAnyPortUDP, in a namespace of
@@ -17,8 +19,8 @@ func TestAnyPortKept(t *testing.T) {
 	for _, tc := range []struct{ cmd, want string }{
 		{"create ltm virtual v_udp destination 127.212.4.1:any ip-protocol udp ip-forward profiles replace-all-with { udp { } }",
 			"Warning: ltm virtual /Common/v_udp: destination /Common/127.212.4.1:0 listens on every port: an ip-forward udp virtual on every port is not served yet (tcp is); kept, and it carries no traffic"},
-		{"create ltm virtual v_http destination 127.212.4.2:any profiles replace-all-with { tcp { } http { } }",
-			"listens on every port: a message-based virtual (http, mblb, sip ...) on every port is not served yet; kept"},
+		{"create ltm virtual v_sip destination 127.212.4.2:any profiles replace-all-with { tcp { } mblb { } sip { } }",
+			"listens on every port: a sip virtual on every port is not served yet; kept"},
 		{"create ltm virtual v_fwd80 destination 127.212.4.3:80 ip-forward",
 			"Warning: ltm virtual /Common/v_fwd80: an ip-forward virtual on one port or a port list would forward to its own listener: openltm forwards on every port only; kept"},
 	} {
@@ -29,6 +31,45 @@ func TestAnyPortKept(t *testing.T) {
 	}
 	if out, _ := run(t, s, "list ltm virtual v_fwd80"); !strings.Contains(out, "    ip-forward\n") {
 		t.Errorf("list: %s", out)
+	}
+}
+
+// TestAnyPortHTTPServed: an http virtual on every port, with
+// one-connect and a rule, and an mblb one are served, with no warning
+// (where this kernel and process can steer every port; otherwise kept,
+// saying why). Their traffic is dataplane's TestAnyPortHTTP, in a
+// namespace of its own, and the anyport_http transcript; the virtuals
+// are deleted at once, which detaches the steering.
+func TestAnyPortHTTPServed(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	for _, cmd := range []string{
+		"create ltm pool p_any members replace-all-with { 127.233.4.11:any }",
+		"create ltm rule r_port { when HTTP_REQUEST { HTTP::header insert X-Port [TCP::local_port] } }",
+	} {
+		if out, errText := run(t, s, cmd); errText != "" || out != "" {
+			t.Fatalf("%s: %q %q", cmd, out, errText)
+		}
+	}
+	why := dataplane.AnyPortSupport()
+	for _, cmd := range []string{
+		"create ltm virtual v_http destination 127.233.4.1:any pool p_any rules { r_port } profiles replace-all-with { tcp { } http { } oneconnect { } }",
+		"create ltm virtual v_mblb destination 127.233.4.2:any pool p_any profiles replace-all-with { tcp { } mblb { } }",
+	} {
+		out, errText := run(t, s, cmd)
+		switch {
+		case errText != "":
+			t.Errorf("%s: %s", cmd, errText)
+		case why == nil && out != "":
+			t.Errorf("%s: %q, want no warning", cmd, out)
+		case why != nil && !strings.Contains(out, "which openltm cannot do here"):
+			t.Errorf("%s: %q, want kept for %v", cmd, out, why)
+		}
+	}
+	for _, cmd := range []string{"delete ltm virtual v_http", "delete ltm virtual v_mblb"} {
+		if _, errText := run(t, s, cmd); errText != "" {
+			t.Errorf("%s: %s", cmd, errText)
+		}
 	}
 }
 
