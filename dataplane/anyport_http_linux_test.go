@@ -25,8 +25,8 @@ func startPortEcho(t *testing.T, addr, label string) {
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		local := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-		fmt.Fprintf(w, "%s local=%s conn=%s host=%s port=%s addr=%s", label, local, r.RemoteAddr, r.Host,
-			r.Header.Get("X-Port"), r.Header.Get("X-Local"))
+		fmt.Fprintf(w, "%s local=%s conn=%s host=%s port=%s addr=%s cs=%s", label, local, r.RemoteAddr, r.Host,
+			r.Header.Get("X-Port"), r.Header.Get("X-Local"), r.Header.Get("X-CS"))
 	})}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
@@ -46,8 +46,9 @@ func echoField(body, key string) string {
 // each request to its members at port any on the port the client asked
 // for, with and without OneConnect (whose connections to one port never
 // carry a request for another; without it a connection stays with its
-// first member), its rule seeing the port and address the
-// client reached; a virtual with translate-address disabled sends each
+// first member), its rule seeing the port and address the client
+// reached (in HTTP_REQUEST, and through clientside in
+// HTTP_REQUEST_SEND); a virtual with translate-address disabled sends each
 // request where the client was going (a listener of the virtual's own
 // address, reached from that address); an mblb virtual (per-read
 // framing) on every port of 127.233.1.4 balances each message to its
@@ -71,6 +72,9 @@ func TestAnyPortHTTP(t *testing.T) {
 	const rule = `when HTTP_REQUEST {
     HTTP::header insert X-Port [TCP::local_port]
     HTTP::header insert X-Local [IP::local_addr]
+}
+when HTTP_REQUEST_SEND {
+    HTTP::header insert X-CS [clientside {TCP::local_port}]
 }`
 	for _, tc := range []struct {
 		name       string
@@ -130,7 +134,7 @@ func TestAnyPortHTTP(t *testing.T) {
 						t.Errorf("port %s request %d: the connection moved from member %s to %s", c.port, i, was, label)
 					}
 					labels[c.cl] = label
-					if echoField(body, "port") != c.port || echoField(body, "addr") != "127.233.1.1" || echoField(body, "host") != "site.example" {
+					if echoField(body, "port") != c.port || echoField(body, "cs") != c.port || echoField(body, "addr") != "127.233.1.1" || echoField(body, "host") != "site.example" {
 						t.Errorf("port %s request %d: the rule saw %q", c.port, i, body)
 					}
 					conn := echoField(body, "conn")

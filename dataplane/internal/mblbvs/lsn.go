@@ -172,7 +172,19 @@ func (mv *VS) trackLSN(f *mblbFlow, snap *state.VirtualSnap) func() {
 // translation: the virtual's pool unless the client's rule chose
 // another (LSN::pool) or none (LSN::disable). A virtual whose rules
 // have no LSN:: steering command answers its pool: a type assertion.
+// With translate-address disabled on a virtual of every port (or many
+// addresses) none: the connection leaves from the client's destination,
+// an address of this host (sourceFor), whatever the lsn pool [M].
 func (mv *VS) lsnChoice(snap *state.VirtualSnap, client netip.AddrPort) (*lsn.Pool, *lsn.Want) {
+	lp, want := mv.lsnChosen(snap, client)
+	if lp != nil && !snap.Cfg.TranslateAddress && reachesMany(snap.Cfg) {
+		return nil, nil
+	}
+	return lp, want
+}
+
+// lsnChosen is lsnChoice's pool and wishes.
+func (mv *VS) lsnChosen(snap *state.VirtualSnap, client netip.AddrPort) (*lsn.Pool, *lsn.Want) {
 	lp := snap.LSN
 	if snap.Cfg.Rules == nil || !irules.Program(snap.Cfg.Rules).SteersLSN() {
 		return lp, nil
