@@ -3,12 +3,15 @@
 package dataplane
 
 import (
+	"bufio"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/mblb"
 )
@@ -52,7 +55,8 @@ func echoField(body, key string) string {
 // request where the client was going (a listener of the virtual's own
 // address, reached from that address); an mblb virtual (per-read
 // framing) on every port of 127.233.1.4 balances each message to its
-// member on the client's port.
+// member on the client's port; HTTP/2 clients (http2 profile,
+// cleartext) and TLS clients (client-ssl) of such a virtual too.
 func TestAnyPortHTTP(t *testing.T) {
 	if !inOwnNetns(t) {
 		return
@@ -69,6 +73,7 @@ func TestAnyPortHTTP(t *testing.T) {
 	startPortEcho(t, "127.233.1.3:30013", "OWN") // another program on the virtual's address
 	startServer(t, "127.233.1.5:30014", "P14")
 	startServer(t, "127.233.1.5:30015", "P15")
+	cert, key, roots := testCert(t, "any.example")
 	const rule = `when HTTP_REQUEST {
     HTTP::header insert X-Port [TCP::local_port]
     HTTP::header insert X-Local [IP::local_addr]
@@ -104,6 +109,16 @@ when HTTP_REQUEST_SEND {
 				TranslateAddress: true, TranslatePort: true, Pool: "/Common/p5", SNAT: SNAT{Type: SNATNone},
 				MBLB: &MBLB{Request: mblb.Framing{Mode: mblb.PerRead}}}
 			withPool(cfg, "/Common/p5", "127.233.1.5:0")
+			// HTTP/2 clients (cleartext) and TLS clients of the same
+			// engine, on every port of addresses of their own.
+			for name, d := range map[string]string{"/Common/h2": "127.233.1.7:0", "/Common/tls": "127.233.1.8:0"} {
+				v := *cfg.Virtuals["/Common/vs"]
+				m := *v.MBLB
+				v.Name, v.Destination, v.MBLB = name, ap(d), &m
+				cfg.Virtuals[name] = &v
+			}
+			cfg.Virtuals["/Common/h2"].HTTP2 = &HTTP2{Always: true}
+			cfg.Virtuals["/Common/tls"].TLS = clientSSL(t, cert, key)
 			mustApply(t, p, cfg)
 
 			// Keep-alive clients on two ports, their requests interleaved:
@@ -160,6 +175,33 @@ when HTTP_REQUEST_SEND {
 			}
 			if tc.oneConnect && len(conns) > 8 {
 				t.Errorf("%d server connections for 10 requests on two ports and two members with OneConnect: %v", len(conns), conns)
+			}
+
+			// HTTP/2 streams and TLS clients: the same.
+			h2 := h2Client(t)
+			for _, port := range []string{"30011", "30012", "30011"} {
+				resp, err := h2.Get("http://127.233.1.7:" + port + "/h2")
+				if err != nil {
+					t.Fatalf("http/2 on %s: %v", port, err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				body := string(b)
+				if resp.Proto != "HTTP/2.0" || !strings.HasSuffix(echoField(body, "local"), ":"+port) || echoField(body, "port") != port {
+					t.Errorf("http/2 on %s: %s %q", port, resp.Proto, body)
+				}
+			}
+			for _, port := range []string{"30012", "30011"} {
+				tc, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", "127.233.1.8:"+port,
+					&tls.Config{ServerName: "any.example", RootCAs: roots})
+				if err != nil {
+					t.Fatalf("tls on %s: %v", port, err)
+				}
+				t.Cleanup(func() { tc.Close() })
+				_, body, err := (&httpRuleClient{c: tc, br: bufio.NewReader(tc)}).do(httpReq("any.example", "/tls"))
+				if err != nil || !strings.HasSuffix(echoField(body, "local"), ":"+port) || echoField(body, "port") != port || echoField(body, "addr") != "127.233.1.8" {
+					t.Errorf("tls on %s: %v %q", port, err, body)
+				}
 			}
 
 			// translate-address disabled: where the client was going, from
