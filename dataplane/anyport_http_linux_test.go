@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/mblb"
 )
 
@@ -49,7 +50,8 @@ func echoField(body, key string) string {
 // each request to its members at port any on the port the client asked
 // for, with and without OneConnect (whose connections to one port never
 // carry a request for another; without it a connection stays with its
-// first member), its rule seeing the port and address the client
+// first member; a persistence cookie sends new connections back to
+// its member), its rule seeing the port and address the client
 // reached (in HTTP_REQUEST, and through clientside in
 // HTTP_REQUEST_SEND); a virtual with translate-address disabled sends each
 // request where the client was going (a listener of the virtual's own
@@ -95,12 +97,14 @@ when HTTP_REQUEST_SEND {
 					t.Logf("plane log:\n%s", logs)
 				}
 			})
-			m := &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}
+			m := &MBLB{Request: mblb.Framing{Mode: mblb.HTTP, HTTP: mblb.HTTPOptions{
+				Cookie: httpx.CookieSpec{Name: httpx.PoolCookieName("/Common/pool")}}}}
 			if tc.oneConnect {
 				m.OneConnect = &OneConnect{MaxSize: 4}
 			}
 			cfg := mblbConfig("127.233.1.1:0", m, "127.233.1.2:0", "127.233.1.6:0")
 			cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, rule)
+			cfg.Virtuals["/Common/vs"].Persist = &Persistence{Profile: "/Common/cookie", Method: PersistCookie, Timeout: 180 * time.Second}
 			tav := &Virtual{Name: "/Common/tav", Destination: ap("127.233.1.3:0"), Enabled: true,
 				TranslatePort: true, Pool: "/Common/pool", SNAT: SNAT{Type: SNATNone},
 				MBLB: &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}}
@@ -175,6 +179,21 @@ when HTTP_REQUEST_SEND {
 			}
 			if tc.oneConnect && len(conns) > 8 {
 				t.Errorf("%d server connections for 10 requests on two ports and two members with OneConnect: %v", len(conns), conns)
+			}
+
+			// Cookie persistence: the cookie names the member's
+			// translated address; each new connection of the port
+			// presenting it goes back to that member.
+			r, first, err := dialHTTPVS(t, "127.233.1.1:30012").do(httpReq("site.example", "/"))
+			v, _ := cookieOf(r, "BIGipServerpool")
+			if err != nil || v == "" {
+				t.Fatalf("no persistence cookie: %v %q", err, first)
+			}
+			for i := 0; i < 4; i++ {
+				_, body, err := dialHTTPVS(t, "127.233.1.1:30012").do(httpReq("site.example", "/", "Cookie: BIGipServerpool="+v+"\r\n"))
+				if err != nil || body[:1] != first[:1] || !strings.HasSuffix(echoField(body, "local"), ":30012") {
+					t.Errorf("request %d with the cookie of %q: %v %q", i, first, err, body)
+				}
 			}
 
 			// HTTP/2 streams and TLS clients: the same.

@@ -854,9 +854,10 @@ func (mv *VS) choose(c mblb.Choice) (mblb.Member, error) {
 	var named state.Target
 	if !t.Node {
 		named = state.Target{Addr: t.Member, Accept: state.AvailDisabled}
-		if c.Stay && (dst != snap.Cfg.Destination || !snap.Cfg.TranslatePort || !snap.Cfg.TranslateAddress) {
-			// The connection's member, of which the engine knows where
-			// its connection went: the member translated there.
+		if (c.Stay || c.Cookie) && (dst != snap.Cfg.Destination || !snap.Cfg.TranslatePort || !snap.Cfg.TranslateAddress) {
+			// The connection's member, or the persistence cookie's, of
+			// which the engine knows where its connection went: the
+			// member translated there.
 			named.Addr = untranslate(snap.Cfg, ps, t.Member, dst)
 		}
 	}
