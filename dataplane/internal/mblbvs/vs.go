@@ -674,7 +674,7 @@ func (mv *VS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort) (*m
 			opts.OwnIdle, opts.Idle = true, idle
 		}
 	}
-	src := state.SNATSourceUncounted(mv.vs, snap, f.Client, local, snap.Cfg.Destination, snap.Pool) // OneConnect's grouping: no connection yet
+	src := state.SNATSourceUncounted(mv.vs, snap, f.Client, snap.Cfg.Destination, snap.Cfg.Destination, snap.Pool) // OneConnect's grouping: no connection yet
 	opts.Source = src.Addr()
 	if irules.Program(snap.Cfg.Rules) != nil {
 		f.rr = newMBLBRules(f, snap)
