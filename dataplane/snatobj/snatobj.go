@@ -35,6 +35,9 @@ var ErrFull = errors.New("every SNAT translation address is at its connection li
 type Counters struct {
 	Conns    atomic.Uint64
 	cur, max atomic.Int64
+	// refused counts the connections refused while the address (and
+	// every other of its SNAT's or snatpool's) was at its limit.
+	refused atomic.Uint64
 }
 
 // Addr is one translation address as a commit gives it out: its
@@ -167,6 +170,11 @@ func PickPool(addrs []*Addr, next *atomic.Uint32, v4, count, hold bool) (netip.A
 		return x.Addr, x.hold(), nil
 	}
 	if full {
+		for _, x := range addrs {
+			if x.Addr.Is4() == v4 {
+				x.C.refused.Add(1)
+			}
+		}
 		return netip.Addr{}, nil, ErrFull
 	}
 	return netip.Addr{}, nil, nil
@@ -342,15 +350,24 @@ func (r *Registry) AddrConns(a netip.Addr) (uint64, bool) {
 	return c.Conns.Load(), true
 }
 
-// AddrCurrent is the server connections holding the translation address
-// a now and at most since it was configured, for an address whose
-// connection-limit is set (false: no limit, or not used).
-func (r *Registry) AddrCurrent(a netip.Addr) (cur, max int64, ok bool) {
+// Limited is a translation address's connection-limit statistics.
+type Limited struct {
+	// Cur and Max are the server connections holding the address now
+	// and at most since it was configured; Refused the connections
+	// refused while it was full.
+	Cur, Max int64
+	Refused  uint64
+}
+
+// AddrCurrent is the connection-limit statistics of the translation
+// address a, for an address whose connection-limit is set (false: no
+// limit, or not used).
+func (r *Registry) AddrCurrent(a netip.Addr) (Limited, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := r.addrs[a]
 	if c == nil || !r.limited[a] {
-		return 0, 0, false
+		return Limited{}, false
 	}
-	return c.cur.Load(), c.max.Load(), true
+	return Limited{Cur: c.cur.Load(), Max: c.max.Load(), Refused: c.refused.Load()}, true
 }

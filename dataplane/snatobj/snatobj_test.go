@@ -151,13 +151,13 @@ func TestConnLimit(t *testing.T) {
 			t.Fatalf("pick %d: %v hold %v err %v, want %v held", i, a, h, err, st.want)
 		}
 	}
-	if cur, max, ok := r.AddrCurrent(a2); !ok || cur != 2 || max != 2 {
-		t.Errorf("a2 current %d max %d (%v), want 2 2", cur, max, ok)
+	if l, ok := r.AddrCurrent(a2); !ok || l.Cur != 2 || l.Max != 2 || l.Refused != 4 {
+		t.Errorf("a2 %+v (%v), want 2 current, 2 max, 4 refused", l, ok)
 	}
-	if cur, _, ok := r.AddrCurrent(a1); !ok || cur != 1 {
-		t.Errorf("a1 current %d (%v), want 1", cur, ok)
+	if l, ok := r.AddrCurrent(a1); !ok || l.Cur != 1 {
+		t.Errorf("a1 %+v (%v), want 1 current", l, ok)
 	}
-	if _, _, ok := r.AddrCurrent(a3); ok {
+	if _, ok := r.AddrCurrent(a3); ok {
 		t.Error("an address without a limit shows current connections")
 	}
 	if a, _, err := e.Pick(true, false, false); err != nil || !a.IsValid() {
@@ -170,8 +170,8 @@ func TestConnLimit(t *testing.T) {
 	if n, _ := r.AddrConns(a1); n != 3 {
 		t.Errorf("a1 total %d, want 3 (two held, one not)", n)
 	}
-	if cur, _, _ := r.AddrCurrent(a1); cur != 1 {
-		t.Errorf("a1 current %d after an unheld pick, want 1", cur)
+	if l, _ := r.AddrCurrent(a1); l.Cur != 1 {
+		t.Errorf("a1 current %d after an unheld pick, want 1", l.Cur)
 	}
 	f := tab.Lookup(netip.MustParseAddr("127.226.2.1"))
 	if a, h, err := f.Pick(true, true, true); a != a3 || h != nil || err != nil {
@@ -234,7 +234,7 @@ func TestConnLimitConcurrent(t *testing.T) {
 	if over.Load() != 0 {
 		t.Errorf("more than the limit held %d times", over.Load())
 	}
-	if cur, max, _ := r.AddrCurrent(a); cur != 0 || max < 1 || max > 3 {
-		t.Errorf("current %d max %d, want 0 and 1..3", cur, max)
+	if l, _ := r.AddrCurrent(a); l.Cur != 0 || l.Max < 1 || l.Max > 3 {
+		t.Errorf("current %d max %d, want 0 and 1..3", l.Cur, l.Max)
 	}
 }
