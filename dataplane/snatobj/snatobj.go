@@ -46,7 +46,7 @@ type Addr struct {
 	Addr netip.Addr
 	C    *Counters
 	// limit is connection-limit (0: none); tcpIdle and udpIdle the idle
-	// timeouts (0: the profile's, config.IdleIndefinite: none).
+	// timeouts (0: the profile's).
 	limit            int64
 	tcpIdle, udpIdle time.Duration
 	// held: a connection given the address holds it (a limit or an idle
@@ -94,22 +94,11 @@ func (a *Addr) Release() {
 }
 
 // TCPIdle is the idle timeout a TCP flow whose server side has the
-// address takes instead of its profile's; false: not set. 0 with true is
-// indefinite (no idle timeout).
-func (a *Addr) TCPIdle() (time.Duration, bool) { return idle(a.tcpIdle) }
+// address takes instead of its profile's; false: not set.
+func (a *Addr) TCPIdle() (time.Duration, bool) { return a.tcpIdle, a.tcpIdle > 0 }
 
 // UDPIdle is TCPIdle for a UDP flow.
-func (a *Addr) UDPIdle() (time.Duration, bool) { return idle(a.udpIdle) }
-
-func idle(d time.Duration) (time.Duration, bool) {
-	switch {
-	case d == 0:
-		return 0, false
-	case d < 0:
-		return 0, true
-	}
-	return d, true
-}
+func (a *Addr) UDPIdle() (time.Duration, bool) { return a.udpIdle, a.udpIdle > 0 }
 
 // Entry is one SNAT object of a table.
 type Entry struct {
@@ -258,7 +247,7 @@ func (r *Registry) Build(objs []config.SNATObject, pools map[string][]netip.Addr
 		}
 		st := settings[a]
 		x := &Addr{Addr: a, C: counters(a), limit: int64(min(st.ConnLimit, 1<<62)), tcpIdle: st.TCPIdle, udpIdle: st.UDPIdle}
-		x.held = x.limit > 0 || x.tcpIdle != 0 || x.udpIdle != 0
+		x.held = x.limit > 0 || x.tcpIdle > 0 || x.udpIdle > 0
 		if x.limit > 0 {
 			limited[a] = true
 		}

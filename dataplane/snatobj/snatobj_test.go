@@ -115,14 +115,16 @@ func TestPickAndCounters(t *testing.T) {
 // timeout is not held; an uncounted or unheld pick ignores the limits;
 // current and maximum are shown for limited addresses only.
 func TestConnLimit(t *testing.T) {
-	a1, a2, a3 := netip.MustParseAddr("127.226.0.1"), netip.MustParseAddr("127.226.0.2"), netip.MustParseAddr("127.226.0.3")
+	a1, a2, a3, a4 := netip.MustParseAddr("127.226.0.1"), netip.MustParseAddr("127.226.0.2"), netip.MustParseAddr("127.226.0.3"), netip.MustParseAddr("127.226.0.4")
 	settings := map[netip.Addr]config.SNATTranslation{
 		a1: {ConnLimit: 1},
-		a2: {ConnLimit: 2, TCPIdle: 5 * time.Second, UDPIdle: config.IdleIndefinite},
+		a3: {UDPIdle: 7 * time.Second},
+		a2: {ConnLimit: 2, TCPIdle: 5 * time.Second},
 	}
 	objs := []config.SNATObject{
 		{Name: "pool", Origins: prefixes("127.226.1.0/24"), Addrs: []netip.Addr{a1, a2}},
-		{Name: "free", Origins: prefixes("127.226.2.0/24"), Addrs: []netip.Addr{a3}},
+		{Name: "idle", Origins: prefixes("127.226.2.0/24"), Addrs: []netip.Addr{a3}},
+		{Name: "free", Origins: prefixes("127.226.3.0/24"), Addrs: []netip.Addr{a4}},
 	}
 	var r Registry
 	tab, _ := r.Build(objs, nil, nil, settings)
@@ -174,17 +176,23 @@ func TestConnLimit(t *testing.T) {
 		t.Errorf("a1 current %d after an unheld pick, want 1", l.Cur)
 	}
 	f := tab.Lookup(netip.MustParseAddr("127.226.2.1"))
-	if a, h, err := f.Pick(true, true, true); a != a3 || h != nil || err != nil {
-		t.Errorf("no limit: %v %v %v, want a3 not held", a, h, err)
+	if a, h, err := f.Pick(true, true, true); a != a3 || h == nil || err != nil {
+		t.Errorf("an idle timeout and no limit: %v %v %v, want a3 held", a, h, err)
+	} else if d, ok := h.UDPIdle(); !ok || d != 7*time.Second {
+		t.Errorf("a3 UDP idle %v %v", d, ok)
 	}
-	if n := testing.AllocsPerRun(100, func() { f.Pick(true, true, true) }); n != 0 {
+	free := tab.Lookup(netip.MustParseAddr("127.226.3.1"))
+	if a, h, err := free.Pick(true, true, true); a != a4 || h != nil || err != nil {
+		t.Errorf("no limit, no idle timeout: %v %v %v, want a4 not held", a, h, err)
+	}
+	if n := testing.AllocsPerRun(100, func() { free.Pick(true, true, true) }); n != 0 {
 		t.Errorf("Pick allocates %v times", n)
 	}
 	if d, ok := holds[1].TCPIdle(); !ok || d != 5*time.Second {
 		t.Errorf("TCP idle %v %v", d, ok)
 	}
-	if d, ok := holds[1].UDPIdle(); !ok || d != 0 {
-		t.Errorf("UDP idle indefinite: %v %v", d, ok)
+	if _, ok := holds[1].UDPIdle(); ok {
+		t.Error("a2 has no UDP idle timeout")
 	}
 	if _, ok := holds[0].TCPIdle(); ok {
 		t.Error("a1 has no TCP idle timeout")

@@ -494,14 +494,10 @@ type SNATTranslation struct {
 	ConnLimit uint64
 	// TCPIdle and UDPIdle are tcp-idle-timeout and udp-idle-timeout: the
 	// idle timeout of a TCP or UDP flow whose server side has the
-	// address, instead of its profile's. 0: not set (the profile's);
-	// IdleIndefinite: indefinite (none).
+	// address, instead of its profile's. 0: indefinite, the translation
+	// sets none (the profile's applies).
 	TCPIdle, UDPIdle time.Duration
 }
-
-// IdleIndefinite is an idle timeout of indefinite: the flow never times
-// out idle.
-const IdleIndefinite time.Duration = -1
 
 // SNAT is what source address the server side uses.
 type SNAT struct {
