@@ -38,13 +38,14 @@ func holdingServer(t *testing.T, addr string) {
 
 // dialFrom connects to vip from the address from (port 0: any) and reads
 // the member's line: the source it saw, "" when the connection was
-// refused or reset first. The connection stays open (nil on failure).
+// refused or reset first (the virtual may refuse the handshake itself
+// or reset it once made). The connection stays open (nil on failure).
 func dialFrom(t *testing.T, from string, port uint16, vip string) (string, net.Conn) {
 	t.Helper()
 	d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: net.TCPAddrFromAddrPort(netip.AddrPortFrom(netip.MustParseAddr(from), port))}
 	c, err := d.Dial("tcp", vip)
 	if err != nil {
-		t.Fatal(err)
+		return "", nil
 	}
 	c.SetReadDeadline(time.Now().Add(3 * time.Second))
 	line, err := bufio.NewReader(c).ReadString('\n')
@@ -126,7 +127,7 @@ func TestSNATTranslationLimit(t *testing.T) {
 		c.Close()
 		t.Errorf("preserve-strict, port in use: the member saw %q, want a reset", got)
 	}
-	if got, c := dialFrom(t, "127.227.2.5", 31235, vip); got != "127.227.0.101" {
+	if got, c := dialFrom(t, "127.227.2.5", 0, vip); got != "127.227.0.101" {
 		t.Errorf("preserve-strict, port free: the member saw %q, want 127.227.0.101", got)
 	} else {
 		c.Close()
@@ -142,5 +143,83 @@ func TestSNATTranslationLimit(t *testing.T) {
 	}
 	if out, _ := run(t, s, "list ltm snat-translation 127.227.0.100"); strings.Contains(out, "idle-timeout soon") {
 		t.Errorf("a refused idle timeout was kept:\n%s", out)
+	}
+}
+
+// udpSourceFrom sends one datagram to vip from the address from (any
+// port: a new flow) and returns the member's answer ("" when none came
+// within wait).
+func udpSourceFrom(t *testing.T, from, vip string, wait time.Duration) (string, *net.UDPConn) {
+	t.Helper()
+	c, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(netip.MustParseAddr(from), 0)), net.UDPAddrFromAddrPort(netip.MustParseAddrPort(vip)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("hi")); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(wait))
+	b := make([]byte, 64)
+	n, err := c.Read(b)
+	if err != nil {
+		return "", c
+	}
+	return string(b[:n]), c
+}
+
+// TestSNATTranslationLimitUDP: on a UDP virtual, a connection-limit 1
+// address gives a second client's flow no server side while the first
+// flow holds it, and udp-idle-timeout 2 (the udp profile's is 60
+// seconds) ends the first flow, whose address the next client then gets.
+func TestSNATTranslationLimitUDP(t *testing.T) {
+	e, p := openWithPlane(t, t.TempDir())
+	member, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.MustParseAddrPort("127.227.0.21:30011")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { member.Close() })
+	go func() {
+		b := make([]byte, 64)
+		for {
+			_, from, err := member.ReadFromUDPAddrPort(b)
+			if err != nil {
+				return
+			}
+			member.WriteToUDPAddrPort([]byte(from.Addr().String()), from)
+		}
+	}()
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool pu members add { 127.227.0.21:30011 }",
+		"create ltm virtual v_udp destination 127.227.0.2:30010 ip-protocol udp profiles replace-all-with { udp { } } pool pu",
+		"create ltm snat-translation 127.227.0.103 address 127.227.0.103 connection-limit 1 udp-idle-timeout 2",
+		"create ltm snat s_udp origins add { 127.227.4.0/24 } translation 127.227.0.103",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	const vip = "127.227.0.2:30010"
+	got, first := udpSourceFrom(t, "127.227.4.5", vip, 3*time.Second)
+	defer first.Close()
+	if got != "127.227.0.103" {
+		t.Fatalf("first flow: the member saw %q, want 127.227.0.103", got)
+	}
+	got, c := udpSourceFrom(t, "127.227.4.6", vip, 300*time.Millisecond)
+	c.Close()
+	l, ok := p.SNATTranslationLimit(netip.MustParseAddr("127.227.0.103"))
+	if got != "" || !ok || l.Refused != 1 || l.Cur != 1 {
+		t.Errorf("second flow at the limit: answer %q, %+v (%v); want none, 1 current, 1 refused", got, l, ok)
+	}
+	// The first flow is silent: its udp-idle-timeout ends it and gives
+	// the address back.
+	var again string
+	for i := 0; i < 60 && again != "127.227.0.103"; i++ {
+		time.Sleep(250 * time.Millisecond)
+		again, c = udpSourceFrom(t, "127.227.4.7", vip, 300*time.Millisecond)
+		c.Close()
+	}
+	if again != "127.227.0.103" {
+		t.Errorf("after the first flow's idle timeout: the member saw %q, want 127.227.0.103", again)
 	}
 }
