@@ -136,6 +136,7 @@ func TestSNATTranslationLimit(t *testing.T) {
 	for _, tc := range []struct{ cmd, err string }{
 		{"modify ltm snat-translation 127.227.0.100 tcp-idle-timeout soon", "tcp-idle-timeout soon is not indefinite or a number of seconds"},
 		{"modify ltm snat-translation 127.227.0.100 udp-idle-timeout -5", "udp-idle-timeout"},
+		{"modify ltm snat-translation 127.227.0.100 connection-limit -1", "connection-limit"},
 	} {
 		if _, err := run(t, s, tc.cmd); !strings.Contains(err, tc.err) {
 			t.Errorf("%s: error %q, want one with %q", tc.cmd, err, tc.err)

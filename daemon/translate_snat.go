@@ -81,10 +81,16 @@ func (t *translator) snatTranslations() map[netip.Addr]bool {
 			}
 			*it.to = time.Duration(n) * time.Second
 		}
+		lim := xlatConnLimit.Str(o)
+		n, err := strconv.ParseUint(lim, 10, 64)
+		if err != nil && lim != "" && !bad {
+			t.refuse("%s", about(o, "connection-limit %s is not a number of connections (0: no limit)", lim))
+			bad = true
+		}
 		if bad {
 			continue
 		}
-		if n, _ := strconv.ParseUint(xlatConnLimit.Str(o), 10, 64); n > 0 { // the schema's int
+		if n > 0 {
 			st.ConnLimit = n
 			t.note(o, "connection-limit %d is enforced on the server connections of standard (TCP) and UDP virtuals' flows; HTTP and the other message-based virtuals, dns virtuals' member queries, a diameter flow's other members and rules' listen relays use %s without counting it", n, a)
 		}
