@@ -92,7 +92,7 @@ func (t *translator) snatTranslations() map[netip.Addr]bool {
 		}
 		if n > 0 {
 			st.ConnLimit = n
-			t.note(o, "connection-limit %d is enforced on the server connections of standard (TCP) and UDP virtuals' flows; HTTP and the other message-based virtuals, dns virtuals' member queries, a diameter flow's other members and rules' listen relays use %s without counting it", n, a)
+			t.note(o, "connection-limit %d is enforced on the server connections of standard (TCP) and UDP virtuals' flows and dns virtuals' member queries; HTTP and the other message-based virtuals, a diameter flow's other members and rules' listen relays use %s without counting it", n, a)
 		}
 		if st != (dataplane.SNATTranslation{}) {
 			if t.dc.SNATSettings == nil {
