@@ -9,20 +9,24 @@ import (
 	"strings"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/snatobj"
 	"github.com/openltm/openltm/objects"
 )
 
 // snatCommands answers show ltm snat and show ltm snat-translation: the
 // server connections each SNAT object, and each translation address,
-// was given since it was configured [M: BIG-IP's blocks also count bits,
-// packets and current and maximum connections, which openltm does not
-// keep for them, so those lines are not printed].
+// was given since it was configured, and for an address with a
+// connection-limit those holding it now, at most, and refused at the
+// limit [M: BIG-IP's blocks also count bits and packets, and current
+// and maximum connections of every address, which openltm does not keep
+// for them, so those lines are not printed; the refused line is
+// openltm's].
 func snatCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 	return []RuntimeCommand{
 		{"show", ltmSNAT.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
 			for _, name := range profileNames(e, ltmSNAT, names) {
 				n, _ := p.SNATConns(name)
-				if err := drawSNATStats(w, "Ltm::SNAT", name, n); err != nil {
+				if err := drawSNATStats(w, "Ltm::SNAT", name, n, nil); err != nil {
 					return err
 				}
 			}
@@ -32,7 +36,11 @@ func snatCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 			for _, name := range snatXlatNames(e.Config(), names) {
 				a, _ := objects.NodeAddr(name)
 				n, _ := p.SNATTranslationConns(a)
-				if err := drawSNATStats(w, "Ltm::SNAT Translation", name, n); err != nil {
+				var lim *snatobj.Limited
+				if l, ok := p.SNATTranslationLimit(a); ok {
+					lim = &l
+				}
+				if err := drawSNATStats(w, "Ltm::SNAT Translation", name, n, lim); err != nil {
 					return err
 				}
 			}
@@ -98,11 +106,21 @@ func slicesContainsMatch(pats []string, n string) bool {
 	return false
 }
 
-// drawSNATStats prints one block [M: BIG-IP's layout, with the one
-// counter openltm keeps].
-func drawSNATStats(w io.Writer, title, name string, conns uint64) error {
+// drawSNATStats prints one block [M: BIG-IP's layout, with the
+// counters openltm keeps]; lim: a translation address's connection-limit
+// lines (nil: none).
+func drawSNATStats(w io.Writer, title, name string, conns uint64, lim *snatobj.Limited) error {
 	rule := strings.Repeat("-", 44)
-	_, err := fmt.Fprintf(w, "%s\n%s: %s\n%s\n%-26s%s\n  %-24s%d\n\n", rule, title, strings.TrimPrefix(name, "/Common/"), rule,
-		"Traffic", "ServerSide", "Total Connections", conns)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n%s: %s\n%s\n%-26s%s\n", rule, title, strings.TrimPrefix(name, "/Common/"), rule, "Traffic", "ServerSide")
+	if lim != nil {
+		fmt.Fprintf(&b, "  %-24s%d\n  %-24s%d\n", "Current Connections", lim.Cur, "Maximum Connections", lim.Max)
+	}
+	fmt.Fprintf(&b, "  %-24s%d\n", "Total Connections", conns)
+	if lim != nil {
+		fmt.Fprintf(&b, "  %-24s%d\n", "Refused (limit)", lim.Refused)
+	}
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
 	return err
 }

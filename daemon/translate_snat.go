@@ -3,7 +3,9 @@ package daemon
 import (
 	"net/netip"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/objects"
@@ -23,6 +25,9 @@ var (
 	ltmSNATXlat    = schema.MustKind("ltm snat-translation")
 	xlatAddress    = ltmSNATXlat.MustProp("address")
 	xlatEnabled    = ltmSNATXlat.MustProp("enabled")
+	xlatConnLimit  = ltmSNATXlat.MustProp("connection-limit")
+	xlatTCPIdle    = ltmSNATXlat.MustProp("tcp-idle-timeout")
+	xlatUDPIdle    = ltmSNATXlat.MustProp("udp-idle-timeout")
 	xlatDisableWds = map[string]bool{"no": true, "disabled": true, "false": true}
 )
 
@@ -36,9 +41,13 @@ func xlatAddr(o *objects.Object) (netip.Addr, bool) {
 }
 
 // snatTranslations reads the ltm snat-translation objects: the addresses
-// disabled (which no SNAT object or snatpool gives a connection). Its
-// connection-limit, idle timeouts, arp and traffic-group are kept and
-// warned of as the schema's passive settings are.
+// disabled (which no SNAT object or snatpool gives a connection), and
+// the settings that act on the connections given an address
+// (connection-limit, tcp-idle-timeout, udp-idle-timeout: the
+// dataplane's SNATSettings). An idle timeout that is not indefinite or
+// a whole number of seconds is refused. ip-idle-timeout, arp and
+// traffic-group are kept and warned of as the schema's passive settings
+// are; a limit is warned of for the data paths that do not enforce it.
 func (t *translator) snatTranslations() map[netip.Addr]bool {
 	disabled := map[netip.Addr]bool{}
 	for _, o := range t.cfg.Of(ltmSNATXlat) {
@@ -49,6 +58,47 @@ func (t *translator) snatTranslations() map[netip.Addr]bool {
 		t.dc.SNATTranslations = append(t.dc.SNATTranslations, a)
 		if xlatDisableWds[xlatEnabled.Str(o)] {
 			disabled[a] = true
+		}
+		var st dataplane.SNATTranslation
+		bad := false
+		for _, it := range []struct {
+			p  *objects.Prop
+			to *time.Duration
+		}{{xlatTCPIdle, &st.TCPIdle}, {xlatUDPIdle, &st.UDPIdle}} {
+			v := it.p.Str(o)
+			if v == "" || v == "indefinite" {
+				continue
+			}
+			n, err := strconv.ParseUint(v, 10, 32)
+			if err != nil {
+				t.refuse("%s", about(o, "%s %s is not indefinite or a number of seconds (0 to 4294967295)", it.p.Name, v))
+				bad = true
+				break
+			}
+			if n == 0 {
+				t.note(o, "%s 0 is kept, and not acted on: the flows keep their profile's idle timeout", it.p.Name)
+				continue
+			}
+			*it.to = time.Duration(n) * time.Second
+		}
+		lim := xlatConnLimit.Str(o)
+		n, err := strconv.ParseUint(lim, 10, 64)
+		if err != nil && lim != "" && !bad {
+			t.refuse("%s", about(o, "connection-limit %s is not a number of connections (0: no limit)", lim))
+			bad = true
+		}
+		if bad {
+			continue
+		}
+		if n > 0 {
+			st.ConnLimit = n
+			t.note(o, "connection-limit %d is enforced on the server connections of standard (TCP) and UDP virtuals' flows and dns virtuals' member queries; HTTP and the other message-based virtuals, a diameter flow's other members and rules' UDP listen relays use %s without counting it", n, a)
+		}
+		if st != (dataplane.SNATTranslation{}) {
+			if t.dc.SNATSettings == nil {
+				t.dc.SNATSettings = map[netip.Addr]dataplane.SNATTranslation{}
+			}
+			t.dc.SNATSettings[a] = st
 		}
 	}
 	return disabled
@@ -65,7 +115,7 @@ func (t *translator) snatObjects(disabled map[netip.Addr]bool) {
 	objs := t.cfg.Of(ltmSNAT)
 	sort.Slice(objs, func(i, j int) bool { return objs[i].Name < objs[j].Name })
 	for _, o := range objs {
-		x := dataplane.SNATObject{Name: o.Name, ChangePort: snatObjSourcePort.Str(o) == "change"}
+		x := dataplane.SNATObject{Name: o.Name, ChangePort: snatObjSourcePort.Str(o) == "change", StrictPort: snatObjSourcePort.Str(o) == "preserve-strict"}
 		var origins []netip.Prefix
 		bad := ""
 		for _, w := range vlanInterfaces(snatObjOrigins.Str(o)) { // the block's first-level words
@@ -135,8 +185,8 @@ func (t *translator) snatObjects(disabled map[netip.Addr]bool) {
 		if v := snatObjVLANs.Get(o); v != nil && len(v.List) > 0 {
 			t.note(o, "vlans { %s } is kept, and not acted on: the SNAT translates its origins' connections whatever VLAN they arrive on", strings.Join(v.List, " "))
 		}
-		if snatObjSourcePort.Str(o) == "preserve-strict" {
-			t.note(o, "source-port preserve-strict acts as preserve: a client port the translation address has in use gives way to another port")
+		if x.StrictPort {
+			t.note(o, "source-port preserve-strict fails a connection whose client port the translation address has in use on standard (TCP) and UDP virtuals; HTTP and the other message-based virtuals, dns virtuals and rules' UDP listen relays take another port (preserve)")
 		}
 		t.dc.SNATs = append(t.dc.SNATs, x)
 	}

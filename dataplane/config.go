@@ -27,6 +27,7 @@ type (
 	SNATType          = config.SNATType
 	SNAT              = config.SNAT
 	SNATObject        = config.SNATObject
+	SNATTranslation   = config.SNATTranslation
 	LBMode            = config.LBMode
 	ServiceDownAction = config.ServiceDownAction
 	Pool              = config.Pool

@@ -438,8 +438,8 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		}
 		b.virtuals[name] = v
 	}
-	ctxs, slowWatches := p.evictContexts(cfg, b.virtuals)                                 // evict.go
-	snats, snatPoolStats := p.snats.Build(cfg.SNATs, cfg.SnatPools, cfg.SNATTranslations) // snat.go
+	ctxs, slowWatches := p.evictContexts(cfg, b.virtuals)                                                   // evict.go
+	snats, snatPoolStats := p.snats.Build(cfg.SNATs, cfg.SnatPools, cfg.SNATTranslations, cfg.SNATSettings) // snat.go
 	for name, vc := range cfg.Virtuals {
 		v := b.virtuals[name]
 		snap := &state.VirtualSnap{Cfg: vc, Idle: l4.IdleTimeout(vc.IdleTimeout), SelfIPs: cfg.SelfIPs, EvMask: config.EventMask(vc.Rules),

@@ -1,6 +1,10 @@
 package dataplane
 
-import "net/netip"
+import (
+	"net/netip"
+
+	"github.com/openltm/openltm/dataplane/snatobj"
+)
 
 // SNATConns is the server connections the ltm snat object name has
 // translated since it was configured (show ltm snat); false when it is
@@ -14,4 +18,11 @@ func (p *Plane) SNATConns(name string) (uint64, bool) {
 // snat-translation); false when none of them uses it.
 func (p *Plane) SNATTranslationConns(a netip.Addr) (uint64, bool) {
 	return p.snats.AddrConns(a)
+}
+
+// SNATTranslationLimit is the connection-limit statistics of the
+// translation address a (current, maximum, refused connections; show
+// ltm snat-translation); false when a has no connection-limit.
+func (p *Plane) SNATTranslationLimit(a netip.Addr) (snatobj.Limited, bool) {
+	return p.snats.AddrCurrent(a)
 }

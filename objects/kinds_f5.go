@@ -1147,8 +1147,10 @@ ip-idle-timeout str indefinite
 tcp-idle-timeout str indefinite
 udp-idle-timeout str indefinite
 traffic-group str /Common/traffic-group-1
-`), "F5 ltm snat-translation: a translation address's settings (enabled: whether SNATs and snatpools give it out)",
-			func(n string) bool { return n == "address" || n == "enabled" }),
+`), "F5 ltm snat-translation: a translation address's settings (enabled: whether SNATs and snatpools give it out; connection-limit: the server connections it holds at once; tcp- and udp-idle-timeout: its flows' idle timeout)",
+			func(n string) bool {
+				return n == "address" || n == "enabled" || n == "connection-limit" || n == "tcp-idle-timeout" || n == "udp-idle-timeout"
+			}),
 
 		clustered(pk("cm device", "Device", "", tmshRef("cm device")+vocab, `
 configsync-ip ip none

@@ -721,7 +721,14 @@ func askPool(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte
 			return nil
 		}
 		dst := state.Translate(snap.Cfg, mem.Cfg.Load().Addr, local)
-		src := state.SNATSource(vs, snap, client, local, dst, nil, pool)
+		// An ltm snat-translation's connection-limit holds the address
+		// for the exchange; every address full leaves the query
+		// unanswered by the pool, as no lsn translation does.
+		h := state.SNATSourceHeld(vs, snap, client, local, dst, nil, pool)
+		if h.Err != nil {
+			return nil
+		}
+		src := h.Src
 		var t *lsn.Translation
 		if lp := snap.LSN; lp != nil {
 			// source-address-translation type lsn: the exchange goes from a
@@ -729,6 +736,9 @@ func askPool(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte
 			// (counted by the pool) leaves the query unanswered by the pool.
 			var err error
 			if t, err = lp.Translate(client, dst, udp, nil); err != nil {
+				if h.Hold != nil {
+					h.Hold.Release()
+				}
 				return nil
 			}
 			src = t.Addr
@@ -737,6 +747,9 @@ func askPool(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte
 		mem.Stats.Out(len(wire), 1)
 		m, err := exchange(src, dst, r, wire, udp, w)
 		t.Release()
+		if h.Hold != nil {
+			h.Hold.Release()
+		}
 		if err == nil {
 			mem.Stats.In(m.Len(), 1)
 			return m

@@ -4,22 +4,101 @@
 // `show ltm snat` and `show ltm snat-translation` print. A table is built
 // once per commit and never changed; the counters live in a Registry
 // that outlives commits, so a commit keeps them.
+//
+// A translation address whose ltm snat-translation sets a
+// connection-limit or an idle timeout is held by each server connection
+// given it (Pick, PickPool return it as the hold) and given back when
+// that connection ends (Addr.Release): the limit counts the holds. An
+// address with neither is not held (the hold is nil), so a data path
+// pays one nil test at its connection's end.
 package snatobj
 
 import (
+	"errors"
 	"net/netip"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
 )
 
+// ErrFull: every translation address the SNAT or snatpool has of the
+// server's family holds its connection-limit of connections; the
+// connection is refused.
+var ErrFull = errors.New("every SNAT translation address is at its connection limit")
+
 // Counters are one SNAT's, or one translation address's, statistics:
-// the server connections given its address.
+// the server connections given its address, and for an address with a
+// connection limit those holding it now and at most.
 type Counters struct {
-	Conns atomic.Uint64
+	Conns    atomic.Uint64
+	cur, max atomic.Int64
+	// refused counts the connections refused while the address (and
+	// every other of its SNAT's or snatpool's) was at its limit.
+	refused atomic.Uint64
 }
+
+// Addr is one translation address as a commit gives it out: its
+// counters and its ltm snat-translation's settings.
+type Addr struct {
+	Addr netip.Addr
+	C    *Counters
+	// limit is connection-limit (0: none); tcpIdle and udpIdle the idle
+	// timeouts (0: the profile's).
+	limit            int64
+	tcpIdle, udpIdle time.Duration
+	// held: a connection given the address holds it (a limit or an idle
+	// timeout is set).
+	held bool
+}
+
+// take counts a connection given the address: false when it holds its
+// connection limit already (nothing counted then).
+func (a *Addr) take() bool {
+	if a.limit > 0 {
+		for {
+			n := a.C.cur.Load()
+			if n >= a.limit {
+				return false
+			}
+			if a.C.cur.CompareAndSwap(n, n+1) {
+				for m := a.C.max.Load(); n+1 > m && !a.C.max.CompareAndSwap(m, n+1); m = a.C.max.Load() {
+				}
+				break
+			}
+		}
+	}
+	a.C.Conns.Add(1)
+	return true
+}
+
+// hold is what a connection given a holds: a itself when it has a limit
+// or an idle timeout, else nil.
+func (a *Addr) hold() *Addr {
+	if a.held {
+		return a
+	}
+	return nil
+}
+
+// Release gives back the address a server connection held, once, when
+// the connection ends (or its connect failed). The commit the Addr is of
+// decides: a connection counted under a limit is uncounted, whatever
+// limit a later commit set.
+func (a *Addr) Release() {
+	if a.limit > 0 {
+		a.C.cur.Add(-1)
+	}
+}
+
+// TCPIdle is the idle timeout a TCP flow whose server side has the
+// address takes instead of its profile's; false: not set.
+func (a *Addr) TCPIdle() (time.Duration, bool) { return a.tcpIdle, a.tcpIdle > 0 }
+
+// UDPIdle is TCPIdle for a UDP flow.
+func (a *Addr) UDPIdle() (time.Duration, bool) { return a.udpIdle, a.udpIdle > 0 }
 
 // Entry is one SNAT object of a table.
 type Entry struct {
@@ -29,31 +108,65 @@ type Entry struct {
 	Automap bool
 	// ChangePort: source-port change, the connection takes any port.
 	ChangePort bool
-	addrs      []netip.Addr
-	addrStats  []*Counters
-	stats      *Counters
-	next       atomic.Uint32
+	// Strict: source-port preserve-strict, the connection keeps the
+	// client's port or fails.
+	Strict bool
+	addrs  []*Addr
+	stats  *Counters
+	next   atomic.Uint32
 }
 
 // Pick is the entry's next translation address of the family (v4 or
-// not), in turn over the snatpool's addresses, counted with the entry's
-// and the address's connections; invalid when it has none of that
-// family. Not for an Automap entry (see Counted). count false leaves
-// the counters alone (a source asked for no connection).
-func (e *Entry) Pick(v4, count bool) netip.Addr {
-	n := len(e.addrs)
-	start := int(e.next.Add(1))
-	for i := 0; i < n; i++ {
-		k := (start + i) % n
-		if a := e.addrs[k]; a.Is4() == v4 {
-			if count {
-				e.stats.Conns.Add(1)
-				e.addrStats[k].Conns.Add(1)
-			}
-			return a
-		}
+// not), in turn over the snatpool's addresses, passing over those at
+// their connection limit, counted with the entry's and the address's
+// connections; invalid when it has none of that family, ErrFull when
+// all of them are at their limit. hold is what the connection must give
+// back when it ends (nil: nothing). Not for an Automap entry (see
+// Counted). count false leaves the counters and limits alone (a source
+// asked for no connection); hold false counts the connection without
+// holding the address, for a data path that does not give it back
+// (the limit is not enforced there).
+func (e *Entry) Pick(v4, count, hold bool) (a netip.Addr, h *Addr, err error) {
+	a, h, err = PickPool(e.addrs, &e.next, v4, count, hold)
+	if a.IsValid() && count {
+		e.stats.Conns.Add(1)
 	}
-	return netip.Addr{}
+	return a, h, err
+}
+
+// PickPool is Pick over a snatpool's addresses as a virtual's
+// source-address-translation gives them, next its turn.
+func PickPool(addrs []*Addr, next *atomic.Uint32, v4, count, hold bool) (netip.Addr, *Addr, error) {
+	n := len(addrs)
+	start := int(next.Add(1))
+	full := false
+	for i := 0; i < n; i++ {
+		x := addrs[(start+i)%n]
+		if x.Addr.Is4() != v4 {
+			continue
+		}
+		if !count {
+			return x.Addr, nil, nil
+		}
+		if !hold {
+			x.C.Conns.Add(1)
+			return x.Addr, nil, nil
+		}
+		if !x.take() {
+			full = true
+			continue
+		}
+		return x.Addr, x.hold(), nil
+	}
+	if full {
+		for _, x := range addrs {
+			if x.Addr.Is4() == v4 {
+				x.C.refused.Add(1)
+			}
+		}
+		return netip.Addr{}, nil, ErrFull
+	}
+	return netip.Addr{}, nil, nil
 }
 
 // Counted counts a connection given an address by automap.
@@ -94,6 +207,9 @@ type Registry struct {
 	mu    sync.Mutex
 	snats map[string]*Counters
 	addrs map[netip.Addr]*Counters
+	// limited is the addresses with a connection limit in the running
+	// commit: show ltm snat-translation prints their current connections.
+	limited map[netip.Addr]bool
 }
 
 // Build makes the table of objs for a commit, keeping the counters of
@@ -104,36 +220,53 @@ type Registry struct {
 // counters of its addresses, in order (byPool), which a virtual's
 // snatpool translation counts too. keep are addresses whose counters
 // stay though nothing gives them out now (a disabled ltm
-// snat-translation's).
-func (r *Registry) Build(objs []config.SNATObject, pools map[string][]netip.Addr, keep []netip.Addr) (t *Table, byPool map[string][]*Counters) {
+// snat-translation's). settings are the ltm snat-translation settings
+// by address (connection-limit, idle timeouts): an address's Addr, one
+// per commit, carries them to every SNAT and snatpool giving it out.
+func (r *Registry) Build(objs []config.SNATObject, pools map[string][]netip.Addr, keep []netip.Addr, settings map[netip.Addr]config.SNATTranslation) (t *Table, byPool map[string][]*Addr) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	snats, addrs := map[string]*Counters{}, map[netip.Addr]*Counters{}
-	counters := func(m map[netip.Addr]*Counters, a netip.Addr) *Counters {
-		if c := m[a]; c != nil {
+	limited := map[netip.Addr]bool{}
+	counters := func(a netip.Addr) *Counters {
+		if c := addrs[a]; c != nil {
 			return c
 		}
 		if c := r.addrs[a]; c != nil {
-			m[a] = c
+			addrs[a] = c
 			return c
 		}
 		c := new(Counters)
-		m[a] = c
+		addrs[a] = c
 		return c
 	}
-	for _, a := range keep {
-		counters(addrs, a)
-	}
-	byPool = map[string][]*Counters{}
-	for name, as := range pools {
-		cs := make([]*Counters, len(as))
-		for i, a := range as {
-			cs[i] = counters(addrs, a)
+	byAddr := map[netip.Addr]*Addr{}
+	addr := func(a netip.Addr) *Addr {
+		if x := byAddr[a]; x != nil {
+			return x
 		}
-		byPool[name] = cs
+		st := settings[a]
+		x := &Addr{Addr: a, C: counters(a), limit: int64(min(st.ConnLimit, 1<<62)), tcpIdle: st.TCPIdle, udpIdle: st.UDPIdle}
+		x.held = x.limit > 0 || x.tcpIdle > 0 || x.udpIdle > 0
+		if x.limit > 0 {
+			limited[a] = true
+		}
+		byAddr[a] = x
+		return x
+	}
+	for _, a := range keep {
+		counters(a)
+	}
+	byPool = map[string][]*Addr{}
+	for name, as := range pools {
+		xs := make([]*Addr, len(as))
+		for i, a := range as {
+			xs[i] = addr(a)
+		}
+		byPool[name] = xs
 	}
 	if len(objs) == 0 {
-		r.snats, r.addrs = snats, addrs
+		r.snats, r.addrs, r.limited = snats, addrs, limited
 		return nil, byPool
 	}
 	t = &Table{byOrigin: map[netip.Prefix]*Entry{}}
@@ -143,9 +276,9 @@ func (r *Registry) Build(objs []config.SNATObject, pools map[string][]netip.Addr
 			st = new(Counters)
 		}
 		snats[o.Name] = st
-		e := &Entry{Name: o.Name, Automap: o.Automap, ChangePort: o.ChangePort, addrs: o.Addrs, stats: st}
+		e := &Entry{Name: o.Name, Automap: o.Automap, ChangePort: o.ChangePort, Strict: o.StrictPort, stats: st}
 		for _, a := range o.Addrs {
-			e.addrStats = append(e.addrStats, counters(addrs, a))
+			e.addrs = append(e.addrs, addr(a))
 		}
 		for _, p := range o.Origins {
 			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-unmapBits(p.Addr())).Masked()
@@ -160,7 +293,7 @@ func (r *Registry) Build(objs []config.SNATObject, pools map[string][]netip.Addr
 			}
 		}
 	}
-	r.snats, r.addrs = snats, addrs
+	r.snats, r.addrs, r.limited = snats, addrs, limited
 	return t, byPool
 }
 
@@ -204,4 +337,26 @@ func (r *Registry) AddrConns(a netip.Addr) (uint64, bool) {
 		return 0, false
 	}
 	return c.Conns.Load(), true
+}
+
+// Limited is a translation address's connection-limit statistics.
+type Limited struct {
+	// Cur and Max are the server connections holding the address now
+	// and at most since it was configured; Refused the connections
+	// refused while it was full.
+	Cur, Max int64
+	Refused  uint64
+}
+
+// AddrCurrent is the connection-limit statistics of the translation
+// address a, for an address whose connection-limit is set (false: no
+// limit, or not used).
+func (r *Registry) AddrCurrent(a netip.Addr) (Limited, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.addrs[a]
+	if c == nil || !r.limited[a] {
+		return Limited{}, false
+	}
+	return Limited{Cur: c.cur.Load(), Max: c.max.Load(), Refused: c.refused.Load()}, true
 }

@@ -75,6 +75,10 @@ type Config struct {
 	// SNATTranslations are the addresses of the ltm snat-translation
 	// objects, whose counters a commit keeps while they are disabled.
 	SNATTranslations []netip.Addr
+	// SNATSettings are the ltm snat-translation settings that act on the
+	// connections given an address (connection-limit, the idle
+	// timeouts), for the addresses that set one; nil for none.
+	SNATSettings map[netip.Addr]SNATTranslation
 	// DefaultNodeMonitor is `ltm default-node-monitor { rule ... }`, used by
 	// nodes whose Monitor is nil (`monitor default`).
 	DefaultNodeMonitor MonitorRule
@@ -477,6 +481,22 @@ type SNATObject struct {
 	// ChangePort is source-port change: the server connection takes any
 	// port, not the client's.
 	ChangePort bool
+	// StrictPort is source-port preserve-strict: the server connection
+	// keeps the client's port or fails.
+	StrictPort bool
+}
+
+// SNATTranslation is one ltm snat-translation's settings for the server
+// connections given its address.
+type SNATTranslation struct {
+	// ConnLimit is connection-limit: the server connections the address
+	// holds at once at most (0: no limit).
+	ConnLimit uint64
+	// TCPIdle and UDPIdle are tcp-idle-timeout and udp-idle-timeout: the
+	// idle timeout of a TCP or UDP flow whose server side has the
+	// address, instead of its profile's. 0: indefinite, the translation
+	// sets none (the profile's applies).
+	TCPIdle, UDPIdle time.Duration
 }
 
 // SNAT is what source address the server side uses.

@@ -547,8 +547,30 @@ func (lf *loopFlow) connectNext() {
 		lf.queueServed()
 		lf.cpool, lf.cps = pool, pool.Snap.Load()
 		dst := pr.target(m)
-		src := pr.source(dst, pool)
-		fd, done, local, errno := rawsock.DialSide(src, dst, pr.serverSide()) // tcpopts.go, synopts.go
+		h := pr.source(dst, pool) // proxy.go: the translation address held
+		if h.Err != nil {
+			m.Release()
+			lf.fail() // every translation address at its connection limit
+			return
+		}
+		var fd int
+		var done bool
+		var local netip.AddrPort
+		var errno syscall.Errno
+		if h.Strict { // source-port preserve-strict
+			fd, done, errno = rawsock.DialSideExact(h.Src, dst, pr.serverSide())
+			if errno == syscall.EADDRINUSE || errno == syscall.EADDRNOTAVAIL {
+				lf.flow.because(rstcause.SNATPort)
+				m.Release()
+				lf.fail()
+				return
+			}
+			if errno == 0 {
+				local = h.Src
+			}
+		} else {
+			fd, done, local, errno = rawsock.DialSide(h.Src, dst, pr.serverSide()) // tcpopts.go, synopts.go
+		}
 		if errno != 0 {
 			lf.flow.because(errnoCause(errno))
 			m.ConnectFailed()

@@ -22,6 +22,11 @@ import (
 // and the pool counts the failure.
 var errLSN = errors.New("lsn translation failed")
 
+// errSNAT: the flow's ltm snat gave no source (every translation address
+// at its connection limit, or preserve-strict's port in use); the
+// client is reset with the cause recorded (proxy.go source, dialSource).
+var errSNAT = errors.New("snat translation refused")
+
 // lsnTries bounds the ports one connect tries when the host refuses
 // the translation's port (another program holds it).
 const lsnTries = 4
@@ -53,7 +58,7 @@ func (pr *proxied) lsnPool() (*lsn.Pool, *lsn.Want) {
 func (pr *proxied) dialServer(dst netip.AddrPort, pool *state.Pool) (*net.TCPConn, error) {
 	lp, want := pr.lsnPool()
 	if lp == nil {
-		return pr.e.DialSide(pr.source(dst, pool), dst, pr.serverSide())
+		return pr.dialSource(pr.source(dst, pool), dst)
 	}
 	if old := pr.lsn.Swap(nil); old != nil { // a reselect: the next member gets a translation of its own
 		old.Release()
@@ -102,7 +107,7 @@ func (pr *proxied) dialServer(dst netip.AddrPort, pool *state.Pool) (*net.TCPCon
 func (pr *proxied) dialExtra(dst netip.AddrPort, pool *state.Pool) (*net.TCPConn, *lsn.Translation, error) {
 	lp, want := pr.lsnPool()
 	if lp == nil {
-		c, err := pr.e.DialSide(pr.source(dst, pool), dst, pr.serverSide())
+		c, err := pr.e.DialSide(pr.extraSource(dst, pool), dst, pr.serverSide())
 		return c, nil, err
 	}
 	return pr.e.dialTranslated(lp, pr.Client, dst, want, pr.serverSide())

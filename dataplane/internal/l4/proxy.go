@@ -27,6 +27,7 @@ import (
 	"github.com/openltm/openltm/dataplane/lb"
 	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/monitor"
+	"github.com/openltm/openltm/dataplane/snatobj"
 	"github.com/openltm/openltm/dataplane/sslfwd"
 	"github.com/openltm/openltm/dataplane/synhdr"
 	"github.com/openltm/openltm/rules"
@@ -91,6 +92,11 @@ type flow struct {
 	// lsn is the flow's large-scale NAT translation (lsn.go); nil
 	// without one.
 	lsn atomic.Pointer[lsn.Translation]
+	// snat is the translation address the flow's server connection
+	// holds (an ltm snat-translation with a connection limit or idle
+	// timeout; source), given back when the flow ends or dials again;
+	// nil without.
+	snat atomic.Pointer[snatobj.Addr]
 }
 
 // proxied is a flow served by goroutines: its client connection, one
@@ -436,7 +442,7 @@ func (pr *proxied) connect() (*serverConn, error) {
 		}
 		// lsn.go; errLSN: no translation; errFlowEnded: SA_PICKED ended the flow
 		sc, err := pr.dialServer(dst, pool)
-		if err == errLSN || err == errFlowEnded {
+		if err == errLSN || err == errSNAT || err == errFlowEnded {
 			m.Release()
 			return nil, err
 		}
@@ -545,7 +551,7 @@ func (pr *proxied) dialDirect(a netip.AddrPort) (*serverConn, error) {
 		c, err = pr.e.DialSide(netip.AddrPortFrom(a.Addr(), 0), a, pr.serverSide())
 	} else {
 		c, err = pr.dialServer(a, nil) // lsn.go: from the lsn pool too
-		if err == errLSN || err == errFlowEnded {
+		if err == errLSN || err == errSNAT || err == errFlowEnded {
 			return nil, err
 		}
 	}
@@ -607,15 +613,83 @@ func (fl *flow) target(m *state.Member) netip.AddrPort {
 	return state.Translate(fl.snap.Cfg, m.Cfg.Load().Addr, fl.Local)
 }
 
-// source is the server side's source for a connection to dst, a member
-// of pool (nil: a node a rule named), with a rule's snat or snatpool
-// decision if any (state.SNATSource).
-func (fl *flow) source(dst netip.AddrPort, pool *state.Pool) netip.AddrPort {
+// source is the server side's source for the flow's connection to dst,
+// a member of pool (nil: a node a rule named), with a rule's snat or
+// snatpool decision if any (state.SNATSourceHeld). The flow holds the
+// translation address until it ends or dials again (fl.snat), and takes
+// its ltm snat-translation's tcp-idle-timeout instead of the profile's.
+// Every translation address at its connection limit (Err) records the
+// reset's cause. Without a limit or idle timeout: two nil tests.
+func (fl *flow) source(dst netip.AddrPort, pool *state.Pool) state.SNATHeld {
+	var rule *state.SNATChoice
+	if fl.rs != nil && fl.rs.SNAT.Set {
+		rule = &fl.rs.SNAT
+	}
+	h := state.SNATSourceHeld(fl.vs, fl.snap, fl.Client, fl.Local, dst, rule, pool)
+	if h.Hold != nil || fl.snat.Load() != nil {
+		if old := fl.snat.Swap(h.Hold); old != nil {
+			old.Release()
+		}
+		if h.Hold != nil {
+			if d, ok := h.Hold.TCPIdle(); ok {
+				fl.SetIdleTimeout(d)
+			}
+		}
+	}
+	if h.Err != nil {
+		fl.because(rstcause.SNATLimit)
+	}
+	return h
+}
+
+// extraSource is source for a server connection beside the flow's own
+// (a diameter profile's other members): the translation address is not
+// held, so its connection limit is not enforced there.
+func (fl *flow) extraSource(dst netip.AddrPort, pool *state.Pool) netip.AddrPort {
 	var rule *state.SNATChoice
 	if fl.rs != nil && fl.rs.SNAT.Set {
 		rule = &fl.rs.SNAT
 	}
 	return state.SNATSource(fl.vs, fl.snap, fl.Client, fl.Local, dst, rule, pool)
+}
+
+// dialSource is DialSide from the held choice h: exactly its port for
+// source-port preserve-strict (errSNAT, the reset's cause recorded, when
+// the port is in use), errSNAT at once when every translation address
+// is at its limit.
+func (pr *proxied) dialSource(h state.SNATHeld, dst netip.AddrPort) (*net.TCPConn, error) {
+	if h.Err != nil {
+		return nil, errSNAT
+	}
+	if !h.Strict {
+		return pr.e.DialSide(h.Src, dst, pr.serverSide())
+	}
+	side := pr.serverSide()
+	d := net.Dialer{Timeout: side.Timeout(pr.e.env.ConnectTimeout), KeepAlive: -1}
+	d.Control = func(_, _ string, rc syscall.RawConn) error {
+		var cerr error
+		err := rc.Control(func(fd uintptr) {
+			side.Apply(int(fd))
+			side.ApplyPeer(int(fd), dst.Addr())
+			if cerr = rawsock.BindExact(int(fd), h.Src); cerr != nil {
+				return
+			}
+			cerr = rawsock.StartConnect(fd, dst)
+		})
+		if err != nil {
+			return err
+		}
+		return cerr
+	}
+	c, err := d.DialContext(context.Background(), "tcp", dst.String())
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL) {
+			pr.because(rstcause.SNATPort)
+			return nil, errSNAT
+		}
+		return nil, err
+	}
+	return c.(*net.TCPConn), nil
 }
 
 // Dial connects to dst from src (see source), keeping src's port (if not
@@ -1195,6 +1269,11 @@ func (fl *flow) retire() {
 	fl.persistDone()
 	if t := fl.lsn.Swap(nil); t != nil {
 		t.Release()
+	}
+	if a := fl.snat.Load(); a != nil {
+		if a = fl.snat.Swap(nil); a != nil {
+			a.Release()
+		}
 	}
 	if nf := fl.snap.Cfg.NetFlow; nf != nil { // netflow profile (dataplane/netflow)
 		nf.Export(&fl.Flow)

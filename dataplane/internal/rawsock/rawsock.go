@@ -114,6 +114,22 @@ func BindTo(fd int, src netip.AddrPort, keepPort bool) error {
 	return syscall.Bind(fd, sa)
 }
 
+// bindExact binds fd to src, its port included, with no fallback. The
+// port counts as free when only connections in TIME_WAIT (or others
+// bound the same way, to other peers) have it: SO_REUSEADDR; a listener
+// or a socket bound plainly still holds it [M].
+func bindExact(fd int, src netip.AddrPort, _ bool) error {
+	syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
+	a := src.Addr().Unmap()
+	if a.Is4() {
+		return syscall.Bind(fd, &syscall.SockaddrInet4{Port: int(src.Port()), Addr: a.As4()})
+	}
+	return syscall.Bind(fd, &syscall.SockaddrInet6{Port: int(src.Port()), Addr: a.As16()})
+}
+
+// BindExact is bindExact for the sockets the net package dials.
+func BindExact(fd int, src netip.AddrPort) error { return bindExact(fd, src, true) }
+
 func setPort(sa syscall.Sockaddr, port int) {
 	switch s := sa.(type) {
 	case *syscall.SockaddrInet4:

@@ -176,7 +176,7 @@ func DialSide(src, dst netip.AddrPort, side *sockopt.Side) (fd int, done bool, l
 		src = netip.AddrPort{} // binding would change nothing
 	}
 	for {
-		fd, done, errno = dialOnce(src, dst, keep, side)
+		fd, done, errno = dialOnce(src, dst, keep, false, side)
 		if errno != 0 && keep && (errno == syscall.EADDRNOTAVAIL || errno == syscall.EADDRINUSE) {
 			keep = false
 			continue
@@ -186,6 +186,13 @@ func DialSide(src, dst netip.AddrPort, side *sockopt.Side) (fd int, done bool, l
 		}
 		return fd, done, local, errno
 	}
+}
+
+// DialSideExact is DialSide from exactly src, its port included, with
+// no fallback to another port: EADDRINUSE when the port is taken
+// (source-port preserve-strict).
+func DialSideExact(src, dst netip.AddrPort, side *sockopt.Side) (fd int, done bool, errno syscall.Errno) {
+	return dialOnce(src, dst, true, true, side)
 }
 
 var (
@@ -207,7 +214,9 @@ func kernelSource(dst netip.Addr) netip.Addr {
 	return netip.Addr{}
 }
 
-func dialOnce(src, dst netip.AddrPort, keepPort bool, side *sockopt.Side) (int, bool, syscall.Errno) {
+// dialOnce dials dst from src; keepPort binds src's port when free,
+// exact only (no other port).
+func dialOnce(src, dst netip.AddrPort, keepPort, exact bool, side *sockopt.Side) (int, bool, syscall.Errno) {
 	family := unix.AF_INET
 	if !dst.Addr().Unmap().Is4() {
 		family = unix.AF_INET6
@@ -222,7 +231,11 @@ func dialOnce(src, dst netip.AddrPort, keepPort bool, side *sockopt.Side) (int, 
 		side.ApplyPeer(fd, dst.Addr())
 	}
 	if src.IsValid() {
-		if err := BindTo(fd, src, keepPort); err != nil {
+		bind := BindTo
+		if exact {
+			bind = bindExact
+		}
+		if err := bind(fd, src, keepPort); err != nil {
 			Close(fd)
 			return -1, false, errnoOf(err)
 		}

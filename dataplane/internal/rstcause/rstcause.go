@@ -48,6 +48,8 @@ const (
 	DiameterHandshake
 	LSNPort
 	PacketFilter
+	SNATLimit
+	SNATPort
 	numCauses
 )
 
@@ -88,6 +90,8 @@ var causes = [numCauses]struct{ tag, text string }{
 	DiameterHandshake: {"diameter", "Diameter capabilities exchange timed out"}, // [M]
 	LSNPort:           {"lsn", "LSN port allocation failure"},                   // [M]
 	PacketFilter:      {"packet-filter", "Packet filter reject"},                // [M]
+	SNATLimit:         {"snat", "SNAT translation connection limit reached"},    // [M]
+	SNATPort:          {"snat", "SNAT source port in use (preserve-strict)"},    // [M]
 }
 
 // String is the cause's words, as the log line ends.

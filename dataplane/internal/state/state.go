@@ -397,10 +397,11 @@ type VirtualSnap struct {
 	Pool     *Pool
 	Idle     time.Duration
 	SnatPool []netip.Addr
-	// SnatPoolStats counts the connections given each SnatPool address
-	// (show ltm snat-translation); nil in tests that build a snapshot
-	// alone.
-	SnatPoolStats []*snatobj.Counters
+	// SnatPoolStats is each SnatPool address as the commit gives it
+	// out: its counters (show ltm snat-translation) and its ltm
+	// snat-translation's limit and idle timeouts; nil in tests that
+	// build a snapshot alone.
+	SnatPoolStats []*snatobj.Addr
 	// SNATs is the commit's ltm snat objects, consulted when the virtual
 	// translates nothing itself; nil when there are none.
 	SNATs   *snatobj.Table

@@ -37,18 +37,47 @@ func TranslateAs(addr, port bool, member, local netip.AddrPort) netip.AddrPort {
 // An invalid result means "let the kernel choose". local is the address
 // the client reached; to is the pool of the member at dst (nil: none, a
 // node a rule named), whose allow-snat no keeps the client's address.
+// It is for a data path that does not give translation addresses back
+// (see SNATSourceHeld): their connection limits are not enforced there.
 func SNATSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPort, rule *SNATChoice, to *Pool) netip.AddrPort {
-	return snatSource(vs, snap, client, local, dst, rule, to, true)
+	return snatSource(vs, snap, client, local, dst, rule, to, true, false).Src
 }
 
 // SNATSourceUncounted is SNATSource for a source that opens no
 // connection (the message engines' OneConnect grouping): the ltm snat
 // objects' and translation addresses' counters are left alone.
 func SNATSourceUncounted(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPort, to *Pool) netip.AddrPort {
-	return snatSource(vs, snap, client, local, dst, nil, to, false)
+	return snatSource(vs, snap, client, local, dst, nil, to, false, false).Src
 }
 
-func snatSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPort, rule *SNATChoice, to *Pool, count bool) netip.AddrPort {
+// SNATHeld is a source choice whose translation address the connection
+// holds until it ends (SNATSourceHeld).
+type SNATHeld struct {
+	// Src is SNATSource's result.
+	Src netip.AddrPort
+	// Hold is the translation address to give back (Release) when the
+	// connection ends or its connect fails, and whose idle timeouts the
+	// flow takes; nil: nothing (no ltm snat-translation limit or idle
+	// timeout on it).
+	Hold *snatobj.Addr
+	// Strict: source-port preserve-strict, the connection keeps Src's
+	// port or fails.
+	Strict bool
+	// Err is snatobj.ErrFull when every translation address of the
+	// choice is at its connection limit: the connection is refused.
+	Err error
+}
+
+// SNATSourceHeld is SNATSource for a data path that gives the
+// translation address back when the server connection ends: the ltm
+// snat-translation connection limits are enforced (an address at its
+// limit is passed over), and the choice says what the connection holds.
+// Without a limit or idle timeout on the address, Hold is nil.
+func SNATSourceHeld(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPort, rule *SNATChoice, to *Pool) SNATHeld {
+	return snatSource(vs, snap, client, local, dst, rule, to, true, true)
+}
+
+func snatSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPort, rule *SNATChoice, to *Pool, count, hold bool) SNATHeld {
 	family := func(a netip.Addr) bool { return a.Is4() == dst.Addr().Is4() }
 	typ, pool := snap.Cfg.SNAT.Type, snap.SnatPool
 	if rule != nil {
@@ -60,23 +89,26 @@ func snatSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPor
 		// The ltm snat objects (snatobj): the most specific origin
 		// holding the client's address translates it.
 		if e := snap.SNATs.Lookup(client.Addr()); e != nil {
-			return objectSource(e, snap, client, local, dst, count)
+			return objectSource(e, snap, client, local, dst, count, hold)
 		}
 	}
 	var addr netip.Addr
+	var h SNATHeld
 	switch typ {
 	case config.SNATAutomap:
 		addr = automap(snap, local, dst)
 	case config.SNATPool:
+		if rule == nil && len(snap.SnatPoolStats) == len(pool) {
+			// The virtual's snatpool: its addresses' counters and
+			// ltm snat-translation limits.
+			addr, h.Hold, h.Err = snatobj.PickPool(snap.SnatPoolStats, &vs.snatNext, dst.Addr().Is4(), count, hold)
+			break
+		}
 		n := len(pool)
 		start := int(vs.snatNext.Add(1))
 		for i := 0; i < n; i++ {
-			k := (start + i) % n
-			if a := pool[k]; family(a) {
+			if a := pool[(start+i)%n]; family(a) {
 				addr = a
-				if count && rule == nil && k < len(snap.SnatPoolStats) {
-					snap.SnatPoolStats[k].Conns.Add(1)
-				}
 				break
 			}
 		}
@@ -87,13 +119,14 @@ func snatSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPor
 		if addr.IsLoopback() {
 			// A client on this machine holds its own address and port, so
 			// keeping the port would always fail: any port will do.
-			return netip.AddrPortFrom(addr, 0)
+			h.Src = netip.AddrPortFrom(addr, 0)
+			return h
 		}
 	}
-	if !addr.IsValid() {
-		return netip.AddrPort{}
+	if addr.IsValid() {
+		h.Src = netip.AddrPortFrom(addr, client.Port())
 	}
-	return netip.AddrPortFrom(addr, client.Port())
+	return h
 }
 
 // automap is source-address-translation automap's address toward dst:
@@ -112,26 +145,33 @@ func automap(snap *VirtualSnap, local, dst netip.AddrPort) netip.Addr {
 }
 
 // objectSource is the source an ltm snat object e gives a client's
-// connection to dst: its translation address (a snatpool's in turn) or
-// automap's, with the client's port unless e changes it (source-port
-// change); invalid ("let the kernel choose") when e has no address of
-// dst's family. count: the connection is counted.
-func objectSource(e *snatobj.Entry, snap *VirtualSnap, client, local, dst netip.AddrPort, count bool) netip.AddrPort {
+// connection to dst: its translation address (a snatpool's in turn,
+// passing over those at their connection limit) or automap's, with the
+// client's port unless e changes it (source-port change); invalid ("let
+// the kernel choose") when e has no address of dst's family. count: the
+// connection is counted; hold: and holds the address (see
+// SNATSourceHeld).
+func objectSource(e *snatobj.Entry, snap *VirtualSnap, client, local, dst netip.AddrPort, count, hold bool) SNATHeld {
+	var h SNATHeld
 	var addr netip.Addr
 	if e.Automap {
 		if addr = automap(snap, local, dst); addr.IsValid() && count {
 			e.Counted()
 		}
 	} else {
-		addr = e.Pick(dst.Addr().Is4(), count)
+		addr, h.Hold, h.Err = e.Pick(dst.Addr().Is4(), count, hold)
 	}
 	if !addr.IsValid() {
-		return netip.AddrPort{}
+		return h
 	}
-	if e.ChangePort {
-		return netip.AddrPortFrom(addr, 0)
+	switch {
+	case e.ChangePort:
+		h.Src = netip.AddrPortFrom(addr, 0)
+	default:
+		h.Src = netip.AddrPortFrom(addr, client.Port())
+		h.Strict = e.Strict && hold && client.Port() != 0
 	}
-	return netip.AddrPortFrom(addr, client.Port())
+	return h
 }
 
 // SNATChoice is a rule's snat or snatpool decision for one flow, which

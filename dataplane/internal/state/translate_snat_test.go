@@ -20,7 +20,7 @@ func TestSNATSourceObjects(t *testing.T) {
 		{Name: "net", Origins: []netip.Prefix{netip.MustParsePrefix("127.218.1.0/24")}, Addrs: []netip.Addr{netip.MustParseAddr("127.218.0.100")}},
 		{Name: "host", Origins: []netip.Prefix{netip.MustParsePrefix("127.218.1.5/32")}, Addrs: []netip.Addr{netip.MustParseAddr("127.218.0.101")}, ChangePort: true},
 		{Name: "auto", Origins: []netip.Prefix{netip.MustParsePrefix("127.218.2.0/24")}, Automap: true},
-	}, nil, nil)
+	}, nil, nil, nil)
 	noSNAT := &Pool{}
 	noSNAT.Snap.Store(&PoolSnap{Cfg: &config.Pool{NoSNAT: true}})
 	local := netip.MustParseAddrPort("127.218.0.1:30000")
@@ -61,5 +61,50 @@ func TestSNATSourceObjects(t *testing.T) {
 	client := ap("127.218.1.6:40000")
 	if n := testing.AllocsPerRun(100, func() { SNATSource(vs, snap, client, local, dst, nil, nil) }); n != 0 {
 		t.Errorf("SNATSource with SNAT objects allocates %v times", n)
+	}
+}
+
+// TestSNATSourceHeld: the held choice enforces ltm snat-translation
+// connection limits for SNAT objects and a virtual's snatpool (ErrFull
+// when all are full), says preserve-strict, holds only addresses with a
+// limit or idle timeout, and SNATSource (a path that gives nothing back)
+// neither holds nor refuses.
+func TestSNATSourceHeld(t *testing.T) {
+	ap := netip.MustParseAddrPort
+	lim, free := netip.MustParseAddr("127.226.0.100"), netip.MustParseAddr("127.226.0.101")
+	var reg snatobj.Registry
+	tab, byPool := reg.Build([]config.SNATObject{
+		{Name: "lim", Origins: []netip.Prefix{netip.MustParsePrefix("127.226.1.0/24")}, Addrs: []netip.Addr{lim}, StrictPort: true},
+		{Name: "free", Origins: []netip.Prefix{netip.MustParsePrefix("127.226.2.0/24")}, Addrs: []netip.Addr{free}},
+	}, map[string][]netip.Addr{"/Common/sp": {lim}}, nil, map[netip.Addr]config.SNATTranslation{lim: {ConnLimit: 1}})
+	local, dst := ap("127.226.0.1:30000"), ap("127.226.0.11:30001")
+	snap := &VirtualSnap{Cfg: &config.Virtual{SNAT: config.SNAT{Type: config.SNATNone}}, SNATs: tab}
+	vs := &Virtual{}
+	h := SNATSourceHeld(vs, snap, ap("127.226.1.5:40000"), local, dst, nil, nil)
+	if h.Src != ap("127.226.0.100:40000") || h.Hold == nil || !h.Strict || h.Err != nil {
+		t.Fatalf("first: %+v", h)
+	}
+	if h2 := SNATSourceHeld(vs, snap, ap("127.226.1.6:40001"), local, dst, nil, nil); h2.Err != snatobj.ErrFull || h2.Src.IsValid() {
+		t.Errorf("second at the limit: %+v, want ErrFull", h2)
+	}
+	if src := SNATSource(vs, snap, ap("127.226.1.6:40001"), local, dst, nil, nil); src != ap("127.226.0.100:40001") {
+		t.Errorf("SNATSource at the limit: %v, want the address unheld", src)
+	}
+	pool := &VirtualSnap{Cfg: &config.Virtual{SNAT: config.SNAT{Type: config.SNATPool}}, SnatPool: []netip.Addr{lim}, SnatPoolStats: byPool["/Common/sp"]}
+	if h2 := SNATSourceHeld(vs, pool, ap("127.226.3.6:40001"), local, dst, nil, nil); h2.Err != snatobj.ErrFull {
+		t.Errorf("virtual's snatpool at the limit: %+v, want ErrFull", h2)
+	}
+	h.Hold.Release()
+	if h2 := SNATSourceHeld(vs, pool, ap("127.226.3.6:40001"), local, dst, nil, nil); h2.Err != nil || h2.Hold == nil || h2.Strict {
+		t.Errorf("virtual's snatpool after the release: %+v", h2)
+	} else {
+		h2.Hold.Release()
+	}
+	client := ap("127.226.2.6:40001")
+	if h2 := SNATSourceHeld(vs, snap, client, local, dst, nil, nil); h2.Hold != nil || h2.Src != ap("127.226.0.101:40001") {
+		t.Errorf("no limit: %+v, want unheld", h2)
+	}
+	if n := testing.AllocsPerRun(100, func() { SNATSourceHeld(vs, snap, client, local, dst, nil, nil) }); n != 0 {
+		t.Errorf("SNATSourceHeld allocates %v times", n)
 	}
 }

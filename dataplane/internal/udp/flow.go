@@ -18,6 +18,7 @@ import (
 	"github.com/openltm/openltm/dataplane/mrf"
 	"github.com/openltm/openltm/dataplane/persist"
 	"github.com/openltm/openltm/dataplane/sipmsg"
+	"github.com/openltm/openltm/dataplane/snatobj"
 )
 
 // flow is one client address and port on one listener: its table entry,
@@ -134,7 +135,11 @@ type leg struct {
 	gone atomic.Bool
 	// tid is the member's transfer port on a TFTP leg, 0 until it
 	// answers a request (tftp.go).
-	tid   atomic.Uint32
+	tid atomic.Uint32
+	// snat is the translation address the leg's socket holds (an ltm
+	// snat-translation with a connection limit or idle timeout), given
+	// back with the leg (release); nil without.
+	snat  *snatobj.Addr
 	legIO // the system's way of reading answers (io_linux.go, io_other.go)
 }
 
@@ -504,8 +509,9 @@ func (f *flow) nodeLeg(a netip.AddrPort) *leg {
 
 // source is the server side's source address toward dst, a member of
 // pool: the virtual's source-address-translation (unless the pool's
-// allow-snat is no), or a rule's snat decision.
-func (f *flow) source(dst netip.AddrPort, pool *state.Pool) netip.AddrPort {
+// allow-snat is no), or a rule's snat decision. The leg opened from it
+// holds the translation address (Hold, given back with the leg).
+func (f *flow) source(dst netip.AddrPort, pool *state.Pool) state.SNATHeld {
 	var rule *state.SNATChoice
 	if rs := f.rs; rs != nil {
 		rs.mu.Lock()
@@ -515,7 +521,7 @@ func (f *flow) source(dst netip.AddrPort, pool *state.Pool) netip.AddrPort {
 		}
 		rs.mu.Unlock()
 	}
-	return state.SNATSource(f.vs, f.snap, f.Client, f.Local, dst, rule, pool)
+	return state.SNATSourceHeld(f.vs, f.snap, f.Client, f.Local, dst, rule, pool)
 }
 
 // openLeg opens a server socket to dst from the flow's SNAT source,
@@ -524,12 +530,33 @@ func (f *flow) source(dst netip.AddrPort, pool *state.Pool) netip.AddrPort {
 func (f *flow) openLeg(dst netip.AddrPort, m *state.Member, pool *state.Pool) *leg {
 	var c *net.UDPConn
 	var err error
+	var held *snatobj.Addr
 	if lp, want := f.lsnChoice(); lp != nil {
 		c, err = f.dialLSN(lp, dst, want, f.tftp) // lsn.go
-	} else if f.tftp {
-		c, err = listenFrom(f.source(dst, pool), dst) // tftp.go
 	} else {
-		c, err = sockopt.DialUDP(f.source(dst, pool), dst)
+		h := f.source(dst, pool)
+		if h.Err != nil { // every translation address at its connection limit
+			f.l.e.env.Log.Debug("udp: no server side", "virtual", f.Virtual, "server", dst.String(), "err", h.Err)
+			return nil
+		}
+		switch {
+		case f.tftp:
+			c, err = listenFrom(h.Src, dst) // tftp.go
+		case h.Strict: // source-port preserve-strict: the client's port or none
+			c, err = net.DialUDP("udp", net.UDPAddrFromAddrPort(h.Src), net.UDPAddrFromAddrPort(dst))
+		default:
+			c, err = sockopt.DialUDP(h.Src, dst)
+		}
+		if h.Hold != nil {
+			if err != nil {
+				h.Hold.Release()
+			} else {
+				held = h.Hold
+				if d, ok := h.Hold.UDPIdle(); ok {
+					f.SetIdleTimeout(d)
+				}
+			}
+		}
 	}
 	if err != nil {
 		f.l.e.env.Log.Debug("udp: cannot open the server side", "virtual", f.Virtual, "server", dst.String(), "err", err)
@@ -544,9 +571,12 @@ func (f *flow) openLeg(dst netip.AddrPort, m *state.Member, pool *state.Pool) *l
 	rc, err := c.SyscallConn()
 	if err != nil {
 		c.Close()
+		if held != nil {
+			held.Release()
+		}
 		return nil
 	}
-	lg := &leg{f: f, conn: c, rc: rc, member: m, pool: pool}
+	lg := &leg{f: f, conn: c, rc: rc, member: m, pool: pool, snat: held}
 	lg.rec = flows.Leg{Client: c.LocalAddr().(*net.UDPAddr).AddrPort(), Server: dst}
 	if m != nil {
 		lg.rec.Pool, lg.rec.Member, lg.rec.Owner = pool.Name, m.Name, m
@@ -587,6 +617,10 @@ func (f *flow) toClient(b []byte) {
 
 // release gives back the member's and pool's counts the leg held.
 func (lg *leg) release() {
+	if lg.snat != nil {
+		lg.snat.Release()
+		lg.snat = nil
+	}
 	if m := lg.member; m != nil {
 		m.Release()
 		lg.pool.Stats.Close()
