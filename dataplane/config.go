@@ -27,6 +27,7 @@ type (
 	SNATType          = config.SNATType
 	SNAT              = config.SNAT
 	SNATObject        = config.SNATObject
+	NAT               = config.NAT
 	LBMode            = config.LBMode
 	ServiceDownAction = config.ServiceDownAction
 	Pool              = config.Pool

@@ -75,6 +75,11 @@ type Config struct {
 	// SNATTranslations are the addresses of the ltm snat-translation
 	// objects, whose counters a commit keeps while they are disabled.
 	SNATTranslations []netip.Addr
+	// NATs are the `ltm nat` objects (static NAT, dataplane/natobj):
+	// connections to a translation address go to its originating
+	// address, and the originating address's server connections leave
+	// from its translation address; nil when there are none.
+	NATs []NAT
 	// DefaultNodeMonitor is `ltm default-node-monitor { rule ... }`, used by
 	// nodes whose Monitor is nil (`monitor default`).
 	DefaultNodeMonitor MonitorRule
@@ -120,6 +125,11 @@ type Virtual struct {
 	// decision) a connection goes on to the address and port the client
 	// asked for, as BIG-IP's forwarding (IP) virtual sends it.
 	IPForward bool
+	// NAT names the `ltm nat` whose inbound traffic this virtual carries
+	// ("" for every configured virtual): the plane makes such virtuals
+	// itself (dataplane/nat.go), and they keep the client's address
+	// whatever SNAT or NAT objects say.
+	NAT string
 	// Network is a network virtual's destination (`destination
 	// 10.0.0.0:any mask 255.0.0.0`): every address of it this host
 	// delivers locally, save those a more specific virtual takes; invalid
@@ -477,6 +487,16 @@ type SNATObject struct {
 	// ChangePort is source-port change: the server connection takes any
 	// port, not the client's.
 	ChangePort bool
+}
+
+// NAT is one `ltm nat`: a one-to-one static NAT between Orig (the
+// originating address, a host behind the system) and Xlat (its
+// translation address, where clients reach it). A Disabled NAT
+// translates nothing either way; its counters are kept.
+type NAT struct {
+	Name       string
+	Orig, Xlat netip.Addr
+	Disabled   bool
 }
 
 // SNAT is what source address the server side uses.
