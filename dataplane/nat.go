@@ -46,7 +46,7 @@ func withNATVirtuals(cfg *Config) *Config {
 		c.Pools[k] = v
 	}
 	for _, n := range cfg.NATs {
-		if n.Disabled || !n.Orig.IsValid() || !n.Xlat.IsValid() {
+		if n.Disabled || n.OutboundOnly || !n.Orig.IsValid() || !n.Xlat.IsValid() {
 			continue
 		}
 		pool := natPrefix + n.Name

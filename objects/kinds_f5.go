@@ -298,6 +298,17 @@ func acting(k *Kind, help string, acted func(name string) bool) *Kind {
 	return k
 }
 
+// keptWhy gives the properties of k named in why the reason they are
+// kept and not acted on, which the warning of a non-default value says.
+func keptWhy(k *Kind, why map[string]string) *Kind {
+	for _, p := range k.Props {
+		if w, ok := why[p.Name]; ok {
+			p.Help = w
+		}
+	}
+	return k
+}
+
 // runMonitor marks an F5 monitor kind as one openltm runs: the kind is
 // acted on, and its settings the probes do not use stay kept-only (a
 // warning when set). own are the kind's settings its probe uses beyond
@@ -1149,7 +1160,7 @@ udp-idle-timeout str indefinite
 traffic-group str /Common/traffic-group-1
 `), "F5 ltm snat-translation: a translation address's settings (enabled: whether SNATs and snatpools give it out)",
 			func(n string) bool { return n == "address" || n == "enabled" }),
-		acting(pk("ltm nat", "NAT", "", tmshRef("ltm nat")+vocab, `
+		keptWhy(acting(pk("ltm nat", "NAT", "", tmshRef("ltm nat")+vocab, `
 originating-address ip -
 translation-address ip -
 enabled flag enabled|disabled
@@ -1162,7 +1173,13 @@ vlans-disabled flag vlans-disabled|vlans-enabled
 `), "F5 ltm nat: a one-to-one static NAT: connections to the translation address go to the originating address, and connections the originating address opens through a virtual server leave from the translation address",
 			func(n string) bool {
 				return n == "originating-address" || n == "translation-address" || n == "enabled"
-			}),
+			}), map[string]string{
+			"arp":            "kept: openltm answers no ARP for its addresses",
+			"auto-lasthop":   "kept: answers follow the routing table",
+			"traffic-group":  "kept: the NAT runs on this device",
+			"vlans":          "kept: the NAT translates whatever VLAN its traffic arrives on",
+			"vlans-disabled": "kept: goes with vlans",
+		}),
 
 		clustered(pk("cm device", "Device", "", tmshRef("cm device")+vocab, `
 configsync-ip ip none

@@ -497,6 +497,9 @@ type NAT struct {
 	Name       string
 	Orig, Xlat netip.Addr
 	Disabled   bool
+	// OutboundOnly: the way in is not served (the plane cannot steer
+	// every port here), the way out is.
+	OutboundOnly bool
 }
 
 // SNAT is what source address the server side uses.
