@@ -82,6 +82,10 @@ func TestNATObjects(t *testing.T) {
 	if inbound && !regexpMatch(`Inbound\n(?s:.*)  Total Connections +1\n`, out) {
 		t.Errorf("show ltm nat n1: no inbound connection counted:\n%s", out)
 	}
+	runSteps(t, s, []step{{cmd: "reset-stats ltm nat n1"}})
+	if out, _ := run(t, s, "show ltm nat n1"); !regexpMatch(`Outbound\n  Total Connections +0\n`, out) || !regexpMatch(`Inbound\n(?s:.*)  Total Connections +0\n`, out) {
+		t.Errorf("after reset-stats ltm nat n1:\n%s", out)
+	}
 	if out, _ := run(t, s, "show ltm nat n2"); !strings.Contains(out, "disabled") {
 		t.Errorf("show ltm nat n2:\n%s", out)
 	}

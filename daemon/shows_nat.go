@@ -9,7 +9,7 @@ import (
 	"github.com/openltm/openltm/dataplane"
 )
 
-// natCommands answers show ltm nat: for each NAT, the connections to
+// natCommands answers show ltm nat and reset-stats ltm nat: for each NAT, the connections to
 // its translation address forwarded to its originating address (TCP
 // and UDP together, with their bits and packets as the clients' side
 // saw them), and the server connections its originating address opened
@@ -30,6 +30,12 @@ func natCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 				if err := drawNATStats(w, name, state, running, st); err != nil {
 					return err
 				}
+			}
+			return nil
+		}},
+		{"reset-stats", ltmNAT.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+			for _, name := range profileNames(e, ltmNAT, names) {
+				p.ResetNATStats(name)
 			}
 			return nil
 		}},

@@ -101,3 +101,15 @@ func (p *Plane) NAT(name string) (NATStats, bool) {
 	}
 	return st, true
 }
+
+// ResetNATStats zeroes the ltm nat name's counters, both ways (reset-stats
+// ltm nat); false when it is not in the running configuration.
+func (p *Plane) ResetNATStats(name string) bool {
+	if !p.nats.Reset(name) {
+		return false
+	}
+	for _, udp := range []bool{false, true} {
+		p.ResetStats(StatsVirtual, NATVirtualName(name, udp))
+	}
+	return true
+}

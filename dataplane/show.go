@@ -366,6 +366,9 @@ func (p *Plane) ResetStats(kind StatsKind, name string) bool {
 	switch kind {
 	case StatsVirtual:
 		for n, v := range p.virtuals {
+			if name == "" && strings.HasPrefix(n, natPrefix) {
+				continue // a NAT's own (reset-stats ltm nat)
+			}
 			if name == "" || n == name {
 				v.Stats.Reset()
 				v.Ephemeral.Reset()

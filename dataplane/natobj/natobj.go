@@ -95,3 +95,16 @@ func (r *Registry) OutConns(name string) (uint64, bool) {
 	}
 	return c.Out.Load(), true
 }
+
+// Reset zeroes the NAT name's counters (reset-stats ltm nat); false
+// when it is not configured.
+func (r *Registry) Reset(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.nats[name]
+	if c == nil {
+		return false
+	}
+	c.Out.Store(0)
+	return true
+}

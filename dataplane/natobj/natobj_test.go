@@ -54,7 +54,7 @@ func TestLookup(t *testing.T) {
 }
 
 // TestCounters: a NAT's outbound count survives a commit that keeps it
-// (disabled too) and goes with the NAT.
+// (disabled too), is zeroed by Reset, and goes with the NAT.
 func TestCounters(t *testing.T) {
 	var r Registry
 	tab := r.Build([]config.NAT{nat("n1", "127.219.1.10", "127.219.0.10", false)})
@@ -67,6 +67,12 @@ func TestCounters(t *testing.T) {
 	r.Build([]config.NAT{nat("n1", "127.219.1.10", "127.219.0.10", true)})
 	if n, ok := r.OutConns("n1"); !ok || n != 2 {
 		t.Errorf("after disabling: OutConns = %d %v, want 2 true", n, ok)
+	}
+	if !r.Reset("n1") || r.Reset("nosuch") {
+		t.Error("Reset: want true for n1, false for a NAT not configured")
+	}
+	if n, _ := r.OutConns("n1"); n != 0 {
+		t.Errorf("after Reset: %d", n)
 	}
 	r.Build(nil)
 	if _, ok := r.OutConns("n1"); ok {
