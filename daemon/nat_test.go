@@ -101,3 +101,36 @@ func TestNATObjects(t *testing.T) {
 type natProbe struct{ from, vip, want string }
 
 func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
+
+// TestDrawNATStats: the block says why a NAT carries no inbound
+// traffic: not run at all, or kept for the way out only; a disabled
+// NAT needs no reason.
+func TestDrawNATStats(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		state   string
+		running bool
+		st      dataplane.NATStats
+		want    string // "" : no Reason line
+	}{
+		{"forwarding", "enabled", true, dataplane.NATStats{Inbound: true, Out: 2}, ""},
+		{"outbound only", "enabled", true, dataplane.NATStats{Out: 2}, "are not forwarded: openltm cannot take every port"},
+		{"disabled", "disabled", true, dataplane.NATStats{Out: 2}, ""},
+		{"not run", "enabled", false, dataplane.NATStats{}, "openltm does not run it"},
+	} {
+		var b strings.Builder
+		if err := drawNATStats(&b, "/Common/n1", tc.state, tc.running, tc.st); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if !strings.Contains(out, "Ltm::NAT: n1\n") || !strings.Contains(out, "  State                   : "+tc.state+"\n") {
+			t.Errorf("%s: header:\n%s", tc.name, out)
+		}
+		if tc.want == "" && strings.Contains(out, "Reason") || tc.want != "" && !strings.Contains(out, tc.want) {
+			t.Errorf("%s: want reason %q:\n%s", tc.name, tc.want, out)
+		}
+		if !regexpMatch(`Outbound\n  Total Connections +`+map[bool]string{true: "2", false: "0"}[tc.st.Out == 2]+`\n`, out) {
+			t.Errorf("%s: outbound count:\n%s", tc.name, out)
+		}
+	}
+}

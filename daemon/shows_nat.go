@@ -48,8 +48,11 @@ func drawNATStats(w io.Writer, name, state string, running bool, st dataplane.NA
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\nLtm::NAT: %s\n%s\n", rule, strings.TrimPrefix(name, "/Common/"), rule)
 	fmt.Fprintf(&b, "Status\n  %-24s: %s\n", "State", state)
-	if !running {
+	switch {
+	case !running:
 		fmt.Fprintf(&b, "  %-24s: %s\n", "Reason", "openltm does not run it (see the commit's warnings)")
+	case state == "enabled" && !st.Inbound:
+		fmt.Fprintf(&b, "  %-24s: %s\n", "Reason", "connections to the translation address are not forwarded: openltm cannot take every port of an address here")
 	}
 	in := st.In
 	fmt.Fprintf(&b, "\n%-26s%s\n", "Traffic", "Inbound")

@@ -84,6 +84,9 @@ type NATStats struct {
 	// Out is the server connections the originating address opened
 	// through virtuals that left from the translation address.
 	Out uint64
+	// Inbound: the way in runs (false for a disabled NAT, or one kept
+	// for the way out only).
+	Inbound bool
 }
 
 // NAT is the ltm nat name's statistics since it was configured; false
@@ -97,6 +100,7 @@ func (p *Plane) NAT(name string) (NATStats, bool) {
 	for _, udp := range []bool{false, true} {
 		if v, ok := p.Virtual(NATVirtualName(name, udp)); ok {
 			st.In.Add(v.ClientSide)
+			st.Inbound = true
 		}
 	}
 	return st, true

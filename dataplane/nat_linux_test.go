@@ -90,7 +90,7 @@ func TestNAT(t *testing.T) {
 		t.Errorf("another client: the member saw %v, want its own address", r)
 	}
 	st, ok := p.NAT("/Common/n1")
-	if !ok || st.Out != 1 || st.In.TotConns < 3 {
+	if !ok || st.Out != 1 || st.In.TotConns < 3 || !st.Inbound {
 		t.Errorf("NAT stats %+v %v: want 1 out, at least 3 in", st, ok)
 	}
 	for _, v := range p.Virtuals() {
@@ -121,7 +121,7 @@ func TestNAT(t *testing.T) {
 	if r := out.lastRemote(); r.Addr().String() != "127.219.1.10" {
 		t.Errorf("disabled, outbound: the member saw %v, want the client's own address", r)
 	}
-	if st, ok := p.NAT("/Common/n1"); !ok || st.Out != 1 {
+	if st, ok := p.NAT("/Common/n1"); !ok || st.Out != 1 || st.Inbound {
 		t.Errorf("disabled: stats %+v %v, want the outbound count kept", st, ok)
 	}
 	if got := dialFrom(t, "127.219.2.5", "127.219.0.10:30002").mustAsk("hello"); got != "P9 Response" {
