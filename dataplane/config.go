@@ -21,13 +21,13 @@ type (
 	PortRange         = config.PortRange
 	AddrRange         = config.AddrRange
 	SourceMatch       = config.SourceMatch
+	NAT               = config.NAT
 	GeoMatch          = config.GeoMatch
 	GeoRegion         = config.GeoRegion
 	VLANFilter        = config.VLANFilter
 	SNATType          = config.SNATType
 	SNAT              = config.SNAT
 	SNATObject        = config.SNATObject
-	NAT               = config.NAT
 	LBMode            = config.LBMode
 	ServiceDownAction = config.ServiceDownAction
 	Pool              = config.Pool

@@ -434,6 +434,8 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 	vaddrs := map[string]*state.VAddr{}
 	dnsServices := p.prepareDNS(cfg) // dns.go
 	dohStats := p.prepareDoH(cfg)    // doh.go
+	// The ltm nat objects' table (nat.go).
+	nats := p.nats.Build(cfg.NATs)
 	for name := range cfg.Virtuals {
 		// Every virtual of the commit first, so that the eviction
 		// contexts and counts (evict.go) see them all.
@@ -445,8 +447,6 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 	}
 	ctxs, slowWatches := p.evictContexts(cfg, b.virtuals)                                 // evict.go
 	snats, snatPoolStats := p.snats.Build(cfg.SNATs, cfg.SnatPools, cfg.SNATTranslations) // snat.go
-	// The ltm nat objects' table (nat.go).
-	nats := p.nats.Build(cfg.NATs)
 	for name, vc := range cfg.Virtuals {
 		v := b.virtuals[name]
 		snap := &state.VirtualSnap{Cfg: vc, Idle: l4.IdleTimeout(vc.IdleTimeout), SelfIPs: cfg.SelfIPs, EvMask: config.EventMask(vc.Rules),

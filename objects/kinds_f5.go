@@ -1135,6 +1135,26 @@ has-session-dir yn no
 sip-info str Call-ID
 `), "sip-info"),
 
+		keptWhy(acting(pk("ltm nat", "NAT", "", tmshRef("ltm nat")+vocab, `
+originating-address ip -
+translation-address ip -
+enabled flag enabled|disabled
+arp ed enabled
+auto-lasthop enum default default|enabled|disabled
+inherited-traffic-group tf false
+traffic-group str /Common/traffic-group-1
+vlans list
+vlans-disabled flag vlans-disabled|vlans-enabled
+`), "F5 ltm nat: a one-to-one static NAT: connections to the translation address go to the originating address, and connections the originating address opens through a virtual server leave from the translation address",
+			func(n string) bool {
+				return n == "originating-address" || n == "translation-address" || n == "enabled"
+			}), map[string]string{
+			"arp":            "kept: openltm answers no ARP for its addresses",
+			"auto-lasthop":   "kept: answers follow the routing table",
+			"traffic-group":  "kept: the NAT runs on this device",
+			"vlans":          "kept: the NAT translates whatever VLAN its traffic arrives on",
+			"vlans-disabled": "kept: goes with vlans",
+		}),
 		acting(pk("ltm snat", "SNAT", "", tmshRef("ltm snat")+vocab, `
 automap bare
 origins raw
@@ -1160,26 +1180,6 @@ udp-idle-timeout str indefinite
 traffic-group str /Common/traffic-group-1
 `), "F5 ltm snat-translation: a translation address's settings (enabled: whether SNATs and snatpools give it out)",
 			func(n string) bool { return n == "address" || n == "enabled" }),
-		keptWhy(acting(pk("ltm nat", "NAT", "", tmshRef("ltm nat")+vocab, `
-originating-address ip -
-translation-address ip -
-enabled flag enabled|disabled
-arp ed enabled
-auto-lasthop enum default default|enabled|disabled
-inherited-traffic-group tf false
-traffic-group str /Common/traffic-group-1
-vlans list
-vlans-disabled flag vlans-disabled|vlans-enabled
-`), "F5 ltm nat: a one-to-one static NAT: connections to the translation address go to the originating address, and connections the originating address opens through a virtual server leave from the translation address",
-			func(n string) bool {
-				return n == "originating-address" || n == "translation-address" || n == "enabled"
-			}), map[string]string{
-			"arp":            "kept: openltm answers no ARP for its addresses",
-			"auto-lasthop":   "kept: answers follow the routing table",
-			"traffic-group":  "kept: the NAT runs on this device",
-			"vlans":          "kept: the NAT translates whatever VLAN its traffic arrives on",
-			"vlans-disabled": "kept: goes with vlans",
-		}),
 
 		clustered(pk("cm device", "Device", "", tmshRef("cm device")+vocab, `
 configsync-ip ip none

@@ -65,6 +65,11 @@ type Config struct {
 	// SelfIPs are the addresses of `net self` objects; SNAT automap takes the
 	// first one of the server's address family.
 	SelfIPs []netip.Addr
+	// NATs are the `ltm nat` objects (static NAT, dataplane/natobj):
+	// connections to a translation address go to its originating
+	// address, and the originating address's server connections leave
+	// from its translation address; nil when there are none.
+	NATs []NAT
 	// SnatPools maps a snatpool's full path to its translation addresses
 	// (without those whose ltm snat-translation is disabled).
 	SnatPools map[string][]netip.Addr
@@ -75,11 +80,6 @@ type Config struct {
 	// SNATTranslations are the addresses of the ltm snat-translation
 	// objects, whose counters a commit keeps while they are disabled.
 	SNATTranslations []netip.Addr
-	// NATs are the `ltm nat` objects (static NAT, dataplane/natobj):
-	// connections to a translation address go to its originating
-	// address, and the originating address's server connections leave
-	// from its translation address; nil when there are none.
-	NATs []NAT
 	// DefaultNodeMonitor is `ltm default-node-monitor { rule ... }`, used by
 	// nodes whose Monitor is nil (`monitor default`).
 	DefaultNodeMonitor MonitorRule
@@ -487,19 +487,6 @@ type SNATObject struct {
 	// ChangePort is source-port change: the server connection takes any
 	// port, not the client's.
 	ChangePort bool
-}
-
-// NAT is one `ltm nat`: a one-to-one static NAT between Orig (the
-// originating address, a host behind the system) and Xlat (its
-// translation address, where clients reach it). A Disabled NAT
-// translates nothing either way; its counters are kept.
-type NAT struct {
-	Name       string
-	Orig, Xlat netip.Addr
-	Disabled   bool
-	// OutboundOnly: the way in is not served (the plane cannot steer
-	// every port here), the way out is.
-	OutboundOnly bool
 }
 
 // SNAT is what source address the server side uses.
@@ -1566,4 +1553,17 @@ type EvictionContext struct {
 	// Policy is the flow-eviction-policy; nil: Limit refuses new
 	// clients, as a route domain's connection-limit alone does.
 	Policy *evict.Policy
+}
+
+// NAT is one `ltm nat`: a one-to-one static NAT between Orig (the
+// originating address, a host behind the system) and Xlat (its
+// translation address, where clients reach it). A Disabled NAT
+// translates nothing either way; its counters are kept.
+type NAT struct {
+	Name       string
+	Orig, Xlat netip.Addr
+	Disabled   bool
+	// OutboundOnly: the way in is not served (the plane cannot steer
+	// every port here), the way out is.
+	OutboundOnly bool
 }
