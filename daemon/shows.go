@@ -36,6 +36,7 @@ func registerPlaneRuntime(e *Engine, h *planeHook) {
 	e.RegisterRuntime(mrfRouteCommands())         // shows_mrf.go
 	e.RegisterRuntime(lsnCommands(e, p))          // shows_lsn.go
 	e.RegisterRuntime(snatCommands(e, p))         // shows_snat.go
+	e.RegisterRuntime(natCommands(e, p))          // shows_nat.go
 }
 
 // planeCommands answers show and reset-stats of virtual servers, pools and

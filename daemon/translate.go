@@ -113,6 +113,7 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	for _, o := range cfg.Of(ltmVirtual) {
 		t.virtual(o)
 	}
+	t.nats()             // translate_nat.go
 	t.evictionContexts() // translate_eviction.go
 	t.dohListeners()     // translate_doh.go
 	t.lsnNotes()         // translate_lsn.go

@@ -21,6 +21,7 @@ type (
 	PortRange         = config.PortRange
 	AddrRange         = config.AddrRange
 	SourceMatch       = config.SourceMatch
+	NAT               = config.NAT
 	GeoMatch          = config.GeoMatch
 	GeoRegion         = config.GeoRegion
 	VLANFilter        = config.VLANFilter

@@ -25,6 +25,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/natobj"
 	"github.com/openltm/openltm/dataplane/pktfilter"
 	"github.com/openltm/openltm/dataplane/snatobj"
 
@@ -89,6 +90,9 @@ type Plane struct {
 	// snats counts the ltm snat objects' and translation addresses'
 	// connections across commits (snatobj; snat.go).
 	snats snatobj.Registry
+	// nats counts the ltm nat objects' outbound connections across
+	// commits (natobj; nat.go).
+	nats natobj.Registry
 	// rst reports the resets the flows send, while tm.rstcause.log is
 	// on (SetResetCauseLog).
 	rst rstcause.Log
@@ -241,6 +245,7 @@ func Prepare(cfg *Config) (*Prepared, error) {
 	if cfg == nil {
 		cfg = &Config{}
 	}
+	cfg = withNATVirtuals(cfg) // nat.go
 	if err := Check(cfg); err != nil {
 		return nil, err
 	}
@@ -429,6 +434,8 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 	vaddrs := map[string]*state.VAddr{}
 	dnsServices := p.prepareDNS(cfg) // dns.go
 	dohStats := p.prepareDoH(cfg)    // doh.go
+	// The ltm nat objects' table (nat.go).
+	nats := p.nats.Build(cfg.NATs)
 	for name := range cfg.Virtuals {
 		// Every virtual of the commit first, so that the eviction
 		// contexts and counts (evict.go) see them all.
@@ -454,7 +461,9 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		if vc.SNAT.Type == SNATPool {
 			snap.SnatPool, snap.SnatPoolStats = cfg.SnatPools[vc.SNAT.Pool], snatPoolStats[vc.SNAT.Pool]
 		}
-		snap.SNATs = snats
+		if vc.NAT == "" {
+			snap.SNATs, snap.NATs = snats, nats
+		}
 		snap.Rate = v.RateFor(vc, &p.rates)
 		snap.Clone = v.CloneSet(vc, b.pools, p.opts.ConnectTimeout)
 		snap.BWC = p.bwc.Policy(vc.BWC)

@@ -257,7 +257,9 @@ func nodeStats(n *state.Node) NodeStats {
 }
 
 // Virtuals returns every virtual server's statistics, by name.
-func (p *Plane) Virtuals() []VirtualStats { return listStats(p, &p.virtuals, virtualStats) }
+func (p *Plane) Virtuals() []VirtualStats {
+	return withoutNAT(listStats(p, &p.virtuals, virtualStats), func(v VirtualStats) string { return v.Name })
+}
 
 // Virtual returns one virtual server's statistics.
 func (p *Plane) Virtual(name string) (VirtualStats, bool) {
@@ -265,7 +267,9 @@ func (p *Plane) Virtual(name string) (VirtualStats, bool) {
 }
 
 // Pools returns every pool's statistics with members, by name.
-func (p *Plane) Pools() []PoolStats { return listStats(p, &p.pools, poolStats) }
+func (p *Plane) Pools() []PoolStats {
+	return withoutNAT(listStats(p, &p.pools, poolStats), func(v PoolStats) string { return v.Name })
+}
 
 // Pool returns one pool's statistics with members.
 func (p *Plane) Pool(name string) (PoolStats, bool) { return oneStats(p, &p.pools, name, poolStats) }
@@ -304,7 +308,7 @@ func oneStats[T, S any](p *Plane, m *map[string]*T, name string, stats func(*T) 
 // Nodes returns every node's statistics, by name (including nodes the
 // configuration left implicit under members).
 func (p *Plane) Nodes() []NodeStats {
-	out := listStats(p, &p.nodes, nodeStats)
+	out := withoutNAT(listStats(p, &p.nodes, nodeStats), func(v NodeStats) string { return v.Name })
 	fq := p.FQDNNodes()
 	for _, name := range sortedKeys(fq) {
 		out = append(out, fqdnNodeStats(name, fq[name]))
@@ -362,6 +366,9 @@ func (p *Plane) ResetStats(kind StatsKind, name string) bool {
 	switch kind {
 	case StatsVirtual:
 		for n, v := range p.virtuals {
+			if name == "" && strings.HasPrefix(n, natPrefix) {
+				continue // a NAT's own (reset-stats ltm nat)
+			}
 			if name == "" || n == name {
 				v.Stats.Reset()
 				v.Ephemeral.Reset()

@@ -298,6 +298,17 @@ func acting(k *Kind, help string, acted func(name string) bool) *Kind {
 	return k
 }
 
+// keptWhy gives the properties of k named in why the reason they are
+// kept and not acted on, which the warning of a non-default value says.
+func keptWhy(k *Kind, why map[string]string) *Kind {
+	for _, p := range k.Props {
+		if w, ok := why[p.Name]; ok {
+			p.Help = w
+		}
+	}
+	return k
+}
+
 // runMonitor marks an F5 monitor kind as one openltm runs: the kind is
 // acted on, and its settings the probes do not use stay kept-only (a
 // warning when set). own are the kind's settings its probe uses beyond
@@ -1124,6 +1135,26 @@ has-session-dir yn no
 sip-info str Call-ID
 `), "sip-info"),
 
+		keptWhy(acting(pk("ltm nat", "NAT", "", tmshRef("ltm nat")+vocab, `
+originating-address ip -
+translation-address ip -
+enabled flag enabled|disabled
+arp ed enabled
+auto-lasthop enum default default|enabled|disabled
+inherited-traffic-group tf false
+traffic-group str /Common/traffic-group-1
+vlans list
+vlans-disabled flag vlans-disabled|vlans-enabled
+`), "F5 ltm nat: a one-to-one static NAT: connections to the translation address go to the originating address, and connections the originating address opens through a virtual server leave from the translation address",
+			func(n string) bool {
+				return n == "originating-address" || n == "translation-address" || n == "enabled"
+			}), map[string]string{
+			"arp":            "kept: openltm answers no ARP for its addresses",
+			"auto-lasthop":   "kept: answers follow the routing table",
+			"traffic-group":  "kept: the NAT runs on this device",
+			"vlans":          "kept: the NAT translates whatever VLAN its traffic arrives on",
+			"vlans-disabled": "kept: goes with vlans",
+		}),
 		acting(pk("ltm snat", "SNAT", "", tmshRef("ltm snat")+vocab, `
 automap bare
 origins raw

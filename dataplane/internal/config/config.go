@@ -65,6 +65,11 @@ type Config struct {
 	// SelfIPs are the addresses of `net self` objects; SNAT automap takes the
 	// first one of the server's address family.
 	SelfIPs []netip.Addr
+	// NATs are the `ltm nat` objects (static NAT, dataplane/natobj):
+	// connections to a translation address go to its originating
+	// address, and the originating address's server connections leave
+	// from its translation address; nil when there are none.
+	NATs []NAT
 	// SnatPools maps a snatpool's full path to its translation addresses
 	// (without those whose ltm snat-translation is disabled).
 	SnatPools map[string][]netip.Addr
@@ -124,6 +129,11 @@ type Virtual struct {
 	// decision) a connection goes on to the address and port the client
 	// asked for, as BIG-IP's forwarding (IP) virtual sends it.
 	IPForward bool
+	// NAT names the `ltm nat` whose inbound traffic this virtual carries
+	// ("" for every configured virtual): the plane makes such virtuals
+	// itself (dataplane/nat.go), and they keep the client's address
+	// whatever SNAT or NAT objects say.
+	NAT string
 	// Network is a network virtual's destination (`destination
 	// 10.0.0.0:any mask 255.0.0.0`): every address of it this host
 	// delivers locally, save those a more specific virtual takes; invalid
@@ -1563,4 +1573,17 @@ type EvictionContext struct {
 	// Policy is the flow-eviction-policy; nil: Limit refuses new
 	// clients, as a route domain's connection-limit alone does.
 	Policy *evict.Policy
+}
+
+// NAT is one `ltm nat`: a one-to-one static NAT between Orig (the
+// originating address, a host behind the system) and Xlat (its
+// translation address, where clients reach it). A Disabled NAT
+// translates nothing either way; its counters are kept.
+type NAT struct {
+	Name       string
+	Orig, Xlat netip.Addr
+	Disabled   bool
+	// OutboundOnly: the way in is not served (the plane cannot steer
+	// every port here), the way out is.
+	OutboundOnly bool
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/lb"
 	"github.com/openltm/openltm/dataplane/lsn"
+	"github.com/openltm/openltm/dataplane/natobj"
 	"github.com/openltm/openltm/dataplane/pktfilter"
 	"github.com/openltm/openltm/dataplane/snatobj"
 )
@@ -407,6 +408,9 @@ type VirtualSnap struct {
 	SNATs   *snatobj.Table
 	SelfIPs []netip.Addr
 	EvMask  uint32 // the proxy events the virtual's rules handle
+	// NATs is the commit's enabled ltm nat objects, consulted before
+	// SNATs; nil when there are none.
+	NATs *natobj.Table
 	// SYN: the listener keeps the clients' SYNs (tcp-options, proxy-mss,
 	// rules reading them), which each accepted connection reads once.
 	SYN bool

@@ -85,6 +85,17 @@ func snatSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPor
 	} else if typ != config.SNATNone && typ != "" && to.noSNAT() {
 		typ = config.SNATNone
 	}
+	if snap.NATs != nil && rule == nil && (typ == config.SNATNone || typ == "") && !to.noSNAT() {
+		// An ltm nat (natobj) whose originating address is the
+		// client's: its translation address, the client's port kept
+		// when free.
+		if e := snap.NATs.Lookup(client.Addr()); e != nil && e.Xlat.Is4() == dst.Addr().Unmap().Is4() {
+			if count {
+				e.Counted()
+			}
+			return netip.AddrPortFrom(e.Xlat, client.Port())
+		}
+	}
 	if snap.SNATs != nil && rule == nil && (typ == config.SNATNone || typ == "") && !to.noSNAT() {
 		// The ltm snat objects (snatobj): the most specific origin
 		// holding the client's address translates it.

@@ -1,0 +1,110 @@
+// Package natobj is the `ltm nat` objects (one-to-one static NAT) as
+// the data paths consult them on the way out: a table from each enabled
+// NAT's originating address to its translation address, which the
+// source choice of a server connection (internal/state's SNATSource)
+// looks a client's address up in, and the counters `show ltm nat`
+// prints. A table is built once per commit and never changed; the
+// counters live in a Registry that outlives commits, so a commit keeps
+// them. The way in (connections to a translation address) is a virtual
+// on every port of it, which the plane makes (dataplane/nat.go).
+package natobj
+
+import (
+	"net/netip"
+	"sync"
+	"sync/atomic"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+)
+
+// Counters are one NAT's outbound statistics: the server connections
+// whose source it translated to its translation address.
+type Counters struct {
+	Out atomic.Uint64
+}
+
+// Entry is one enabled NAT of a table.
+type Entry struct {
+	Name string
+	// Xlat is the translation address the originating address's
+	// connections leave from.
+	Xlat  netip.Addr
+	stats *Counters
+}
+
+// Counted counts one outbound connection translated by e.
+func (e *Entry) Counted() { e.stats.Out.Add(1) }
+
+// Table is the enabled NATs of one commit by originating address.
+type Table struct {
+	byOrig map[netip.Addr]*Entry
+}
+
+// Lookup is the NAT whose originating address is a (an IPv4-mapped
+// IPv6 address is taken as IPv4); nil for none. It does not allocate.
+func (t *Table) Lookup(a netip.Addr) *Entry {
+	return t.byOrig[a.Unmap()]
+}
+
+// Registry keeps the NATs' counters across commits, by name.
+type Registry struct {
+	mu   sync.Mutex
+	nats map[string]*Counters
+}
+
+// Build makes the table of nats for a commit, keeping the counters of
+// the NATs still configured (disabled ones too) and dropping the
+// others; nil when no NAT is enabled, so that the data paths test one
+// pointer. Two NATs with one originating address are the daemon's to
+// refuse: the later one is not entered.
+func (r *Registry) Build(nats []config.NAT) *Table {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	kept := make(map[string]*Counters, len(nats))
+	var t *Table
+	for _, n := range nats {
+		c := r.nats[n.Name]
+		if c == nil {
+			c = new(Counters)
+		}
+		kept[n.Name] = c
+		if n.Disabled || !n.Orig.IsValid() || !n.Xlat.IsValid() {
+			continue
+		}
+		if t == nil {
+			t = &Table{byOrig: map[netip.Addr]*Entry{}}
+		}
+		o := n.Orig.Unmap()
+		if _, dup := t.byOrig[o]; dup {
+			continue
+		}
+		t.byOrig[o] = &Entry{Name: n.Name, Xlat: n.Xlat.Unmap(), stats: c}
+	}
+	r.nats = kept
+	return t
+}
+
+// OutConns is the outbound connections counted for the NAT name (false:
+// not configured).
+func (r *Registry) OutConns(name string) (uint64, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.nats[name]
+	if c == nil {
+		return 0, false
+	}
+	return c.Out.Load(), true
+}
+
+// Reset zeroes the NAT name's counters (reset-stats ltm nat); false
+// when it is not configured.
+func (r *Registry) Reset(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.nats[name]
+	if c == nil {
+		return false
+	}
+	c.Out.Store(0)
+	return true
+}
