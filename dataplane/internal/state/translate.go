@@ -93,7 +93,7 @@ func snatSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPor
 			if count {
 				e.Counted()
 			}
-			return netip.AddrPortFrom(e.Xlat, client.Port())
+			return SNATHeld{Src: netip.AddrPortFrom(e.Xlat, client.Port())}
 		}
 	}
 	if snap.SNATs != nil && rule == nil && (typ == config.SNATNone || typ == "") && !to.noSNAT() {
