@@ -109,6 +109,12 @@ func (h *clusterHook) followScores(m *cluster.Member) {
 	h.mu.Lock()
 	tgs := h.tgs
 	h.mu.Unlock()
+	m.SetScores(h.scoresOf(tgs))
+}
+
+// scoresOf is this device's HA score for each of tgs that names an HA
+// group (0 for a missing or disabled one).
+func (h *clusterHook) scoresOf(tgs []cluster.TrafficGroup) map[string]int {
 	cfg := h.e.Config()
 	var groups map[string]haGroup
 	scores := map[string]int{}
@@ -130,7 +136,7 @@ func (h *clusterHook) followScores(m *cluster.Member) {
 			scores[tg.Name] = 0
 		}
 	}
-	m.SetScores(scores)
+	return scores
 }
 
 // haGroupCommands answers show sys ha-group.

@@ -598,6 +598,11 @@ func (h *clusterHook) followTrafficGroups(m *cluster.Member, def cluster.GroupDe
 	if same && (def.Type == cluster.SyncFailover) == (h.e.float.Load() != nil) {
 		return
 	}
+	// The scores first: a traffic group that names an HA group from now
+	// on must find this device's score there when the failover loop
+	// first ranks it, or the loop would publish 0 and give the group
+	// away to a peer that already published its own.
+	m.SetScores(h.scoresOf(tgs)) // cluster_hagroup.go
 	if err := m.SetTrafficGroups(tgs); err != nil {
 		h.log.Warn("traffic groups", "err", err)
 		return
