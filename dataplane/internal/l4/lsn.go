@@ -81,7 +81,7 @@ func (pr *proxied) dialServer(dst netip.AddrPort, pool *state.Pool) (*net.TCPCon
 		to = h
 	}
 	for i := 0; ; i++ {
-		c, err := pr.e.dialExact(t.Addr, to, pr.serverSide())
+		c, err := pr.e.dialExact(t.Addr, to, pr.serverSide(), true)
 		if err == nil {
 			pr.lsn.Store(t)
 			t.Attach(c) // zombie-timeout closes it
@@ -264,7 +264,7 @@ func (e *Engine) dialTranslated(lp *lsn.Pool, client, dst netip.AddrPort, want *
 		return nil, nil, errLSN
 	}
 	for i := 0; ; i++ {
-		c, err := e.dialExact(t.Addr, dst, side)
+		c, err := e.dialExact(t.Addr, dst, side, true)
 		if err == nil {
 			t.Attach(c)
 			return c, t, nil
@@ -306,20 +306,24 @@ func dialUDPTranslated(lp *lsn.Pool, client, dst netip.AddrPort) (*net.UDPConn, 
 	}
 }
 
-// dialExact is DialSide from exactly src (its address and port), with
-// the socket shared with the translation's inbound listener
-// (lsn.ReusePort).
-func (e *Engine) dialExact(src, dst netip.AddrPort, side *sockopt.Side) (*net.TCPConn, error) {
+// dialExact is DialSide from exactly src (its address and port): with
+// shared, the socket shares the port with the lsn translation's inbound
+// listener (lsn.ReusePort); without, it is bound as a SNAT's
+// preserve-strict source (rawsock.BindExact, which takes a port whose
+// last connections are in TIME_WAIT).
+func (e *Engine) dialExact(src, dst netip.AddrPort, side *sockopt.Side, shared bool) (*net.TCPConn, error) {
 	d := net.Dialer{Timeout: side.Timeout(e.env.ConnectTimeout), KeepAlive: -1}
 	d.Control = func(_, _ string, rc syscall.RawConn) error {
 		var cerr error
 		err := rc.Control(func(fd uintptr) {
 			side.Apply(int(fd))
 			side.ApplyPeer(int(fd), dst.Addr())
-			if cerr = lsn.ReusePort(int(fd)); cerr != nil {
-				return
+			if !shared {
+				cerr = rawsock.BindExact(int(fd), src)
+			} else if cerr = lsn.ReusePort(int(fd)); cerr == nil {
+				cerr = bindExact(int(fd), src)
 			}
-			if cerr = bindExact(int(fd), src); cerr != nil {
+			if cerr != nil {
 				return
 			}
 			cerr = rawsock.StartConnect(fd, dst)

@@ -664,32 +664,12 @@ func (pr *proxied) dialSource(h state.SNATHeld, dst netip.AddrPort) (*net.TCPCon
 	if !h.Strict {
 		return pr.e.DialSide(h.Src, dst, pr.serverSide())
 	}
-	side := pr.serverSide()
-	d := net.Dialer{Timeout: side.Timeout(pr.e.env.ConnectTimeout), KeepAlive: -1}
-	d.Control = func(_, _ string, rc syscall.RawConn) error {
-		var cerr error
-		err := rc.Control(func(fd uintptr) {
-			side.Apply(int(fd))
-			side.ApplyPeer(int(fd), dst.Addr())
-			if cerr = rawsock.BindExact(int(fd), h.Src); cerr != nil {
-				return
-			}
-			cerr = rawsock.StartConnect(fd, dst)
-		})
-		if err != nil {
-			return err
-		}
-		return cerr
+	c, err := pr.e.dialExact(h.Src, dst, pr.serverSide(), false) // lsn.go
+	if errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL) {
+		pr.because(rstcause.SNATPort)
+		return nil, errSNAT
 	}
-	c, err := d.DialContext(context.Background(), "tcp", dst.String())
-	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL) {
-			pr.because(rstcause.SNATPort)
-			return nil, errSNAT
-		}
-		return nil, err
-	}
-	return c.(*net.TCPConn), nil
+	return c, err
 }
 
 // Dial connects to dst from src (see source), keeping src's port (if not
