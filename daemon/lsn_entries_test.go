@@ -77,8 +77,8 @@ func TestLSNPoolRuleEntries(t *testing.T) {
 	dir := t.TempDir()
 	e, _ := openWithPlane(t, dir)
 	s := e.NewSession("admin").(*Session)
-	lsnPeer(t, "127.198.83.10:29000")
-	lsnPeer(t, "127.198.84.6:29100") // the subscriber's own server
+	fromMember(t, "127.198.83.10:29000", fromHostPort, true)
+	fromMember(t, "127.198.84.6:29100", fromHostPort, true) // the subscriber's own server
 	runAll(t, s,
 		"create ltm pool p members add { 127.198.83.10:29000 }",
 		"create ltm lsn-pool a members add { 127.198.85.0/30 } translation-port-range 32000:32999",

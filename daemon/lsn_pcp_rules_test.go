@@ -115,7 +115,7 @@ func TestLSNPoolSAPicked(t *testing.T) {
 	dir := t.TempDir()
 	e, _ := openWithPlane(t, dir)
 	s := e.NewSession("admin").(*Session)
-	lsnPeer(t, "127.172.0.170:9000")
+	fromMember(t, "127.172.0.170:9000", fromHostPort, true)
 	runAll(t, s,
 		"create ltm pool p members add { 127.172.0.170:9000 }",
 		"create ltm lsn-pool a members add { 127.172.40.0/30 }",

@@ -12,28 +12,6 @@ import (
 	"time"
 )
 
-// insideService is a subscriber's TCP service on its internal address
-// and port: it answers each connection with "inside" and the address and
-// port the connection came from, then closes it.
-func insideService(t *testing.T, addr string) {
-	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			io.WriteString(c, "inside "+c.RemoteAddr().String()+"\n")
-			c.Close()
-		}
-	}()
-}
-
 // pcpReq is a PCP request (RFC 6887) as a client writes it: the common
 // header, the MAP or PEER payload, the options.
 type pcpReq struct {
@@ -144,7 +122,7 @@ func TestLSNPoolPCP(t *testing.T) {
 	sub := netip.MustParseAddr("127.161.1.5")
 
 	// The subscriber's TCP service, on its internal port.
-	insideService(t, "127.161.1.5:8022")
+	fromMember(t, "127.161.1.5:8022", fromInside, false)
 	nonce := [12]byte{1, 2, 3}
 	m := pcpAsk(t, "127.161.1.5:0", server, pcpReq{version: 2, opcode: 1, lifetime: 30, client: sub, nonce: nonce, proto: 6, internalPort: 8022})
 	if m.result != 0 || m.lifetime != 120 {
@@ -307,7 +285,7 @@ func TestLSNPoolHairpin(t *testing.T) {
 		"create net self pcp_self address 127.161.0.3/16 vlan internal allow-service { udp:5351 }",
 		"create ltm lsn-pool hp members add { 127.161.12.0/30 } hairpin-mode enabled pcp { profile pcp selfip pcp_self }",
 	)
-	insideService(t, "127.161.3.5:8023")
+	fromMember(t, "127.161.3.5:8023", fromInside, false)
 	m := pcpAsk(t, "127.161.3.5:0", "127.161.0.3:5351", pcpReq{version: 2, opcode: 1, lifetime: 300,
 		client: netip.MustParseAddr("127.161.3.5"), nonce: [12]byte{5}, proto: 6, internalPort: 8023})
 	if m.result != 0 {
@@ -401,7 +379,7 @@ func TestLSNPoolUDPInbound(t *testing.T) {
 func TestLSNPoolZombieCut(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
-	lsnPeer(t, "127.161.0.70:9000")
+	fromMember(t, "127.161.0.70:9000", fromHostPort, true)
 	runAll(t, s,
 		"create ltm pool p members add { 127.161.0.70:9000 }",
 		"create ltm lsn-pool z mode pba members add { 127.161.14.0/31 } port-block-allocation { block-size 16 block-lifetime 1 zombie-timeout 1 }",
@@ -426,7 +404,7 @@ func TestLSNPoolZombieCut(t *testing.T) {
 func TestLSNPoolPCPPeer(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
-	lsnPeer(t, "127.161.0.80:9000")
+	fromMember(t, "127.161.0.80:9000", fromHostPort, true)
 	runAll(t, s,
 		"create net vlan internal",
 		"create net self pcp_self address 127.161.0.4/16 vlan internal allow-service { udp:5351 }",
@@ -503,7 +481,7 @@ func TestLSNPoolHTTP(t *testing.T) {
 func TestLSNPoolHTTPServerSSLFails(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
-	lsnPeer(t, "127.161.0.92:8443") // speaks no TLS
+	fromMember(t, "127.161.0.92:8443", fromHostPort, true) // speaks no TLS
 	runAll(t, s,
 		"create ltm pool plain members add { 127.161.0.92:8443 }",
 		"create ltm lsn-pool hs members add { 127.161.17.0/30 } translation-port-range 43000:43999",
@@ -528,3 +506,7 @@ func TestLSNPoolHTTPServerSSLFails(t *testing.T) {
 	cl.CloseIdleConnections()
 	lsnShowEventually(t, s, "the translation given back", "hs", "Translations", "Active", "0")
 }
+
+// fromInside is a subscriber's service on its internal address and port:
+// "inside" and where the connection came from.
+func fromInside(from netip.AddrPort) string { return "inside " + from.String() }

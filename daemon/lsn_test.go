@@ -13,32 +13,6 @@ import (
 	"time"
 )
 
-// lsnPeer is a member that answers every connection with the address
-// and port it came from (the translation), then holds the connection
-// until the client closes it.
-func lsnPeer(t *testing.T, addr string) {
-	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				io.WriteString(c, c.RemoteAddr().String()+"\n")
-				c.SetReadDeadline(time.Now().Add(30 * time.Second))
-				io.Copy(io.Discard, c)
-			}()
-		}
-	}()
-}
-
 // lsnUDPPeer is a UDP member that answers every datagram with the
 // address and port it came from (the translation).
 func lsnUDPPeer(t *testing.T, addr string) {
@@ -188,8 +162,8 @@ func inPrefix(t *testing.T, ap netip.AddrPort, prefix string, lo, hi uint16) {
 func TestLSNPoolNAPT(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
-	lsnPeer(t, "127.154.0.100:9000")
-	lsnPeer(t, "127.154.0.101:9000")
+	fromMember(t, "127.154.0.100:9000", fromHostPort, true)
+	fromMember(t, "127.154.0.101:9000", fromHostPort, true)
 	runAll(t, s,
 		"create ltm pool p members add { 127.154.0.100:9000 }",
 		"create ltm pool p2 members add { 127.154.0.101:9000 }",
@@ -261,7 +235,7 @@ func TestLSNPoolNAPT(t *testing.T) {
 func TestLSNPoolDeterministic(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
-	lsnPeer(t, "127.154.0.110:9000")
+	fromMember(t, "127.154.0.110:9000", fromHostPort, true)
 	runAll(t, s,
 		"create ltm pool p members add { 127.154.0.110:9000 }",
 		"create ltm lsn-pool det mode deterministic members add { 127.154.20.0/31 } translation-port-range 30000:30099",
@@ -298,7 +272,7 @@ func TestLSNPoolDeterministic(t *testing.T) {
 func TestLSNPoolExhaustion(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
-	lsnPeer(t, "127.154.0.120:9000")
+	fromMember(t, "127.154.0.120:9000", fromHostPort, true)
 	runAll(t, s,
 		"create ltm pool p members add { 127.154.0.120:9000 }",
 		"create ltm lsn-pool small members add { 127.154.22.1/32 } translation-port-range 31000:31001 persistence { mode none }",
@@ -342,7 +316,7 @@ func TestLSNPoolExhaustion(t *testing.T) {
 func TestLSNPoolPBA(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
-	lsnPeer(t, "127.154.0.130:9000")
+	fromMember(t, "127.154.0.130:9000", fromHostPort, true)
 	runAll(t, s,
 		"create ltm pool p members add { 127.154.0.130:9000 }",
 		"create ltm lsn-pool pba mode pba members add { 127.154.23.0/31 } translation-port-range 32000:32063 port-block-allocation { block-size 4 client-block-limit 1 block-idle-timeout 1 }",
@@ -381,7 +355,7 @@ func TestLSNPoolPBA(t *testing.T) {
 func TestLSNPoolInbound(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
-	lsnPeer(t, "127.154.0.140:9000")
+	fromMember(t, "127.154.0.140:9000", fromHostPort, true)
 	runAll(t, s,
 		"create ltm pool p members add { 127.154.0.140:9000 }",
 		"create ltm lsn-pool in members add { 127.154.24.0/30 } inbound-connections automatic persistence { mode address-port timeout 60 }",
@@ -448,7 +422,7 @@ func TestLSNPoolInbound(t *testing.T) {
 func TestLSNPoolLog(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
-	lsnPeer(t, "127.154.0.150:9000")
+	fromMember(t, "127.154.0.150:9000", fromHostPort, true)
 	uc, err := net.ListenPacket("udp", "127.154.0.250:5514")
 	if err != nil {
 		t.Fatal(err)
@@ -552,7 +526,7 @@ func TestLSNPoolRefused(t *testing.T) {
 func TestLSNPoolRules(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
-	lsnPeer(t, "127.154.0.170:9000")
+	fromMember(t, "127.154.0.170:9000", fromHostPort, true)
 	runAll(t, s,
 		"create ltm pool p members add { 127.154.0.170:9000 }",
 		"create ltm lsn-pool a members add { 127.154.40.0/30 }",
@@ -627,7 +601,7 @@ func TestLSNPoolUDP(t *testing.T) {
 func TestLSNPoolInboundExplicit(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
-	lsnPeer(t, "127.154.0.190:9000")
+	fromMember(t, "127.154.0.190:9000", fromHostPort, true)
 	runAll(t, s,
 		"create ltm pool p members add { 127.154.0.190:9000 }",
 		"create ltm lsn-pool x members add { 127.154.43.0/30 } inbound-connections explicit",

@@ -17,8 +17,8 @@ import (
 // warned of; list and show print the NAT.
 func TestNATObjects(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
-	peerServer(t, "127.219.5.11:30001") // a pool member
-	peerServer(t, "127.219.6.10:30001") // the originating address's service
+	fromMember(t, "127.219.5.11:30001", fromHost, false) // a pool member
+	fromMember(t, "127.219.6.10:30001", fromHost, false) // the originating address's service
 	s := e.NewSession("admin").(*Session)
 	for _, c := range []string{
 		"create ltm pool p members add { 127.219.5.11:30001 }",

@@ -15,7 +15,7 @@ import (
 // default) translates again.
 func TestPoolAllowSNAT(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
-	peerServer(t, "127.4.7.11:9000")
+	fromMember(t, "127.4.7.11:9000", fromHost, false)
 	ln, err := net.Listen("tcp", "127.4.7.12:8080")
 	if err != nil {
 		t.Fatal(err)

@@ -48,7 +48,7 @@ func sourceSeenFrom(t *testing.T, from, vip string) string {
 // refuses is refused with nothing changed.
 func TestSNATObjects(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
-	peerServer(t, "127.218.0.11:30001")
+	fromMember(t, "127.218.0.11:30001", fromHost, false)
 	ln, err := net.Listen("tcp", "127.218.0.12:30002")
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"bufio"
-	"io"
 	"net"
 	"net/netip"
 	"regexp"
@@ -10,31 +9,6 @@ import (
 	"testing"
 	"time"
 )
-
-// holdingServer is a member that writes the source address it saw and
-// keeps the connection until the client closes it.
-func holdingServer(t *testing.T, addr string) {
-	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				host, _, _ := net.SplitHostPort(c.RemoteAddr().String())
-				io.WriteString(c, host+"\n")
-				io.Copy(io.Discard, c)
-			}()
-		}
-	}()
-}
 
 // dialFrom connects to vip from the address from (port 0: any) and reads
 // the member's line: the source it saw, "" when the connection was
@@ -65,7 +39,7 @@ func dialFrom(t *testing.T, from string, port uint16, vip string) (string, net.C
 // the translation address has in use; a bad idle timeout is refused.
 func TestSNATTranslationLimit(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
-	holdingServer(t, "127.227.0.11:30001")
+	fromMember(t, "127.227.0.11:30001", fromHost, true)
 	s := e.NewSession("admin").(*Session)
 	for _, c := range []string{
 		"create ltm pool p members add { 127.227.0.11:30001 }",

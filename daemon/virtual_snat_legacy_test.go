@@ -10,28 +10,6 @@ import (
 	"time"
 )
 
-// peerServer answers every connection with the address it came from, so
-// a test sees the source address translation.
-func peerServer(t *testing.T, addr string) {
-	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			host, _, _ := net.SplitHostPort(c.RemoteAddr().String())
-			io.WriteString(c, host+"\n")
-			c.Close()
-		}
-	}()
-}
-
 // sourceSeen is the source address the member saw for one connection
 // through the virtual at vip.
 func sourceSeen(t *testing.T, vip string) string {
@@ -56,7 +34,7 @@ func sourceSeen(t *testing.T, vip string) string {
 // refused with nothing changed.
 func TestLegacySNAT(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
-	peerServer(t, "127.4.6.11:9000")
+	fromMember(t, "127.4.6.11:9000", fromHost, false)
 	s := e.NewSession("admin").(*Session)
 	for _, c := range []string{
 		"create ltm pool p members add { 127.4.6.11:9000 }",
