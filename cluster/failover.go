@@ -258,7 +258,7 @@ func (m *Member) failoverLoop(changed <-chan struct{}) {
 // candidates ranks the online devices for a traffic group: ha-order first,
 // then the rest by name; a device that was told to go standby comes last.
 func (m *Member) candidates(tg TrafficGroup, def GroupDef, alive map[string]bool, standby map[string]bool) []string {
-	var scores, loads map[string]int
+	var scores, loads, caps map[string]int
 	if tg.HAScore {
 		scores = m.scoresOf(tg.Name)
 	}
@@ -267,8 +267,9 @@ func (m *Member) candidates(tg TrafficGroup, def GroupDef, alive map[string]bool
 		tgs := slices.Clone(m.tgs)
 		m.mu.Unlock()
 		loads = m.ownerLoads(tgs, tg.Name)
+		caps = m.capacities(alive)
 	}
-	return rankByLoad(tg, def, alive, standby, scores, loads)
+	return rankByLoad(tg, def, alive, standby, scores, loads, caps)
 }
 
 // ownerLoads adds up, for each device, the load factors of the load-aware
@@ -300,13 +301,15 @@ func (m *Member) DeviceLoads() map[string]int {
 // last; then, for a scored traffic group, the highest HA score first;
 // then ha-order, then name.
 func rankCandidates(tg TrafficGroup, def GroupDef, alive map[string]bool, standby map[string]bool, scores map[string]int) []string {
-	return rankByLoad(tg, def, alive, standby, scores, nil)
+	return rankByLoad(tg, def, alive, standby, scores, nil, nil)
 }
 
 // rankByLoad is rankCandidates that puts, after the devices told to go
 // standby, the least loaded device first when loads is not nil (a
 // load-aware traffic group; loads leave the traffic group itself out).
-func rankByLoad(tg TrafficGroup, def GroupDef, alive map[string]bool, standby map[string]bool, scores, loads map[string]int) []string {
+// With caps (every device's ha-capacity) the least used: the load each
+// device would carry with the traffic group, over its capacity.
+func rankByLoad(tg TrafficGroup, def GroupDef, alive map[string]bool, standby map[string]bool, scores, loads, caps map[string]int) []string {
 	var out []string
 	for _, d := range def.Devices {
 		if alive[d] {
@@ -327,8 +330,10 @@ func rankByLoad(tg TrafficGroup, def GroupDef, alive map[string]bool, standby ma
 		if scores != nil && scores[a] != scores[b] {
 			return scores[a] > scores[b]
 		}
-		if loads != nil && loads[a] != loads[b] {
-			return loads[a] < loads[b]
+		if loads != nil {
+			if less, equal := lessUsed(a, b, loads[a]+tg.factor(), loads[b]+tg.factor(), caps); !equal {
+				return less
+			}
 		}
 		if rank(a) != rank(b) {
 			return rank(a) < rank(b)
@@ -354,6 +359,7 @@ func (m *Member) evaluate() {
 	safe := lease != 0 && now.Before(m.safeUntil)
 	tgs := slices.Clone(m.tgs)
 	lastOK := m.lastOK
+	capacity := m.capacity
 	scores := make(map[string]int, len(m.scores))
 	for k, v := range m.scores {
 		scores[k] = v
@@ -374,10 +380,14 @@ func (m *Member) evaluate() {
 	// The load-aware traffic groups' loads per device, kept up to date
 	// with what this round claims and gives up, so that one round does
 	// not give every group to the same device.
-	var loads map[string]int
+	var loads, caps map[string]int
 	for _, tg := range tgs {
 		if tg.LoadAware() {
 			loads = m.ownerLoads(tgs, "")
+			caps = m.capacities(alive)
+			if safe {
+				m.publishCapacity(capacity, lease)
+			}
 			break
 		}
 	}
@@ -409,7 +419,7 @@ func (m *Member) evaluate() {
 			if owner != "" {
 				without[owner] -= tg.factor()
 			}
-			cands = rankByLoad(tg, def, alive, standby, nil, without)
+			cands = rankByLoad(tg, def, alive, standby, nil, without, caps)
 		} else {
 			cands = m.candidates(tg, def, alive, standby)
 		}
@@ -450,7 +460,7 @@ func (m *Member) evaluate() {
 			case tg.HAScore && outscored(m.scoresOf(tg.Name), cands, m.me, scores[tg.Name], tg.ActiveBonus):
 				m.release(tg.Name, lease, st)
 				mine = false
-			case tg.LoadAware() && tg.AutoFailback && unbalanced(loads, cands, standby, m.me, tg.factor()):
+			case tg.LoadAware() && tg.AutoFailback && unbalanced(loads, caps, cands, standby, m.me, tg.factor()):
 				// [M] A load-aware traffic group stays where it is
 				// active, as on BIG-IP, where load decides only the
 				// next active device; with auto-failback-enabled (an
@@ -540,11 +550,16 @@ func lighter(cands []string, standby map[string]bool, me string) string {
 
 // unbalanced reports whether moving a load-aware traffic group of load
 // factor f from this device (me, loads[me] counting it) to the lightest
-// other device would leave that device still lighter than this one was:
-// each move then narrows the gap between the two, so moves end.
-func unbalanced(loads map[string]int, cands []string, standby map[string]bool, me string, f int) bool {
+// other device would leave that device still lighter than this one was
+// (with caps, less used: load over capacity): each move then narrows the
+// gap between the two, so moves end.
+func unbalanced(loads, caps map[string]int, cands []string, standby map[string]bool, me string, f int) bool {
 	to := lighter(cands, standby, me)
-	return to != "" && loads[to]+f < loads[me]
+	if to == "" {
+		return false
+	}
+	less, _ := lessUsed(to, me, loads[to]+f, loads[me], caps)
+	return less
 }
 
 // preferred reports whether a comes before b in the traffic group's

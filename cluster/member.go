@@ -87,6 +87,7 @@ type Member struct {
 	lastOK    time.Time // when the last renewal etcd answered was sent
 	tgs       []TrafficGroup
 	scores    map[string]int // this device's HA score by traffic group (SetScores)
+	capacity  int            // this device's ha-capacity (SetCapacity)
 	activeSet map[string]bool
 	// stateSince is when the device last went active (for any traffic
 	// group) or standby (for all), for show sys failover.
@@ -94,6 +95,7 @@ type Member struct {
 
 	fo        map[string]*tgState         // the election's own state, its goroutine's only
 	pubScores map[string]pubScore         // HA scores written to etcd, the same goroutine's
+	pubCap    pubScore                    // the ha-capacity written to etcd, the same goroutine's
 	net       netState                    // network failover state, the same goroutine's
 	keys      map[string]*ecdsa.PublicKey // peers' checked certificates, the heartbeat goroutine's
 }

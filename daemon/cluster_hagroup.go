@@ -242,9 +242,24 @@ func showLoads(w io.Writer, m *cluster.Member, tgs []cluster.TrafficGroupStatus)
 		return
 	}
 	loads := m.DeviceLoads()
-	fmt.Fprintf(w, "\n%-26s %s\n", "Device", "Load")
+	caps := m.Capacities()
+	if !slices.ContainsFunc(m.Group().Devices, func(d string) bool { return caps[d] > 0 }) {
+		fmt.Fprintf(w, "\n%-26s %s\n", "Device", "Load")
+		for _, d := range m.Group().Devices {
+			fmt.Fprintf(w, "%-26s %d\n", d, loads[d])
+		}
+		return
+	}
+	// With ha-capacity set, each device's capacity and its use (load
+	// over capacity, as a percentage; "-" without a capacity) [M: the
+	// layout].
+	fmt.Fprintf(w, "\n%-26s %-6s %-12s %s\n", "Device", "Load", "HA Capacity", "Use")
 	for _, d := range m.Group().Devices {
-		fmt.Fprintf(w, "%-26s %d\n", d, loads[d])
+		use := "-"
+		if caps[d] > 0 {
+			use = fmt.Sprintf("%d%%", loads[d]*100/caps[d])
+		}
+		fmt.Fprintf(w, "%-26s %-6d %-12d %s\n", d, loads[d], caps[d], use)
 	}
 }
 

@@ -40,6 +40,7 @@ var (
 	cmDevice         = schema.MustKind("cm device")
 	cmDeviceSelf     = cmDevice.MustProp("self-device")
 	cmDeviceUnicast  = cmDevice.MustProp("unicast-address")
+	cmDeviceCapacity = cmDevice.MustProp("ha-capacity")
 	cmDeviceGroup    = schema.MustKind("cm device-group")
 	cmDGType         = cmDeviceGroup.MustProp("type")
 	cmDGDevices      = cmDeviceGroup.MustProp("devices")

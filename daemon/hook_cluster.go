@@ -584,6 +584,18 @@ func trafficGroups(cfg *objects.Config, def cluster.GroupDef) []cluster.TrafficG
 	return out
 }
 
+// selfCapacity is this device's ha-capacity (0: none), which load-aware
+// failover divides its load by.
+func selfCapacity(cfg *objects.Config) int {
+	for _, o := range cfg.Of(cmDevice) {
+		if cmDeviceSelf.Str(o) == "true" {
+			n, _ := strconv.Atoi(cmDeviceCapacity.Effective(cfg, o))
+			return n
+		}
+	}
+	return 0
+}
+
 func (h *clusterHook) followTrafficGroups(m *cluster.Member, def cluster.GroupDef) {
 	var tgs []cluster.TrafficGroup
 	if def.Type == cluster.SyncFailover {
@@ -595,6 +607,7 @@ func (h *clusterHook) followTrafficGroups(m *cluster.Member, def cluster.GroupDe
 			a.HAScore == b.HAScore && a.ActiveBonus == b.ActiveBonus && a.LoadFactor == b.LoadFactor
 	})
 	h.mu.Unlock()
+	m.SetCapacity(selfCapacity(h.e.Config()))
 	if same && (def.Type == cluster.SyncFailover) == (h.e.float.Load() != nil) {
 		return
 	}

@@ -273,6 +273,7 @@ var clusterActed = map[string]bool{
 	"self-device": true, "type": true, "devices": true, "auto-sync": true, "network-failover": true, "unicast-address": true,
 	"ha-order": true, "ha-group": true, "auto-failback-enabled": true, "auto-failback-time": true, "is-floating": true,
 	"ha-load-factor": true, // load-aware failover (cluster.TrafficGroup.LoadFactor)
+	"ha-capacity":    true, // the same, each device's load over its capacity (cluster.Member.SetCapacity)
 	"description":    true,
 	// A device's management address: system-written on BIG-IP (from sys
 	// management-ip); settable here, where it is only what show cm device
@@ -1216,7 +1217,7 @@ product ro
 self-device tf false
 time-zone ro
 version ro
-`)),
+`)).bound("ha-capacity", 0, 2147483647),
 		clustered(pk("cm device-group", "Device Group", "", tmshRef("cm device-group")+vocab, `
 type enum sync-only sync-only|sync-failover
 devices list
