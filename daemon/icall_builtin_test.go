@@ -126,3 +126,73 @@ func TestICallBuiltinEvents(t *testing.T) {
 		t.Error("member events still on without a handler that takes them")
 	}
 }
+
+// A node's monitor going down takes the members on it down with it: each
+// member's event is raised, and the pool's once; the node back up brings
+// them back, each to its own monitor's verdict.
+func TestICallNodeEvents(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	listen := func(addr string) net.Listener {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		return ln
+	}
+	m1 := listen("127.241.1.10:30001")
+	defer m1.Close()
+	m2 := listen("127.241.1.10:30002")
+	defer m2.Close()
+	node := listen("127.241.1.10:30009")
+	mustRun(t, s,
+		`create sys icall script nnote definition {
+    tmsh::log "saw [EVENT::name] [EVENT::context]"
+}`,
+		`create sys icall handler triggered nmembers script nnote subscriptions add { md { event-name LTM_POOL_MEMBER_DOWN } mu { event-name LTM_POOL_MEMBER_UP } pu { event-name LTM_POOL_UP } pd { event-name LTM_POOL_DOWN } }`,
+		"create ltm monitor tcp nmon_member interval 1 timeout 3",
+		"create ltm monitor tcp nmon_node destination *:30009 interval 1 timeout 3",
+		"create ltm node 127.241.1.10 address 127.241.1.10 monitor nmon_node",
+		"create ltm pool np monitor nmon_member members add { 127.241.1.10:30001 127.241.1.10:30002 }",
+	)
+	count := func(what string) int {
+		out, _ := run(t, s, "show sys log ltm")
+		return strings.Count(out, what)
+	}
+	atLeast := func(what string, n int) func() bool {
+		return func() bool { return count(what) >= n }
+	}
+	const (
+		memberUp   = "saw LTM_POOL_MEMBER_UP pool /Common/np"
+		memberDown = "saw LTM_POOL_MEMBER_DOWN pool /Common/np"
+		poolUp     = "saw LTM_POOL_UP pool /Common/np"
+		poolDown   = "saw LTM_POOL_DOWN pool /Common/np"
+	)
+	eventually(t, 20*time.Second, "both members up", atLeast(memberUp, 2))
+	eventually(t, 20*time.Second, "the pool up", atLeast(poolUp, 1))
+	node.Close()
+	eventually(t, 30*time.Second, "both members down with their node", atLeast(memberDown, 2))
+	eventually(t, 20*time.Second, "the pool down", atLeast(poolDown, 1))
+	node = listen("127.241.1.10:30009")
+	defer node.Close()
+	eventually(t, 30*time.Second, "both members back up with their node", atLeast(memberUp, 4))
+	eventually(t, 20*time.Second, "the pool back up", atLeast(poolUp, 2))
+	if n := count(poolDown); n != 1 {
+		t.Errorf("the pool went down %d times, want once", n)
+	}
+	if n := count(poolUp); n != 2 {
+		t.Errorf("the pool came up %d times, want twice", n)
+	}
+	if n := count(memberDown); n != 2 {
+		t.Errorf("%d member down events, want 2", n)
+	}
+}

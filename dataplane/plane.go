@@ -742,6 +742,7 @@ func (p *Plane) memberChanged(m *state.Member, old, now state.MonStatus) {
 }
 
 func (p *Plane) nodeChanged(n *state.Node, old, now state.MonStatus) {
+	defer p.tellNodeStatus(n, old, now)
 	switch now {
 	case state.MonUp:
 		state.KickAll() // room for queued connections (connqueue.go)
