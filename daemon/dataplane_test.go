@@ -13,35 +13,24 @@ import (
 // labelServer answers every line with its label, like the field tools.
 func labelServer(t *testing.T, addr, label string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	serveLabel(ln, label)
+	serveEach(t, addr, answerLabel(label))
 }
 
 // serveLabel answers every line of every connection ln accepts with
 // label, until ln is closed.
-func serveLabel(ln net.Listener, label string) {
-	go func() {
+func serveLabel(ln net.Listener, label string) { acceptEach(ln, answerLabel(label)) }
+
+// answerLabel answers every line of a connection with label.
+func answerLabel(label string) func(net.Conn) {
+	return func(c net.Conn) {
+		r := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
-			if err != nil {
+			if _, err := r.ReadString('\n'); err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				r := bufio.NewReader(c)
-				for {
-					if _, err := r.ReadString('\n'); err != nil {
-						return
-					}
-					io.WriteString(c, label+"\n")
-				}
-			}()
+			io.WriteString(c, label+"\n")
 		}
-	}()
+	}
 }
 
 func TestCommitDrivesTraffic(t *testing.T) {

@@ -133,26 +133,9 @@ func TestICallBuiltinEvents(t *testing.T) {
 func TestICallNodeEvents(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
-	listen := func(addr string) net.Listener {
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				c.Close()
-			}
-		}()
-		return ln
-	}
-	m1 := listen("127.241.1.10:30001")
-	defer m1.Close()
-	m2 := listen("127.241.1.10:30002")
-	defer m2.Close()
+	listen := func(addr string) net.Listener { return serveEach(t, addr, func(net.Conn) {}) }
+	listen("127.241.1.10:30001")
+	listen("127.241.1.10:30002")
 	node := listen("127.241.1.10:30009")
 	mustRun(t, s,
 		`create sys icall script nnote definition {
@@ -182,8 +165,7 @@ func TestICallNodeEvents(t *testing.T) {
 	node.Close()
 	eventually(t, 30*time.Second, "both members down with their node", atLeast(memberDown, 2))
 	eventually(t, 20*time.Second, "the pool down", atLeast(poolDown, 1))
-	node = listen("127.241.1.10:30009")
-	defer node.Close()
+	listen("127.241.1.10:30009")
 	eventually(t, 30*time.Second, "both members back up with their node", atLeast(memberUp, 4))
 	eventually(t, 20*time.Second, "the pool back up", atLeast(poolUp, 2))
 	if n := count(poolDown); n != 1 {

@@ -157,30 +157,16 @@ func TestILXStreamingVirtual(t *testing.T) {
 	e, _ := openWithPlane(t, dir)
 	s := e.NewSession("admin").(*Session)
 	member := func(addr, name string) string {
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ln.Close() })
-		go func() {
+		ln := serveEach(t, addr, func(c net.Conn) {
+			buf := make([]byte, 512)
 			for {
-				c, err := ln.Accept()
+				n, err := c.Read(buf)
 				if err != nil {
 					return
 				}
-				go func() {
-					defer c.Close()
-					buf := make([]byte, 512)
-					for {
-						n, err := c.Read(buf)
-						if err != nil {
-							return
-						}
-						fmt.Fprintf(c, "%s:%s", name, buf[:n])
-					}
-				}()
+				fmt.Fprintf(c, "%s:%s", name, buf[:n])
 			}
-		}()
+		})
 		return ln.Addr().String()
 	}
 	a, b := member("127.174.1.11:0", "a"), member("127.174.1.12:0", "b")

@@ -53,26 +53,12 @@ func (s *lineSink) udp(t *testing.T, addr string) {
 
 func (s *lineSink) tcp(t *testing.T, addr string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				sc := bufio.NewScanner(c)
-				for sc.Scan() {
-					s.add(addr, sc.Text())
-				}
-			}()
+	serveEach(t, addr, func(c net.Conn) {
+		sc := bufio.NewScanner(c)
+		for sc.Scan() {
+			s.add(addr, sc.Text())
 		}
-	}()
+	})
 }
 
 // publisherEngine is an engine with a dataplane, for the publisher tests.

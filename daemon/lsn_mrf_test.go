@@ -14,32 +14,18 @@ import (
 // translation a message routing peer connection left from.
 func lsnLinePeer(t *testing.T, addr string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	serveEach(t, addr, func(c net.Conn) {
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		rd := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
-			if err != nil {
+			if _, err := rd.ReadString('\n'); err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(30 * time.Second))
-				rd := bufio.NewReader(c)
-				for {
-					if _, err := rd.ReadString('\n'); err != nil {
-						return
-					}
-					if _, err := c.Write([]byte(c.RemoteAddr().String() + "\n")); err != nil {
-						return
-					}
-				}
-			}()
+			if _, err := c.Write([]byte(c.RemoteAddr().String() + "\n")); err != nil {
+				return
+			}
 		}
-	}()
+	})
 	udpFromPeer(t, addr, "\n")
 }
 

@@ -16,11 +16,33 @@ import (
 // at once.
 func fromMember(t *testing.T, addr string, say func(from netip.AddrPort) string, hold bool) {
 	t.Helper()
+	serveEach(t, addr, func(c net.Conn) {
+		from := c.RemoteAddr().(*net.TCPAddr).AddrPort()
+		io.WriteString(c, say(netip.AddrPortFrom(from.Addr().Unmap(), from.Port()))+"\n")
+		if hold {
+			c.SetReadDeadline(time.Now().Add(30 * time.Second))
+			io.Copy(io.Discard, c)
+		}
+	})
+}
+
+// serveEach listens on addr for as long as the test runs and hands each
+// connection to handle (acceptEach); the test's members are this with
+// what each says.
+func serveEach(t *testing.T, addr string, handle func(c net.Conn)) net.Listener {
+	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
+	acceptEach(ln, handle)
+	return ln
+}
+
+// acceptEach hands every connection ln accepts to handle, on a goroutine
+// of its own that closes the connection after, until ln is closed.
+func acceptEach(ln net.Listener, handle func(c net.Conn)) {
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -29,12 +51,7 @@ func fromMember(t *testing.T, addr string, say func(from netip.AddrPort) string,
 			}
 			go func() {
 				defer c.Close()
-				from := c.RemoteAddr().(*net.TCPAddr).AddrPort()
-				io.WriteString(c, say(netip.AddrPortFrom(from.Addr().Unmap(), from.Port()))+"\n")
-				if hold {
-					c.SetReadDeadline(time.Now().Add(30 * time.Second))
-					io.Copy(io.Discard, c)
-				}
+				handle(c)
 			}()
 		}
 	}()

@@ -47,20 +47,11 @@ func TestSSLForwardProxyCALifespan(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(10 * time.Second))
-				io.WriteString(c, "origin\n")
-				io.Copy(io.Discard, c)
-			}()
-		}
-	}()
+	acceptEach(ln, func(c net.Conn) {
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(c, "origin\n")
+		io.Copy(io.Discard, c)
+	})
 
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
