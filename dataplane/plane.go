@@ -93,6 +93,11 @@ type Plane struct {
 	// nats counts the ltm nat objects' outbound connections across
 	// commits (natobj; nat.go).
 	nats natobj.Registry
+	// natIn is, by ltm nat name, the inbound traffic of the NAT's
+	// virtuals a commit took away while the NAT stayed configured
+	// (disabled): show ltm nat adds it, so the counters go on from
+	// there when it is enabled again (nat.go; under mu).
+	natIn map[string]Traffic
 	// rst reports the resets the flows send, while tm.rstcause.log is
 	// on (SetResetCauseLog).
 	rst rstcause.Log
@@ -582,6 +587,7 @@ func (p *Plane) swap(cfg *Config, b *generation) {
 			removedVirtuals[name] = v
 		}
 	}
+	p.keepNATInbound(cfg, removedVirtuals) // nat.go
 	oldPools := p.pools
 	p.virtuals, p.pools, p.members, p.nodes, p.cfg = b.virtuals, b.pools, b.members, b.nodes, cfg
 	syncConnQueues(oldPools, b.pools) // connqueue.go

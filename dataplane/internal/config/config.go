@@ -566,6 +566,10 @@ type Pool struct {
 	// the client's source address whatever the virtual's
 	// source-address-translation says (a rule's snat still applies).
 	NoSNAT bool
+	// NoNAT is allow-nat no: connections to the pool's members are not
+	// given an ltm nat's translation address as their source (the
+	// virtual's own translation and the SNAT objects still apply).
+	NoNAT bool
 	// QueueOnConnLimit holds a new connection in a FIFO queue while every
 	// usable member is at its connection limit, instead of resetting it
 	// (queue-on-connection-limit); QueueDepthLimit (0: unlimited) bounds

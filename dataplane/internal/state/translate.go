@@ -85,10 +85,11 @@ func snatSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPor
 	} else if typ != config.SNATNone && typ != "" && to.noSNAT() {
 		typ = config.SNATNone
 	}
-	if snap.NATs != nil && rule == nil && (typ == config.SNATNone || typ == "") && !to.noSNAT() {
+	if snap.NATs != nil && rule == nil && (typ == config.SNATNone || typ == "") && !to.noNAT() {
 		// An ltm nat (natobj) whose originating address is the
 		// client's: its translation address, the client's port kept
-		// when free.
+		// when free; a pool's allow-nat no (not its allow-snat) keeps
+		// the client's address from it.
 		if e := snap.NATs.Lookup(client.Addr()); e != nil && e.Xlat.Is4() == dst.Addr().Unmap().Is4() {
 			if count {
 				e.Counted()
@@ -200,4 +201,13 @@ func (p *Pool) noSNAT() bool {
 	}
 	s := p.Snap.Load()
 	return s != nil && s.Cfg.NoSNAT
+}
+
+// noNAT reports the pool's allow-nat no; false for no pool.
+func (p *Pool) noNAT() bool {
+	if p == nil {
+		return false
+	}
+	s := p.Snap.Load()
+	return s != nil && s.Cfg.NoNAT
 }
