@@ -34,8 +34,12 @@ func natAddr(p *objects.Prop, o *objects.Object) (netip.Addr, string) {
 
 // natTaken is who else holds the addresses a NAT's translation address
 // may not be [M: the wording is ours]: self IPs, SNAT translation
-// addresses, virtual addresses no port-specific virtual server uses,
-// and addresses a virtual server takes on every port.
+// addresses (a snat's translation, a snatpool's members), virtual
+// addresses no port-specific virtual server uses, and addresses a
+// virtual server takes on every port. An ltm snat-translation object
+// holds nothing by itself: it is the settings of an address, which the
+// NAT's own translation address gets too (objects'
+// CompleteSNATTranslations) [M].
 func (t *translator) natTaken() map[netip.Addr]string {
 	taken := map[netip.Addr]string{}
 	add := func(s, who string) {
@@ -53,11 +57,6 @@ func (t *translator) natTaken() map[netip.Addr]string {
 	}
 	for _, o := range t.cfg.Of(netSelf) {
 		add(netSelfAddress.Str(o), "the self IP "+o.Name)
-	}
-	for _, o := range t.cfg.Of(ltmSNATXlat) {
-		if a, ok := xlatAddr(o); ok {
-			add(a.String(), "the ltm snat-translation "+o.Name)
-		}
 	}
 	for _, o := range t.cfg.Of(ltmSNAT) {
 		if x := snatObjXlat.Str(o); x != "" && x != "none" {
