@@ -98,6 +98,10 @@ type Plane struct {
 	// (disabled): show ltm nat adds it, so the counters go on from
 	// there when it is enabled again (nat.go; under mu).
 	natIn map[string]Traffic
+	// snatArrival: a SNAT or NAT of the running commit has a VLAN list,
+	// so every listener keeps its connections' arrival interfaces
+	// (snat.go; under mu).
+	snatArrival bool
 	// rst reports the resets the flows send, while tm.rstcause.log is
 	// on (SetResetCauseLog).
 	rst rstcause.Log
@@ -452,6 +456,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 	}
 	ctxs, slowWatches := p.evictContexts(cfg, b.virtuals)                                                   // evict.go
 	snats, snatPoolStats := p.snats.Build(cfg.SNATs, cfg.SnatPools, cfg.SNATTranslations, cfg.SNATSettings) // snat.go
+	xlatArrival := snats.Arrival() || nats.Arrival()
 	for name, vc := range cfg.Virtuals {
 		v := b.virtuals[name]
 		snap := &state.VirtualSnap{Cfg: vc, Idle: l4.IdleTimeout(vc.IdleTimeout), SelfIPs: cfg.SelfIPs, EvMask: config.EventMask(vc.Rules),
@@ -467,7 +472,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 			snap.SnatPool, snap.SnatPoolStats = cfg.SnatPools[vc.SNAT.Pool], snatPoolStats[vc.SNAT.Pool]
 		}
 		if vc.NAT == "" {
-			snap.SNATs, snap.NATs = snats, nats
+			snap.SNATs, snap.NATs, snap.SNATArrival = snats, nats, xlatArrival
 		}
 		snap.Rate = v.RateFor(vc, &p.rates)
 		snap.Clone = v.CloneSet(vc, b.pools, p.opts.ConnectTimeout)
@@ -573,7 +578,8 @@ func swapListeners[L any](running, fresh map[netip.AddrPort]L, want map[netip.Ad
 // follow, stale monitors stop, and flows of removed virtuals follow their
 // pool's service-down-action. The caller holds p.mu.
 func (p *Plane) swap(cfg *Config, b *generation) {
-	p.remakeListeners(cfg, b) // tcpopts.go
+	p.snatArrival = snatArrival(cfg) // snat.go: before the listeners' options
+	p.remakeListeners(cfg, b)        // tcpopts.go
 	started, retired := swapListeners(p.listeners, b.fresh, b.want, b.virtuals, func(l *l4.Listener) *atomic.Pointer[state.Virtual] { return &l.VS })
 	p.listenerOpts(cfg, b.want) // tcpopts.go
 	p.l4.Stop(retired)

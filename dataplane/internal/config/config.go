@@ -494,6 +494,10 @@ type SNATObject struct {
 	// StrictPort is source-port preserve-strict: the server connection
 	// keeps the client's port or fails.
 	StrictPort bool
+	// VLANs is vlans-enabled or vlans-disabled with a list: the SNAT
+	// translates only the connections arriving on (or not on) those
+	// interfaces; nil: every VLAN.
+	VLANs *VLANFilter
 }
 
 // SNATTranslation is one ltm snat-translation's settings for the server
@@ -1590,4 +1594,9 @@ type NAT struct {
 	// OutboundOnly: the way in is not served (the plane cannot steer
 	// every port here), the way out is.
 	OutboundOnly bool
+	// VLANs is vlans-enabled or vlans-disabled with a list: the NAT
+	// takes connections to its translation address, and translates its
+	// originating address's, only from those interfaces (or all but
+	// those); nil: every VLAN.
+	VLANs *VLANFilter
 }
