@@ -418,6 +418,7 @@ func (e *Engine) commitLocked(ctx context.Context, old *state, user, summary str
 		return 0, err
 	}
 	objects.CompleteVirtualAddresses(e.schema, old.cfg, cfg)
+	objects.CompleteSNATTranslations(e.schema, cfg)
 	objects.CompleteTrafficGroups(e.schema, old.cfg, cfg)
 	if err := e.check(cfg); err != nil {
 		return 0, err

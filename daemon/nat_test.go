@@ -24,6 +24,10 @@ func TestNATObjects(t *testing.T) {
 		"create ltm pool p members add { 127.219.5.11:30001 }",
 		"create ltm virtual v1 destination 127.219.4.1:30000 pool p profiles replace-all-with { tcp { } }",
 		"create ltm virtual v_any destination 127.219.4.2:any pool p profiles replace-all-with { tcp { } }",
+		"create ltm pool p_nonat allow-nat no members add { 127.219.5.11:30001 }",
+		"create ltm virtual v_nonat destination 127.219.4.5:30000 pool p_nonat profiles replace-all-with { tcp { } }",
+		"create ltm pool p_nosnat allow-snat no members add { 127.219.5.11:30001 }",
+		"create ltm virtual v_nosnat destination 127.219.4.6:30000 pool p_nosnat profiles replace-all-with { tcp { } }",
 		"create ltm snat s_net origins add { 127.219.6.0/24 } translation 127.219.4.100",
 		"create ltm snatpool sp members add { 127.219.4.101 }",
 		"create net vlan internal",
@@ -58,11 +62,16 @@ func TestNATObjects(t *testing.T) {
 	}
 	// The way out: the originating address through v1 leaves from the
 	// translation address, before the SNAT of its network; its
-	// neighbour takes the SNAT; a disabled NAT translates nothing.
+	// neighbour takes the SNAT; a disabled NAT translates nothing. A
+	// pool with allow-nat no takes the SNAT of the network instead; one
+	// with allow-snat no takes the NAT still, and no SNAT.
 	for _, p := range []natProbe{
 		{"127.219.6.10", "127.219.4.1:30000", "127.219.4.10"},
 		{"127.219.6.9", "127.219.4.1:30000", "127.219.4.100"},
 		{"127.219.6.12", "127.219.4.1:30000", "127.219.4.100"},
+		{"127.219.6.10", "127.219.4.5:30000", "127.219.4.100"},
+		{"127.219.6.10", "127.219.4.6:30000", "127.219.4.10"},
+		{"127.219.6.9", "127.219.4.6:30000", "127.219.6.9"},
 	} {
 		if got := sourceSeenFrom(t, p.from, p.vip); got != p.want {
 			t.Errorf("from %s to %s, the member saw %s, want %s", p.from, p.vip, got, p.want)
@@ -76,11 +85,17 @@ func TestNATObjects(t *testing.T) {
 		}
 	}
 	out, errText := run(t, s, "show ltm nat n1")
-	if errText != "" || !strings.Contains(out, "Ltm::NAT: n1") || !regexpMatch(`Outbound\n  Total Connections +1\n`, out) {
+	if errText != "" || !strings.Contains(out, "Ltm::NAT: n1") || !regexpMatch(`Outbound\n  Total Connections +2\n`, out) {
 		t.Errorf("show ltm nat n1: %s\n%s", errText, out)
 	}
 	if inbound && !regexpMatch(`Inbound\n(?s:.*)  Total Connections +1\n`, out) {
 		t.Errorf("show ltm nat n1: no inbound connection counted:\n%s", out)
+	}
+	// Disabled and enabled again: the counters go on.
+	runSteps(t, s, []step{{cmd: "modify ltm nat n1 disabled"}, {cmd: "modify ltm nat n1 enabled"}})
+	if out, _ := run(t, s, "show ltm nat n1"); !regexpMatch(`Outbound\n  Total Connections +2\n`, out) ||
+		inbound && !regexpMatch(`Inbound\n(?s:.*)  Total Connections +1\n`, out) {
+		t.Errorf("show ltm nat n1 after disable and enable:\n%s", out)
 	}
 	runSteps(t, s, []step{{cmd: "reset-stats ltm nat n1"}})
 	if out, _ := run(t, s, "show ltm nat n1"); !regexpMatch(`Outbound\n  Total Connections +0\n`, out) || !regexpMatch(`Inbound\n(?s:.*)  Total Connections +0\n`, out) {

@@ -161,6 +161,7 @@ var (
 	poolSlowRamp        = ltmPool.MustProp("slow-ramp-time")
 	poolServiceDown     = ltmPool.MustProp("service-down-action")
 	poolAllowSNAT       = ltmPool.MustProp("allow-snat")
+	poolAllowNAT        = ltmPool.MustProp("allow-nat")
 	poolReselectTries   = ltmPool.MustProp("reselect-tries")
 	poolMembers         = ltmPool.MustProp("members")
 	memberRatio         = poolMembers.Sub.MustProp("ratio")

@@ -104,7 +104,7 @@ func TestSNATObjects(t *testing.T) {
 		{name: "disabled translation",
 			cmds: []string{
 				"modify ltm snatpool sp members add { 127.218.0.102 }",
-				"create ltm snat-translation 127.218.0.101 address 127.218.0.101 enabled no",
+				"modify ltm snat-translation 127.218.0.101 enabled no", // made with the snatpool
 			},
 			probes: []probe{
 				{"127.218.1.5", "127.218.0.1:30000", "127.218.0.102"},

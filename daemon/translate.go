@@ -354,6 +354,7 @@ func (t *translator) pool(o *objects.Object) {
 		ServiceDownAction: dataplane.ServiceDownAction(e(poolServiceDown)),
 		ReselectTries:     atoi(e(poolReselectTries)),
 		NoSNAT:            e(poolAllowSNAT) == "no",
+		NoNAT:             e(poolAllowNAT) == "no",
 	}
 	t.poolQueue(o, p) // translate_connqueue.go
 	t.poolToS(o, p)   // translate_tcpopts.go

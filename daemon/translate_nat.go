@@ -12,10 +12,12 @@ import (
 // The ltm nat objects: one-to-one static NATs (dataplane/nat.go,
 // dataplane/natobj).
 var (
-	ltmNAT     = schema.MustKind("ltm nat")
-	natOrig    = ltmNAT.MustProp("originating-address")
-	natXlat    = ltmNAT.MustProp("translation-address")
-	natEnabled = ltmNAT.MustProp("enabled")
+	ltmNAT      = schema.MustKind("ltm nat")
+	natOrig     = ltmNAT.MustProp("originating-address")
+	natXlat     = ltmNAT.MustProp("translation-address")
+	natEnabled  = ltmNAT.MustProp("enabled")
+	natVLANs    = ltmNAT.MustProp("vlans")
+	natVLANsOff = ltmNAT.MustProp("vlans-disabled")
 )
 
 // natAddr reads one of a NAT's addresses: invalid and "" when unset,
@@ -34,8 +36,12 @@ func natAddr(p *objects.Prop, o *objects.Object) (netip.Addr, string) {
 
 // natTaken is who else holds the addresses a NAT's translation address
 // may not be [M: the wording is ours]: self IPs, SNAT translation
-// addresses, virtual addresses no port-specific virtual server uses,
-// and addresses a virtual server takes on every port.
+// addresses (a snat's translation, a snatpool's members), virtual
+// addresses no port-specific virtual server uses, and addresses a
+// virtual server takes on every port. An ltm snat-translation object
+// holds nothing by itself: it is the settings of an address, which the
+// NAT's own translation address gets too (objects'
+// CompleteSNATTranslations) [M].
 func (t *translator) natTaken() map[netip.Addr]string {
 	taken := map[netip.Addr]string{}
 	add := func(s, who string) {
@@ -53,11 +59,6 @@ func (t *translator) natTaken() map[netip.Addr]string {
 	}
 	for _, o := range t.cfg.Of(netSelf) {
 		add(netSelfAddress.Str(o), "the self IP "+o.Name)
-	}
-	for _, o := range t.cfg.Of(ltmSNATXlat) {
-		if a, ok := xlatAddr(o); ok {
-			add(a.String(), "the ltm snat-translation "+o.Name)
-		}
 	}
 	for _, o := range t.cfg.Of(ltmSNAT) {
 		if x := snatObjXlat.Str(o); x != "" && x != "none" {
@@ -97,9 +98,11 @@ func (t *translator) natTaken() map[netip.Addr]string {
 // originating-address or translation-address, addresses of two
 // families, one address as both, a translation address another NAT, a
 // SNAT, a self IP or a virtual address holds, and an originating
-// address in two NATs (the later name in sort order is refused). The
-// settings openltm keeps and does not act on (arp, auto-lasthop,
-// traffic-group, vlans) are warned of by the schema when set.
+// address in two NATs (the later name in sort order is refused), and a
+// VLAN that does not exist. vlans with vlans-enabled or vlans-disabled
+// limits both ways to those VLANs' interfaces. The settings openltm
+// keeps and does not act on (arp, auto-lasthop, traffic-group) are
+// warned of by the schema when set.
 func (t *translator) nats() {
 	objs := t.cfg.Of(ltmNAT)
 	if len(objs) == 0 {
@@ -147,6 +150,15 @@ func (t *translator) nats() {
 		}
 		xlatOf[xlat], origOf[orig] = o.Name, o.Name
 		n := dataplane.NAT{Name: o.Name, Orig: orig, Xlat: xlat, Disabled: natEnabled.Str(o) == "disabled"}
+		f, msg := vlanFilter(t.cfg, t.s, o, natVLANs, natVLANsOff) // translate_vlans.go
+		if msg != "" {
+			t.refuse("%s", about(o, "%s", msg))
+			continue
+		}
+		if f != nil {
+			n.VLANs = f
+			t.note(o, "%s is acted on for the connections to translation-address %s and those originating-address %s opens through standard (TCP) and UDP virtuals; through HTTP and the other message-based virtuals, dns virtuals and rules' listen relays the VLAN is taken as none (a vlans-enabled NAT does not translate them, a vlans-disabled one does)", vlansWords(f, o), xlat, orig)
+		}
 		if err := dataplane.AnyPortSupport(); err != nil && !n.Disabled {
 			// The way in needs the steering of every port; the way out
 			// does not.

@@ -20,6 +20,7 @@ var (
 	snatObjPool       = ltmSNAT.MustProp("snatpool")
 	snatObjXlat       = ltmSNAT.MustProp("translation")
 	snatObjVLANs      = ltmSNAT.MustProp("vlans")
+	snatObjVLANsOff   = ltmSNAT.MustProp("vlans-disabled")
 	snatObjSourcePort = ltmSNAT.MustProp("source-port")
 
 	ltmSNATXlat    = schema.MustKind("ltm snat-translation")
@@ -104,6 +105,19 @@ func (t *translator) snatTranslations() map[netip.Addr]bool {
 	return disabled
 }
 
+// vlansWords is o's VLAN list as tmsh writes it, for a note.
+func vlansWords(f *dataplane.VLANFilter, o *objects.Object) string {
+	var names []string
+	if v := o.Props["vlans"]; v != nil {
+		names = v.List
+	}
+	state := "vlans-enabled"
+	if f.Disabled {
+		state = "vlans-disabled"
+	}
+	return "vlans { " + strings.Join(names, " ") + " } " + state
+}
+
 // snatObjects translates every ltm snat into the dataplane's SNATs,
 // refusing what BIG-IP refuses: no origins, not exactly one of
 // translation, snatpool and automap, an origin that is not an address
@@ -182,8 +196,15 @@ func (t *translator) snatObjects(disabled map[netip.Addr]bool) {
 			continue
 		}
 		x.Origins = origins
-		if v := snatObjVLANs.Get(o); v != nil && len(v.List) > 0 {
-			t.note(o, "vlans { %s } is kept, and not acted on: the SNAT translates its origins' connections whatever VLAN they arrive on", strings.Join(v.List, " "))
+		f, msg := vlanFilter(t.cfg, t.s, o, snatObjVLANs, snatObjVLANsOff) // translate_vlans.go
+		if msg != "" {
+			t.refuse("%s", about(o, "%s", msg))
+			continue
+		}
+		if f != nil {
+			f.Device = "" // no listener of its own to bind
+			x.VLANs = f
+			t.note(o, "%s is acted on for standard (TCP) and UDP virtuals' connections; HTTP and the other message-based virtuals, dns virtuals, a diameter flow's other members and rules' listen relays do not know the VLAN a connection came in on, and take it as none (a vlans-enabled SNAT does not translate them, a vlans-disabled one does)", vlansWords(f, o))
 		}
 		if x.StrictPort {
 			t.note(o, "source-port preserve-strict fails a connection whose client port the translation address has in use on standard (TCP) and UDP virtuals; HTTP and the other message-based virtuals, dns virtuals and rules' UDP listen relays take another port (preserve)")

@@ -76,6 +76,10 @@ func vlanFilter(cfg *objects.Config, s *objects.Schema, o *objects.Object, list,
 	var devs []string
 	for _, n := range names {
 		vo := cfg.Lookup(s, []string{netVLAN.Key()}, n)
+		if vo == nil && !strings.HasPrefix(n, "/") {
+			// A plain list (ltm snat, ltm nat) keeps the name as typed.
+			vo = cfg.Get(netVLAN, objects.FullPath("/"+objects.Partition(o.Name), n))
+		}
 		if vo == nil {
 			return nil, fmt.Sprintf("vlan %s does not exist", n)
 		}

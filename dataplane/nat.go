@@ -3,6 +3,8 @@ package dataplane
 import (
 	"net/netip"
 	"strings"
+
+	"github.com/openltm/openltm/dataplane/internal/state"
 )
 
 // Static NAT (`ltm nat`, Config.NATs). The way in: each enabled NAT is
@@ -54,7 +56,7 @@ func withNATVirtuals(cfg *Config) *Config {
 			Members: []Member{{Node: pool, Addr: netip.AddrPortFrom(n.Orig, 0)}}}
 		for _, udp := range []bool{false, true} {
 			v := &Virtual{Name: NATVirtualName(n.Name, udp), Destination: netip.AddrPortFrom(n.Xlat, 0), Enabled: true,
-				TranslateAddress: true, TranslatePort: true, Pool: pool, SNAT: SNAT{Type: SNATNone}, NAT: n.Name}
+				TranslateAddress: true, TranslatePort: true, Pool: pool, SNAT: SNAT{Type: SNATNone}, NAT: n.Name, VLANs: n.VLANs}
 			if udp {
 				v.Protocol = ProtoUDP
 			}
@@ -103,7 +105,54 @@ func (p *Plane) NAT(name string) (NATStats, bool) {
 			st.Inbound = true
 		}
 	}
+	p.mu.Lock()
+	base := p.natIn[name]
+	p.mu.Unlock()
+	st.In = st.In.after(base)
 	return st, true
+}
+
+// after is t, a NAT's running inbound traffic, counted on from base,
+// the traffic of its virtuals taken away before: the totals added, the
+// maximum the higher of the two, the current connections t's.
+func (t Traffic) after(base Traffic) Traffic {
+	cur, top := t.CurConns, max(t.MaxConns, base.MaxConns)
+	t.Add(base)
+	t.CurConns, t.MaxConns = cur, top
+	return t
+}
+
+// keepNATInbound keeps, for each NAT still configured in cfg, the
+// inbound traffic of its virtuals that the commit takes away (removed:
+// a NAT disabled, or kept for the way out only), so that its counters
+// survive a disable and enable [M: BIG-IP's NAT statistics are the
+// NAT's, not its state's; the traffic of a connection still open when
+// the NAT is disabled is counted up to that moment]. A NAT no longer
+// configured loses it. Called by swap under p.mu.
+func (p *Plane) keepNATInbound(cfg *Config, removed map[string]*state.Virtual) {
+	if len(cfg.NATs) == 0 {
+		p.natIn = nil
+		return
+	}
+	kept := make(map[string]Traffic, len(p.natIn))
+	configured := make(map[string]bool, len(cfg.NATs))
+	for _, n := range cfg.NATs {
+		configured[n.Name] = true
+		if t, ok := p.natIn[n.Name]; ok {
+			kept[n.Name] = t
+		}
+	}
+	for _, v := range removed {
+		s := v.Snap.Load()
+		if s == nil || s.Cfg.NAT == "" || !configured[s.Cfg.NAT] {
+			continue
+		}
+		t := kept[s.Cfg.NAT]
+		in := trafficOf(&v.Stats)
+		in.CurConns = 0
+		kept[s.Cfg.NAT] = in.after(t)
+	}
+	p.natIn = kept
 }
 
 // ResetNATStats zeroes the ltm nat name's counters, both ways (reset-stats
@@ -112,6 +161,9 @@ func (p *Plane) ResetNATStats(name string) bool {
 	if !p.nats.Reset(name) {
 		return false
 	}
+	p.mu.Lock()
+	delete(p.natIn, name)
+	p.mu.Unlock()
 	for _, udp := range []bool{false, true} {
 		p.ResetStats(StatsVirtual, NATVirtualName(name, udp))
 	}

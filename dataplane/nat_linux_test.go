@@ -28,7 +28,8 @@ func (m *udpMember) lastFrom() netip.AddrPort {
 // translation address wins; a connection the originating address opens
 // through a virtual leaves from the translation address; the counters
 // say so; the NAT's own virtuals are not listed; a disabled NAT
-// forwards nothing and translates nothing.
+// forwards nothing and translates nothing, and keeps its inbound
+// counters, which go on when it is enabled again.
 func TestNAT(t *testing.T) {
 	if !inOwnNetns(t) {
 		return
@@ -93,6 +94,7 @@ func TestNAT(t *testing.T) {
 	if !ok || st.Out != 1 || st.In.TotConns < 3 || !st.Inbound {
 		t.Errorf("NAT stats %+v %v: want 1 out, at least 3 in", st, ok)
 	}
+	inBefore := st.In
 	for _, v := range p.Virtuals() {
 		if v.Name == NATVirtualName("/Common/n1", false) || v.Name == NATVirtualName("/Common/n1", true) {
 			t.Errorf("the NAT's own virtual %s is listed", v.Name)
@@ -121,14 +123,36 @@ func TestNAT(t *testing.T) {
 	if r := out.lastRemote(); r.Addr().String() != "127.219.1.10" {
 		t.Errorf("disabled, outbound: the member saw %v, want the client's own address", r)
 	}
-	if st, ok := p.NAT("/Common/n1"); !ok || st.Out != 1 || st.Inbound {
-		t.Errorf("disabled: stats %+v %v, want the outbound count kept", st, ok)
+	if st, ok := p.NAT("/Common/n1"); !ok || st.Out != 1 || st.Inbound || st.In.TotConns != inBefore.TotConns || st.In.BitsIn < inBefore.BitsIn || st.In.CurConns != 0 {
+		t.Errorf("disabled: stats %+v %v, want the outbound count and the inbound %+v kept", st, ok, inBefore)
 	}
 	if got := dialFrom(t, "127.219.2.5", "127.219.0.10:30002").mustAsk("hello"); got != "P9 Response" {
 		t.Errorf("disabled: the port-specific virtual: %q", got)
 	}
 	if p.steer != nil {
 		t.Error("no NAT enabled: the steering program is still attached")
+	}
+	// Enabled again: the inbound counters go on from where they were.
+	cfg.NATs[0].Disabled = false
+	mustApply(t, p, cfg)
+	if st, ok := p.NAT("/Common/n1"); !ok || !st.Inbound || st.In.TotConns != inBefore.TotConns {
+		t.Errorf("enabled again: stats %+v %v, want the inbound total %d kept", st, ok, inBefore.TotConns)
+	}
+	if got := dialFrom(t, "127.219.2.5", "127.219.0.10:30001").mustAsk("hello"); got != "A1 Response" {
+		t.Errorf("enabled again, tcp 30001: %q", got)
+	}
+	if st, _ := p.NAT("/Common/n1"); st.In.TotConns != inBefore.TotConns+1 {
+		t.Errorf("enabled again: %d inbound connections, want %d", st.In.TotConns, inBefore.TotConns+1)
+	}
+	// Disabled again and reset: nothing kept from before.
+	cfg.NATs[0].Disabled = true
+	mustApply(t, p, cfg)
+	if st, _ := p.NAT("/Common/n1"); st.In.TotConns != inBefore.TotConns+1 {
+		t.Errorf("disabled again: %d inbound connections, want %d", st.In.TotConns, inBefore.TotConns+1)
+	}
+	p.ResetNATStats("/Common/n1")
+	if st, _ := p.NAT("/Common/n1"); st.In.TotConns != 0 || st.Out != 0 {
+		t.Errorf("reset while disabled: %+v, want zeros", st)
 	}
 	// Deleted: no counters.
 	cfg.NATs = nil

@@ -29,7 +29,7 @@ func (p *Plane) SetPacketFilter(s *pktfilter.Set) {
 	if p.closed {
 		return
 	}
-	arrival := p.pf.Arrival()
+	arrival := p.pf.Arrival() || p.snatArrival
 	for _, l := range p.listeners {
 		if vs := l.VS.Load(); vs != nil {
 			if v := vs.Snap.Load().Cfg; v != nil {
@@ -97,10 +97,11 @@ func flowPacket(f *flows.Flow) *pktfilter.Packet {
 var everyVLAN = &config.VLANFilter{Disabled: true}
 
 // udpArrival is the VLAN list a UDP listener checks: its virtual's, or,
-// while packet filters name VLANs, one that admits everything (the
-// arrival read all the same) for a virtual without one.
+// while packet filters name VLANs or a SNAT or NAT has a VLAN list
+// (p.snatArrival, under p.mu), one that admits everything (the arrival
+// read all the same) for a virtual without one.
 func (p *Plane) udpArrival(vl *config.VLANFilter) *config.VLANFilter {
-	if vl == nil && p.pf.Arrival() {
+	if vl == nil && (p.pf.Arrival() || p.snatArrival) {
 		return everyVLAN
 	}
 	return vl

@@ -93,6 +93,15 @@ type Plane struct {
 	// nats counts the ltm nat objects' outbound connections across
 	// commits (natobj; nat.go).
 	nats natobj.Registry
+	// natIn is, by ltm nat name, the inbound traffic of the NAT's
+	// virtuals a commit took away while the NAT stayed configured
+	// (disabled): show ltm nat adds it, so the counters go on from
+	// there when it is enabled again (nat.go; under mu).
+	natIn map[string]Traffic
+	// snatArrival: a SNAT or NAT of the running commit has a VLAN list,
+	// so every listener keeps its connections' arrival interfaces
+	// (snat.go; under mu).
+	snatArrival bool
 	// rst reports the resets the flows send, while tm.rstcause.log is
 	// on (SetResetCauseLog).
 	rst rstcause.Log
@@ -447,6 +456,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 	}
 	ctxs, slowWatches := p.evictContexts(cfg, b.virtuals)                                                   // evict.go
 	snats, snatPoolStats := p.snats.Build(cfg.SNATs, cfg.SnatPools, cfg.SNATTranslations, cfg.SNATSettings) // snat.go
+	xlatArrival := snats.Arrival() || nats.Arrival()
 	for name, vc := range cfg.Virtuals {
 		v := b.virtuals[name]
 		snap := &state.VirtualSnap{Cfg: vc, Idle: l4.IdleTimeout(vc.IdleTimeout), SelfIPs: cfg.SelfIPs, EvMask: config.EventMask(vc.Rules),
@@ -462,7 +472,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 			snap.SnatPool, snap.SnatPoolStats = cfg.SnatPools[vc.SNAT.Pool], snatPoolStats[vc.SNAT.Pool]
 		}
 		if vc.NAT == "" {
-			snap.SNATs, snap.NATs = snats, nats
+			snap.SNATs, snap.NATs, snap.SNATArrival = snats, nats, xlatArrival
 		}
 		snap.Rate = v.RateFor(vc, &p.rates)
 		snap.Clone = v.CloneSet(vc, b.pools, p.opts.ConnectTimeout)
@@ -568,7 +578,8 @@ func swapListeners[L any](running, fresh map[netip.AddrPort]L, want map[netip.Ad
 // follow, stale monitors stop, and flows of removed virtuals follow their
 // pool's service-down-action. The caller holds p.mu.
 func (p *Plane) swap(cfg *Config, b *generation) {
-	p.remakeListeners(cfg, b) // tcpopts.go
+	p.snatArrival = snatArrival(cfg) // snat.go: before the listeners' options
+	p.remakeListeners(cfg, b)        // tcpopts.go
 	started, retired := swapListeners(p.listeners, b.fresh, b.want, b.virtuals, func(l *l4.Listener) *atomic.Pointer[state.Virtual] { return &l.VS })
 	p.listenerOpts(cfg, b.want) // tcpopts.go
 	p.l4.Stop(retired)
@@ -582,6 +593,7 @@ func (p *Plane) swap(cfg *Config, b *generation) {
 			removedVirtuals[name] = v
 		}
 	}
+	p.keepNATInbound(cfg, removedVirtuals) // nat.go
 	oldPools := p.pools
 	p.virtuals, p.pools, p.members, p.nodes, p.cfg = b.virtuals, b.pools, b.members, b.nodes, cfg
 	syncConnQueues(oldPools, b.pools) // connqueue.go

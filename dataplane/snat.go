@@ -26,3 +26,21 @@ func (p *Plane) SNATTranslationConns(a netip.Addr) (uint64, bool) {
 func (p *Plane) SNATTranslationLimit(a netip.Addr) (snatobj.Limited, bool) {
 	return p.snats.AddrCurrent(a)
 }
+
+// snatArrival reports whether a SNAT or NAT of cfg has a VLAN list: the
+// listeners then keep each connection's arrival interface (IP_PKTINFO)
+// and the flows read it at accept, for the source choice
+// (state.SNATSourceHeldOn). Without one, nothing is read.
+func snatArrival(cfg *Config) bool {
+	for _, s := range cfg.SNATs {
+		if s.VLANs != nil {
+			return true
+		}
+	}
+	for _, n := range cfg.NATs {
+		if n.VLANs != nil && !n.Disabled {
+			return true
+		}
+	}
+	return false
+}

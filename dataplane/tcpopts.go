@@ -44,12 +44,13 @@ func CongestionAvailable() map[string]bool { return sockopt.Available() }
 // accept, fast open queue and MSS (the client side of its tcp profile),
 // TCP_SAVE_SYN when the virtual reads its clients' SYNs (readsSYN) and
 // its VLAN list's binding and arrival keeping (arrival also for rules
-// that read it, readsLink, and for packet filters naming VLANs),
+// that read it, readsLink, for packet filters naming VLANs, and for
+// SNATs and NATs with VLAN lists, snatArrival),
 // before the new ones start accepting. The caller holds p.mu.
 func (p *Plane) listenerOpts(cfg *Config, want map[netip.AddrPort]string) {
 	for ap, l := range p.listeners {
 		if v := cfg.Virtuals[want[ap]]; v != nil {
-			l.ListenOpts(v.ClientTCP, readsSYN(v), v.VLANs, readsLink(v) || p.pf.Arrival())
+			l.ListenOpts(v.ClientTCP, readsSYN(v), v.VLANs, readsLink(v) || p.pf.Arrival() || p.snatArrival)
 		}
 	}
 }

@@ -1148,13 +1148,11 @@ vlans list
 vlans-disabled flag vlans-disabled|vlans-enabled
 `), "F5 ltm nat: a one-to-one static NAT: connections to the translation address go to the originating address, and connections the originating address opens through a virtual server leave from the translation address",
 			func(n string) bool {
-				return n == "originating-address" || n == "translation-address" || n == "enabled"
+				return n == "originating-address" || n == "translation-address" || n == "enabled" || n == "vlans" || n == "vlans-disabled"
 			}), map[string]string{
-			"arp":            "kept: openltm answers no ARP for its addresses",
-			"auto-lasthop":   "kept: answers follow the routing table",
-			"traffic-group":  "kept: the NAT runs on this device",
-			"vlans":          "kept: the NAT translates whatever VLAN its traffic arrives on",
-			"vlans-disabled": "kept: goes with vlans",
+			"arp":           "kept: openltm answers no ARP for its addresses",
+			"auto-lasthop":  "kept: answers follow the routing table",
+			"traffic-group": "kept: the NAT runs on this device",
 		}),
 		acting(pk("ltm snat", "SNAT", "", tmshRef("ltm snat")+vocab, `
 automap bare

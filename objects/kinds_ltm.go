@@ -119,7 +119,7 @@ func ltmKinds() []*Kind {
 		help(ed("queue-on-connection-limit", "disabled"), "hold new connections in a queue while every member is at its connection limit"),
 		help(u32(num("queue-depth-limit", "0")), "connections the queue holds at most (0: unlimited)"),
 		help(u32(num("queue-time-limit", "0")), "milliseconds a connection waits in the queue at most (0: unlimited)"),
-		passive(str("allow-nat", "yes")),
+		help(enum("allow-nat", "yes", "yes", "no"), "no: connections to the pool are not given an ltm nat's translation address as their source"),
 		help(enum("allow-snat", "yes", "yes", "no"), "no: connections to the pool keep the client's address, whatever the virtual's source-address-translation"),
 		passive(ed("ignore-persisted-weight", "disabled")),
 		help(str("ip-tos-to-client", "pass-through"), "pass-through, mimic (kept, acted on as pass-through) or 0-255: the IP ToS of the client's packets (the virtual's default pool)"),

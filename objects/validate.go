@@ -434,6 +434,13 @@ func (c *Config) CheckDelete(s *Schema, o *Object) error {
 			by = append(by, v)
 		}
 	}
+	if o.Kind != nil && o.Kind.Key() == "ltm snat-translation" && len(by) == 0 {
+		// Snatpools, snats and nats use their translation addresses by
+		// address, not by name (snatxlats.go).
+		if u := snatTranslationUser(s, c, o); u != nil {
+			return snatXlatInUse(o, u)
+		}
+	}
 	if len(by) == 0 {
 		return nil
 	}

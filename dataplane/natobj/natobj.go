@@ -30,6 +30,8 @@ type Entry struct {
 	// connections leave from.
 	Xlat  netip.Addr
 	stats *Counters
+	// vlans is the NAT's VLAN list (nil: every VLAN).
+	vlans *config.VLANFilter
 }
 
 // Counted counts one outbound connection translated by e.
@@ -38,10 +40,28 @@ func (e *Entry) Counted() { e.stats.Out.Add(1) }
 // Table is the enabled NATs of one commit by originating address.
 type Table struct {
 	byOrig map[netip.Addr]*Entry
+	// arrival: a NAT of the table has a VLAN list (Arrival).
+	arrival bool
+}
+
+// Arrival reports whether a NAT of t has a VLAN list (false for a nil
+// t): the connections' arrival interfaces are then needed.
+func (t *Table) Arrival() bool { return t != nil && t.arrival }
+
+// LookupOn is Lookup for a connection that arrived on the interface
+// ifx (0: not known): a NAT whose VLAN list does not admit it is none.
+// It does not allocate.
+func (t *Table) LookupOn(a netip.Addr, ifx int) *Entry {
+	e := t.byOrig[a.Unmap()]
+	if e != nil && e.vlans != nil && !e.vlans.Admits(ifx) {
+		return nil
+	}
+	return e
 }
 
 // Lookup is the NAT whose originating address is a (an IPv4-mapped
-// IPv6 address is taken as IPv4); nil for none. It does not allocate.
+// IPv6 address is taken as IPv4), whatever its VLAN list (see
+// LookupOn); nil for none. It does not allocate.
 func (t *Table) Lookup(a netip.Addr) *Entry {
 	return t.byOrig[a.Unmap()]
 }
@@ -78,7 +98,8 @@ func (r *Registry) Build(nats []config.NAT) *Table {
 		if _, dup := t.byOrig[o]; dup {
 			continue
 		}
-		t.byOrig[o] = &Entry{Name: n.Name, Xlat: n.Xlat.Unmap(), stats: c}
+		t.byOrig[o] = &Entry{Name: n.Name, Xlat: n.Xlat.Unmap(), stats: c, vlans: n.VLANs}
+		t.arrival = t.arrival || n.VLANs != nil
 	}
 	r.nats = kept
 	return t

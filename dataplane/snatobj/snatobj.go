@@ -114,6 +114,8 @@ type Entry struct {
 	addrs  []*Addr
 	stats  *Counters
 	next   atomic.Uint32
+	// vlans is the SNAT's VLAN list (nil: every VLAN).
+	vlans *config.VLANFilter
 }
 
 // Pick is the entry's next translation address of the family (v4 or
@@ -178,11 +180,40 @@ type Table struct {
 	// lens4 and lens6 are the origins' prefix lengths of each family,
 	// longest first: the lookup tries them in that order.
 	lens4, lens6 []int
+	// arrival: a SNAT of the table has a VLAN list, so the data paths
+	// read each connection's arrival interface for LookupOn.
+	arrival bool
+}
+
+// Arrival reports whether a SNAT of t has a VLAN list (false for a nil
+// t): the connections' arrival interfaces are then needed.
+func (t *Table) Arrival() bool { return t != nil && t.arrival }
+
+// LookupOn is Lookup for a connection that arrived on the interface
+// ifx (0: not known): a SNAT whose VLAN list does not admit it is passed
+// over for the next most specific origin, as BIG-IP's SNAT listens only
+// on its VLANs. It does not allocate.
+func (t *Table) LookupOn(a netip.Addr, ifx int) *Entry {
+	a = a.Unmap()
+	lens := t.lens6
+	if a.Is4() {
+		lens = t.lens4
+	}
+	for _, l := range lens {
+		p, err := a.Prefix(l)
+		if err != nil {
+			continue
+		}
+		if e := t.byOrigin[p]; e != nil && (e.vlans == nil || e.vlans.Admits(ifx)) {
+			return e
+		}
+	}
+	return nil
 }
 
 // Lookup is the SNAT whose origin is the most specific one holding a
-// (an IPv4-mapped IPv6 address is taken as IPv4); nil for none. It does
-// not allocate.
+// (an IPv4-mapped IPv6 address is taken as IPv4), whatever its VLAN
+// list (see LookupOn); nil for none. It does not allocate.
 func (t *Table) Lookup(a netip.Addr) *Entry {
 	a = a.Unmap()
 	lens := t.lens6
@@ -276,7 +307,8 @@ func (r *Registry) Build(objs []config.SNATObject, pools map[string][]netip.Addr
 			st = new(Counters)
 		}
 		snats[o.Name] = st
-		e := &Entry{Name: o.Name, Automap: o.Automap, ChangePort: o.ChangePort, Strict: o.StrictPort, stats: st}
+		e := &Entry{Name: o.Name, Automap: o.Automap, ChangePort: o.ChangePort, Strict: o.StrictPort, stats: st, vlans: o.VLANs}
+		t.arrival = t.arrival || o.VLANs != nil
 		for _, a := range o.Addrs {
 			e.addrs = append(e.addrs, addr(a))
 		}

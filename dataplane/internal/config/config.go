@@ -494,6 +494,10 @@ type SNATObject struct {
 	// StrictPort is source-port preserve-strict: the server connection
 	// keeps the client's port or fails.
 	StrictPort bool
+	// VLANs is vlans-enabled or vlans-disabled with a list: the SNAT
+	// translates only the connections arriving on (or not on) those
+	// interfaces; nil: every VLAN.
+	VLANs *VLANFilter
 }
 
 // SNATTranslation is one ltm snat-translation's settings for the server
@@ -566,6 +570,10 @@ type Pool struct {
 	// the client's source address whatever the virtual's
 	// source-address-translation says (a rule's snat still applies).
 	NoSNAT bool
+	// NoNAT is allow-nat no: connections to the pool's members are not
+	// given an ltm nat's translation address as their source (the
+	// virtual's own translation and the SNAT objects still apply).
+	NoNAT bool
 	// QueueOnConnLimit holds a new connection in a FIFO queue while every
 	// usable member is at its connection limit, instead of resetting it
 	// (queue-on-connection-limit); QueueDepthLimit (0: unlimited) bounds
@@ -1586,4 +1594,9 @@ type NAT struct {
 	// OutboundOnly: the way in is not served (the plane cannot steer
 	// every port here), the way out is.
 	OutboundOnly bool
+	// VLANs is vlans-enabled or vlans-disabled with a list: the NAT
+	// takes connections to its translation address, and translates its
+	// originating address's, only from those interfaces (or all but
+	// those); nil: every VLAN.
+	VLANs *VLANFilter
 }

@@ -625,7 +625,7 @@ func (fl *flow) source(dst netip.AddrPort, pool *state.Pool) state.SNATHeld {
 	if fl.rs != nil && fl.rs.SNAT.Set {
 		rule = &fl.rs.SNAT
 	}
-	h := state.SNATSourceHeld(fl.vs, fl.snap, fl.Client, fl.Local, dst, rule, pool)
+	h := state.SNATSourceHeldOn(fl.vs, fl.snap, fl.Client, fl.Local, dst, rule, pool, int(fl.Arrival))
 	if h.Hold != nil || fl.snat.Load() != nil {
 		if old := fl.snat.Swap(h.Hold); old != nil {
 			old.Release()

@@ -411,6 +411,11 @@ type VirtualSnap struct {
 	// NATs is the commit's enabled ltm nat objects, consulted before
 	// SNATs; nil when there are none.
 	NATs *natobj.Table
+	// SNATArrival: a SNAT or NAT of the commit has a VLAN list, so
+	// AdmitArrival reads each connection's arrival interface (the flow
+	// keeps it in flows.Flow.Arrival for its source choice,
+	// SNATSourceHeldOn).
+	SNATArrival bool
 	// SYN: the listener keeps the clients' SYNs (tcp-options, proxy-mss,
 	// rules reading them), which each accepted connection reads once.
 	SYN bool
@@ -487,7 +492,8 @@ func (vs *Virtual) AdmitClass(snap *VirtualSnap, client, local netip.AddrPort) (
 
 // AdmitArrival is AdmitClass for a client whose arrival interface
 // arrival reads (nil: not known): it is read only while a packet filter
-// or the trusted list names a VLAN, and returned as ifx (0 otherwise),
+// or the trusted list names a VLAN, or a SNAT or NAT has a VLAN list
+// (SNATArrival), and returned as ifx (0 otherwise),
 // for the refusal (Discards, Rejects) and the connection table
 // (flows.Flow.Arrival, which established filtering matches again).
 // arrival does not escape: passing a closure allocates nothing.
@@ -499,6 +505,9 @@ func (vs *Virtual) AdmitArrival(snap *VirtualSnap, client, local netip.AddrPort,
 		if ok, cls = snap.filterAdmits(client, local, ifx); !ok {
 			return false, "", ifx
 		}
+	}
+	if snap.SNATArrival && ifx == 0 && arrival != nil { // VLAN-limited SNATs and NATs: one boolean test when none
+		ifx = arrival()
 	}
 	return vs.admit(snap, client, local), cls, ifx
 }

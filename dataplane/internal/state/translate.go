@@ -39,15 +39,17 @@ func TranslateAs(addr, port bool, member, local netip.AddrPort) netip.AddrPort {
 // node a rule named), whose allow-snat no keeps the client's address.
 // It is for a data path that does not give translation addresses back
 // (see SNATSourceHeld): their connection limits are not enforced there.
+// The arrival interface is not known there: a SNAT or NAT with a VLAN
+// list takes it as 0 (VLANFilter.Admits).
 func SNATSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPort, rule *SNATChoice, to *Pool) netip.AddrPort {
-	return snatSource(vs, snap, client, local, dst, rule, to, true, false).Src
+	return snatSource(vs, snap, client, local, dst, rule, to, true, false, 0).Src
 }
 
 // SNATSourceUncounted is SNATSource for a source that opens no
 // connection (the message engines' OneConnect grouping): the ltm snat
 // objects' and translation addresses' counters are left alone.
 func SNATSourceUncounted(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPort, to *Pool) netip.AddrPort {
-	return snatSource(vs, snap, client, local, dst, nil, to, false, false).Src
+	return snatSource(vs, snap, client, local, dst, nil, to, false, false, 0).Src
 }
 
 // SNATHeld is a source choice whose translation address the connection
@@ -74,10 +76,18 @@ type SNATHeld struct {
 // limit is passed over), and the choice says what the connection holds.
 // Without a limit or idle timeout on the address, Hold is nil.
 func SNATSourceHeld(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPort, rule *SNATChoice, to *Pool) SNATHeld {
-	return snatSource(vs, snap, client, local, dst, rule, to, true, true)
+	return snatSource(vs, snap, client, local, dst, rule, to, true, true, 0)
 }
 
-func snatSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPort, rule *SNATChoice, to *Pool, count, hold bool) SNATHeld {
+// SNATSourceHeldOn is SNATSourceHeld for a client whose connection
+// arrived on the interface ifx (flows.Flow.Arrival: 0 when not read): a
+// SNAT or NAT whose VLAN list does not admit it does not translate it
+// (the next most specific SNAT origin is tried).
+func SNATSourceHeldOn(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPort, rule *SNATChoice, to *Pool, ifx int) SNATHeld {
+	return snatSource(vs, snap, client, local, dst, rule, to, true, true, ifx)
+}
+
+func snatSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPort, rule *SNATChoice, to *Pool, count, hold bool, ifx int) SNATHeld {
 	family := func(a netip.Addr) bool { return a.Is4() == dst.Addr().Is4() }
 	typ, pool := snap.Cfg.SNAT.Type, snap.SnatPool
 	if rule != nil {
@@ -85,11 +95,12 @@ func snatSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPor
 	} else if typ != config.SNATNone && typ != "" && to.noSNAT() {
 		typ = config.SNATNone
 	}
-	if snap.NATs != nil && rule == nil && (typ == config.SNATNone || typ == "") && !to.noSNAT() {
+	if snap.NATs != nil && rule == nil && (typ == config.SNATNone || typ == "") && !to.noNAT() {
 		// An ltm nat (natobj) whose originating address is the
 		// client's: its translation address, the client's port kept
-		// when free.
-		if e := snap.NATs.Lookup(client.Addr()); e != nil && e.Xlat.Is4() == dst.Addr().Unmap().Is4() {
+		// when free; a pool's allow-nat no (not its allow-snat) keeps
+		// the client's address from it.
+		if e := snap.NATs.LookupOn(client.Addr(), ifx); e != nil && e.Xlat.Is4() == dst.Addr().Unmap().Is4() {
 			if count {
 				e.Counted()
 			}
@@ -99,7 +110,7 @@ func snatSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPor
 	if snap.SNATs != nil && rule == nil && (typ == config.SNATNone || typ == "") && !to.noSNAT() {
 		// The ltm snat objects (snatobj): the most specific origin
 		// holding the client's address translates it.
-		if e := snap.SNATs.Lookup(client.Addr()); e != nil {
+		if e := snap.SNATs.LookupOn(client.Addr(), ifx); e != nil {
 			return objectSource(e, snap, client, local, dst, count, hold)
 		}
 	}
@@ -200,4 +211,13 @@ func (p *Pool) noSNAT() bool {
 	}
 	s := p.Snap.Load()
 	return s != nil && s.Cfg.NoSNAT
+}
+
+// noNAT reports the pool's allow-nat no; false for no pool.
+func (p *Pool) noNAT() bool {
+	if p == nil {
+		return false
+	}
+	s := p.Snap.Load()
+	return s != nil && s.Cfg.NoNAT
 }

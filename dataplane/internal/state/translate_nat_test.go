@@ -10,8 +10,8 @@ import (
 
 // TestSNATSourceNAT: an ltm nat gives its originating address's server
 // connections its translation address (the client's port kept); a
-// virtual's own translation, a rule's snat and a pool's allow-snat no
-// come first (before the SNAT objects: daemon TestNATObjects); a member of the other family gets
+// virtual's own translation, a rule's snat and a pool's allow-nat no
+// (not its allow-snat, which is the SNATs') come first (before the SNAT objects: daemon TestNATObjects); a member of the other family gets
 // no NAT; the choice is counted (not when uncounted) and allocates
 // nothing.
 func TestSNATSourceNAT(t *testing.T) {
@@ -19,6 +19,8 @@ func TestSNATSourceNAT(t *testing.T) {
 	nats := nreg.Build([]config.NAT{{Name: "n1", Orig: netip.MustParseAddr("127.219.1.10"), Xlat: netip.MustParseAddr("127.219.0.10")}})
 	noSNAT := &Pool{}
 	noSNAT.Snap.Store(&PoolSnap{Cfg: &config.Pool{NoSNAT: true}})
+	noNAT := &Pool{}
+	noNAT.Snap.Store(&PoolSnap{Cfg: &config.Pool{NoNAT: true}})
 	local := netip.MustParseAddrPort("127.219.0.1:30000")
 	ap := netip.MustParseAddrPort
 	for _, tc := range []struct {
@@ -38,7 +40,9 @@ func TestSNATSourceNAT(t *testing.T) {
 		{name: "mapped client", typ: config.SNATNone, nats: nats, client: "[::ffff:127.219.1.10]:40000", want: ap("127.219.0.10:40000")},
 		{name: "virtual's automap first", typ: config.SNATAutomap, nats: nats, client: "127.219.1.10:40000", want: ap("127.219.0.1:40000")},
 		{name: "rule's snat none first", typ: config.SNATNone, nats: nats, client: "127.219.1.10:40000", rule: &SNATChoice{Set: true, Type: config.SNATNone}, want: ap("127.219.1.10:0")},
-		{name: "allow-snat no", typ: config.SNATNone, nats: nats, client: "127.219.1.10:40000", to: noSNAT, want: ap("127.219.1.10:0")},
+		{name: "allow-nat no", typ: config.SNATNone, nats: nats, client: "127.219.1.10:40000", to: noNAT, want: ap("127.219.1.10:0")},
+		{name: "allow-snat no leaves the nat", typ: config.SNATNone, nats: nats, client: "127.219.1.10:40000", to: noSNAT, want: ap("127.219.0.10:40000")},
+		{name: "allow-nat no leaves the virtual's automap", typ: config.SNATAutomap, nats: nats, client: "127.219.1.10:40000", to: noNAT, want: ap("127.219.0.1:40000")},
 		{name: "other family", typ: config.SNATNone, nats: nats, client: "127.219.1.10:40000", dst: "[fd00:219::11]:30001", want: netip.AddrPort{}}, // nor has the client
 	} {
 		dst := ap("127.219.0.11:30001")
@@ -63,6 +67,9 @@ func TestSNATSourceNAT(t *testing.T) {
 		t.Errorf("a source counted %d, was %d", n, before)
 	}
 	vs := &Virtual{}
+	if n := testing.AllocsPerRun(100, func() { SNATSource(vs, snap, client, local, dst, nil, noNAT) }); n != 0 {
+		t.Errorf("SNATSource toward an allow-nat no pool allocates %v times", n)
+	}
 	if n := testing.AllocsPerRun(100, func() { SNATSource(vs, snap, client, local, dst, nil, nil) }); n != 0 {
 		t.Errorf("SNATSource with a NAT allocates %v times", n)
 	}

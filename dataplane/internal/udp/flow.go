@@ -521,7 +521,7 @@ func (f *flow) source(dst netip.AddrPort, pool *state.Pool) state.SNATHeld {
 		}
 		rs.mu.Unlock()
 	}
-	return state.SNATSourceHeld(f.vs, f.snap, f.Client, f.Local, dst, rule, pool)
+	return state.SNATSourceHeldOn(f.vs, f.snap, f.Client, f.Local, dst, rule, pool, int(f.Arrival))
 }
 
 // openLeg opens a server socket to dst from the flow's SNAT source,
