@@ -72,8 +72,6 @@ func AnyPortUnsupported(v *Virtual) string {
 		return "an explicit forward proxy (http proxy-type explicit) on every port is not served yet"
 	case v.MBLB != nil && v.TLS != nil && v.TLS.Forward != nil:
 		return "an ssl forward proxy on every port is not served yet (it would connect back to its own address)"
-	case v.FTP != nil || v.RTSP != nil:
-		return "an ftp or rtsp virtual on every port is not served yet (the virtual would take its own data connections' ports)"
 	case v.ClientTCP.WantsMPTCP():
 		return "a Multipath TCP listener (tcp profile mptcp) cannot take the connections of every port"
 	}
@@ -93,6 +91,7 @@ func (p *Plane) openSteer(cfg *Config) error {
 				return err
 			}
 			p.steer = s
+			p.steerNow.Store(s)
 			return nil
 		}
 	}
@@ -171,7 +170,26 @@ func (p *Plane) syncSteer(cfg *Config, b *generation) {
 // closeSteer detaches the steering program. The caller holds p.mu.
 func (p *Plane) closeSteer() {
 	if p.steer != nil {
+		p.steerNow.Store(nil)
 		p.steer.Close()
 		p.steer = nil
 	}
+}
+
+// passPort makes the steering pass over ap (udp: a UDP socket's) until
+// release: a data listener or channel an FTP or RTSP flow of a virtual
+// on every port opened on the address the virtual takes (l4.Env.Pass).
+// Without steering, or where the entry cannot be made (logged; the
+// data connection is then taken by the virtual), release does nothing.
+func (p *Plane) passPort(ap netip.AddrPort, udp bool) (release func()) {
+	s := p.steerNow.Load()
+	if s == nil {
+		return func() {}
+	}
+	sp := sklookup.Specific{Addr: ap, UDP: udp}
+	if err := s.Pass(sp); err != nil {
+		p.log.Warn("cannot pass a data port over on a virtual on every port", "error", err)
+		return func() {}
+	}
+	return func() { s.Unpass(sp) }
 }
