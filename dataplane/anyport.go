@@ -62,8 +62,6 @@ func AnyPortUnsupported(v *Virtual) string {
 		return ""
 	case v.IsUDP() && v.IPForward:
 		return "an ip-forward udp virtual on every port is not served yet (tcp is)"
-	case v.IsUDP() && v.DNS != nil:
-		return "a dns profile on every port is not served yet (its answers would leave from the listener's own port)"
 	case v.HTTP3 != nil:
 		return "an http3 virtual on every port is not served yet (a udp virtual with a quic profile answers from its listener's port)"
 	case v.MBLB != nil && v.MBLB.Request.Mode == mblb.SIP:

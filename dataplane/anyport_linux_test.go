@@ -115,7 +115,7 @@ func TestAnyPortUnsupported(t *testing.T) {
 		{"tcp", Virtual{Destination: ap("127.212.2.1:0")}, ""},
 		{"udp", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP}, ""},
 		{"udp ip-forward", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP, IPForward: true}, "ip-forward udp"},
-		{"udp dns", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP, DNS: &DNSProfile{}}, "dns profile"},
+		{"udp dns", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP, DNS: &DNSProfile{}}, ""},
 		{"mblb", Virtual{Destination: ap("127.212.2.1:0"), MBLB: &MBLB{}}, ""},
 		{"http", Virtual{Destination: ap("127.212.2.1:0"), MBLB: &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}, OneConnect: &OneConnect{}}}, ""},
 		{"sip", Virtual{Destination: ap("127.212.2.1:0"), MBLB: &MBLB{Request: mblb.Framing{Mode: mblb.SIP}}}, "a sip virtual"},

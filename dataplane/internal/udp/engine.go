@@ -140,6 +140,9 @@ type Listener struct {
 	// virtual), each with the address and port its client sent to
 	// (anyport_linux.go); addr's port is 0.
 	any bool
+	// dnsOut is a dns listener on every port's answering sockets
+	// (dnsany.go), a primary's, which its siblings use.
+	dnsOut replyConns
 
 	mu     sync.RWMutex
 	flows  map[flowKey]*flow
@@ -287,6 +290,7 @@ func (e *Engine) Stop(ls []*Listener) {
 		for _, f := range all {
 			f.end()
 		}
+		l.dnsOut.sweep(0, true)
 	}
 }
 
@@ -343,6 +347,9 @@ func (e *Engine) sweep(stop <-chan struct{}) {
 				l.mu.RUnlock()
 				for _, f := range idle {
 					f.end()
+				}
+				if l.any && l.primary == nil {
+					l.dnsOut.sweep(n, false)
 				}
 			}
 		}
