@@ -60,8 +60,6 @@ func AnyPortUnsupported(v *Virtual) string {
 		return "an ip-forward virtual on one port or a port list would forward to its own listener: openltm forwards on every port only"
 	case !v.AnyPort():
 		return ""
-	case v.IsUDP() && v.IPForward:
-		return "an ip-forward udp virtual on every port is not served yet (tcp is)"
 	case v.HTTP3 != nil:
 		return "an http3 virtual on every port is not served yet (a udp virtual with a quic profile answers from its listener's port)"
 	case v.MBLB != nil && v.MBLB.Request.Mode == mblb.SIP:

@@ -114,7 +114,7 @@ func TestAnyPortUnsupported(t *testing.T) {
 		{"range", Virtual{Destination: ap("127.212.2.1:0"), PortRanges: []PortRange{{Low: 1, High: 2}}, Protocol: ProtoUDP}, ""},
 		{"tcp", Virtual{Destination: ap("127.212.2.1:0")}, ""},
 		{"udp", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP}, ""},
-		{"udp ip-forward", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP, IPForward: true}, "ip-forward udp"},
+		{"udp ip-forward", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP, IPForward: true}, ""},
 		{"udp dns", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP, DNS: &DNSProfile{}}, ""},
 		{"mblb", Virtual{Destination: ap("127.212.2.1:0"), MBLB: &MBLB{}}, ""},
 		{"http", Virtual{Destination: ap("127.212.2.1:0"), MBLB: &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}, OneConnect: &OneConnect{}}}, ""},

@@ -443,7 +443,11 @@ func (lg *leg) answer() {
 		return
 	}
 	lg.answers, lg.answered = s.hdrs[:k], 0
-	f.orc.Write(lg.toFn) // the listener's socket, or the flow's own on every port
+	if f.raw {
+		lg.answerRaw(s.iovs[:k]) // ip-forward on every port (rawanswer_linux.go)
+	} else {
+		f.orc.Write(lg.toFn) // the listener's socket, or the flow's own on every port
+	}
 	n := lg.answered
 	lg.answers = nil
 	if n == 0 {
