@@ -60,10 +60,6 @@ func AnyPortUnsupported(v *Virtual) string {
 		return "an ip-forward virtual on one port or a port list would forward to its own listener: openltm forwards on every port only"
 	case !v.AnyPort():
 		return ""
-	case v.IsUDP() && v.IPForward:
-		return "an ip-forward udp virtual on every port is not served yet (tcp is)"
-	case v.IsUDP() && v.DNS != nil:
-		return "a dns profile on every port is not served yet (its answers would leave from the listener's own port)"
 	case v.HTTP3 != nil:
 		return "an http3 virtual on every port is not served yet (a udp virtual with a quic profile answers from its listener's port)"
 	case v.MBLB != nil && v.MBLB.Request.Mode == mblb.SIP:
@@ -72,8 +68,6 @@ func AnyPortUnsupported(v *Virtual) string {
 		return "an explicit forward proxy (http proxy-type explicit) on every port is not served yet"
 	case v.MBLB != nil && v.TLS != nil && v.TLS.Forward != nil:
 		return "an ssl forward proxy on every port is not served yet (it would connect back to its own address)"
-	case v.FTP != nil || v.RTSP != nil:
-		return "an ftp or rtsp virtual on every port is not served yet (the virtual would take its own data connections' ports)"
 	case v.ClientTCP.WantsMPTCP():
 		return "a Multipath TCP listener (tcp profile mptcp) cannot take the connections of every port"
 	}
@@ -93,6 +87,7 @@ func (p *Plane) openSteer(cfg *Config) error {
 				return err
 			}
 			p.steer = s
+			p.steerNow.Store(s)
 			return nil
 		}
 	}
@@ -171,7 +166,26 @@ func (p *Plane) syncSteer(cfg *Config, b *generation) {
 // closeSteer detaches the steering program. The caller holds p.mu.
 func (p *Plane) closeSteer() {
 	if p.steer != nil {
+		p.steerNow.Store(nil)
 		p.steer.Close()
 		p.steer = nil
 	}
+}
+
+// passPort makes the steering pass over ap (udp: a UDP socket's) until
+// release: a data listener or channel an FTP or RTSP flow of a virtual
+// on every port opened on the address the virtual takes (l4.Env.Pass).
+// Without steering, or where the entry cannot be made (logged; the
+// data connection is then taken by the virtual), release does nothing.
+func (p *Plane) passPort(ap netip.AddrPort, udp bool) (release func()) {
+	s := p.steerNow.Load()
+	if s == nil {
+		return func() {}
+	}
+	sp := sklookup.Specific{Addr: ap, UDP: udp}
+	if err := s.Pass(sp); err != nil {
+		p.log.Warn("cannot pass a data port over on a virtual on every port", "error", err)
+		return func() {}
+	}
+	return func() { s.Unpass(sp) }
 }

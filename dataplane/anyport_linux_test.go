@@ -17,6 +17,7 @@ import (
 	"github.com/openltm/openltm/dataplane/http3"
 	"github.com/openltm/openltm/dataplane/internal/netnstest"
 	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/dataplane/rtsp"
 	"github.com/openltm/openltm/dataplane/sslfwd"
 )
 
@@ -113,8 +114,8 @@ func TestAnyPortUnsupported(t *testing.T) {
 		{"range", Virtual{Destination: ap("127.212.2.1:0"), PortRanges: []PortRange{{Low: 1, High: 2}}, Protocol: ProtoUDP}, ""},
 		{"tcp", Virtual{Destination: ap("127.212.2.1:0")}, ""},
 		{"udp", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP}, ""},
-		{"udp ip-forward", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP, IPForward: true}, "ip-forward udp"},
-		{"udp dns", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP, DNS: &DNSProfile{}}, "dns profile"},
+		{"udp ip-forward", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP, IPForward: true}, ""},
+		{"udp dns", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP, DNS: &DNSProfile{}}, ""},
 		{"mblb", Virtual{Destination: ap("127.212.2.1:0"), MBLB: &MBLB{}}, ""},
 		{"http", Virtual{Destination: ap("127.212.2.1:0"), MBLB: &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}, OneConnect: &OneConnect{}}}, ""},
 		{"sip", Virtual{Destination: ap("127.212.2.1:0"), MBLB: &MBLB{Request: mblb.Framing{Mode: mblb.SIP}}}, "a sip virtual"},
@@ -123,7 +124,8 @@ func TestAnyPortUnsupported(t *testing.T) {
 		{"http3", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP, HTTP3: &http3.Config{}}, "http3"},
 		{"ip-forward on one port", Virtual{Destination: ap("127.212.2.1:80"), IPForward: true}, "its own listener"},
 		{"ip-forward", Virtual{Destination: ap("127.212.2.1:0"), IPForward: true}, ""},
-		{"ftp", Virtual{Destination: ap("127.212.2.1:0"), FTP: &ftpalg.Options{}}, "ftp or rtsp"},
+		{"ftp", Virtual{Destination: ap("127.212.2.1:0"), FTP: &ftpalg.Options{}}, ""},
+		{"rtsp", Virtual{Destination: ap("127.212.2.1:0"), RTSP: &rtsp.Options{}}, ""},
 		{"mptcp", Virtual{Destination: ap("127.212.2.1:0"), ClientTCP: &TCPSide{MPTCP: true}}, "Multipath TCP"},
 	} {
 		got := AnyPortUnsupported(&tc.v)

@@ -251,10 +251,10 @@ func TestCheckErrors(t *testing.T) {
 	}{
 		{"ok", func(*Config) {}, ""},
 		{"missing pool", func(c *Config) { c.Virtuals["/Common/vs"].Pool = "/Common/nope" }, "pool /Common/nope does not exist"},
-		{"port any udp ip-forward", func(c *Config) {
+		{"port any mptcp", func(c *Config) {
 			v := c.Virtuals["/Common/vs"]
-			v.Destination, v.Protocol, v.IPForward = ap("127.0.0.1:0"), ProtoUDP, true
-		}, "ip-forward udp virtual on every port"},
+			v.Destination, v.ClientTCP = ap("127.0.0.1:0"), &TCPSide{MPTCP: true}
+		}, "Multipath TCP listener"},
 		{"bad mode", func(c *Config) { c.Pools["/Common/pool"].LBMode = "observed-node" }, "load-balancing-mode observed-node is not supported"},
 		{"missing monitor", func(c *Config) { c.Pools["/Common/pool"].Monitor = MonitorRule{Names: []string{"/Common/x"}} }, "monitor /Common/x does not exist"},
 		{"bad regex", func(c *Config) {

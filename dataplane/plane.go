@@ -126,8 +126,10 @@ type Plane struct {
 	nodes     map[string]*state.Node
 	listeners map[netip.AddrPort]*l4.Listener
 	// steer hands every port of the virtuals on every port to their
-	// listeners while there are any (anyport.go).
+	// listeners while there are any (anyport.go); steerNow is the same,
+	// for the flows that pass a port over (passPort).
 	steer     *sklookup.Steer
+	steerNow  atomic.Pointer[sklookup.Steer]
 	poolIndex atomic.Pointer[state.Pools] // for rules, read per flow
 	running   atomic.Pointer[Config]      // for rules (snatpools)
 	mblbs     *mblbvs.Set                 // message-based virtuals' engines
@@ -219,6 +221,7 @@ func New(opts Options) *Plane {
 		Rst:            &p.rst,
 		BWC:            &p.bwc,
 		LSN:            &p.lsn,
+		Pass:           p.passPort,
 	})
 	return p
 }

@@ -24,8 +24,8 @@ type spareSet struct {
 	members func() []Member
 
 	mu      sync.Mutex
-	idle    map[MemberID][]spareConn
-	dialing map[MemberID]int
+	idle    map[spareKey][]spareConn
+	dialing map[spareKey]int
 	closed  bool
 }
 
@@ -82,8 +82,19 @@ func isRawConn(c net.Conn) bool {
 
 func newSpareSet(e *Engine) *spareSet {
 	return &spareSet{e: e, n: e.cfg.MinConn, members: e.cfg.MinConnMembers,
-		idle: make(map[MemberID][]spareConn), dialing: make(map[MemberID]int)}
+		idle: make(map[spareKey][]spareConn), dialing: make(map[spareKey]int)}
 }
+
+// spareKey files the connections opened ahead by member and the address
+// they go to: a member at port any (or translate-port disabled) on a
+// virtual of every port is warmed on each port clients asked for, and a
+// client of one port never takes a connection to another.
+type spareKey struct {
+	id MemberID
+	to netip.AddrPort
+}
+
+func keyOfSpare(m Member) spareKey { return spareKey{m.ID, m.Addr} }
 
 // take gives the client s a connection to m opened ahead, as its own, or
 // nil when none is idle (the client then dials). A loop's client takes
@@ -95,14 +106,15 @@ func (p *spareSet) take(s *ClientConn, m Member, cur *evl) *serverConn {
 	}
 	for {
 		p.mu.Lock()
-		list := p.idle[m.ID]
+		k := keyOfSpare(m)
+		list := p.idle[k]
 		if len(list) == 0 {
 			p.mu.Unlock()
 			return nil
 		}
 		sp := list[len(list)-1]
 		list[len(list)-1] = spareConn{}
-		p.idle[m.ID] = list[:len(list)-1]
+		p.idle[k] = list[:len(list)-1]
 		p.mu.Unlock()
 		if sp.m.Addr != m.Addr || !sp.alive() {
 			sp.close()
@@ -130,16 +142,17 @@ func (p *spareSet) take(s *ClientConn, m Member, cur *evl) *serverConn {
 // calls it every tick.
 func (p *spareSet) keep() {
 	members := p.members()
-	listed := make(map[MemberID]bool, len(members))
+	listed := make(map[spareKey]bool, len(members))
 	var dead []spareConn
 	for _, m := range members {
-		listed[m.ID] = true
+		k := keyOfSpare(m)
+		listed[k] = true
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
 			return
 		}
-		list := p.idle[m.ID]
+		list := p.idle[k]
 		kept := list[:0]
 		for _, sp := range list {
 			if sp.m.Addr == m.Addr && sp.alive() {
@@ -149,9 +162,9 @@ func (p *spareSet) keep() {
 			}
 		}
 		clear(list[len(kept):])
-		p.idle[m.ID] = kept
-		n := p.n - len(kept) - p.dialing[m.ID]
-		p.dialing[m.ID] += max(n, 0)
+		p.idle[k] = kept
+		n := p.n - len(kept) - p.dialing[k]
+		p.dialing[k] += max(n, 0)
 		p.mu.Unlock()
 		for range n {
 			p.open(m)
@@ -192,7 +205,8 @@ func (p *spareSet) open(m Member) {
 // opened files a connection open dialled as idle, or gives its slot back.
 func (p *spareSet) opened(m Member, sp spareConn, err error) {
 	p.mu.Lock()
-	p.dialing[m.ID]--
+	k := keyOfSpare(m)
+	p.dialing[k]--
 	if err != nil || p.closed {
 		p.mu.Unlock()
 		if err != nil {
@@ -203,7 +217,7 @@ func (p *spareSet) opened(m Member, sp spareConn, err error) {
 		}
 		return
 	}
-	p.idle[m.ID] = append(p.idle[m.ID], sp)
+	p.idle[k] = append(p.idle[k], sp)
 	p.mu.Unlock()
 	p.e.stats.spareConns.Add(1)
 }
@@ -224,7 +238,7 @@ func (p *spareSet) closeAll() {
 	p.mu.Lock()
 	p.closed = true
 	idle := p.idle
-	p.idle = map[MemberID][]spareConn{}
+	p.idle = map[spareKey][]spareConn{}
 	p.mu.Unlock()
 	for _, list := range idle {
 		for _, sp := range list {

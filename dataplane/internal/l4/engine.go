@@ -12,6 +12,7 @@ package l4
 
 import (
 	"log/slog"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -55,6 +56,11 @@ type Env struct {
 	BWC *bwc.Set
 	// LSN is the running lsn pools, which rules choose with LSN::pool.
 	LSN *lsn.Set
+	// Pass makes the steering of virtuals on every port pass over a
+	// socket a flow opened on such a virtual's address (an FTP passive
+	// data listener, an RTSP data channel), so that the kernel's own
+	// lookup reaches it, until release is called; nil: no steering.
+	Pass func(ap netip.AddrPort, udp bool) (release func())
 }
 
 // Engine runs the L4 flows of one plane.

@@ -254,7 +254,7 @@ func (x *ftpFlow) handle(line string, up bool) bool {
 			closeListener(&x.active)
 			x.active = ln
 			x.mu.Unlock()
-			go x.activeData(ln, d.Addr.Port(), t)
+			go x.activeData(ln, d.Addr.Port(), t, x.passOver(ln))
 			return x.write(x.sc.conn, cmd)
 		}
 		x.mu.Unlock()
@@ -280,8 +280,9 @@ func (x *ftpFlow) handle(line string, up bool) bool {
 		ans := x.ctl.PassiveAnswer(ftpalg.AddrOf(ln.Addr()))
 		closeListener(&x.passive)
 		x.passive = ln
+		release := x.passOver(ln)
 		x.mu.Unlock()
-		go x.passiveData(ln, d.Addr.Port())
+		go x.passiveData(ln, d.Addr.Port(), release)
 		return x.write(pr.client, ans)
 	case ftpalg.CancelActive:
 		closeListener(&x.active)
@@ -369,11 +370,28 @@ func (x *ftpFlow) relay(br *bufio.Reader, src, dst *net.TCPConn, up bool) {
 	}
 }
 
+// passOver makes the steering of a virtual on every port pass over ln's
+// port (the virtual takes every other port of its address), so that the
+// data connection reaches ln; the returned release undoes it once ln
+// accepted or closed. On a virtual on one port it is nil: one boolean
+// test per data listener.
+func (x *ftpFlow) passOver(ln *net.TCPListener) (release func()) {
+	pr := x.pr
+	if !pr.snap.Cfg.AnyPort() || pr.e.env.Pass == nil {
+		return nil
+	}
+	return pr.e.env.Pass(ftpalg.AddrOf(ln.Addr()), false)
+}
+
 // passiveData waits for the client's data connection on ln and joins it
-// to one opened to the member's announced port.
-func (x *ftpFlow) passiveData(ln *net.TCPListener, port uint16) {
+// to one opened to the member's announced port; release (nil: none)
+// gives back ln's port to the steering once ln accepted or closed.
+func (x *ftpFlow) passiveData(ln *net.TCPListener, port uint16, release func()) {
 	pr := x.pr
 	c, err := ftpalg.AcceptFrom(ln, pr.Client.Addr(), time.Now().Add(ftpalg.AcceptTimeout))
+	if release != nil {
+		release()
+	}
 	if err != nil {
 		return
 	}
@@ -389,11 +407,14 @@ func (x *ftpFlow) passiveData(ln *net.TCPListener, port uint16) {
 // activeData waits for the member's data connection on ln and joins it
 // to one opened to the client's announced port, from the virtual's
 // address and the profile's data port; t, the lsn translation ln's port
-// is (nil: none), is given back when it ends.
-func (x *ftpFlow) activeData(ln *net.TCPListener, port uint16, t *lsn.Translation) {
+// is (nil: none), is given back when it ends; release as passiveData's.
+func (x *ftpFlow) activeData(ln *net.TCPListener, port uint16, t *lsn.Translation, release func()) {
 	defer t.Release()
 	pr := x.pr
 	m, err := ftpalg.AcceptFrom(ln, x.member, time.Now().Add(ftpalg.AcceptTimeout))
+	if release != nil {
+		release()
+	}
 	if err != nil {
 		return
 	}

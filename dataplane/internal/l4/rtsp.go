@@ -393,6 +393,7 @@ func (x *rtspFlow) setupAnswer(m *rtsp.Message, p rtspPending, sess string) stri
 			continue
 		}
 		kept = cv
+		x.passOver(ch, vp)
 		ch.Track(x.pr.e.env.Table, x.pr.vs.Name, &x.pr.vs.Ephemeral) // show sys connection, the Ephemeral column [M]
 		x.counts.Channels.Add(1)
 		sp.Set("client_port", rtsp.PortsOf(ch.ClientPeers()).String())
@@ -406,6 +407,28 @@ func (x *rtspFlow) setupAnswer(m *rtsp.Message, p rtspPending, sess string) stri
 		m.Set("Transport", rtsp.FormatTransport(specs))
 	}
 	return kept
+}
+
+// passOver makes the steering of virtuals on every port pass over the
+// client side of an open channel (its ports vp on the virtual's
+// address) until it closes, when this virtual is on every port: a UDP
+// virtual on every port of the same address would take its datagrams.
+// On a virtual on one port, one boolean test per channel.
+func (x *rtspFlow) passOver(ch *rtsp.Channel, vp rtsp.Ports) {
+	pr := x.pr
+	if !pr.snap.Cfg.AnyPort() || pr.e.env.Pass == nil {
+		return
+	}
+	var releases []func()
+	for i := range vp.Count() {
+		releases = append(releases, pr.e.env.Pass(netip.AddrPortFrom(pr.Local.Addr(), vp.Port(i)), true))
+	}
+	go func() {
+		<-ch.Done()
+		for _, r := range releases {
+			r()
+		}
+	}()
 }
 
 // take removes the pending request cseq answers (the oldest when no

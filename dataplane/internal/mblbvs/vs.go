@@ -103,6 +103,10 @@ type VS struct {
 	h2    *memberHTTP2 // HTTP/2 to members, nil: HTTP/1.1 (h2member.go)
 
 	legs sync.Map // *mblb.Leg -> *legFlow
+	// asked is the destinations clients asked for lately, which min-conn
+	// warms a member that follows the client on (warmasked.go); nil
+	// without min-conn.
+	asked *warmAsked
 
 	// suspects are members whose connection just failed: they are passed
 	// over while another member can take the message, so that a dead
@@ -297,13 +301,23 @@ func (mv *VS) warmMembers() []mblb.Member {
 		return nil
 	}
 	out := make([]mblb.Member, 0, len(ps.Members))
+	var dests []netip.AddrPort
 	for _, m := range ps.Members {
 		if !m.Usable() {
 			continue
 		}
 		a := m.Cfg.Load().Addr
 		if reachesMany(snap.Cfg) && followsClient(snap.Cfg, a) {
-			continue // where it goes is each client's destination [M]
+			// Where it goes is each client's destination: warmed on each
+			// one asked for lately (warmasked.go) [M].
+			if dests == nil && mv.asked != nil {
+				dests = mv.asked.dests(time.Now())
+			}
+			for _, d := range dests {
+				out = append(out, mblb.Member{ID: memberID(m), Addr: state.Translate(snap.Cfg, a, d),
+					Pool: m.Pool.Name, Name: m.Name, Ref: m})
+			}
+			continue
 		}
 		out = append(out, mblb.Member{ID: memberID(m), Addr: state.Translate(snap.Cfg, a, snap.Cfg.Destination),
 			Pool: m.Pool.Name, Name: m.Name, Ref: m})
@@ -432,6 +446,9 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, ct 
 	} else if cfg.MinConn > 0 {
 		// Without one-connect a client takes one as its own.
 		ec.MinConn, ec.MinConnMembers = cfg.MinConn, mv.warmMembers
+	}
+	if ec.MinConnMembers != nil || ec.OneConnect != nil && ec.OneConnect.Members != nil {
+		mv.asked = &warmAsked{}
 	}
 	eng, err := mblb.New(ec)
 	if err != nil {
@@ -661,6 +678,9 @@ func (mv *VS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort) (*m
 	f := &mblbFlow{mv: mv, vs: mv.vs, addr: snap.Addr}
 	f.Client = client
 	f.Local = local
+	if mv.asked != nil && reachesMany(snap.Cfg) {
+		mv.asked.note(local, time.Now()) // min-conn warms members on it (warmasked.go)
+	}
 	f.Virtual = mv.vs.Name
 	f.Protocol = "tcp"
 	f.SetIdleTimeout(snap.Idle)

@@ -16,7 +16,9 @@
 //
 // Most specific wins [M]: a SYN for an address and port where the same
 // plane has a port-specific listener (a virtual on that port) is passed
-// to the kernel's own lookup, which finds that listener. A connection
+// to the kernel's own lookup, which finds that listener; so is one a
+// flow opened for a while (Pass: an FTP gateway's data listener on the
+// virtual's address). A connection
 // whose source is the destination address itself (the host talking to
 // its own address, which is how the plane forwards to an address of this
 // host) is never steered, so that a forwarding virtual does not loop.
@@ -63,3 +65,7 @@ const MaxWildcards = 256
 
 // MaxSpecific bounds the port-specific listeners one Steer passes over.
 const MaxSpecific = 8192
+
+// MaxPassed bounds the short-lived sockets (Steer.Pass: FTP data
+// listeners, RTSP data channels) passed over at once [M].
+const MaxPassed = 4096

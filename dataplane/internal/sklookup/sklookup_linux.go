@@ -79,6 +79,11 @@ type Steer struct {
 	keys  map[key]uint32
 	slots map[key]uint32
 	free  []uint32
+	// passed counts the short-lived port-specific sockets Pass added
+	// (an FTP data listener on a steered address); Sync keeps them. own
+	// is what the last Sync asked for itself.
+	passed map[key]int
+	own    map[key]uint32
 }
 
 // lpmFull is the prefix length a lookup in the nets map asks for: the
@@ -193,9 +198,9 @@ func program(dests, nets, socks *ebpf.Map) asm.Instructions {
 // error says why where the kernel refuses (no privilege, a kernel before
 // 5.9, BPF turned off).
 func Open() (*Steer, error) {
-	s := &Steer{keys: map[key]uint32{}, slots: map[key]uint32{}}
+	s := &Steer{keys: map[key]uint32{}, slots: map[key]uint32{}, passed: map[key]int{}, own: map[key]uint32{}}
 	var err error
-	s.dests, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ltm_dests", Type: ebpf.Hash, KeySize: 24, ValueSize: 4, MaxEntries: MaxWildcards + MaxSpecific})
+	s.dests, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ltm_dests", Type: ebpf.Hash, KeySize: 24, ValueSize: 4, MaxEntries: MaxWildcards + MaxSpecific + MaxPassed})
 	if err != nil {
 		return nil, fmt.Errorf("cannot make the BPF map: %w", err)
 	}
@@ -241,7 +246,7 @@ func (s *Steer) Sync(wild []Wildcard, specific []Specific) error {
 	if len(wild) > MaxWildcards || len(specific) > MaxSpecific {
 		return fmt.Errorf("%d addresses on every port and %d port-specific listeners beside them; at most %d and %d", len(wild), len(specific), MaxWildcards, MaxSpecific)
 	}
-	want := make(map[key]uint32, len(wild)+len(specific))
+	want := make(map[key]uint32, len(wild)+len(specific)+len(s.passed))
 	for _, sp := range specific {
 		if sp.Addr.Port() != 0 {
 			want[keyOf(sp.Addr.Addr(), sp.Addr.Port(), sp.UDP)] = specificVal
@@ -275,6 +280,15 @@ func (s *Steer) Sync(wild []Wildcard, specific []Specific) error {
 		}
 		want[k] = slot
 	}
+	own := make(map[key]uint32, len(want))
+	for k, v := range want {
+		own[k] = v
+	}
+	for k := range s.passed {
+		if _, ok := want[k]; !ok {
+			want[k] = specificVal
+		}
+	}
 	for k, v := range want {
 		if err := s.mapOf(k).Update(k, v, ebpf.UpdateAny); err != nil {
 			errs = append(errs, err)
@@ -285,8 +299,63 @@ func (s *Steer) Sync(wild []Wildcard, specific []Specific) error {
 			s.mapOf(k).Delete(k)
 		}
 	}
-	s.keys = want
+	s.keys, s.own = want, own
 	return errors.Join(errs...)
+}
+
+// Pass makes the program pass over sp from now on, beside the
+// port-specific listeners Sync was given, until as many Unpass calls:
+// a listener a flow opens on a steered address (an FTP gateway's
+// passive data listener on a virtual on every port) is reached by the
+// kernel's own lookup. Sync keeps such entries.
+func (s *Steer) Pass(sp Specific) error {
+	if sp.Addr.Port() == 0 {
+		return fmt.Errorf("%s: a port-specific socket needs a port", sp.Addr)
+	}
+	k := keyOf(sp.Addr.Addr(), sp.Addr.Port(), sp.UDP)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.passed[k] == 0 {
+		if len(s.passed) >= MaxPassed {
+			return fmt.Errorf("%s: %d sockets passed over already, at most %d", sp.Addr, len(s.passed), MaxPassed)
+		}
+		if _, ok := s.own[k]; !ok {
+			if err := s.dests.Update(k, specificVal, ebpf.UpdateAny); err != nil {
+				return fmt.Errorf("%s: cannot pass it over: %w", sp.Addr, err)
+			}
+			s.keys[k] = specificVal
+		}
+	}
+	s.passed[k]++
+	return nil
+}
+
+// Unpass undoes one Pass of sp; the last one removes the entry unless
+// Sync's listeners hold it too.
+func (s *Steer) Unpass(sp Specific) {
+	k := keyOf(sp.Addr.Addr(), sp.Addr.Port(), sp.UDP)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.passed[k]
+	if n == 0 {
+		return
+	}
+	if n > 1 {
+		s.passed[k] = n - 1
+		return
+	}
+	delete(s.passed, k)
+	if _, ok := s.own[k]; !ok {
+		s.dests.Delete(k)
+		delete(s.keys, k)
+	}
+}
+
+// PassedCount is how many sockets Pass holds passed over now.
+func (s *Steer) PassedCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.passed)
 }
 
 // key is the wildcard's key: its address's in dests, its network's in

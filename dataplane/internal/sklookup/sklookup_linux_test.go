@@ -341,3 +341,72 @@ func TestSteerNet(t *testing.T) {
 	}
 	check([]tcase{{"127.215.5.17:443", wl}, {"127.215.5.7:30082", hl}})
 }
+
+// TestSteerPass: a socket Pass names is reached by the kernel's own
+// lookup while passed (Sync keeps it), twice passed it needs two
+// Unpass, and once given back its port is the wildcard's again; a
+// port Sync lists itself stays passed after its Pass is undone.
+func TestSteerPass(t *testing.T) {
+	if !inNetns(t) {
+		return
+	}
+	s, err := Open()
+	if err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	defer s.Close()
+	wl, wfd := listen(t, "127.239.0.1:0")
+	dl, _ := listen(t, "127.239.0.1:30090")
+	sl, _ := listen(t, "127.239.0.1:30091")
+	addr := netip.MustParseAddr("127.239.0.1")
+	wild := []Wildcard{{Addr: addr, FD: wfd}}
+	own := []Specific{{Addr: netip.MustParseAddrPort("127.239.0.1:30091")}}
+	if err := s.Sync(wild, own); err != nil {
+		t.Fatal(err)
+	}
+	data := Specific{Addr: netip.MustParseAddrPort("127.239.0.1:30090")}
+	reaches := func(step, dst string, on *net.TCPListener) {
+		t.Helper()
+		c, err := net.DialTimeout("tcp", dst, 5*time.Second)
+		if err != nil {
+			t.Errorf("%s: %s: %v", step, dst, err)
+			return
+		}
+		c.Close()
+		if got := accepted(on); got.String() != dst {
+			t.Errorf("%s: %s accepted as %v on the wrong listener", step, dst, got)
+		}
+	}
+	reaches("before Pass", "127.239.0.1:30090", wl)
+	if err := s.Pass(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Pass(data); err != nil {
+		t.Fatal(err)
+	}
+	reaches("passed", "127.239.0.1:30090", dl)
+	if err := s.Sync(wild, own); err != nil {
+		t.Fatal(err)
+	}
+	reaches("passed, after a Sync", "127.239.0.1:30090", dl)
+	s.Unpass(data)
+	reaches("passed twice, given back once", "127.239.0.1:30090", dl)
+	if n := s.PassedCount(); n != 1 {
+		t.Errorf("%d passed, want 1", n)
+	}
+	s.Unpass(data)
+	reaches("given back", "127.239.0.1:30090", wl)
+	// Sync's own port passed and given back stays Sync's.
+	ownPort := Specific{Addr: netip.MustParseAddrPort("127.239.0.1:30091")}
+	if err := s.Pass(ownPort); err != nil {
+		t.Fatal(err)
+	}
+	s.Unpass(ownPort)
+	reaches("Sync's own port", "127.239.0.1:30091", sl)
+	if n := s.PassedCount(); n != 0 {
+		t.Errorf("%d passed, want 0", n)
+	}
+	if err := s.Pass(Specific{Addr: netip.AddrPortFrom(addr, 0)}); err == nil {
+		t.Error("Pass of port 0: no error")
+	}
+}

@@ -17,3 +17,12 @@ func (s *Steer) Sync(wild []Wildcard, specific []Specific) error { return nil }
 
 // Close does nothing off Linux.
 func (s *Steer) Close() error { return nil }
+
+// Pass does nothing off Linux.
+func (s *Steer) Pass(sp Specific) error { return nil }
+
+// Unpass does nothing off Linux.
+func (s *Steer) Unpass(sp Specific) {}
+
+// PassedCount is 0 off Linux.
+func (s *Steer) PassedCount() int { return 0 }

@@ -84,6 +84,10 @@ type Engine struct {
 	// gtp indexes GTP sessions' persistence records (gtpsession.go).
 	gtp gtpSessions
 
+	// raw sends the answers of ip-forward flows on every port
+	// (rawanswer_linux.go), opened with the first.
+	raw rawAnswers
+
 	mu        sync.Mutex
 	listeners map[*Listener]struct{}
 	sweeping  bool
@@ -140,6 +144,9 @@ type Listener struct {
 	// virtual), each with the address and port its client sent to
 	// (anyport_linux.go); addr's port is 0.
 	any bool
+	// dnsOut is a dns listener on every port's answering sockets
+	// (dnsany.go), a primary's, which its siblings use.
+	dnsOut replyConns
 
 	mu     sync.RWMutex
 	flows  map[flowKey]*flow
@@ -287,6 +294,7 @@ func (e *Engine) Stop(ls []*Listener) {
 		for _, f := range all {
 			f.end()
 		}
+		l.dnsOut.sweep(0, true)
 	}
 }
 
@@ -308,6 +316,7 @@ func (e *Engine) Close() {
 	}
 	e.mu.Unlock()
 	e.wg.Wait()
+	e.raw.close()
 }
 
 // sweep advances the coarse clock and ends flows idle past their timeout.
@@ -343,6 +352,9 @@ func (e *Engine) sweep(stop <-chan struct{}) {
 				l.mu.RUnlock()
 				for _, f := range idle {
 					f.end()
+				}
+				if l.any && l.primary == nil {
+					l.dnsOut.sweep(n, false)
 				}
 			}
 		}
@@ -424,7 +436,17 @@ func (l *Listener) open(vs *state.Virtual, key flowKey, b []byte) *flow {
 		return nil
 	}
 	out, orc := l.conn, l.rc
-	if l.any {
+	raw := false
+	if l.any && snap.Cfg.IPForward {
+		// Forwarded where the client was going, a port another program
+		// holds: answered by a raw socket (rawanswer_linux.go).
+		if !l.e.raw.ok(local) {
+			vs.Prof.Conns.DgDropped.Add(1)
+			vs.Leave(snap.Addr)
+			return nil
+		}
+		raw = true
+	} else if l.any {
 		var err error
 		if out, orc, err = replySocket(local, snap); err != nil {
 			// Another program's socket holds the port without
@@ -435,7 +457,7 @@ func (l *Listener) open(vs *state.Virtual, key flowKey, b []byte) *flow {
 		}
 	}
 	f := newFlow(l, vs, snap, key, local)
-	f.out, f.orc = out, orc
+	f.out, f.orc, f.raw = out, orc, raw
 	f.Arrival = int32(ifx)
 	if pfClass != "" {
 		// The packet filter that let the flow in names a rate class

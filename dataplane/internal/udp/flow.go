@@ -107,9 +107,13 @@ type flow struct {
 	// its answers leave from: the listener's, or on every port one of
 	// the flow's own bound to the port the client sent to
 	// (anyport_linux.go).
+	// raw: an ip-forward flow on every port, whose answers leave by
+	// the engine's raw socket from Local (rawanswer_linux.go); out and
+	// orc are then the listener's, for nothing sent.
 	key flowKey
 	out *net.UDPConn
 	orc syscall.RawConn
+	raw bool
 	flowIO
 }
 
@@ -405,6 +409,11 @@ func (f *flow) pickOnce(mayRetry bool) (lg *leg, again bool) {
 		}
 	}
 	if pool == nil {
+		if f.raw {
+			// ip-forward on every port: where the client was going
+			// (rawanswer_linux.go).
+			return f.nodeLeg(f.Local), false
+		}
 		return nil, f.lbFailed(mayRetry)
 	}
 	var persisted func() (*state.Pool, *state.Member)
@@ -531,7 +540,12 @@ func (f *flow) openLeg(dst netip.AddrPort, m *state.Member, pool *state.Pool) *l
 	var c *net.UDPConn
 	var err error
 	var held *snatobj.Addr
-	if lp, want := f.lsnChoice(); lp != nil {
+	if f.raw && dst == f.Local && m == nil {
+		// ip-forward to an address of this host: from that address,
+		// whatever the source-address-translation [M], which the
+		// steering passes over (as l4's ip-forward connect does).
+		c, err = sockopt.DialUDP(netip.AddrPortFrom(dst.Addr(), 0), dst)
+	} else if lp, want := f.lsnChoice(); lp != nil {
 		c, err = f.dialLSN(lp, dst, want, f.tftp) // lsn.go
 	} else {
 		h := f.source(dst, pool)
@@ -606,7 +620,11 @@ func (f *flow) addLeg(lg *leg) bool {
 // toClient sends a datagram to the flow's client from the virtual's
 // address, and counts it.
 func (f *flow) toClient(b []byte) {
-	if _, err := f.out.WriteToUDPAddrPort(b, f.Client); err != nil {
+	if f.raw {
+		if f.l.e.raw.send(f.Local, f.Client, b) != nil {
+			return
+		}
+	} else if _, err := f.out.WriteToUDPAddrPort(b, f.Client); err != nil {
 		return
 	}
 	f.BytesOut.Add(uint64(len(b)))

@@ -443,7 +443,11 @@ func (lg *leg) answer() {
 		return
 	}
 	lg.answers, lg.answered = s.hdrs[:k], 0
-	f.orc.Write(lg.toFn) // the listener's socket, or the flow's own on every port
+	if f.raw {
+		lg.answerRaw(s.iovs[:k]) // ip-forward on every port (rawanswer_linux.go)
+	} else {
+		f.orc.Write(lg.toFn) // the listener's socket, or the flow's own on every port
+	}
 	n := lg.answered
 	lg.answers = nil
 	if n == 0 {
@@ -487,17 +491,30 @@ func (l *Listener) answerDNS(vs *state.Virtual, snap *state.VirtualSnap, vl *con
 		}
 		a := addrOf(&l.b.names[i])
 		client := netip.AddrPortFrom(a.Addr().Unmap(), a.Port())
+		conn, local := l.conn, l.addr
+		if l.any {
+			// On every port: the query's own destination, and its
+			// answers from there (dnsany.go).
+			if local = origDst(l.ctl(i)); !local.IsValid() {
+				continue // not steered: cannot happen
+			}
+			var err error
+			if conn, err = l.dnsReply(local, snap); err != nil {
+				vs.Prof.Conns.DgDropped.Add(1)
+				continue
+			}
+		}
 		if pf {
-			switch snap.FilterQuery(client, l.addr, l.arrIf) {
+			switch snap.FilterQuery(client, local, l.arrIf) {
 			case pktfilter.Accept:
 			case pktfilter.Reject:
-				l.e.env.Unreach.PortUnreachable(client, l.addr, l.b.payload(i))
+				l.e.env.Unreach.PortUnreachable(client, local, l.b.payload(i))
 				continue
 			default:
 				continue
 			}
 		}
-		snap.DNS.ServeUDP(vs, snap, l.conn, client, l.addr, l.b.payload(i))
+		snap.DNS.ServeUDP(vs, snap, conn, client, local, l.b.payload(i))
 	}
 }
 

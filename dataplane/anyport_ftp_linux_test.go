@@ -1,0 +1,79 @@
+//go:build linux
+
+package dataplane
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/openltm/openltm/dataplane/ftpalg"
+)
+
+// TestAnyPortFTP: an ftp virtual on every port of 127.239.1.1 carries
+// passive (PASV, EPSV) and active (PORT, EPRT) transfers on two control
+// ports, each to the member (at port any) on the same port: the passive
+// data listeners the gateway opens on the virtual's address are passed
+// over by the steering, which takes every other port of the address,
+// and given back once they accepted.
+func TestAnyPortFTP(t *testing.T) {
+	if !inOwnNetns(t) {
+		return
+	}
+	if err := AnyPortSupport(); err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	file := bytes.Repeat([]byte("openltm ftp on every port\n"), 10000)
+	members := map[string]*ftpMember{
+		"30021": startFTPMember(t, "127.239.1.11:30021", file),
+		"30022": startFTPMember(t, "127.239.1.11:30022", file),
+	}
+	p, logs := newPlane(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("plane log:\n%s", logs)
+		}
+	})
+	cfg := basic("127.239.1.1:0", "127.239.1.11:0")
+	cfg.Virtuals["/Common/vs"].FTP = &ftpalg.Options{Profile: "/Common/ftp", DataPort: 20, TranslateExtended: true}
+	mustApply(t, p, cfg)
+	if why := AnyPortUnsupported(cfg.Virtuals["/Common/vs"]); why != "" {
+		t.Fatalf("refused: %s", why)
+	}
+	for _, port := range []string{"30021", "30022"} {
+		for _, mode := range []string{"PASV", "EPSV", "PORT", "EPRT"} {
+			m := members[port]
+			m.mu.Lock()
+			m.cmds = nil
+			m.mu.Unlock()
+			vs := ap("127.239.1.1:" + port)
+			cl := ftpClient(t, vs.String())
+			got, peer := transfer(t, cl, vs, mode, false, nil)
+			if !bytes.Equal(got, file) {
+				t.Errorf("port %s, %s: %d bytes arrived, want %d", port, mode, len(got), len(file))
+			}
+			if peer.Addr() != vs.Addr() {
+				t.Errorf("port %s, %s: the data connection was with %v, not the virtual's address", port, mode, peer)
+			}
+			cl.PrintfLine("QUIT")
+			cl.ReadResponse(221)
+			cl.Close()
+			m.mu.Lock()
+			cmds := m.cmds
+			m.mu.Unlock()
+			if len(cmds) != 1 {
+				t.Errorf("port %s, %s: the member on that port was sent %v, want one data command", port, mode, cmds)
+			}
+		}
+	}
+	// The data ports were given back: only the control ports' flows'
+	// entries ever were in the steering beside the virtual's.
+	p.mu.Lock()
+	s := p.steer
+	p.mu.Unlock()
+	if s == nil {
+		t.Fatal("no steering")
+	}
+	if n := s.PassedCount(); n != 0 {
+		t.Errorf("%d data ports still passed over after the transfers", n)
+	}
+}
