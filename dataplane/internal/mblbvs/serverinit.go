@@ -36,9 +36,18 @@ func (mv *VS) serverInit(tag any, client netip.AddrPort, m mblb.Member) error {
 // sourceFor is the source of a server connection to m for client: what
 // its SERVER_INIT chose, else the virtual's source-address-translation.
 func (mv *VS) sourceFor(snap *state.VirtualSnap, client netip.AddrPort, m mblb.Member) netip.AddrPort {
+	if src, rule := mv.ruleSource(snap, client, m); rule {
+		return src
+	}
+	return mv.source(snap, client, m.Addr, poolOf(m))
+}
+
+// ruleSource is sourceFor's source when SERVER_INIT or translate-address
+// decides it (true), which no ltm snat-translation limit counts.
+func (mv *VS) ruleSource(snap *state.VirtualSnap, client netip.AddrPort, m mblb.Member) (netip.AddrPort, bool) {
 	if client.IsValid() {
 		if v, ok := mv.initSrc.LoadAndDelete(client); ok {
-			return v.(netip.AddrPort)
+			return v.(netip.AddrPort), true
 		}
 	}
 	if !snap.Cfg.TranslateAddress && reachesMany(snap.Cfg) {
@@ -49,10 +58,10 @@ func (mv *VS) sourceFor(snap *state.VirtualSnap, client netip.AddrPort, m mblb.M
 			// connection leaves from it, as an ip-forward virtual's does
 			// [M], so that the steering passes it over and it reaches
 			// the address's own listener, not the virtual again.
-			return netip.AddrPortFrom(m.Addr.Addr(), 0)
+			return netip.AddrPortFrom(m.Addr.Addr(), 0), true
 		}
 	}
-	return mv.source(snap, client, m.Addr, poolOf(m))
+	return netip.AddrPort{}, false
 }
 
 // serverInit runs SERVER_INIT for a connection to m about to be made:

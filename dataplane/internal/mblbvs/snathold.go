@@ -1,0 +1,59 @@
+package mblbvs
+
+import (
+	"net/netip"
+
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/dataplane/snatobj"
+)
+
+// The ltm snat-translation connection-limit on the server connections
+// of HTTP and the other message-based virtuals: an engine leg dialled
+// from an ltm snat object's (or the virtual's snatpool's) translation
+// address holds it (state.SNATSourceHeld) for as long as the connection
+// lives, a OneConnect connection resting in the pool included, and
+// gives it back when the engine closes it (legClosed). An address at its
+// limit is passed over; when every one is, the dial fails with
+// snatobj.ErrFull, which the engine handles as a member that refused
+// the connection (another member, else the client is reset), without
+// blaming the member (memberFailed).
+
+// legKey names one engine leg by its two ends, as the engine's Leg
+// shows them.
+type legKey struct{ local, remote netip.AddrPort }
+
+// sourceHeld is sourceFor for an engine leg: SERVER_INIT's or
+// translate-address's source as sourceFor gives it (not held), else the
+// virtual's with its translation address held. Its Hold is what the
+// connection gives back (holdSNAT); Err is snatobj.ErrFull when every
+// address is at its limit.
+func (mv *VS) sourceHeld(snap *state.VirtualSnap, client netip.AddrPort, m mblb.Member) state.SNATHeld {
+	if src, rule := mv.ruleSource(snap, client, m); rule {
+		return state.SNATHeld{Src: src}
+	}
+	return state.SNATSourceHeld(mv.vs, snap, client, snap.Cfg.Destination, m.Addr, nil, poolOf(m))
+}
+
+// holdSNAT keeps h, held by the new server connection from local to
+// remote, until legClosed gives it back; nothing for a nil h.
+func (mv *VS) holdSNAT(local, remote netip.AddrPort, h *snatobj.Addr) {
+	if h == nil {
+		return
+	}
+	mv.snatLegs.Store(legKey{local, remote}, h)
+	mv.snatHeld.Add(1)
+}
+
+// releaseSNAT gives back the translation address the server connection
+// from local to remote holds, if any: one atomic load on a virtual
+// whose connections hold none.
+func (mv *VS) releaseSNAT(local, remote netip.AddrPort) {
+	if mv.snatHeld.Load() == 0 {
+		return
+	}
+	if v, ok := mv.snatLegs.LoadAndDelete(legKey{local, remote}); ok {
+		mv.snatHeld.Add(-1)
+		v.(*snatobj.Addr).Release()
+	}
+}
