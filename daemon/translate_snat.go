@@ -92,7 +92,7 @@ func (t *translator) snatTranslations() map[netip.Addr]bool {
 		}
 		if n > 0 {
 			st.ConnLimit = n
-			t.note(o, "connection-limit %d is enforced on the server connections of standard (TCP) and UDP virtuals' flows and dns virtuals' member queries; HTTP and the other message-based virtuals, a diameter flow's other members and rules' UDP listen relays use %s without counting it", n, a)
+			t.note(o, "connection-limit %d is enforced on the server connections of standard (TCP), UDP, HTTP and message-based virtuals, a diameter flow's other members, rules' listen relays and dns virtuals' member queries; HTTP/2 member connections and a forward proxy's own connections to origins use %s without counting it", n, a)
 		}
 		if st != (dataplane.SNATTranslation{}) {
 			if t.dc.SNATSettings == nil {
@@ -186,7 +186,7 @@ func (t *translator) snatObjects(disabled map[netip.Addr]bool) {
 			t.note(o, "vlans { %s } is kept, and not acted on: the SNAT translates its origins' connections whatever VLAN they arrive on", strings.Join(v.List, " "))
 		}
 		if x.StrictPort {
-			t.note(o, "source-port preserve-strict fails a connection whose client port the translation address has in use on standard (TCP) and UDP virtuals; HTTP and the other message-based virtuals, dns virtuals and rules' UDP listen relays take another port (preserve)")
+			t.note(o, "source-port preserve-strict fails a connection whose client port the translation address has in use on standard (TCP) and UDP virtuals and dns virtuals' member queries; HTTP and the other message-based virtuals, a diameter flow's other members and rules' UDP listen relays take another port (preserve)")
 		}
 		t.dc.SNATs = append(t.dc.SNATs, x)
 	}
