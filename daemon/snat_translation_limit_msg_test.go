@@ -87,7 +87,9 @@ func waitCur(p *dataplane.Plane, a string, want int64) int64 {
 // while it rests in the pool (a standard virtual's connection from the
 // same SNAT is refused meanwhile), and gives it back once the pool's
 // idle-timeout-override closes it. Without OneConnect the second client
-// is served once the first has closed.
+// is served once the first has closed. The virtuals' clients run on the
+// event loops (dialFD); one whose rule suspends runs on goroutines
+// (dial).
 func TestSNATTranslationLimitHTTP(t *testing.T) {
 	e, p := openWithPlane(t, t.TempDir())
 	var mu sync.Mutex
@@ -106,6 +108,10 @@ func TestSNATTranslationLimitHTTP(t *testing.T) {
 		"create ltm virtual v_oc destination 127.238.0.1:30100 pool ph profiles replace-all-with { tcp { } http { } oc1 { } }",
 		"create ltm virtual v_plain destination 127.238.0.1:30102 pool ph profiles replace-all-with { tcp { } http { } }",
 		"create ltm virtual v_l4 destination 127.238.0.1:30104 pool pt profiles replace-all-with { tcp { } }",
+		// A rule that suspends (after) keeps the virtual's clients on
+		// goroutines, off the event loops: the other dial.
+		"create ltm rule r_wait { when HTTP_REQUEST { after 1 } }",
+		"create ltm virtual v_gor destination 127.238.0.1:30105 pool ph rules { r_wait } profiles replace-all-with { tcp { } http { } }",
 		"create ltm snat-translation 127.238.0.100 address 127.238.0.100 connection-limit 1",
 		"create ltm snat s_http origins add { 127.238.1.0/24 } translation 127.238.0.100",
 	} {
@@ -122,6 +128,7 @@ func TestSNATTranslationLimitHTTP(t *testing.T) {
 	}{
 		{"one-connect", "127.238.0.1:30100", true},
 		{"no one-connect", "127.238.0.1:30102", false},
+		{"goroutine engine", "127.238.0.1:30105", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mu.Lock()
