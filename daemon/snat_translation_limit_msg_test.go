@@ -290,3 +290,86 @@ func TestSNATTranslationLimitMBLB(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestSNATTranslationLimitHTTP2Members: on an HTTP virtual whose member
+// connections are HTTP/2 (an http2 profile on the server side, one
+// stream per connection), a member connection holds its ltm
+// snat-translation address (connection-limit 1) for as long as it
+// lasts, not per request: while a first request holds the only stream,
+// a second needs another connection, which a full address cannot give
+// (the client is reset); once the connection's idle timeout closes it,
+// the address is back and the second client is served.
+func TestSNATTranslationLimitHTTP2Members(t *testing.T) {
+	e, p := openWithPlane(t, t.TempDir())
+	release := make(chan struct{})
+	rel := sync.OnceFunc(func() { close(release) })
+	defer rel()
+	ln, err := net.Listen("tcp", "127.238.0.31:30121")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var protos http.Protocols
+	protos.SetHTTP1(true)
+	protos.SetUnencryptedHTTP2(true) // an HTTP/2 member in cleartext (prior knowledge)
+	srv := &http.Server{Protocols: &protos, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			select {
+			case <-release:
+			case <-time.After(10 * time.Second):
+			}
+		}
+		from, _ := netip.ParseAddrPort(r.RemoteAddr)
+		fmt.Fprint(w, from.Addr().Unmap().String())
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool p2 members add { 127.238.0.31:30121 }",
+		"create ltm profile http2 h2m concurrent-streams-per-connection 1 connection-idle-timeout 1",
+		"create ltm virtual v_h2m destination 127.238.0.3:30120 pool p2 profiles replace-all-with { tcp { } http { } httprouter { } h2m { context serverside } }",
+		"create ltm snat-translation 127.238.0.102 address 127.238.0.102 connection-limit 1",
+		"create ltm snat s_h2 origins add { 127.238.3.0/24 } translation 127.238.0.102",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	const vip = "127.238.0.3:30120"
+	type answer struct {
+		got string
+		c   net.Conn
+	}
+	slow := make(chan answer, 1)
+	go func() {
+		got, c := httpFrom(t, "127.238.3.5", vip, "/slow")
+		slow <- answer{got, c}
+	}()
+	if cur := waitCur(p, "127.238.0.102", 1); cur != 1 {
+		rel()
+		<-slow
+		t.Fatalf("the first request's member connection: %d holding the address, want 1", cur)
+	}
+	if got, c := httpFrom(t, "127.238.3.6", vip, "/"); got != "" {
+		c.Close()
+		t.Errorf("second client while the only stream is taken: the member saw %q, want it refused", got)
+	}
+	rel()
+	a := <-slow
+	if a.c != nil {
+		a.c.Close()
+	}
+	if a.got != "127.238.0.102" {
+		t.Errorf("first client: the member saw %q, want 127.238.0.102", a.got)
+	}
+	if cur := waitCur(p, "127.238.0.102", 0); cur != 0 {
+		t.Fatalf("after the member connection's idle timeout: %d holding the address, want 0", cur)
+	}
+	got, c := httpFrom(t, "127.238.3.6", vip, "/")
+	if got != "127.238.0.102" {
+		t.Errorf("second client after the address came back: the member saw %q, want 127.238.0.102", got)
+	}
+	if c != nil {
+		c.Close()
+	}
+}

@@ -174,7 +174,7 @@ func (mv *VS) trackLSN(f *mblbFlow, snap *state.VirtualSnap) func() {
 // have no LSN:: steering command answers its pool: a type assertion.
 // With translate-address disabled on a virtual of every port (or many
 // addresses) none: the connection leaves from the client's destination,
-// an address of this host (sourceFor), whatever the lsn pool [M].
+// an address of this host (ruleSource), whatever the lsn pool [M].
 func (mv *VS) lsnChoice(snap *state.VirtualSnap, client netip.AddrPort) (*lsn.Pool, *lsn.Want) {
 	lp, want := mv.lsnChosen(snap, client)
 	if lp != nil && !snap.Cfg.TranslateAddress && reachesMany(snap.Cfg) {

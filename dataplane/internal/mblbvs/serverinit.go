@@ -33,17 +33,10 @@ func (mv *VS) serverInit(tag any, client netip.AddrPort, m mblb.Member) error {
 	return f.rr.serverInit(client, m)
 }
 
-// sourceFor is the source of a server connection to m for client: what
-// its SERVER_INIT chose, else the virtual's source-address-translation.
-func (mv *VS) sourceFor(snap *state.VirtualSnap, client netip.AddrPort, m mblb.Member) netip.AddrPort {
-	if src, rule := mv.ruleSource(snap, client, m); rule {
-		return src
-	}
-	return mv.source(snap, client, m.Addr, poolOf(m))
-}
-
-// ruleSource is sourceFor's source when SERVER_INIT or translate-address
-// decides it (true), which no ltm snat-translation limit counts.
+// ruleSource is the source of a server connection to m for client when
+// its SERVER_INIT chose one (snat, snatpool) or translate-address
+// decides it (true); else the virtual's source-address-translation
+// decides (sourceHeld). No ltm snat-translation limit counts these.
 func (mv *VS) ruleSource(snap *state.VirtualSnap, client netip.AddrPort, m mblb.Member) (netip.AddrPort, bool) {
 	if client.IsValid() {
 		if v, ok := mv.initSrc.LoadAndDelete(client); ok {

@@ -23,8 +23,8 @@ import (
 // shows them.
 type legKey struct{ local, remote netip.AddrPort }
 
-// sourceHeld is sourceFor for an engine leg: SERVER_INIT's or
-// translate-address's source as sourceFor gives it (not held), else the
+// sourceHeld is the source of an engine leg to m for client:
+// SERVER_INIT's or translate-address's (ruleSource, not held), else the
 // virtual's with its translation address held. Its Hold is what the
 // connection gives back (holdSNAT); Err is snatobj.ErrFull when every
 // address is at its limit.
