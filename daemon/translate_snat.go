@@ -92,7 +92,7 @@ func (t *translator) snatTranslations() map[netip.Addr]bool {
 		}
 		if n > 0 {
 			st.ConnLimit = n
-			t.note(o, "connection-limit %d is enforced on the server connections of standard (TCP), UDP, HTTP and message-based virtuals (HTTP/2 member connections included), a diameter flow's other members, rules' listen relays and dns virtuals' member queries; a forward proxy's own connections to origins use %s without counting it", n, a)
+			t.note(o, "connection-limit %d is enforced on the server connections of standard (TCP), UDP, HTTP and message-based virtuals (HTTP/2 member connections and forward proxies included), a diameter flow's other members, rules' listen relays and dns virtuals' member queries; a rule's snat or snatpool decision and message routing transport-configs' snatpools use %s without counting it", n, a)
 		}
 		if st != (dataplane.SNATTranslation{}) {
 			if t.dc.SNATSettings == nil {

@@ -1,7 +1,9 @@
 package mblbvs
 
 import (
+	"net"
 	"net/netip"
+	"sync"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/mblb"
@@ -56,4 +58,40 @@ func (mv *VS) releaseSNAT(local, remote netip.AddrPort) {
 		mv.snatHeld.Add(-1)
 		v.(*snatobj.Addr).Release()
 	}
+}
+
+// dialHeld connects to dst for client, not a pool member's engine leg
+// (a forward proxy's origin, the SSL forward proxy's probe or bypassed
+// client), from the virtual's source with its translation address held:
+// hold (nil: none) is what the connection gives back when it closes.
+// to is the pool whose allow-snat decides (nil: none).
+func (mv *VS) dialHeld(snap *state.VirtualSnap, client, dst netip.AddrPort, to *state.Pool) (_ *net.TCPConn, hold *snatobj.Addr, _ error) {
+	h := state.SNATSourceHeld(mv.vs, snap, client, snap.Cfg.Destination, dst, nil, to)
+	if h.Err != nil {
+		return nil, nil, h.Err
+	}
+	c, err := mv.dialSide(snap, h.Src, dst) // tcpopts.go
+	if err != nil {
+		if h.Hold != nil {
+			h.Hold.Release()
+		}
+		return nil, nil, err
+	}
+	return c, h.Hold, nil
+}
+
+// snatTCPConn is a TCP connection that is not an engine leg and holds
+// an ltm snat-translation address, given back once, at its first Close.
+// It keeps *net.TCPConn's methods (CloseWrite, SetLinger, ReadFrom for
+// splice).
+type snatTCPConn struct {
+	*net.TCPConn
+	hold *snatobj.Addr
+	once sync.Once
+}
+
+func (c *snatTCPConn) Close() error {
+	err := c.TCPConn.Close()
+	c.once.Do(c.hold.Release)
+	return err
 }

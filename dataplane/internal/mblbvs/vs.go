@@ -956,13 +956,6 @@ func (mv *VS) memberFailed(m mblb.Member, err error) {
 	mv.smu.Unlock()
 }
 
-// source is the server side's source for a client of this virtual, as
-// source-address-translation says, toward a member of pool to, whose
-// allow-snat no keeps the client's address.
-func (mv *VS) source(snap *state.VirtualSnap, client, dst netip.AddrPort, to *state.Pool) netip.AddrPort {
-	return state.SNATSource(mv.vs, snap, client, snap.Cfg.Destination, dst, nil, to)
-}
-
 // poolOf is the pool of an engine member (nil when it has none).
 func poolOf(m mblb.Member) *state.Pool {
 	if sm, ok := m.Ref.(*state.Member); ok {
