@@ -70,7 +70,7 @@ func httpFrom(t *testing.T, from, vip, path string) (string, net.Conn) {
 // want connections and reports what it last saw.
 func waitCur(p *dataplane.Plane, a string, want int64) int64 {
 	var cur int64 = -1
-	for i := 0; i < 100; i++ {
+	for i := 0; i < 300; i++ {
 		l, _ := p.SNATTranslationLimit(netip.MustParseAddr(a))
 		if cur = l.Cur; cur == want {
 			break
@@ -104,7 +104,7 @@ func TestSNATTranslationLimitHTTP(t *testing.T) {
 	for _, c := range []string{
 		"create ltm pool ph members add { 127.238.0.11:30101 }",
 		"create ltm pool pt members add { 127.238.0.12:30103 }",
-		"create ltm profile one-connect oc1 idle-timeout-override 1",
+		"create ltm profile one-connect oc1 idle-timeout-override 3",
 		"create ltm virtual v_oc destination 127.238.0.1:30100 pool ph profiles replace-all-with { tcp { } http { } oc1 { } }",
 		"create ltm virtual v_plain destination 127.238.0.1:30102 pool ph profiles replace-all-with { tcp { } http { } }",
 		"create ltm virtual v_l4 destination 127.238.0.1:30104 pool pt profiles replace-all-with { tcp { } }",
