@@ -745,7 +745,15 @@ func askPool(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte
 		}
 		mem.Stats.Requests.Add(1)
 		mem.Stats.Out(len(wire), 1)
-		m, err := exchange(src, dst, r, wire, udp, w)
+		var m *dns.Msg
+		var err error
+		if h.Strict && t == nil {
+			// source-port preserve-strict: from exactly the client's
+			// port, or not at all.
+			m, err = exchangeStrict(src, dst, r, wire, udp, w)
+		} else {
+			m, err = exchange(src, dst, r, wire, udp, w)
+		}
 		t.Release()
 		if h.Hold != nil {
 			h.Hold.Release()
@@ -754,7 +762,7 @@ func askPool(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte
 			mem.Stats.In(m.Len(), 1)
 			return m
 		}
-		if w.deleted() {
+		if w.deleted() || err == errStrictPort {
 			return nil
 		}
 		failed = append(failed, mem)
@@ -876,6 +884,42 @@ func exchange(src, dst netip.AddrPort, r *dns.Msg, wire []byte, udp bool, w *wai
 	if err != nil && d.LocalAddr != nil {
 		d.LocalAddr = nil // the SNAT address is not ours: let the kernel choose [M]
 		c, err = d.Dial(network, dst.String())
+	}
+	if err != nil {
+		return nil, err
+	}
+	return exchangeOn(c, r, wire, w)
+}
+
+// errStrictPort: source-port preserve-strict, and the translation
+// address has the client's port in use; the query is not sent.
+var errStrictPort = errors.New("dnsvs: the client's port is in use on the SNAT translation address (preserve-strict)")
+
+// exchangeStrict is exchange from exactly src, its port included, for an
+// ltm snat's source-port preserve-strict: the socket shares the port
+// with no other (no SO_REUSEPORT; a TCP one takes SO_REUSEADDR, so a
+// port held only by connections in TIME_WAIT is free, as on a standard
+// virtual [M]), and a port in use fails with errStrictPort, nothing
+// sent.
+func exchangeStrict(src, dst netip.AddrPort, r *dns.Msg, wire []byte, udp bool, w *waitingQuery) (*dns.Msg, error) {
+	d := net.Dialer{Timeout: ForwardTimeout}
+	network := "tcp"
+	if udp {
+		network = "udp"
+		d.LocalAddr = net.UDPAddrFromAddrPort(src)
+	} else {
+		d.LocalAddr = net.TCPAddrFromAddrPort(src)
+		d.Control = func(_, _ string, rc syscall.RawConn) error {
+			var err error
+			if cerr := rc.Control(func(fd uintptr) { err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1) }); cerr != nil {
+				return cerr
+			}
+			return err
+		}
+	}
+	c, err := d.Dial(network, dst.String())
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, errStrictPort
 	}
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
+	"github.com/openltm/openltm/dataplane/snatobj"
 )
 
 // A UDP related listener (proto 17) has no connection to accept: its
@@ -39,13 +40,29 @@ type Track struct {
 	Counts flows.Counter
 }
 
+// Source is the server side's source a relay's peer is given, as the
+// proxy's SNAT chooses it.
+type Source struct {
+	// Src is the source address and port (invalid: the kernel chooses).
+	Src netip.AddrPort
+	// Hold is the ltm snat-translation address the relay holds while it
+	// lasts (given back, Release, when it ends) and whose
+	// udp-idle-timeout, when set, replaces the relay's idle timeout;
+	// nil: none.
+	Hold *snatobj.Addr
+	// Err refuses the relay (every translation address at its
+	// connection limit): the peer's datagrams are dropped and the
+	// listener closes.
+	Err error
+}
+
 // OpenUDP binds spec.Bind for UDP and relays the first allowed peer's
 // datagrams to server as above; source gives the server side's source
-// for that peer (an invalid one lets the kernel choose). track, when not
+// for that peer (see Source). track, when not
 // nil, lists the relay in its table while it lasts. idle (or
 // spec.IdleAt's) 0 or less keeps the relay until it is deleted or a
 // socket fails (a timer policy's indefinite).
-func OpenUDP(spec Spec, server netip.AddrPort, source func(peer netip.AddrPort) netip.AddrPort, idle time.Duration, track *Track) (*Listener, error) {
+func OpenUDP(spec Spec, server netip.AddrPort, source func(peer netip.AddrPort) Source, idle time.Duration, track *Track) (*Listener, error) {
 	if open.Add(1) > MaxOpen {
 		open.Add(-1)
 		return nil, errors.New("too many related listeners are waiting already")
@@ -79,7 +96,17 @@ func OpenUDP(spec Spec, server netip.AddrPort, source func(peer netip.AddrPort) 
 				break
 			}
 		}
-		up, err := sockopt.DialUDP(source(peer), server)
+		src := source(peer)
+		if src.Err != nil {
+			return
+		}
+		if src.Hold != nil {
+			defer src.Hold.Release()
+			if d, ok := src.Hold.UDPIdle(); ok {
+				idle = d
+			}
+		}
+		up, err := sockopt.DialUDP(src.Src, server)
 		if err != nil {
 			return
 		}

@@ -34,7 +34,9 @@ func TestOpenUDP(t *testing.T) {
 	}()
 	server := netip.MustParseAddrPort(srv.LocalAddr().String())
 	l, err := OpenUDP(Spec{Bind: netip.MustParseAddrPort("127.152.6.1:0"), Allow: netip.MustParseAddr("127.152.6.2"), Timeout: 30 * time.Second},
-		server, func(netip.AddrPort) netip.AddrPort { return netip.AddrPortFrom(netip.MustParseAddr("127.152.6.1"), 0) }, time.Second, nil)
+		server, func(netip.AddrPort) Source {
+			return Source{Src: netip.AddrPortFrom(netip.MustParseAddr("127.152.6.1"), 0)}
+		}, time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +123,9 @@ func TestOpenUDPTracked(t *testing.T) {
 			server := netip.MustParseAddrPort(srv.LocalAddr().String())
 			table, cnt := flows.NewTable(), &countsRecord{}
 			l, err := OpenUDP(Spec{Bind: netip.MustParseAddrPort("127.200.6.1:0"), Timeout: 30 * time.Second}, server,
-				func(netip.AddrPort) netip.AddrPort { return netip.AddrPortFrom(netip.MustParseAddr("127.200.6.1"), 0) },
+				func(netip.AddrPort) Source {
+					return Source{Src: netip.AddrPortFrom(netip.MustParseAddr("127.200.6.1"), 0)}
+				},
 				tc.idle, &Track{Table: table, Virtual: "/Common/vs", Counts: cnt})
 			if err != nil {
 				t.Fatal(err)

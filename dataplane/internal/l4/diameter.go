@@ -3,6 +3,7 @@ package l4
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net/netip"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/snatobj"
 	"github.com/openltm/openltm/rules"
 )
 
@@ -877,16 +879,18 @@ func (x *diamFlow) dial(m *state.Member) *diamPeer {
 		return nil
 	}
 	dst := pr.target(m)
-	c, t, err := pr.dialExtra(dst, x.pool) // lsn.go
+	c, t, hold, err := pr.dialExtra(dst, x.pool) // lsn.go
 	if err != nil {
-		m.ConnectFailed()
+		if !errors.Is(err, snatobj.ErrFull) { // every SNAT address full: not the member's failure
+			m.ConnectFailed()
+		}
 		m.Release()
 		return nil
 	}
 	m.ConnectSucceeded()
 	ps := x.pool.Snap.Load()
 	serverConnOpts(ps, c) // tcpopts.go
-	s := &serverConn{conn: c, xlat: t}
+	s := &serverConn{conn: c, xlat: t, snat: hold}
 	pr.opened(s, m, x.pool, ps, rawsock.AddrPortOf(c.LocalAddr()), dst, nil, false)
 	pr.AddLeg(&s.leg)
 	if !pr.originateMember(s) { // server-ssl (tls.go): this member only

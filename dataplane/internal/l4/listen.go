@@ -55,8 +55,9 @@ func (pr *proxied) Listen(spec rules.ListenSpec) (netip.AddrPort, error) {
 		if snap.Cfg.Timers != nil { // the virtual's timer policy's rule for udp and the listener's port
 			rs.IdleAt = func(at netip.AddrPort) time.Duration { return snap.RelatedIdle(17, at.Port(), relatedUDPIdle) }
 		}
-		l, err = rulelisten.OpenUDP(rs, server, func(peer netip.AddrPort) netip.AddrPort {
-			return state.SNATSource(vs, snap, peer, local, server, nil, nil)
+		l, err = rulelisten.OpenUDP(rs, server, func(peer netip.AddrPort) rulelisten.Source {
+			h := state.SNATSourceHeld(vs, snap, peer, local, server, nil, nil) // held while the relay lasts
+			return rulelisten.Source{Src: h.Src, Hold: h.Hold, Err: h.Err}
 		}, relatedUDPIdle, &rulelisten.Track{Table: e.env.Table, Virtual: vs.Name, Counts: &vs.Ephemeral})
 	} else {
 		l, err = rulelisten.Open(rs, func(c *net.TCPConn) { e.serveRelated(vs, c, server) })

@@ -15,6 +15,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/rtsp"
+	"github.com/openltm/openltm/dataplane/snatobj"
 )
 
 // errLSN: the virtual's lsn pool gave the flow no translation (no free
@@ -101,16 +102,27 @@ func (pr *proxied) dialServer(dst netip.AddrPort, pool *state.Pool) (*net.TCPCon
 // connections to the other members): from a translation of its own of
 // the lsn pool dialServer would use (the rules' LSN:: choice, unless a
 // rule chose a snat), for the flow's client, which the caller gives back
-// with the connection (serverConn.xlat); else as source says. A
-// translation the pool cannot give fails this connection only (the pool
-// counts it).
-func (pr *proxied) dialExtra(dst netip.AddrPort, pool *state.Pool) (*net.TCPConn, *lsn.Translation, error) {
+// with the connection (serverConn.xlat); else as source says, the ltm
+// snat-translation address held by the connection (hold, given back
+// with it: serverConn.snat; snatobj.ErrFull when every address is at
+// its limit). A translation the pool cannot give fails this connection
+// only (the pool counts it).
+func (pr *proxied) dialExtra(dst netip.AddrPort, pool *state.Pool) (_ *net.TCPConn, _ *lsn.Translation, hold *snatobj.Addr, _ error) {
 	lp, want := pr.lsnPool()
 	if lp == nil {
-		c, err := pr.e.DialSide(pr.extraSource(dst, pool), dst, pr.serverSide())
-		return c, nil, err
+		h := pr.extraSource(dst, pool)
+		if h.Err != nil {
+			return nil, nil, nil, h.Err
+		}
+		c, err := pr.e.DialSide(h.Src, dst, pr.serverSide())
+		if err != nil && h.Hold != nil {
+			h.Hold.Release()
+			h.Hold = nil
+		}
+		return c, nil, h.Hold, err
 	}
-	return pr.e.dialTranslated(lp, pr.Client, dst, want, pr.serverSide())
+	c, t, err := pr.e.dialTranslated(lp, pr.Client, dst, want, pr.serverSide())
+	return c, t, nil, err
 }
 
 // dialPassive opens a passive FTP data connection to the member's dst

@@ -56,6 +56,10 @@ type serverConn struct {
 	// (a diameter profile's other members, lsn.go dialExtra), given back
 	// with it; nil for the flow's own (pr.lsn).
 	xlat *lsn.Translation
+	// snat is the ltm snat-translation address such a connection holds
+	// (dialExtra), given back with it; nil for none and for the flow's
+	// own (fl.snat).
+	snat *snatobj.Addr
 }
 
 // flow is what both L4 engines keep of one client connection and its
@@ -643,14 +647,15 @@ func (fl *flow) source(dst netip.AddrPort, pool *state.Pool) state.SNATHeld {
 }
 
 // extraSource is source for a server connection beside the flow's own
-// (a diameter profile's other members): the translation address is not
-// held, so its connection limit is not enforced there.
-func (fl *flow) extraSource(dst netip.AddrPort, pool *state.Pool) netip.AddrPort {
+// (a diameter profile's other members): the translation address is
+// held by that connection (serverConn.snat), not the flow, and the
+// flow's idle timeout is left alone.
+func (fl *flow) extraSource(dst netip.AddrPort, pool *state.Pool) state.SNATHeld {
 	var rule *state.SNATChoice
 	if fl.rs != nil && fl.rs.SNAT.Set {
 		rule = &fl.rs.SNAT
 	}
-	return state.SNATSource(fl.vs, fl.snap, fl.Client, fl.Local, dst, rule, pool)
+	return state.SNATSourceHeld(fl.vs, fl.snap, fl.Client, fl.Local, dst, rule, pool)
 }
 
 // dialSource is DialSide from the held choice h: exactly its port for
@@ -1273,6 +1278,10 @@ func (sc *serverConn) release() {
 	if sc.xlat != nil {
 		sc.xlat.Release()
 		sc.xlat = nil
+	}
+	if sc.snat != nil {
+		sc.snat.Release()
+		sc.snat = nil
 	}
 	if m := sc.member; m != nil {
 		sc.clock.Stop()

@@ -51,9 +51,12 @@ func (mv *VS) serveExplicit(snap *state.VirtualSnap, c *net.TCPConn, head []byte
 			if lp, want := mv.lsnChoice(s, client); lp != nil {
 				return mv.dialOrigin(ctx, s, lp, want, client, dst) // lsn.go
 			}
-			sc, err := mv.dialSide(s, mv.source(s, client, dst, nil), dst) // tcpopts.go
+			sc, hold, err := mv.dialHeld(s, client, dst, nil) // snathold.go
 			if err != nil {
 				return nil, err
+			}
+			if hold != nil {
+				return &snatTCPConn{TCPConn: sc, hold: hold}, nil
 			}
 			return sc, nil
 		},

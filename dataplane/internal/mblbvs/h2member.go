@@ -13,6 +13,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/dataplane/snatobj"
 )
 
 // HTTP/2 to members (an http2 profile on the server side, with the
@@ -82,10 +83,16 @@ func (mv *VS) dialHTTP2(ctx context.Context, snap *state.VirtualSnap, client net
 	lp, want := mv.lsnChoice(snap, client) // lsn.go
 	var src netip.AddrPort
 	var key string
+	held := false // the source is chosen, counted and held at the dial (snathold.go)
 	if lp != nil {
 		key = lsnKey(lp, want, client.Addr(), m.Addr, tc)
 	} else {
-		src = mv.sourceFor(snap, client, m)
+		var rule bool
+		if src, rule = mv.ruleSource(snap, client, m); !rule {
+			// The connections are shared by requests: the key's source
+			// is not counted; the dial counts and holds its own.
+			src, held = state.SNATSourceUncounted(mv.vs, snap, client, snap.Cfg.Destination, m.Addr, poolOf(m)), true
+		}
 		src = netip.AddrPortFrom(src.Addr(), 0) // a shared connection keeps no client's port
 		key = fmt.Sprintf("%s>%s/%p", src.Addr(), m.Addr, tc)
 	}
@@ -93,11 +100,23 @@ func (mv *VS) dialHTTP2(ctx context.Context, snap *state.VirtualSnap, client net
 		Dial: func(ctx context.Context) (net.Conn, error) {
 			var c *net.TCPConn
 			var lt *lsn.Translation
+			var hold *snatobj.Addr
 			var err error
 			if lp != nil {
 				c, lt, err = mv.dialTranslated(ctx, snap, lp, want, client, m) // lsn.go
 			} else {
-				c, err = mv.dialSide(snap, src, m.Addr) // tcpopts.go
+				from := src
+				if held {
+					h := state.SNATSourceHeld(mv.vs, snap, client, snap.Cfg.Destination, m.Addr, nil, poolOf(m)) // snathold.go
+					if h.Err != nil {
+						return nil, h.Err
+					}
+					from, hold = netip.AddrPortFrom(h.Src.Addr(), 0), h.Hold
+				}
+				c, err = mv.dialSide(snap, from, m.Addr) // tcpopts.go
+				if err != nil && hold != nil {
+					hold.Release()
+				}
 			}
 			if err != nil {
 				return nil, err
@@ -116,9 +135,15 @@ func (mv *VS) dialHTTP2(ctx context.Context, snap *state.VirtualSnap, client net
 					c.SetLinger(0)
 					c.Close()
 					lt.Release()
+					if hold != nil {
+						hold.Release()
+					}
 					return nil, err
 				}
 				out = sc
+			}
+			if hold != nil {
+				return &snatConn{Conn: out, hold: hold}, nil
 			}
 			if lt == nil {
 				return out, nil
@@ -137,6 +162,20 @@ func lsnKey(lp *lsn.Pool, want *lsn.Want, sub netip.Addr, member netip.AddrPort,
 		w = *want
 	}
 	return fmt.Sprintf("lsn %s %s %+v>%s/%p", lp.Name, sub.Unmap(), w, member, tc)
+}
+
+// snatConn is an HTTP/2 member connection whose ltm snat-translation
+// address it holds while it lasts, given back once, at its first Close.
+type snatConn struct {
+	net.Conn
+	hold *snatobj.Addr
+	once sync.Once
+}
+
+func (c *snatConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.hold.Release)
+	return err
 }
 
 // lsnConn is an HTTP/2 member connection made from an lsn translation,

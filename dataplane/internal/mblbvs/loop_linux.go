@@ -36,9 +36,22 @@ func (mv *VS) Loopable() bool {
 func (mv *VS) dialFD() func(netip.AddrPort, mblb.Member) (int, bool, netip.AddrPort, error) {
 	return func(client netip.AddrPort, m mblb.Member) (int, bool, netip.AddrPort, error) {
 		snap := mv.vs.Snap.Load()
-		fd, done, local, errno := rawsock.DialSide(mv.sourceFor(snap, client, m), m.Addr, snap.Cfg.ServerTCP)
+		h := mv.sourceHeld(snap, client, m) // snathold.go
+		if h.Err != nil {
+			return -1, false, netip.AddrPort{}, h.Err
+		}
+		fd, done, local, errno := rawsock.DialSide(h.Src, m.Addr, snap.Cfg.ServerTCP)
 		if errno != 0 {
+			if h.Hold != nil {
+				h.Hold.Release()
+			}
 			return -1, false, netip.AddrPort{}, errno
+		}
+		if h.Hold != nil {
+			if !local.IsValid() {
+				local = rawsock.Sockname(fd)
+			}
+			mv.holdSNAT(local, m.Addr, h.Hold) // the engine's leg is to m.Addr (attachFD)
 		}
 		serverFDOpts(m, fd) // tcpopts.go
 		return fd, done, local, nil

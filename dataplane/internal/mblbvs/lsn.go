@@ -96,7 +96,9 @@ func (mv *VS) dialOrigin(ctx context.Context, snap *state.VirtualSnap, lp *lsn.P
 // (the SSL forward proxy's probe of an origin's certificate, a bypassed
 // client's connection): from a translation of the lsn pool when the
 // virtual has one, which done gives back once the connection is
-// closed; else as source-address-translation says (done does nothing).
+// closed; else as source-address-translation says, done giving back
+// the ltm snat-translation address the connection holds (nothing when
+// it holds none).
 func (mv *VS) dialOwn(snap *state.VirtualSnap, client, dst netip.AddrPort) (_ *net.TCPConn, done func(), _ error) {
 	if lp, want := mv.lsnChoice(snap, client); lp != nil {
 		c, t, err := mv.dialTranslated(context.Background(), snap, lp, want, client, mblb.Member{Addr: dst})
@@ -105,8 +107,12 @@ func (mv *VS) dialOwn(snap *state.VirtualSnap, client, dst netip.AddrPort) (_ *n
 		}
 		return c, t.Release, nil
 	}
-	c, err := mv.dialSide(snap, mv.source(snap, client, dst, snap.Pool), dst) // tcpopts.go
-	return c, func() {}, err
+	c, hold, err := mv.dialHeld(snap, client, dst, snap.Pool) // snathold.go
+	if hold == nil {
+		return c, func() {}, err
+	}
+	var once sync.Once
+	return c, func() { once.Do(hold.Release) }, nil
 }
 
 // lsnTCPConn is a TCP connection made from an lsn translation that is
@@ -174,7 +180,7 @@ func (mv *VS) trackLSN(f *mblbFlow, snap *state.VirtualSnap) func() {
 // have no LSN:: steering command answers its pool: a type assertion.
 // With translate-address disabled on a virtual of every port (or many
 // addresses) none: the connection leaves from the client's destination,
-// an address of this host (sourceFor), whatever the lsn pool [M].
+// an address of this host (ruleSource), whatever the lsn pool [M].
 func (mv *VS) lsnChoice(snap *state.VirtualSnap, client netip.AddrPort) (*lsn.Pool, *lsn.Want) {
 	lp, want := mv.lsnChosen(snap, client)
 	if lp != nil && !snap.Cfg.TranslateAddress && reachesMany(snap.Cfg) {

@@ -33,12 +33,14 @@ func (mv *VS) serverInit(tag any, client netip.AddrPort, m mblb.Member) error {
 	return f.rr.serverInit(client, m)
 }
 
-// sourceFor is the source of a server connection to m for client: what
-// its SERVER_INIT chose, else the virtual's source-address-translation.
-func (mv *VS) sourceFor(snap *state.VirtualSnap, client netip.AddrPort, m mblb.Member) netip.AddrPort {
+// ruleSource is the source of a server connection to m for client when
+// its SERVER_INIT chose one (snat, snatpool) or translate-address
+// decides it (true); else the virtual's source-address-translation
+// decides (sourceHeld). No ltm snat-translation limit counts these.
+func (mv *VS) ruleSource(snap *state.VirtualSnap, client netip.AddrPort, m mblb.Member) (netip.AddrPort, bool) {
 	if client.IsValid() {
 		if v, ok := mv.initSrc.LoadAndDelete(client); ok {
-			return v.(netip.AddrPort)
+			return v.(netip.AddrPort), true
 		}
 	}
 	if !snap.Cfg.TranslateAddress && reachesMany(snap.Cfg) {
@@ -49,10 +51,10 @@ func (mv *VS) sourceFor(snap *state.VirtualSnap, client netip.AddrPort, m mblb.M
 			// connection leaves from it, as an ip-forward virtual's does
 			// [M], so that the steering passes it over and it reaches
 			// the address's own listener, not the virtual again.
-			return netip.AddrPortFrom(m.Addr.Addr(), 0)
+			return netip.AddrPortFrom(m.Addr.Addr(), 0), true
 		}
 	}
-	return mv.source(snap, client, m.Addr, poolOf(m))
+	return netip.AddrPort{}, false
 }
 
 // serverInit runs SERVER_INIT for a connection to m about to be made:

@@ -29,6 +29,7 @@ import (
 	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/monitor"
+	"github.com/openltm/openltm/dataplane/snatobj"
 	"github.com/openltm/openltm/dataplane/synhdr"
 	"github.com/openltm/openltm/dataplane/tlsprof"
 )
@@ -141,6 +142,12 @@ type VS struct {
 	// lsnHeld counts lsnLegs' entries, so that a virtual without an lsn
 	// pool closes its server connections without looking there.
 	lsnHeld atomic.Int64
+	// snatLegs holds, by its two ends (legKey), the ltm
+	// snat-translation address a server connection holds, given back
+	// when it closes (snathold.go); snatHeld counts them, so that a
+	// virtual whose connections hold none closes them without looking.
+	snatLegs sync.Map
+	snatHeld atomic.Int64
 	// lsnShared holds, by local address, the translations of HTTP/2
 	// member connections, which outlive the engine legs that share
 	// them and give their translation back when they close
@@ -950,7 +957,7 @@ func (mv *VS) suspected() []*state.Member {
 // memberFailed is the engine's report of a failed connect or connection.
 func (mv *VS) memberFailed(m mblb.Member, err error) {
 	rt, ok := m.Ref.(*state.Member)
-	if !ok {
+	if !ok || errors.Is(err, snatobj.ErrFull) { // every SNAT address full: not the member's failure (snathold.go)
 		return
 	}
 	rt.ConnectFailed()
@@ -967,13 +974,6 @@ func (mv *VS) memberFailed(m mblb.Member, err error) {
 	}
 	mv.nsuspect.Store(int32(len(mv.suspects)))
 	mv.smu.Unlock()
-}
-
-// source is the server side's source for a client of this virtual, as
-// source-address-translation says, toward a member of pool to, whose
-// allow-snat no keeps the client's address.
-func (mv *VS) source(snap *state.VirtualSnap, client, dst netip.AddrPort, to *state.Pool) netip.AddrPort {
-	return state.SNATSource(mv.vs, snap, client, snap.Cfg.Destination, dst, nil, to)
 }
 
 // poolOf is the pool of an engine member (nil when it has none).
@@ -999,16 +999,33 @@ func (mv *VS) dial(ctx context.Context, client netip.AddrPort, m mblb.Member) (n
 	if lp != nil {
 		c, err = mv.dialLSN(snap, lp, want, client, m) // lsn.go
 	} else {
-		c, err = mv.dialSide(snap, mv.sourceFor(snap, client, m), m.Addr) // tcpopts.go
+		h := mv.sourceHeld(snap, client, m) // snathold.go
+		if h.Err != nil {
+			return nil, h.Err
+		}
+		c, err = mv.dialSide(snap, h.Src, m.Addr) // tcpopts.go
+		if err != nil && h.Hold != nil {
+			h.Hold.Release()
+		}
+		if err == nil && h.Hold != nil {
+			remote := rawsock.AddrPortOf(c.RemoteAddr())
+			if !remote.IsValid() {
+				remote = m.Addr
+			}
+			mv.holdSNAT(rawsock.AddrPortOf(c.LocalAddr()), remote, h.Hold)
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
 	mv.serverOpts(m, c)                                      // tcpopts.go
 	sc, err := mv.serverTLS(ctx, client, c, snap.Cfg.TLS, m) // tls.go
-	if err != nil && lp != nil {
+	if err != nil {
 		// No leg will close and give the translation back.
-		mv.releaseLSN(rawsock.AddrPortOf(c.LocalAddr())) // lsn.go
+		if lp != nil {
+			mv.releaseLSN(rawsock.AddrPortOf(c.LocalAddr())) // lsn.go
+		}
+		mv.releaseSNAT(rawsock.AddrPortOf(c.LocalAddr()), rawsock.AddrPortOf(c.RemoteAddr())) // snathold.go
 	}
 	return sc, err
 }
@@ -1051,6 +1068,7 @@ func (mv *VS) legOpened(l *mblb.Leg) {
 
 // legClosed takes a server connection out of the table and its counts.
 func (mv *VS) legClosed(l *mblb.Leg) {
+	mv.releaseSNAT(l.Local, l.Remote) // snathold.go: a leg closed while connecting too
 	v, ok := mv.legs.LoadAndDelete(l)
 	if !ok {
 		return

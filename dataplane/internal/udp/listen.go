@@ -43,8 +43,9 @@ func (f *flow) Listen(spec rules.ListenSpec) (netip.AddrPort, error) {
 		rs.IdleAt = func(at netip.AddrPort) time.Duration { return snap.RelatedIdle(17, at.Port(), idle) }
 	}
 	l, err := rulelisten.OpenUDP(rs, server,
-		func(peer netip.AddrPort) netip.AddrPort {
-			return state.SNATSource(vs, snap, peer, local, server, nil, nil)
+		func(peer netip.AddrPort) rulelisten.Source {
+			h := state.SNATSourceHeld(vs, snap, peer, local, server, nil, nil) // held while the relay lasts
+			return rulelisten.Source{Src: h.Src, Hold: h.Hold, Err: h.Err}
 		}, idle, &rulelisten.Track{Table: f.l.e.env.Table, Virtual: vs.Name, Counts: &vs.Ephemeral})
 	if err != nil {
 		return netip.AddrPort{}, err

@@ -1,0 +1,97 @@
+package mblbvs
+
+import (
+	"net"
+	"net/netip"
+	"sync"
+
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/dataplane/snatobj"
+)
+
+// The ltm snat-translation connection-limit on the server connections
+// of HTTP and the other message-based virtuals: an engine leg dialled
+// from an ltm snat object's (or the virtual's snatpool's) translation
+// address holds it (state.SNATSourceHeld) for as long as the connection
+// lives, a OneConnect connection resting in the pool included, and
+// gives it back when the engine closes it (legClosed). An address at its
+// limit is passed over; when every one is, the dial fails with
+// snatobj.ErrFull, which the engine handles as a member that refused
+// the connection (another member, else the client is reset), without
+// blaming the member (memberFailed).
+
+// legKey names one engine leg by its two ends, as the engine's Leg
+// shows them.
+type legKey struct{ local, remote netip.AddrPort }
+
+// sourceHeld is the source of an engine leg to m for client:
+// SERVER_INIT's or translate-address's (ruleSource, not held), else the
+// virtual's with its translation address held. Its Hold is what the
+// connection gives back (holdSNAT); Err is snatobj.ErrFull when every
+// address is at its limit.
+func (mv *VS) sourceHeld(snap *state.VirtualSnap, client netip.AddrPort, m mblb.Member) state.SNATHeld {
+	if src, rule := mv.ruleSource(snap, client, m); rule {
+		return state.SNATHeld{Src: src}
+	}
+	return state.SNATSourceHeld(mv.vs, snap, client, snap.Cfg.Destination, m.Addr, nil, poolOf(m))
+}
+
+// holdSNAT keeps h, held by the new server connection from local to
+// remote, until legClosed gives it back; nothing for a nil h.
+func (mv *VS) holdSNAT(local, remote netip.AddrPort, h *snatobj.Addr) {
+	if h == nil {
+		return
+	}
+	mv.snatLegs.Store(legKey{local, remote}, h)
+	mv.snatHeld.Add(1)
+}
+
+// releaseSNAT gives back the translation address the server connection
+// from local to remote holds, if any: one atomic load on a virtual
+// whose connections hold none.
+func (mv *VS) releaseSNAT(local, remote netip.AddrPort) {
+	if mv.snatHeld.Load() == 0 {
+		return
+	}
+	if v, ok := mv.snatLegs.LoadAndDelete(legKey{local, remote}); ok {
+		mv.snatHeld.Add(-1)
+		v.(*snatobj.Addr).Release()
+	}
+}
+
+// dialHeld connects to dst for client, not a pool member's engine leg
+// (a forward proxy's origin, the SSL forward proxy's probe or bypassed
+// client), from the virtual's source with its translation address held:
+// hold (nil: none) is what the connection gives back when it closes.
+// to is the pool whose allow-snat decides (nil: none).
+func (mv *VS) dialHeld(snap *state.VirtualSnap, client, dst netip.AddrPort, to *state.Pool) (_ *net.TCPConn, hold *snatobj.Addr, _ error) {
+	h := state.SNATSourceHeld(mv.vs, snap, client, snap.Cfg.Destination, dst, nil, to)
+	if h.Err != nil {
+		return nil, nil, h.Err
+	}
+	c, err := mv.dialSide(snap, h.Src, dst) // tcpopts.go
+	if err != nil {
+		if h.Hold != nil {
+			h.Hold.Release()
+		}
+		return nil, nil, err
+	}
+	return c, h.Hold, nil
+}
+
+// snatTCPConn is a TCP connection that is not an engine leg and holds
+// an ltm snat-translation address, given back once, at its first Close.
+// It keeps *net.TCPConn's methods (CloseWrite, SetLinger, ReadFrom for
+// splice).
+type snatTCPConn struct {
+	*net.TCPConn
+	hold *snatobj.Addr
+	once sync.Once
+}
+
+func (c *snatTCPConn) Close() error {
+	err := c.TCPConn.Close()
+	c.once.Do(c.hold.Release)
+	return err
+}

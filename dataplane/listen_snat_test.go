@@ -1,0 +1,98 @@
+package dataplane
+
+import (
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/snatobj"
+)
+
+// TestListenUDPSNATLimit: a rule's UDP listen relay holds its ltm
+// snat-translation address as the flow that opened it does: at a
+// connection-limit of 2 (the control connection's and the relay's) the
+// relay reaches the server from the address, at 1 the control
+// connection holds it and the relay is refused (nothing reaches the
+// server, the refusal counted).
+func TestListenUDPSNATLimit(t *testing.T) {
+	startServer(t, "127.238.10.2:30021", "C")
+	srv, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(ap("127.238.10.3:30500")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	go func() {
+		b := make([]byte, 2048)
+		for {
+			_, from, err := srv.ReadFromUDPAddrPort(b)
+			if err != nil {
+				return
+			}
+			srv.WriteToUDPAddrPort([]byte(from.Addr().String()), from)
+		}
+	}()
+	xlat := netip.MustParseAddr("127.238.10.100")
+	for _, tc := range []struct {
+		name  string
+		limit uint64
+		want  string // the relay's answer: the source the server saw; "" none
+	}{
+		{"room for the relay", 2, "127.238.10.100"},
+		{"full", 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := newPlane(t)
+			cfg := basic("127.238.10.1:30021", "127.238.10.2:30021")
+			cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when CLIENT_ACCEPTED {
+    set l [listen { proto 17; timeout 30; server 127.238.10.3 30500; allow [IP::client_addr] }]
+    TCP::respond "DATA [lindex $l 0] [lindex $l 1]\n"
+}`)
+			cfg.SNATs = []SNATObject{{Name: "/Common/s", Origins: []netip.Prefix{netip.MustParsePrefix("127.238.11.0/24")}, Addrs: []netip.Addr{xlat}}}
+			cfg.SNATSettings = map[netip.Addr]SNATTranslation{xlat: {ConnLimit: tc.limit}}
+			mustApply(t, p, cfg)
+			ctl := dialFrom(t, "127.238.11.9", "127.238.10.1:30021")
+			data := dataAddr(t, ctl)
+			// The control connection's server side holds the address
+			// first.
+			var l snatobj.Limited
+			for i := 0; i < 250 && l.Cur < 1; i++ {
+				l, _ = p.SNATTranslationLimit(xlat)
+				time.Sleep(20 * time.Millisecond)
+			}
+			if l.Cur != 1 {
+				t.Fatalf("the control connection: %+v, want it holding the address", l)
+			}
+			uc, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(ap("127.238.11.9:0")), net.UDPAddrFromAddrPort(ap(data)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer uc.Close()
+			uc.Write([]byte("ping"))
+			b := make([]byte, 64)
+			if tc.want != "" {
+				uc.SetDeadline(time.Now().Add(5 * time.Second))
+				n, _ := uc.Read(b)
+				if got := string(b[:n]); got != tc.want {
+					t.Errorf("the relay's answer %q, want %q", got, tc.want)
+				}
+				if l, _ = p.SNATTranslationLimit(xlat); l.Cur != 2 || l.Refused != 0 {
+					t.Errorf("%+v, want the control connection and the relay holding the address", l)
+				}
+				return
+			}
+			// Refused: counted when the datagram came, and nothing relayed.
+			for i := 0; i < 250 && l.Refused == 0; i++ {
+				time.Sleep(20 * time.Millisecond)
+				l, _ = p.SNATTranslationLimit(xlat)
+			}
+			if l.Refused == 0 || l.Cur != 1 {
+				t.Errorf("%+v, want the relay refused and the control connection holding the address", l)
+			}
+			uc.SetDeadline(time.Now().Add(200 * time.Millisecond))
+			if n, err := uc.Read(b); err == nil {
+				t.Errorf("a refused relay answered %q", b[:n])
+			}
+		})
+	}
+}
