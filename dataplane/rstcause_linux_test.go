@@ -253,7 +253,7 @@ func dialAndWait(t *testing.T, vs string) netip.AddrPort {
 	tv := syscall.Timeval{Sec: 5}
 	syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
 	syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, &tv)
-	switch err := syscall.Connect(fd, &syscall.SockaddrInet4{Addr: dst.Addr().As4(), Port: int(dst.Port())}); err {
+	switch err := connectRetrying(fd, &syscall.SockaddrInet4{Addr: dst.Addr().As4(), Port: int(dst.Port())}); err {
 	case nil:
 	case syscall.ECONNRESET, syscall.ECONNREFUSED:
 		return client // reset before the connect returned

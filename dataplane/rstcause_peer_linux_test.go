@@ -458,6 +458,25 @@ func startSilentTLS(t *testing.T, addr string, cert *tlsprof.Cert, key *tlsprof.
 // for the virtual to end the connection; it returns the client's
 // address. The socket is bound before its connect, so that its address
 // is known when the reset comes before the connect returned.
+// connectRetrying is a blocking connect(2) that a signal may interrupt
+// (the runtime preempts goroutines with one): the handshake then goes on
+// in the kernel, and connecting again says how it ended (EALREADY while
+// it goes on, EISCONN once made). Bounded: 5 seconds, as the socket's
+// other timeouts.
+func connectRetrying(fd int, sa syscall.Sockaddr) error {
+	err := syscall.Connect(fd, sa)
+	for deadline := time.Now().Add(5 * time.Second); (err == syscall.EINTR || err == syscall.EALREADY) && time.Now().Before(deadline); {
+		if err == syscall.EALREADY {
+			time.Sleep(time.Millisecond)
+		}
+		err = syscall.Connect(fd, sa)
+	}
+	if err == syscall.EISCONN {
+		return nil
+	}
+	return err
+}
+
 func sendAndWait(t *testing.T, vs, req string) netip.AddrPort {
 	t.Helper()
 	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
@@ -477,7 +496,7 @@ func sendAndWait(t *testing.T, vs, req string) netip.AddrPort {
 	syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
 	syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, &tv)
 	dst := ap(vs)
-	switch err := syscall.Connect(fd, &syscall.SockaddrInet4{Addr: dst.Addr().As4(), Port: int(dst.Port())}); err {
+	switch err := connectRetrying(fd, &syscall.SockaddrInet4{Addr: dst.Addr().As4(), Port: int(dst.Port())}); err {
 	case nil:
 	case syscall.ECONNRESET, syscall.ECONNREFUSED:
 		return client // reset before the connect returned
