@@ -200,28 +200,14 @@ func TestSNATTranslationLimitHTTP(t *testing.T) {
 // source address the connection came from.
 func lineMember(t *testing.T, addr string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(30 * time.Second))
-				from := c.RemoteAddr().(*net.TCPAddr).AddrPort().Addr().Unmap().String()
-				r := bufio.NewScanner(c)
-				for r.Scan() {
-					fmt.Fprintf(c, "%s\n", from)
-				}
-			}()
+	serveEach(t, addr, func(c net.Conn) {
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		from := c.RemoteAddr().(*net.TCPAddr).AddrPort().Addr().Unmap().String()
+		r := bufio.NewScanner(c)
+		for r.Scan() {
+			fmt.Fprintf(c, "%s\n", from)
 		}
-	}()
+	})
 }
 
 // lineFrom sends one line to vip from the address from and returns the

@@ -32,14 +32,7 @@ func TestPacketFilterNetns(t *testing.T) {
 
 // pfInNetns is TestPacketFilterNetns inside the proxy's namespace.
 func pfInNetns(t *testing.T, a, b string) {
-	va, err := net.InterfaceByName("va")
-	if err != nil {
-		t.Fatal(err)
-	}
-	vb, err := net.InterfaceByName("vb")
-	if err != nil {
-		t.Fatal(err)
-	}
+	va, vb := netnstest.Ifaces(t)
 	var macA, macB net.HardwareAddr
 	netnstest.In(t, a, func() {
 		if i, err := net.InterfaceByName("ca"); err == nil {

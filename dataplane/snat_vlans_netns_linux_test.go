@@ -38,14 +38,7 @@ func TestSNATVLANsNetns(t *testing.T) {
 
 // snatVLANsInNetns is TestSNATVLANsNetns inside the proxy's namespace.
 func snatVLANsInNetns(t *testing.T, a, b string) {
-	va, err := net.InterfaceByName("va")
-	if err != nil {
-		t.Fatal(err)
-	}
-	vb, err := net.InterfaceByName("vb")
-	if err != nil {
-		t.Fatal(err)
-	}
+	va, vb := netnstest.Ifaces(t)
 	ln, err := net.Listen("tcp", "127.88.1.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -97,14 +97,7 @@ func dialUDPIn(t *testing.T, ns, vs string) *udpClient {
 
 // udpVLANsInNetns is TestUDPVLANsNetns inside the proxy's namespace.
 func udpVLANsInNetns(t *testing.T, a, b string) {
-	va, err := net.InterfaceByName("va")
-	if err != nil {
-		t.Fatal(err)
-	}
-	vb, err := net.InterfaceByName("vb")
-	if err != nil {
-		t.Fatal(err)
-	}
+	va, vb := netnstest.Ifaces(t)
 	startUDPMember(t, "127.95.11.1:5300", "S1")
 	p, _ := newPlane(t)
 	tests := []struct {

@@ -35,14 +35,7 @@ func TestVLANsNetns(t *testing.T) {
 
 // vlansInNetns is TestVLANsNetns inside the proxy's namespace.
 func vlansInNetns(t *testing.T, a, b string) {
-	va, err := net.InterfaceByName("va")
-	if err != nil {
-		t.Fatal(err)
-	}
-	vb, err := net.InterfaceByName("vb")
-	if err != nil {
-		t.Fatal(err)
-	}
+	va, vb := netnstest.Ifaces(t)
 	ln, err := net.Listen("tcp", "127.87.1.1:0")
 	if err != nil {
 		t.Fatal(err)

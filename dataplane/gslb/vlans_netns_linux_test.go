@@ -1,7 +1,6 @@
 package gslb
 
 import (
-	"net"
 	"net/netip"
 	"testing"
 	"time"
@@ -49,14 +48,7 @@ func queryIn(t *testing.T, ns string, srv netip.AddrPort, network string, timeou
 // listenerVLANsInNetns is TestListenerVLANsNetns inside the server's
 // namespace.
 func listenerVLANsInNetns(t *testing.T, a, b string) {
-	va, err := net.InterfaceByName("va")
-	if err != nil {
-		t.Fatal(err)
-	}
-	vb, err := net.InterfaceByName("vb")
-	if err != nil {
-		t.Fatal(err)
-	}
+	va, vb := netnstest.Ifaces(t)
 	listen := netip.MustParseAddrPort("127.95.21.1:5353")
 	s := newServer(t, testConfig(listen), Options{})
 	for _, tc := range []struct {

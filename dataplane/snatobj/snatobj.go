@@ -193,28 +193,16 @@ func (t *Table) Arrival() bool { return t != nil && t.arrival }
 // ifx (0: not known): a SNAT whose VLAN list does not admit it is passed
 // over for the next most specific origin, as BIG-IP's SNAT listens only
 // on its VLANs. It does not allocate.
-func (t *Table) LookupOn(a netip.Addr, ifx int) *Entry {
-	a = a.Unmap()
-	lens := t.lens6
-	if a.Is4() {
-		lens = t.lens4
-	}
-	for _, l := range lens {
-		p, err := a.Prefix(l)
-		if err != nil {
-			continue
-		}
-		if e := t.byOrigin[p]; e != nil && (e.vlans == nil || e.vlans.Admits(ifx)) {
-			return e
-		}
-	}
-	return nil
-}
+func (t *Table) LookupOn(a netip.Addr, ifx int) *Entry { return t.lookup(a, ifx, false) }
 
 // Lookup is the SNAT whose origin is the most specific one holding a
 // (an IPv4-mapped IPv6 address is taken as IPv4), whatever its VLAN
 // list (see LookupOn); nil for none. It does not allocate.
-func (t *Table) Lookup(a netip.Addr) *Entry {
+func (t *Table) Lookup(a netip.Addr) *Entry { return t.lookup(a, 0, true) }
+
+// lookup walks a's prefixes from the longest origin length down; a SNAT
+// with a VLAN list takes a only when anyVLAN or the list admits ifx.
+func (t *Table) lookup(a netip.Addr, ifx int, anyVLAN bool) *Entry {
 	a = a.Unmap()
 	lens := t.lens6
 	if a.Is4() {
@@ -225,7 +213,7 @@ func (t *Table) Lookup(a netip.Addr) *Entry {
 		if err != nil {
 			continue
 		}
-		if e := t.byOrigin[p]; e != nil {
+		if e := t.byOrigin[p]; e != nil && (anyVLAN || e.vlans == nil || e.vlans.Admits(ifx)) {
 			return e
 		}
 	}

@@ -10,6 +10,7 @@ package netnstest
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"runtime"
@@ -47,6 +48,21 @@ func (s Sides) Inside() (a, b string, ok bool) {
 	}
 	a, b, _ = strings.Cut(ns, ",")
 	return a, b, true
+}
+
+// Ifaces are the proxy namespace's two interfaces, va and vb, for a run
+// inside it (Inside): the VLAN lists the tests build name their indexes.
+func Ifaces(t testing.TB) (va, vb *net.Interface) {
+	t.Helper()
+	va, err := net.InterfaceByName("va")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vb, err = net.InterfaceByName("vb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return va, vb
 }
 
 // Run builds the namespaces, runs s.Test inside the proxy's namespace and
