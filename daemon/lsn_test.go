@@ -24,21 +24,7 @@ func lsnUDPPeer(t *testing.T, addr string) {
 // it came from, then end (a line protocol's newline, or nothing).
 func udpFromPeer(t *testing.T, addr, end string) {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pc.Close() })
-	go func() {
-		buf := make([]byte, 512)
-		for {
-			_, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			pc.WriteTo([]byte(from.String()+end), from)
-		}
-	}()
+	udpFromMember(t, addr, func(from netip.AddrPort) string { return fromHostPort(from) + end })
 }
 
 // reuse sets SO_REUSEADDR and SO_REUSEPORT, so that a subscriber's

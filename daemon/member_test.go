@@ -26,6 +26,27 @@ func fromMember(t *testing.T, addr string, say func(from netip.AddrPort) string,
 	})
 }
 
+// udpFromMember is fromMember for UDP: each datagram is answered with
+// say of where it came from.
+func udpFromMember(t *testing.T, addr string, say func(from netip.AddrPort) string) {
+	t.Helper()
+	pc, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.MustParseAddrPort(addr)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			_, from, err := pc.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			pc.WriteToUDPAddrPort([]byte(say(netip.AddrPortFrom(from.Addr().Unmap(), from.Port()))), from)
+		}
+	}()
+}
+
 // serveEach listens on addr for as long as the test runs and hands each
 // connection to handle (acceptEach); the test's members are this with
 // what each says.

@@ -148,21 +148,7 @@ func udpSourceFrom(t *testing.T, from, vip string, wait time.Duration) (string, 
 // seconds) ends the first flow, whose address the next client then gets.
 func TestSNATTranslationLimitUDP(t *testing.T) {
 	e, p := openWithPlane(t, t.TempDir())
-	member, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.MustParseAddrPort("127.227.0.21:30011")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { member.Close() })
-	go func() {
-		b := make([]byte, 64)
-		for {
-			_, from, err := member.ReadFromUDPAddrPort(b)
-			if err != nil {
-				return
-			}
-			member.WriteToUDPAddrPort([]byte(from.Addr().String()), from)
-		}
-	}()
+	udpFromMember(t, "127.227.0.21:30011", fromHost)
 	s := e.NewSession("admin").(*Session)
 	for _, c := range []string{
 		"create ltm pool pu members add { 127.227.0.21:30011 }",

@@ -1,8 +1,6 @@
 package daemon
 
 import (
-	"net"
-	"net/netip"
 	"testing"
 	"time"
 )
@@ -16,21 +14,7 @@ import (
 func TestSNATVLANs(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
 	fromMember(t, "127.231.0.11:30001", fromHost, false)
-	member, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.MustParseAddrPort("127.231.0.21:30011")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { member.Close() })
-	go func() {
-		b := make([]byte, 64)
-		for {
-			_, from, err := member.ReadFromUDPAddrPort(b)
-			if err != nil {
-				return
-			}
-			member.WriteToUDPAddrPort([]byte(from.Addr().String()), from)
-		}
-	}()
+	udpFromMember(t, "127.231.0.21:30011", fromHost)
 	udpSeen := func(from string) string {
 		got, c := udpSourceFrom(t, from, "127.231.0.2:30010", 3*time.Second)
 		c.Close()
