@@ -397,7 +397,11 @@ func (t *translator) clientSSL(p *objects.Object) (*tlsprof.ClientSSL, error) {
 				return nil, err
 			}
 		}
-		if cs.OCSPStapling {
+		if cs.OCSPStapling && ck.params != "" { // translate_tlsold.go
+			if err = t.paramsOCSP(p, ck, &entry); err != nil {
+				return nil, err
+			}
+		} else if cs.OCSPStapling {
 			if entry.OCSP, entry.Issuer, err = t.certOCSP(p, ck.cert); err != nil {
 				return nil, err
 			}
@@ -553,7 +557,20 @@ func (t *translator) ocspValidator(p *objects.Object, name string) (*tlsprof.OCS
 	if o == nil {
 		return nil, fmt.Errorf("%s %s: sys crypto cert-validator ocsp %s was not found", p.Kind.Key(), p.Name, name)
 	}
-	str := func(prop string) string { return ocspValidator.MustProp(prop).Str(o) }
+	return t.ocspOf(ocspValidator, o)
+}
+
+// ocspOf reads o, a `sys crypto cert-validator ocsp` or an `ltm profile
+// ocsp-stapling-params` (k, its kind: the two share their settings'
+// names; a setting k lacks reads as its default).
+func (t *translator) ocspOf(k *objects.Kind, o *objects.Object) (*tlsprof.OCSP, error) {
+	what := k.Key() + " " + o.Name
+	str := func(prop string) string {
+		if pr := k.Prop(prop); pr != nil {
+			return pr.Str(o)
+		}
+		return ""
+	}
 	secs := func(prop string, indefinite time.Duration) time.Duration {
 		v := str(prop)
 		if v == "indefinite" || v == "" {
@@ -561,7 +578,7 @@ func (t *translator) ocspValidator(p *objects.Object, name string) (*tlsprof.OCS
 		}
 		return secondsOf(int64(max(atoi(v), 0)))
 	}
-	v := &tlsprof.OCSP{Name: o.Name, ResponderURL: noneEmpty(str("responder-url")),
+	v := &tlsprof.OCSP{Name: o.Name, ResponderURL: noneEmpty(str("responder-url")), Params: k != ocspValidator,
 		// timeout indefinite: bounded at 30 s, so that a responder that
 		// never answers does not hold handshakes for ever [M].
 		Timeout:           secs("timeout", 30*time.Second),
@@ -577,7 +594,7 @@ func (t *translator) ocspValidator(p *objects.Object, name string) (*tlsprof.OCS
 	}
 	if v.ResponderURL != "" {
 		if u, err := url.Parse(v.ResponderURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("sys crypto cert-validator ocsp %s: responder-url %q is not an http:// or https:// URL", o.Name, v.ResponderURL)
+			return nil, fmt.Errorf("%s: responder-url %q is not an http:// or https:// URL", what, v.ResponderURL)
 		}
 	}
 	if str("sign-hash") == "sha1" {
@@ -591,23 +608,23 @@ func (t *translator) ocspValidator(p *objects.Object, name string) (*tlsprof.OCS
 	}
 	if sc, sk := noneEmpty(str("signer-cert")), noneEmpty(str("signer-key")); sc != "" || sk != "" {
 		if sc == "" || sk == "" {
-			return nil, fmt.Errorf("sys crypto cert-validator ocsp %s: signer-cert and signer-key go together (signed requests need both)", o.Name)
+			return nil, fmt.Errorf("%s: signer-cert and signer-key go together (signed requests need both)", what)
 		}
 		var err error
 		if v.Signer, err = t.loadCert(o, sc); err != nil {
-			return nil, fmt.Errorf("sys crypto cert-validator ocsp %s: signer-cert: %v", o.Name, err)
+			return nil, fmt.Errorf("%s: signer-cert: %v", what, err)
 		}
 		if v.SignerKey, err = t.loadKey(o, sk, noneEmpty(str("signer-key-passphrase"))); err != nil {
-			return nil, fmt.Errorf("sys crypto cert-validator ocsp %s: signer-key: %v", o.Name, err)
+			return nil, fmt.Errorf("%s: signer-key: %v", what, err)
 		}
 		if _, err := tlsprof.Pair(o.Name, v.Signer, v.SignerKey, nil); err != nil {
-			return nil, fmt.Errorf("sys crypto cert-validator ocsp %s: signer-cert and signer-key: %v", o.Name, err)
+			return nil, fmt.Errorf("%s: signer-cert and signer-key: %v", what, err)
 		}
 	}
 	if name := noneEmpty(str("dns-resolver")); name != "" {
 		r := t.cfg.Lookup(t.s, specDNSResolver, objects.FullPath(folderOf(o.Name), name))
 		if r == nil {
-			return nil, fmt.Errorf("sys crypto cert-validator ocsp %s: dns-resolver: net dns-resolver %s was not found", o.Name, name)
+			return nil, fmt.Errorf("%s: dns-resolver: net dns-resolver %s was not found", what, name)
 		}
 		rc, err := t.resolverOf(r)
 		if err != nil {
@@ -615,13 +632,15 @@ func (t *translator) ocspValidator(p *objects.Object, name string) (*tlsprof.OCS
 		}
 		v.Resolver, v.ResolverName = ocspResolvers.get(rc), r.Name
 	}
-	if name := noneEmpty(str("proxy-server-pool")); name != "" {
+	// ocsp-stapling-params uses its proxy-server-pool only with
+	// use-proxy-server enabled; a cert-validator whenever it names one.
+	if name := noneEmpty(str("proxy-server-pool")); name != "" && (k == ocspValidator || str("use-proxy-server") == "enabled") {
 		// The pool's members are HTTP proxies the responder is reached
 		// through; they resolve its name, so a dns-resolver named too
 		// is not used [M].
 		pool := t.cfg.Lookup(t.s, specPool, objects.FullPath(folderOf(o.Name), name))
 		if pool == nil {
-			return nil, fmt.Errorf("sys crypto cert-validator ocsp %s: proxy-server-pool: ltm pool %s was not found", o.Name, name)
+			return nil, fmt.Errorf("%s: proxy-server-pool: ltm pool %s was not found", what, name)
 		}
 		v.ProxyPool, v.Proxies = pool.Name, t.poolAvailable(pool.Name)
 		v.Resolver, v.ResolverName = nil, ""
@@ -681,7 +700,8 @@ func (c *resolverCache) get(rc fwdproxy.ResolverConfig) *fwdproxy.Resolver {
 // ckEntry is one entry of a cert-key-chain block.
 type ckEntry struct {
 	name, cert, key, chain, passphrase string
-	ca                                 bool // usage CA: a forward proxy's CA, not a certificate to serve
+	params                             string // ocsp-stapling-params (BIG-IP 11.6 to 13.0)
+	ca                                 bool   // usage CA: a forward proxy's CA, not a certificate to serve
 }
 
 // certKeyChain reads the profile's cert-key-chain: its own block, else its
@@ -779,6 +799,8 @@ func parseCertKeyChain(profile, raw string) ([]ckEntry, error) {
 						e.chain = val
 					case "passphrase":
 						e.passphrase = val
+					case "ocsp-stapling-params":
+						e.params = val
 					case "usage":
 						switch strings.ToUpper(ws[j+1]) {
 						case "SERVER":

@@ -14,6 +14,9 @@ const certKeyChainProp = "cert-key-chain"
 var (
 	specSSLCert = []string{"sys file ssl-cert"}
 	specSSLKey  = []string{"sys file ssl-key"}
+	// specOCSPParams is what an entry's ocsp-stapling-params names
+	// (BIG-IP 11.6 to 13.0; kinds_tlsold.go).
+	specOCSPParams = []string{ocspParamsKey}
 )
 
 // certKeyChainRefs reads `{ name { cert C key K chain H ... } ... }` and
@@ -46,6 +49,8 @@ func certKeyChainRefs(raw string) []Ref {
 				out = append(out, Ref{specSSLCert, v, certKeyChainProp})
 			case "key":
 				out = append(out, Ref{specSSLKey, v, certKeyChainProp})
+			case "ocsp-stapling-params":
+				out = append(out, Ref{specOCSPParams, v, certKeyChainProp})
 			}
 		}
 	}

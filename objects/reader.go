@@ -170,7 +170,7 @@ func (r *Reader) ReadObject(st *grammar.Statement) (*Object, error) {
 		}
 	}
 	if !k.ActsOnObject(o.Name) && (block != nil && len(block.Items) > 0 || !k.Singleton) {
-		r.warn(st, "%s is kept and saved back; openltm does not act on it", strings.TrimSpace(k.Key()+" "+o.Name))
+		r.warn(st, "%s is kept and saved back; openltm does not act on it%s", strings.TrimSpace(k.Key()+" "+o.Name), keptKindWhy(k))
 	}
 	if block == nil && len(trailing) == 0 {
 		return o, nil
@@ -253,7 +253,7 @@ func (r *Reader) ReadProps(st *grammar.Statement, o *Object, items []grammar.Nod
 		}
 	}
 	if !o.Kind.ActsOnObject(o.Name) {
-		r.warn(st, "%s is kept and saved back; openltm does not act on it", strings.TrimSpace(o.Kind.Key()+" "+o.Name))
+		r.warn(st, "%s is kept and saved back; openltm does not act on it%s", strings.TrimSpace(o.Kind.Key()+" "+o.Name), keptKindWhy(o.Kind))
 	}
 	// A pasted bigip.conf body: create ltm pool p { members { ... } }.
 	if len(items) == 1 {

@@ -336,6 +336,7 @@ func allKinds() []*Kind {
 	ks = append(ks, mrfDiameterKinds()...)
 	ks = append(ks, mrfMQTTKinds()...)
 	ks = append(ks, sslFileKinds()...)
+	ks = append(ks, tlsOldKinds()...) // kinds_tlsold.go
 	ks = append(ks, packetFilterKinds()...)
 	ks = append(ks, radiusAAAKind())  // kinds_aaa.go
 	ks = append(ks, scriptKinds()...) // kinds_script.go

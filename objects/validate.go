@@ -305,6 +305,9 @@ func (c *Config) Validate(s *Schema) error {
 		if err := checkAuth(c, s, o); err != nil { // kinds_auth.go
 			return err
 		}
+		if err := checkOCSPParams(o); err != nil { // kinds_tlsold.go
+			return err
+		}
 		if err := checkLSNPool(c, o); err != nil { // kinds_lsn.go
 			return err
 		}

@@ -80,6 +80,18 @@ type OCSP struct {
 	// ProxyPool names the pool.
 	Proxies   func() []netip.AddrPort
 	ProxyPool string
+	// Params is set when the settings come from an `ltm profile
+	// ocsp-stapling-params` (BIG-IP 11.6 to 13.0) that a cert-key-chain
+	// entry names, rather than from a cert-validator: messages name it so.
+	Params bool
+}
+
+// label is how messages name o.
+func (o *OCSP) label() string {
+	if o.Params {
+		return "ocsp-stapling-params " + o.Name
+	}
+	return "cert-validator " + o.Name
 }
 
 // Resolver is a net dns-resolver as a validator uses it
@@ -115,7 +127,7 @@ func (o *OCSP) key() string {
 		}
 	}
 	return fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d\x00%d\x00%d\x00%x\x00%d\x00%v\x00%d\x00%s", o.Name, o.ResponderURL, o.Timeout, o.CacheTimeout,
-		o.CacheErrorTimeout, o.ClockSkew, o.SignHash, tr, o.StatusAge, o.StrictRespCertCheck, o.ConcurrentLimit, o.resolverKey()) + o.signerKey() + o.proxyKey()
+		o.CacheErrorTimeout, o.ClockSkew, o.SignHash, tr, o.StatusAge, o.StrictRespCertCheck, o.ConcurrentLimit, o.resolverKey()) + o.signerKey() + o.proxyKey() + fmt.Sprint("\x00", o.Params)
 }
 
 // signerKey tells request signers apart.
@@ -169,7 +181,7 @@ func (o *OCSP) url(leaf *x509.Certificate) (string, error) {
 			return u, nil
 		}
 	}
-	return "", fmt.Errorf("cert-validator %s: no responder-url, and certificate %q names no OCSP responder", o.Name, leaf.Subject.CommonName)
+	return "", fmt.Errorf("%s: no responder-url, and certificate %q names no OCSP responder", o.label(), leaf.Subject.CommonName)
 }
 
 // ocspSlots are the validators' concurrent-connections-limit places, by
@@ -286,7 +298,7 @@ func (o *OCSP) fetch(ctx context.Context, leaf, issuer *x509.Certificate, now fu
 		req, err = signRequest(req, o.Signer.Certs[0], o.SignerKey.Signer)
 	}
 	if err != nil {
-		return fail(fmt.Errorf("cert-validator %s: %v", o.Name, err))
+		return fail(fmt.Errorf("%s: %v", o.label(), err))
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout())
 	defer cancel()
@@ -295,30 +307,30 @@ func (o *OCSP) fetch(ctx context.Context, leaf, issuer *x509.Certificate, now fu
 		case slots <- struct{}{}:
 			defer func() { <-slots }()
 		case <-ctx.Done():
-			return fail(fmt.Errorf("cert-validator %s: concurrent-connections-limit %d: no place within the timeout", o.Name, o.ConcurrentLimit))
+			return fail(fmt.Errorf("%s: concurrent-connections-limit %d: no place within the timeout", o.label(), o.ConcurrentLimit))
 		}
 	}
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(req))
 	if err != nil {
-		return fail(fmt.Errorf("cert-validator %s: responder %s: %v", o.Name, u, err))
+		return fail(fmt.Errorf("%s: responder %s: %v", o.label(), u, err))
 	}
 	hr.Header.Set("Content-Type", "application/ocsp-request")
 	hr.Header.Set("Accept", "application/ocsp-response")
 	res, err := o.client().Do(hr)
 	if err != nil {
-		return fail(fmt.Errorf("cert-validator %s: responder %s: %v", o.Name, u, err))
+		return fail(fmt.Errorf("%s: responder %s: %v", o.label(), u, err))
 	}
 	der, err := io.ReadAll(io.LimitReader(res.Body, maxOCSPResponse))
 	res.Body.Close()
 	if err != nil {
-		return fail(fmt.Errorf("cert-validator %s: responder %s: %v", o.Name, u, err))
+		return fail(fmt.Errorf("%s: responder %s: %v", o.label(), u, err))
 	}
 	if res.StatusCode != http.StatusOK {
-		return fail(fmt.Errorf("cert-validator %s: responder %s answered HTTP %d", o.Name, u, res.StatusCode))
+		return fail(fmt.Errorf("%s: responder %s answered HTTP %d", o.label(), u, res.StatusCode))
 	}
 	a, err := o.check(der, leaf, issuer, now())
 	if err != nil {
-		return fail(fmt.Errorf("cert-validator %s: responder %s: %v", o.Name, u, err))
+		return fail(fmt.Errorf("%s: responder %s: %v", o.label(), u, err))
 	}
 	return a
 }
@@ -710,7 +722,13 @@ func staplingOf(what string, chain []CertKeyChain, certs []tls.Certificate) ([]*
 				if ck.Chain != nil {
 					rest = append(rest, ck.Chain.Certs...)
 				}
+				if ck.TrustedCA != nil {
+					rest = append(rest, ck.TrustedCA.Certs...)
+				}
 				if issuer = issuerOf(leaf, rest); issuer == nil {
+					if ck.OCSP.Params {
+						return nil, fmt.Errorf("%s: ocsp-stapling: certificate %s needs its issuer (set issuer-cert on it, a chain holding the issuer, or the issuer in trusted-ca of %s)", what, ck.Cert.Name, ck.OCSP.label())
+					}
 					return nil, fmt.Errorf("%s: ocsp-stapling: certificate %s needs its issuer (set issuer-cert on it, or a chain holding the issuer)", what, ck.Cert.Name)
 				}
 			}
@@ -721,7 +739,7 @@ func staplingOf(what string, chain []CertKeyChain, certs []tls.Certificate) ([]*
 		out = append(out, s)
 	}
 	if !found {
-		return nil, fmt.Errorf("%s: ocsp-stapling enabled, but no certificate of its cert-key-chain has an OCSP cert-validator (sys file ssl-cert ... cert-validators { V } cert-validation-options { ocsp })", what)
+		return nil, fmt.Errorf("%s: ocsp-stapling enabled, but no certificate of its cert-key-chain has an OCSP cert-validator (sys file ssl-cert ... cert-validators { V } cert-validation-options { ocsp }) or names ocsp-stapling-params (cert-key-chain { NAME { ... ocsp-stapling-params P } })", what)
 	}
 	return out, nil
 }

@@ -19,11 +19,16 @@ type CertKeyChain struct {
 	Key   *Key
 	Chain *Cert // nil: none
 	// OCSP is the certificate's ocsp cert-validator (its cert-validators
-	// with cert-validation-options ocsp); with the profile's
+	// with cert-validation-options ocsp), or the ocsp-stapling-params
+	// the entry names (Params set); with the profile's
 	// OCSPStapling its status is stapled. Issuer is its issuer-cert
 	// (nil: the chain's certificate that signed it).
 	OCSP   *OCSP
 	Issuer *Cert
+	// TrustedCA is the trusted-ca of the entry's ocsp-stapling-params
+	// (BIG-IP 11.6 to 13.0): without issuer-cert, the issuer is looked
+	// for there too, after the certificate's bundle and the chain.
+	TrustedCA *Cert
 }
 
 // ClientSSL is an `ltm profile client-ssl`, references resolved and
