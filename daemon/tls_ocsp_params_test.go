@@ -26,7 +26,8 @@ import (
 // params object without responder-url asks the responder the
 // certificate's AIA names, cache-timeout renews the answer ahead while it
 // is used. An unknown name, a params object in use, a certificate whose
-// issuer is nowhere and values BIG-IP does not take are refused.
+// issuer is nowhere and values BIG-IP does not take are refused. A
+// certificate-authority profile is kept with a warning that says why.
 func TestOCSPStaplingParams(t *testing.T) {
 	if err := ocsptest.Available(); err != nil {
 		t.Skipf("the responder is openssl ocsp: %v", err)
@@ -139,6 +140,18 @@ func TestOCSPStaplingParams(t *testing.T) {
 		t.Fatalf("a refused change stayed:\n%s", out)
 	}
 	staple(true)
+
+	// certificate-authority: kept, and the warning says why.
+	out, errOut = run(t, s, "create ltm profile certificate-authority clients_ca ca-file ca.crt authenticate-depth 4")
+	if errOut != "" || !strings.Contains(out, "ltm profile certificate-authority /Common/clients_ca is kept and saved back; openltm does not act on it (its ca-file, crl-file, authenticate-depth and update-crl authenticate no client") {
+		t.Fatalf("certificate-authority: %s\n%s", errOut, out)
+	}
+	if out, _ := run(t, s, "list ltm profile certificate-authority clients_ca"); !strings.Contains(out, "authenticate-depth 4") {
+		t.Fatalf("list:\n%s", out)
+	}
+	if _, errOut := run(t, s, "modify ltm profile certificate-authority clients_ca update-crl sometimes"); !strings.Contains(errOut, "sometimes") {
+		t.Fatalf("update-crl sometimes: %q", errOut)
+	}
 }
 
 // leafWithAIA issues a server certificate for cn whose Authority
