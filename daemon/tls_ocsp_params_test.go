@@ -9,9 +9,11 @@ import (
 	"crypto/x509/pkix"
 	"fmt"
 	"math/big"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -170,4 +172,59 @@ func leafWithAIA(t *testing.T, p *testPKI, name, cn, responder string) (string, 
 	}
 	kd, _ := x509.MarshalPKCS8PrivateKey(k)
 	return p.write(t, name+".crt", "CERTIFICATE", der), p.write(t, name+".key", "PRIVATE KEY", kd)
+}
+
+// TestOCSPStaplingParamsProxy: ocsp-stapling-params reach a responder
+// whose name only an HTTP proxy resolves through their proxy-server-pool
+// only with use-proxy-server enabled; disabled, the pool is not used and
+// nothing is stapled.
+func TestOCSPStaplingParamsProxy(t *testing.T) {
+	if err := ocsptest.Available(); err != nil {
+		t.Skipf("the responder is openssl ocsp: %v", err)
+	}
+	dir := t.TempDir()
+	pki := newTestPKI(t)
+	crt, key := pki.leaf(t, "app", "app.example", false)
+	appSerial := pki.serial
+	signer, signerKey := pki.leaf(t, "signer", "signer.example", false)
+	index := filepath.Join(pki.dir, "index.txt")
+	os.WriteFile(index, []byte(fmt.Sprintf("V\t%s\t\t%X\tunknown\t/CN=app.example\n", time.Now().Add(24*time.Hour).UTC().Format("060102150405Z"), appSerial)), 0o600)
+	r := &ocsptest.Responder{Index: index, CA: filepath.Join(pki.dir, "ca.crt"), Signer: signer, SignerKey: signerKey, Minutes: 10}
+	if err := r.Start("127.244.3.9:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	_, port, _ := net.SplitHostPort(r.Addr())
+	var forwarded atomic.Int32
+	proxy := forwardProxy(t, "127.244.3.20:0", "ocsp.openltm.test", "127.244.3.9", &forwarded)
+	labelServer(t, "127.244.3.11:9000", "S1")
+	e, _ := openWithPlane(t, dir)
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s,
+		"install sys crypto cert ca.crt from-local-file "+filepath.Join(pki.dir, "ca.crt"),
+		"install sys crypto cert app.crt from-local-file "+crt,
+		"install sys crypto key app.key from-local-file "+key,
+		"create ltm pool p members add { 127.244.3.11:9000 }",
+		"create ltm pool proxies members add { "+proxy+" }",
+		"create ltm profile ocsp-stapling-params p1 responder-url http://ocsp.openltm.test:"+port+" trusted-ca ca.crt proxy-server-pool proxies cache-error-timeout 1",
+		"create ltm profile client-ssl stapled cert-key-chain replace-all-with { app { cert app.crt key app.key ocsp-stapling-params p1 } } ocsp-stapling enabled",
+		"create ltm virtual vs destination 127.244.3.1:443 pool p profiles replace-all-with { tcp stapled }",
+	)
+	cfg := &tls.Config{RootCAs: pki.roots, ServerName: "app.example"}
+	staple := func(want bool) { t.Helper(); waitStaple(t, "127.244.3.1:443", cfg, want) }
+	staple(false) // use-proxy-server disabled: the system's resolver does not know the name
+	if forwarded.Load() != 0 {
+		t.Fatalf("use-proxy-server disabled, but the proxy forwarded %d requests", forwarded.Load())
+	}
+	out, errOut := run(t, s, "modify ltm profile ocsp-stapling-params p1 use-proxy-server enabled")
+	if errOut != "" || strings.Contains(out, "does not act on") {
+		t.Fatalf("use-proxy-server: %s\n%s", errOut, out)
+	}
+	staple(true)
+	if forwarded.Load() == 0 {
+		t.Fatal("stapled, but the proxy forwarded no request")
+	}
+	if out, errOut := run(t, s, "delete ltm pool proxies"); !strings.Contains(errOut, "in use") {
+		t.Fatalf("deleting the parameters' pool: %q\n%s", errOut, out)
+	}
 }
