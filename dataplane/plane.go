@@ -457,8 +457,8 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		}
 		b.virtuals[name] = v
 	}
-	ctxs, slowWatches := p.evictContexts(cfg, b.virtuals)                                                   // evict.go
-	snats, snatPoolStats := p.snats.Build(cfg.SNATs, cfg.SnatPools, cfg.SNATTranslations, cfg.SNATSettings) // snat.go
+	ctxs, slowWatches := p.evictContexts(cfg, b.virtuals)                                                            // evict.go
+	snats, snatPoolStats, snatIdx := p.snats.Build(cfg.SNATs, cfg.SnatPools, cfg.SNATTranslations, cfg.SNATSettings) // snat.go
 	xlatArrival := snats.Arrival() || nats.Arrival()
 	for name, vc := range cfg.Virtuals {
 		v := b.virtuals[name]
@@ -477,6 +477,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		if vc.NAT == "" {
 			snap.SNATs, snap.NATs, snap.SNATArrival = snats, nats, xlatArrival
 		}
+		snap.SNATIndex = snatIdx
 		snap.Rate = v.RateFor(vc, &p.rates)
 		snap.Clone = v.CloneSet(vc, b.pools, p.opts.ConnectTimeout)
 		snap.BWC = p.bwc.Policy(vc.BWC)

@@ -76,6 +76,7 @@ func (mv *VS) StartOnLoop(loop *evloop.Loop, fd int, client, local netip.AddrPor
 	}
 	f, opts := mv.newFlow(snap, client, local)
 	f.Arrival = int32(ifx)
+	mv.noteArrival(snap, f, nil, &opts) // arrival.go
 	if snap.SYN && f.rr != nil {
 		f.rr.syn = synhdr.Read(fd) // rules.go
 	}

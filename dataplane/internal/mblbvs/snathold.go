@@ -26,15 +26,20 @@ import (
 type legKey struct{ local, remote netip.AddrPort }
 
 // sourceHeld is the source of an engine leg to m for client:
-// SERVER_INIT's or translate-address's (ruleSource, not held), else the
-// virtual's with its translation address held. Its Hold is what the
-// connection gives back (holdSNAT); Err is snatobj.ErrFull when every
-// address is at its limit.
+// translate-address's (ruleSource, not held), else SERVER_INIT's snat
+// or snatpool decision, else the virtual's, with its translation address
+// held. Its Hold is what the connection gives back (holdSNAT); Err is
+// snatobj.ErrFull when every address is at its limit. The client's
+// arrival interface decides VLAN-limited SNATs and NATs (arrival).
 func (mv *VS) sourceHeld(snap *state.VirtualSnap, client netip.AddrPort, m mblb.Member) state.SNATHeld {
-	if src, rule := mv.ruleSource(snap, client, m); rule {
+	src, init, rule := mv.ruleSource(snap, client, m)
+	switch {
+	case init != nil:
+		return state.SNATSourceHeld(mv.vs, snap, client, init.local, m.Addr, &init.snat, poolOf(m))
+	case rule:
 		return state.SNATHeld{Src: src}
 	}
-	return state.SNATSourceHeld(mv.vs, snap, client, snap.Cfg.Destination, m.Addr, nil, poolOf(m))
+	return state.SNATSourceHeldOn(mv.vs, snap, client, snap.Cfg.Destination, m.Addr, nil, poolOf(m), mv.arrival(snap, client))
 }
 
 // holdSNAT keeps h, held by the new server connection from local to
@@ -66,7 +71,7 @@ func (mv *VS) releaseSNAT(local, remote netip.AddrPort) {
 // hold (nil: none) is what the connection gives back when it closes.
 // to is the pool whose allow-snat decides (nil: none).
 func (mv *VS) dialHeld(snap *state.VirtualSnap, client, dst netip.AddrPort, to *state.Pool) (_ *net.TCPConn, hold *snatobj.Addr, _ error) {
-	h := state.SNATSourceHeld(mv.vs, snap, client, snap.Cfg.Destination, dst, nil, to)
+	h := state.SNATSourceHeldOn(mv.vs, snap, client, snap.Cfg.Destination, dst, nil, to, mv.arrival(snap, client))
 	if h.Err != nil {
 		return nil, nil, h.Err
 	}

@@ -135,6 +135,9 @@ type VS struct {
 	// SERVER_INIT chose (snat, snatpool) for the server connection
 	// about to be dialled, until its dial takes it (serverinit.go).
 	initSrc sync.Map
+	// arrivals holds, by client address, the arrival interface of each
+	// client while a SNAT or NAT has a VLAN list (arrival.go).
+	arrivals sync.Map
 	// lsnLegs holds, by a server connection's local address, its lsn
 	// translation (source-address-translation type lsn), released when
 	// the connection closes (lsn.go).
@@ -541,6 +544,9 @@ type mblbFlow struct {
 	// c3d is the client's delegation on a C3D virtual (tls.go); nil
 	// until its handshake or an SSL::c3d command.
 	c3d *flowC3D
+	// arrivalKept: the client's arrival interface is in mv.arrivals
+	// (arrival.go).
+	arrivalKept bool
 	// ended runs once the client is gone (the loop's count of its
 	// clients, StartOnLoop); nil on goroutines.
 	ended func()
@@ -654,6 +660,7 @@ func (s *Set) ServeHanded(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCP
 		return
 	}
 	f, opts := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
+	mv.noteArrival(snap, f, c, &opts) // arrival.go
 	if snap.SYN && f.rr != nil {
 		rawsock.Control(c, func(fd int) error { f.rr.syn = synhdr.Read(fd); return nil }) // rules.go
 	}
@@ -749,6 +756,7 @@ func (f *mblbFlow) finish() {
 	if f.c3d != nil && f.c3d.src != nil {
 		f.mv.clientC3D.CompareAndDelete(f.Client, f.c3d.src) // the *c3dChoice stored last
 	}
+	f.mv.forgetArrival(f) // arrival.go
 	if f.ended != nil {
 		f.ended()
 	}
