@@ -196,6 +196,9 @@ func New(opts Options) *Plane {
 		DialSide: func(src, dst netip.AddrPort, side *TCPSide) (*net.TCPConn, error) {
 			return p.l4.DialSide(src, dst, side)
 		},
+		DialExact: func(src, dst netip.AddrPort, side *TCPSide) (*net.TCPConn, error) {
+			return p.l4.DialExact(src, dst, side)
+		},
 		Pools:         p.poolIndex.Load,
 		PersistFind:   p.persistFind,
 		PersistLookup: p.PersistLookup,

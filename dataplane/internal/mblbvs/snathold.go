@@ -1,9 +1,11 @@
 package mblbvs
 
 import (
+	"errors"
 	"net"
 	"net/netip"
 	"sync"
+	"syscall"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/mblb"
@@ -42,6 +44,27 @@ func (mv *VS) sourceHeld(snap *state.VirtualSnap, client netip.AddrPort, m mblb.
 	return state.SNATSourceHeldOn(mv.vs, snap, client, snap.Cfg.Destination, m.Addr, nil, poolOf(m), mv.arrival(snap, client))
 }
 
+// errSNATPort fails a server connection whose SNAT says source-port
+// preserve-strict when the client's port is in use on the translation
+// address: the connection is not made, as BIG-IP does, and the member is
+// not blamed (memberFailed).
+var errSNATPort = errors.New("SNAT source port in use (preserve-strict)")
+
+// dialFrom connects to dst from h's source (mv.dialSide), from exactly
+// its port when h.Strict (source-port preserve-strict: Env.DialExact),
+// errSNATPort when that port is taken. Without preserve-strict: one
+// boolean test.
+func (mv *VS) dialFrom(snap *state.VirtualSnap, h state.SNATHeld, dst netip.AddrPort) (*net.TCPConn, error) {
+	if !h.Strict || mv.env.DialExact == nil {
+		return mv.dialSide(snap, h.Src, dst) // tcpopts.go
+	}
+	c, err := mv.env.DialExact(h.Src, dst, snap.Cfg.ServerTCP)
+	if errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL) {
+		return nil, errSNATPort
+	}
+	return c, err
+}
+
 // holdSNAT keeps h, held by the new server connection from local to
 // remote, until legClosed gives it back; nothing for a nil h.
 func (mv *VS) holdSNAT(local, remote netip.AddrPort, h *snatobj.Addr) {
@@ -75,7 +98,7 @@ func (mv *VS) dialHeld(snap *state.VirtualSnap, client, dst netip.AddrPort, to *
 	if h.Err != nil {
 		return nil, nil, h.Err
 	}
-	c, err := mv.dialSide(snap, h.Src, dst) // tcpopts.go
+	c, err := mv.dialFrom(snap, h, dst)
 	if err != nil {
 		if h.Hold != nil {
 			h.Hold.Release()

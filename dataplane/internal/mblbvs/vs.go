@@ -46,6 +46,9 @@ type Env struct {
 	// DialSide, when set, is Dial with the virtual's server-side tcp
 	// settings put on the socket before its SYN (tcpopts.go).
 	DialSide func(src, dst netip.AddrPort, side *sockopt.Side) (*net.TCPConn, error)
+	// DialExact is DialSide from exactly src, its port included, with
+	// no other port tried (source-port preserve-strict: snathold.go).
+	DialExact func(src, dst netip.AddrPort, side *sockopt.Side) (*net.TCPConn, error)
 	// Pools is the running commit's pool index, as the pointer each
 	// commit replaces, so that a lookup in it can be kept until the next
 	// commit (mblbRules.namedPool).
@@ -965,7 +968,7 @@ func (mv *VS) suspected() []*state.Member {
 // memberFailed is the engine's report of a failed connect or connection.
 func (mv *VS) memberFailed(m mblb.Member, err error) {
 	rt, ok := m.Ref.(*state.Member)
-	if !ok || errors.Is(err, snatobj.ErrFull) { // every SNAT address full: not the member's failure (snathold.go)
+	if !ok || errors.Is(err, snatobj.ErrFull) || errors.Is(err, errSNATPort) { // every SNAT address full, or preserve-strict's port taken: not the member's failure (snathold.go)
 		return
 	}
 	rt.ConnectFailed()
@@ -1011,7 +1014,7 @@ func (mv *VS) dial(ctx context.Context, client netip.AddrPort, m mblb.Member) (n
 		if h.Err != nil {
 			return nil, h.Err
 		}
-		c, err = mv.dialSide(snap, h.Src, m.Addr) // tcpopts.go
+		c, err = mv.dialFrom(snap, h, m.Addr) // snathold.go
 		if err != nil && h.Hold != nil {
 			h.Hold.Release()
 		}
