@@ -30,7 +30,7 @@ func TestSNATVLANs(t *testing.T) {
 		{cmd: "create ltm virtual v_udp destination 127.231.0.2:30010 ip-protocol udp profiles replace-all-with { udp { } } pool pu"},
 		{cmd: "create ltm snat s_wide origins add { 127.231.0.0/16 } translation 127.231.0.100"},
 		{cmd: "create ltm snat s_lo origins add { 127.231.1.0/24 } translation 127.231.0.101 vlans add { loop } vlans-enabled",
-			out: "vlans { loop } vlans-enabled is acted on for standard (TCP) and UDP virtuals' connections"},
+			out: "vlans { loop } vlans-enabled is acted on for standard (TCP), UDP, HTTP and the other message-based virtuals' connections"},
 		{cmd: "create ltm nat n1 originating-address 127.231.2.10 translation-address 127.231.0.110 vlans add { loop } vlans-enabled",
 			out: "vlans { loop } vlans-enabled is acted on for the connections to translation-address 127.231.0.110"},
 		{cmd: "create ltm snat z_bad origins add { 127.231.3.0/24 } automap vlans add { nosuch } vlans-enabled", err: "vlan nosuch does not exist"},

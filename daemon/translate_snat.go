@@ -93,7 +93,7 @@ func (t *translator) snatTranslations() map[netip.Addr]bool {
 		}
 		if n > 0 {
 			st.ConnLimit = n
-			t.note(o, "connection-limit %d is enforced on the server connections of standard (TCP), UDP, HTTP and message-based virtuals (HTTP/2 member connections and forward proxies included), a diameter flow's other members, rules' listen relays and dns virtuals' member queries; a rule's snat or snatpool decision and message routing transport-configs' snatpools use %s without counting it", n, a)
+			t.note(o, "connection-limit %d is enforced on the server connections of standard (TCP), UDP, HTTP and message-based virtuals (HTTP/2 member connections and forward proxies included), a diameter flow's other members, rules' listen relays and dns virtuals' member queries, for the virtuals' and ltm snat objects' own translation and rules' snat and snatpool decisions alike; message routing transport-configs' snatpools use %s without counting it", n, a)
 		}
 		if st != (dataplane.SNATTranslation{}) {
 			if t.dc.SNATSettings == nil {
@@ -204,10 +204,10 @@ func (t *translator) snatObjects(disabled map[netip.Addr]bool) {
 		if f != nil {
 			f.Device = "" // no listener of its own to bind
 			x.VLANs = f
-			t.note(o, "%s is acted on for standard (TCP) and UDP virtuals' connections; HTTP and the other message-based virtuals, dns virtuals, a diameter flow's other members and rules' listen relays do not know the VLAN a connection came in on, and take it as none (a vlans-enabled SNAT does not translate them, a vlans-disabled one does)", vlansWords(f, o))
+			t.note(o, "%s is acted on for standard (TCP), UDP, HTTP and the other message-based virtuals' connections; dns virtuals' member queries, HTTP/3 clients' requests and rules' listen relays do not know the VLAN a connection came in on, and take it as none (a vlans-enabled SNAT does not translate them, a vlans-disabled one does)", vlansWords(f, o))
 		}
 		if x.StrictPort {
-			t.note(o, "source-port preserve-strict fails a connection whose client port the translation address has in use on standard (TCP) and UDP virtuals and dns virtuals' member queries; HTTP and the other message-based virtuals, a diameter flow's other members and rules' UDP listen relays take another port (preserve)")
+			t.note(o, "source-port preserve-strict fails a connection whose client port the translation address has in use on standard (TCP), UDP, HTTP and the other message-based virtuals and dns virtuals' member queries; HTTP/2 member connections (shared by many clients), a diameter flow's other members and rules' UDP listen relays take another port (preserve)")
 		}
 		t.dc.SNATs = append(t.dc.SNATs, x)
 	}

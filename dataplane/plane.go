@@ -196,6 +196,9 @@ func New(opts Options) *Plane {
 		DialSide: func(src, dst netip.AddrPort, side *TCPSide) (*net.TCPConn, error) {
 			return p.l4.DialSide(src, dst, side)
 		},
+		DialExact: func(src, dst netip.AddrPort, side *TCPSide) (*net.TCPConn, error) {
+			return p.l4.DialExact(src, dst, side)
+		},
 		Pools:         p.poolIndex.Load,
 		PersistFind:   p.persistFind,
 		PersistLookup: p.PersistLookup,
@@ -457,8 +460,8 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		}
 		b.virtuals[name] = v
 	}
-	ctxs, slowWatches := p.evictContexts(cfg, b.virtuals)                                                   // evict.go
-	snats, snatPoolStats := p.snats.Build(cfg.SNATs, cfg.SnatPools, cfg.SNATTranslations, cfg.SNATSettings) // snat.go
+	ctxs, slowWatches := p.evictContexts(cfg, b.virtuals)                                                            // evict.go
+	snats, snatPoolStats, snatIdx := p.snats.Build(cfg.SNATs, cfg.SnatPools, cfg.SNATTranslations, cfg.SNATSettings) // snat.go
 	xlatArrival := snats.Arrival() || nats.Arrival()
 	for name, vc := range cfg.Virtuals {
 		v := b.virtuals[name]
@@ -477,6 +480,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		if vc.NAT == "" {
 			snap.SNATs, snap.NATs, snap.SNATArrival = snats, nats, xlatArrival
 		}
+		snap.SNATIndex = snatIdx
 		snap.Rate = v.RateFor(vc, &p.rates)
 		snap.Clone = v.CloneSet(vc, b.pools, p.opts.ConnectTimeout)
 		snap.BWC = p.bwc.Policy(vc.BWC)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/openltm/openltm/dataplane/internal/netnstest"
+	"github.com/openltm/openltm/dataplane/mblb"
 )
 
 // snatVLANsNetnsEnv carries the client namespaces' names to the test
@@ -24,8 +25,10 @@ const snatVLANsNetnsEnv = "OPENLTM_SNAT_VLANS_NETNS"
 // va and passes the one behind vb to the next most specific SNAT;
 // disabled on va, the other way round; a NAT enabled on vb translates
 // its originating address arriving there and not when enabled on va
-// only. The member answers with the source it saw. Skipped without
-// root, ip or curl.
+// only. Each case runs on a standard virtual and on an HTTP one (with
+// and without OneConnect), whose server connections take the client's
+// arrival too. The member answers with the source it saw. Skipped
+// without root, ip or curl.
 func TestSNATVLANsNetns(t *testing.T) {
 	sides := netnstest.Sides{Test: "TestSNATVLANsNetns", Env: snatVLANsNetnsEnv, Prefix: "oltms",
 		Subnets: [2]string{"127.88.1", "127.88.2"}, Tools: []string{"curl"}}
@@ -77,17 +80,32 @@ func snatVLANsInNetns(t *testing.T, a, b string) {
 		{"nat enabled on va", []SNATObject{wide}, nat(&VLANFilter{Ifindex: []int{va.Index}}), "127.88.1.1", "127.88.1.1"},
 		{"nat disabled on va", []SNATObject{wide}, nat(&VLANFilter{Ifindex: []int{va.Index}, Disabled: true}), "127.88.1.1", "127.88.2.1"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := basic("127.88.1.1:80", ln.Addr().String())
-			cfg.Virtuals["/Common/vs"].SNAT = SNAT{Type: SNATNone}
-			cfg.SNATs, cfg.NATs = tc.snats, tc.nats
-			mustApply(t, p, cfg)
-			if got := get(a); got != tc.wantA {
-				t.Errorf("client behind va: the member saw %q, want %q", got, tc.wantA)
-			}
-			if got := get(b); got != tc.wnB {
-				t.Errorf("client behind vb: the member saw %q, want %q", got, tc.wnB)
-			}
-		})
+		for _, kind := range []struct {
+			name string
+			mblb *MBLB
+		}{
+			{"standard", nil},
+			{"http", &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}},
+			// OneConnect with source-mask 255.255.255.255 lends a pooled
+			// connection only to clients of its source, which the
+			// client's arrival gives.
+			{"http oneconnect", &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}, OneConnect: &OneConnect{MaxSize: 4, SourceMask: netip.MustParseAddr("255.255.255.255")}}},
+		} {
+			t.Run(kind.name+"/"+tc.name, func(t *testing.T) {
+				cfg := basic("127.88.1.1:80", ln.Addr().String())
+				cfg.Virtuals["/Common/vs"].SNAT = SNAT{Type: SNATNone}
+				cfg.Virtuals["/Common/vs"].MBLB = kind.mblb
+				cfg.SNATs, cfg.NATs = tc.snats, tc.nats
+				mustApply(t, p, cfg)
+				for i := 0; i < 2; i++ { // twice: OneConnect's pooled connection must not serve the other side
+					if got := get(a); got != tc.wantA {
+						t.Errorf("client behind va: the member saw %q, want %q", got, tc.wantA)
+					}
+					if got := get(b); got != tc.wnB {
+						t.Errorf("client behind vb: the member saw %q, want %q", got, tc.wnB)
+					}
+				}
+			})
+		}
 	}
 }

@@ -46,7 +46,7 @@ func TestOpenUDPSNATHold(t *testing.T) {
 			}()
 			var r snatobj.Registry
 			a := netip.MustParseAddr(xlat)
-			_, pools := r.Build(nil, map[string][]netip.Addr{"sp": {a}}, nil,
+			_, pools, _ := r.Build(nil, map[string][]netip.Addr{"sp": {a}}, nil,
 				map[netip.Addr]config.SNATTranslation{a: {ConnLimit: 1, UDPIdle: time.Second}})
 			var next atomic.Uint32
 			source := func(netip.AddrPort) Source {

@@ -147,23 +147,100 @@ func PickPool(addrs []*Addr, next *atomic.Uint32, v4, count, hold bool) (netip.A
 		if x.Addr.Is4() != v4 {
 			continue
 		}
-		if !count {
-			return x.Addr, nil, nil
+		if h, ok := x.give(count, hold); ok {
+			return x.Addr, h, nil
 		}
-		if !hold {
-			x.C.Conns.Add(1)
-			return x.Addr, nil, nil
-		}
-		if !x.take() {
-			full = true
-			continue
-		}
-		return x.Addr, x.hold(), nil
+		full = true
 	}
 	if full {
 		for _, x := range addrs {
 			if x.Addr.Is4() == v4 {
 				x.C.refused.Add(1)
+			}
+		}
+		return netip.Addr{}, nil, ErrFull
+	}
+	return netip.Addr{}, nil, nil
+}
+
+// give gives x to a connection as PickPool does: false when it holds its
+// connection limit (only when count and hold); h is what the connection
+// holds.
+func (x *Addr) give(count, hold bool) (h *Addr, ok bool) {
+	switch {
+	case !count:
+		return nil, true
+	case !hold:
+		x.C.Conns.Add(1)
+		return nil, true
+	case !x.take():
+		return nil, false
+	}
+	return x.hold(), true
+}
+
+// Index is one commit's translation addresses whose ltm
+// snat-translation sets a connection-limit or an idle timeout, by
+// address. The choices that name addresses rather than a SNAT object or
+// a virtual's snatpool (a rule's snat or snatpool decision, automap's
+// self IP or virtual address) count and hold them through it, as a
+// virtual's snatpool does. Build makes it nil when no address has such
+// a setting, so that those choices pay one nil test.
+type Index struct{ byAddr map[netip.Addr]*Addr }
+
+// Of is the commit's Addr of a when its translation has a limit or an
+// idle timeout; nil otherwise, and for a nil x.
+func (x *Index) Of(a netip.Addr) *Addr {
+	if x == nil {
+		return nil
+	}
+	return x.byAddr[a.Unmap()]
+}
+
+// Take gives the address a to a connection (count, hold as in Pick):
+// h is what it holds (nil: nothing, a has no setting), ErrFull when a
+// holds its connection limit (counted as a refusal). It does not
+// allocate.
+func (x *Index) Take(a netip.Addr, count, hold bool) (h *Addr, err error) {
+	ad := x.Of(a)
+	if ad == nil {
+		return nil, nil
+	}
+	if h, ok := ad.give(count, hold); ok {
+		return h, nil
+	}
+	ad.C.refused.Add(1)
+	return nil, ErrFull
+}
+
+// PickAddrs is PickPool over addresses a rule named (its snat address,
+// its snatpool's addresses), next its turn: the next address of the
+// family; one with a setting is counted and held as PickPool does and
+// passed over when full (ErrFull when every one of the family with a
+// setting is full and none without is left), one without is given as it
+// is, uncounted. It does not allocate.
+func (x *Index) PickAddrs(addrs []netip.Addr, next *atomic.Uint32, v4, count, hold bool) (netip.Addr, *Addr, error) {
+	n := len(addrs)
+	start := int(next.Add(1))
+	full := false
+	for i := 0; i < n; i++ {
+		a := addrs[(start+i)%n]
+		if a.Is4() != v4 {
+			continue
+		}
+		ad := x.Of(a)
+		if ad == nil {
+			return a, nil, nil
+		}
+		if h, ok := ad.give(count, hold); ok {
+			return a, h, nil
+		}
+		full = true
+	}
+	if full {
+		for _, a := range addrs {
+			if ad := x.Of(a); ad != nil && a.Is4() == v4 {
+				ad.C.refused.Add(1)
 			}
 		}
 		return netip.Addr{}, nil, ErrFull
@@ -241,8 +318,9 @@ type Registry struct {
 // stay though nothing gives them out now (a disabled ltm
 // snat-translation's). settings are the ltm snat-translation settings
 // by address (connection-limit, idle timeouts): an address's Addr, one
-// per commit, carries them to every SNAT and snatpool giving it out.
-func (r *Registry) Build(objs []config.SNATObject, pools map[string][]netip.Addr, keep []netip.Addr, settings map[netip.Addr]config.SNATTranslation) (t *Table, byPool map[string][]*Addr) {
+// per commit, carries them to every SNAT and snatpool giving it out,
+// and idx finds the Addrs with a setting by address (nil: none).
+func (r *Registry) Build(objs []config.SNATObject, pools map[string][]netip.Addr, keep []netip.Addr, settings map[netip.Addr]config.SNATTranslation) (t *Table, byPool map[string][]*Addr, idx *Index) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	snats, addrs := map[string]*Counters{}, map[netip.Addr]*Counters{}
@@ -276,6 +354,14 @@ func (r *Registry) Build(objs []config.SNATObject, pools map[string][]netip.Addr
 	for _, a := range keep {
 		counters(a)
 	}
+	for a := range settings {
+		if x := addr(a.Unmap()); x.held {
+			if idx == nil {
+				idx = &Index{byAddr: map[netip.Addr]*Addr{}}
+			}
+			idx.byAddr[x.Addr] = x
+		}
+	}
 	byPool = map[string][]*Addr{}
 	for name, as := range pools {
 		xs := make([]*Addr, len(as))
@@ -286,7 +372,7 @@ func (r *Registry) Build(objs []config.SNATObject, pools map[string][]netip.Addr
 	}
 	if len(objs) == 0 {
 		r.snats, r.addrs, r.limited = snats, addrs, limited
-		return nil, byPool
+		return nil, byPool, idx
 	}
 	t = &Table{byOrigin: map[netip.Prefix]*Entry{}}
 	for _, o := range objs {
@@ -314,7 +400,7 @@ func (r *Registry) Build(objs []config.SNATObject, pools map[string][]netip.Addr
 		}
 	}
 	r.snats, r.addrs, r.limited = snats, addrs, limited
-	return t, byPool
+	return t, byPool, idx
 }
 
 // unmapBits is what an IPv4-mapped prefix's length loses when unmapped.

@@ -31,7 +31,7 @@ func addrs(ss ...string) []netip.Addr {
 // origin has none.
 func TestLookup(t *testing.T) {
 	var r Registry
-	tab, _ := r.Build([]config.SNATObject{
+	tab, _, _ := r.Build([]config.SNATObject{
 		{Name: "all", Origins: prefixes("0.0.0.0/0"), Automap: true},
 		{Name: "net", Origins: prefixes("127.218.1.0/24", "::ffff:127.218.9.0/120"), Addrs: addrs("127.218.0.100")},
 		{Name: "host", Origins: prefixes("127.218.1.5/32"), Addrs: addrs("127.218.0.101")},
@@ -58,7 +58,7 @@ func TestLookup(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { tab.Lookup(a) }); n != 0 {
 		t.Errorf("Lookup allocates %v times", n)
 	}
-	if tab, _ := r.Build(nil, nil, nil, nil); tab != nil {
+	if tab, _, _ := r.Build(nil, nil, nil, nil); tab != nil {
 		t.Error("no SNAT objects: want a nil table")
 	}
 }
@@ -70,7 +70,7 @@ func TestLookup(t *testing.T) {
 func TestPickAndCounters(t *testing.T) {
 	var r Registry
 	objs := []config.SNATObject{{Name: "s", Origins: prefixes("127.218.1.0/24"), Addrs: addrs("127.218.0.100", "127.218.0.101", "fd00::1")}}
-	tab, _ := r.Build(objs, nil, nil, nil)
+	tab, _, _ := r.Build(objs, nil, nil, nil)
 	e := tab.Lookup(netip.MustParseAddr("127.218.1.1"))
 	seen := map[netip.Addr]int{}
 	for i := 0; i < 3; i++ {
@@ -87,7 +87,7 @@ func TestPickAndCounters(t *testing.T) {
 		t.Errorf("SNAT connections %d, want 4", n)
 	}
 	before, _ := r.AddrConns(netip.MustParseAddr("127.218.0.101"))
-	_, byPool := r.Build(objs, map[string][]netip.Addr{"/Common/sp": addrs("127.218.0.101")}, nil, nil)
+	_, byPool, _ := r.Build(objs, map[string][]netip.Addr{"/Common/sp": addrs("127.218.0.101")}, nil, nil)
 	byPool["/Common/sp"][0].C.Conns.Add(1)
 	if n, ok := r.AddrConns(netip.MustParseAddr("127.218.0.101")); !ok || n != before+1 || before == 0 {
 		t.Errorf("127.218.0.101: %d connections (%v), want %d + 1 across the commit", n, ok, before)
@@ -103,7 +103,7 @@ func TestPickAndCounters(t *testing.T) {
 		t.Error("an address no longer used still has counters")
 	}
 	single := []config.SNATObject{{Name: "one", Origins: prefixes("127.218.2.0/24"), Addrs: addrs("fd00::1")}}
-	tab, _ = r.Build(single, nil, nil, nil)
+	tab, _, _ = r.Build(single, nil, nil, nil)
 	if a, _, _ := tab.Lookup(netip.MustParseAddr("127.218.2.2")).Pick(true, true, true); a.IsValid() {
 		t.Errorf("no IPv4 address: picked %v", a)
 	}
@@ -127,7 +127,7 @@ func TestConnLimit(t *testing.T) {
 		{Name: "free", Origins: prefixes("127.226.3.0/24"), Addrs: []netip.Addr{a4}},
 	}
 	var r Registry
-	tab, _ := r.Build(objs, nil, nil, settings)
+	tab, _, _ := r.Build(objs, nil, nil, settings)
 	e := tab.Lookup(netip.MustParseAddr("127.226.1.9"))
 	type step struct {
 		release int // release the hold of pick number release-1 first (0: none)
@@ -199,7 +199,7 @@ func TestConnLimit(t *testing.T) {
 	}
 	// A commit that keeps the address keeps its count: the connection
 	// held under the old commit gives it back to the same counter.
-	tab, _ = r.Build(objs, nil, nil, settings)
+	tab, _, _ = r.Build(objs, nil, nil, settings)
 	e = tab.Lookup(netip.MustParseAddr("127.226.1.9"))
 	e.next.Store(^uint32(0))
 	if a, _, err := e.Pick(true, true, true); err != ErrFull {
@@ -216,7 +216,7 @@ func TestConnLimit(t *testing.T) {
 func TestConnLimitConcurrent(t *testing.T) {
 	a := netip.MustParseAddr("127.226.0.1")
 	var r Registry
-	tab, _ := r.Build([]config.SNATObject{{Name: "s", Origins: prefixes("127.226.1.0/24"), Addrs: []netip.Addr{a}}}, nil, nil,
+	tab, _, _ := r.Build([]config.SNATObject{{Name: "s", Origins: prefixes("127.226.1.0/24"), Addrs: []netip.Addr{a}}}, nil, nil,
 		map[netip.Addr]config.SNATTranslation{a: {ConnLimit: 3}})
 	e := tab.Lookup(netip.MustParseAddr("127.226.1.1"))
 	var held, over atomic.Int64

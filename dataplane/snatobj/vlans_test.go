@@ -13,7 +13,7 @@ import (
 // the lists; Arrival says whether any list is there; no allocation.
 func TestLookupOn(t *testing.T) {
 	var r Registry
-	tab, _ := r.Build([]config.SNATObject{
+	tab, _, _ := r.Build([]config.SNATObject{
 		{Name: "wide", Origins: prefixes("10.0.0.0/8"), Addrs: addrs("192.0.2.1")},
 		{Name: "on5", Origins: prefixes("10.1.0.0/16"), Addrs: addrs("192.0.2.2"), VLANs: &config.VLANFilter{Ifindex: []int{5}}},
 		{Name: "off5", Origins: prefixes("10.1.2.0/24"), Addrs: addrs("192.0.2.3"), VLANs: &config.VLANFilter{Ifindex: []int{5}, Disabled: true}},
@@ -47,7 +47,7 @@ func TestLookupOn(t *testing.T) {
 		t.Errorf("LookupOn allocates %v times", n)
 	}
 	var r2 Registry
-	if tab2, _ := r2.Build([]config.SNATObject{{Name: "wide", Origins: prefixes("10.0.0.0/8"), Automap: true}}, nil, nil, nil); tab2.Arrival() || (*Table)(nil).Arrival() {
+	if tab2, _, _ := r2.Build([]config.SNATObject{{Name: "wide", Origins: prefixes("10.0.0.0/8"), Automap: true}}, nil, nil, nil); tab2.Arrival() || (*Table)(nil).Arrival() {
 		t.Error("no VLAN list: Arrival true")
 	}
 }

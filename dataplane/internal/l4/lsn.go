@@ -352,6 +352,14 @@ func (e *Engine) dialExact(src, dst netip.AddrPort, side *sockopt.Side, shared b
 	return c.(*net.TCPConn), nil
 }
 
+// DialExact is DialSide from exactly src, its port included, with no
+// other port tried: EADDRINUSE (or EADDRNOTAVAIL) when it is taken, for
+// source-port preserve-strict on the message-based virtuals' server
+// connections.
+func (e *Engine) DialExact(src, dst netip.AddrPort, side *sockopt.Side) (*net.TCPConn, error) {
+	return e.dialExact(src, dst, side, false)
+}
+
 // bindExact binds fd to src, its port included: no fallback.
 func bindExact(fd int, src netip.AddrPort) error {
 	a := src.Addr().Unmap()

@@ -655,7 +655,7 @@ func (fl *flow) extraSource(dst netip.AddrPort, pool *state.Pool) state.SNATHeld
 	if fl.rs != nil && fl.rs.SNAT.Set {
 		rule = &fl.rs.SNAT
 	}
-	return state.SNATSourceHeld(fl.vs, fl.snap, fl.Client, fl.Local, dst, rule, pool)
+	return state.SNATSourceHeldOn(fl.vs, fl.snap, fl.Client, fl.Local, dst, rule, pool, int(fl.Arrival))
 }
 
 // dialSource is DialSide from the held choice h: exactly its port for

@@ -24,6 +24,7 @@ import (
 // serveExplicit runs one client of an explicit-proxy virtual to its end.
 func (mv *VS) serveExplicit(snap *state.VirtualSnap, c *net.TCPConn, head []byte) {
 	f, _ := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
+	mv.noteArrival(snap, f, c, nil)                      // arrival.go
 	f.rr = nil                                           // the explicit proxy's rules run through fwdRules
 	fr := newFwdRules(f, irules.Program(snap.Cfg.Rules)) // fwdrules.go
 	var rh fwdproxy.Rules

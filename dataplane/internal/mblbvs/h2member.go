@@ -84,14 +84,22 @@ func (mv *VS) dialHTTP2(ctx context.Context, snap *state.VirtualSnap, client net
 	var src netip.AddrPort
 	var key string
 	held := false // the source is chosen, counted and held at the dial (snathold.go)
+	var choice *state.SNATChoice
+	local, ifx := snap.Cfg.Destination, 0
 	if lp != nil {
 		key = lsnKey(lp, want, client.Addr(), m.Addr, tc)
 	} else {
+		var init *initChoice
 		var rule bool
-		if src, rule = mv.ruleSource(snap, client, m); !rule {
+		if src, init, rule = mv.ruleSource(snap, client, m); !rule || init != nil {
 			// The connections are shared by requests: the key's source
 			// is not counted; the dial counts and holds its own.
-			src, held = state.SNATSourceUncounted(mv.vs, snap, client, snap.Cfg.Destination, m.Addr, poolOf(m)), true
+			if init != nil {
+				choice, local = &init.snat, init.local
+			} else {
+				ifx = mv.arrival(snap, client)
+			}
+			src, held = state.SNATSourceUncountedOn(mv.vs, snap, client, local, m.Addr, choice, poolOf(m), ifx), true
 		}
 		src = netip.AddrPortFrom(src.Addr(), 0) // a shared connection keeps no client's port
 		key = fmt.Sprintf("%s>%s/%p", src.Addr(), m.Addr, tc)
@@ -107,7 +115,7 @@ func (mv *VS) dialHTTP2(ctx context.Context, snap *state.VirtualSnap, client net
 			} else {
 				from := src
 				if held {
-					h := state.SNATSourceHeld(mv.vs, snap, client, snap.Cfg.Destination, m.Addr, nil, poolOf(m)) // snathold.go
+					h := state.SNATSourceHeldOn(mv.vs, snap, client, local, m.Addr, choice, poolOf(m), ifx) // snathold.go
 					if h.Err != nil {
 						return nil, h.Err
 					}

@@ -102,6 +102,7 @@ func (c *prefixConn) WriteTo(w io.Writer) (int64, error) {
 // handed the client on read of it (Set.ServeHanded).
 func (mv *VS) serveHTTP2Capable(snap *state.VirtualSnap, c *net.TCPConn, head []byte) {
 	f, opts := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
+	mv.noteArrival(snap, f, c, &opts)                        // arrival.go
 	conn := clientTLS(c, head, snap.Cfg.TLS, f.rr, f.sslTag) // tls.go
 	f.front, _ = conn.(*frontConn)
 	gw, eng := h2gw.Pipe()

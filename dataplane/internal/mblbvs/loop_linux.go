@@ -4,6 +4,7 @@ package mblbvs
 
 import (
 	"net/netip"
+	"syscall"
 
 	"github.com/openltm/openltm/dataplane/evloop"
 	"github.com/openltm/openltm/dataplane/internal/irules"
@@ -40,10 +41,22 @@ func (mv *VS) dialFD() func(netip.AddrPort, mblb.Member) (int, bool, netip.AddrP
 		if h.Err != nil {
 			return -1, false, netip.AddrPort{}, h.Err
 		}
-		fd, done, local, errno := rawsock.DialSide(h.Src, m.Addr, snap.Cfg.ServerTCP)
+		var fd int
+		var done bool
+		var local netip.AddrPort
+		var errno syscall.Errno
+		if h.Strict { // source-port preserve-strict: exactly the client's port, or no connection (snathold.go)
+			fd, done, errno = rawsock.DialSideExact(h.Src, m.Addr, snap.Cfg.ServerTCP)
+			local = h.Src
+		} else {
+			fd, done, local, errno = rawsock.DialSide(h.Src, m.Addr, snap.Cfg.ServerTCP)
+		}
 		if errno != 0 {
 			if h.Hold != nil {
 				h.Hold.Release()
+			}
+			if h.Strict && (errno == syscall.EADDRINUSE || errno == syscall.EADDRNOTAVAIL) {
+				return -1, false, netip.AddrPort{}, errSNATPort
 			}
 			return -1, false, netip.AddrPort{}, errno
 		}
@@ -76,6 +89,7 @@ func (mv *VS) StartOnLoop(loop *evloop.Loop, fd int, client, local netip.AddrPor
 	}
 	f, opts := mv.newFlow(snap, client, local)
 	f.Arrival = int32(ifx)
+	mv.noteArrival(snap, f, nil, &opts) // arrival.go
 	if snap.SYN && f.rr != nil {
 		f.rr.syn = synhdr.Read(fd) // rules.go
 	}

@@ -33,14 +33,24 @@ func (mv *VS) serverInit(tag any, client netip.AddrPort, m mblb.Member) error {
 	return f.rr.serverInit(client, m)
 }
 
-// ruleSource is the source of a server connection to m for client when
-// its SERVER_INIT chose one (snat, snatpool) or translate-address
-// decides it (true); else the virtual's source-address-translation
-// decides (sourceHeld). No ltm snat-translation limit counts these.
-func (mv *VS) ruleSource(snap *state.VirtualSnap, client netip.AddrPort, m mblb.Member) (netip.AddrPort, bool) {
+// initChoice is a client's SERVER_INIT snat or snatpool decision, kept
+// (initSrc) until the dial that follows takes it: the source is chosen
+// there, its ltm snat-translation counted and held by the connection
+// as the virtual's own would be (sourceHeld).
+type initChoice struct {
+	snat state.SNATChoice
+	// local is the address the client reached (automap's fallback).
+	local netip.AddrPort
+}
+
+// ruleSource is how a server connection to m for client takes its
+// source when its SERVER_INIT chose one (init non-nil: snat, snatpool)
+// or translate-address decides it (src, true); else the virtual's
+// source-address-translation decides (sourceHeld).
+func (mv *VS) ruleSource(snap *state.VirtualSnap, client netip.AddrPort, m mblb.Member) (src netip.AddrPort, init *initChoice, rule bool) {
 	if client.IsValid() {
 		if v, ok := mv.initSrc.LoadAndDelete(client); ok {
-			return v.(netip.AddrPort), true
+			return netip.AddrPort{}, v.(*initChoice), true
 		}
 	}
 	if !snap.Cfg.TranslateAddress && reachesMany(snap.Cfg) {
@@ -51,15 +61,15 @@ func (mv *VS) ruleSource(snap *state.VirtualSnap, client netip.AddrPort, m mblb.
 			// connection leaves from it, as an ip-forward virtual's does
 			// [M], so that the steering passes it over and it reaches
 			// the address's own listener, not the virtual again.
-			return netip.AddrPortFrom(m.Addr.Addr(), 0), true
+			return netip.AddrPortFrom(m.Addr.Addr(), 0), nil, true
 		}
 	}
-	return netip.AddrPort{}, false
+	return netip.AddrPort{}, nil, false
 }
 
 // serverInit runs SERVER_INIT for a connection to m about to be made:
 // LB::server names m; a snat or snatpool decision sets its source
-// (state.SNATSource, as on a standard virtual). A Tcl error, reject or
+// (chosen at the dial, as on a standard virtual). A Tcl error, reject or
 // drop there ends the client (goOn) and the connect with it.
 func (r *mblbRules) serverInit(client netip.AddrPort, m mblb.Member) error {
 	r.mu.Lock()
@@ -76,9 +86,7 @@ func (r *mblbRules) serverInit(client netip.AddrPort, m mblb.Member) error {
 		return errServerInit
 	}
 	if t.SNAT.Set {
-		mv := r.f.mv
-		src := state.SNATSource(mv.vs, mv.vs.Snap.Load(), client, r.f.Local, m.Addr, &t.SNAT, poolOf(m))
-		mv.initSrc.Store(client, src)
+		r.f.mv.initSrc.Store(client, &initChoice{snat: t.SNAT, local: r.f.Local}) // chosen and held at the dial (snathold.go)
 	}
 	return nil
 }

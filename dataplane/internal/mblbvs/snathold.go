@@ -1,9 +1,11 @@
 package mblbvs
 
 import (
+	"errors"
 	"net"
 	"net/netip"
 	"sync"
+	"syscall"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/mblb"
@@ -26,15 +28,41 @@ import (
 type legKey struct{ local, remote netip.AddrPort }
 
 // sourceHeld is the source of an engine leg to m for client:
-// SERVER_INIT's or translate-address's (ruleSource, not held), else the
-// virtual's with its translation address held. Its Hold is what the
-// connection gives back (holdSNAT); Err is snatobj.ErrFull when every
-// address is at its limit.
+// translate-address's (ruleSource, not held), else SERVER_INIT's snat
+// or snatpool decision, else the virtual's, with its translation address
+// held. Its Hold is what the connection gives back (holdSNAT); Err is
+// snatobj.ErrFull when every address is at its limit. The client's
+// arrival interface decides VLAN-limited SNATs and NATs (arrival).
 func (mv *VS) sourceHeld(snap *state.VirtualSnap, client netip.AddrPort, m mblb.Member) state.SNATHeld {
-	if src, rule := mv.ruleSource(snap, client, m); rule {
+	src, init, rule := mv.ruleSource(snap, client, m)
+	switch {
+	case init != nil:
+		return state.SNATSourceHeld(mv.vs, snap, client, init.local, m.Addr, &init.snat, poolOf(m))
+	case rule:
 		return state.SNATHeld{Src: src}
 	}
-	return state.SNATSourceHeld(mv.vs, snap, client, snap.Cfg.Destination, m.Addr, nil, poolOf(m))
+	return state.SNATSourceHeldOn(mv.vs, snap, client, snap.Cfg.Destination, m.Addr, nil, poolOf(m), mv.arrival(snap, client))
+}
+
+// errSNATPort fails a server connection whose SNAT says source-port
+// preserve-strict when the client's port is in use on the translation
+// address: the connection is not made, as BIG-IP does, and the member is
+// not blamed (memberFailed).
+var errSNATPort = errors.New("SNAT source port in use (preserve-strict)")
+
+// dialFrom connects to dst from h's source (mv.dialSide), from exactly
+// its port when h.Strict (source-port preserve-strict: Env.DialExact),
+// errSNATPort when that port is taken. Without preserve-strict: one
+// boolean test.
+func (mv *VS) dialFrom(snap *state.VirtualSnap, h state.SNATHeld, dst netip.AddrPort) (*net.TCPConn, error) {
+	if !h.Strict || mv.env.DialExact == nil {
+		return mv.dialSide(snap, h.Src, dst) // tcpopts.go
+	}
+	c, err := mv.env.DialExact(h.Src, dst, snap.Cfg.ServerTCP)
+	if errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL) {
+		return nil, errSNATPort
+	}
+	return c, err
 }
 
 // holdSNAT keeps h, held by the new server connection from local to
@@ -66,11 +94,11 @@ func (mv *VS) releaseSNAT(local, remote netip.AddrPort) {
 // hold (nil: none) is what the connection gives back when it closes.
 // to is the pool whose allow-snat decides (nil: none).
 func (mv *VS) dialHeld(snap *state.VirtualSnap, client, dst netip.AddrPort, to *state.Pool) (_ *net.TCPConn, hold *snatobj.Addr, _ error) {
-	h := state.SNATSourceHeld(mv.vs, snap, client, snap.Cfg.Destination, dst, nil, to)
+	h := state.SNATSourceHeldOn(mv.vs, snap, client, snap.Cfg.Destination, dst, nil, to, mv.arrival(snap, client))
 	if h.Err != nil {
 		return nil, nil, h.Err
 	}
-	c, err := mv.dialSide(snap, h.Src, dst) // tcpopts.go
+	c, err := mv.dialFrom(snap, h, dst)
 	if err != nil {
 		if h.Hold != nil {
 			h.Hold.Release()

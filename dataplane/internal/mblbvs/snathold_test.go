@@ -16,7 +16,7 @@ func limitedAddr(t *testing.T, a string, limit uint64) ([]*snatobj.Addr, *snatob
 	t.Helper()
 	r := new(snatobj.Registry)
 	x := netip.MustParseAddr(a)
-	_, pools := r.Build(nil, map[string][]netip.Addr{"sp": {x}}, nil, map[netip.Addr]config.SNATTranslation{x: {ConnLimit: limit}})
+	_, pools, _ := r.Build(nil, map[string][]netip.Addr{"sp": {x}}, nil, map[netip.Addr]config.SNATTranslation{x: {ConnLimit: limit}})
 	return pools["sp"], r
 }
 

@@ -30,6 +30,7 @@ import (
 // proxy to its end.
 func (mv *VS) serveForward(snap *state.VirtualSnap, c *net.TCPConn, head []byte) {
 	f, opts := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
+	mv.noteArrival(snap, f, c, &opts) // arrival.go
 	tc := snap.Cfg.TLS
 	fwd := tc.Forward
 	// The session is made now (its TLS once the certificate is forged):

@@ -81,6 +81,8 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 		s.Apply(fd) // tcpopts.go
 	}
 	f, opts := mv.newFlow(snap, client, local)
+	f.Arrival = int32(ifx)
+	mv.noteArrival(snap, f, nil, &opts) // arrival.go
 	if snap.SYN && f.rr != nil {
 		f.rr.syn = synhdr.Read(fd) // rules.go
 	}
@@ -99,7 +101,6 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 		}
 		s.Close(reset)
 	}
-	f.Arrival = int32(ifx)
 	mv.env.Table.Add(&f.Flow)
 	f.loopFront = true
 	if f.rr != nil && !f.rr.accepted() { // before the handshake, as on BIG-IP

@@ -46,6 +46,9 @@ type Env struct {
 	// DialSide, when set, is Dial with the virtual's server-side tcp
 	// settings put on the socket before its SYN (tcpopts.go).
 	DialSide func(src, dst netip.AddrPort, side *sockopt.Side) (*net.TCPConn, error)
+	// DialExact is DialSide from exactly src, its port included, with
+	// no other port tried (source-port preserve-strict: snathold.go).
+	DialExact func(src, dst netip.AddrPort, side *sockopt.Side) (*net.TCPConn, error)
 	// Pools is the running commit's pool index, as the pointer each
 	// commit replaces, so that a lookup in it can be kept until the next
 	// commit (mblbRules.namedPool).
@@ -135,6 +138,9 @@ type VS struct {
 	// SERVER_INIT chose (snat, snatpool) for the server connection
 	// about to be dialled, until its dial takes it (serverinit.go).
 	initSrc sync.Map
+	// arrivals holds, by client address, the arrival interface of each
+	// client while a SNAT or NAT has a VLAN list (arrival.go).
+	arrivals sync.Map
 	// lsnLegs holds, by a server connection's local address, its lsn
 	// translation (source-address-translation type lsn), released when
 	// the connection closes (lsn.go).
@@ -541,6 +547,9 @@ type mblbFlow struct {
 	// c3d is the client's delegation on a C3D virtual (tls.go); nil
 	// until its handshake or an SSL::c3d command.
 	c3d *flowC3D
+	// arrivalKept: the client's arrival interface is in mv.arrivals
+	// (arrival.go).
+	arrivalKept bool
 	// ended runs once the client is gone (the loop's count of its
 	// clients, StartOnLoop); nil on goroutines.
 	ended func()
@@ -654,6 +663,7 @@ func (s *Set) ServeHanded(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCP
 		return
 	}
 	f, opts := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
+	mv.noteArrival(snap, f, c, &opts) // arrival.go
 	if snap.SYN && f.rr != nil {
 		rawsock.Control(c, func(fd int) error { f.rr.syn = synhdr.Read(fd); return nil }) // rules.go
 	}
@@ -749,6 +759,7 @@ func (f *mblbFlow) finish() {
 	if f.c3d != nil && f.c3d.src != nil {
 		f.mv.clientC3D.CompareAndDelete(f.Client, f.c3d.src) // the *c3dChoice stored last
 	}
+	f.mv.forgetArrival(f) // arrival.go
 	if f.ended != nil {
 		f.ended()
 	}
@@ -957,7 +968,7 @@ func (mv *VS) suspected() []*state.Member {
 // memberFailed is the engine's report of a failed connect or connection.
 func (mv *VS) memberFailed(m mblb.Member, err error) {
 	rt, ok := m.Ref.(*state.Member)
-	if !ok || errors.Is(err, snatobj.ErrFull) { // every SNAT address full: not the member's failure (snathold.go)
+	if !ok || errors.Is(err, snatobj.ErrFull) || errors.Is(err, errSNATPort) { // every SNAT address full, or preserve-strict's port taken: not the member's failure (snathold.go)
 		return
 	}
 	rt.ConnectFailed()
@@ -1003,7 +1014,7 @@ func (mv *VS) dial(ctx context.Context, client netip.AddrPort, m mblb.Member) (n
 		if h.Err != nil {
 			return nil, h.Err
 		}
-		c, err = mv.dialSide(snap, h.Src, m.Addr) // tcpopts.go
+		c, err = mv.dialFrom(snap, h, m.Addr) // snathold.go
 		if err != nil && h.Hold != nil {
 			h.Hold.Release()
 		}

@@ -403,6 +403,11 @@ type VirtualSnap struct {
 	// snat-translation's limit and idle timeouts; nil in tests that
 	// build a snapshot alone.
 	SnatPoolStats []*snatobj.Addr
+	// SNATIndex is the commit's translation addresses with an ltm
+	// snat-translation limit or idle timeout, by address: a rule's
+	// snat/snatpool decision and automap count and hold them through it;
+	// nil when there are none (one nil test per such choice).
+	SNATIndex *snatobj.Index
 	// SNATs is the commit's ltm snat objects, consulted when the virtual
 	// translates nothing itself; nil when there are none.
 	SNATs   *snatobj.Table

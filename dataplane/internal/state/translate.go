@@ -39,6 +39,7 @@ func TranslateAs(addr, port bool, member, local netip.AddrPort) netip.AddrPort {
 // node a rule named), whose allow-snat no keeps the client's address.
 // It is for a data path that does not give translation addresses back
 // (see SNATSourceHeld): their connection limits are not enforced there.
+// A rule's choice is counted as the virtual's own is.
 // The arrival interface is not known there: a SNAT or NAT with a VLAN
 // list takes it as 0 (VLANFilter.Admits).
 func SNATSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPort, rule *SNATChoice, to *Pool) netip.AddrPort {
@@ -50,6 +51,13 @@ func SNATSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPor
 // objects' and translation addresses' counters are left alone.
 func SNATSourceUncounted(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPort, to *Pool) netip.AddrPort {
 	return snatSource(vs, snap, client, local, dst, nil, to, false, false, 0).Src
+}
+
+// SNATSourceUncountedOn is SNATSourceUncounted with a rule's snat or
+// snatpool decision (rule, nil: none) and the client's arrival
+// interface ifx (0: not known; see SNATSourceHeldOn).
+func SNATSourceUncountedOn(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPort, rule *SNATChoice, to *Pool, ifx int) netip.AddrPort {
+	return snatSource(vs, snap, client, local, dst, rule, to, false, false, ifx).Src
 }
 
 // SNATHeld is a source choice whose translation address the connection
@@ -119,11 +127,25 @@ func snatSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPor
 	switch typ {
 	case config.SNATAutomap:
 		addr = automap(snap, local, dst)
+		if snap.SNATIndex != nil && addr.IsValid() {
+			// An ltm snat-translation of the self IP or virtual
+			// address automap gives [M].
+			if h.Hold, h.Err = snap.SNATIndex.Take(addr, count, hold); h.Err != nil {
+				return h
+			}
+		}
 	case config.SNATPool:
 		if rule == nil && len(snap.SnatPoolStats) == len(pool) {
 			// The virtual's snatpool: its addresses' counters and
 			// ltm snat-translation limits.
 			addr, h.Hold, h.Err = snatobj.PickPool(snap.SnatPoolStats, &vs.snatNext, dst.Addr().Is4(), count, hold)
+			break
+		}
+		if rule != nil && snap.SNATIndex != nil {
+			// A rule's snat address or snatpool: the addresses with an
+			// ltm snat-translation limit or idle timeout are counted
+			// and held as the virtual's snatpool's are.
+			addr, h.Hold, h.Err = snap.SNATIndex.PickAddrs(pool, &vs.snatNext, dst.Addr().Is4(), count, hold)
 			break
 		}
 		n := len(pool)
@@ -177,7 +199,12 @@ func objectSource(e *snatobj.Entry, snap *VirtualSnap, client, local, dst netip.
 	var h SNATHeld
 	var addr netip.Addr
 	if e.Automap {
-		if addr = automap(snap, local, dst); addr.IsValid() && count {
+		if addr = automap(snap, local, dst); addr.IsValid() && snap.SNATIndex != nil {
+			if h.Hold, h.Err = snap.SNATIndex.Take(addr, count, hold); h.Err != nil {
+				return h
+			}
+		}
+		if addr.IsValid() && count {
 			e.Counted()
 		}
 	} else {

@@ -16,7 +16,7 @@ import (
 // says a list is there; no allocation.
 func TestSNATSourceVLANs(t *testing.T) {
 	var sreg snatobj.Registry
-	snats, _ := sreg.Build([]config.SNATObject{
+	snats, _, _ := sreg.Build([]config.SNATObject{
 		{Name: "wide", Origins: []netip.Prefix{netip.MustParsePrefix("127.230.0.0/16")}, Addrs: []netip.Addr{netip.MustParseAddr("127.230.9.1")}},
 		{Name: "on5", Origins: []netip.Prefix{netip.MustParsePrefix("127.230.1.0/24")}, Addrs: []netip.Addr{netip.MustParseAddr("127.230.9.2")},
 			VLANs: &config.VLANFilter{Ifindex: []int{5}}},
