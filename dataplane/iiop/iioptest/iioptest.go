@@ -13,6 +13,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -53,15 +54,22 @@ type Server struct {
 	mu       sync.Mutex
 	keys     map[string]int
 	conns    map[net.Conn]bool
+	seen     func(line string)
 }
 
 // Listen starts a server named name on addr (host:port).
 func Listen(addr, name string) (*Server, error) {
+	return ListenSeen(addr, name, nil)
+}
+
+// ListenSeen is Listen with seen told of every request served, as a line
+// (type, request id, object key, operation).
+func ListenSeen(addr, name string, seen func(line string)) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Name: name, ln: ln, keys: map[string]int{}, conns: map[net.Conn]bool{}}
+	s := &Server{Name: name, ln: ln, keys: map[string]int{}, conns: map[net.Conn]bool{}, seen: seen}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -164,16 +172,22 @@ func (s *Server) Serve(c net.Conn) {
 			}
 		case iiop.LocateRequest:
 			s.count(m.Key)
+			if s.seen != nil {
+				s.seen(fmt.Sprintf("%s: LocateRequest id %d key %s", s.Name, m.RequestID, m.Key))
+			}
 			write(iiop.AppendLocateReply(nil, m.Minor, m.Little(), m.RequestID, 1))
 			continue
 		default:
 			continue
 		}
 		s.count(m.Key)
+		op := iiop.RequestOperation(b)
+		if s.seen != nil {
+			s.seen(fmt.Sprintf("%s: Request id %d key %s op %s", s.Name, m.RequestID, m.Key, op))
+		}
 		if !m.Expects {
 			continue
 		}
-		op := iiop.RequestOperation(b)
 		if op == "noreply" {
 			continue
 		}
