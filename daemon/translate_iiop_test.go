@@ -3,6 +3,7 @@ package daemon
 import (
 	"fmt"
 	"net"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -117,6 +118,18 @@ func TestIIOPVirtual(t *testing.T) {
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if _, err := iioptest.ReadMessage(c); err == nil || strings.Contains(err.Error(), "timeout") {
 		t.Fatalf("abort-on-timeout: read %v, want the connection reset", err)
+	}
+	for cmd, want := range map[string][]string{
+		"show ltm profile iiop iiop":       {`(?m)^Ltm::IIOP Profile: iiop$`, `(?m)^Requests +4$`, `(?m)^Replies +4$`, `(?m)^Timeouts +0$`},
+		"show ltm profile iiop iiop_keys":  {`(?m)^Requests +12$`, `(?m)^Replies +12$`},
+		"show ltm profile iiop iiop_quick": {`(?m)^Requests +1$`, `(?m)^Replies +0$`, `(?m)^Timeouts +1$`, `(?m)^Client Resets +1$`},
+	} {
+		out, err := run(t, s, cmd)
+		for _, re := range want {
+			if !regexp.MustCompile(re).MatchString(out) {
+				t.Errorf("%s lacks %s:\n%s%s", cmd, re, out, err)
+			}
+		}
 	}
 }
 
