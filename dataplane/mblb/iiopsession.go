@@ -183,6 +183,7 @@ func (s *ClientConn) runIIOP() error {
 				return err
 			}
 			if errors.Is(err, io.EOF) {
+				is.drain()
 				s.Close(false)
 				return nil
 			}
@@ -270,6 +271,46 @@ func (is *iiopSession) fromClient(b []byte) bool {
 		return false
 	}
 	return is.bad("GIOP %v from a client (bidirectional GIOP is not run)", m.Type)
+}
+
+// drain waits, after the client half-closed, until every request it
+// awaits a reply to has one (or timed out, or its member's connection
+// ended), so that a client that sends its requests and shuts its side
+// down still gets its replies; the engine's idle timeout bounds the wait.
+func (is *iiopSession) drain() {
+	s := is.s
+	s.mu.Lock()
+	for len(is.pending) > 0 && !s.closed {
+		s.cond.Wait()
+	}
+	s.mu.Unlock()
+}
+
+// memberGone settles the requests whose member's connection ended
+// unanswered: with a timeout they are left to it (abort-on-timeout then
+// resets the client, whose ORB sends them again on a new connection);
+// without one they are forgotten at once, so that the client's window
+// does not fill with requests no one will answer [M].
+func (is *iiopSession) memberGone(sc *serverConn) {
+	if is.opt.Timeout > 0 {
+		return
+	}
+	s := is.s
+	s.mu.Lock()
+	n := 0
+	for id, p := range is.pending {
+		if p.sc == sc {
+			delete(is.pending, id)
+			n++
+		}
+	}
+	if n > 0 {
+		s.cond.Broadcast()
+	}
+	s.mu.Unlock()
+	if n > 0 {
+		s.e.logf("mblb: IIOP client %s: %d requests unanswered by %s, whose connection ended", s.client, n, sc.leg.Member.Name)
+	}
 }
 
 // reserve waits for room in the client's window of requests awaiting
@@ -446,6 +487,7 @@ func (sc *serverConn) iiopRead(is *iiopSession) {
 		}
 		if err != nil {
 			sc.failed(err)
+			is.memberGone(sc)
 			return
 		}
 	}

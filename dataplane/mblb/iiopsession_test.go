@@ -232,6 +232,41 @@ func TestIIOPFragments(t *testing.T) {
 	}
 }
 
+// TestIIOPHalfClose: a client that sends its requests and shuts its
+// side down still gets every reply, then the close; a request whose
+// member's connection ends unanswered (no timeout set) is forgotten, so
+// the client is not kept waiting for it.
+func TestIIOPHalfClose(t *testing.T) {
+	_, pool := startIIOPMembers(t, "127.243.1.24:24324", "127.243.1.25:24325")
+	vs := startVS(t, "127.243.1.26:24326", iiopConfig(pool, IIOPOptions{}))
+	c := dialIIOP(t, vs)
+	var reqs []byte
+	reqs = iiop.AppendRequest(reqs, 2, false, 1, true, []byte("k"), "delay:200", nil)
+	reqs = iiop.AppendRequest(reqs, 2, false, 2, true, []byte("k"), "close", nil)
+	reqs = iiop.AppendRequest(reqs, 2, false, 3, true, []byte("k"), "get", nil)
+	if _, err := c.Write(reqs); err != nil {
+		t.Fatal(err)
+	}
+	c.(*net.TCPConn).CloseWrite()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var got []string
+	for {
+		b, err := iioptest.ReadMessage(c)
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Fatalf("after %v: %v, want the virtual's close", got, err)
+			}
+			break
+		}
+		m, _ := iiop.Parse(b)
+		got = append(got, fmt.Sprintf("%d=%s", m.RequestID, iiop.ReplyBody(b)))
+	}
+	sort.Strings(got)
+	if fmt.Sprint(got) != "[1=m1 3=m1]" {
+		t.Fatalf("replies %v", got)
+	}
+}
+
 // TestIIOPMalformed: a client whose stream is not GIOP is reset.
 func TestIIOPMalformed(t *testing.T) {
 	_, pool := startIIOPMembers(t, "127.243.1.17:24317")

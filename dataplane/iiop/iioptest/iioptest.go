@@ -5,7 +5,8 @@
 //
 // A request's operation steers the answer: "delay:N" answers after N
 // milliseconds (in its own goroutine, so later requests may be answered
-// first: replies out of order), "noreply" never answers. Fragmented
+// first: replies out of order), "noreply" never answers, "close" closes
+// the connection without an answer (once the delayed replies are out). Fragmented
 // requests (GIOP 1.1 and 1.2) are joined before they are answered.
 package iioptest
 
@@ -188,8 +189,11 @@ func (s *Server) Serve(c net.Conn) {
 		if !m.Expects {
 			continue
 		}
-		if op == "noreply" {
+		switch op {
+		case "noreply":
 			continue
+		case "close":
+			return
 		}
 		reply := iiop.AppendReply(nil, m.Minor, m.Little(), m.RequestID, 0, []byte(s.Name))
 		if d, ok := strings.CutPrefix(op, "delay:"); ok {
