@@ -7,6 +7,7 @@ import (
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/objects"
+	"github.com/openltm/openltm/rules"
 )
 
 // The iiop profile as IIOP virtuals apply it (dataplane/mblb,
@@ -28,8 +29,9 @@ var (
 // max-message-size and max-in-flight (its framing must stay rule, the
 // default: GIOP frames itself); without one the engine's defaults apply
 // [M]. One-connect beside iiop is kept with a warning and the virtual
-// carries no traffic, as beside sip. It returns false when the virtual
-// was left out.
+// carries no traffic, as beside sip. Rules handling CLIENT_DATA or
+// SERVER_DATA are kept with a warning: those events do not run on GIOP
+// messages. It returns false when the virtual was left out.
 func (t *translator) iiop(o *objects.Object, v *dataplane.Virtual, ip *objects.Object) bool {
 	for _, k := range []*objects.Kind{profileHTTP, profileFastHTTP, profileFTP, profileSIP, profileMQTT, profileFIX, profileDiameter, profileRTSP} {
 		if other := t.profile(o, k); other != nil {
@@ -74,4 +76,20 @@ func (t *translator) iiop(o *objects.Object, v *dataplane.Virtual, ip *objects.O
 	}
 	v.MBLB = m
 	return true
+}
+
+// iiopRules warns of rules that handle CLIENT_DATA or SERVER_DATA on a
+// virtual with an iiop profile: those events do not run there (the
+// profile frames and balances each GIOP message itself); the virtual is
+// still made.
+func (t *translator) iiopRules(o *objects.Object, list []*rules.Rule) {
+	ip := t.profile(o, profileIIOP)
+	if ip == nil {
+		return
+	}
+	for _, r := range list {
+		if r.Handles(rules.ClientData) || r.Handles(rules.ServerData) {
+			t.keep(o, "profile %s: rule %s: CLIENT_DATA and SERVER_DATA events do not run on an IIOP virtual, whose GIOP messages the profile frames and balances itself", ip.Name, r.Name)
+		}
+	}
 }

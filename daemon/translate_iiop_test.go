@@ -168,6 +168,14 @@ func TestIIOPProfileRefused(t *testing.T) {
 			}
 		}
 	}
+	out, err := run(t, s, "create ltm rule r_data { when CLIENT_DATA { TCP::release } }")
+	if err != "" {
+		t.Fatal(out, err)
+	}
+	out, err = run(t, s, "create ltm virtual v_rule destination 127.243.2.27:24427 pool p profiles replace-all-with { tcp { } iiop { } } rules { r_data }")
+	if err != "" || !strings.Contains(out, "CLIENT_DATA and SERVER_DATA events do not run on an IIOP virtual") {
+		t.Errorf("a rule reading the bytes of an IIOP virtual: no warning:\n%s%s", out, err)
+	}
 	dc, skipped := Translate(e.schema, e.Config())
 	v := dc.Virtuals["/Common/v_ok"]
 	if v == nil || v.MBLB == nil || v.MBLB.Request.Mode != mblb.IIOP {
