@@ -126,8 +126,9 @@ func (f Framer) Frame(buf []byte) (int, bool, error) {
 	if len(buf) < HeaderSize {
 		// Refuse a stream that is not GIOP at its first bytes rather
 		// than wait for a header that will never make sense.
-		for i, c := range []byte("GIOP")[:min(4, len(buf))] {
-			if buf[i] != c {
+		const magic = "GIOP"
+		for i := 0; i < len(buf) && i < len(magic); i++ {
+			if buf[i] != magic[i] {
 				return 0, false, ErrMagic
 			}
 		}

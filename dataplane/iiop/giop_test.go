@@ -176,6 +176,9 @@ func TestFramerStream(t *testing.T) {
 func TestParseAllocs(t *testing.T) {
 	msg := AppendRequest(nil, 2, false, 1, true, []byte("key"), "op", []byte("body"))
 	n := testing.AllocsPerRun(100, func() {
+		if _, ok, err := (Framer{}).Frame(msg[:7]); err != nil || ok {
+			t.Fatal(err)
+		}
 		if _, _, err := (Framer{}).Frame(msg); err != nil {
 			t.Fatal(err)
 		}
