@@ -203,3 +203,29 @@ func BenchmarkFrameParse(b *testing.B) {
 		}
 	}
 }
+
+// FuzzParse: no input makes the framer or Parse panic, and a framed
+// message that parses has an id wherever its type must carry one.
+func FuzzParse(f *testing.F) {
+	f.Add(AppendRequest(nil, 2, false, 1, true, []byte("k"), "op", []byte("b")))
+	f.Add(AppendRequest(nil, 0, true, 1, false, []byte("key"), "op", nil))
+	f.Add(AppendLocateRequest(nil, 1, false, 3, []byte("k")))
+	f.Add(AppendFragment(nil, 2, true, 9, true, []byte("xyz")))
+	f.Add(AppendReply(nil, 1, true, 4, 0, []byte("m1")))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		n, ok, err := Framer{Max: 1 << 16}.Frame(b)
+		if err != nil || !ok {
+			return
+		}
+		m, err := Parse(b[:n])
+		if err != nil {
+			return
+		}
+		switch m.Type {
+		case Request, Reply, CancelRequest, LocateRequest, LocateReply:
+			if !m.HasID {
+				t.Fatalf("%v without a request id", m.Type)
+			}
+		}
+	})
+}
