@@ -135,7 +135,8 @@ func TestIIOPVirtual(t *testing.T) {
 
 // TestIIOPProfileRefused: iiop without tcp, beside http or sip, or
 // beside an mblb profile whose framing is not rule, is refused and the
-// virtual not made; the settings reach the engine.
+// virtual not made; a rule reading the bytes and every port are kept
+// with a warning; the settings reach the engine.
 func TestIIOPProfileRefused(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
@@ -175,6 +176,10 @@ func TestIIOPProfileRefused(t *testing.T) {
 	out, err = run(t, s, "create ltm virtual v_rule destination 127.243.2.27:24427 pool p profiles replace-all-with { tcp { } iiop { } } rules { r_data }")
 	if err != "" || !strings.Contains(out, "CLIENT_DATA and SERVER_DATA events do not run on an IIOP virtual") {
 		t.Errorf("a rule reading the bytes of an IIOP virtual: no warning:\n%s%s", out, err)
+	}
+	out, err = run(t, s, "create ltm virtual v_any destination 127.243.2.28:any pool p profiles replace-all-with { tcp { } iiop { } }")
+	if err != "" || !strings.Contains(out, "an iiop virtual on every port is not served yet; kept") {
+		t.Errorf("an iiop virtual on every port: %q %q", out, err)
 	}
 	dc, skipped := Translate(e.schema, e.Config())
 	v := dc.Virtuals["/Common/v_ok"]
