@@ -537,11 +537,12 @@ func (is *iiopSession) fromServer(sc *serverConn, b []byte, held *bool) error {
 }
 
 // timeouts looks for requests unanswered past the timeout, a quarter of
-// it apart (at least 10 ms), until the session ends.
+// it apart (at least 10 ms, at most a second, so that it also sees the
+// session end soon), until the session ends.
 func (is *iiopSession) timeouts() {
 	s, e := is.s, is.s.e
 	to := is.opt.Timeout
-	tick := max(to/4, 10*time.Millisecond)
+	tick := min(max(to/4, 10*time.Millisecond), time.Second)
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	for range t.C {
