@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"regexp"
@@ -189,5 +190,41 @@ func TestIIOPProfileRefused(t *testing.T) {
 	want := mblb.IIOPOptions{PersistObjectKey: true, PersistRequestID: true, Timeout: 7 * time.Second}
 	if o := v.MBLB.Request.IIOP; o != want {
 		t.Fatalf("options %+v, want %+v", o, want)
+	}
+}
+
+// TestIIOPOverTLS: IIOP inside the client's TLS (a client-ssl profile
+// beside iiop): requests still alternate and replies come back by id.
+func TestIIOPOverTLS(t *testing.T) {
+	for i, a := range []string{"127.243.2.31:24431", "127.243.2.32:24432"} {
+		s, err := iioptest.Listen(a, fmt.Sprintf("m%d", i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+	}
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool p_tls members add { 127.243.2.31:24431 127.243.2.32:24432 }",
+		"create ltm virtual v_tls destination 127.243.2.30:24430 pool p_tls profiles replace-all-with { tcp { } clientssl { context clientside } iiop { } }",
+	} {
+		if out, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s %s", c, out, err)
+		}
+	}
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", "127.243.2.30:24430", &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var reqs []byte
+	for id := uint32(1); id <= 4; id++ {
+		reqs = iiop.AppendRequest(reqs, 2, false, id, true, []byte("k"), "get", nil)
+	}
+	got := iiopRound(t, c, reqs, 4)
+	sort.Strings(got)
+	if g := fmt.Sprint(got); g != "[1=m1 2=m2 3=m1 4=m2]" && g != "[1=m2 2=m1 3=m2 4=m1]" {
+		t.Fatalf("over TLS: %v", got)
 	}
 }
