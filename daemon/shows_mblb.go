@@ -12,7 +12,8 @@ import (
 )
 
 // mblbCommands answers the shows of message-based load balancing and
-// OneConnect (show ltm profile one-connect, show ltm profile mblb).
+// OneConnect (show ltm profile one-connect, show ltm profile mblb, show
+// ltm profile iiop).
 func mblbCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 	return []RuntimeCommand{
 		{"show", "ltm profile one-connect", func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
@@ -28,6 +29,15 @@ func mblbCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 			for _, name := range profileNames(e, profileMBLB, names) {
 				st, _ := p.MBLBProfileStats(name)
 				if err := render.MBLBProfile(w, name, st, showOpts(s, words)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"show", "ltm profile iiop", func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+			for _, name := range profileNames(e, profileIIOP, names) {
+				st, _ := p.MBLBProfileStats(name)
+				if err := render.IIOPProfile(w, name, st, showOpts(s, words)); err != nil {
 					return err
 				}
 			}

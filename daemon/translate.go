@@ -604,6 +604,8 @@ func (t *translator) virtual(o *objects.Object) {
 		if !t.sseNeeds(o, list) { // translate_sse.go
 			return
 		}
+		// translate_iiop.go
+		t.iiopRules(o, list)
 		if !t.profileNeeds(o, list, profileRewrite, "REWRITE", (*rules.Rule).RewriteNeeds) { // translate_rewrite.go
 			return
 		}

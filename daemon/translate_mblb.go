@@ -37,6 +37,9 @@ func (t *translator) mblb(o *objects.Object, v *dataplane.Virtual) bool {
 	if rp := t.profile(o, profileRADIUS); rp != nil {
 		return t.radius(o, v, rp) // translate_radius.go
 	}
+	if ip := t.profile(o, profileIIOP); ip != nil {
+		return t.iiop(o, v, ip) // translate_iiop.go
+	}
 	if sp := t.profile(o, profileSIP); sp != nil {
 		return t.sip(o, v, sp) // translate_sip.go
 	}

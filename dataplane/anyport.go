@@ -64,6 +64,8 @@ func AnyPortUnsupported(v *Virtual) string {
 		return "an http3 virtual on every port is not served yet (a udp virtual with a quic profile answers from its listener's port)"
 	case v.MBLB != nil && v.MBLB.Request.Mode == mblb.SIP:
 		return "a sip virtual on every port is not served yet"
+	case v.MBLB != nil && v.MBLB.Request.Mode == mblb.IIOP:
+		return "an iiop virtual on every port is not served yet"
 	case v.MBLB != nil && v.MBLB.ExplicitProxy != nil:
 		return "an explicit forward proxy (http proxy-type explicit) on every port is not served yet"
 	case v.MBLB != nil && v.TLS != nil && v.TLS.Forward != nil:

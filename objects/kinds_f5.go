@@ -1100,6 +1100,7 @@ idle-timeout int 60
 		sipProfileKind(),              // kinds_sip.go
 		radiusProfileKind(),           // kinds_radius.go
 		tftpProfileKind(),             // kinds_tftp.go
+		iiopProfileKind(),             // kinds_iiop.go
 		pcpProfileKind(),              // kinds_pcp.go
 		netflowProfileKind(),          // kinds_netflow.go
 		gtpProfileKind(),              // kinds_gtp.go

@@ -78,6 +78,7 @@ ltm profile dhcpv4: dhcpv4 dhcpv4_fwd
 ltm profile dhcpv6: dhcpv6 dhcpv6_fwd
 ltm profile ftp: ftp
 ltm profile tftp: tftp
+ltm profile iiop: iiop
 ltm profile pcp: pcp
 ltm profile sip: sip
 ltm profile rtsp: rtsp

@@ -16,6 +16,12 @@
 //	    the two-connection dance: WSL, then the WSH it names; prints which
 //	    server answered.
 //
+//	tcpkit iiop-serve -listen 127.0.70.21:2809 -label S1
+//	    a CORBA IIOP member: answers each GIOP Request with its label.
+//	tcpkit iiop -connect 127.0.70.20:2809 -n 4 -keys a,b -ops delay:300,get
+//	    pipelines GIOP requests on one connection and prints each reply's
+//	    request id and body.
+//
 //	tcpkit ldns -addr 127.0.114.5 -port 5353 -delay 127.0.112.1=40ms,127.0.113.1=5ms
 //	    a local DNS server for the GSLB procedure: answers the GSLB's RTT
 //	    probes after a delay chosen per probe source; with -ask NAME
@@ -69,6 +75,10 @@ var subcommands = []struct{ name, usage, what string }{
 		"a Tuxedo server: the WSL names a WSH port, the WSH listeners answer with the label"},
 	{"tuxedo-client", "--wsl ADDR:PORT [--label C1] [--count N] [--hold [--linger D]]",
 		"the Tuxedo client's two connections: WSL, then the WSH it names"},
+	{"iiop-serve", "-listen ADDR:PORT [-label S1] [-quiet]",
+		"a CORBA IIOP (GIOP) member: each Request answered with a Reply whose body is the label (operation delay:N after N ms, noreply never), each LocateRequest with OBJECT_HERE; a line per request"},
+	{"iiop", "-connect ADDR:PORT [-n N] [-keys K1,K2] [-ops OP1,OP2] [-id N] [-version 1.0|1.1|1.2] [-little] [-locate] [-arrival] [-timeout D]",
+		"a GIOP client: N requests pipelined on one connection, printing each reply's request id and body"},
 	{"ldns", strings.TrimPrefix(ldnsUsage, "tcpkit ldns "),
 		"a local DNS server for GSLB tests: delayed answers to RTT probes per source; -ask queries the GSLB from its own address"},
 	{"ech-server", "-listen ADDR:PORT -key FILE -public-name NAME [-label E1]",
@@ -150,6 +160,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = loadMain(ctx, args[1:], stdout, stderr)
 	case "tuxedo":
 		err = tuxedoMain(ctx, args[1:], stdout, stderr)
+	case "iiop-serve":
+		err = iiopServeMain(ctx, args[1:], stdout, stderr)
+	case "iiop":
+		err = iiopClientMain(ctx, args[1:], stdout, stderr)
 	case "tuxedo-client":
 		err = tuxedoClientMain(ctx, args[1:], stdout, stderr)
 	case "ldns":

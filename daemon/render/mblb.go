@@ -51,6 +51,30 @@ func MBLBProfile(w io.Writer, name string, st dataplane.MBLBStats, o Options) er
 	})
 }
 
+// IIOPProfile prints one `Ltm::IIOP Profile` block (show ltm profile
+// iiop): the IIOP virtuals' requests, replies and timeouts [M: BIG-IP's
+// iiop profile statistics are not known to openltm; these are its
+// engine's counts].
+func IIOPProfile(w io.Writer, name string, st dataplane.MBLBStats, o Options) error {
+	u := func(n uint64) string { return strconv.FormatUint(n, 10) }
+	return statBlock(w, "Ltm::IIOP Profile: "+o.rel(name), [][2]string{
+		{"Virtual Server Name", "N/A"},
+		{"Connections", ""},
+		{"Current Clients", strconv.Itoa(st.Sessions)},
+		{"Current Server", strconv.Itoa(st.ServerConns)},
+		{"Server Opened", u(st.ServerConnsOpened)},
+		{"Messages", ""},
+		{"Requests", u(st.Messages)},
+		{"Replies", u(st.Responses)},
+		{"Timeouts", u(st.IIOPTimeouts)},
+		{"Retries", u(st.Retries)},
+		{"Oversize", u(st.Oversize)},
+		{"Failures", ""},
+		{"Server Failures", u(st.ServerFailures)},
+		{"Client Resets", u(st.Resets)},
+	})
+}
+
 // statBlock prints a BIG-IP statistics block: a dashed header and
 // label/value lines with the values right-aligned; a line with no value
 // is a group title.

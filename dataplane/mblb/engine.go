@@ -368,6 +368,9 @@ type Engine struct {
 	done     chan struct{}
 
 	stats engineStats
+	// iiop is an IIOP virtual's persistence (iiopsession.go); nil
+	// without it.
+	iiop *iiopPersist
 	// fc is cfg.Flow normalized, nil when off; flowQueued and flowPeak
 	// are the request bytes held for members now and at most.
 	fc                   *FlowControl
@@ -432,6 +435,9 @@ type engineStats struct {
 	// ntlmChallenged, ntlmBound and ntlmUnbound are the ntlm profile's
 	// (ntlm.go).
 	ntlmChallenged, ntlmBound, ntlmUnbound atomic.Uint64
+	// iiopTimeouts counts IIOP requests unanswered within the iiop
+	// profile's timeout (iiopsession.go).
+	iiopTimeouts atomic.Uint64
 }
 
 // Stats are the engine's counters since it started.
@@ -483,6 +489,9 @@ type Stats struct {
 	// connections; NTLMUnbound the private groups given up (no answer to
 	// the challenge, or NTLM::disable) (ntlm.go).
 	NTLMChallenged, NTLMBound, NTLMUnbound uint64
+	// IIOPTimeouts counts IIOP requests unanswered within the iiop
+	// profile's timeout.
+	IIOPTimeouts uint64
 }
 
 // MemberStats are one member's counters, for `show ltm pool p members`.
@@ -547,6 +556,9 @@ func New(cfg Config) (*Engine, error) {
 		done:     make(chan struct{}),
 	}
 	e.clock.Store(time.Now().UnixNano())
+	if o := cfg.Request.IIOP; cfg.Request.Mode == IIOP && (o.PersistObjectKey || o.PersistRequestID) {
+		e.iiop = &iiopPersist{keys: map[string]Member{}, ids: map[uint32]Member{}}
+	}
 	if cfg.OneConnect != nil {
 		oc := *cfg.OneConnect
 		if oc.MaxSize <= 0 {
@@ -627,6 +639,7 @@ func (e *Engine) Stats() Stats {
 		NTLMChallenged:    e.stats.ntlmChallenged.Load(),
 		NTLMBound:         e.stats.ntlmBound.Load(),
 		NTLMUnbound:       e.stats.ntlmUnbound.Load(),
+		IIOPTimeouts:      e.stats.iiopTimeouts.Load(),
 		Sessions:          ns,
 		ServerConns:       nc,
 	}

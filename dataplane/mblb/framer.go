@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/openltm/openltm/dataplane/httpx"
+	"github.com/openltm/openltm/dataplane/iiop"
 )
 
 // Framing errors. They end the connection whose stream cannot be framed:
@@ -57,6 +58,9 @@ const (
 	// SIP frames SIP messages (the sip profile, sip.go); a session
 	// routes them itself (sipsession.go) instead of pairing answers.
 	SIP
+	// IIOP frames GIOP messages (the iiop profile, dataplane/iiop); a
+	// session routes replies by request id (iiopsession.go).
+	IIOP
 )
 
 // String names the mode as logs and errors show it.
@@ -74,6 +78,8 @@ func (m Mode) String() string {
 		return "http"
 	case SIP:
 		return "sip"
+	case IIOP:
+		return "iiop"
 	}
 	return fmt.Sprintf("mode(%d)", int(m))
 }
@@ -106,6 +112,8 @@ type Framing struct {
 	HTTP HTTPOptions
 	// SIP is the sip profile's settings, for Mode SIP.
 	SIP SIPOptions
+	// IIOP is the iiop profile's settings, for Mode IIOP.
+	IIOP IIOPOptions
 }
 
 // Validate reports a setting that could never frame a stream, so a bad
@@ -113,6 +121,11 @@ type Framing struct {
 func (f Framing) Validate() error {
 	switch f.Mode {
 	case PerRead, Rule:
+		return nil
+	case IIOP:
+		if f.IIOP.Timeout < 0 {
+			return fmt.Errorf("mblb: IIOP timeout %v is negative", f.IIOP.Timeout)
+		}
 		return nil
 	case SIP:
 		if f.SIP.MaxHeaderSize < 0 {
@@ -163,6 +176,8 @@ func (f Framing) New(maxSize int) (Framer, error) {
 		return nil, nil
 	case SIP:
 		return &SIPFramer{Max: maxSize, MaxHeader: f.SIP.MaxHeaderSize}, nil
+	case IIOP:
+		return iiop.Framer{Max: maxSize}, nil
 	case HTTP:
 		return &httpx.RequestFramer{MaxHeader: f.HTTP.MaxHeaderSize, Max: maxSize, MaxFields: f.HTTP.maxHeaderCount(), Stream: true}, nil
 	}

@@ -59,7 +59,7 @@ const loopReads = 8
 // loop: the proxy gave DialFD, no adapt profile waits on ICAP, and OneConnect, if any, is not exclusive
 // (or is HTTP's, whose acquire does not wait on a loop: see acquire).
 func (e *Engine) Loopable() bool {
-	return e.cfg.DialFD != nil && e.cfg.Request.Mode != SIP && !e.cfg.Waits && !e.cfg.Request.HTTP.adapts() && (e.pool == nil || !e.pool.exclusive || e.cfg.Request.Mode == HTTP)
+	return e.cfg.DialFD != nil && e.cfg.Request.Mode != SIP && e.cfg.Request.Mode != IIOP && !e.cfg.Waits && !e.cfg.Request.HTTP.adapts() && (e.pool == nil || !e.pool.exclusive || e.cfg.Request.Mode == HTTP)
 }
 
 // NewLoopClientConn takes charge of an accepted client socket (non-blocking)

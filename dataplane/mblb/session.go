@@ -420,6 +420,9 @@ func (s *ClientConn) Run() error {
 	if s.e.cfg.Request.Mode == SIP {
 		return s.runSIP() // sipsession.go
 	}
+	if s.e.cfg.Request.Mode == IIOP {
+		return s.runIIOP() // iiopsession.go
+	}
 	if s.async {
 		go s.writer()
 	}

@@ -1152,6 +1152,7 @@ func (s *Set) ProfileStats(profile string) (st mblb.Stats, ok bool) {
 		st.Resets += es.Resets
 		st.ServerFailures += es.ServerFailures
 		st.Unsolicited += es.Unsolicited
+		st.IIOPTimeouts += es.IIOPTimeouts
 		st.ServerConnsOpened += es.ServerConnsOpened
 		st.SpareConnsOpened += es.SpareConnsOpened
 		st.Drained += es.Drained

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestIIOPServeAndClient: the client's pipelined requests reach the
+// member, whose replies (one delayed) come back by request id, printed
+// sorted or as they came; a request never answered ends the client with
+// an error after its timeout.
+func TestIIOPServeAndClient(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var srv syncBuf
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"iiop-serve", "-listen", "127.243.3.1:24501", "-label", "S7"}, nil, &srv, &srv)
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(srv.String(), "GIOP on") {
+		if time.Now().After(deadline) {
+			t.Fatalf("server did not start: %s", srv.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{[]string{"-n", "3", "-keys", "a,b", "-ops", "delay:200,get"}, 0, "reply id 1: S7\nreply id 2: S7\nreply id 3: S7\n"},
+		{[]string{"-n", "2", "-ops", "delay:200,get", "-arrival", "-version", "1.0", "-little"}, 0, "reply id 2: S7\nreply id 1: S7\n"},
+		{[]string{"-n", "1", "-locate", "-id", "9", "-version", "1.1"}, 0, "locate reply id 9\n"},
+		{[]string{"-n", "1", "-ops", "noreply", "-timeout", "300ms"}, 1, ""},
+		{[]string{"-version", "2.0"}, 1, ""},
+	} {
+		var out, errb bytes.Buffer
+		code := run(ctx, append([]string{"iiop", "-connect", "127.243.3.1:24501"}, tc.args...), nil, &out, &errb)
+		if code != tc.code || out.String() != tc.out {
+			t.Errorf("iiop %v: status %d output %q (%s), want %d %q", tc.args, code, out.String(), errb.String(), tc.code, tc.out)
+		}
+	}
+	if !strings.Contains(srv.String(), "S7: Request id 1 key a op delay:200") || !strings.Contains(srv.String(), "S7: LocateRequest id 9 key obj") {
+		t.Errorf("server log:\n%s", srv.String())
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("iiop-serve ended with %d", code)
+	}
+}

@@ -1,0 +1,579 @@
+package mblb
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/iiop"
+)
+
+// IIOP sessions (the iiop profile): CORBA's GIOP over TCP, balanced per
+// request. A GIOP client pipelines requests on one connection and matches
+// each Reply to its Request by request id, in any order; so, as with SIP,
+// an IIOP client is not served by the ordered response queue: it has its
+// own connection to each member it sends to, and a member's replies go to
+// that client as they come, out of order when they come so. Each Request
+// and LocateRequest (or its first fragment) is balanced by itself:
+//
+//   - persist-object-key: a request for an object key another request of
+//     the virtual went with goes to that member (while it can take it);
+//   - persist-request-id: a request whose request id another request of
+//     the virtual carried goes to that request's member [M: BIG-IP
+//     documents only "persists on the request id"];
+//   - a request expecting a reply is pending until its Reply or
+//     LocateReply; unanswered after timeout, the client is reset
+//     (abort-on-timeout) or the request is forgotten (its late reply, if
+//     any, is still passed on [M]);
+//   - a CancelRequest goes to its request's member and forgets it; one
+//     for no pending request goes nowhere [M];
+//   - a Fragment follows its first message: by request id in GIOP 1.2,
+//     after the last fragmented message in 1.1 (which allows no
+//     interleaving); a member's 1.1 fragments reach the client with no
+//     other member's message between them;
+//   - a client's CloseConnection, MessageError, Reply or LocateReply
+//     (bidirectional GIOP is not run) closes the client [M]; a member's
+//     CloseConnection closes that member's connection only, not passed
+//     on [M]; what else a member sends goes to the client.
+//
+// A stream that is not GIOP (a bad header, a body short of its fields, a
+// Fragment of nothing) resets the client, or fails the member's
+// connection [M]. Sessions run on goroutines, never on event loops.
+//
+// Per message: a framer call, Parse (no allocation), one Pick, one write
+// and, for a request awaiting its reply, a map entry under the client's
+// lock; persistence adds a lookup in the engine's table, and an
+// allocation only when a key is learnt.
+
+// IIOPOptions is the iiop profile.
+type IIOPOptions struct {
+	// PersistObjectKey and PersistRequestID are persist-object-key and
+	// persist-request-id.
+	PersistObjectKey, PersistRequestID bool
+	// Timeout is how long a request may wait for its reply; 0: forever.
+	Timeout time.Duration
+	// AbortOnTimeout resets the client whose request timed out.
+	AbortOnTimeout bool
+}
+
+// iiopPersistLimit bounds each persistence table; past it about half of
+// the records, chosen at random, are forgotten [M].
+const iiopPersistLimit = 1 << 16
+
+// iiopPersist is a virtual's object-key and request-id persistence.
+type iiopPersist struct {
+	mu   sync.Mutex
+	keys map[string]Member
+	ids  map[uint32]Member
+}
+
+func (p *iiopPersist) lookup(key []byte, id uint32, byKey, byID bool) (Member, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if byKey && key != nil {
+		if m, ok := p.keys[string(key)]; ok {
+			return m, true
+		}
+	}
+	if byID {
+		if m, ok := p.ids[id]; ok {
+			return m, true
+		}
+	}
+	return Member{}, false
+}
+
+func (p *iiopPersist) record(key []byte, id uint32, byKey, byID bool, m Member) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if byKey && key != nil {
+		if old, ok := p.keys[string(key)]; !ok || old.ID != m.ID {
+			if len(p.keys) >= iiopPersistLimit {
+				forgetHalf(p.keys)
+			}
+			p.keys[string(key)] = m
+		}
+	}
+	if byID {
+		if old, ok := p.ids[id]; !ok || old.ID != m.ID {
+			if len(p.ids) >= iiopPersistLimit {
+				forgetHalf(p.ids)
+			}
+			p.ids[id] = m
+		}
+	}
+}
+
+func forgetHalf[K comparable, V any](m map[K]V) {
+	n := len(m) / 2
+	for k := range m {
+		if n == 0 {
+			return
+		}
+		delete(m, k)
+		n--
+	}
+}
+
+// iiopPending is a request awaiting its reply.
+type iiopPending struct {
+	sc   *serverConn
+	sent int64 // Unix nanoseconds
+}
+
+// iiopSession is one IIOP client connection's routing state.
+type iiopSession struct {
+	s   *ClientConn
+	opt IIOPOptions
+	p   *iiopPersist // nil without persistence
+	wmu sync.Mutex   // one write at a time to the client
+
+	// pending (guarded by s.mu) are the requests awaiting their reply
+	// by request id; the client is not read while MaxInFlight are.
+	pending map[uint32]iiopPending
+
+	// Reader only: where a 1.1 fragmented message goes on (fragTo),
+	// and 1.2 fragmented messages by request id.
+	fragTo  *serverConn
+	frags   map[uint32]*serverConn
+	exclude []MemberID
+}
+
+// runIIOP is Run for an IIOP virtual.
+func (s *ClientConn) runIIOP() error {
+	e := s.e
+	is := &iiopSession{s: s, opt: e.cfg.Request.IIOP, p: e.iiop, pending: map[uint32]iiopPending{}}
+	if is.opt.Timeout > 0 {
+		go is.timeouts()
+	}
+	st := newStream(iiop.Framer{Max: e.cfg.MaxMessageSize}, e.cfg.MaxMessageSize)
+	defer st.release()
+	for {
+		k, err := st.read(s.c)
+		if k > 0 {
+			s.active()
+			s.bytesIn.Add(uint64(k))
+			if s.meter != nil {
+				s.meter.Received(k)
+			}
+			for {
+				b, ferr := st.next()
+				if ferr != nil {
+					if errors.Is(ferr, ErrTooLarge) || errors.Is(ferr, iiop.ErrTooLarge) {
+						s.tooLarge()
+						return ferr
+					}
+					e.logf("mblb: IIOP client %s: %v, reset", s.client, ferr)
+					s.Close(true)
+					return ferr
+				}
+				if b == nil {
+					break
+				}
+				if !is.fromClient(b) {
+					return errClosed
+				}
+			}
+		}
+		if err != nil {
+			if errors.Is(err, ErrTooLarge) {
+				s.tooLarge()
+				return err
+			}
+			if errors.Is(err, io.EOF) {
+				is.drain()
+				s.Close(false)
+				return nil
+			}
+			if s.isClosed() {
+				return nil
+			}
+			s.Close(true)
+			return err
+		}
+	}
+}
+
+// bad resets the client for a message it should not have sent.
+func (is *iiopSession) bad(format string, args ...any) bool {
+	s := is.s
+	s.e.logf("mblb: IIOP client %s: %s, reset", s.client, fmt.Sprintf(format, args...))
+	s.Close(true)
+	return false
+}
+
+// fromClient routes one framed message of the client; false when the
+// session ended.
+func (is *iiopSession) fromClient(b []byte) bool {
+	s, e := is.s, is.s.e
+	m, err := iiop.Parse(b)
+	if err != nil {
+		return is.bad("%v", err)
+	}
+	switch m.Type {
+	case iiop.Request, iiop.LocateRequest:
+		s.msgsIn.Add(1)
+		e.stats.messages.Add(1)
+		if m.Expects && !is.reserve() {
+			return false
+		}
+		sc := is.balance(&m, b)
+		if sc == nil {
+			return false
+		}
+		if m.More() {
+			if m.Minor >= 2 {
+				if is.frags == nil {
+					is.frags = map[uint32]*serverConn{}
+				}
+				is.frags[m.RequestID] = sc
+			} else {
+				is.fragTo = sc
+			}
+		}
+		return true
+	case iiop.Fragment:
+		var sc *serverConn
+		if m.Minor >= 2 {
+			sc = is.frags[m.RequestID]
+			if !m.More() {
+				delete(is.frags, m.RequestID)
+			}
+		} else {
+			sc = is.fragTo
+			if !m.More() {
+				is.fragTo = nil
+			}
+		}
+		if sc == nil {
+			return is.bad("GIOP 1.%d Fragment (request id %d) of no fragmented message", m.Minor, m.RequestID)
+		}
+		if !is.toServer(sc, b) {
+			return is.bad("the member %s of a fragmented message failed", sc.leg.Member.Name)
+		}
+		return true
+	case iiop.CancelRequest:
+		s.mu.Lock()
+		p, ok := is.pending[m.RequestID]
+		if ok {
+			delete(is.pending, m.RequestID)
+			s.cond.Broadcast()
+		}
+		s.mu.Unlock()
+		if ok {
+			is.toServer(p.sc, b)
+		}
+		return true
+	case iiop.CloseConnection:
+		s.Close(false)
+		return false
+	}
+	return is.bad("GIOP %v from a client (bidirectional GIOP is not run)", m.Type)
+}
+
+// drain waits, after the client half-closed, until every request it
+// awaits a reply to has one (or timed out, or its member's connection
+// ended), so that a client that sends its requests and shuts its side
+// down still gets its replies; the engine's idle timeout bounds the wait.
+func (is *iiopSession) drain() {
+	s := is.s
+	s.mu.Lock()
+	for len(is.pending) > 0 && !s.closed {
+		s.cond.Wait()
+	}
+	s.mu.Unlock()
+}
+
+// memberGone settles the requests whose member's connection ended
+// unanswered: with a timeout they are left to it (abort-on-timeout then
+// resets the client, whose ORB sends them again on a new connection);
+// without one they are forgotten at once, so that the client's window
+// does not fill with requests no one will answer [M].
+func (is *iiopSession) memberGone(sc *serverConn) {
+	if is.opt.Timeout > 0 {
+		return
+	}
+	s := is.s
+	s.mu.Lock()
+	n := 0
+	for id, p := range is.pending {
+		if p.sc == sc {
+			delete(is.pending, id)
+			n++
+		}
+	}
+	if n > 0 {
+		s.cond.Broadcast()
+	}
+	s.mu.Unlock()
+	if n > 0 {
+		s.e.logf("mblb: IIOP client %s: %d requests unanswered by %s, whose connection ended", s.client, n, sc.leg.Member.Name)
+	}
+}
+
+// reserve waits for room in the client's window of requests awaiting
+// their reply; false when the session ended meanwhile.
+func (is *iiopSession) reserve() bool {
+	s := is.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(is.pending) >= s.e.cfg.MaxInFlight && !s.closed {
+		s.cond.Wait()
+	}
+	return !s.closed
+}
+
+// balance sends a request (or its first fragment) to the member its
+// persistence or Pick chooses, choosing again when a connection cannot
+// be opened or written, and files it as pending when it expects a reply.
+// nil when the session ended.
+func (is *iiopSession) balance(m *iiop.Message, b []byte) *serverConn {
+	s, e := is.s, is.s.e
+	byKey, byID := is.opt.PersistObjectKey, is.opt.PersistRequestID
+	c := Choice{Client: s.client, Tag: s.tag}
+	if is.p != nil {
+		if mem, ok := is.p.lookup(m.Key, m.RequestID, byKey, byID); ok {
+			c.Target = Target{Member: mem.Addr}
+		}
+	}
+	is.exclude = is.exclude[:0]
+	for attempt := 0; attempt < maxPickAttempts; attempt++ {
+		if s.isClosed() {
+			return nil
+		}
+		c.Exclude = is.exclude
+		mem, err := e.cfg.Pick(c)
+		if err == nil && excluded(is.exclude, mem.ID) {
+			err = ErrNoMember
+		}
+		if err != nil && !c.Target.IsZero() {
+			c.Target = Target{} // the persisted member cannot take it: balance
+			continue
+		}
+		if err != nil {
+			is.bad("%v for GIOP %v (request id %d)", err, m.Type, m.RequestID)
+			return nil
+		}
+		sc := s.ownConn(mem.ID)
+		if sc == nil {
+			if sc, err = is.dial(mem); err != nil {
+				if errors.Is(err, errClosed) {
+					return nil
+				}
+				is.exclude = append(is.exclude, mem.ID)
+				continue
+			}
+		}
+		if m.Expects {
+			s.mu.Lock()
+			is.pending[m.RequestID] = iiopPending{sc: sc, sent: is.clock()}
+			s.mu.Unlock()
+		}
+		if is.toServer(sc, b) {
+			if is.p != nil {
+				is.p.record(m.Key, m.RequestID, byKey, byID, sc.leg.Member)
+			}
+			return sc
+		}
+		if m.Expects {
+			s.mu.Lock()
+			delete(is.pending, m.RequestID)
+			s.mu.Unlock()
+		}
+		is.exclude = append(is.exclude, sc.leg.Member.ID)
+		e.stats.retries.Add(1)
+	}
+	is.bad("no server connection after %d attempts", maxPickAttempts)
+	return nil
+}
+
+// clock is the time requests are stamped with: read only when a timeout
+// is set.
+func (is *iiopSession) clock() int64 {
+	if is.opt.Timeout <= 0 {
+		return 0
+	}
+	return time.Now().UnixNano()
+}
+
+// dial opens the client's own connection to mem and starts its reader.
+func (is *iiopSession) dial(mem Member) (*serverConn, error) {
+	s := is.s
+	s.dialMu.Lock()
+	defer s.dialMu.Unlock()
+	if sc := s.ownConn(mem.ID); sc != nil {
+		return sc, nil
+	}
+	return s.dialOwnWith(mem, nil, func(sc *serverConn) { go sc.iiopRead(is) })
+}
+
+// toServer writes one message to a member (only the client's reader
+// writes to its members); false when the write failed (the connection
+// is then failed and its reader reports it).
+func (is *iiopSession) toServer(sc *serverConn, b []byte) bool {
+	n, err := sc.conn.Write(b)
+	sc.leg.BytesOut.Add(uint64(n))
+	if mt := sc.leg.Meter; mt != nil && n > 0 {
+		mt.Sent(n)
+	}
+	if err != nil {
+		sc.fail(err)
+		return false
+	}
+	sc.ms.requests.Add(1)
+	sc.leg.MsgsOut.Add(1)
+	sc.leg.lastActive.Store(sc.e.now())
+	return true
+}
+
+// writeClient sends b to the client; false when the client is gone.
+// held: the caller holds wmu already (a member's 1.1 fragments).
+func (is *iiopSession) writeClient(b []byte, held bool) bool {
+	s := is.s
+	if !held {
+		is.wmu.Lock()
+	}
+	n, err := s.c.Write(b)
+	if !held {
+		is.wmu.Unlock()
+	}
+	s.bytesOut.Add(uint64(n))
+	if s.meter != nil && n > 0 {
+		s.meter.Sent(n)
+	}
+	s.active()
+	if err != nil {
+		if !s.isClosed() {
+			s.Close(true)
+		}
+		return false
+	}
+	return true
+}
+
+// iiopRead passes what a member sends to the client that owns the
+// connection, until it ends.
+func (sc *serverConn) iiopRead(is *iiopSession) {
+	e := sc.e
+	st := newStream(iiop.Framer{Max: e.cfg.MaxMessageSize}, e.cfg.MaxMessageSize)
+	defer st.release()
+	held := false // wmu held for this member's 1.1 fragment chain
+	defer func() {
+		if held {
+			is.wmu.Unlock()
+		}
+	}()
+	for {
+		k, err := st.read(sc.conn)
+		if k > 0 {
+			sc.received(k)
+			for {
+				b, ferr := st.next()
+				if ferr == nil && b != nil {
+					ferr = is.fromServer(sc, b, &held)
+				}
+				if ferr != nil {
+					e.logf("mblb: IIOP from %s %s: %v", sc.leg.Member.Name, sc.leg.Remote, ferr)
+					sc.fail(ferr)
+					err = ferr
+					break
+				}
+				if b == nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			sc.failed(err)
+			is.memberGone(sc)
+			return
+		}
+	}
+}
+
+// errMemberClose ends a member's connection that sent CloseConnection.
+var errMemberClose = errors.New("mblb: IIOP member sent CloseConnection")
+
+// fromServer hands one message of a member to the client: a reply
+// settles its pending request. An error ends the member's connection.
+func (is *iiopSession) fromServer(sc *serverConn, b []byte, held *bool) error {
+	s, e := is.s, sc.e
+	m, err := iiop.Parse(b)
+	if err != nil {
+		return err
+	}
+	sc.leg.MsgsIn.Add(1)
+	switch m.Type {
+	case iiop.Reply, iiop.LocateReply:
+		s.mu.Lock()
+		if p, ok := is.pending[m.RequestID]; ok && p.sc == sc {
+			delete(is.pending, m.RequestID)
+			s.cond.Broadcast()
+		}
+		s.mu.Unlock()
+		sc.ms.responses.Add(1)
+		e.stats.responses.Add(1)
+	case iiop.CloseConnection:
+		return errMemberClose
+	}
+	// A member's GIOP 1.1 message in fragments reaches the client whole:
+	// no other member's message may come between its fragments.
+	chain := m.Minor == 1 && (m.More() || m.Type == iiop.Fragment)
+	if chain && !*held {
+		is.wmu.Lock()
+		*held = true
+	}
+	ok := is.writeClient(b, *held)
+	if *held && !m.More() {
+		*held = false
+		is.wmu.Unlock()
+	}
+	if ok {
+		s.msgsOut.Add(1)
+	}
+	return nil
+}
+
+// timeouts looks for requests unanswered past the timeout, a quarter of
+// it apart (at least 10 ms, at most a second, so that it also sees the
+// session end soon), until the session ends.
+func (is *iiopSession) timeouts() {
+	s, e := is.s, is.s.e
+	to := is.opt.Timeout
+	tick := min(max(to/4, 10*time.Millisecond), time.Second)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for range t.C {
+		if s.isClosed() {
+			return
+		}
+		limit := time.Now().Add(-to).UnixNano()
+		var late []uint32
+		s.mu.Lock()
+		for id, p := range is.pending {
+			if p.sent <= limit {
+				late = append(late, id)
+			}
+		}
+		if !is.opt.AbortOnTimeout {
+			for _, id := range late {
+				delete(is.pending, id)
+			}
+			if len(late) > 0 {
+				s.cond.Broadcast()
+			}
+		}
+		s.mu.Unlock()
+		if len(late) == 0 {
+			continue
+		}
+		e.stats.iiopTimeouts.Add(uint64(len(late)))
+		if is.opt.AbortOnTimeout {
+			e.logf("mblb: IIOP client %s: request id %d unanswered after %v, reset (abort-on-timeout)", s.client, late[0], to)
+			s.Close(true)
+			return
+		}
+	}
+}

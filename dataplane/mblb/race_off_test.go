@@ -1,0 +1,6 @@
+//go:build !race
+
+package mblb
+
+// raceOn: allocation counts mean nothing under the race detector.
+const raceOn = false
