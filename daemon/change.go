@@ -138,6 +138,7 @@ func (s *Session) change(st *grammar.Statement, verb string, args []grammar.Node
 		}
 		initDefaults(o)
 		cfg.Put(o)
+		s.warnKeptRefs(cfg, nil, o) // keptrefs.go
 		return nil
 	case "modify":
 		if k == ltmPolicy {
@@ -361,6 +362,7 @@ func (s *Session) modifyOne(st *grammar.Statement, k *objects.Kind, name string,
 			}
 		}
 		cfg.Put(o)
+		s.warnKeptRefs(cfg, old, o) // keptrefs.go
 	}
 	return nil
 }

@@ -118,6 +118,8 @@ var runtimeTargets = [][]string{
 	{"sys", "ipfix", "irules"},
 	// The http virtuals' sFlow data sources (hook_sflow.go).
 	{"sys", "sflow", "data-source", "http"},
+	// The OCSP answers client-ssl profiles staple (shows_ocsp.go).
+	{"ltm", "clientssl", "ocsp-stapling-responses"},
 }
 
 // runtimeTarget returns the words of the runtime target key, or nil.

@@ -37,6 +37,7 @@ func registerPlaneRuntime(e *Engine, h *planeHook) {
 	e.RegisterRuntime(lsnCommands(e, p))          // shows_lsn.go
 	e.RegisterRuntime(snatCommands(e, p))         // shows_snat.go
 	e.RegisterRuntime(natCommands(e, p))          // shows_nat.go
+	e.RegisterRuntime(ocspStaplingCommands(e, p)) // shows_ocsp.go
 }
 
 // planeCommands answers show and reset-stats of virtual servers, pools and

@@ -175,13 +175,8 @@ func (l *Loaded) CheckRefs(s *Schema, running *Config) {
 		}
 		for _, r := range Refs(o) {
 			if t := c.Lookup(s, r.Spec, r.Name); t != nil {
-				if t.Kind == nil || t.Kind.Passive {
-					what := strings.Join(kindWords(t.Words), " ")
-					if t.Kind != nil {
-						what = t.Kind.Key()
-					}
-					l.Findings = append(l.Findings, Finding{Pos: l.refPos(o, r), Category: NotActedOn,
-						Msg: fmt.Sprintf("%s %s refers to %s %s, which openltm does not act on", o.Kind.Key(), o.Name, what, r.Name)})
+				if m := keptRefMsg(o, r, t); m != "" { // keptrefs.go
+					l.Findings = append(l.Findings, Finding{Pos: l.refPos(o, r), Category: NotActedOn, Msg: m})
 				}
 				continue
 			}

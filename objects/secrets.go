@@ -17,6 +17,7 @@ var secretNames = map[string]bool{
 	"aws-secret-key": true, "bind-pw": true,
 	"insert-cookie-passphrase": true,
 	"shared-secret":            true,
+	"signer-key-passphrase":    true,
 }
 
 // markSecret marks p as a secret of k. An auth user's password is not one:

@@ -26,6 +26,12 @@ ltm profile client-ssl /Common/cs {
 ltm pool /Common/p {
     description password
 }
+sys crypto cert-validator ocsp /Common/v1 {
+    signer-key-passphrase sk1
+}
+ltm profile ocsp-stapling-params /Common/pp1 {
+    signer-key-passphrase sk2
+}
 auth user u1 {
     password clear-for-hashing
 }
@@ -35,11 +41,13 @@ auth user u1 {
 	}
 	seal := func(p *Prop, v string) (string, error) { return "$M$xx$" + strings.ReplaceAll(v, " ", "_"), nil }
 	want := map[string][]string{
-		"ltm monitor mysql":      {"password $M$xx$pw1"},
-		"ltm persistence cookie": {"cookie-encryption-passphrase $M$xx$two_words"},
-		"ltm profile client-ssl": {"passphrase $M$xx$kp1", "passphrase none"},
-		"ltm pool":               {"description password"},
-		"auth user":              {"password clear-for-hashing"},
+		"ltm monitor mysql":                {"password $M$xx$pw1"},
+		"ltm persistence cookie":           {"cookie-encryption-passphrase $M$xx$two_words"},
+		"ltm profile client-ssl":           {"passphrase $M$xx$kp1", "passphrase none"},
+		"ltm pool":                         {"description password"},
+		"sys crypto cert-validator ocsp":   {"signer-key-passphrase $M$xx$sk1"},
+		"ltm profile ocsp-stapling-params": {"signer-key-passphrase $M$xx$sk2"},
+		"auth user":                        {"password clear-for-hashing"},
 	}
 	for _, o := range objs {
 		n, err := MapSecrets(o, seal)

@@ -114,6 +114,10 @@ type ocspAnswer struct {
 	expires time.Time // the answer is not used after; a failure: when to ask again
 	refresh time.Time // when to ask again ahead of expires
 	err     error
+	// For show: the answer's own dates, when it came, and the responder
+	// last asked.
+	thisUpdate, nextUpdate, fetched time.Time
+	url                             string
 }
 
 // key tells validators apart in the shared cache: two profiles with the
@@ -282,12 +286,13 @@ const maxOCSPResponse = 1 << 20
 // signature (by the issuer, a responder the issuer delegated to, or one
 // of trusted-responders), its certificate ID and its dates.
 func (o *OCSP) fetch(ctx context.Context, leaf, issuer *x509.Certificate, now func() time.Time) ocspAnswer {
+	var u string
 	fail := func(err error) ocspAnswer {
 		// Asked again after cache-error-timeout, at least a second on,
 		// so that cache-error-timeout 0 does not have every handshake
 		// ask a responder that is down [M].
 		t := now().Add(max(o.CacheErrorTimeout, time.Second))
-		return ocspAnswer{err: err, expires: t, refresh: t}
+		return ocspAnswer{err: err, expires: t, refresh: t, url: u}
 	}
 	u, err := o.url(leaf)
 	if err != nil {
@@ -328,10 +333,12 @@ func (o *OCSP) fetch(ctx context.Context, leaf, issuer *x509.Certificate, now fu
 	if res.StatusCode != http.StatusOK {
 		return fail(fmt.Errorf("%s: responder %s answered HTTP %d", o.label(), u, res.StatusCode))
 	}
-	a, err := o.check(der, leaf, issuer, now())
+	at := now()
+	a, err := o.check(der, leaf, issuer, at)
 	if err != nil {
 		return fail(fmt.Errorf("%s: responder %s: %v", o.label(), u, err))
 	}
+	a.fetched, a.url = at, u
 	return a
 }
 
@@ -389,7 +396,7 @@ func (o *OCSP) check(der []byte, leaf, issuer *x509.Certificate, now time.Time) 
 	if !r.NextUpdate.IsZero() && !now.Add(-o.ClockSkew).Before(r.NextUpdate) {
 		return ocspAnswer{}, fmt.Errorf("the answer is out of date (next update %s)", r.NextUpdate.UTC().Format(time.RFC3339))
 	}
-	a := ocspAnswer{der: der, status: OCSPUnknown}
+	a := ocspAnswer{der: der, status: OCSPUnknown, thisUpdate: r.ThisUpdate, nextUpdate: r.NextUpdate}
 	switch r.Status {
 	case ocsp.Good:
 		a.status = OCSPGood
@@ -484,6 +491,7 @@ func (e *ocspEntry) kick(now time.Time) {
 			// A failure keeps an answer that is still good.
 			if old := e.cur.Load(); old.der != nil && e.now().Before(old.expires) {
 				a.der, a.status, a.expires = old.der, old.status, old.expires
+				a.thisUpdate, a.nextUpdate, a.fetched = old.thisUpdate, old.nextUpdate, old.fetched
 			}
 		}
 		e.cur.Store(&a)
@@ -525,6 +533,7 @@ func (e *ocspEntry) answer(now time.Time) *ocspAnswer {
 // its answer is read at each handshake, so that a refreshed one is used
 // without a commit.
 type stapled struct {
+	name  string // the sys file ssl-cert, for show
 	base  tls.Certificate
 	entry *ocspEntry // nil: not stapled
 	last  atomic.Pointer[stapledCert]
@@ -707,7 +716,7 @@ func staplingOf(what string, chain []CertKeyChain, certs []tls.Certificate) ([]*
 	var out []*stapled
 	found := false
 	for i, ck := range chain {
-		s := &stapled{base: certs[i]}
+		s := &stapled{name: ck.Cert.Name, base: certs[i]}
 		if ck.OCSP != nil {
 			leaf := ck.Cert.Certs[0]
 			var issuer *x509.Certificate

@@ -1,0 +1,64 @@
+package objects
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// A reference to an object openltm keeps and does not act on warns, in a
+// loaded file (CheckRefs) and for tmsh (KeptRefs) alike; a kept profile's
+// defaults-from naming its own kind's built-in does not warn a second time.
+func TestKeptRefs(t *testing.T) {
+	const (
+		sctp = "ltm profile sctp /Common/sc1 { }\n"
+		ca   = "ltm profile certificate-authority /Common/ca1 {\n    defaults-from /Common/certificateauthority\n}\n"
+		vs   = "ltm virtual /Common/vs {\n    destination /Common/127.245.0.1:80\n    ip-protocol tcp\n    profiles {\n%s    }\n}\n"
+	)
+	for _, tc := range []struct {
+		name, text, obj string
+		want            []string // the "refers to" warnings, in order
+	}{
+		{"virtual names an sctp profile", sctp + strings.Replace(vs, "%s", "        /Common/sc1 { }\n", 1), "ltm virtual /Common/vs",
+			[]string{"ltm virtual /Common/vs refers to ltm profile sctp /Common/sc1, which openltm does not act on"}},
+		{"virtual names a certificate-authority profile", ca + strings.Replace(vs, "%s", "        /Common/tcp { }\n        /Common/ca1 { }\n", 1), "ltm virtual /Common/vs",
+			[]string{"ltm virtual /Common/vs refers to ltm profile certificate-authority /Common/ca1, which openltm does not act on"}},
+		{"kept profile's defaults-from its kind's built-in", ca, "ltm profile certificate-authority /Common/ca1", nil},
+		{"virtual names tcp only", strings.Replace(vs, "%s", "        /Common/tcp { }\n", 1), "ltm virtual /Common/vs", nil},
+	} {
+		l := readAndCheck(tc.text)
+		if err := l.Err(false); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		var got []string
+		for _, f := range l.Findings.NotActedOn() {
+			if strings.Contains(f.Msg, " refers to ") {
+				got = append(got, f.Msg)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: load warns %q, want %q", tc.name, got, tc.want)
+		}
+		c := Default.Builtins()
+		for _, o := range l.Objects {
+			c.Put(o)
+		}
+		var o *Object
+		for _, x := range l.Objects {
+			if x.Kind != nil && x.Kind.Key()+" "+x.Name == tc.obj {
+				o = x
+			}
+		}
+		if o == nil {
+			t.Fatalf("%s: no %s", tc.name, tc.obj)
+		}
+		got = nil
+		for _, k := range KeptRefs(Default, c, o) {
+			got = append(got, k.Msg)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: KeptRefs %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
