@@ -3,7 +3,6 @@ package mblb
 import (
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -150,50 +149,9 @@ func (s *ClientConn) runIIOP() error {
 	}
 	st := newStream(iiop.Framer{Max: e.cfg.MaxMessageSize}, e.cfg.MaxMessageSize)
 	defer st.release()
-	for {
-		k, err := st.read(s.c)
-		if k > 0 {
-			s.active()
-			s.bytesIn.Add(uint64(k))
-			if s.meter != nil {
-				s.meter.Received(k)
-			}
-			for {
-				b, ferr := st.next()
-				if ferr != nil {
-					if errors.Is(ferr, ErrTooLarge) || errors.Is(ferr, iiop.ErrTooLarge) {
-						s.tooLarge()
-						return ferr
-					}
-					e.logf("mblb: IIOP client %s: %v, reset", s.client, ferr)
-					s.Close(true)
-					return ferr
-				}
-				if b == nil {
-					break
-				}
-				if !is.fromClient(b) {
-					return errClosed
-				}
-			}
-		}
-		if err != nil {
-			if errors.Is(err, ErrTooLarge) {
-				s.tooLarge()
-				return err
-			}
-			if errors.Is(err, io.EOF) {
-				is.drain()
-				s.Close(false)
-				return nil
-			}
-			if s.isClosed() {
-				return nil
-			}
-			s.Close(true)
-			return err
-		}
-	}
+	return s.readClient(&st, "IIOP ", func(err error) bool {
+		return errors.Is(err, ErrTooLarge) || errors.Is(err, iiop.ErrTooLarge)
+	}, is.fromClient, is.drain)
 }
 
 // bad resets the client for a message it should not have sent.
@@ -465,32 +423,8 @@ func (sc *serverConn) iiopRead(is *iiopSession) {
 			is.wmu.Unlock()
 		}
 	}()
-	for {
-		k, err := st.read(sc.conn)
-		if k > 0 {
-			sc.received(k)
-			for {
-				b, ferr := st.next()
-				if ferr == nil && b != nil {
-					ferr = is.fromServer(sc, b, &held)
-				}
-				if ferr != nil {
-					e.logf("mblb: IIOP from %s %s: %v", sc.leg.Member.Name, sc.leg.Remote, ferr)
-					sc.fail(ferr)
-					err = ferr
-					break
-				}
-				if b == nil {
-					break
-				}
-			}
-		}
-		if err != nil {
-			sc.failed(err)
-			is.memberGone(sc)
-			return
-		}
-	}
+	sc.readMember(&st, "IIOP", func(b []byte) error { return is.fromServer(sc, b, &held) })
+	is.memberGone(sc)
 }
 
 // errMemberClose ends a member's connection that sent CloseConnection.

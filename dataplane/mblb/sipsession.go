@@ -3,7 +3,6 @@ package mblb
 import (
 	"bytes"
 	"errors"
-	"io"
 	"net/netip"
 	"sync"
 
@@ -163,49 +162,7 @@ func (s *ClientConn) runSIP() error {
 	}
 	st := newStream(fr, e.cfg.MaxMessageSize)
 	defer st.release()
-	for {
-		k, err := st.read(s.c)
-		if k > 0 {
-			s.active()
-			s.bytesIn.Add(uint64(k))
-			if s.meter != nil {
-				s.meter.Received(k)
-			}
-			for {
-				b, ferr := st.next()
-				if ferr != nil {
-					if errors.Is(ferr, ErrTooLarge) {
-						s.tooLarge()
-						return ferr
-					}
-					e.logf("mblb: client %s: %v, reset", s.client, ferr)
-					s.Close(true)
-					return ferr
-				}
-				if b == nil {
-					break
-				}
-				if !ss.fromClient(b) {
-					return errClosed
-				}
-			}
-		}
-		if err != nil {
-			if errors.Is(err, ErrTooLarge) {
-				s.tooLarge()
-				return err
-			}
-			if errors.Is(err, io.EOF) {
-				s.Close(false)
-				return nil
-			}
-			if s.isClosed() {
-				return nil
-			}
-			s.Close(true)
-			return err
-		}
-	}
+	return s.readClient(&st, "", isTooLarge, ss.fromClient, nil)
 }
 
 // writeClient sends b to the client; false when the client is gone.
@@ -471,29 +428,10 @@ func (sc *serverConn) sipRead(ss *sipSession) {
 	fr, _ := e.cfg.Request.New(e.cfg.MaxMessageSize)
 	st := newStream(fr, e.cfg.MaxMessageSize)
 	defer st.release()
-	for {
-		k, err := st.read(sc.conn)
-		if k > 0 {
-			sc.received(k)
-			for {
-				b, ferr := st.next()
-				if ferr != nil {
-					e.logf("mblb: SIP from %s %s: %v", sc.leg.Member.Name, sc.leg.Remote, ferr)
-					sc.fail(ferr)
-					err = ferr
-					break
-				}
-				if b == nil {
-					break
-				}
-				ss.fromServer(sc, b)
-			}
-		}
-		if err != nil {
-			sc.failed(err)
-			return
-		}
-	}
+	sc.readMember(&st, "SIP", func(b []byte) error {
+		ss.fromServer(sc, b)
+		return nil
+	})
 }
 
 // fromServer hands one message of a member to the client.
