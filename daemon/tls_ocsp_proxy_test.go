@@ -2,16 +2,13 @@ package daemon
 
 import (
 	"crypto/tls"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/openltm/openltm/dataplane/tlsprof/ocsptest"
 )
@@ -30,13 +27,7 @@ func TestOCSPProxyServerPoolValidator(t *testing.T) {
 	crt, key := pki.leaf(t, "app", "app.example", false)
 	appSerial := pki.serial
 	signer, signerKey := pki.leaf(t, "signer", "signer.example", false)
-	index := filepath.Join(pki.dir, "index.txt")
-	os.WriteFile(index, []byte(fmt.Sprintf("V\t%s\t\t%X\tunknown\t/CN=app.example\n", time.Now().Add(24*time.Hour).UTC().Format("060102150405Z"), appSerial)), 0o600)
-	r := &ocsptest.Responder{Index: index, CA: filepath.Join(pki.dir, "ca.crt"), Signer: signer, SignerKey: signerKey, Minutes: 10}
-	if err := r.Start("127.36.41.9:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Close)
+	r := pki.ocspResponder(t, "127.36.41.9:0", ocspGood("app.example", appSerial), signer, signerKey)
 	_, port, _ := net.SplitHostPort(r.Addr())
 	var forwarded atomic.Int32
 	proxy := forwardProxy(t, "127.36.41.20:0", "ocsp.openltm.test", "127.36.41.9", &forwarded)

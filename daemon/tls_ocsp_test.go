@@ -2,9 +2,6 @@ package daemon
 
 import (
 	"crypto/tls"
-	"crypto/x509"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,18 +23,7 @@ func TestClientSSLOCSPStapling(t *testing.T) {
 	dir := t.TempDir()
 	pki := newTestPKI(t)
 	crt, key := pki.leaf(t, "app", "app.example", false)
-	kd, err := x509.MarshalPKCS8PrivateKey(pki.caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caKey := pki.write(t, "ca.key", "PRIVATE KEY", kd)
-	index := filepath.Join(pki.dir, "index.txt")
-	os.WriteFile(index, []byte(fmt.Sprintf("V\t%s\t\t%X\tunknown\t/CN=app.example\n", time.Now().Add(24*time.Hour).UTC().Format("060102150405Z"), pki.serial)), 0o600)
-	r := &ocsptest.Responder{Index: index, CA: filepath.Join(pki.dir, "ca.crt"), Signer: filepath.Join(pki.dir, "ca.crt"), SignerKey: caKey, Minutes: 10}
-	if err := r.Start("127.13.22.9:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Close)
+	r := pki.ocspResponder(t, "127.13.22.9:0", ocspGood("app.example", pki.serial), "", "")
 	labelServer(t, "127.13.22.11:9000", "S1")
 	e, _ := openWithPlane(t, dir)
 	s := e.NewSession("admin").(*Session)

@@ -3,9 +3,7 @@ package daemon
 import (
 	"bytes"
 	"crypto/tls"
-	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,13 +28,7 @@ func TestOCSPValidatorSettings(t *testing.T) {
 	crt, key := pki.leaf(t, "app", "app.example", false)
 	appSerial := pki.serial
 	signer, signerKey := pki.leaf(t, "signer", "signer.example", false) // server auth, not OCSP signing
-	index := filepath.Join(pki.dir, "index.txt")
-	os.WriteFile(index, []byte(fmt.Sprintf("V\t%s\t\t%X\tunknown\t/CN=app.example\n", time.Now().Add(24*time.Hour).UTC().Format("060102150405Z"), appSerial)), 0o600)
-	r := &ocsptest.Responder{Index: index, CA: filepath.Join(pki.dir, "ca.crt"), Signer: signer, SignerKey: signerKey, Minutes: 10}
-	if err := r.Start("127.13.28.9:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Close)
+	r := pki.ocspResponder(t, "127.13.28.9:0", ocspGood("app.example", appSerial), signer, signerKey)
 	labelServer(t, "127.13.28.11:9000", "S1")
 	e, _ := openWithPlane(t, dir)
 	s := e.NewSession("admin").(*Session)
