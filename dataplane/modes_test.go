@@ -159,8 +159,13 @@ func TestNodeMonitorAndMonitorRules(t *testing.T) {
 	if m1.Monitor != "min 1 of { /Common/http_bad /Common/http_ok } (pool monitor)" || m2.Monitor != "/Common/http_ok" {
 		t.Fatalf("monitor rules shown as %q and %q", m1.Monitor, m2.Monitor)
 	}
-	n, _ := p.Node("/Common/127.20.23.2")
-	if n.Status.Availability != Available || n.Monitor != "/Common/tcp9000 (default node monitor)" {
+	// The members' own monitors can answer before the node's first probe
+	// does: wait for the node's verdict too.
+	eventually(t, "node up", func() bool {
+		n, _ := p.Node("/Common/127.20.23.2")
+		return n.Status.Availability == Available
+	})
+	if n, _ := p.Node("/Common/127.20.23.2"); n.Monitor != "/Common/tcp9000 (default node monitor)" {
 		t.Fatalf("node: %+v", n)
 	}
 	s.kill()
