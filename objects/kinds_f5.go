@@ -219,6 +219,47 @@ password str none
 debug yn no
 `
 
+// monSipRows and monSoapRows are the rows of the SIP and SOAP monitors,
+// the same for LTM and GTM (F5 gives both kinds the same properties);
+// monSipRun and monSoapRun are the ones their probes act on besides the
+// common monitor settings.
+const (
+	monSipRows = `
+mode enum udp tcp|udp|tls|sips
+cert str none
+key str none
+cipherlist str DEFAULT:+SHA:+3DES:+kEDH
+compatibility ed enabled
+filter str none
+filter-neg str none
+headers str none
+request str none
+debug yn no
+`
+	monSoapRows = `
+protocol enum http http|https
+url-path str none
+namespace str none
+method str none
+soap-action str none
+parameter-name str none
+parameter-type enum bool bool|int|long|string
+parameter-value str none
+return-type enum bool bool|char|double|int|long|short|string
+return-value str none
+expect-fault yn no
+username str none
+password str none
+debug yn no
+`
+)
+
+var (
+	monSipRun  = []string{"mode", "request", "headers", "filter", "filter-neg"}
+	monSoapRun = []string{"protocol", "url-path", "namespace", "method", "soap-action", "parameter-name", "parameter-type", "parameter-value",
+		"return-type", "return-value", "expect-fault", "username", "password"}
+)
+
 // monitorKind is an F5 monitor kind openltm does not run.
 func monitorKind(typ, builtin, rows string) *Kind {
 	key := "ltm monitor " + typ
@@ -642,41 +683,14 @@ debug yn no
 filename str none
 debug yn no
 `), "filename"),
-		runMonitor(monitorKind("sip", "sip", `
-mode enum udp tcp|udp|tls|sips
-cert str none
-key str none
-cipherlist str DEFAULT:+SHA:+3DES:+kEDH
-compatibility ed enabled
-filter str none
-filter-neg str none
-headers str none
-request str none
-debug yn no
-`), "mode", "request", "headers", "filter", "filter-neg"),
+		runMonitor(monitorKind("sip", "sip", monSipRows), monSipRun...),
 		// The soap, rpc, diameter and mqtt rows follow F5's tmsh and REST
 		// references. Choices [M]: soap-action's default (F5: the empty
 		// string) is written none; parameter-type and return-type take
 		// tmsh's types plus the REST reference's string; diameter's mode
 		// defaults to tcp; mqtt-version is a word (F5 lists default 3 and
 		// no values; the probe speaks 3 and 5).
-		runMonitor(monitorKind("soap", "soap", `
-protocol enum http http|https
-url-path str none
-namespace str none
-method str none
-soap-action str none
-parameter-name str none
-parameter-type enum bool bool|int|long|string
-parameter-value str none
-return-type enum bool bool|char|double|int|long|short|string
-return-value str none
-expect-fault yn no
-username str none
-password str none
-debug yn no
-`), "protocol", "url-path", "namespace", "method", "soap-action", "parameter-name", "parameter-type", "parameter-value",
-			"return-type", "return-value", "expect-fault", "username", "password"),
+		runMonitor(monitorKind("soap", "soap", monSoapRows), monSoapRun...),
 		runMonitor(monitorRows(monitorKind("rpc", "rpc", `
 program-number int none
 version-number int none

@@ -62,35 +62,8 @@ debug yn no
 			"nas-ip-address", "secret", "username", "password"),
 		runGTMMonitor(gtmMonitorRows(gtmMonitorKind("radius-accounting", "radius_accounting", monRadiusRows), "interval", "10", "timeout", "31"),
 			"nas-ip-address", "secret", "username", "password"),
-		runGTMMonitor(gtmMonitorKind("sip", "sip", `
-mode enum udp tcp|udp|tls|sips
-cert str none
-key str none
-cipherlist str DEFAULT:+SHA:+3DES:+kEDH
-compatibility ed enabled
-filter str none
-filter-neg str none
-headers str none
-request str none
-debug yn no
-`), "mode", "request", "headers", "filter", "filter-neg"),
-		runGTMMonitor(gtmMonitorKind("soap", "soap", `
-protocol enum http http|https
-url-path str none
-namespace str none
-method str none
-soap-action str none
-parameter-name str none
-parameter-type enum bool bool|int|long|string
-parameter-value str none
-return-type enum bool bool|char|double|int|long|short|string
-return-value str none
-expect-fault yn no
-username str none
-password str none
-debug yn no
-`), "protocol", "url-path", "namespace", "method", "soap-action", "parameter-name", "parameter-type", "parameter-value",
-			"return-type", "return-value", "expect-fault", "username", "password"),
+		runGTMMonitor(gtmMonitorKind("sip", "sip", monSipRows), monSipRun...),
+		runGTMMonitor(gtmMonitorKind("soap", "soap", monSoapRows), monSoapRun...),
 		runGTMMonitor(gtmMonitorKind("scripted", "scripted", `
 filename str none
 debug yn no
