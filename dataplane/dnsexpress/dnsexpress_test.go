@@ -12,64 +12,19 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/openltm/openltm/dataplane/dnszone/zonetest"
+
 	"github.com/openltm/openltm/dataplane/dnszone"
 )
 
-const zoneV1 = `$ORIGIN example.com.
-$TTL 300
-@ IN SOA ns1 hostmaster 1 3600 600 86400 60
-@ IN NS ns1
-@ IN MX 10 mail
-ns1 IN A 127.32.1.53
-mail IN A 127.32.1.25
-www IN A 127.32.1.1
-alias IN CNAME www
-a.b.c IN A 127.32.1.2
-*.wild IN A 127.32.1.3
-*.wild IN TXT "any"
-sub IN NS ns.sub
-ns.sub IN A 127.32.1.4
-`
-
-func parse(t *testing.T, text string) []dns.RR {
-	t.Helper()
-	zp := dns.NewZoneParser(strings.NewReader(text), "example.com.", "")
-	var rrs []dns.RR
-	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
-		rrs = append(rrs, rr)
-	}
-	if err := zp.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return rrs
-}
-
-// describe is an answer in one line: rcode, AA, then each section's
-// records as "name type data".
-func describe(m *dns.Msg) string {
-	out := []string{dns.RcodeToString[m.Rcode]}
-	if m.Authoritative {
-		out = append(out, "aa")
-	}
-	sec := func(tag string, rrs []dns.RR) {
-		for _, rr := range rrs {
-			h := rr.Header()
-			data := strings.TrimPrefix(rr.String(), h.String())
-			out = append(out, tag+":"+h.Name+" "+dns.TypeToString[h.Rrtype]+" "+strings.Fields(data)[0])
-		}
-	}
-	sec("an", m.Answer)
-	sec("ns", m.Ns)
-	sec("ad", m.Extra)
-	return strings.Join(out, " ")
-}
+const zoneV1 = zonetest.Example
 
 func TestIncremental(t *testing.T) {
-	have := dnszone.Build("example.com.", parse(t, zoneV1))
+	have := dnszone.Build("example.com.", zonetest.Parse(t, zoneV1))
 	soa := func(serial int) dns.RR {
-		return parse(t, fmt.Sprintf("@ 300 IN SOA ns1 hostmaster %d 3600 600 86400 60", serial))[0]
+		return zonetest.Parse(t, fmt.Sprintf("@ 300 IN SOA ns1 hostmaster %d 3600 600 86400 60", serial))[0]
 	}
-	rr := func(s string) dns.RR { return parse(t, s)[0] }
+	rr := func(s string) dns.RR { return zonetest.Parse(t, s)[0] }
 	tests := []struct {
 		name    string
 		rrs     []dns.RR
@@ -226,7 +181,7 @@ func ask(s *Store, name string, qtype uint16) string {
 	if m == nil {
 		return "none"
 	}
-	return describe(m)
+	return zonetest.Describe(m)
 }
 
 // notifyWire is a NOTIFY for example.com, signed with key when set.

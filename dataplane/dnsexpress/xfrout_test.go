@@ -11,6 +11,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/openltm/openltm/dataplane/dnszone"
+	"github.com/openltm/openltm/dataplane/dnszone/zonetest"
 )
 
 // serveTransfers answers each request of each TCP connection to addr
@@ -67,7 +68,7 @@ func TestTransferOut(t *testing.T) {
 		{Addr: netip.MustParseAddr("127.50.6.61")},
 		{Addr: netip.MustParseAddr("127.50.6.62"), Key: key},
 	}}})
-	d := dnszone.Build("example.com.", parse(t, text))
+	d := dnszone.Build("example.com.", zonetest.Parse(t, text))
 	s.Zone("example.com").data.Store(d)
 	serveTransfers(t, s, "127.50.6.1:5313")
 
@@ -185,7 +186,7 @@ func TestTransferUDP(t *testing.T) {
 		{Addr: netip.MustParseAddr("127.53.6.61")},
 		{Addr: netip.MustParseAddr("127.53.6.62"), Key: key},
 	}}})
-	d := dnszone.Build("example.com.", parse(t, zoneV1))
+	d := dnszone.Build("example.com.", zonetest.Parse(t, zoneV1))
 	s.Zone("example.com").data.Store(d)
 	whole := d.Count() + 1
 	ixfr := func(serial uint32) *dns.Msg {

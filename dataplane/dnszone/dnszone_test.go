@@ -5,59 +5,14 @@ import (
 	"testing"
 
 	"github.com/miekg/dns"
+
+	"github.com/openltm/openltm/dataplane/dnszone/zonetest"
 )
 
-const zoneText = `$ORIGIN example.com.
-$TTL 300
-@ IN SOA ns1 hostmaster 1 3600 600 86400 60
-@ IN NS ns1
-@ IN MX 10 mail
-ns1 IN A 127.32.1.53
-mail IN A 127.32.1.25
-www IN A 127.32.1.1
-alias IN CNAME www
-a.b.c IN A 127.32.1.2
-*.wild IN A 127.32.1.3
-*.wild IN TXT "any"
-sub IN NS ns.sub
-ns.sub IN A 127.32.1.4
-`
-
-func parse(t *testing.T, text string) []dns.RR {
-	t.Helper()
-	zp := dns.NewZoneParser(strings.NewReader(text), "example.com.", "")
-	var rrs []dns.RR
-	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
-		rrs = append(rrs, rr)
-	}
-	if err := zp.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return rrs
-}
-
-// describe is an answer in one line: rcode, AA, then each section's
-// records as "name type data".
-func describe(m *dns.Msg) string {
-	out := []string{dns.RcodeToString[m.Rcode]}
-	if m.Authoritative {
-		out = append(out, "aa")
-	}
-	sec := func(tag string, rrs []dns.RR) {
-		for _, rr := range rrs {
-			h := rr.Header()
-			data := strings.TrimPrefix(rr.String(), h.String())
-			out = append(out, tag+":"+h.Name+" "+dns.TypeToString[h.Rrtype]+" "+strings.Fields(data)[0])
-		}
-	}
-	sec("an", m.Answer)
-	sec("ns", m.Ns)
-	sec("ad", m.Extra)
-	return strings.Join(out, " ")
-}
+const zoneText = zonetest.Example
 
 func TestAnswer(t *testing.T) {
-	d := Build("example.com.", parse(t, zoneText))
+	d := Build("example.com.", zonetest.Parse(t, zoneText))
 	if d.SOA() == nil || d.SOA().Serial != 1 || d.Count() != 12 {
 		t.Fatalf("built %d records, SOA %v", d.Count(), d.SOA())
 	}
@@ -86,7 +41,7 @@ func TestAnswer(t *testing.T) {
 		r := new(dns.Msg)
 		r.SetReply(m)
 		d.Answer(r, strings.ToLower(tt.name), tt.name, tt.qtype)
-		if got := describe(r); got != tt.want {
+		if got := zonetest.Describe(r); got != tt.want {
 			t.Errorf("%s %s:\n got %s\nwant %s", tt.name, dns.TypeToString[tt.qtype], got, tt.want)
 		}
 	}
