@@ -118,8 +118,10 @@ var runtimeTargets = [][]string{
 	{"sys", "ipfix", "irules"},
 	// The http virtuals' sFlow data sources (hook_sflow.go).
 	{"sys", "sflow", "data-source", "http"},
-	// The OCSP answers client-ssl profiles staple (shows_ocsp.go).
+	// The OCSP answers client-ssl profiles staple, and those server-ssl
+	// profiles checked their members by (shows_ocsp.go).
 	{"ltm", "clientssl", "ocsp-stapling-responses"},
+	{"ltm", "serverssl", "ocsp-responses"},
 }
 
 // runtimeTarget returns the words of the runtime target key, or nil.
@@ -216,7 +218,8 @@ func (s *Session) runtimeShow(ctx context.Context, st *grammar.Statement, verb s
 // fieldFmtKinds are the shows with a field-fmt layout: the ones scripts
 // parse for status and counters.
 var fieldFmtKinds = map[string]bool{"ltm virtual": true, "ltm pool": true, "ltm node": true, "ltm virtual-address": true,
-	"ltm rule": true, "gtm rule": true, "gtm wideip": true, "gtm pool": true, "sys mcp-state": true, "sys ready": true}
+	"ltm rule": true, "gtm rule": true, "gtm wideip": true, "gtm pool": true, "sys mcp-state": true, "sys ready": true,
+	"ltm clientssl ocsp-stapling-responses": true, "ltm serverssl ocsp-responses": true}
 
 // fieldFmtAvailable refuses field-fmt where openltm has no such layout
 // yet: a script parsing key-value lines must not be handed a table.

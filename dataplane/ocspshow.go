@@ -3,12 +3,15 @@ package dataplane
 import (
 	"sort"
 
+	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/tlsprof"
 )
 
 // StapledOCSP is an OCSP answer a running client-ssl profile staples
-// for one of its certificates, with the virtual servers that serve the
-// profile: show ltm clientssl ocsp-stapling-responses.
+// for one of its certificates (show ltm clientssl
+// ocsp-stapling-responses), or one a running server-ssl profile checked a
+// member's certificate by (show ltm serverssl ocsp-responses), with the
+// virtual servers that serve the profile.
 type StapledOCSP struct {
 	Profile  string
 	Virtuals []string
@@ -19,6 +22,30 @@ type StapledOCSP struct {
 // virtual servers staple, by profile and then in cert-key-chain order.
 // It reads the shared answers only: no exchange is started.
 func (p *Plane) OCSPStapling() []StapledOCSP {
+	return p.ocspByProfile(func(tc *config.TLS, add func(string, *tlsprof.Built)) {
+		for i, b := range tc.ClientBuilt {
+			if i < len(tc.ClientProfiles) {
+				add(tc.ClientProfiles[i], b)
+			}
+		}
+	}, (*tlsprof.Built).OCSPResponses)
+}
+
+// OCSPMembers lists the answers the server-ssl profiles of the running
+// virtual servers checked their members' certificates by, by profile and
+// then by the certificate's subject. It reads the shared answers only.
+func (p *Plane) OCSPMembers() []StapledOCSP {
+	return p.ocspByProfile(func(tc *config.TLS, add func(string, *tlsprof.Built)) {
+		if tc.Server != nil {
+			add(tc.ServerProfile, tc.Server)
+		}
+	}, (*tlsprof.Built).MemberOCSPResponses)
+}
+
+// ocspByProfile gathers the profiles each running virtual's TLS names
+// (profiles), under the plane's lock, then lists each profile's answers
+// (answers) with the virtuals serving it.
+func (p *Plane) ocspByProfile(profiles func(*config.TLS, func(string, *tlsprof.Built)), answers func(*tlsprof.Built) []tlsprof.OCSPResponse) []StapledOCSP {
 	type use struct {
 		virtual string
 		b       *tlsprof.Built
@@ -30,21 +57,18 @@ func (p *Plane) OCSPStapling() []StapledOCSP {
 		if sn == nil || sn.Cfg == nil || sn.Cfg.TLS == nil {
 			continue
 		}
-		tc := sn.Cfg.TLS
-		for i, b := range tc.ClientBuilt {
-			if i < len(tc.ClientProfiles) {
-				byProfile[tc.ClientProfiles[i]] = append(byProfile[tc.ClientProfiles[i]], use{name, b})
-			}
-		}
+		profiles(sn.Cfg.TLS, func(profile string, b *tlsprof.Built) {
+			byProfile[profile] = append(byProfile[profile], use{name, b})
+		})
 	}
 	p.mu.Unlock()
-	profiles := make([]string, 0, len(byProfile))
+	names := make([]string, 0, len(byProfile))
 	for n := range byProfile {
-		profiles = append(profiles, n)
+		names = append(names, n)
 	}
-	sort.Strings(profiles)
+	sort.Strings(names)
 	var out []StapledOCSP
-	for _, n := range profiles {
+	for _, n := range names {
 		uses := byProfile[n]
 		sort.Slice(uses, func(i, j int) bool { return uses[i].virtual < uses[j].virtual })
 		var vs []string
@@ -54,7 +78,7 @@ func (p *Plane) OCSPStapling() []StapledOCSP {
 		// Each virtual builds the profile anew; the answers are shared
 		// (one cache entry per validator and certificate), so the
 		// first virtual's list stands for all.
-		for _, r := range uses[0].b.OCSPResponses() {
+		for _, r := range answers(uses[0].b) {
 			out = append(out, StapledOCSP{Profile: n, Virtuals: vs, OCSPResponse: r})
 		}
 	}

@@ -2,6 +2,7 @@ package objects
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -26,9 +27,51 @@ func KeptRefs(s *Schema, c *Config, o *Object) []KeptRef {
 			if m := keptRefMsg(o, r, t); m != "" {
 				out = append(out, KeptRef{Ref: r, Msg: m})
 			}
+		} else if m := keptBuiltinMsg(s, o, r); m != "" {
+			out = append(out, KeptRef{Ref: r, Msg: m})
 		}
 	}
 	return out
+}
+
+// KeptBuiltin returns the kind of the F5 built-in r names when that kind
+// is one openltm keeps and does not act on (no table: kept verbatim, or a
+// passive one) and openltm does not ship the object: `/Common/qoe` of
+// ltm profile qoe, `/Common/real_server` of ltm monitor real-server. Such
+// a reference resolves on a BIG-IP, so it is no dangling one (Dangling):
+// tmsh create/modify and a loaded file both keep it with KeptRefs'
+// warning. "" when r names no such built-in. Of several kinds r allows,
+// the first by key.
+func KeptBuiltin(s *Schema, r Ref) string {
+	name := r.Name
+	if !strings.HasPrefix(name, "/") {
+		name = "/Common/" + name
+	}
+	var kinds []string
+	for kind, set := range f5Builtins() {
+		if !refMatches(r.Spec, kind) || !set[name] {
+			continue
+		}
+		if k := s.Kind(kind); k == nil || k.Passive {
+			kinds = append(kinds, kind)
+		}
+	}
+	if len(kinds) == 0 {
+		return ""
+	}
+	sort.Strings(kinds)
+	return kinds[0]
+}
+
+// keptBuiltinMsg is the warning for o's reference r to an F5 built-in of a
+// kind openltm keeps (KeptBuiltin); "" when r names none, or names one of
+// o's own kind (o's own warning says it is not acted on).
+func keptBuiltinMsg(s *Schema, o *Object, r Ref) string {
+	kind := KeptBuiltin(s, r)
+	if kind == "" || kind == o.Kind.Key() {
+		return ""
+	}
+	return fmt.Sprintf("%s %s refers to %s %s, which openltm does not act on", o.Kind.Key(), o.Name, kind, r.Name)
 }
 
 // keptRefMsg is the warning for o's reference r to t when t is of a kind

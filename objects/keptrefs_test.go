@@ -25,6 +25,14 @@ func TestKeptRefs(t *testing.T) {
 			[]string{"ltm virtual /Common/vs refers to ltm profile certificate-authority /Common/ca1, which openltm does not act on"}},
 		{"kept profile's defaults-from its kind's built-in", ca, "ltm profile certificate-authority /Common/ca1", nil},
 		{"virtual names tcp only", strings.Replace(vs, "%s", "        /Common/tcp { }\n", 1), "ltm virtual /Common/vs", nil},
+		// F5's built-ins of kinds kept verbatim: they exist on a BIG-IP.
+		{"virtual names the built-in qoe and sctp profiles", strings.Replace(vs, "%s", "        /Common/tcp { }\n        /Common/qoe { }\n        /Common/sctp { }\n", 1), "ltm virtual /Common/vs",
+			[]string{"ltm virtual /Common/vs refers to ltm profile qoe /Common/qoe, which openltm does not act on",
+				"ltm virtual /Common/vs refers to ltm profile sctp /Common/sctp, which openltm does not act on"}},
+		{"virtual names the built-in ipsecalg profile", strings.Replace(vs, "%s", "        /Common/ipsecalg { }\n", 1), "ltm virtual /Common/vs",
+			[]string{"ltm virtual /Common/vs refers to ltm profile ipsecalg /Common/ipsecalg, which openltm does not act on"}},
+		{"pool monitored by the built-in real_server", "ltm pool /Common/p {\n    monitor /Common/real_server\n}\n", "ltm pool /Common/p",
+			[]string{"ltm pool /Common/p refers to ltm monitor real-server /Common/real_server, which openltm does not act on"}},
 	} {
 		l := readAndCheck(tc.text)
 		if err := l.Err(false); err != nil {
@@ -59,6 +67,9 @@ func TestKeptRefs(t *testing.T) {
 		}
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: KeptRefs %q, want %q", tc.name, got, tc.want)
+		}
+		if d := c.Dangling(Default); len(d) != 0 {
+			t.Errorf("%s: dangling %v", tc.name, d)
 		}
 	}
 }

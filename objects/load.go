@@ -181,6 +181,12 @@ func (l *Loaded) CheckRefs(s *Schema, running *Config) {
 				continue
 			}
 			pos := l.refPos(o, r)
+			if KeptBuiltin(s, r) != "" { // keptrefs.go: it resolves on a BIG-IP
+				if m := keptBuiltinMsg(s, o, r); m != "" {
+					l.Findings = append(l.Findings, Finding{Pos: pos, Category: NotActedOn, Msg: m})
+				}
+				continue
+			}
 			if IsF5Builtin(r.Spec, r.Name) {
 				lower := "object"
 				if k := specLower(s, r.Spec); k != nil {

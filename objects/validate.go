@@ -247,7 +247,8 @@ func (d Dangle) Warning(s *Schema) string {
 	return fmt.Sprintf("%s %s refers to %s %s, which does not exist; kept, and not acted on until it does", d.From.Kind.Key(), d.From.Name, lower, d.Ref.Name)
 }
 
-// Dangling lists references that resolve to nothing. Loading a file that
+// Dangling lists references that resolve to nothing (an F5 built-in of a
+// kind openltm keeps resolves, as on a BIG-IP: KeptBuiltin). Loading a file that
 // is part of a bigger configuration keeps them (with a warning); a tmsh
 // command may not add new ones.
 func (c *Config) Dangling(s *Schema) []Dangle {
@@ -257,7 +258,7 @@ func (c *Config) Dangling(s *Schema) []Dangle {
 			continue
 		}
 		for _, r := range Refs(o) {
-			if c.Lookup(s, r.Spec, r.Name) == nil {
+			if c.Lookup(s, r.Spec, r.Name) == nil && KeptBuiltin(s, r) == "" {
 				out = append(out, Dangle{From: o, Ref: r})
 			}
 		}

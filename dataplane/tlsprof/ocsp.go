@@ -442,10 +442,12 @@ func (o *OCSP) trusted(r *ocsp.Response, issuer *x509.Certificate) bool {
 // shared by the profiles that use the pair and kept across commits.
 type ocspEntry struct {
 	o            *OCSP
+	vkey         string // o.key(): the validator's settings, for show
 	leaf, issuer *x509.Certificate
 	cur          atomic.Pointer[ocspAnswer]
 	busy         atomic.Bool
 	used         atomic.Bool   // a handshake read the answer since the last exchange
+	member       atomic.Bool   // a server-ssl handshake checked a member's certificate by it
 	mu           sync.Mutex    // one exchange at a time for member checks
 	done         chan struct{} // closed when the first exchange ended
 	once         sync.Once
@@ -463,7 +465,8 @@ const maxOCSPEntries = 4096
 // ocspFor is the shared entry of leaf under o.
 func ocspFor(o *OCSP, leaf, issuer *x509.Certificate) *ocspEntry {
 	h := sha256.Sum256(leaf.Raw)
-	k := o.key() + "\x00" + string(h[:])
+	vk := o.key()
+	k := vk + "\x00" + string(h[:])
 	ocspCache.mu.Lock()
 	defer ocspCache.mu.Unlock()
 	if e := ocspCache.m[k]; e != nil {
@@ -472,7 +475,7 @@ func ocspFor(o *OCSP, leaf, issuer *x509.Certificate) *ocspEntry {
 	if ocspCache.m == nil || len(ocspCache.m) >= maxOCSPEntries {
 		ocspCache.m = map[string]*ocspEntry{}
 	}
-	e := &ocspEntry{o: o, leaf: leaf, issuer: issuer, done: make(chan struct{}), now: time.Now}
+	e := &ocspEntry{o: o, vkey: vk, leaf: leaf, issuer: issuer, done: make(chan struct{}), now: time.Now}
 	e.cur.Store(&ocspAnswer{}) // due now
 	e.used.Store(true)
 	ocspCache.m[k] = e
@@ -631,6 +634,9 @@ func memberStatus(o *OCSP, leaf, issuer *x509.Certificate, now time.Time) (strin
 	e := ocspFor(o, leaf, issuer)
 	if !e.used.Load() {
 		e.used.Store(true)
+	}
+	if !e.member.Load() {
+		e.member.Store(true) // listed by show ltm serverssl ocsp-responses
 	}
 	if a := e.cur.Load(); a.der != nil && now.Before(a.expires) {
 		if !now.Before(a.refresh) {
