@@ -358,13 +358,7 @@ func (is *iiopSession) clock() int64 {
 
 // dial opens the client's own connection to mem and starts its reader.
 func (is *iiopSession) dial(mem Member) (*serverConn, error) {
-	s := is.s
-	s.dialMu.Lock()
-	defer s.dialMu.Unlock()
-	if sc := s.ownConn(mem.ID); sc != nil {
-		return sc, nil
-	}
-	return s.dialOwnWith(mem, nil, func(sc *serverConn) { go sc.iiopRead(is) })
+	return is.s.dialRouted(mem, func(sc *serverConn) { sc.iiopRead(is) })
 }
 
 // toServer writes one message to a member (only the client's reader
