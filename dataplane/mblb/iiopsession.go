@@ -120,6 +120,17 @@ func forgetHalf[K comparable, V any](m map[K]V) {
 type iiopPending struct {
 	sc   *serverConn
 	sent int64 // Unix nanoseconds
+	// kept is the request as sent, for a member's CloseConnection
+	// (GIOP: requests unanswered then were not processed and may be
+	// sent again); nil for a fragmented one, and once sent again.
+	kept *msg
+}
+
+// drop recycles what p keeps; the caller has taken p out of pending.
+func (p iiopPending) drop() {
+	if p.kept != nil {
+		p.kept.unref()
+	}
 }
 
 // iiopSession is one IIOP client connection's routing state.
@@ -128,6 +139,12 @@ type iiopSession struct {
 	opt IIOPOptions
 	p   *iiopPersist // nil without persistence
 	wmu sync.Mutex   // one write at a time to the client
+	// smu: one write at a time to the members (the client's reader, and
+	// a member's reader sending again what a CloseConnection left); the
+	// client's reader holds it through a GIOP 1.1 fragmented message
+	// (chain), so that nothing lands between its fragments.
+	smu   sync.Mutex
+	chain bool
 
 	// pending (guarded by s.mu) are the requests awaiting their reply
 	// by request id; the client is not read while MaxInFlight are.
@@ -149,6 +166,7 @@ func (s *ClientConn) runIIOP() error {
 	}
 	st := newStream(iiop.Framer{Max: e.cfg.MaxMessageSize}, e.cfg.MaxMessageSize)
 	defer st.release()
+	defer is.endChain()
 	return s.readClient(&st, "IIOP ", func(err error) bool {
 		return errors.Is(err, ErrTooLarge) || errors.Is(err, iiop.ErrTooLarge)
 	}, is.fromClient, is.drain)
@@ -189,6 +207,8 @@ func (is *iiopSession) fromClient(b []byte) bool {
 				is.frags[m.RequestID] = sc
 			} else {
 				is.fragTo = sc
+				is.smu.Lock() // until the chain's last fragment
+				is.chain = true
 			}
 		}
 		return true
@@ -208,7 +228,11 @@ func (is *iiopSession) fromClient(b []byte) bool {
 		if sc == nil {
 			return is.bad("GIOP 1.%d Fragment (request id %d) of no fragmented message", m.Minor, m.RequestID)
 		}
-		if !is.toServer(sc, b) {
+		ok := is.toServer(sc, b)
+		if m.Minor < 2 && !m.More() {
+			is.endChain()
+		}
+		if !ok {
 			return is.bad("the member %s of a fragmented message failed", sc.leg.Member.Name)
 		}
 		return true
@@ -221,6 +245,7 @@ func (is *iiopSession) fromClient(b []byte) bool {
 		}
 		s.mu.Unlock()
 		if ok {
+			p.drop()
 			is.toServer(p.sc, b)
 		}
 		return true
@@ -259,6 +284,7 @@ func (is *iiopSession) memberGone(sc *serverConn) {
 	for id, p := range is.pending {
 		if p.sc == sc {
 			delete(is.pending, id)
+			p.drop()
 			n++
 		}
 	}
@@ -325,8 +351,16 @@ func (is *iiopSession) balance(m *iiop.Message, b []byte) *serverConn {
 			}
 		}
 		if m.Expects {
+			p := iiopPending{sc: sc, sent: is.clock()}
+			if !m.More() {
+				p.kept = getMsg(len(b))
+				copy(p.kept.b, b)
+			}
 			s.mu.Lock()
-			is.pending[m.RequestID] = iiopPending{sc: sc, sent: is.clock()}
+			if old, ok := is.pending[m.RequestID]; ok {
+				old.drop() // the client reused an id awaiting its reply
+			}
+			is.pending[m.RequestID] = p
 			s.mu.Unlock()
 		}
 		if is.toServer(sc, b) {
@@ -337,7 +371,10 @@ func (is *iiopSession) balance(m *iiop.Message, b []byte) *serverConn {
 		}
 		if m.Expects {
 			s.mu.Lock()
-			delete(is.pending, m.RequestID)
+			if p, ok := is.pending[m.RequestID]; ok && p.sc == sc {
+				delete(is.pending, m.RequestID)
+				p.drop()
+			}
 			s.mu.Unlock()
 		}
 		is.exclude = append(is.exclude, sc.leg.Member.ID)
@@ -365,6 +402,24 @@ func (is *iiopSession) dial(mem Member) (*serverConn, error) {
 // writes to its members); false when the write failed (the connection
 // is then failed and its reader reports it).
 func (is *iiopSession) toServer(sc *serverConn, b []byte) bool {
+	if !is.chain {
+		is.smu.Lock()
+		defer is.smu.Unlock()
+	}
+	return is.write(sc, b)
+}
+
+// endChain lets others write to the members again after a GIOP 1.1
+// fragmented message (or when the client's reader ends within one).
+func (is *iiopSession) endChain() {
+	if is.chain {
+		is.chain = false
+		is.smu.Unlock()
+	}
+}
+
+// write is toServer for a caller holding smu.
+func (is *iiopSession) write(sc *serverConn, b []byte) bool {
 	n, err := sc.conn.Write(b)
 	sc.leg.BytesOut.Add(uint64(n))
 	if mt := sc.leg.Meter; mt != nil && n > 0 {
@@ -417,7 +472,15 @@ func (sc *serverConn) iiopRead(is *iiopSession) {
 			is.wmu.Unlock()
 		}
 	}()
-	sc.readMember(&st, "IIOP", func(b []byte) error { return is.fromServer(sc, b, &held) })
+	closed := false // the member sent CloseConnection
+	sc.readMember(&st, "IIOP", func(b []byte) error {
+		err := is.fromServer(sc, b, &held)
+		closed = closed || err == errMemberClose
+		return err
+	})
+	if closed {
+		is.resend(sc)
+	}
 	is.memberGone(sc)
 }
 
@@ -438,6 +501,7 @@ func (is *iiopSession) fromServer(sc *serverConn, b []byte, held *bool) error {
 		s.mu.Lock()
 		if p, ok := is.pending[m.RequestID]; ok && p.sc == sc {
 			delete(is.pending, m.RequestID)
+			p.drop()
 			s.cond.Broadcast()
 		}
 		s.mu.Unlock()
@@ -487,6 +551,7 @@ func (is *iiopSession) timeouts() {
 		}
 		if !is.opt.AbortOnTimeout {
 			for _, id := range late {
+				is.pending[id].drop()
 				delete(is.pending, id)
 			}
 			if len(late) > 0 {
@@ -504,4 +569,109 @@ func (is *iiopSession) timeouts() {
 			return
 		}
 	}
+}
+
+// resend sends again, once each [M], the requests a member's
+// CloseConnection left unanswered on sc (GIOP: the server did not
+// process them, and the client may send them again): to the member
+// persistence ties the request to, over a new connection, else to a new
+// pick that leaves sc's member out while another can take it. Each
+// counts as a retry. A fragmented request, one sent again already, and
+// one whose second send fails stay on sc, settled as for a member gone
+// (memberGone).
+func (is *iiopSession) resend(sc *serverConn) {
+	s := is.s
+	type again struct {
+		id   uint32
+		kept *msg
+	}
+	var todo []again
+	s.mu.Lock()
+	for id, p := range is.pending {
+		if p.sc == sc && p.kept != nil {
+			todo = append(todo, again{id, p.kept})
+			p.kept = nil // not a third time
+			is.pending[id] = p
+		}
+	}
+	s.mu.Unlock()
+	for _, a := range todo {
+		is.resendOne(sc, a.id, a.kept.b)
+		a.kept.unref()
+	}
+}
+
+// resendOne sends request b (id) again, away from closed; it stays
+// pending on closed when no member takes it.
+func (is *iiopSession) resendOne(closed *serverConn, id uint32, b []byte) {
+	s, e := is.s, is.s.e
+	m, err := iiop.Parse(b)
+	if err != nil {
+		return
+	}
+	c := Choice{Client: s.client, Tag: s.tag}
+	persisted := false
+	if is.p != nil {
+		if mem, ok := is.p.lookup(m.Key, m.RequestID, is.opt.PersistObjectKey, is.opt.PersistRequestID); ok {
+			c.Target, persisted = Target{Member: mem.Addr}, true
+		}
+	}
+	var exclude []MemberID
+	if !persisted {
+		exclude = append(exclude, closed.leg.Member.ID)
+	}
+	for attempt := 0; attempt < maxPickAttempts; attempt++ {
+		if s.isClosed() {
+			return
+		}
+		c.Exclude = exclude
+		mem, err := e.cfg.Pick(c)
+		if err == nil && excluded(exclude, mem.ID) {
+			err = ErrNoMember
+		}
+		if err != nil && !c.Target.IsZero() {
+			c.Target = Target{}
+			continue
+		}
+		if err != nil && len(exclude) == 1 && exclude[0] == closed.leg.Member.ID {
+			exclude = exclude[:0] // the closed member is the only one left
+			continue
+		}
+		if err != nil {
+			break
+		}
+		sc := s.ownConn(mem.ID)
+		if sc == nil {
+			if sc, err = is.dial(mem); err != nil {
+				if errors.Is(err, errClosed) {
+					return
+				}
+				exclude = append(exclude, mem.ID)
+				continue
+			}
+		}
+		s.mu.Lock()
+		p, ok := is.pending[id]
+		if !ok || p.sc != closed { // answered, cancelled or timed out meanwhile
+			s.mu.Unlock()
+			return
+		}
+		is.pending[id] = iiopPending{sc: sc, sent: is.clock()}
+		s.mu.Unlock()
+		is.smu.Lock()
+		ok = is.write(sc, b)
+		is.smu.Unlock()
+		if ok {
+			e.stats.retries.Add(1)
+			e.logf("mblb: IIOP client %s: request id %d sent again to %s after %s's CloseConnection", s.client, id, sc.leg.Member.Name, closed.leg.Member.Name)
+			return
+		}
+		s.mu.Lock()
+		if p, ok := is.pending[id]; ok && p.sc == sc {
+			is.pending[id] = iiopPending{sc: closed, sent: p.sent}
+		}
+		s.mu.Unlock()
+		exclude = append(exclude, sc.leg.Member.ID)
+	}
+	e.logf("mblb: IIOP client %s: request id %d left by %s's CloseConnection could not be sent again", s.client, id, closed.leg.Member.Name)
 }

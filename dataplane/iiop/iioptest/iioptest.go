@@ -6,7 +6,12 @@
 // A request's operation steers the answer: "delay:N" answers after N
 // milliseconds (in its own goroutine, so later requests may be answered
 // first: replies out of order), "noreply" never answers, "close" closes
-// the connection without an answer (once the delayed replies are out). Fragmented
+// the connection without an answer (once the delayed replies are out),
+// "closeonce:NAME" (or "closeonce:NAME:TAG") sends CloseConnection and
+// closes the connection at once, its delayed replies unsent (GIOP: what
+// is unanswered was not processed), when the server is NAME and sees
+// that operation for the first time; it is answered as any other
+// request otherwise. Fragmented
 // requests (GIOP 1.1 and 1.2) are joined before they are answered.
 package iioptest
 
@@ -56,6 +61,7 @@ type Server struct {
 	keys     map[string]int
 	conns    map[net.Conn]bool
 	seen     func(line string)
+	closedOn map[string]bool // the "closeonce" operations seen
 }
 
 // Listen starts a server named name on addr (host:port).
@@ -195,6 +201,11 @@ func (s *Server) Serve(c net.Conn) {
 		case "close":
 			return
 		}
+		if s.closeOnce(op) {
+			write(iiop.AppendHeaderOnly(nil, m.Minor, m.Little(), iiop.CloseConnection))
+			c.Close()
+			return
+		}
 		reply := iiop.AppendReply(nil, m.Minor, m.Little(), m.RequestID, 0, []byte(s.Name))
 		if d, ok := strings.CutPrefix(op, "delay:"); ok {
 			ms, _ := strconv.Atoi(d)
@@ -215,4 +226,26 @@ func (s *Server) count(key []byte) {
 	s.mu.Lock()
 	s.keys[string(key)]++
 	s.mu.Unlock()
+}
+
+// closeOnce reports whether op is "closeonce:" this server's name (and
+// a tag) seen for the first time.
+func (s *Server) closeOnce(op string) bool {
+	rest, ok := strings.CutPrefix(op, "closeonce:")
+	if !ok {
+		return false
+	}
+	if name, _, _ := strings.Cut(rest, ":"); name != s.Name {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closedOn[op] {
+		return false
+	}
+	if s.closedOn == nil {
+		s.closedOn = map[string]bool{}
+	}
+	s.closedOn[op] = true
+	return true
 }
