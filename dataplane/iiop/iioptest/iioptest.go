@@ -11,8 +11,12 @@
 // closes the connection at once, its delayed replies unsent (GIOP: what
 // is unanswered was not processed), when the server is NAME and sees
 // that operation for the first time; it is answered as any other
-// request otherwise. Fragmented
-// requests (GIOP 1.1 and 1.2) are joined before they are answered.
+// request otherwise; "say:TEXT" is answered with the body NAME/TEXT (so
+// that clients sharing a connection tell their replies apart). Fragmented
+// requests (GIOP 1.1 and 1.2) are joined before they are answered; a 1.2
+// Fragment whose request id is not its message's is answered with
+// MessageError and the connection closed. CancelRequests are told to
+// seen too.
 package iioptest
 
 import (
@@ -139,6 +143,7 @@ func (s *Server) Serve(c net.Conn) {
 		wmu.Unlock()
 	}
 	var whole []byte // a fragmented request being joined
+	var wholeID uint32
 	for {
 		b, err := ReadMessage(r)
 		if err != nil {
@@ -156,6 +161,10 @@ func (s *Server) Serve(c net.Conn) {
 			}
 			part := b[iiop.HeaderSize:]
 			if m.Minor >= 2 {
+				if m.RequestID != wholeID {
+					write(iiop.AppendHeaderOnly(nil, m.Minor, m.Little(), iiop.MessageError))
+					return
+				}
 				part = part[4:]
 			}
 			whole = append(whole, part...)
@@ -174,7 +183,7 @@ func (s *Server) Serve(c net.Conn) {
 			}
 		case iiop.Request:
 			if m.More() {
-				whole = append([]byte(nil), b...)
+				whole, wholeID = append([]byte(nil), b...), m.RequestID
 				continue
 			}
 		case iiop.LocateRequest:
@@ -183,6 +192,11 @@ func (s *Server) Serve(c net.Conn) {
 				s.seen(fmt.Sprintf("%s: LocateRequest id %d key %s", s.Name, m.RequestID, m.Key))
 			}
 			write(iiop.AppendLocateReply(nil, m.Minor, m.Little(), m.RequestID, 1))
+			continue
+		case iiop.CancelRequest:
+			if s.seen != nil {
+				s.seen(fmt.Sprintf("%s: CancelRequest id %d", s.Name, m.RequestID))
+			}
 			continue
 		default:
 			continue
@@ -206,7 +220,11 @@ func (s *Server) Serve(c net.Conn) {
 			c.Close()
 			return
 		}
-		reply := iiop.AppendReply(nil, m.Minor, m.Little(), m.RequestID, 0, []byte(s.Name))
+		body := s.Name
+		if text, ok := strings.CutPrefix(op, "say:"); ok {
+			body += "/" + text
+		}
+		reply := iiop.AppendReply(nil, m.Minor, m.Little(), m.RequestID, 0, []byte(body))
 		if d, ok := strings.CutPrefix(op, "delay:"); ok {
 			ms, _ := strconv.Atoi(d)
 			wg.Add(1)
