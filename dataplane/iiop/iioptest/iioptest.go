@@ -16,7 +16,8 @@
 // requests (GIOP 1.1 and 1.2) are joined before they are answered; a 1.2
 // Fragment whose request id is not its message's is answered with
 // MessageError and the connection closed. CancelRequests are told to
-// seen too.
+// seen too, and a joined request's line says in how many fragments it
+// came.
 package iioptest
 
 import (
@@ -144,6 +145,7 @@ func (s *Server) Serve(c net.Conn) {
 	}
 	var whole []byte // a fragmented request being joined
 	var wholeID uint32
+	parts := 0 // the fragments of the request being joined
 	for {
 		b, err := ReadMessage(r)
 		if err != nil {
@@ -168,6 +170,7 @@ func (s *Server) Serve(c net.Conn) {
 				part = part[4:]
 			}
 			whole = append(whole, part...)
+			parts++
 			if m.More() {
 				continue
 			}
@@ -183,7 +186,7 @@ func (s *Server) Serve(c net.Conn) {
 			}
 		case iiop.Request:
 			if m.More() {
-				whole, wholeID = append([]byte(nil), b...), m.RequestID
+				whole, wholeID, parts = append([]byte(nil), b...), m.RequestID, 1
 				continue
 			}
 		case iiop.LocateRequest:
@@ -202,9 +205,15 @@ func (s *Server) Serve(c net.Conn) {
 			continue
 		}
 		s.count(m.Key)
+		joined := parts
+		parts = 0
 		op := iiop.RequestOperation(b)
 		if s.seen != nil {
-			s.seen(fmt.Sprintf("%s: Request id %d key %s op %s", s.Name, m.RequestID, m.Key, op))
+			line := fmt.Sprintf("%s: Request id %d key %s op %s", s.Name, m.RequestID, m.Key, op)
+			if joined > 0 {
+				line += fmt.Sprintf(" (in %d fragments)", joined)
+			}
+			s.seen(line)
 		}
 		if !m.Expects {
 			continue
