@@ -28,8 +28,11 @@ var (
 // messages are openltm's]. An mblb profile beside it gives its
 // max-message-size and max-in-flight (its framing must stay rule, the
 // default: GIOP frames itself); without one the engine's defaults apply
-// [M]. One-connect beside iiop is kept with a warning and the virtual
-// carries no traffic, as beside sip. Rules handling CLIENT_DATA or
+// [M]. One-connect beside iiop shares member connections among the
+// virtual's clients (its settings as for any mblb virtual; each request
+// under an id of its own on the connection, dataplane/mblb iiopshare.go);
+// an mblb min-conn beside them is kept with a warning (no connection is
+// opened ahead for IIOP). Rules handling CLIENT_DATA or
 // SERVER_DATA are kept with a warning: those events do not run on GIOP
 // messages. It returns false when the virtual was left out.
 func (t *translator) iiop(o *objects.Object, v *dataplane.Virtual, ip *objects.Object) bool {
@@ -56,7 +59,8 @@ func (t *translator) iiop(o *objects.Object, v *dataplane.Virtual, ip *objects.O
 		AbortOnTimeout:   e(iiopAbort) == "enabled",
 	}
 	m := &dataplane.MBLB{Profile: ip.Name}
-	if mp := t.profile(o, profileMBLB); mp != nil {
+	mp := t.profile(o, profileMBLB)
+	if mp != nil {
 		s, err := mblbSettings(func(p *objects.Prop) string { return p.Effective(t.cfg, mp) })
 		if err != nil {
 			t.skip(o, "profile %s: %v", mp.Name, err)
@@ -71,8 +75,16 @@ func (t *translator) iiop(o *objects.Object, v *dataplane.Virtual, ip *objects.O
 	m.Request = mblb.Framing{Mode: mblb.IIOP, IIOP: opt}
 	m.Response = mblb.Framing{}
 	if oc := t.profile(o, profileOneConnect); oc != nil {
-		t.keep(o, "profile %s: openltm's IIOP virtuals keep a connection per client and member and do not share them (one-connect)", oc.Name)
-		return false
+		s, err := oneConnectSettings(func(p *objects.Prop) string { return p.Effective(t.cfg, oc) })
+		if err != nil {
+			t.skip(o, "profile %s: %v", oc.Name, err)
+			return false
+		}
+		s.Profile = oc.Name
+		m.OneConnect = s
+		if mp != nil && m.MinConn > 0 {
+			t.keep(o, "profile %s: min-conn %d is kept, and not acted on beside iiop profile %s and one-connect profile %s (no member connection is opened ahead for IIOP)", mp.Name, m.MinConn, ip.Name, oc.Name)
+		}
 	}
 	v.MBLB = m
 	return true

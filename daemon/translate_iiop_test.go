@@ -228,3 +228,66 @@ func TestIIOPOverTLS(t *testing.T) {
 		t.Fatalf("over TLS: %v", got)
 	}
 }
+
+// TestIIOPOneConnect: one-connect beside iiop is taken without a
+// warning: two clients using the same request ids share the member's
+// connection (max-size 1) and each gets its own replies under its own
+// ids; an mblb min-conn beside them is kept with a warning.
+func TestIIOPOneConnect(t *testing.T) {
+	m, err := iioptest.Listen("127.246.3.1:24651", "m1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool p_oc members add { 127.246.3.1:24651 }",
+		"create ltm profile one-connect oc_one defaults-from oneconnect max-size 1",
+		"create ltm profile mblb mblb_warm min-conn 2",
+	} {
+		if out, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s %s", c, out, err)
+		}
+	}
+	out, errs := run(t, s, "create ltm virtual v_oc destination 127.246.3.10:24660 pool p_oc profiles replace-all-with { tcp { } iiop { } oc_one { } }")
+	if errs != "" || strings.Contains(out, "one-connect") || strings.Contains(out, "do not share") {
+		t.Fatalf("one-connect beside iiop: %q %q", out, errs)
+	}
+	dc, skipped := Translate(e.schema, e.Config())
+	v := dc.Virtuals["/Common/v_oc"]
+	if v == nil || v.MBLB == nil || v.MBLB.Request.Mode != mblb.IIOP || v.MBLB.OneConnect == nil || v.MBLB.OneConnect.MaxSize != 1 {
+		t.Fatalf("not an IIOP virtual sharing connections: %+v (skipped %v)", v, skipped)
+	}
+	dial := func() net.Conn {
+		c, err := net.DialTimeout("tcp", "127.246.3.10:24660", 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	a, b := dial(), dial()
+	ra := iiop.AppendRequest(nil, 1, false, 5, true, []byte("k"), "delay:200", nil)
+	ra = iiop.AppendRequest(ra, 1, false, 6, true, []byte("k"), "say:a", nil)
+	rb := iiop.AppendRequest(nil, 1, true, 5, true, []byte("k"), "say:b", nil)
+	rb = iiop.AppendRequest(rb, 1, true, 6, true, []byte("k"), "delay:100", nil)
+	if _, err := a.Write(ra); err != nil {
+		t.Fatal(err)
+	}
+	gb := iiopRound(t, b, rb, 2)
+	ga := iiopRound(t, a, nil, 2)
+	sort.Strings(ga)
+	sort.Strings(gb)
+	if fmt.Sprint(ga, gb) != "[5=m1 6=m1/a] [5=m1/b 6=m1]" {
+		t.Fatalf("a got %v, b got %v", ga, gb)
+	}
+	out, errs = run(t, s, "show ltm profile one-connect oc_one")
+	if !regexp.MustCompile(`(?m)^Total Reuses +3$`).MatchString(out) {
+		t.Errorf("the connection was not shared:\n%s%s", out, errs)
+	}
+	out, errs = run(t, s, "create ltm virtual v_warm destination 127.246.3.11:24661 pool p_oc profiles replace-all-with { tcp { } mblb_warm { } iiop { } oc_one { } }")
+	if errs != "" || !strings.Contains(out, "min-conn 2 is kept, and not acted on beside iiop") {
+		t.Errorf("min-conn beside iiop and one-connect: %q %q", out, errs)
+	}
+}

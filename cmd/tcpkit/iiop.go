@@ -22,8 +22,10 @@ import (
 
 // iiopServeMain answers GIOP until ctx ends: each Request with a Reply
 // whose body is the label (operation "delay:N" answers after N ms,
-// "noreply" never), each LocateRequest with OBJECT_HERE; a line per
-// request unless -quiet.
+// "noreply" never, "say:TEXT" with LABEL/TEXT, "closeonce:LABEL" with a
+// CloseConnection the first time: dataplane/iiop/iioptest), each
+// LocateRequest with OBJECT_HERE; a line per request (and
+// CancelRequest) unless -quiet.
 func iiopServeMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("iiop-serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -59,8 +61,10 @@ func iiopServeMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 // iiopClientMain sends -n GIOP requests in one write on one connection
 // (request ids from -id, object keys and operations taken in turn from
-// -keys and -ops) and prints each reply's request id and body: sorted by
-// request id, or as they came with -arrival.
+// -keys and -ops; with -fragment N each Request split into a first
+// fragment of N body bytes and a Fragment with the rest) and prints each
+// reply's request id and body: sorted by request id, or as they came
+// with -arrival.
 func iiopClientMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("iiop", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -73,6 +77,7 @@ func iiopClientMain(ctx context.Context, args []string, stdout, stderr io.Writer
 	little := fs.Bool("little", false, "little-endian messages")
 	locate := fs.Bool("locate", false, "LocateRequests instead of Requests")
 	arrival := fs.Bool("arrival", false, "print the replies in the order they came")
+	fragment := fs.Int("fragment", 0, "split each Request into a first fragment of this many body bytes and a Fragment with the rest (GIOP 1.1 and 1.2; 0: whole)")
 	wait := fs.Duration("timeout", 10*time.Second, "how long to wait for the replies")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -91,6 +96,9 @@ func iiopClientMain(ctx context.Context, args []string, stdout, stderr io.Writer
 	default:
 		return fmt.Errorf("-version %q: GIOP 1.0, 1.1 or 1.2", *version)
 	}
+	if *fragment < 0 || *fragment > 0 && (minor == 0 || *locate) {
+		return fmt.Errorf("-fragment %d: a positive number of body bytes, for Requests of GIOP 1.1 or 1.2", *fragment)
+	}
 	keyList, opList := strings.Split(*keys, ","), strings.Split(*ops, ",")
 	var out []byte
 	for i := 0; i < *n; i++ {
@@ -100,7 +108,23 @@ func iiopClientMain(ctx context.Context, args []string, stdout, stderr io.Writer
 			out = iiop.AppendLocateRequest(out, minor, *little, id, key)
 			continue
 		}
-		out = iiop.AppendRequest(out, minor, *little, id, true, key, opList[i%len(opList)], nil)
+		req := iiop.AppendRequest(nil, minor, *little, id, true, key, opList[i%len(opList)], nil)
+		if *fragment > 0 {
+			// The request id must lie in the first fragment (after the
+			// empty service contexts in 1.1), and the rest be something.
+			least := 4
+			if minor == 1 {
+				least = 8
+			}
+			if body := len(req) - iiop.HeaderSize; *fragment < least || *fragment >= body {
+				return fmt.Errorf("-fragment %d: request %d has %d body bytes; the first fragment needs %d to %d", *fragment, id, body, least, body-1)
+			}
+			first, rest := iiop.Split(req, *fragment)
+			out = append(out, first...)
+			out = iiop.AppendFragment(out, minor, *little, id, false, rest)
+			continue
+		}
+		out = append(out, req...)
 	}
 	d := net.Dialer{Timeout: 5 * time.Second}
 	c, err := d.DialContext(ctx, "tcp", *connect)

@@ -35,6 +35,10 @@ func TestIIOPServeAndClient(t *testing.T) {
 		{[]string{"-n", "3", "-keys", "a,b", "-ops", "delay:200,get"}, 0, "reply id 1: S7\nreply id 2: S7\nreply id 3: S7\n"},
 		{[]string{"-n", "2", "-ops", "delay:200,get", "-arrival", "-version", "1.0", "-little"}, 0, "reply id 2: S7\nreply id 1: S7\n"},
 		{[]string{"-n", "1", "-locate", "-id", "9", "-version", "1.1"}, 0, "locate reply id 9\n"},
+		{[]string{"-n", "2", "-id", "20", "-fragment", "8", "-ops", "say:f2"}, 0, "reply id 20: S7/f2\nreply id 21: S7/f2\n"},
+		{[]string{"-n", "1", "-id", "30", "-fragment", "8", "-version", "1.1", "-little", "-ops", "say:f1"}, 0, "reply id 30: S7/f1\n"},
+		{[]string{"-fragment", "4", "-version", "1.1"}, 1, ""},
+		{[]string{"-fragment", "8", "-version", "1.0"}, 1, ""},
 		{[]string{"-n", "1", "-ops", "noreply", "-timeout", "300ms"}, 1, ""},
 		{[]string{"-version", "2.0"}, 1, ""},
 	} {
@@ -44,7 +48,8 @@ func TestIIOPServeAndClient(t *testing.T) {
 			t.Errorf("iiop %v: status %d output %q (%s), want %d %q", tc.args, code, out.String(), errb.String(), tc.code, tc.out)
 		}
 	}
-	if !strings.Contains(srv.String(), "S7: Request id 1 key a op delay:200") || !strings.Contains(srv.String(), "S7: LocateRequest id 9 key obj") {
+	if !strings.Contains(srv.String(), "S7: Request id 1 key a op delay:200") || !strings.Contains(srv.String(), "S7: LocateRequest id 9 key obj") ||
+		!strings.Contains(srv.String(), "S7: Request id 21 key obj op say:f2 (in 2 fragments)") || !strings.Contains(srv.String(), "S7: Request id 30 key obj op say:f1 (in 2 fragments)") {
 		t.Errorf("server log:\n%s", srv.String())
 	}
 	cancel()

@@ -153,6 +153,9 @@ type Message struct {
 	// CloseConnection, MessageError and a GIOP 1.1 Fragment).
 	HasID     bool
 	RequestID uint32
+	// IDAt is where the request id lies in the message (0 without
+	// one), for SetRequestID.
+	IDAt int
 	// Expects: a Request that waits for a Reply (1.0/1.1
 	// response_expected; 1.2 response_flags SYNC_WITH_SERVER or
 	// SYNC_WITH_TARGET), or any LocateRequest.
@@ -261,8 +264,13 @@ func Parse(b []byte) (Message, error) {
 	v12 := h.Minor >= 2
 	idOK := false
 	id := func() {
+		c.align(4)
+		at := c.off
 		m.RequestID, m.HasID = c.ulong(), true
 		idOK = !c.bad
+		if idOK {
+			m.IDAt = at
+		}
 	}
 	switch h.Type {
 	case CloseConnection, MessageError:
@@ -327,4 +335,16 @@ func (c *cdr) target() []byte {
 		c.bad = true
 	}
 	return nil
+}
+
+// SetRequestID writes id as the request id of b, the message m was
+// parsed from, in the message's byte order; m.RequestID keeps the id it
+// had. A message without a request id (CloseConnection, MessageError, a
+// GIOP 1.1 Fragment) is left as it is. A proxy that shares one member
+// connection among clients gives each request an id of its own there
+// and the reply its client's id back.
+func (m *Message) SetRequestID(b []byte, id uint32) {
+	if m.IDAt >= HeaderSize && m.IDAt+4 <= len(b) {
+		m.order().PutUint32(b[m.IDAt:], id)
+	}
 }

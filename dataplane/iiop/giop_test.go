@@ -45,6 +45,27 @@ func TestParseEveryTypeVersionOrder(t *testing.T) {
 					if m.Type != c.typ || m.HasID != c.hasID || m.RequestID != c.id || m.Expects != c.expects || !bytes.Equal(m.Key, c.key) || m.Little() != little || m.Minor != minor {
 						t.Fatalf("Parse = %+v key %q, want type %v id %v/%d expects %v key %q", m, m.Key, c.typ, c.hasID, c.id, c.expects, c.key)
 					}
+					// SetRequestID rewrites the id where it lies, in
+					// the message's byte order, and nothing else.
+					b := append([]byte(nil), c.msg...)
+					m.SetRequestID(b, 0xa0b0c0d0)
+					m2, err := Parse(b)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := c.id
+					if c.hasID {
+						want = 0xa0b0c0d0
+					}
+					if m2.RequestID != want || m2.Type != c.typ || !bytes.Equal(m2.Key, c.key) || m2.Expects != c.expects {
+						t.Fatalf("after SetRequestID: %+v, want id %#x", m2, want)
+					}
+					if c.hasID {
+						m2.SetRequestID(b, c.id)
+					}
+					if !bytes.Equal(b, c.msg) {
+						t.Fatalf("SetRequestID back: % x, want % x", b, c.msg)
+					}
 				})
 			}
 			t.Run(fmt.Sprintf("1.%d/little=%v/bodies", minor, little), func(t *testing.T) {
@@ -90,6 +111,12 @@ func TestFragments(t *testing.T) {
 			}
 			if minor == 2 && (!fm.HasID || fm.RequestID != 42) {
 				t.Fatalf("1.2 fragment lost its request id: %+v", fm)
+			}
+			if minor == 2 { // a 1.2 Fragment's id is rewritten as well
+				fm.SetRequestID(f, 7)
+				if fm2, err := Parse(f); err != nil || fm2.RequestID != 7 {
+					t.Fatalf("1.2 fragment after SetRequestID: %+v %v", fm2, err)
+				}
 			}
 			if minor == 1 && fm.HasID {
 				t.Fatalf("1.1 fragment has no request id: %+v", fm)

@@ -120,6 +120,38 @@ func forgetHalf[K comparable, V any](m map[K]V) {
 type iiopPending struct {
 	sc   *serverConn
 	sent int64 // Unix nanoseconds
+	// mid is the request's id on sc: the client's own, or on a
+	// connection one-connect shares the one it was given there.
+	mid uint32
+	// kept is the request as sent, for a member's CloseConnection
+	// (GIOP: requests unanswered then were not processed and may be
+	// sent again); nil for a fragmented one, and once sent again.
+	kept *msg
+}
+
+// drop recycles what p keeps; the caller has taken p out of pending.
+func (p iiopPending) drop() {
+	if p.kept != nil {
+		p.kept.unref()
+	}
+}
+
+// unpend is drop, and on a shared connection the end of the request's
+// route there and of its reservation in the pool. The caller has taken
+// p out of pending and holds no session lock (the pool's lock is taken
+// before the session's elsewhere).
+func (is *iiopSession) unpend(p iiopPending) {
+	p.drop()
+	if sh := p.sc.iiop; sh != nil && sh.forget(p.mid) {
+		is.oc.released(p.sc)
+	}
+}
+
+// iiopFrag is where a GIOP 1.2 fragmented message of the client goes
+// on: its connection and its request id there.
+type iiopFrag struct {
+	sc  *serverConn
+	mid uint32
 }
 
 // iiopSession is one IIOP client connection's routing state.
@@ -128,6 +160,17 @@ type iiopSession struct {
 	opt IIOPOptions
 	p   *iiopPersist // nil without persistence
 	wmu sync.Mutex   // one write at a time to the client
+	// smu: one write at a time to the client's own member connections
+	// (the client's reader, and a member's reader sending again what a
+	// CloseConnection left); a shared connection has its own lock
+	// (lockFor). The client's reader holds the lock of a GIOP 1.1
+	// fragmented message's connection through it (chain), so that
+	// nothing lands between its fragments.
+	smu   sync.Mutex
+	chain *sync.Mutex
+	// oc is the virtual's one-connect pool: member connections shared
+	// with the virtual's other clients; nil without one-connect.
+	oc *connPool
 
 	// pending (guarded by s.mu) are the requests awaiting their reply
 	// by request id; the client is not read while MaxInFlight are.
@@ -136,19 +179,21 @@ type iiopSession struct {
 	// Reader only: where a 1.1 fragmented message goes on (fragTo),
 	// and 1.2 fragmented messages by request id.
 	fragTo  *serverConn
-	frags   map[uint32]*serverConn
+	frags   map[uint32]iiopFrag
 	exclude []MemberID
 }
 
 // runIIOP is Run for an IIOP virtual.
 func (s *ClientConn) runIIOP() error {
 	e := s.e
-	is := &iiopSession{s: s, opt: e.cfg.Request.IIOP, p: e.iiop, pending: map[uint32]iiopPending{}}
+	is := &iiopSession{s: s, opt: e.cfg.Request.IIOP, p: e.iiop, pending: map[uint32]iiopPending{}, oc: e.pool}
 	if is.opt.Timeout > 0 {
 		go is.timeouts()
 	}
 	st := newStream(iiop.Framer{Max: e.cfg.MaxMessageSize}, e.cfg.MaxMessageSize)
 	defer st.release()
+	defer is.leave()
+	defer is.endChain()
 	return s.readClient(&st, "IIOP ", func(err error) bool {
 		return errors.Is(err, ErrTooLarge) || errors.Is(err, iiop.ErrTooLarge)
 	}, is.fromClient, is.drain)
@@ -177,27 +222,31 @@ func (is *iiopSession) fromClient(b []byte) bool {
 		if m.Expects && !is.reserve() {
 			return false
 		}
-		sc := is.balance(&m, b)
+		sc, mid := is.balance(&m, b)
 		if sc == nil {
 			return false
 		}
 		if m.More() {
 			if m.Minor >= 2 {
 				if is.frags == nil {
-					is.frags = map[uint32]*serverConn{}
+					is.frags = map[uint32]iiopFrag{}
 				}
-				is.frags[m.RequestID] = sc
+				is.frags[m.RequestID] = iiopFrag{sc, mid}
 			} else {
-				is.fragTo = sc
+				is.fragTo = sc // (place took its lock for the chain)
 			}
 		}
 		return true
 	case iiop.Fragment:
 		var sc *serverConn
 		if m.Minor >= 2 {
-			sc = is.frags[m.RequestID]
+			f := is.frags[m.RequestID]
+			sc = f.sc
 			if !m.More() {
 				delete(is.frags, m.RequestID)
+			}
+			if sc != nil && sc.iiop != nil {
+				m.SetRequestID(b, f.mid)
 			}
 		} else {
 			sc = is.fragTo
@@ -208,7 +257,11 @@ func (is *iiopSession) fromClient(b []byte) bool {
 		if sc == nil {
 			return is.bad("GIOP 1.%d Fragment (request id %d) of no fragmented message", m.Minor, m.RequestID)
 		}
-		if !is.toServer(sc, b) {
+		ok := is.toServer(sc, b)
+		if m.Minor < 2 && !m.More() {
+			is.endChain()
+		}
+		if !ok {
 			return is.bad("the member %s of a fragmented message failed", sc.leg.Member.Name)
 		}
 		return true
@@ -221,6 +274,10 @@ func (is *iiopSession) fromClient(b []byte) bool {
 		}
 		s.mu.Unlock()
 		if ok {
+			is.unpend(p)
+			if p.sc.iiop != nil {
+				m.SetRequestID(b, p.mid)
+			}
 			is.toServer(p.sc, b)
 		}
 		return true
@@ -255,18 +312,21 @@ func (is *iiopSession) memberGone(sc *serverConn) {
 	}
 	s := is.s
 	s.mu.Lock()
-	n := 0
+	var gone []iiopPending
 	for id, p := range is.pending {
 		if p.sc == sc {
 			delete(is.pending, id)
-			n++
+			gone = append(gone, p)
 		}
 	}
-	if n > 0 {
+	if len(gone) > 0 {
 		s.cond.Broadcast()
 	}
 	s.mu.Unlock()
-	if n > 0 {
+	for _, p := range gone {
+		is.unpend(p)
+	}
+	if n := len(gone); n > 0 {
 		s.e.logf("mblb: IIOP client %s: %d requests unanswered by %s, whose connection ended", s.client, n, sc.leg.Member.Name)
 	}
 }
@@ -285,9 +345,10 @@ func (is *iiopSession) reserve() bool {
 
 // balance sends a request (or its first fragment) to the member its
 // persistence or Pick chooses, choosing again when a connection cannot
-// be opened or written, and files it as pending when it expects a reply.
-// nil when the session ended.
-func (is *iiopSession) balance(m *iiop.Message, b []byte) *serverConn {
+// be had or written, and files it as pending when it expects a reply.
+// It returns the connection and the request's id there; nil when the
+// session ended.
+func (is *iiopSession) balance(m *iiop.Message, b []byte) (*serverConn, uint32) {
 	s, e := is.s, is.s.e
 	byKey, byID := is.opt.PersistObjectKey, is.opt.PersistRequestID
 	c := Choice{Client: s.client, Tag: s.tag}
@@ -299,7 +360,7 @@ func (is *iiopSession) balance(m *iiop.Message, b []byte) *serverConn {
 	is.exclude = is.exclude[:0]
 	for attempt := 0; attempt < maxPickAttempts; attempt++ {
 		if s.isClosed() {
-			return nil
+			return nil, 0
 		}
 		c.Exclude = is.exclude
 		mem, err := e.cfg.Pick(c)
@@ -312,39 +373,120 @@ func (is *iiopSession) balance(m *iiop.Message, b []byte) *serverConn {
 		}
 		if err != nil {
 			is.bad("%v for GIOP %v (request id %d)", err, m.Type, m.RequestID)
-			return nil
+			return nil, 0
 		}
-		sc := s.ownConn(mem.ID)
-		if sc == nil {
-			if sc, err = is.dial(mem); err != nil {
-				if errors.Is(err, errClosed) {
-					return nil
-				}
-				is.exclude = append(is.exclude, mem.ID)
-				continue
+		sc, err := is.conn(mem)
+		if err != nil {
+			if errors.Is(err, errClosed) {
+				return nil, 0
 			}
+			is.exclude = append(is.exclude, mem.ID)
+			continue
 		}
-		if m.Expects {
-			s.mu.Lock()
-			is.pending[m.RequestID] = iiopPending{sc: sc, sent: is.clock()}
-			s.mu.Unlock()
-		}
-		if is.toServer(sc, b) {
+		if mid, ok := is.place(sc, m, b, true); ok {
 			if is.p != nil {
 				is.p.record(m.Key, m.RequestID, byKey, byID, sc.leg.Member)
 			}
-			return sc
-		}
-		if m.Expects {
-			s.mu.Lock()
-			delete(is.pending, m.RequestID)
-			s.mu.Unlock()
+			return sc, mid
 		}
 		is.exclude = append(is.exclude, sc.leg.Member.ID)
 		e.stats.retries.Add(1)
 	}
 	is.bad("no server connection after %d attempts", maxPickAttempts)
-	return nil
+	return nil, 0
+}
+
+// conn is a connection to mem for one request: the client's own
+// (opened on first use), or with one-connect one the pool lends,
+// reserved for the request until its reply (or its write, when it
+// expects none).
+func (is *iiopSession) conn(mem Member) (*serverConn, error) {
+	if is.oc != nil {
+		return is.oc.acquire(is.s, mem, "", nil)
+	}
+	if sc := is.s.ownConn(mem.ID); sc != nil {
+		return sc, nil
+	}
+	return is.dial(mem)
+}
+
+// place writes request b (m parsed from it, m.RequestID the client's
+// id) to sc: on a shared connection under an id of its own there (b is
+// rewritten), filed as pending when it expects a reply, its bytes kept
+// for a member's CloseConnection (keep, and not a first fragment). From
+// the client's reader (reader) or a member's (sending again). It returns
+// the id on sc; false when the write failed (nothing is then pending).
+func (is *iiopSession) place(sc *serverConn, m *iiop.Message, b []byte, reader bool) (uint32, bool) {
+	s := is.s
+	mid := m.RequestID
+	sh := sc.iiop
+	if sh != nil {
+		mid = sh.assign(is, m.RequestID, m.Expects)
+		m.SetRequestID(b, mid)
+	}
+	if m.Expects {
+		p := iiopPending{sc: sc, mid: mid, sent: is.clock()}
+		if !m.More() {
+			p.kept = getMsg(len(b))
+			copy(p.kept.b, b)
+		}
+		s.mu.Lock()
+		old, had := is.pending[m.RequestID]
+		is.pending[m.RequestID] = p
+		s.mu.Unlock()
+		if had {
+			is.unpend(old) // the client reused an id awaiting its reply
+		}
+	}
+	var ok bool
+	if reader {
+		if m.Minor == 1 && m.More() {
+			is.startChain(sc) // before the first fragment: nothing between
+		}
+		ok = is.toServer(sc, b)
+		if !ok {
+			is.endChain()
+		}
+	} else {
+		mu := is.lockFor(sc)
+		mu.Lock()
+		ok = is.write(sc, b)
+		mu.Unlock()
+	}
+	if sh != nil && !m.Expects {
+		is.oc.released(sc) // a one-way request's reservation ends with its write
+	}
+	if !ok && m.Expects {
+		s.mu.Lock()
+		p, mine := is.pending[m.RequestID]
+		mine = mine && p.sc == sc && p.mid == mid
+		if mine {
+			delete(is.pending, m.RequestID)
+		}
+		s.mu.Unlock()
+		if mine {
+			is.unpend(p)
+		}
+	}
+	return mid, ok
+}
+
+// leave, when the client's reader ends, forgets what the client still
+// awaits: its routes on shared connections and their reservations (a
+// reply coming later goes nowhere), and the bytes kept.
+func (is *iiopSession) leave() {
+	s := is.s
+	s.mu.Lock()
+	var left []iiopPending
+	for id, p := range is.pending {
+		delete(is.pending, id)
+		left = append(left, p)
+	}
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	for _, p := range left {
+		is.unpend(p)
+	}
 }
 
 // clock is the time requests are stamped with: read only when a timeout
@@ -358,19 +500,48 @@ func (is *iiopSession) clock() int64 {
 
 // dial opens the client's own connection to mem and starts its reader.
 func (is *iiopSession) dial(mem Member) (*serverConn, error) {
-	s := is.s
-	s.dialMu.Lock()
-	defer s.dialMu.Unlock()
-	if sc := s.ownConn(mem.ID); sc != nil {
-		return sc, nil
-	}
-	return s.dialOwnWith(mem, nil, func(sc *serverConn) { go sc.iiopRead(is) })
+	return is.s.dialRouted(mem, func(sc *serverConn) { sc.iiopRead(is) })
 }
 
 // toServer writes one message to a member (only the client's reader
 // writes to its members); false when the write failed (the connection
 // is then failed and its reader reports it).
 func (is *iiopSession) toServer(sc *serverConn, b []byte) bool {
+	if mu := is.lockFor(sc); mu != is.chain {
+		mu.Lock()
+		defer mu.Unlock()
+	}
+	return is.write(sc, b)
+}
+
+// lockFor is the lock of writes to sc: the session's for its own
+// connections, the connection's when one-connect shares it.
+func (is *iiopSession) lockFor(sc *serverConn) *sync.Mutex {
+	if sh := sc.iiop; sh != nil {
+		return &sh.wmu
+	}
+	return &is.smu
+}
+
+// startChain takes sc's write lock for a GIOP 1.1 fragmented message
+// of the client, held until its last fragment (endChain). Reader only.
+func (is *iiopSession) startChain(sc *serverConn) {
+	is.endChain()
+	is.chain = is.lockFor(sc)
+	is.chain.Lock()
+}
+
+// endChain lets others write to the members again after a GIOP 1.1
+// fragmented message (or when the client's reader ends within one).
+func (is *iiopSession) endChain() {
+	if is.chain != nil {
+		is.chain.Unlock()
+		is.chain = nil
+	}
+}
+
+// write is toServer for a caller holding smu.
+func (is *iiopSession) write(sc *serverConn, b []byte) bool {
 	n, err := sc.conn.Write(b)
 	sc.leg.BytesOut.Add(uint64(n))
 	if mt := sc.leg.Meter; mt != nil && n > 0 {
@@ -423,7 +594,15 @@ func (sc *serverConn) iiopRead(is *iiopSession) {
 			is.wmu.Unlock()
 		}
 	}()
-	sc.readMember(&st, "IIOP", func(b []byte) error { return is.fromServer(sc, b, &held) })
+	closed := false // the member sent CloseConnection
+	sc.readMember(&st, "IIOP", func(b []byte) error {
+		err := is.fromServer(sc, b, &held)
+		closed = closed || err == errMemberClose
+		return err
+	})
+	if closed {
+		is.resend(sc)
+	}
 	is.memberGone(sc)
 }
 
@@ -444,6 +623,7 @@ func (is *iiopSession) fromServer(sc *serverConn, b []byte, held *bool) error {
 		s.mu.Lock()
 		if p, ok := is.pending[m.RequestID]; ok && p.sc == sc {
 			delete(is.pending, m.RequestID)
+			p.drop()
 			s.cond.Broadcast()
 		}
 		s.mu.Unlock()
@@ -485,6 +665,7 @@ func (is *iiopSession) timeouts() {
 		}
 		limit := time.Now().Add(-to).UnixNano()
 		var late []uint32
+		var forgot []iiopPending
 		s.mu.Lock()
 		for id, p := range is.pending {
 			if p.sent <= limit {
@@ -493,6 +674,7 @@ func (is *iiopSession) timeouts() {
 		}
 		if !is.opt.AbortOnTimeout {
 			for _, id := range late {
+				forgot = append(forgot, is.pending[id])
 				delete(is.pending, id)
 			}
 			if len(late) > 0 {
@@ -500,6 +682,9 @@ func (is *iiopSession) timeouts() {
 			}
 		}
 		s.mu.Unlock()
+		for _, p := range forgot {
+			is.unpend(p)
+		}
 		if len(late) == 0 {
 			continue
 		}
@@ -510,4 +695,110 @@ func (is *iiopSession) timeouts() {
 			return
 		}
 	}
+}
+
+// resend sends again, once each [M], the requests a member's
+// CloseConnection left unanswered on sc (GIOP: the server did not
+// process them, and the client may send them again): to the member
+// persistence ties the request to, over a new connection, else to a new
+// pick that leaves sc's member out while another can take it. Each
+// counts as a retry. A fragmented request, one sent again already, and
+// one whose second send fails stay on sc, settled as for a member gone
+// (memberGone).
+func (is *iiopSession) resend(sc *serverConn) {
+	s := is.s
+	type again struct {
+		id   uint32
+		kept *msg
+	}
+	var todo []again
+	s.mu.Lock()
+	for id, p := range is.pending {
+		if p.sc == sc && p.kept != nil {
+			todo = append(todo, again{id, p.kept})
+			p.kept = nil // not a third time
+			is.pending[id] = p
+		}
+	}
+	s.mu.Unlock()
+	for _, a := range todo {
+		is.resendOne(sc, a.id, a.kept.b)
+		a.kept.unref()
+	}
+}
+
+// resendOne sends request b (the client's id) again, away from closed;
+// it stays pending on closed when no member takes it.
+func (is *iiopSession) resendOne(closed *serverConn, id uint32, b []byte) {
+	s, e := is.s, is.s.e
+	m, err := iiop.Parse(b)
+	if err != nil {
+		return
+	}
+	m.SetRequestID(b, id) // (kept as sent: a shared connection's id)
+	m.RequestID = id
+	c := Choice{Client: s.client, Tag: s.tag}
+	persisted := false
+	if is.p != nil {
+		if mem, ok := is.p.lookup(m.Key, m.RequestID, is.opt.PersistObjectKey, is.opt.PersistRequestID); ok {
+			c.Target, persisted = Target{Member: mem.Addr}, true
+		}
+	}
+	var exclude []MemberID
+	if !persisted {
+		exclude = append(exclude, closed.leg.Member.ID)
+	}
+	for attempt := 0; attempt < maxPickAttempts; attempt++ {
+		if s.isClosed() {
+			return
+		}
+		c.Exclude = exclude
+		mem, err := e.cfg.Pick(c)
+		if err == nil && excluded(exclude, mem.ID) {
+			err = ErrNoMember
+		}
+		if err != nil && !c.Target.IsZero() {
+			c.Target = Target{}
+			continue
+		}
+		if err != nil && len(exclude) == 1 && exclude[0] == closed.leg.Member.ID {
+			exclude = exclude[:0] // the closed member is the only one left
+			continue
+		}
+		if err != nil {
+			break
+		}
+		sc, err := is.conn(mem)
+		if err != nil {
+			if errors.Is(err, errClosed) {
+				return
+			}
+			exclude = append(exclude, mem.ID)
+			continue
+		}
+		s.mu.Lock()
+		p, ok := is.pending[id]
+		gone := !ok || p.sc != closed // answered, cancelled or timed out meanwhile
+		s.mu.Unlock()
+		if gone {
+			if is.oc != nil {
+				is.oc.released(sc)
+			}
+			return
+		}
+		if _, ok := is.place(sc, &m, b, false); ok {
+			// (place's pending entry took the place of closed's, whose
+			// route had ended with its connection.)
+			e.stats.retries.Add(1)
+			e.logf("mblb: IIOP client %s: request id %d sent again to %s after %s's CloseConnection", s.client, id, sc.leg.Member.Name, closed.leg.Member.Name)
+			return
+		}
+		s.mu.Lock()
+		if _, ok := is.pending[id]; !ok {
+			is.pending[id] = iiopPending{sc: closed, mid: p.mid, sent: p.sent}
+		}
+		s.mu.Unlock()
+		exclude = append(exclude, sc.leg.Member.ID)
+	}
+	e.logf("mblb: IIOP client %s: request id %d left by %s's CloseConnection could not be sent again", s.client, id, closed.leg.Member.Name)
 }

@@ -378,3 +378,69 @@ func TestIIOPRequestAllocs(t *testing.T) {
 		t.Fatalf("%v allocations per request", n)
 	}
 }
+
+// TestIIOPMemberCloseConnectionResends: a member's CloseConnection with
+// requests awaiting replies on its connection sends each of them again,
+// once, to another member (no persistence), in every GIOP version and
+// byte order; a request expecting no reply is not sent again; each
+// re-send counts as a retry.
+func TestIIOPMemberCloseConnectionResends(t *testing.T) {
+	members, pool := startIIOPMembers(t, "127.246.1.1:24601", "127.246.1.2:24602")
+	vs := startVS(t, "127.246.1.10:24610", iiopConfig(pool, IIOPOptions{}))
+	round := 0
+	for minor := uint8(0); minor <= 2; minor++ {
+		for _, little := range []bool{false, true} {
+			round++
+			pool.mu.Lock()
+			pool.next = 0 // each round starts at m1
+			pool.mu.Unlock()
+			c := dialIIOP(t, vs)
+			key := func(i int) []byte { return []byte(fmt.Sprintf("r%d-k%d", round, i)) }
+			var reqs []byte
+			reqs = iiop.AppendRequest(reqs, minor, little, 1, false, key(1), "echo", nil)     // m1, one-way
+			reqs = iiop.AppendRequest(reqs, minor, little, 2, true, key(2), "echo", nil)      // m2
+			reqs = iiop.AppendRequest(reqs, minor, little, 3, true, key(3), "delay:300", nil) // m1, unanswered
+			reqs = iiop.AppendRequest(reqs, minor, little, 4, true, key(4), "echo", nil)      // m2
+			reqs = iiop.AppendRequest(reqs, minor, little, 5, true, key(5), fmt.Sprintf("closeonce:m1:%d", round), nil)
+			got := iiopExchange(t, c, reqs, 4)
+			sort.Strings(got)
+			if fmt.Sprint(got) != "[2=m2 3=m2 4=m2 5=m2]" {
+				t.Fatalf("1.%d little=%v: %v", minor, little, got)
+			}
+			k2 := members[1].Keys()
+			if k2[string(key(1))] != 0 || k2[string(key(3))] != 1 || k2[string(key(5))] != 1 {
+				t.Fatalf("1.%d little=%v: m2 got %v: the one-way request sent again, or an unanswered one not", minor, little, k2)
+			}
+			c.Close()
+		}
+	}
+	if n := vs.e.Stats().Retries; n != 12 {
+		t.Fatalf("retries %d, want 12", n)
+	}
+}
+
+// TestIIOPMemberCloseConnectionPersisted: with persistence tying the
+// requests to the member that sent CloseConnection, they go to it
+// again over a new connection.
+func TestIIOPMemberCloseConnectionPersisted(t *testing.T) {
+	members, pool := startIIOPMembers(t, "127.246.1.3:24603", "127.246.1.4:24604")
+	vs := startVS(t, "127.246.1.11:24611", iiopConfig(pool, IIOPOptions{PersistObjectKey: true}))
+	c := dialIIOP(t, vs)
+	var reqs []byte
+	reqs = iiop.AppendRequest(reqs, 2, true, 1, true, []byte("A"), "delay:200", nil)
+	reqs = iiop.AppendRequest(reqs, 2, true, 2, true, []byte("A"), "closeonce:m1", nil)
+	got := iiopExchange(t, c, reqs, 2)
+	sort.Strings(got)
+	if fmt.Sprint(got) != "[1=m1 2=m1]" {
+		t.Fatalf("got %v", got)
+	}
+	if n := members[0].Keys()["A"]; n != 4 {
+		t.Fatalf("m1 served A %d times, want 4 (twice each)", n)
+	}
+	if n := members[1].Requests.Load(); n != 0 {
+		t.Fatalf("m2 served %d", n)
+	}
+	if n := vs.e.Stats().Retries; n != 2 {
+		t.Fatalf("retries %d, want 2", n)
+	}
+}

@@ -118,6 +118,9 @@ type connPool struct {
 	// exclusive: one message at a time per connection (per-read framing
 	// cannot tell two clients' requests apart once they share a segment).
 	exclusive bool
+	// iiop: the connections carry GIOP for several clients at once, each
+	// request under an id of its own (iiopshare.go).
+	iiop bool
 
 	mu      sync.Mutex
 	cond    sync.Cond // a dial finished, a connection left or went idle
@@ -147,6 +150,7 @@ func newConnPool(e *Engine, cfg OneConnect) *connPool {
 	// OneConnect does; members need not support pipelining.
 	p.exclusive = cfg.Exclusive || e.cfg.Request.Mode == PerRead || e.respMode.Mode == PerRead ||
 		e.cfg.Request.Mode == HTTP
+	p.iiop = e.cfg.Request.Mode == IIOP
 	p.cond.L = &p.mu
 	return p
 }
@@ -310,6 +314,9 @@ func (p *connPool) open(s *ClientConn, m Member, key poolKey, g *poolGroup, cur 
 	g.dialing++
 	p.mu.Unlock()
 	sc, err := p.e.dial(s, m, nil, cur)
+	if err == nil && p.iiop {
+		sc.iiop = newIIOPShared() // before another client can see it
+	}
 	p.mu.Lock()
 	g.dialing--
 	p.cond.Broadcast()
@@ -323,7 +330,11 @@ func (p *connPool) open(s *ClientConn, m Member, key poolKey, g *poolGroup, cur 
 	p.created.Add(1)
 	p.take(sc)
 	p.mu.Unlock()
-	sc.start()
+	if p.iiop {
+		go sc.iiopSharedRead()
+	} else {
+		sc.start()
+	}
 	return sc, nil
 }
 

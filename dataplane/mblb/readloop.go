@@ -6,7 +6,8 @@ import (
 )
 
 // The read loops of the sessions that route each message by what it
-// says (SIP, IIOP): the client's and a member's, written once.
+// says (SIP, IIOP): the client's and a member's, and the dial of a
+// member connection of their own, written once.
 
 // readClient reads s's client through st until it ends, handing each
 // framed message to each (false: the session ended). tooLarge tells an
@@ -95,4 +96,17 @@ func (sc *serverConn) readMember(st *stream, label string, each func([]byte) err
 			return
 		}
 	}
+}
+
+// dialRouted opens s's own connection to mem, unless another dial made
+// one meanwhile (that one is returned), and runs read, the session's
+// member reader, on a goroutine of its own until the connection ends.
+// errClosed when the client closed meanwhile.
+func (s *ClientConn) dialRouted(mem Member, read func(*serverConn)) (*serverConn, error) {
+	s.dialMu.Lock()
+	defer s.dialMu.Unlock()
+	if sc := s.ownConn(mem.ID); sc != nil {
+		return sc, nil
+	}
+	return s.dialOwnWith(mem, nil, func(sc *serverConn) { go read(sc) })
 }

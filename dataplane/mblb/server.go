@@ -137,6 +137,9 @@ type serverConn struct {
 	leg   Leg
 	ms    *memberStats
 	owner *ClientConn // nil for a pooled connection
+	// iiop is the state of a connection one-connect shares among an
+	// IIOP virtual's clients (iiopshare.go); nil elsewhere.
+	iiop *iiopShared
 	// strm is the response being streamed (server reader only).
 	strm bodyStream
 	// flow is the connection's part of flow control (flowcontrol.go).

@@ -392,13 +392,7 @@ func (ss *sipSession) balance(m *SIPMessage, b []byte, branch []byte, target Tar
 
 // dial opens the client's own connection to mem and starts its reader.
 func (ss *sipSession) dial(mem Member) (*serverConn, error) {
-	s := ss.s
-	s.dialMu.Lock()
-	defer s.dialMu.Unlock()
-	if sc := s.ownConn(mem.ID); sc != nil {
-		return sc, nil
-	}
-	return s.dialOwnWith(mem, nil, func(sc *serverConn) { go sc.sipRead(ss) })
+	return ss.s.dialRouted(mem, func(sc *serverConn) { sc.sipRead(ss) })
 }
 
 // toServer writes one message to a member; false when the write failed

@@ -6,8 +6,18 @@
 // A request's operation steers the answer: "delay:N" answers after N
 // milliseconds (in its own goroutine, so later requests may be answered
 // first: replies out of order), "noreply" never answers, "close" closes
-// the connection without an answer (once the delayed replies are out). Fragmented
-// requests (GIOP 1.1 and 1.2) are joined before they are answered.
+// the connection without an answer (once the delayed replies are out),
+// "closeonce:NAME" (or "closeonce:NAME:TAG") sends CloseConnection and
+// closes the connection at once, its delayed replies unsent (GIOP: what
+// is unanswered was not processed), when the server is NAME and sees
+// that operation for the first time; it is answered as any other
+// request otherwise; "say:TEXT" is answered with the body NAME/TEXT (so
+// that clients sharing a connection tell their replies apart). Fragmented
+// requests (GIOP 1.1 and 1.2) are joined before they are answered; a 1.2
+// Fragment whose request id is not its message's is answered with
+// MessageError and the connection closed. CancelRequests are told to
+// seen too, and a joined request's line says in how many fragments it
+// came.
 package iioptest
 
 import (
@@ -56,6 +66,7 @@ type Server struct {
 	keys     map[string]int
 	conns    map[net.Conn]bool
 	seen     func(line string)
+	closedOn map[string]bool // the "closeonce" operations seen
 }
 
 // Listen starts a server named name on addr (host:port).
@@ -133,6 +144,8 @@ func (s *Server) Serve(c net.Conn) {
 		wmu.Unlock()
 	}
 	var whole []byte // a fragmented request being joined
+	var wholeID uint32
+	parts := 0 // the fragments of the request being joined
 	for {
 		b, err := ReadMessage(r)
 		if err != nil {
@@ -150,9 +163,14 @@ func (s *Server) Serve(c net.Conn) {
 			}
 			part := b[iiop.HeaderSize:]
 			if m.Minor >= 2 {
+				if m.RequestID != wholeID {
+					write(iiop.AppendHeaderOnly(nil, m.Minor, m.Little(), iiop.MessageError))
+					return
+				}
 				part = part[4:]
 			}
 			whole = append(whole, part...)
+			parts++
 			if m.More() {
 				continue
 			}
@@ -168,7 +186,7 @@ func (s *Server) Serve(c net.Conn) {
 			}
 		case iiop.Request:
 			if m.More() {
-				whole = append([]byte(nil), b...)
+				whole, wholeID, parts = append([]byte(nil), b...), m.RequestID, 1
 				continue
 			}
 		case iiop.LocateRequest:
@@ -178,13 +196,24 @@ func (s *Server) Serve(c net.Conn) {
 			}
 			write(iiop.AppendLocateReply(nil, m.Minor, m.Little(), m.RequestID, 1))
 			continue
+		case iiop.CancelRequest:
+			if s.seen != nil {
+				s.seen(fmt.Sprintf("%s: CancelRequest id %d", s.Name, m.RequestID))
+			}
+			continue
 		default:
 			continue
 		}
 		s.count(m.Key)
+		joined := parts
+		parts = 0
 		op := iiop.RequestOperation(b)
 		if s.seen != nil {
-			s.seen(fmt.Sprintf("%s: Request id %d key %s op %s", s.Name, m.RequestID, m.Key, op))
+			line := fmt.Sprintf("%s: Request id %d key %s op %s", s.Name, m.RequestID, m.Key, op)
+			if joined > 0 {
+				line += fmt.Sprintf(" (in %d fragments)", joined)
+			}
+			s.seen(line)
 		}
 		if !m.Expects {
 			continue
@@ -195,7 +224,16 @@ func (s *Server) Serve(c net.Conn) {
 		case "close":
 			return
 		}
-		reply := iiop.AppendReply(nil, m.Minor, m.Little(), m.RequestID, 0, []byte(s.Name))
+		if s.closeOnce(op) {
+			write(iiop.AppendHeaderOnly(nil, m.Minor, m.Little(), iiop.CloseConnection))
+			c.Close()
+			return
+		}
+		body := s.Name
+		if text, ok := strings.CutPrefix(op, "say:"); ok {
+			body += "/" + text
+		}
+		reply := iiop.AppendReply(nil, m.Minor, m.Little(), m.RequestID, 0, []byte(body))
 		if d, ok := strings.CutPrefix(op, "delay:"); ok {
 			ms, _ := strconv.Atoi(d)
 			wg.Add(1)
@@ -215,4 +253,26 @@ func (s *Server) count(key []byte) {
 	s.mu.Lock()
 	s.keys[string(key)]++
 	s.mu.Unlock()
+}
+
+// closeOnce reports whether op is "closeonce:" this server's name (and
+// a tag) seen for the first time.
+func (s *Server) closeOnce(op string) bool {
+	rest, ok := strings.CutPrefix(op, "closeonce:")
+	if !ok {
+		return false
+	}
+	if name, _, _ := strings.Cut(rest, ":"); name != s.Name {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closedOn[op] {
+		return false
+	}
+	if s.closedOn == nil {
+		s.closedOn = map[string]bool{}
+	}
+	s.closedOn[op] = true
+	return true
 }

@@ -1,0 +1,238 @@
+package mblb
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/openltm/openltm/dataplane/iiop"
+)
+
+// One-connect beside iiop: the virtual's clients share member
+// connections from its pool (oneconnect.go: source-mask, max-size,
+// max-age, max-reuse, idle-timeout-override and the members' connection
+// limits as for every pooled virtual). Each request is lent a
+// connection as an HTTP request is: an idle one first, else a new one
+// while the group has fewer than max-size, else the least busy one
+// (GIOP pipelines, so the request goes on it at once); its reservation
+// ends with its reply, or with its write when it expects none. As two
+// clients may use the same request id, each request gets an id of its
+// own on the connection (a counter, skipping ids awaiting a reply
+// there), written into the message and its CancelRequest and GIOP 1.2
+// Fragments, and the reply (and its 1.2 Fragments) gets the client's id
+// back before it goes to that client. A GIOP 1.1 fragmented message,
+// whose Fragments carry no id, holds the connection for its writer from
+// its first fragment to its last, either way [M: a client slow to send
+// the rest holds up the connection's other clients meanwhile].
+//
+// Per message: the pool's lend and return (a lock each), the id map
+// under the connection's lock (no allocation once grown), a 4-byte
+// write into the message each way.
+
+// iiopShared is the IIOP state of a member connection one-connect
+// shares among clients; its reader is iiopSharedRead.
+type iiopShared struct {
+	// wmu: one write at a time (a client's 1.1 fragmented message holds
+	// it from its first fragment to its last).
+	wmu sync.Mutex
+
+	mu     sync.Mutex // guards next and routes
+	next   uint32
+	routes map[uint32]iiopRoute
+}
+
+// iiopRoute is whose a request awaiting its reply on a shared
+// connection is: the client's session and its own id.
+type iiopRoute struct {
+	is *iiopSession
+	id uint32
+}
+
+func newIIOPShared() *iiopShared {
+	return &iiopShared{routes: map[uint32]iiopRoute{}}
+}
+
+// assign gives a request of is (its id) an id of its own on the
+// connection, routed back to is when it expects a reply.
+func (sh *iiopShared) assign(is *iiopSession, id uint32, expects bool) uint32 {
+	sh.mu.Lock()
+	for {
+		sh.next++
+		if _, used := sh.routes[sh.next]; !used {
+			break
+		}
+	}
+	mid := sh.next
+	if expects {
+		sh.routes[mid] = iiopRoute{is, id}
+	}
+	sh.mu.Unlock()
+	return mid
+}
+
+// forget ends the route of mid; true when there was one (its
+// reservation in the pool is then the caller's to return).
+func (sh *iiopShared) forget(mid uint32) bool {
+	sh.mu.Lock()
+	_, ok := sh.routes[mid]
+	delete(sh.routes, mid)
+	sh.mu.Unlock()
+	return ok
+}
+
+// route is mid's route, ended when last.
+func (sh *iiopShared) route(mid uint32, last bool) (iiopRoute, bool) {
+	sh.mu.Lock()
+	r, ok := sh.routes[mid]
+	if ok && last {
+		delete(sh.routes, mid)
+	}
+	sh.mu.Unlock()
+	return r, ok
+}
+
+// errMemberError ends a shared connection whose member sent
+// MessageError: no client can be told which of its messages it was [M].
+var errMemberError = errors.New("mblb: IIOP member sent MessageError on a shared connection")
+
+// errStrayReplyFragment ends a shared connection whose member sent a
+// GIOP 1.1 Fragment of no fragmented message.
+var errStrayReplyFragment = errors.New("mblb: IIOP member sent a GIOP 1.1 Fragment of no fragmented message")
+
+// iiopSharedRead passes what the member sends on a shared connection to
+// the clients whose requests it answers, until the connection ends;
+// then each client with requests on it has them sent again (the
+// member's CloseConnection) or settled as for a member gone.
+func (sc *serverConn) iiopSharedRead() {
+	e, sh := sc.e, sc.iiop
+	st := newStream(iiop.Framer{Max: e.cfg.MaxMessageSize}, e.cfg.MaxMessageSize)
+	defer st.release()
+	var chain *iiopSession // the client of a member's 1.1 fragmented reply, its wmu held
+	closed := false
+	sc.readMember(&st, "IIOP", func(b []byte) error {
+		err := sh.fromMember(sc, b, &chain)
+		closed = closed || err == errMemberClose
+		return err
+	})
+	if chain != nil {
+		chain.wmu.Unlock()
+	}
+	sh.mu.Lock()
+	var sessions []*iiopSession
+	for mid, r := range sh.routes {
+		delete(sh.routes, mid)
+		if !containsSession(sessions, r.is) {
+			sessions = append(sessions, r.is)
+		}
+	}
+	sh.mu.Unlock()
+	for _, is := range sessions {
+		if closed {
+			is.resend(sc)
+		}
+		is.memberGone(sc)
+	}
+}
+
+func containsSession(l []*iiopSession, is *iiopSession) bool {
+	for _, x := range l {
+		if x == is {
+			return true
+		}
+	}
+	return false
+}
+
+// fromMember routes one message of the member: a reply (or a 1.2
+// Fragment of one) to the client of its id there, with the client's id
+// back; a 1.1 reply's Fragments after it, with nothing between. A reply
+// to no request awaited (its client gone, cancelled or timed out) is
+// dropped [M]; so is a message of a type a member does not send to a
+// client of a shared connection (a Request: bidirectional GIOP is not
+// run) [M]. CloseConnection, MessageError and a malformed stream end
+// the connection (an error).
+func (sh *iiopShared) fromMember(sc *serverConn, b []byte, chain **iiopSession) error {
+	e := sc.e
+	m, err := iiop.Parse(b)
+	if err != nil {
+		return err
+	}
+	sc.leg.MsgsIn.Add(1)
+	var r iiopRoute
+	switch m.Type {
+	case iiop.Reply, iiop.LocateReply:
+		last := m.Minor < 2 || !m.More() // a 1.2 reply's Fragments carry its id
+		var ok bool
+		if r, ok = sh.route(m.RequestID, last); !ok {
+			e.logf("mblb: IIOP %s: GIOP %v for request id %d, which no client awaits, dropped", sc.leg.Member.Name, m.Type, m.RequestID)
+			return nil
+		}
+		if last {
+			e.pool.released(sc)
+		}
+		r.is.settle(sc, r.id, m.RequestID)
+		sc.ms.responses.Add(1)
+		e.stats.responses.Add(1)
+		m.SetRequestID(b, r.id)
+		if m.Minor == 1 && m.More() {
+			r.is.wmu.Lock() // until the reply's last fragment
+			*chain = r.is
+			r.is.deliver(b, true)
+			return nil
+		}
+	case iiop.Fragment:
+		if m.Minor < 2 {
+			is := *chain
+			if is == nil {
+				return errStrayReplyFragment
+			}
+			is.deliver(b, true)
+			if !m.More() {
+				*chain = nil
+				is.wmu.Unlock()
+			}
+			return nil
+		}
+		var ok bool
+		if r, ok = sh.route(m.RequestID, !m.More()); !ok {
+			return nil // (its reply was dropped)
+		}
+		if !m.More() {
+			e.pool.released(sc)
+		}
+		m.SetRequestID(b, r.id)
+	case iiop.CloseConnection:
+		return errMemberClose
+	case iiop.MessageError:
+		return errMemberError
+	default:
+		e.logf("mblb: IIOP %s: GIOP %v on a shared connection, dropped (bidirectional GIOP is not run)", sc.leg.Member.Name, m.Type)
+		return nil
+	}
+	r.is.deliver(b, false)
+	return nil
+}
+
+// settle ends the wait for the client's request id, answered on sc as
+// mid.
+func (is *iiopSession) settle(sc *serverConn, id, mid uint32) {
+	s := is.s
+	s.mu.Lock()
+	p, ok := is.pending[id]
+	ok = ok && p.sc == sc && p.mid == mid
+	if ok {
+		delete(is.pending, id)
+		s.cond.Broadcast()
+	}
+	s.mu.Unlock()
+	if ok {
+		p.drop() // (its route has ended already)
+	}
+}
+
+// deliver writes a member's message to the client (held: the caller
+// holds wmu).
+func (is *iiopSession) deliver(b []byte, held bool) {
+	if is.writeClient(b, held) {
+		is.s.msgsOut.Add(1)
+	}
+}
