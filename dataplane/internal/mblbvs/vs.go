@@ -1085,14 +1085,16 @@ func (mv *VS) legOpened(l *mblb.Leg) {
 
 // legClosed takes a server connection out of the table and its counts.
 func (mv *VS) legClosed(l *mblb.Leg) {
-	mv.releaseSNAT(l.Local, l.Remote) // snathold.go: a leg closed while connecting too
+	// What the connection holds is given back for a leg closed while
+	// connecting, or never kept by an engine a commit retired, too.
+	mv.releaseSNAT(l.Local, l.Remote) // snathold.go
+	mv.releaseLSN(l.Local)            // lsn.go
 	v, ok := mv.legs.LoadAndDelete(l)
 	if !ok {
 		return
 	}
 	lf := v.(*legFlow)
 	mv.env.Table.Remove(&lf.Flow)
-	mv.releaseLSN(l.Local) // lsn.go
 	if m := lf.m; m != nil {
 		lf.clock.Stop()
 		m.Release() // and wakes a connection queue waiting for the room
