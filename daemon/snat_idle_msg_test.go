@@ -6,6 +6,9 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -168,5 +171,52 @@ func TestSNATTranslationMRFSnatpool(t *testing.T) {
 	}
 	if _, b, ok := mrfAsk(t, "127.247.4.2:0", "127.247.3.1:30800"); !ok || b.Addr() != netip.MustParseAddr("127.247.3.100") {
 		t.Errorf("second client once the address came back: %s (%t), want 127.247.3.100", b, ok)
+	}
+}
+
+// TestSNATLimitResetCauseHTTP: an HTTP virtual's client whose server
+// connection cannot be made because the SNAT's translation address is
+// at its connection-limit is reset with the cause SNATLimit, as a
+// standard virtual's is, not "No server selected": the ltm log's
+// tm.rstcause line says so.
+func TestSNATLimitResetCauseHTTP(t *testing.T) {
+	dir := t.TempDir()
+	e, _ := openWithPlane(t, dir)
+	closeWatchMember(t, "127.247.7.11:30901")
+	s := e.NewSession("admin").(*Session)
+	runAll(t, s,
+		"create ltm pool ph members add { 127.247.7.11:30901 }",
+		"create ltm virtual v_plain destination 127.247.7.1:30900 pool ph profiles replace-all-with { tcp { } http { } }",
+		"create ltm snat-translation 127.247.7.100 address 127.247.7.100 connection-limit 1",
+		"create ltm snat s_lim origins add { 127.247.8.0/24 } translation 127.247.7.100",
+		"modify sys db tm.rstcause.log value enable",
+	)
+	// The first client keeps its server connection, and the address.
+	d := net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 247, 8, 5)}}
+	c1, err := d.Dial("tcp", "127.247.7.1:30900")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c1.Close()
+	if got := keepAliveGet(t, c1, bufio.NewReader(c1)); !strings.HasPrefix(got, "127.247.7.100:") {
+		t.Fatalf("first client: the member saw %q", got)
+	}
+	got, c2 := httpFrom(t, "127.247.8.6", "127.247.7.1:30900", "/")
+	if c2 != nil {
+		c2.Close()
+		t.Fatalf("second client at the limit: the member saw %q, want a reset", got)
+	}
+	re := regexp.MustCompile(`01230140:6: RST sent from 127\.247\.7\.1:30900 to 127\.247\.8\.6:\d+, \[mblb:snat\] SNAT translation connection limit reached\n`)
+	var log string
+	for i := 0; i < 250 && !re.MatchString(log); i++ {
+		time.Sleep(20 * time.Millisecond)
+		b, _ := os.ReadFile(filepath.Join(dir, LogFile))
+		log = string(b)
+	}
+	if !re.MatchString(log) {
+		t.Fatalf("no SNATLimit reset line for the second client in the ltm log:\n%s", log)
+	}
+	if regexp.MustCompile(`to 127\.247\.8\.6:\d+, \[mblb:lb\]`).MatchString(log) {
+		t.Errorf("the second client's reset also logged as No server selected:\n%s", log)
 	}
 }
