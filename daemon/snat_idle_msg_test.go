@@ -129,7 +129,8 @@ func TestSNATTranslationIdleHTTP(t *testing.T) {
 // counted as Refused), and once the first client leaves its peer
 // connection gives the address back and the second is served. show ltm
 // snat-translation counts the connections; the commit no longer warns
-// that these snatpools are not counted.
+// that these snatpools are not counted. With tcp-idle-timeout 2 the
+// peer connection is closed idle while its client stays.
 func TestSNATTranslationMRFSnatpool(t *testing.T) {
 	e, p := openWithPlane(t, t.TempDir())
 	lsnLinePeer(t, "127.247.3.11:30801")
@@ -169,8 +170,28 @@ func TestSNATTranslationMRFSnatpool(t *testing.T) {
 	if cur := waitCur(p, "127.247.3.100", 0); cur != 0 {
 		t.Fatalf("the first client gone: %d holding the address, want 0", cur)
 	}
-	if _, b, ok := mrfAsk(t, "127.247.4.2:0", "127.247.3.1:30800"); !ok || b.Addr() != netip.MustParseAddr("127.247.3.100") {
+	c2, b, ok := mrfAsk(t, "127.247.4.2:0", "127.247.3.1:30800")
+	if !ok || b.Addr() != netip.MustParseAddr("127.247.3.100") {
 		t.Errorf("second client once the address came back: %s (%t), want 127.247.3.100", b, ok)
+	}
+	c2.Close()
+	if cur := waitCur(p, "127.247.3.100", 0); cur != 0 {
+		t.Fatalf("the second client gone: %d holding the address, want 0", cur)
+	}
+
+	// The translation's tcp-idle-timeout ends an idle peer connection
+	// while its client stays connected, giving the address back.
+	runAll(t, s, "modify ltm snat-translation 127.247.3.100 tcp-idle-timeout 2")
+	c3, b, ok := mrfAsk(t, "127.247.4.3:0", "127.247.3.1:30800")
+	if !ok || b.Addr() != netip.MustParseAddr("127.247.3.100") {
+		t.Fatalf("third client: %s (%t), want 127.247.3.100", b, ok)
+	}
+	defer c3.Close()
+	if l, _ := p.SNATTranslationLimit(netip.MustParseAddr("127.247.3.100")); l.Cur != 1 {
+		t.Errorf("the third client's peer connection: %d holding the address, want 1", l.Cur)
+	}
+	if cur := waitCur(p, "127.247.3.100", 0); cur != 0 {
+		t.Fatalf("idle past tcp-idle-timeout with its client connected: %d holding the address, want 0", cur)
 	}
 }
 
