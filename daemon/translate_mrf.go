@@ -377,7 +377,7 @@ func (t *translator) mrfTransport(cfg *mrf.Config, fam *mrfFamily, name string) 
 		case "snat":
 			if pn := kv["pool"]; pn != "" && pn != "none" {
 				if sp := t.cfg.Lookup(t.s, specSnatPool, full(pn)); sp != nil {
-					x.SNAT, x.SNATAddrs = mrf.SNATPool, t.dc.SnatPools[sp.Name]
+					x.SNAT, x.SNATAddrs, x.SNATPool = mrf.SNATPool, t.dc.SnatPools[sp.Name], sp.Name
 				} else {
 					t.keep(tco, "transport-config %s: snatpool %s does not exist; its connections keep the host's address", tco.Name, pn)
 				}

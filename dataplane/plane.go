@@ -481,6 +481,9 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 			snap.SNATs, snap.NATs, snap.SNATArrival = snats, nats, xlatArrival
 		}
 		snap.SNATIndex = snatIdx
+		if vc.MRF != nil {
+			snap.SNATPools = snatPoolStats // a transport-config's snatpool (l4 mrf.go)
+		}
 		snap.Rate = v.RateFor(vc, &p.rates)
 		snap.Clone = v.CloneSet(vc, b.pools, p.opts.ConnectTimeout)
 		snap.BWC = p.bwc.Policy(vc.BWC)

@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -49,6 +50,7 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	settings := fs.Bool("settings", false, "with -h2c, also answer with the HTTP/2 settings the client's connection began with (settings=NAME=value,...; CONN_WINDOW is its connection window), as a member showing what a proxy asks of it")
 	delay := fs.Duration("delay", 0, "answer every request this long after it arrived (-v logs it on arrival), as a slow application")
 	statusFile := fs.String("status-file", "", "answer every request with the HTTP status written in this file, read at each request (200 while it is missing or holds no status), as an application a test turns unhealthy and back")
+	conns := fs.Bool("conns", false, "log each connection as it opens and ends (conn new from <addr>, conn closed from <addr> after <n>s, whole seconds), so a client can see a proxy open and close its server connections")
 	resetMid := fs.Int("reset-mid", 0, "answer every request with the head of a body of this many bytes and half of the body, then reset the connection (SO_LINGER 0), as a member failing in the middle of a response")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -169,6 +171,9 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			srv.TLSConfig.NextProtos = append(srv.TLSConfig.NextProtos, "http/1.1")
 		}
 		ln = tls.NewListener(ln, srv.TLSConfig)
+	}
+	if *conns {
+		srv.ConnState = connLogger(log)
 	}
 	log.printf("%s listening on %s (http)\n", *label, ln.Addr())
 	go func() {
@@ -342,4 +347,21 @@ func gatewayMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintf(stdout, "member %s: %d requests\n", k, total[k])
 	}
 	return nil
+}
+
+// connLogger is an http.Server's ConnState that logs each connection's
+// opening and its end, with how long it lasted in whole seconds.
+func connLogger(log *lockedWriter) func(net.Conn, http.ConnState) {
+	var opened sync.Map // net.Conn -> time.Time
+	return func(c net.Conn, st http.ConnState) {
+		switch st {
+		case http.StateNew:
+			opened.Store(c, time.Now())
+			log.printf("conn new from %s\n", c.RemoteAddr())
+		case http.StateClosed, http.StateHijacked:
+			if at, ok := opened.LoadAndDelete(c); ok {
+				log.printf("conn closed from %s after %ds\n", c.RemoteAddr(), int(time.Since(at.(time.Time)).Seconds()))
+			}
+		}
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
 )
 
 // Buffers come from per-size-class pools so that a message in steady state
@@ -44,6 +46,10 @@ type msg struct {
 	// or a retry that had excluded every member went back to one
 	// (ClientConn.send).
 	crossed bool
+	// refused is the reset cause of a connect the proxy refused for its
+	// source (SourceRefused: rstcause.SNATLimit, SNATPort), the client's
+	// reset when no member is left; 0: none (NoServer then).
+	refused rstcause.Cause
 
 	// HTTP: the request is HEAD (its response has no body), the client
 	// ends the connection after its answer, the member its persistence
@@ -179,7 +185,7 @@ func (m *msg) unref() {
 	m.target = Target{}
 	m.persist = ""
 	m.sentAt = 0
-	m.started, m.crossed = false, false
+	m.started, m.crossed, m.refused = false, false, 0
 	m.httpHead, m.httpClose, m.closeAfter, m.ruleTarget, m.more = false, false, false, false, false
 	m.cookie = netip.AddrPort{}
 	m.ticket = nil

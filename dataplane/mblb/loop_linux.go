@@ -639,6 +639,7 @@ func (e *Engine) attachFD(s *ClientConn, m Member, owner *ClientConn, ms *member
 	if !e.register(sc) {
 		rawsock.Close(fd)
 		cl.st.release()
+		e.legGone(sc) // srcidle.go: what the proxy holds for it is given back
 		return nil, errClosed
 	}
 	tok, err := cur.Add(fd, rawsock.Events, sc, 0)

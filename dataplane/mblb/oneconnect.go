@@ -425,8 +425,9 @@ func (p *connPool) wake() {
 	p.mu.Unlock()
 }
 
-// expire closes idle connections past max-age or their idle timeout and
-// retires busy ones past max-age.
+// expire closes idle connections past max-age or their idle timeout (a
+// connection's own, Leg.SetIdleTimeout, else idle-timeout-override, else
+// the engine's) and retires busy ones past max-age.
 func (p *connPool) expire(now int64) {
 	idleTO := int64(p.cfg.IdleTimeoutOverride)
 	if idleTO == 0 {
@@ -447,7 +448,11 @@ func (p *connPool) expire(now int64) {
 				}
 				continue
 			}
-			idle := idleTO > 0 && now-sc.leg.lastActive.Load() > idleTO
+			to := idleTO
+			if d := sc.idleTO.Load(); d > 0 { // its translation address's tcp-idle-timeout (srcidle.go)
+				to = d
+			}
+			idle := to > 0 && now-sc.leg.lastActive.Load() > to
 			if !old && idle && kept {
 				if spare <= 0 {
 					continue

@@ -167,6 +167,9 @@ type serverConn struct {
 	// zwAt is since when the socket has held bytes for a zero window
 	// (the janitor's alone: CloseTimers, tcpclose.go).
 	zwAt int64
+	// idleTO is the connection's own idle timeout in nanoseconds (0: the
+	// engine's; Leg.SetIdleTimeout, srcidle.go).
+	idleTO atomic.Int64
 
 	// Pool bookkeeping, guarded by the pool's lock, except npending.
 	key         poolKey
@@ -300,6 +303,7 @@ func (e *Engine) attachConn(s *ClientConn, m Member, owner *ClientConn, ms *memb
 	}
 	if !e.register(sc) {
 		c.Close()
+		e.legGone(sc) // srcidle.go: what the proxy holds for it is given back
 		return nil, errClosed
 	}
 	if e.cfg.Events.LegOpened != nil {
@@ -586,15 +590,16 @@ func (sc *serverConn) expire(now int64) {
 			return
 		}
 	}
-	if head == nil && sc.owner != nil && e.cfg.IdleTimeout > 0 &&
-		now-sc.leg.lastActive.Load() > int64(e.cfg.IdleTimeout) {
-		// Marked dead under the same lock that saw it empty, so no request
-		// can slip in before the close.
-		sc.endLocked()
-		if o := sc.owner; e.cfg.PropagateExpire && !o.isClosed() {
-			o.expired(sc) // isolate-expire disabled (isolate.go)
+	if head == nil && sc.owner != nil {
+		if idle := sc.ownIdle(); idle > 0 && now-sc.leg.lastActive.Load() > idle { // srcidle.go
+			// Marked dead under the same lock that saw it empty, so no
+			// request can slip in before the close.
+			sc.endLocked()
+			if o := sc.owner; e.cfg.PropagateExpire && !o.isClosed() {
+				o.expired(sc) // isolate-expire disabled (isolate.go)
+			}
+			return
 		}
-		return
 	}
 	sc.qmu.Unlock()
 }

@@ -782,8 +782,12 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 				return true
 			}
 			e.logf("mblb: client %s: %v, reset", s.client, err)
+			cause := rstcause.NoServer
+			if m.refused != 0 {
+				cause = m.refused // every member's connect refused for its source (srcidle.go)
+			}
 			m.unref()
-			s.rst(rstcause.NoServer)
+			s.rst(cause)
 			s.Close(true)
 			return false
 		}
@@ -800,6 +804,9 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 			}
 			if errors.Is(err, errNoRoom) {
 				continue // choose again: the member has no room now
+			}
+			if c := refusedCause(err); c != 0 {
+				m.refused = c // srcidle.go
 			}
 			m.exclude = append(m.exclude, mem.ID)
 			continue

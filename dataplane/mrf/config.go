@@ -86,7 +86,11 @@ type Transport struct {
 	// else the host's own address).
 	SNAT      string
 	SNATAddrs []netip.Addr
-	LSN       string
+	// SNATPool names the snatpool SNATAddrs are of: its addresses are
+	// counted and held against their ltm snat-translation on an Env
+	// that is a SNATHolder (snathold.go).
+	SNATPool string
+	LSN      string
 	// TCP is its tcp profile's socket settings (nil: the kernel's).
 	TCP *sockopt.Side
 	// UDP: its profiles name a udp profile, so its connections are UDP
@@ -139,7 +143,7 @@ func (t *Transport) key() string {
 	if t == nil {
 		return "-"
 	}
-	return fmt.Sprintf("%q %q %v %q %+v %t %d %q", t.Name, t.SNAT, t.SNATAddrs, t.LSN, t.TCP, t.UDP, t.Idle, t.RulesKey)
+	return fmt.Sprintf("%q %q %v %q %q %+v %t %d %q", t.Name, t.SNAT, t.SNATAddrs, t.SNATPool, t.LSN, t.TCP, t.UDP, t.Idle, t.RulesKey)
 }
 
 // PersistBy is a session profile's persist-key: what a request is

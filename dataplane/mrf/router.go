@@ -1188,19 +1188,35 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 	var c net.Conn
 	var done func()
 	var err error
-	src := m.source(tc, o.r.cfg.Local, addr.Addr()) // clone.go
 	if via := o.r.lsnVia(tc, m, addr.Addr()); via.Pool != "" {
 		err = errNoLSN
 		if ld, ok := o.r.env.(LSNDialer); ok {
 			c, done, err = ld.DialLSN(via, p.Pool, addr, tcp, udp)
 		}
-	} else if udp {
-		err = errNoUDP
-		if dd, ok := o.r.env.(DatagramDialer); ok {
-			c, done, err = dd.DialUDP(p.Pool, addr, src)
-		}
 	} else {
-		c, done, err = o.r.env.Dial(p.Pool, addr, src, tcp)
+		var src netip.Addr
+		var hold SourceHold
+		if h, ok := tc.holds(m, o.r.cfg.Local, addr.Addr(), o.r.env); ok { // snathold.go
+			src, hold, err = tc.sourceHeld(h, addr.Addr())
+		} else {
+			src = m.source(tc, o.r.cfg.Local, addr.Addr()) // clone.go
+		}
+		switch {
+		case err != nil:
+		case udp:
+			err = errNoUDP
+			if dd, ok := o.r.env.(DatagramDialer); ok {
+				c, done, err = dd.DialUDP(p.Pool, addr, src)
+			}
+		default:
+			c, done, err = o.r.env.Dial(p.Pool, addr, src, tcp)
+		}
+		if err != nil && hold != nil {
+			hold.Release()
+		}
+		if err == nil {
+			done, idle = withHold(done, hold), heldIdle(idle, hold, udp)
+		}
 	}
 	if err != nil {
 		o.err = err

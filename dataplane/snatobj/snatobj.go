@@ -179,6 +179,16 @@ func (x *Addr) give(count, hold bool) (h *Addr, ok bool) {
 	return x.hold(), true
 }
 
+// Give counts a connection given a and holds it (a data path that
+// takes the address itself, as a message routing transport-config's
+// snatpool does): h is what the connection gives back when it ends
+// (nil: nothing held); false when a holds its connection limit (nothing
+// counted then; Refuse counts the refusal). It does not allocate.
+func (a *Addr) Give() (h *Addr, ok bool) { return a.give(true, true) }
+
+// Refuse counts a connection refused while a held its connection limit.
+func (a *Addr) Refuse() { a.C.refused.Add(1) }
+
 // Index is one commit's translation addresses whose ltm
 // snat-translation sets a connection-limit or an idle timeout, by
 // address. The choices that name addresses rather than a SNAT object or

@@ -197,6 +197,10 @@ func Dial(addr string) (*Client, error) {
 	return &Client{c: c, rd: diammsg.Reader{R: c}, hbh: 1000}, nil
 }
 
+// NewClient speaks Diameter over c, a connection the caller made (from
+// an address and port of its choosing).
+func NewClient(c net.Conn) *Client { return &Client{c: c, rd: diammsg.Reader{R: c}, hbh: 1000} }
+
 // DialTLS connects to addr and speaks Diameter over TLS with cfg.
 func DialTLS(addr string, cfg *tls.Config) (*Client, error) {
 	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", addr, cfg)

@@ -881,7 +881,7 @@ func (x *diamFlow) dial(m *state.Member) *diamPeer {
 	dst := pr.target(m)
 	c, t, hold, err := pr.dialExtra(dst, x.pool) // lsn.go
 	if err != nil {
-		if !errors.Is(err, snatobj.ErrFull) { // every SNAT address full: not the member's failure
+		if !errors.Is(err, snatobj.ErrFull) && err != errSNAT { // every SNAT address full, or preserve-strict's port in use: not the member's failure
 			m.ConnectFailed()
 		}
 		m.Release()

@@ -105,8 +105,10 @@ func (pr *proxied) dialServer(dst netip.AddrPort, pool *state.Pool) (*net.TCPCon
 // with the connection (serverConn.xlat); else as source says, the ltm
 // snat-translation address held by the connection (hold, given back
 // with it: serverConn.snat; snatobj.ErrFull when every address is at
-// its limit). A translation the pool cannot give fails this connection
-// only (the pool counts it).
+// its limit), from exactly the client's port under source-port
+// preserve-strict (errSNAT when the translation address has it in use
+// towards dst). A translation the pool cannot give fails this
+// connection only (the pool counts it).
 func (pr *proxied) dialExtra(dst netip.AddrPort, pool *state.Pool) (_ *net.TCPConn, _ *lsn.Translation, hold *snatobj.Addr, _ error) {
 	lp, want := pr.lsnPool()
 	if lp == nil {
@@ -114,7 +116,16 @@ func (pr *proxied) dialExtra(dst netip.AddrPort, pool *state.Pool) (_ *net.TCPCo
 		if h.Err != nil {
 			return nil, nil, nil, h.Err
 		}
-		c, err := pr.e.DialSide(h.Src, dst, pr.serverSide())
+		var c *net.TCPConn
+		var err error
+		if h.Strict { // source-port preserve-strict: exactly the client's port (a distinct four-tuple per member), or not this connection
+			c, err = pr.e.dialExact(h.Src, dst, pr.serverSide(), false)
+			if errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL) {
+				err = errSNAT
+			}
+		} else {
+			c, err = pr.e.DialSide(h.Src, dst, pr.serverSide())
+		}
 		if err != nil && h.Hold != nil {
 			h.Hold.Release()
 			h.Hold = nil

@@ -18,6 +18,7 @@ import (
 	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/mqtt"
 	"github.com/openltm/openltm/dataplane/mrf"
+	"github.com/openltm/openltm/dataplane/snatobj"
 	"github.com/openltm/openltm/rules"
 )
 
@@ -215,6 +216,54 @@ func (x *mrfEnv) Dial(pool string, addr netip.AddrPort, src netip.Addr, tcp *soc
 		}
 		return x.e.DialSide(from, addr, tcp)
 	})
+}
+
+// snatAddr is the running commit's Addr of a, an address of the
+// snatpool pool (a transport-config's), as the virtual's snapshot has
+// it; nil when the virtual or the pool is gone (a commit removed them):
+// the address is then given uncounted. A walk over the pool's
+// addresses, per peer connection.
+func (x *mrfEnv) snatAddr(pool string, a netip.Addr) *snatobj.Addr {
+	if x.e.env.Virtual == nil {
+		return nil
+	}
+	v := x.e.env.Virtual(x.virtual)
+	if v == nil {
+		return nil
+	}
+	snap := v.Snap.Load()
+	if snap == nil {
+		return nil
+	}
+	for _, ad := range snap.SNATPools[pool] {
+		if ad.Addr == a {
+			return ad
+		}
+	}
+	return nil
+}
+
+// HoldSNAT counts a peer connection given a, an address of the
+// transport-config's snatpool pool, against its ltm snat-translation,
+// holding it when that has a limit or an idle timeout (mrf.SNATHolder):
+// false when it holds its connection-limit.
+func (x *mrfEnv) HoldSNAT(pool string, a netip.Addr) (mrf.SourceHold, bool) {
+	ad := x.snatAddr(pool, a)
+	if ad == nil {
+		return nil, true
+	}
+	h, ok := ad.Give()
+	if h == nil {
+		return nil, ok
+	}
+	return h, true
+}
+
+// RefusedSNAT counts a peer connection refused while a was full.
+func (x *mrfEnv) RefusedSNAT(pool string, a netip.Addr) {
+	if ad := x.snatAddr(pool, a); ad != nil {
+		ad.Refuse()
+	}
 }
 
 // DialUDP opens a UDP flow to a peer's member from src (a

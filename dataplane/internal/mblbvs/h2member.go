@@ -117,7 +117,7 @@ func (mv *VS) dialHTTP2(ctx context.Context, snap *state.VirtualSnap, client net
 				if held {
 					h := state.SNATSourceHeldOn(mv.vs, snap, client, local, m.Addr, choice, poolOf(m), ifx) // snathold.go
 					if h.Err != nil {
-						return nil, h.Err
+						return nil, refused(h.Err) // snathold.go
 					}
 					from, hold = netip.AddrPortFrom(h.Src.Addr(), 0), h.Hold
 				}

@@ -39,7 +39,7 @@ func (mv *VS) dialFD() func(netip.AddrPort, mblb.Member) (int, bool, netip.AddrP
 		snap := mv.vs.Snap.Load()
 		h := mv.sourceHeld(snap, client, m) // snathold.go
 		if h.Err != nil {
-			return -1, false, netip.AddrPort{}, h.Err
+			return -1, false, netip.AddrPort{}, refused(h.Err) // snathold.go
 		}
 		var fd int
 		var done bool
@@ -56,7 +56,7 @@ func (mv *VS) dialFD() func(netip.AddrPort, mblb.Member) (int, bool, netip.AddrP
 				h.Hold.Release()
 			}
 			if h.Strict && (errno == syscall.EADDRINUSE || errno == syscall.EADDRNOTAVAIL) {
-				return -1, false, netip.AddrPort{}, errSNATPort
+				return -1, false, netip.AddrPort{}, refusedPort
 			}
 			return -1, false, netip.AddrPort{}, errno
 		}

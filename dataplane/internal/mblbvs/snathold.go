@@ -6,7 +6,9 @@ import (
 	"net/netip"
 	"sync"
 	"syscall"
+	"time"
 
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/snatobj"
@@ -49,6 +51,46 @@ func (mv *VS) sourceHeld(snap *state.VirtualSnap, client netip.AddrPort, m mblb.
 // address: the connection is not made, as BIG-IP does, and the member is
 // not blamed (memberFailed).
 var errSNATPort = errors.New("SNAT source port in use (preserve-strict)")
+
+// refusedFull and refusedPort are ErrFull and errSNATPort as the engine
+// is given them (mblb.SourceRefused): with no member left the client is
+// reset with the cause SNATLimit or SNATPort, as on standard virtuals,
+// not NoServer. Made once: a refusal allocates nothing.
+var (
+	refusedFull = &mblb.SourceRefused{Cause: rstcause.SNATLimit, Err: snatobj.ErrFull}
+	refusedPort = &mblb.SourceRefused{Cause: rstcause.SNATPort, Err: errSNATPort}
+)
+
+// refused is err as the engine's Dial returns it: ErrFull and
+// errSNATPort become refusedFull and refusedPort, anything else stays.
+// Only on the failure path.
+func refused(err error) error {
+	switch {
+	case errors.Is(err, snatobj.ErrFull):
+		return refusedFull
+	case errors.Is(err, errSNATPort):
+		return refusedPort
+	}
+	return err
+}
+
+// snatIdle gives the new server connection l the tcp-idle-timeout of
+// the translation address it holds (Leg.SetIdleTimeout), from legOpened:
+// one atomic load on a virtual whose connections hold none, a sync.Map
+// load when some do (a limit or an idle timeout set). d is the timeout
+// given (0: none).
+func (mv *VS) snatIdle(l *mblb.Leg) (d time.Duration) {
+	if mv.snatHeld.Load() == 0 {
+		return 0
+	}
+	if v, ok := mv.snatLegs.Load(legKey{l.Local, l.Remote}); ok {
+		if d, ok := v.(*snatobj.Addr).TCPIdle(); ok {
+			l.SetIdleTimeout(d)
+			return d
+		}
+	}
+	return 0
+}
 
 // dialFrom connects to dst from h's source (mv.dialSide), from exactly
 // its port when h.Strict (source-port preserve-strict: Env.DialExact),

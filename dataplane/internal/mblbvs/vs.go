@@ -1012,11 +1012,14 @@ func (mv *VS) dial(ctx context.Context, client netip.AddrPort, m mblb.Member) (n
 	} else {
 		h := mv.sourceHeld(snap, client, m) // snathold.go
 		if h.Err != nil {
-			return nil, h.Err
+			return nil, refused(h.Err)
 		}
 		c, err = mv.dialFrom(snap, h, m.Addr) // snathold.go
-		if err != nil && h.Hold != nil {
-			h.Hold.Release()
+		if err != nil {
+			if h.Hold != nil {
+				h.Hold.Release()
+			}
+			err = refused(err)
 		}
 		if err == nil && h.Hold != nil {
 			remote := rawsock.AddrPortOf(c.RemoteAddr())
@@ -1062,6 +1065,9 @@ func (mv *VS) legOpened(l *mblb.Leg) {
 		m.SlotFreed() // a request woken from a queue is counted: wake the next (connqueue.go)
 	}
 	lf.AddLeg(&lf.leg)
+	if d := mv.snatIdle(l); d > 0 { // snathold.go: its translation address's tcp-idle-timeout
+		lf.SetIdleTimeout(d)
+	}
 	lf.Closer = func(bool) { l.Abort() }
 	l.Meter = lf
 	mv.legs.Store(l, lf)
@@ -1079,14 +1085,16 @@ func (mv *VS) legOpened(l *mblb.Leg) {
 
 // legClosed takes a server connection out of the table and its counts.
 func (mv *VS) legClosed(l *mblb.Leg) {
-	mv.releaseSNAT(l.Local, l.Remote) // snathold.go: a leg closed while connecting too
+	// What the connection holds is given back for a leg closed while
+	// connecting, or never kept by an engine a commit retired, too.
+	mv.releaseSNAT(l.Local, l.Remote) // snathold.go
+	mv.releaseLSN(l.Local)            // lsn.go
 	v, ok := mv.legs.LoadAndDelete(l)
 	if !ok {
 		return
 	}
 	lf := v.(*legFlow)
 	mv.env.Table.Remove(&lf.Flow)
-	mv.releaseLSN(l.Local) // lsn.go
 	if m := lf.m; m != nil {
 		lf.clock.Stop()
 		m.Release() // and wakes a connection queue waiting for the room

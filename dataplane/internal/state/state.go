@@ -408,6 +408,12 @@ type VirtualSnap struct {
 	// snat/snatpool decision and automap count and hold them through it;
 	// nil when there are none (one nil test per such choice).
 	SNATIndex *snatobj.Index
+	// SNATPools is every snatpool's addresses as the commit gives them
+	// out (SnatPoolStats is the virtual's own), by name: a message
+	// routing transport-config's snatpool counts and holds its peer
+	// connections' addresses through it. Set on message routing
+	// virtuals only (nil elsewhere).
+	SNATPools map[string][]*snatobj.Addr
 	// SNATs is the commit's ltm snat objects, consulted when the virtual
 	// translates nothing itself; nil when there are none.
 	SNATs   *snatobj.Table
