@@ -54,8 +54,6 @@ func AnyPortSupport() error {
 // one on a given port would forward each connection back to itself.
 func AnyPortUnsupported(v *Virtual) string {
 	switch {
-	case v.Network.IsValid() && !v.AnyPort():
-		return "a network virtual on one port or a port list is not served yet (on every port it is)"
 	case !v.AnyPort() && v.IPForward:
 		return "an ip-forward virtual on one port or a port list would forward to its own listener: openltm forwards on every port only"
 	case !v.AnyPort():
@@ -83,7 +81,7 @@ func (p *Plane) openSteer(cfg *Config) error {
 		return nil
 	}
 	for _, v := range cfg.Virtuals {
-		if v.AnyPort() {
+		if v.AnyPort() || v.Network.IsValid() {
 			s, err := sklookup.Open()
 			if err != nil {
 				return err
@@ -112,10 +110,16 @@ func (p *Plane) syncSteer(cfg *Config, b *generation) {
 	}
 	addrs := map[addrProto]bool{}
 	var nets []sklookup.Wildcard
+	// A network virtual's listener on its port takes that port of the
+	// network's addresses; it is not a port-specific one.
+	onPort := func(ap netip.AddrPort, owner string) bool {
+		v := cfg.Virtuals[owner]
+		return ap.Port() != 0 && v != nil && v.Network.IsValid()
+	}
 	add := func(ap netip.AddrPort, owner string, fd int, udp bool) {
 		w := sklookup.Wildcard{Addr: ap.Addr(), FD: fd, UDP: udp}
 		if v := cfg.Virtuals[owner]; v != nil && v.Network.IsValid() {
-			w.Net = v.Network
+			w.Net, w.Port = v.Network, ap.Port()
 			nets = append(nets, w)
 		} else {
 			addrs[addrProto{ap.Addr(), udp}] = true
@@ -123,12 +127,12 @@ func (p *Plane) syncSteer(cfg *Config, b *generation) {
 		wild = append(wild, w)
 	}
 	for ap, l := range p.listeners {
-		if ap.Port() == 0 {
+		if ap.Port() == 0 || onPort(ap, b.want[ap]) {
 			add(ap, b.want[ap], l4.ListenerFD(l), false)
 		}
 	}
 	for ap, l := range p.udpListeners {
-		if ap.Port() == 0 {
+		if ap.Port() == 0 || onPort(ap, b.wantUDP[ap]) {
 			add(ap, b.wantUDP[ap], l.FD(), true)
 		}
 	}
@@ -151,12 +155,12 @@ func (p *Plane) syncSteer(cfg *Config, b *generation) {
 	}
 	var specific []sklookup.Specific
 	for ap := range p.listeners {
-		if ap.Port() != 0 && passed(ap.Addr(), false) {
+		if ap.Port() != 0 && !onPort(ap, b.want[ap]) && passed(ap.Addr(), false) {
 			specific = append(specific, sklookup.Specific{Addr: ap})
 		}
 	}
 	for ap := range p.udpListeners {
-		if ap.Port() != 0 && passed(ap.Addr(), true) {
+		if ap.Port() != 0 && !onPort(ap, b.wantUDP[ap]) && passed(ap.Addr(), true) {
 			specific = append(specific, sklookup.Specific{Addr: ap, UDP: true})
 		}
 	}

@@ -61,7 +61,7 @@ func (p *Plane) bindUDP(cfg *Config, b *generation) error {
 			b.lateUDP = append(b.lateUDP, ap) // an HTTP/3 virtual's until the swap (http3vs.go)
 			continue
 		}
-		l, err := p.udp.Listen(ap)
+		l, err := p.listenUDP(ap, cfg.Virtuals[name])
 		if err != nil {
 			for _, l := range b.freshUDP {
 				l.CloseUnstarted()
@@ -73,11 +73,24 @@ func (p *Plane) bindUDP(cfg *Config, b *generation) error {
 	return nil
 }
 
+// listenUDP binds ap for v: a network virtual on a port takes every
+// address of its network there (anyport.go).
+func (p *Plane) listenUDP(ap netip.AddrPort, v *Virtual) (*udp.Listener, error) {
+	if v != nil && v.Network.IsValid() && ap.Port() != 0 {
+		return p.udp.ListenNetwork(ap)
+	}
+	return p.udp.Listen(ap)
+}
+
 // swapUDP hands the UDP listeners to their (new) virtuals, starts the new
 // ones and stops those cfg dropped. The caller holds p.mu.
 func (p *Plane) swapUDP(b *generation) {
 	for _, ap := range b.lateUDP {
-		l, err := p.udp.Listen(ap)
+		var vc *Virtual
+		if v := b.virtuals[b.wantUDP[ap]]; v != nil {
+			vc = v.Snap.Load().Cfg
+		}
+		l, err := p.listenUDP(ap, vc)
 		if err != nil {
 			p.log.Error("virtual " + b.wantUDP[ap] + ": cannot listen on " + ap.String() + " (udp): " + rawsock.UnwrapOp(err).Error())
 			continue

@@ -343,7 +343,7 @@ func (mv *VS) warmMembers() []mblb.Member {
 // a network, a criteria address list. Each client's own local address is
 // then where translation starts from (dest), as on the L4 path.
 func reachesMany(cfg *config.Virtual) bool {
-	return cfg.Destination.Port() == 0 || len(cfg.Addresses) > 0 || len(cfg.FQDNs) > 0
+	return cfg.Destination.Port() == 0 || len(cfg.Addresses) > 0 || len(cfg.FQDNs) > 0 || cfg.Network.IsValid()
 }
 
 // followsClient reports whether a member at a goes wherever the client
