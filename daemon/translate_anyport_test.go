@@ -8,7 +8,7 @@ import (
 )
 
 // TestAnyPortKept: what openltm does not serve on every port (a
-// Multipath TCP listener, a sip virtual) and an ip-forward virtual on a given port (which
+// Multipath TCP listener) and an ip-forward virtual on a given port (which
 // would forward to its own listener) are kept with a warning saying why;
 // none of them attaches the steering (TCP and UDP virtuals on every port
 // are in dataplane's TestAnyPort and TestAnyPortUDP, in a namespace of
@@ -20,8 +20,6 @@ func TestAnyPortKept(t *testing.T) {
 		{"create ltm profile tcp tcp_mp mptcp enabled", ""},
 		{"create ltm virtual v_mp destination 127.212.4.1:any profiles replace-all-with { tcp_mp }",
 			"Warning: ltm virtual /Common/v_mp: destination /Common/127.212.4.1:0 listens on every port: a Multipath TCP listener (tcp profile mptcp) cannot take the connections of every port; kept, and it carries no traffic"},
-		{"create ltm virtual v_sip destination 127.212.4.2:any profiles replace-all-with { tcp { } mblb { } sip { } }",
-			"listens on every port: a sip virtual on every port is not served yet; kept"},
 		{"create ltm virtual v_fwd80 destination 127.212.4.3:80 ip-forward",
 			"Warning: ltm virtual /Common/v_fwd80: an ip-forward virtual on one port or a port list would forward to its own listener: openltm forwards on every port only; kept"},
 	} {
@@ -37,7 +35,7 @@ func TestAnyPortKept(t *testing.T) {
 
 // TestAnyPortHTTPServed: an http virtual on every port, with
 // one-connect and a rule, an mblb one, an ftp one, a udp one with a dns
-// profile and an ip-forward udp one are served, with no warning
+// profile, an ip-forward udp one, a sip one and an iiop one are served, with no warning
 // (where this kernel and process can steer every port; otherwise kept,
 // saying why). Their traffic is dataplane's TestAnyPortHTTP, in a
 // namespace of its own, and the anyport_http transcript; the virtuals
@@ -60,6 +58,8 @@ func TestAnyPortHTTPServed(t *testing.T) {
 		"create ltm virtual v_ftp destination 127.233.4.3:any pool p_any profiles replace-all-with { tcp { } ftp { } }",
 		"create ltm virtual v_dns destination 127.233.4.4:any ip-protocol udp pool p_any profiles replace-all-with { udp { } dns { } }",
 		"create ltm virtual v_udpfwd destination 127.233.4.5:any ip-protocol udp ip-forward profiles replace-all-with { udp { } }",
+		"create ltm virtual v_sip destination 127.233.4.6:any pool p_any profiles replace-all-with { tcp { } mblb { } sip { } }",
+		"create ltm virtual v_iiop destination 127.233.4.7:any pool p_any profiles replace-all-with { tcp { } iiop { } }",
 	} {
 		out, errText := run(t, s, cmd)
 		switch {
@@ -71,7 +71,7 @@ func TestAnyPortHTTPServed(t *testing.T) {
 			t.Errorf("%s: %q, want kept for %v", cmd, out, why)
 		}
 	}
-	for _, cmd := range []string{"delete ltm virtual v_http", "delete ltm virtual v_mblb", "delete ltm virtual v_ftp", "delete ltm virtual v_dns", "delete ltm virtual v_udpfwd"} {
+	for _, cmd := range []string{"delete ltm virtual v_http", "delete ltm virtual v_mblb", "delete ltm virtual v_ftp", "delete ltm virtual v_dns", "delete ltm virtual v_udpfwd", "delete ltm virtual v_sip", "delete ltm virtual v_iiop"} {
 		if _, errText := run(t, s, cmd); errText != "" {
 			t.Errorf("%s: %s", cmd, errText)
 		}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/openltm/openltm/dataplane/internal/l4"
 	"github.com/openltm/openltm/dataplane/internal/sklookup"
-	"github.com/openltm/openltm/dataplane/mblb"
 )
 
 // A virtual on every port of its address (`destination ADDR:any`, no
@@ -60,12 +59,6 @@ func AnyPortUnsupported(v *Virtual) string {
 		return ""
 	case v.HTTP3 != nil:
 		return "an http3 virtual on every port is not served yet (a udp virtual with a quic profile answers from its listener's port)"
-	case v.MBLB != nil && v.MBLB.Request.Mode == mblb.SIP:
-		return "a sip virtual on every port is not served yet"
-	case v.MBLB != nil && v.MBLB.Request.Mode == mblb.IIOP:
-		return "an iiop virtual on every port is not served yet"
-	case v.MBLB != nil && v.MBLB.ExplicitProxy != nil:
-		return "an explicit forward proxy (http proxy-type explicit) on every port is not served yet"
 	case v.MBLB != nil && v.TLS != nil && v.TLS.Forward != nil:
 		return "an ssl forward proxy on every port is not served yet (it would connect back to its own address)"
 	case v.ClientTCP.WantsMPTCP():
