@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"fmt"
 	"net/netip"
 	"sync"
 
@@ -53,6 +54,8 @@ func AnyPortSupport() error {
 // one on a given port would forward each connection back to itself.
 func AnyPortUnsupported(v *Virtual) string {
 	switch {
+	case v.Network.IsValid() && len(v.PortRanges) > 0 && portCount(v) > sklookup.MaxWildcards:
+		return fmt.Sprintf("a network virtual on %d ports: the steering takes at most %d (a listener each)", portCount(v), sklookup.MaxWildcards)
 	case !v.AnyPort() && v.IPForward:
 		return "an ip-forward virtual on one port or a port list would forward to its own listener: openltm forwards on every port only"
 	case !v.AnyPort():
@@ -65,6 +68,17 @@ func AnyPortUnsupported(v *Virtual) string {
 		return "a Multipath TCP listener (tcp profile mptcp) cannot take the connections of every port"
 	}
 	return ""
+}
+
+// portCount is how many ports v's criteria port ranges hold.
+func portCount(v *Virtual) int {
+	n := 0
+	for _, r := range v.PortRanges {
+		if r.High >= r.Low {
+			n += int(r.High) - int(r.Low) + 1
+		}
+	}
+	return n
 }
 
 // openSteer attaches the steering program when cfg has a virtual on

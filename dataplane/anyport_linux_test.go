@@ -122,6 +122,8 @@ func TestAnyPortUnsupported(t *testing.T) {
 		{"iiop", Virtual{Destination: ap("127.212.2.1:0"), MBLB: &MBLB{Request: mblb.Framing{Mode: mblb.IIOP}}}, ""},
 		{"explicit proxy", Virtual{Destination: ap("127.212.2.1:0"), MBLB: &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}, ExplicitProxy: &fwdproxy.Config{}}}, ""},
 		{"network on a port", Virtual{Destination: ap("127.212.2.0:80"), Network: netip.MustParsePrefix("127.212.2.0/24")}, ""},
+		{"network on a port list", Virtual{Destination: ap("127.212.2.0:0"), Network: netip.MustParsePrefix("127.212.2.0/24"), PortRanges: []PortRange{{Low: 30000, High: 30255}}}, ""},
+		{"network on too many ports", Virtual{Destination: ap("127.212.2.0:0"), Network: netip.MustParsePrefix("127.212.2.0/24"), PortRanges: []PortRange{{Low: 30000, High: 30256}}}, "at most 256"},
 		{"ip-forward network on a port", Virtual{Destination: ap("127.212.2.0:80"), Network: netip.MustParsePrefix("127.212.2.0/24"), IPForward: true}, "its own listener"},
 		{"ssl forward proxy", Virtual{Destination: ap("127.212.2.1:0"), MBLB: &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}, TLS: &TLS{Forward: &sslfwd.Proxy{}}}, "ssl forward proxy"},
 		{"http3", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP, HTTP3: &http3.Config{}}, "http3"},

@@ -126,6 +126,34 @@ func TestAnyPortNetworkPort(t *testing.T) {
 	if got := dialUDP(t, "", "127.249.3.3:30054").ask("v"); got != "" {
 		t.Errorf("udp to another port: %q", got)
 	}
+	// The udp virtual's mask taken away: a host virtual on its address,
+	// which takes no other address; given back: the network again (its
+	// listener bound anew each time).
+	udp.Network = netip.Prefix{}
+	mustApply(t, p, cfg)
+	if got := dialUDP(t, "", "127.249.3.3:30053").ask("w"); got != "" {
+		t.Errorf("udp to the network after the mask went: %q", got)
+	}
+	if got := dialUDP(t, "", "127.249.0.0:30053").mustAsk("x"); got != "U:x" {
+		t.Errorf("udp to the host virtual: %q", got)
+	}
+	every := func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		l := p.udpListeners[ap("127.249.0.0:30053")]
+		return l != nil && l.Every()
+	}
+	if every() {
+		t.Error("the host virtual's listener still reads every address")
+	}
+	udp.Network = netip.MustParsePrefix("127.249.0.0/16")
+	mustApply(t, p, cfg)
+	if !every() {
+		t.Error("the network virtual's listener does not read every address")
+	}
+	if got := dialUDP(t, "", "127.249.3.4:30053").mustAsk("y"); got != "U:y" {
+		t.Errorf("udp to the network after the mask came back: %q", got)
+	}
 	// Without the network virtuals, their ports are refused again.
 	mustApply(t, p, basic("127.249.5.5:30080", "127.249.200.1:30091"))
 	if _, err := askOnce("127.249.5.6:30080"); !errors.Is(err, syscall.ECONNREFUSED) {
