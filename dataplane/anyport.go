@@ -12,7 +12,10 @@ import (
 // A virtual on every port of its address (`destination ADDR:any`, no
 // traffic-matching-criteria port ranges), or of every address of its
 // network (`mask`: Virtual.Network), listens on one socket (a UDP
-// virtual: one socket group) at a free port of the address; a BPF
+// virtual: one socket group) at a free port of the address (a network
+// virtual on a port or a port list: at the network's address and each
+// of its ports, the steering handing it that port of every address of
+// the network); a BPF
 // sk_lookup program attached to the plane's network namespace
 // (dataplane/internal/sklookup) hands it the SYNs (or datagrams) for
 // every other port, save the ports where the plane has a port-specific
@@ -49,7 +52,9 @@ func AnyPortSupport() error {
 
 // AnyPortUnsupported is why openltm does not serve v on every port,
 // "" when it does (or v is not on every port): what the daemon keeps with
-// a warning and Check refuses. An ip-forward virtual is served on every
+// a warning and Check refuses. A network virtual on a port or a port list
+// is served (the steering's trie holds the port); sip, iiop and the
+// explicit forward proxy are served on every port. An ip-forward virtual is served on every
 // port only [M]: openltm's listeners hear only this host's addresses, so
 // one on a given port would forward each connection back to itself.
 func AnyPortUnsupported(v *Virtual) string {

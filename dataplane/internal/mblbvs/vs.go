@@ -357,7 +357,7 @@ func followsClient(cfg *config.Virtual, a netip.AddrPort) bool {
 // translation starts from: the virtual's, or on a virtual that
 // reachesMany, the client connection's own local address (tag is the
 // engine session's, an *mblbFlow). A virtual on one address and port
-// pays three comparisons per message.
+// pays four comparisons per message.
 func dest(snap *state.VirtualSnap, tag any) netip.AddrPort {
 	if reachesMany(snap.Cfg) {
 		if f, ok := tag.(*mblbFlow); ok && f.Local.IsValid() {
