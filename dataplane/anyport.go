@@ -53,15 +53,17 @@ func AnyPortSupport() error {
 // AnyPortUnsupported is why openltm does not serve v on every port,
 // "" when it does (or v is not on every port): what the daemon keeps with
 // a warning and Check refuses. A network virtual on a port or a port list
-// is served (the steering's trie holds the port); sip, iiop and the
-// explicit forward proxy are served on every port. An ip-forward virtual is served on every
+// is served (the steering's trie holds the port), ip-forward too (it
+// listens on the network's address only, whose own connections it
+// resets); sip, iiop and the explicit forward proxy are served on every
+// port. An ip-forward virtual is served on every
 // port only [M]: openltm's listeners hear only this host's addresses, so
 // one on a given port would forward each connection back to itself.
 func AnyPortUnsupported(v *Virtual) string {
 	switch {
 	case v.Network.IsValid() && len(v.PortRanges) > 0 && portCount(v) > sklookup.MaxWildcards:
 		return fmt.Sprintf("a network virtual on %d ports: the steering takes at most %d (a listener each)", portCount(v), sklookup.MaxWildcards)
-	case !v.AnyPort() && v.IPForward:
+	case !v.AnyPort() && v.IPForward && !v.Network.IsValid():
 		return "an ip-forward virtual on one port or a port list would forward to its own listener: openltm forwards on every port only"
 	case !v.AnyPort():
 		return ""

@@ -124,7 +124,7 @@ func TestAnyPortUnsupported(t *testing.T) {
 		{"network on a port", Virtual{Destination: ap("127.212.2.0:80"), Network: netip.MustParsePrefix("127.212.2.0/24")}, ""},
 		{"network on a port list", Virtual{Destination: ap("127.212.2.0:0"), Network: netip.MustParsePrefix("127.212.2.0/24"), PortRanges: []PortRange{{Low: 30000, High: 30255}}}, ""},
 		{"network on too many ports", Virtual{Destination: ap("127.212.2.0:0"), Network: netip.MustParsePrefix("127.212.2.0/24"), PortRanges: []PortRange{{Low: 30000, High: 30256}}}, "at most 256"},
-		{"ip-forward network on a port", Virtual{Destination: ap("127.212.2.0:80"), Network: netip.MustParsePrefix("127.212.2.0/24"), IPForward: true}, "its own listener"},
+		{"ip-forward network on a port", Virtual{Destination: ap("127.212.2.0:80"), Network: netip.MustParsePrefix("127.212.2.0/24"), IPForward: true}, ""},
 		{"ssl forward proxy", Virtual{Destination: ap("127.212.2.1:0"), MBLB: &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}, TLS: &TLS{Forward: &sslfwd.Proxy{}}}, "ssl forward proxy"},
 		{"http3", Virtual{Destination: ap("127.212.2.1:0"), Protocol: ProtoUDP, HTTP3: &http3.Config{}}, "http3"},
 		{"ip-forward on one port", Virtual{Destination: ap("127.212.2.1:80"), IPForward: true}, "its own listener"},

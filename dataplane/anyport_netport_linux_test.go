@@ -35,6 +35,7 @@ func TestAnyPortNetworkPort(t *testing.T) {
 	startServer(t, "127.249.200.1:30092", "A")
 	startServer(t, "127.249.200.1:30093", "L")
 	startUDPMember(t, "127.249.200.1:30094", "U")
+	fwd := startServer(t, "127.249.230.5:30095", "F")
 	p, logs := newPlane(t)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -64,6 +65,8 @@ func TestAnyPortNetworkPort(t *testing.T) {
 	add("/Common/list", "127.249.0.0:0", "127.249.0.0/16", pool("/Common/pl", "127.249.200.1:30093")).PortRanges = []PortRange{{Low: 30085, High: 30086}}
 	udp := add("/Common/udp", "127.249.0.0:30053", "127.249.0.0/16", pool("/Common/pu", "127.249.200.1:30094"))
 	udp.Protocol = ProtoUDP
+	fv := add("/Common/fwd", "127.249.224.0:30095", "127.249.224.0/20", "")
+	fv.IPForward = true
 	if err := Check(cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +81,8 @@ func TestAnyPortNetworkPort(t *testing.T) {
 		{"127.249.6.6:30086", "L Response"},
 		{"127.249.5.6:30081", ""}, // another port: refused
 		{"127.249.5.5:30081", ""},
-		{"127.250.5.6:30080", ""}, // outside the network
+		{"127.250.5.6:30080", ""},             // outside the network
+		{"127.249.230.5:30095", "F Response"}, // ip-forward on the port: where the client was going
 	} {
 		got, err := askOnce(tc.dst)
 		if tc.want == "" {
@@ -90,6 +94,19 @@ func TestAnyPortNetworkPort(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("%s: %q (%v), want %q", tc.dst, got, err, tc.want)
 		}
+	}
+	if r := fwd.lastRemote(); r.Addr().String() != "127.249.230.5" {
+		t.Errorf("forwarded from %v, want the address the client asked for", r)
+	}
+	// The ip-forward network's own listener address, and an address where
+	// nothing listens: reset, not looped.
+	for _, dst := range []string{"127.249.224.0:30095", "127.249.230.6:30095"} {
+		if got, err := askOnce(dst); err == nil {
+			t.Errorf("%s: %q, want a reset", dst, got)
+		}
+	}
+	if v, _ := p.Virtual("/Common/fwd"); v.ClientSide.TotConns > 3 {
+		t.Errorf("ip-forward: %d connections, a loop", v.ClientSide.TotConns)
 	}
 	// Automap without self IPs leaves from the address the client reached.
 	if r := nm.lastRemote(); r.Addr().String() != "127.249.200.9" {

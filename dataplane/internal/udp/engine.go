@@ -456,8 +456,10 @@ func (l *Listener) open(vs *state.Virtual, key flowKey, b []byte) *flow {
 	raw := false
 	if l.any && snap.Cfg.IPForward {
 		// Forwarded where the client was going, a port another program
-		// holds: answered by a raw socket (rawanswer_linux.go).
-		if !l.e.raw.ok(local) {
+		// holds: answered by a raw socket (rawanswer_linux.go). Not the
+		// listener's own address and port (a network virtual on a
+		// port): forwarded, it would come back to the listener.
+		if local == l.addr || !l.e.raw.ok(local) {
 			vs.Prof.Conns.DgDropped.Add(1)
 			vs.Leave(snap.Addr)
 			return nil
