@@ -21,7 +21,7 @@ func TestAnyPortKept(t *testing.T) {
 		{"create ltm virtual v_mp destination 127.212.4.1:any profiles replace-all-with { tcp_mp }",
 			"Warning: ltm virtual /Common/v_mp: destination /Common/127.212.4.1:0 listens on every port: a Multipath TCP listener (tcp profile mptcp) cannot take the connections of every port; kept, and it carries no traffic"},
 		{"create ltm virtual v_fwd80 destination 127.212.4.3:80 ip-forward",
-			"Warning: ltm virtual /Common/v_fwd80: an ip-forward virtual on one port or a port list would forward to its own listener: openltm forwards on every port only; kept"},
+			"Warning: ltm virtual /Common/v_fwd80: an ip-forward host virtual on one port or a port list would forward to its own listener: openltm forwards on every port, or on a network virtual's ports (mask); kept"},
 	} {
 		out, errText := run(t, s, tc.cmd)
 		if errText != "" || !strings.Contains(out, tc.want) || tc.want == "" && out != "" {

@@ -64,7 +64,7 @@ func AnyPortUnsupported(v *Virtual) string {
 	case v.Network.IsValid() && len(v.PortRanges) > 0 && portCount(v) > sklookup.MaxWildcards:
 		return fmt.Sprintf("a network virtual on %d ports: the steering takes at most %d (a listener each)", portCount(v), sklookup.MaxWildcards)
 	case !v.AnyPort() && v.IPForward && !v.Network.IsValid():
-		return "an ip-forward virtual on one port or a port list would forward to its own listener: openltm forwards on every port only"
+		return "an ip-forward host virtual on one port or a port list would forward to its own listener: openltm forwards on every port, or on a network virtual's ports (mask)"
 	case !v.AnyPort():
 		return ""
 	case v.HTTP3 != nil:
