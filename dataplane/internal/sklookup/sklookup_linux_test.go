@@ -416,7 +416,7 @@ func TestSteerPass(t *testing.T) {
 // address on every port win over it; a longer network on every port
 // wins over it, a shorter one on every port loses to it and takes the
 // other ports; a longer network on the port wins over a shorter one on
-// the port; datagrams likewise, by protocol; when the network on the
+// the port, and over as long a one on every port; datagrams likewise, by protocol; when the network on the
 // port goes, the network on every port takes its port.
 func TestSteerNetPort(t *testing.T) {
 	if !inNetns(t) {
@@ -434,6 +434,7 @@ func TestSteerNetPort(t *testing.T) {
 	hl, hfd := listen(t, "127.249.7.7:0")       // 127.249.7.7 on every port
 	sl, _ := listen(t, "127.249.8.8:30080")     // 127.249.8.8:30080
 	ufd, _ := udpSocket(t, "127.249.0.0:30053") // udp 127.249.0.0/16 on 30053
+	el, efd := listen(t, "127.249.9.0:0")       // 127.249.9.0/24 on every port
 	n16, n24, n5, n15 := netip.MustParsePrefix("127.249.0.0/16"), netip.MustParsePrefix("127.249.9.0/24"),
 		netip.MustParsePrefix("127.249.5.0/24"), netip.MustParsePrefix("127.248.0.0/15")
 	wild := []Wildcard{
@@ -443,6 +444,7 @@ func TestSteerNetPort(t *testing.T) {
 		{Addr: n15.Addr(), FD: wfd, Net: n15},
 		{Addr: netip.MustParseAddr("127.249.7.7"), FD: hfd},
 		{Addr: n16.Addr(), FD: ufd, Net: n16, Port: 30053, UDP: true},
+		{Addr: n24.Addr(), FD: efd, Net: n24},
 	}
 	specific := []Specific{{Addr: netip.MustParseAddrPort("127.249.8.8:30080")}}
 	if err := s.Sync(wild, specific); err != nil {
@@ -478,7 +480,8 @@ func TestSteerNetPort(t *testing.T) {
 	check("all", []tcase{
 		{"127.249.3.3:30080", pl},  // the network on the port
 		{"127.249.3.3:30081", wl},  // its other ports: the shorter network on every port
-		{"127.249.9.9:30080", ll},  // a longer network on the port
+		{"127.249.9.9:30080", ll},  // a longer network on the port, before as long a one on every port
+		{"127.249.9.9:30081", el},  // as long a network on every port: its other ports
 		{"127.249.5.5:30080", al},  // a longer network on every port
 		{"127.249.7.7:30080", hl},  // an address on every port
 		{"127.249.8.8:30080", sl},  // a port-specific listener
@@ -502,7 +505,7 @@ func TestSteerNetPort(t *testing.T) {
 		t.Errorf("datagram to another port reached the network on 30053: %q", got)
 	}
 	// The network on the port goes: the network on every port takes it.
-	if err := s.Sync(wild[1:5], specific); err != nil {
+	if err := s.Sync(append(wild[1:5:5], wild[6]), specific); err != nil {
 		t.Fatal(err)
 	}
 	check("without the /16 on 30080", []tcase{{"127.249.3.3:30080", wl}, {"127.249.9.9:30080", ll}})
