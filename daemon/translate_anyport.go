@@ -16,7 +16,9 @@ var virtualIPForward = ltmVirtual.MustProp("ip-forward")
 // anyPort admits a virtual on every port of its address (`destination
 // ADDR:any`, no traffic-matching-criteria port ranges) where the plane
 // can steer every port here (a BPF sk_lookup program: Linux 5.9 and
-// later, as root), and keeps with a warning, saying why, one it cannot:
+// later, as root), and a network virtual on every port or on one port
+// (the same program hands it every address of its network), and keeps
+// with a warning, saying why, one it cannot:
 // the kernel or the privileges refuse, or the virtual is of a kind the
 // plane serves on given ports only (dataplane.AnyPortUnsupported). It
 // also keeps an ip-forward virtual on a given port, which would forward
@@ -30,11 +32,15 @@ func (t *translator) anyPort(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 		return false
 	}
-	if !v.AnyPort() {
+	if !v.AnyPort() && !v.Network.IsValid() {
 		return true
 	}
 	if err := dataplane.AnyPortSupport(); err != nil {
-		t.keep(o, "destination %s listens on every port, which openltm cannot do here: %v", virtualDestination.Str(o), err)
+		if v.AnyPort() {
+			t.keep(o, "destination %s listens on every port, which openltm cannot do here: %v", virtualDestination.Str(o), err)
+		} else {
+			t.keep(o, "destination %s mask %s takes every address of its network, which openltm cannot do here: %v", virtualDestination.Str(o), virtualMask.Str(o), err)
+		}
 		return false
 	}
 	return true
@@ -43,8 +49,9 @@ func (t *translator) anyPort(o *objects.Object, v *dataplane.Virtual) bool {
 // virtualNetwork reads a virtual's mask: a host mask (the default
 // 255.255.255.255, an IPv6 destination's all-ones mask, none) leaves it a
 // host virtual; a shorter one makes it a network virtual (v.Network,
-// `destination 10.0.0.0:any mask 255.0.0.0`), which the plane serves on
-// every port (dataplane.AnyPortUnsupported says what else). A mask that
+// `destination 10.0.0.0:any mask 255.0.0.0`, `destination 10.0.0.0:443
+// mask 255.0.0.0`), which the plane serves on every port or on its port
+// (dataplane.AnyPortUnsupported says what else). A mask that
 // is not one (not contiguous, of the other family) or a destination with
 // host bits set under it is refused, as BIG-IP refuses them [M: the
 // words are ours]. It reports whether the virtual goes on.

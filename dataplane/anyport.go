@@ -1,18 +1,21 @@
 package dataplane
 
 import (
+	"fmt"
 	"net/netip"
 	"sync"
 
 	"github.com/openltm/openltm/dataplane/internal/l4"
 	"github.com/openltm/openltm/dataplane/internal/sklookup"
-	"github.com/openltm/openltm/dataplane/mblb"
 )
 
 // A virtual on every port of its address (`destination ADDR:any`, no
 // traffic-matching-criteria port ranges), or of every address of its
 // network (`mask`: Virtual.Network), listens on one socket (a UDP
-// virtual: one socket group) at a free port of the address; a BPF
+// virtual: one socket group) at a free port of the address (a network
+// virtual on a port or a port list: at the network's address and each
+// of its ports, the steering handing it that port of every address of
+// the network); a BPF
 // sk_lookup program attached to the plane's network namespace
 // (dataplane/internal/sklookup) hands it the SYNs (or datagrams) for
 // every other port, save the ports where the plane has a port-specific
@@ -49,31 +52,40 @@ func AnyPortSupport() error {
 
 // AnyPortUnsupported is why openltm does not serve v on every port,
 // "" when it does (or v is not on every port): what the daemon keeps with
-// a warning and Check refuses. An ip-forward virtual is served on every
+// a warning and Check refuses. A network virtual on a port or a port list
+// is served (the steering's trie holds the port), ip-forward too (it
+// listens on the network's address only, whose own connections it
+// resets); sip, iiop and the explicit forward proxy are served on every
+// port. An ip-forward virtual is served on every
 // port only [M]: openltm's listeners hear only this host's addresses, so
 // one on a given port would forward each connection back to itself.
 func AnyPortUnsupported(v *Virtual) string {
 	switch {
-	case v.Network.IsValid() && !v.AnyPort():
-		return "a network virtual on one port or a port list is not served yet (on every port it is)"
-	case !v.AnyPort() && v.IPForward:
-		return "an ip-forward virtual on one port or a port list would forward to its own listener: openltm forwards on every port only"
+	case v.Network.IsValid() && len(v.PortRanges) > 0 && portCount(v) > sklookup.MaxWildcards:
+		return fmt.Sprintf("a network virtual on %d ports: the steering takes at most %d (a listener each)", portCount(v), sklookup.MaxWildcards)
+	case !v.AnyPort() && v.IPForward && !v.Network.IsValid():
+		return "an ip-forward host virtual on one port or a port list would forward to its own listener: openltm forwards on every port, or on a network virtual's ports (mask)"
 	case !v.AnyPort():
 		return ""
 	case v.HTTP3 != nil:
 		return "an http3 virtual on every port is not served yet (a udp virtual with a quic profile answers from its listener's port)"
-	case v.MBLB != nil && v.MBLB.Request.Mode == mblb.SIP:
-		return "a sip virtual on every port is not served yet"
-	case v.MBLB != nil && v.MBLB.Request.Mode == mblb.IIOP:
-		return "an iiop virtual on every port is not served yet"
-	case v.MBLB != nil && v.MBLB.ExplicitProxy != nil:
-		return "an explicit forward proxy (http proxy-type explicit) on every port is not served yet"
 	case v.MBLB != nil && v.TLS != nil && v.TLS.Forward != nil:
 		return "an ssl forward proxy on every port is not served yet (it would connect back to its own address)"
 	case v.ClientTCP.WantsMPTCP():
 		return "a Multipath TCP listener (tcp profile mptcp) cannot take the connections of every port"
 	}
 	return ""
+}
+
+// portCount is how many ports v's criteria port ranges hold.
+func portCount(v *Virtual) int {
+	n := 0
+	for _, r := range v.PortRanges {
+		if r.High >= r.Low {
+			n += int(r.High) - int(r.Low) + 1
+		}
+	}
+	return n
 }
 
 // openSteer attaches the steering program when cfg has a virtual on
@@ -83,7 +95,7 @@ func (p *Plane) openSteer(cfg *Config) error {
 		return nil
 	}
 	for _, v := range cfg.Virtuals {
-		if v.AnyPort() {
+		if v.AnyPort() || v.Network.IsValid() {
 			s, err := sklookup.Open()
 			if err != nil {
 				return err
@@ -112,10 +124,16 @@ func (p *Plane) syncSteer(cfg *Config, b *generation) {
 	}
 	addrs := map[addrProto]bool{}
 	var nets []sklookup.Wildcard
+	// A network virtual's listener on its port takes that port of the
+	// network's addresses; it is not a port-specific one.
+	onPort := func(ap netip.AddrPort, owner string) bool {
+		v := cfg.Virtuals[owner]
+		return ap.Port() != 0 && v != nil && v.Network.IsValid()
+	}
 	add := func(ap netip.AddrPort, owner string, fd int, udp bool) {
 		w := sklookup.Wildcard{Addr: ap.Addr(), FD: fd, UDP: udp}
 		if v := cfg.Virtuals[owner]; v != nil && v.Network.IsValid() {
-			w.Net = v.Network
+			w.Net, w.Port = v.Network, ap.Port()
 			nets = append(nets, w)
 		} else {
 			addrs[addrProto{ap.Addr(), udp}] = true
@@ -123,12 +141,12 @@ func (p *Plane) syncSteer(cfg *Config, b *generation) {
 		wild = append(wild, w)
 	}
 	for ap, l := range p.listeners {
-		if ap.Port() == 0 {
+		if ap.Port() == 0 || onPort(ap, b.want[ap]) {
 			add(ap, b.want[ap], l4.ListenerFD(l), false)
 		}
 	}
 	for ap, l := range p.udpListeners {
-		if ap.Port() == 0 {
+		if ap.Port() == 0 || onPort(ap, b.wantUDP[ap]) {
 			add(ap, b.wantUDP[ap], l.FD(), true)
 		}
 	}
@@ -151,12 +169,12 @@ func (p *Plane) syncSteer(cfg *Config, b *generation) {
 	}
 	var specific []sklookup.Specific
 	for ap := range p.listeners {
-		if ap.Port() != 0 && passed(ap.Addr(), false) {
+		if ap.Port() != 0 && !onPort(ap, b.want[ap]) && passed(ap.Addr(), false) {
 			specific = append(specific, sklookup.Specific{Addr: ap})
 		}
 	}
 	for ap := range p.udpListeners {
-		if ap.Port() != 0 && passed(ap.Addr(), true) {
+		if ap.Port() != 0 && !onPort(ap, b.wantUDP[ap]) && passed(ap.Addr(), true) {
 			specific = append(specific, sklookup.Specific{Addr: ap, UDP: true})
 		}
 	}

@@ -328,6 +328,9 @@ type generation struct {
 	// until the swap stops it: bound then (a virtual turned from plain
 	// UDP into HTTP/3, or back).
 	lateH3, lateUDP []netip.AddrPort
+	// remakeUDP are running UDP listeners whose virtual's mask changed
+	// (udp.go): stopped and bound anew at the swap.
+	remakeUDP []netip.AddrPort
 }
 
 // bindListeners binds every address of cfg that is not bound yet. On

@@ -54,14 +54,19 @@ func (p *Plane) bindUDP(cfg *Config, b *generation) error {
 		}
 	}
 	for ap, name := range b.wantUDP {
-		if p.udpListeners[ap] != nil {
+		if l := p.udpListeners[ap]; l != nil {
+			if l.Every() != everyUDP(ap, cfg.Virtuals[name]) {
+				// A mask added or taken away on a port: bound anew at
+				// the swap, its flows ended [M].
+				b.remakeUDP = append(b.remakeUDP, ap)
+			}
 			continue
 		}
 		if p.h3Listeners[ap] != nil {
 			b.lateUDP = append(b.lateUDP, ap) // an HTTP/3 virtual's until the swap (http3vs.go)
 			continue
 		}
-		l, err := p.udp.Listen(ap)
+		l, err := p.listenUDP(ap, cfg.Virtuals[name])
 		if err != nil {
 			for _, l := range b.freshUDP {
 				l.CloseUnstarted()
@@ -73,11 +78,37 @@ func (p *Plane) bindUDP(cfg *Config, b *generation) error {
 	return nil
 }
 
+// listenUDP binds ap for v: a network virtual on a port takes every
+// address of its network there (anyport.go).
+func (p *Plane) listenUDP(ap netip.AddrPort, v *Virtual) (*udp.Listener, error) {
+	if ap.Port() != 0 && everyUDP(ap, v) {
+		return p.udp.ListenNetwork(ap)
+	}
+	return p.udp.Listen(ap)
+}
+
+// everyUDP reports whether v's listener on ap takes datagrams for other
+// addresses or ports than ap: on every port, or a network virtual's.
+func everyUDP(ap netip.AddrPort, v *Virtual) bool {
+	return ap.Port() == 0 || v != nil && v.Network.IsValid()
+}
+
 // swapUDP hands the UDP listeners to their (new) virtuals, starts the new
 // ones and stops those cfg dropped. The caller holds p.mu.
 func (p *Plane) swapUDP(b *generation) {
+	for _, ap := range b.remakeUDP {
+		if l := p.udpListeners[ap]; l != nil {
+			delete(p.udpListeners, ap)
+			p.udp.Stop([]*udp.Listener{l})
+			b.lateUDP = append(b.lateUDP, ap)
+		}
+	}
 	for _, ap := range b.lateUDP {
-		l, err := p.udp.Listen(ap)
+		var vc *Virtual
+		if v := b.virtuals[b.wantUDP[ap]]; v != nil {
+			vc = v.Snap.Load().Cfg
+		}
+		l, err := p.listenUDP(ap, vc)
 		if err != nil {
 			p.log.Error("virtual " + b.wantUDP[ap] + ": cannot listen on " + ap.String() + " (udp): " + rawsock.UnwrapOp(err).Error())
 			continue

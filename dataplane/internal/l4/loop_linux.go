@@ -306,9 +306,10 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 			return
 		}
 		local := a.l.Addr
-		// A listener on every port (port 0, dataplane/anyport.go) takes
-		// the ports the steering hands it: the socket knows which.
-		if (plain || withTLS || mv != nil) && (!local.Addr().IsValid() || local.Addr().IsUnspecified() || local.Port() == 0) {
+		// A listener on every port (port 0, dataplane/anyport.go), or a
+		// network virtual's on its port, takes the addresses and ports
+		// the steering hands it: the socket knows which.
+		if (plain || withTLS || mv != nil) && (!local.Addr().IsValid() || local.Addr().IsUnspecified() || local.Port() == 0 || snap.Cfg.Network.IsValid()) {
 			local = rawsock.Sockname(fd)
 		}
 		switch {

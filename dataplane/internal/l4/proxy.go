@@ -363,6 +363,12 @@ func (pr *proxied) connect() (*serverConn, error) {
 	}
 	if pool == nil {
 		if pr.snap.Cfg.IPForward {
+			if pr.Local == pr.snap.Cfg.Destination {
+				// A network virtual on a port reached at its own
+				// listener's address: forwarded, it would come back to
+				// itself.
+				return nil, errNoPool
+			}
 			return pr.dialDirect(pr.Local) // ip-forward: where the client was going
 		}
 		return nil, errNoPool

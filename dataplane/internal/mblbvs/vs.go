@@ -343,7 +343,7 @@ func (mv *VS) warmMembers() []mblb.Member {
 // a network, a criteria address list. Each client's own local address is
 // then where translation starts from (dest), as on the L4 path.
 func reachesMany(cfg *config.Virtual) bool {
-	return cfg.Destination.Port() == 0 || len(cfg.Addresses) > 0 || len(cfg.FQDNs) > 0
+	return cfg.Destination.Port() == 0 || len(cfg.Addresses) > 0 || len(cfg.FQDNs) > 0 || cfg.Network.IsValid()
 }
 
 // followsClient reports whether a member at a goes wherever the client
@@ -357,7 +357,7 @@ func followsClient(cfg *config.Virtual, a netip.AddrPort) bool {
 // translation starts from: the virtual's, or on a virtual that
 // reachesMany, the client connection's own local address (tag is the
 // engine session's, an *mblbFlow). A virtual on one address and port
-// pays three comparisons per message.
+// pays four comparisons per message.
 func dest(snap *state.VirtualSnap, tag any) netip.AddrPort {
 	if reachesMany(snap.Cfg) {
 		if f, ok := tag.(*mblbFlow); ok && f.Local.IsValid() {

@@ -22,6 +22,15 @@
 // whose source is the destination address itself (the host talking to
 // its own address, which is how the plane forwards to an address of this
 // host) is never steered, so that a forwarding virtual does not loop.
+//
+// A network (Wildcard.Net) is served on every port or on one port
+// (Wildcard.Port). The order is BIG-IP's, most specific first: a
+// port-specific listener of the address (passed), the address on every
+// port, then the longest network holding the address, on the port or on
+// every port, the one on the port when both are as long [M: the longest
+// destination mask first, then the port]. The program makes at most two
+// hash lookups and two trie lookups per SYN or datagram, and runs only
+// while a Steer is open.
 package sklookup
 
 import "net/netip"
@@ -42,6 +51,11 @@ type Wildcard struct {
 	// a port-specific listener) takes goes to FD, the longest network
 	// first, as BIG-IP picks the most specific virtual.
 	Net netip.Prefix
+	// Port is a network virtual's port (0: every port; only with Net):
+	// the network's addresses on that port go to FD, bound at Net's
+	// address and that port. A longer network wins over it, on any
+	// port; as long a network on every port loses to it.
+	Port uint16
 }
 
 func (w Wildcard) proto() string {

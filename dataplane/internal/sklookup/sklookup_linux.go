@@ -32,11 +32,17 @@ const (
 	skPass   = 1
 )
 
-// key is a destination as the program looks it up: family and protocol
-// (family | protocol<<16), port (0: the wildcard entry) and the address's
-// bytes in network order (IPv4 in the first four). It is 24 bytes, built
-// on the program's stack at fp-24.
-type key [24]byte
+// key is a destination as the program looks it up, 28 bytes built on
+// the program's stack at fp-28: a tag word, family and protocol (family |
+// protocol<<16), port (0: every port) and the address's bytes in network
+// order (IPv4 in the first four). The tag is destTag in the dests map; in
+// the nets map (an LPM trie) it is the prefix length over the rest, so
+// the same bytes, the tag rewritten, are both maps' keys.
+type key [28]byte
+
+// destTag is the dests map's tag word: more than any prefix length, so
+// mapOf tells the maps' keys apart.
+const destTag = ^uint32(0)
 
 func keyOf(a netip.Addr, port uint16, udp bool) key {
 	var k key
@@ -48,14 +54,15 @@ func keyOf(a netip.Addr, port uint16, udp bool) key {
 	if udp {
 		proto = protoUDP
 	}
-	binary.NativeEndian.PutUint32(k[0:], fam|proto<<16)
-	binary.NativeEndian.PutUint32(k[4:], uint32(port))
+	binary.NativeEndian.PutUint32(k[0:], destTag)
+	binary.NativeEndian.PutUint32(k[4:], fam|proto<<16)
+	binary.NativeEndian.PutUint32(k[8:], uint32(port))
 	if fam == familyV6 {
 		b := a.As16()
-		copy(k[8:], b[:])
+		copy(k[12:], b[:])
 	} else {
 		b := a.Unmap().As4()
-		copy(k[8:], b[:])
+		copy(k[12:], b[:])
 	}
 	return k
 }
@@ -87,20 +94,27 @@ type Steer struct {
 }
 
 // lpmFull is the prefix length a lookup in the nets map asks for: the
-// family and protocol word, then all of an IPv6 address.
-const lpmFull = 32 + 128
+// family and protocol word, the port word, then all of an IPv6 address.
+const lpmFull = 64 + 128
 
 // netKey is a network's key in the nets map (an LPM trie): prefix length
-// (32 + the network's bits), family | protocol<<16, the address's bytes.
-func netKey(p netip.Prefix, udp bool) key {
-	k := keyOf(p.Masked().Addr(), 0, udp)
-	fp := binary.NativeEndian.Uint32(k[0:])
-	binary.NativeEndian.PutUint32(k[4:], fp)
-	binary.NativeEndian.PutUint32(k[0:], uint32(32+p.Bits()))
+// (64 + the network's bits), family | protocol<<16, the port (0: every
+// port), the address's bytes. Its value is the socket's index and the
+// network's bits, which the program compares when a network on the
+// port and a network on every port both hold the address.
+func netKey(p netip.Prefix, port uint16, udp bool) key {
+	k := keyOf(p.Masked().Addr(), port, udp)
+	binary.NativeEndian.PutUint32(k[0:], uint32(64+p.Bits()))
 	return k
 }
 
-// program builds the sk_lookup program over the three maps.
+// program builds the sk_lookup program over the three maps. The key is
+// at fp-28 (key's layout), the chosen socket's index at fp-32. Order,
+// most specific first (BIG-IP's: the longest destination mask, then a
+// port before every port): a port-specific listener of the address
+// (pass: the kernel's own lookup finds it); the address on every port;
+// then the longest network holding the address, on this port or on
+// every port, the one on this port when both are as long.
 func program(dests, nets, socks *ebpf.Map) asm.Instructions {
 	ld := func(dst asm.Register, off int16) asm.Instruction {
 		return asm.LoadMem(dst, asm.R6, off, asm.Word)
@@ -127,6 +141,8 @@ func program(dests, nets, socks *ebpf.Map) asm.Instructions {
 		asm.LSh.Imm(asm.R3, 16),
 		asm.Or.Reg(asm.R3, asm.R2),
 		st(-24, asm.R3),
+		asm.Mov.Imm(asm.R3, -1), // destTag
+		st(-28, asm.R3),
 		asm.Mov.Imm(asm.R3, 0),
 		asm.StoreMem(asm.RFP, -16, asm.R3, asm.DWord),
 		asm.StoreMem(asm.RFP, -8, asm.R3, asm.DWord),
@@ -154,30 +170,45 @@ func program(dests, nets, socks *ebpf.Map) asm.Instructions {
 		ld(asm.R3, offPort).WithSymbol("lookup"),
 		st(-20, asm.R3),
 	)
-	insns = append(insns, lookup(dests, -24)...)
+	insns = append(insns, lookup(dests, -28)...)
 	insns = append(insns,
 		asm.JNE.Imm(asm.R0, 0, "pass"),
-		// The wildcard entry (port 0).
+		// The address on every port (port 0).
 		asm.Mov.Imm(asm.R3, 0),
 		st(-20, asm.R3),
 	)
-	insns = append(insns, lookup(dests, -24)...)
+	insns = append(insns, lookup(dests, -28)...)
 	insns = append(insns,
 		asm.JNE.Imm(asm.R0, 0, "found"),
-		// The longest network holding the address: the LPM key is the
-		// prefix length, then family|protocol and the address.
-		asm.LoadMem(asm.R3, asm.RFP, -24, asm.Word),
-		st(-20, asm.R3),
+		// The longest network on this port holding the address (R8),
+		// then the longest on every port (R0): the LPM key's tag is the
+		// prefix length asked for, all of it.
 		asm.Mov.Imm(asm.R3, lpmFull),
-		st(-24, asm.R3),
-	)
-	insns = append(insns, lookup(nets, -24)...)
-	insns = append(insns,
-		asm.JEq.Imm(asm.R0, 0, "pass"),
-		asm.LoadMem(asm.R3, asm.R0, 0, asm.Word).WithSymbol("found"),
 		st(-28, asm.R3),
+		ld(asm.R3, offPort),
+		st(-20, asm.R3),
 	)
-	insns = append(insns, lookup(socks, -28)...)
+	insns = append(insns, lookup(nets, -28)...)
+	insns = append(insns,
+		asm.Mov.Reg(asm.R8, asm.R0),
+		asm.Mov.Imm(asm.R3, 0),
+		st(-20, asm.R3),
+	)
+	insns = append(insns, lookup(nets, -28)...)
+	insns = append(insns,
+		asm.JEq.Imm(asm.R8, 0, "any"),
+		asm.JEq.Imm(asm.R0, 0, "onport"),
+		// Both: the longer network wins, the one on the port if as long.
+		asm.LoadMem(asm.R3, asm.R8, 4, asm.Word),
+		asm.LoadMem(asm.R4, asm.R0, 4, asm.Word),
+		asm.JGT.Reg(asm.R4, asm.R3, "found"),
+		asm.Mov.Reg(asm.R0, asm.R8).WithSymbol("onport"),
+		asm.Ja.Label("found"),
+		asm.JEq.Imm(asm.R0, 0, "pass").WithSymbol("any"),
+		asm.LoadMem(asm.R3, asm.R0, 0, asm.Word).WithSymbol("found"),
+		st(-32, asm.R3),
+	)
+	insns = append(insns, lookup(socks, -32)...)
 	insns = append(insns,
 		asm.JEq.Imm(asm.R0, 0, "pass"),
 		asm.Mov.Reg(asm.R7, asm.R0),
@@ -200,11 +231,11 @@ func program(dests, nets, socks *ebpf.Map) asm.Instructions {
 func Open() (*Steer, error) {
 	s := &Steer{keys: map[key]uint32{}, slots: map[key]uint32{}, passed: map[key]int{}, own: map[key]uint32{}}
 	var err error
-	s.dests, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ltm_dests", Type: ebpf.Hash, KeySize: 24, ValueSize: 4, MaxEntries: MaxWildcards + MaxSpecific + MaxPassed})
+	s.dests, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ltm_dests", Type: ebpf.Hash, KeySize: 28, ValueSize: 4, MaxEntries: MaxWildcards + MaxSpecific + MaxPassed})
 	if err != nil {
 		return nil, fmt.Errorf("cannot make the BPF map: %w", err)
 	}
-	s.nets, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ltm_nets", Type: ebpf.LPMTrie, KeySize: 24, ValueSize: 4, MaxEntries: MaxWildcards, Flags: unix.BPF_F_NO_PREALLOC})
+	s.nets, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ltm_nets", Type: ebpf.LPMTrie, KeySize: 28, ValueSize: 8, MaxEntries: MaxWildcards, Flags: unix.BPF_F_NO_PREALLOC})
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("cannot make the BPF network map: %w", err)
@@ -254,6 +285,9 @@ func (s *Steer) Sync(wild []Wildcard, specific []Specific) error {
 	}
 	keep := make(map[key]bool, len(wild))
 	for _, w := range wild {
+		if w.Port != 0 && !w.Net.IsValid() {
+			return fmt.Errorf("%s port %d: only a network is steered on one port (a host's listener on a port needs no steering)", w.Addr, w.Port)
+		}
 		keep[w.key()] = true
 	}
 	for k, slot := range s.slots { // addresses that go: their slots are free for the new ones
@@ -290,7 +324,7 @@ func (s *Steer) Sync(wild []Wildcard, specific []Specific) error {
 		}
 	}
 	for k, v := range want {
-		if err := s.mapOf(k).Update(k, v, ebpf.UpdateAny); err != nil {
+		if err := s.put(k, v); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -362,13 +396,23 @@ func (s *Steer) PassedCount() int {
 // nets.
 func (w Wildcard) key() key {
 	if w.Net.IsValid() {
-		return netKey(w.Net, w.UDP)
+		return netKey(w.Net, w.Port, w.UDP)
 	}
 	return keyOf(w.Addr, 0, w.UDP)
 }
 
+// put writes k's value v in its map: in nets, beside the network's bits
+// (the key's prefix length less the family and port words).
+func (s *Steer) put(k key, v uint32) error {
+	m := s.mapOf(k)
+	if m == s.nets {
+		return m.Update(k, [2]uint32{v, binary.NativeEndian.Uint32(k[0:]) - 64}, ebpf.UpdateAny)
+	}
+	return m.Update(k, v, ebpf.UpdateAny)
+}
+
 // mapOf is the map that holds k: a network's key starts with its prefix
-// length, at most lpmFull, an address's with its family, which is more.
+// length, at most lpmFull, an address's with destTag, which is more.
 func (s *Steer) mapOf(k key) *ebpf.Map {
 	if binary.NativeEndian.Uint32(k[0:]) <= lpmFull {
 		return s.nets

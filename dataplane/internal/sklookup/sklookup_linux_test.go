@@ -136,7 +136,7 @@ func TestKeyOf(t *testing.T) {
 		{"2001:db8::1", 443, false, 10, 6, 0x20},
 	} {
 		k := keyOf(netip.MustParseAddr(tc.addr), tc.port, tc.udp)
-		if k[0] != tc.fam || k[2] != tc.proto || k[4] != byte(tc.port) || k[5] != byte(tc.port>>8) || k[8] != tc.at8 {
+		if k[0] != 0xff || k[4] != tc.fam || k[6] != tc.proto || k[8] != byte(tc.port) || k[9] != byte(tc.port>>8) || k[12] != tc.at8 {
 			t.Errorf("%s:%d: %x", tc.addr, tc.port, k)
 		}
 	}
@@ -408,5 +408,108 @@ func TestSteerPass(t *testing.T) {
 	}
 	if err := s.Pass(Specific{Addr: netip.AddrPortFrom(addr, 0)}); err == nil {
 		t.Error("Pass of port 0: no error")
+	}
+}
+
+// TestSteerNetPort: a network on one port takes that port of its
+// addresses and no other; a host's port-specific listener and its
+// address on every port win over it; a longer network on every port
+// wins over it, a shorter one on every port loses to it and takes the
+// other ports; a longer network on the port wins over a shorter one on
+// the port, and over as long a one on every port; datagrams likewise, by protocol; when the network on the
+// port goes, the network on every port takes its port.
+func TestSteerNetPort(t *testing.T) {
+	if !inNetns(t) {
+		return
+	}
+	s, err := Open()
+	if err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	defer s.Close()
+	pl, pfd := listen(t, "127.249.0.0:30080")   // 127.249.0.0/16 on 30080
+	ll, lfd := listen(t, "127.249.9.0:30080")   // 127.249.9.0/24 on 30080
+	al, afd := listen(t, "127.249.5.0:0")       // 127.249.5.0/24 on every port
+	wl, wfd := listen(t, "127.248.0.0:0")       // 127.248.0.0/15 on every port
+	hl, hfd := listen(t, "127.249.7.7:0")       // 127.249.7.7 on every port
+	sl, _ := listen(t, "127.249.8.8:30080")     // 127.249.8.8:30080
+	ufd, _ := udpSocket(t, "127.249.0.0:30053") // udp 127.249.0.0/16 on 30053
+	el, efd := listen(t, "127.249.9.0:0")       // 127.249.9.0/24 on every port
+	n16, n24, n5, n15 := netip.MustParsePrefix("127.249.0.0/16"), netip.MustParsePrefix("127.249.9.0/24"),
+		netip.MustParsePrefix("127.249.5.0/24"), netip.MustParsePrefix("127.248.0.0/15")
+	wild := []Wildcard{
+		{Addr: n16.Addr(), FD: pfd, Net: n16, Port: 30080},
+		{Addr: n24.Addr(), FD: lfd, Net: n24, Port: 30080},
+		{Addr: n5.Addr(), FD: afd, Net: n5},
+		{Addr: n15.Addr(), FD: wfd, Net: n15},
+		{Addr: netip.MustParseAddr("127.249.7.7"), FD: hfd},
+		{Addr: n16.Addr(), FD: ufd, Net: n16, Port: 30053, UDP: true},
+		{Addr: n24.Addr(), FD: efd, Net: n24},
+	}
+	specific := []Specific{{Addr: netip.MustParseAddrPort("127.249.8.8:30080")}}
+	if err := s.Sync(wild, specific); err != nil {
+		t.Fatal(err)
+	}
+	type tcase = struct {
+		dst string
+		on  *net.TCPListener // nil: refused
+	}
+	check := func(step string, cases []tcase) {
+		t.Helper()
+		for _, tc := range cases {
+			c, err := net.DialTimeout("tcp", tc.dst, 5*time.Second)
+			if tc.on == nil {
+				if !errors.Is(err, syscall.ECONNREFUSED) {
+					t.Errorf("%s: %s: %v, want refused", step, tc.dst, err)
+				}
+				if c != nil {
+					c.Close()
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("%s: %s: %v", step, tc.dst, err)
+				continue
+			}
+			c.Close()
+			if got := accepted(tc.on); got.String() != tc.dst {
+				t.Errorf("%s: %s: accepted as %v on the wrong listener", step, tc.dst, got)
+			}
+		}
+	}
+	check("all", []tcase{
+		{"127.249.3.3:30080", pl},  // the network on the port
+		{"127.249.3.3:30081", wl},  // its other ports: the shorter network on every port
+		{"127.249.9.9:30080", ll},  // a longer network on the port, before as long a one on every port
+		{"127.249.9.9:30081", el},  // as long a network on every port: its other ports
+		{"127.249.5.5:30080", al},  // a longer network on every port
+		{"127.249.7.7:30080", hl},  // an address on every port
+		{"127.249.8.8:30080", sl},  // a port-specific listener
+		{"127.249.8.8:30081", wl},  // its other ports
+		{"127.250.0.1:30080", nil}, // outside every network
+	})
+	cfd, _ := udpSocket(t, "127.249.200.1:0")
+	if err := unix.Sendto(cfd, []byte("dg"), 0, &unix.SockaddrInet4{Addr: [4]byte{127, 249, 3, 3}, Port: 30053}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, dst := recvDst(ufd); got != "dg" || dst.String() != "127.249.3.3:30053" {
+		t.Errorf("datagram: %q to %v", got, dst)
+	}
+	// The shorter network on every port is not a udp one: a datagram to
+	// another port is not steered (nobody gets it).
+	if err := unix.Sendto(cfd, []byte("other"), 0, &unix.SockaddrInet4{Addr: [4]byte{127, 249, 3, 3}, Port: 30054}); err != nil {
+		t.Fatal(err)
+	}
+	unix.SetsockoptTimeval(ufd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Usec: 300000})
+	if got, _, _ := recvDst(ufd); got != "" {
+		t.Errorf("datagram to another port reached the network on 30053: %q", got)
+	}
+	// The network on the port goes: the network on every port takes it.
+	if err := s.Sync(append(wild[1:5:5], wild[6]), specific); err != nil {
+		t.Fatal(err)
+	}
+	check("without the /16 on 30080", []tcase{{"127.249.3.3:30080", wl}, {"127.249.9.9:30080", ll}})
+	if err := s.Sync([]Wildcard{{Addr: netip.MustParseAddr("127.249.7.7"), FD: hfd, Port: 30080}}, nil); err == nil {
+		t.Error("a host wildcard on a port: no error")
 	}
 }

@@ -142,7 +142,9 @@ type Listener struct {
 	// any: the listener is bound at a free port of its address and
 	// takes the datagrams of every port (of every address of a network
 	// virtual), each with the address and port its client sent to
-	// (anyport_linux.go); addr's port is 0.
+	// (anyport_linux.go); addr's port is 0. A network virtual on one
+	// port (ListenNetwork) is bound at its network's address and that
+	// port and takes that port of every address of the network.
 	any bool
 	// dnsOut is a dns listener on every port's answering sockets
 	// (dnsany.go), a primary's, which its siblings use.
@@ -212,11 +214,26 @@ const socketBuffer = 4 << 20
 // It binds a socket per CPU (rawsock.ListenUDPGroup: the first bind
 // decides); the first is the listener, the others its siblings.
 func (e *Engine) Listen(ap netip.AddrPort) (*Listener, error) {
+	return e.listen(ap, ap.Port() == 0) // port 0: every port (anyport_linux.go)
+}
+
+// ListenNetwork binds ap, a network virtual's address on its port, for
+// the datagrams the steering hands it for every address of the network
+// on that port: each is read with its original destination, as on
+// every port, and answered from there.
+func (e *Engine) ListenNetwork(ap netip.AddrPort) (*Listener, error) {
+	return e.listen(ap, true)
+}
+
+// Every reports whether l takes datagrams for other addresses or ports
+// than its own (every port, or a network on a port).
+func (l *Listener) Every() bool { return l.any }
+
+func (e *Engine) listen(ap netip.AddrPort, every bool) (*Listener, error) {
 	conns, err := rawsock.ListenUDPGroup(net.UDPAddrFromAddrPort(ap).String(), min(evloop.Procs(), maxSockets))
 	if err != nil {
 		return nil, err
 	}
-	every := ap.Port() == 0 // every port (anyport_linux.go)
 	var l *Listener
 	for _, c := range conns {
 		c.SetReadBuffer(socketBuffer)
@@ -439,8 +456,10 @@ func (l *Listener) open(vs *state.Virtual, key flowKey, b []byte) *flow {
 	raw := false
 	if l.any && snap.Cfg.IPForward {
 		// Forwarded where the client was going, a port another program
-		// holds: answered by a raw socket (rawanswer_linux.go).
-		if !l.e.raw.ok(local) {
+		// holds: answered by a raw socket (rawanswer_linux.go). Not the
+		// listener's own address and port (a network virtual on a
+		// port): forwarded, it would come back to the listener.
+		if local == l.addr || !l.e.raw.ok(local) {
 			vs.Prof.Conns.DgDropped.Add(1)
 			vs.Leave(snap.Addr)
 			return nil
