@@ -38,16 +38,23 @@ func iiopConfig(p *testPool, opt IIOPOptions) Config {
 	return cfg
 }
 
-// iiopClient dials the virtual, sends reqs in one write and reads want
-// messages, returning "id=member" in the order they came.
+// iiopExchange sends reqs in one write and reads want messages,
+// returning "id=member" in the order they came.
 func iiopExchange(t *testing.T, c net.Conn, reqs []byte, want int) []string {
 	t.Helper()
 	if _, err := c.Write(reqs); err != nil {
 		t.Fatal(err)
 	}
+	return readIIOP(t, c, want)
+}
+
+// readIIOP reads n replies from c as "id=body" (LocateReply: "id=here")
+// in the order they came; any other message fails the test.
+func readIIOP(t *testing.T, c net.Conn, n int) []string {
+	t.Helper()
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	var got []string
-	for range want {
+	for range n {
 		b, err := iioptest.ReadMessage(c)
 		if err != nil {
 			t.Fatalf("after %v: %v", got, err)

@@ -59,29 +59,11 @@ func startSharedIIOP(t *testing.T, member, virtual string, oc OneConnect, opt II
 	return m, log, startVS(t, virtual, cfg)
 }
 
-// readReplies reads n messages from c as "id=body" (LocateReply: "id=here").
+// readReplies reads n messages from c as "id=body" (LocateReply:
+// "id=here"), sorted.
 func readReplies(t *testing.T, c net.Conn, n int) []string {
 	t.Helper()
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	var got []string
-	for range n {
-		b, err := iioptest.ReadMessage(c)
-		if err != nil {
-			t.Fatalf("after %v: %v", got, err)
-		}
-		m, err := iiop.Parse(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch m.Type {
-		case iiop.Reply:
-			got = append(got, fmt.Sprintf("%d=%s", m.RequestID, iiop.ReplyBody(b)))
-		case iiop.LocateReply:
-			got = append(got, fmt.Sprintf("%d=here", m.RequestID))
-		default:
-			t.Fatalf("got %v", m.Type)
-		}
-	}
+	got := readIIOP(t, c, n)
 	sort.Strings(got)
 	return got
 }
