@@ -74,16 +74,13 @@ func (t *translator) iiop(o *objects.Object, v *dataplane.Virtual, ip *objects.O
 	}
 	m.Request = mblb.Framing{Mode: mblb.IIOP, IIOP: opt}
 	m.Response = mblb.Framing{}
-	if oc := t.profile(o, profileOneConnect); oc != nil {
-		s, err := oneConnectSettings(func(p *objects.Prop) string { return p.Effective(t.cfg, oc) })
-		if err != nil {
-			t.skip(o, "profile %s: %v", oc.Name, err)
-			return false
-		}
-		s.Profile = oc.Name
-		m.OneConnect = s
+	oc, ok := t.mblbOneConnect(o)
+	if !ok {
+		return false
+	}
+	if m.OneConnect = oc; oc != nil {
 		if mp != nil && m.MinConn > 0 {
-			t.keep(o, "profile %s: min-conn %d is kept, and not acted on beside iiop profile %s and one-connect profile %s (no member connection is opened ahead for IIOP)", mp.Name, m.MinConn, ip.Name, oc.Name)
+			t.keep(o, "profile %s: min-conn %d is kept, and not acted on beside iiop profile %s and one-connect profile %s (no member connection is opened ahead for IIOP)", mp.Name, m.MinConn, ip.Name, oc.Profile)
 		}
 	}
 	v.MBLB = m

@@ -75,17 +75,30 @@ func (t *translator) mblb(o *objects.Object, v *dataplane.Virtual) bool {
 		return t.tcpStream(o, v) // translate_stream.go
 	}
 	m.Profile = prof.Name
-	if oc := t.profile(o, profileOneConnect); oc != nil {
-		s, err := oneConnectSettings(func(p *objects.Prop) string { return p.Effective(t.cfg, oc) })
-		if err != nil {
-			t.skip(o, "profile %s: %v", oc.Name, err)
-			return false
-		}
-		s.Profile = oc.Name
-		m.OneConnect = s
+	oc, ok := t.mblbOneConnect(o)
+	if !ok {
+		return false
 	}
+	m.OneConnect = oc
 	v.MBLB = m
 	return true
+}
+
+// mblbOneConnect is the one-connect profile of a message-based virtual o
+// (nil without one), false when its settings are bad (o skipped, said
+// why): the mblb and iiop virtuals read it alike.
+func (t *translator) mblbOneConnect(o *objects.Object) (*dataplane.OneConnect, bool) {
+	oc := t.profile(o, profileOneConnect)
+	if oc == nil {
+		return nil, true
+	}
+	s, err := oneConnectSettings(func(p *objects.Prop) string { return p.Effective(t.cfg, oc) })
+	if err != nil {
+		t.skip(o, "profile %s: %v", oc.Name, err)
+		return nil, false
+	}
+	s.Profile = oc.Name
+	return s, true
 }
 
 // warnMinConn tells of each virtual that a commit gives an mblb profile
