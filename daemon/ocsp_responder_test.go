@@ -41,3 +41,30 @@ func (p *testPKI) ocspResponder(t *testing.T, addr, index, signer, signerKey str
 	t.Cleanup(r.Close)
 	return r
 }
+
+// staplingSetup is what the client-ssl stapling tests share: openssl's
+// responder at net.9 saying app.example is good, a labelled member S1 at
+// net.11:9000, a plane-backed session, and the certificate app.crt
+// (key app.key, issuer ca.crt) checked by the OCSP validator v of that
+// responder. Skips
+// where openssl cannot answer.
+func staplingSetup(t *testing.T, net string) (*Session, *testPKI, *ocsptest.Responder) {
+	t.Helper()
+	if err := ocsptest.Available(); err != nil {
+		t.Skipf("the responder is openssl ocsp: %v", err)
+	}
+	pki := newTestPKI(t)
+	crt, key := pki.leaf(t, "app", "app.example", false)
+	r := pki.ocspResponder(t, net+".9:0", ocspGood("app.example", pki.serial), "", "")
+	labelServer(t, net+".11:9000", "S1")
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s,
+		"install sys crypto cert ca.crt from-local-file "+filepath.Join(pki.dir, "ca.crt"),
+		"install sys crypto cert app.crt from-local-file "+crt,
+		"install sys crypto key app.key from-local-file "+key,
+		"create sys crypto cert-validator ocsp v responder-url "+r.URL()+" cache-timeout 300",
+		"modify sys file ssl-cert app.crt cert-validators replace-all-with { v } cert-validation-options { ocsp } issuer-cert ca.crt",
+	)
+	return s, pki, r
+}

@@ -19,22 +19,8 @@ import (
 // stapling, or on no virtual, is not listed; an unknown profile is
 // refused.
 func TestShowOCSPStaplingResponses(t *testing.T) {
-	if err := ocsptest.Available(); err != nil {
-		t.Skipf("the responder is openssl ocsp: %v", err)
-	}
-	dir := t.TempDir()
-	pki := newTestPKI(t)
-	crt, key := pki.leaf(t, "app", "app.example", false)
-	r := pki.ocspResponder(t, "127.245.3.9:0", ocspGood("app.example", pki.serial), "", "")
-	labelServer(t, "127.245.3.11:9000", "S1")
-	e, _ := openWithPlane(t, dir)
-	s := e.NewSession("admin").(*Session)
+	s, pki, r := staplingSetup(t, "127.245.3")
 	mustRun(t, s,
-		"install sys crypto cert ca.crt from-local-file "+filepath.Join(pki.dir, "ca.crt"),
-		"install sys crypto cert app.crt from-local-file "+crt,
-		"install sys crypto key app.key from-local-file "+key,
-		"create sys crypto cert-validator ocsp v responder-url "+r.URL()+" cache-timeout 300",
-		"modify sys file ssl-cert app.crt cert-validators replace-all-with { v } cert-validation-options { ocsp } issuer-cert ca.crt",
 		"create ltm profile client-ssl stapled cert-key-chain replace-all-with { app { cert app.crt key app.key } } ocsp-stapling enabled",
 		"create ltm profile client-ssl plain cert-key-chain replace-all-with { app { cert app.crt key app.key } }",
 		"create ltm profile client-ssl unused cert-key-chain replace-all-with { app { cert app.crt key app.key } } ocsp-stapling enabled",
@@ -101,21 +87,8 @@ func TestShowOCSPStaplingResponses(t *testing.T) {
 // profile with its answers nested by certificate; raw is taken (no
 // counters to scale); another show option is refused.
 func TestShowOCSPFieldFmt(t *testing.T) {
-	if err := ocsptest.Available(); err != nil {
-		t.Skipf("the responder is openssl ocsp: %v", err)
-	}
-	pki := newTestPKI(t)
-	crt, key := pki.leaf(t, "app", "app.example", false)
-	r := pki.ocspResponder(t, "127.248.3.9:0", ocspGood("app.example", pki.serial), "", "")
-	labelServer(t, "127.248.3.11:9000", "S1")
-	e, _ := openWithPlane(t, t.TempDir())
-	s := e.NewSession("admin").(*Session)
+	s, pki, r := staplingSetup(t, "127.248.3")
 	mustRun(t, s,
-		"install sys crypto cert ca.crt from-local-file "+filepath.Join(pki.dir, "ca.crt"),
-		"install sys crypto cert app.crt from-local-file "+crt,
-		"install sys crypto key app.key from-local-file "+key,
-		"create sys crypto cert-validator ocsp v responder-url "+r.URL()+" cache-timeout 300",
-		"modify sys file ssl-cert app.crt cert-validators replace-all-with { v } cert-validation-options { ocsp } issuer-cert ca.crt",
 		"create ltm profile client-ssl stapled cert-key-chain replace-all-with { app { cert app.crt key app.key } } ocsp-stapling enabled",
 		"create ltm pool p members add { 127.248.3.11:9000 }",
 		"create ltm virtual vs1 destination 127.248.3.1:443 pool p profiles replace-all-with { tcp stapled }",

@@ -2,12 +2,10 @@ package daemon
 
 import (
 	"crypto/tls"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/openltm/openltm/dataplane/tlsprof/ocsptest"
 	"golang.org/x/crypto/ocsp"
 )
 
@@ -17,22 +15,8 @@ import (
 // a TLS rule, HTTP); a Go client reads it from the handshake. A profile
 // without stapling sends none.
 func TestClientSSLOCSPStapling(t *testing.T) {
-	if err := ocsptest.Available(); err != nil {
-		t.Skipf("the responder is openssl ocsp: %v", err)
-	}
-	dir := t.TempDir()
-	pki := newTestPKI(t)
-	crt, key := pki.leaf(t, "app", "app.example", false)
-	r := pki.ocspResponder(t, "127.13.22.9:0", ocspGood("app.example", pki.serial), "", "")
-	labelServer(t, "127.13.22.11:9000", "S1")
-	e, _ := openWithPlane(t, dir)
-	s := e.NewSession("admin").(*Session)
+	s, pki, _ := staplingSetup(t, "127.13.22")
 	mustRun(t, s,
-		"install sys crypto cert ca.crt from-local-file "+filepath.Join(pki.dir, "ca.crt"),
-		"install sys crypto cert app.crt from-local-file "+crt,
-		"install sys crypto key app.key from-local-file "+key,
-		"create sys crypto cert-validator ocsp v responder-url "+r.URL()+" cache-timeout 300",
-		"modify sys file ssl-cert app.crt cert-validators replace-all-with { v } cert-validation-options { ocsp } issuer-cert ca.crt",
 		"create ltm profile client-ssl stapled cert-key-chain replace-all-with { app { cert app.crt key app.key } } ocsp-stapling enabled",
 		"create ltm profile client-ssl plain cert-key-chain replace-all-with { app { cert app.crt key app.key } }",
 		"create ltm pool p members add { 127.13.22.11:9000 }",
