@@ -397,6 +397,31 @@ func TestCodec(t *testing.T) {
 				t.Fatalf("after the stream error: %s", status)
 			}
 		}},
+		{name: "DATA the client counted against the default window before reading the SETTINGS", cfg: Config{ReceiveWindow: 100}, engine: echo, run: func(h *h2conn) {
+			// The client opens a stream and reserves 5000 bytes of
+			// HTTP/2's default window, then reads the gateway's
+			// SETTINGS (window 100), acknowledges them and only then
+			// sends the bytes: the stream goes on (RFC 9113 6.9.3).
+			io.WriteString(h.bw, Preface)
+			h.fr.WriteSettings()
+			h.headers(1, false, ":method", "POST", ":scheme", "https", ":authority", "w", ":path", "/early")
+			for {
+				if st, ok := h.read().(*http2.SettingsFrame); ok && !st.IsAck() {
+					break
+				}
+			}
+			h.fr.WriteSettingsAck()
+			h.fr.WriteData(1, true, make([]byte, 5000))
+			h.flush()
+			h.expectSeen("POST /early host=w te=chunked body=5000")
+			if status, _ := h.response(1); status != "200" {
+				t.Fatalf("status %s", status)
+			}
+			h.headers(3, false, ":method", "POST", ":scheme", "https", ":authority", "w", ":path", "/late")
+			h.fr.WriteData(3, false, make([]byte, 200)) // a stream opened after the ACK has the window advertised
+			h.flush()
+			h.expectReset(3, http2.ErrCodeFlowControl)
+		}},
 		{name: "response within the client's window", engine: func(r *http.Request, body []byte) string {
 			return ok(strings.Repeat("x", 1000))
 		}, run: func(h *h2conn) {

@@ -231,12 +231,12 @@ func (g *conn) streamError(id uint32, code http2.ErrCode) {
 
 func (g *conn) onSettings(f *http2.SettingsFrame) {
 	if f.IsAck() {
-		if !g.acked && g.streamWindow < defaultWindow {
-			// The smaller window applies now to the streams open.
-			for _, s := range g.streams {
-				s.recv -= defaultWindow - g.streamWindow
-			}
-		}
+		// A smaller receive-window applies to the streams opened from
+		// now on. The streams open keep HTTP/2's default: their client
+		// may have counted bytes against it before it read our
+		// SETTINGS and send them after its ACK (Go's client does), and
+		// RFC 9113 6.9.3 lets a receiver go on with such streams rather
+		// than reset them.
 		g.acked = true
 		return
 	}
