@@ -171,6 +171,10 @@ type iiopSession struct {
 	// oc is the virtual's one-connect pool: member connections shared
 	// with the virtual's other clients; nil without one-connect.
 	oc *connPool
+	// out queues what the shared connections' readers pass to the
+	// client, written by the client's own writer (iiopout.go); used
+	// with one-connect only.
+	out iiopOut
 
 	// pending (guarded by s.mu) are the requests awaiting their reply
 	// by request id; the client is not read while MaxInFlight are.
@@ -187,6 +191,9 @@ type iiopSession struct {
 func (s *ClientConn) runIIOP() error {
 	e := s.e
 	is := &iiopSession{s: s, opt: e.cfg.Request.IIOP, p: e.iiop, pending: map[uint32]iiopPending{}, oc: e.pool}
+	if is.oc != nil {
+		is.out.init(e.cfg.MaxInFlight * e.cfg.MaxMessageSize)
+	}
 	if is.opt.Timeout > 0 {
 		go is.timeouts()
 	}
@@ -299,6 +306,9 @@ func (is *iiopSession) drain() {
 		s.cond.Wait()
 	}
 	s.mu.Unlock()
+	if is.oc != nil {
+		is.out.flush() // the replies queued for the client written
+	}
 }
 
 // memberGone settles the requests whose member's connection ended
@@ -486,6 +496,9 @@ func (is *iiopSession) leave() {
 	s.mu.Unlock()
 	for _, p := range left {
 		is.unpend(p)
+	}
+	if is.oc != nil {
+		is.out.finish()
 	}
 }
 

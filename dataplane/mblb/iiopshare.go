@@ -229,10 +229,16 @@ func (is *iiopSession) settle(sc *serverConn, id, mid uint32) {
 	}
 }
 
-// deliver writes a member's message to the client (held: the caller
-// holds wmu).
+// deliver queues a member's message for the client (iiopOut), so
+// that the shared connection's reader never waits for this client's
+// socket (held: the caller holds wmu, through a member's GIOP 1.1
+// fragments, so that nothing is queued between them).
 func (is *iiopSession) deliver(b []byte, held bool) {
-	if is.writeClient(b, held) {
-		is.s.msgsOut.Add(1)
+	if !held {
+		is.wmu.Lock()
+	}
+	is.out.put(is, b)
+	if !held {
+		is.wmu.Unlock()
 	}
 }
