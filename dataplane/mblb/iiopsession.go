@@ -125,8 +125,12 @@ type iiopPending struct {
 	mid uint32
 	// kept is the request as sent, for a member's CloseConnection
 	// (GIOP: requests unanswered then were not processed and may be
-	// sent again); nil for a fragmented one, and once sent again.
+	// sent again): a fragmented one's messages one after another; nil
+	// once sent again, or for a fragmented one past MaxMessageSize.
 	kept *msg
+	// partial: kept holds a fragmented request whose last fragment has
+	// not been sent yet (it is not sent again).
+	partial bool
 }
 
 // drop recycles what p keeps; the caller has taken p out of pending.
@@ -183,6 +187,7 @@ type iiopSession struct {
 	// Reader only: where a 1.1 fragmented message goes on (fragTo),
 	// and 1.2 fragmented messages by request id.
 	fragTo  *serverConn
+	fragID  uint32 // the client's id of the 1.1 fragmented message
 	frags   map[uint32]iiopFrag
 	exclude []MemberID
 }
@@ -240,12 +245,13 @@ func (is *iiopSession) fromClient(b []byte) bool {
 				}
 				is.frags[m.RequestID] = iiopFrag{sc, mid}
 			} else {
-				is.fragTo = sc // (place took its lock for the chain)
+				is.fragTo, is.fragID = sc, m.RequestID // (place took its lock for the chain)
 			}
 		}
 		return true
 	case iiop.Fragment:
 		var sc *serverConn
+		id := m.RequestID
 		if m.Minor >= 2 {
 			f := is.frags[m.RequestID]
 			sc = f.sc
@@ -256,7 +262,7 @@ func (is *iiopSession) fromClient(b []byte) bool {
 				m.SetRequestID(b, f.mid)
 			}
 		} else {
-			sc = is.fragTo
+			sc, id = is.fragTo, is.fragID
 			if !m.More() {
 				is.fragTo = nil
 			}
@@ -264,6 +270,7 @@ func (is *iiopSession) fromClient(b []byte) bool {
 		if sc == nil {
 			return is.bad("GIOP 1.%d Fragment (request id %d) of no fragmented message", m.Minor, m.RequestID)
 		}
+		is.keepFragment(id, sc, b, !m.More())
 		ok := is.toServer(sc, b)
 		if m.Minor < 2 && !m.More() {
 			is.endChain()
@@ -432,14 +439,16 @@ func (is *iiopSession) place(sc *serverConn, m *iiop.Message, b []byte, reader b
 	sh := sc.iiop
 	if sh != nil {
 		mid = sh.assign(is, m.RequestID, m.Expects)
-		m.SetRequestID(b, mid)
+		if reader {
+			m.SetRequestID(b, mid)
+		} else {
+			setChainID(b, mid) // (a fragmented request sent again whole)
+		}
 	}
 	if m.Expects {
-		p := iiopPending{sc: sc, mid: mid, sent: is.clock()}
-		if !m.More() {
-			p.kept = getMsg(len(b))
-			copy(p.kept.b, b)
-		}
+		p := iiopPending{sc: sc, mid: mid, sent: is.clock(), partial: reader && m.More()}
+		p.kept = getMsg(len(b))
+		copy(p.kept.b, b)
 		s.mu.Lock()
 		old, had := is.pending[m.RequestID]
 		is.pending[m.RequestID] = p
@@ -727,7 +736,7 @@ func (is *iiopSession) resend(sc *serverConn) {
 	var todo []again
 	s.mu.Lock()
 	for id, p := range is.pending {
-		if p.sc == sc && p.kept != nil {
+		if p.sc == sc && p.kept != nil && !p.partial {
 			todo = append(todo, again{id, p.kept})
 			p.kept = nil // not a third time
 			is.pending[id] = p
@@ -744,11 +753,15 @@ func (is *iiopSession) resend(sc *serverConn) {
 // it stays pending on closed when no member takes it.
 func (is *iiopSession) resendOne(closed *serverConn, id uint32, b []byte) {
 	s, e := is.s, is.s.e
-	m, err := iiop.Parse(b)
+	h, err := iiop.ParseHeader(b)
+	if err != nil || int(h.Size)+iiop.HeaderSize > len(b) {
+		return
+	}
+	m, err := iiop.Parse(b[:int(h.Size)+iiop.HeaderSize]) // the first message of a fragmented one
 	if err != nil {
 		return
 	}
-	m.SetRequestID(b, id) // (kept as sent: a shared connection's id)
+	setChainID(b, id) // (kept as sent: a shared connection's id)
 	m.RequestID = id
 	c := Choice{Client: s.client, Tag: s.tag}
 	persisted := false
@@ -814,4 +827,50 @@ func (is *iiopSession) resendOne(closed *serverConn, id uint32, b []byte) {
 		exclude = append(exclude, sc.leg.Member.ID)
 	}
 	e.logf("mblb: IIOP client %s: request id %d left by %s's CloseConnection could not be sent again", s.client, id, closed.leg.Member.Name)
+}
+
+// keepFragment adds a Fragment the client's reader sends to sc to the
+// kept bytes of its request (the client's id), so that a member's
+// CloseConnection sends a fragmented request again as a whole one;
+// last: its final fragment, the request whole then. Past MaxMessageSize
+// in all, the request is no longer kept (not sent again) [M].
+func (is *iiopSession) keepFragment(id uint32, sc *serverConn, b []byte, last bool) {
+	s := is.s
+	s.mu.Lock()
+	p, ok := is.pending[id]
+	if !ok || p.sc != sc || p.kept == nil || !p.partial {
+		s.mu.Unlock()
+		return
+	}
+	old := p.kept
+	if n := len(old.b) + len(b); n > s.e.cfg.MaxMessageSize {
+		p.kept, p.partial = nil, false
+	} else {
+		p.kept = getMsg(n)
+		copy(p.kept.b, old.b)
+		copy(p.kept.b[len(old.b):], b)
+		p.partial = !last
+	}
+	is.pending[id] = p
+	s.mu.Unlock()
+	old.unref()
+}
+
+// setChainID writes id into a kept request b: its first message's
+// request id and, for a fragmented one kept whole, each GIOP 1.2
+// Fragment's (1.1 Fragments carry none).
+func setChainID(b []byte, id uint32) {
+	for first := true; len(b) >= iiop.HeaderSize; first = false {
+		h, err := iiop.ParseHeader(b)
+		n := int(h.Size) + iiop.HeaderSize
+		if err != nil || n > len(b) {
+			return
+		}
+		if first || (h.Type == iiop.Fragment && h.Minor >= 2) {
+			if m, err := iiop.Parse(b[:n]); err == nil {
+				m.SetRequestID(b[:n], id)
+			}
+		}
+		b = b[n:]
+	}
 }

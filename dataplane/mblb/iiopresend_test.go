@@ -1,0 +1,121 @@
+package mblb
+
+import (
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/iiop"
+)
+
+// Fragmented IIOP re-send tests listen on 127.251.2.0/24, ports
+// 25120-25139.
+
+// fragmented is a Request of GIOP 1.minor (1.1 or 1.2) in two
+// messages: its first fragment and one Fragment.
+func fragmented(minor uint8, little bool, id uint32, key, op string) []byte {
+	whole := iiop.AppendRequest(nil, minor, little, id, true, []byte(key), op, []byte("a body in two parts"))
+	first, rest := iiop.Split(whole, 40)
+	return append(first, iiop.AppendFragment(nil, minor, little, id, false, rest)...)
+}
+
+// TestIIOPMemberCloseConnectionResendsFragments: fragmented requests
+// awaiting their replies when their member sends CloseConnection are
+// sent again, whole, to the other member, in GIOP 1.1 and 1.2, both
+// byte orders.
+func TestIIOPMemberCloseConnectionResendsFragments(t *testing.T) {
+	members, pool := startIIOPMembers(t, "127.251.2.1:25121", "127.251.2.2:25122")
+	vs := startVS(t, "127.251.2.10:25130", iiopConfig(pool, IIOPOptions{}))
+	round := 0
+	for _, minor := range []uint8{1, 2} {
+		for _, little := range []bool{false, true} {
+			round++
+			pool.mu.Lock()
+			pool.next = 0 // each round starts at m1
+			pool.mu.Unlock()
+			c := dialIIOP(t, vs)
+			key := func(i int) string { return fmt.Sprintf("r%d-k%d", round, i) }
+			var reqs []byte
+			reqs = append(reqs, fragmented(minor, little, 1, key(1), "delay:300")...)                           // m1, unanswered
+			reqs = iiop.AppendRequest(reqs, minor, little, 2, true, []byte(key(2)), "echo", nil)                // m2
+			reqs = append(reqs, fragmented(minor, little, 3, key(3), fmt.Sprintf("closeonce:m1:%d", round))...) // m1
+			got := iiopExchange(t, c, reqs, 3)
+			sort.Strings(got)
+			if fmt.Sprint(got) != "[1=m2 2=m2 3=m2]" {
+				t.Fatalf("1.%d little=%v: %v", minor, little, got)
+			}
+			if k2 := members[1].Keys(); k2[key(1)] != 1 || k2[key(3)] != 1 {
+				t.Fatalf("1.%d little=%v: m2 got %v: the fragmented requests not sent again whole", minor, little, k2)
+			}
+			c.Close()
+		}
+	}
+	if n := vs.e.Stats().Retries; n != 8 {
+		t.Fatalf("retries %d, want 8", n)
+	}
+}
+
+// TestIIOPOneConnectCloseConnectionFragments: on a shared connection
+// two clients' fragmented requests awaiting replies when the member
+// sends CloseConnection are sent again, whole and under ids of the new
+// connection, and each reply reaches its client.
+func TestIIOPOneConnectCloseConnectionFragments(t *testing.T) {
+	m, _, vs := startSharedIIOP(t, "127.251.2.3:25123", "127.251.2.11:25131", OneConnect{MaxSize: 1}, IIOPOptions{})
+	for i, minor := range []uint8{1, 2} {
+		a, b := dialIIOP(t, vs), dialIIOP(t, vs)
+		if _, err := a.Write(fragmented(minor, true, 7, "fa", "delay:300")); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond) // a's request first on the connection
+		if _, err := b.Write(fragmented(minor, true, 7, "fb", fmt.Sprintf("closeonce:m1:%d", i))); err != nil {
+			t.Fatal(err)
+		}
+		if ga, gb := readReplies(t, a, 1), readReplies(t, b, 1); fmt.Sprint(ga, gb) != "[7=m1] [7=m1]" {
+			t.Fatalf("1.%d: a %v b %v", minor, ga, gb)
+		}
+		a.Close()
+		b.Close()
+	}
+	if k := m.Keys(); k["fa"] != 4 || k["fb"] != 4 {
+		t.Fatalf("the member served %v, want each request twice a round", k)
+	}
+	if n := vs.e.Stats().Retries; n != 4 {
+		t.Fatalf("retries %d, want 4", n)
+	}
+}
+
+// TestIIOPResendFragmentsBound: a fragmented request whose messages
+// pass MaxMessageSize in all is not kept, so a member's CloseConnection
+// does not send it again; a whole request unanswered there still is.
+func TestIIOPResendFragmentsBound(t *testing.T) {
+	members, pool := startIIOPMembers(t, "127.251.2.4:25124", "127.251.2.5:25125")
+	cfg := iiopConfig(pool, IIOPOptions{})
+	cfg.MaxMessageSize = 600
+	vs := startVS(t, "127.251.2.12:25132", cfg)
+	whole := iiop.AppendRequest(nil, 2, false, 3, true, []byte("big"), "closeonce:m1", make([]byte, 1000))
+	first, rest := iiop.Split(whole, 40)
+	reqs := iiop.AppendRequest(nil, 2, false, 1, true, []byte("small"), "delay:300", nil) // m1, unanswered
+	reqs = iiop.AppendRequest(reqs, 2, false, 2, true, []byte("k"), "echo", nil)          // m2
+	reqs = append(reqs, first...)                                                         // m1
+	for len(rest) > 0 {
+		part := rest[:min(400, len(rest))]
+		rest = rest[len(part):]
+		reqs = iiop.AppendFragment(reqs, 2, false, 3, len(rest) > 0, part)
+	}
+	c := dialIIOP(t, vs)
+	got := iiopExchange(t, c, reqs, 2)
+	sort.Strings(got)
+	if fmt.Sprint(got) != "[1=m2 2=m2]" {
+		t.Fatalf("got %v", got)
+	}
+	if n := members[0].Keys()["big"]; n != 1 {
+		t.Fatalf("m1 served the fragmented request %d times, want 1", n)
+	}
+	if n := members[1].Keys()["big"]; n != 0 {
+		t.Fatalf("m2 served the fragmented request over the bound %d times", n)
+	}
+	if n := vs.e.Stats().Retries; n != 1 {
+		t.Fatalf("retries %d, want 1", n)
+	}
+}
