@@ -723,10 +723,11 @@ func (is *iiopSession) timeouts() {
 // CloseConnection left unanswered on sc (GIOP: the server did not
 // process them, and the client may send them again): to the member
 // persistence ties the request to, over a new connection, else to a new
-// pick that leaves sc's member out while another can take it. Each
-// counts as a retry. A fragmented request, one sent again already, and
-// one whose second send fails stay on sc, settled as for a member gone
-// (memberGone).
+// pick that leaves sc's member out while another can take it; a
+// fragmented one whole, once its last fragment has gone. Each counts as
+// a retry. A fragmented request still incomplete (or not kept: past
+// MaxMessageSize), one sent again already, and one whose second send
+// fails stay on sc, settled as for a member gone (memberGone).
 func (is *iiopSession) resend(sc *serverConn) {
 	s := is.s
 	type again struct {
