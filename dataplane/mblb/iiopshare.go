@@ -24,9 +24,14 @@ import (
 // its first fragment to its last, either way [M: a client slow to send
 // the rest holds up the connection's other clients meanwhile].
 //
+// The connection's reader queues each message for its client
+// (iiopout.go) rather than writing it, so that a client that stops
+// reading holds up no other.
+//
 // Per message: the pool's lend and return (a lock each), the id map
 // under the connection's lock (no allocation once grown), a 4-byte
-// write into the message each way.
+// write into the message each way, and a pooled copy into the client's
+// queue.
 
 // iiopShared is the IIOP state of a member connection one-connect
 // shares among clients; its reader is iiopSharedRead.
