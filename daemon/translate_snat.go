@@ -93,7 +93,7 @@ func (t *translator) snatTranslations() map[netip.Addr]bool {
 		}
 		if n > 0 {
 			st.ConnLimit = n
-			t.note(o, "connection-limit %d is enforced on the server connections of standard (TCP), UDP, HTTP and message-based virtuals (HTTP/2 member connections and forward proxies included), a diameter flow's other members, rules' listen relays, dns virtuals' member queries and message routing transport-configs' snatpools' peer connections, for the virtuals' and ltm snat objects' own translation and rules' snat and snatpool decisions alike (%s)", n, a)
+			t.note(o, "connection-limit %d is enforced on the server connections of standard (TCP), UDP, HTTP and message-based virtuals (HTTP/2 member connections and forward proxies included), a diameter flow's other members, rules' listen relays, dns virtuals' member queries and message routing peer connections (a transport-config's snatpool or automap, a rule's MR::message snat, a connection back), for the virtuals' and ltm snat objects' own translation and rules' snat and snatpool decisions alike (%s)", n, a)
 		}
 		if st != (dataplane.SNATTranslation{}) {
 			if t.dc.SNATSettings == nil {
