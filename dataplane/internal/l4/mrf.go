@@ -254,13 +254,17 @@ func (x *mrfEnv) snap() *state.VirtualSnap {
 // automap, a connection back), through the commit's snatobj.Index when
 // its ltm snat-translation sets a connection-limit or an idle timeout
 // (mrf.SNATAddrHolder): false when a holds its limit (counted refused).
-// With no such setting anywhere, the Index is nil: nothing counted.
+// With no such setting anywhere, the Index is nil: an atomic load and a
+// nil test, nothing counted.
 func (x *mrfEnv) HoldSNATAddr(a netip.Addr) (mrf.SourceHold, bool) {
-	snap := x.snap()
-	if snap == nil || snap.SNATIndex == nil {
+	if x.e.env.SNATIndex == nil {
 		return nil, true
 	}
-	h, err := snap.SNATIndex.Take(a, true, true)
+	idx := x.e.env.SNATIndex()
+	if idx == nil {
+		return nil, true
+	}
+	h, err := idx.Take(a, true, true)
 	if err != nil {
 		return nil, false
 	}
