@@ -149,7 +149,7 @@ func TestSNATTranslationMRFSnatpool(t *testing.T) {
 	if errs != "" {
 		t.Fatal(errs)
 	}
-	if strings.Contains(out, "without counting") || !strings.Contains(out, "message routing transport-configs' snatpools' peer connections") {
+	if strings.Contains(out, "without counting") || !strings.Contains(out, "message routing peer connections (a transport-config's snatpool or automap, a rule's MR::message snat") {
 		t.Errorf("the commit note does not say the transport-configs' snatpools are counted: %q", out)
 	}
 	c1, a, ok := mrfAsk(t, "127.247.4.1:0", "127.247.3.1:30800")

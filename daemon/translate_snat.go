@@ -93,7 +93,7 @@ func (t *translator) snatTranslations() map[netip.Addr]bool {
 		}
 		if n > 0 {
 			st.ConnLimit = n
-			t.note(o, "connection-limit %d is enforced on the server connections of standard (TCP), UDP, HTTP and message-based virtuals (HTTP/2 member connections and forward proxies included), a diameter flow's other members, rules' listen relays, dns virtuals' member queries and message routing transport-configs' snatpools' peer connections, for the virtuals' and ltm snat objects' own translation and rules' snat and snatpool decisions alike (%s)", n, a)
+			t.note(o, "connection-limit %d is enforced on the server connections of standard (TCP), UDP, HTTP and message-based virtuals (HTTP/2 member connections and forward proxies included), a diameter flow's other members, rules' listen relays, dns virtuals' member queries and message routing peer connections (a transport-config's snatpool or automap, a rule's MR::message snat, a connection back), for the virtuals' and ltm snat objects' own translation and rules' snat and snatpool decisions alike (%s)", n, a)
 		}
 		if st != (dataplane.SNATTranslation{}) {
 			if t.dc.SNATSettings == nil {
@@ -207,7 +207,7 @@ func (t *translator) snatObjects(disabled map[netip.Addr]bool) {
 			t.note(o, "%s is acted on for standard (TCP), UDP, HTTP and the other message-based virtuals' connections; dns virtuals' member queries, HTTP/3 clients' requests and rules' listen relays do not know the VLAN a connection came in on, and take it as none (a vlans-enabled SNAT does not translate them, a vlans-disabled one does)", vlansWords(f, o))
 		}
 		if x.StrictPort {
-			t.note(o, "source-port preserve-strict fails a connection whose client port the translation address has in use on standard (TCP), UDP, HTTP and the other message-based virtuals, a diameter flow's other members and dns virtuals' member queries; HTTP/2 member connections take another port, as preserve-strict has no meaning there (one connection carries the requests of many clients, so no one client's port is its own); rules' UDP listen relays take another port (preserve)")
+			t.note(o, "source-port preserve-strict fails a connection whose client port the translation address has in use on standard (TCP), UDP, HTTP and the other message-based virtuals, a diameter flow's other members, dns virtuals' member queries and rules' UDP listen relays; HTTP/2 member connections take another port, as preserve-strict has no meaning there (one connection carries the requests of many clients, so no one client's port is its own)")
 		}
 		t.dc.SNATs = append(t.dc.SNATs, x)
 	}

@@ -3,6 +3,7 @@ package dataplane
 import (
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,6 +93,175 @@ func TestListenUDPSNATLimit(t *testing.T) {
 			uc.SetDeadline(time.Now().Add(200 * time.Millisecond))
 			if n, err := uc.Read(b); err == nil {
 				t.Errorf("a refused relay answered %q", b[:n])
+			}
+		})
+	}
+}
+
+// TestListenUDPSNATStrict: source-port preserve-strict on a rule's UDP
+// listen relay: the server sees the relay from exactly the peer's port
+// on the translation address; with that port in use there the relay is
+// not made (nothing reaches the server), where preserve takes another
+// port.
+func TestListenUDPSNATStrict(t *testing.T) {
+	startServer(t, "127.250.20.2:30621", "C")
+	srv, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(ap("127.250.20.3:30600")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	go func() {
+		b := make([]byte, 2048)
+		for {
+			_, from, err := srv.ReadFromUDPAddrPort(b)
+			if err != nil {
+				return
+			}
+			srv.WriteToUDPAddrPort([]byte(from.String()), from)
+		}
+	}()
+	xlat := netip.MustParseAddr("127.250.20.100")
+	const peer = "127.250.21.9:30611"
+	for _, tc := range []struct {
+		name   string
+		strict bool
+		busy   bool   // the peer's port is in use on the translation address
+		want   string // the source the server saw; "" none, "other" another port
+	}{
+		{"strict", true, false, "127.250.20.100:30611"},
+		{"strict, port in use", true, true, ""},
+		{"preserve, port in use", false, true, "other"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.busy {
+				b, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(xlat, 30611)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer b.Close()
+			}
+			p, _ := newPlane(t)
+			cfg := basic("127.250.20.1:30621", "127.250.20.2:30621")
+			cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when CLIENT_ACCEPTED {
+    set l [listen { proto 17; timeout 30; server 127.250.20.3 30600; allow [IP::client_addr] }]
+    TCP::respond "DATA [lindex $l 0] [lindex $l 1]\n"
+}`)
+			cfg.SNATs = []SNATObject{{Name: "/Common/s", Origins: []netip.Prefix{netip.MustParsePrefix("127.250.21.0/24")}, Addrs: []netip.Addr{xlat}, StrictPort: tc.strict}}
+			cfg.SNATSettings = map[netip.Addr]SNATTranslation{xlat: {ConnLimit: 5}}
+			mustApply(t, p, cfg)
+			ctl := dialFrom(t, "127.250.21.9", "127.250.20.1:30621")
+			data := dataAddr(t, ctl)
+			uc, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(ap(peer)), net.UDPAddrFromAddrPort(ap(data)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer uc.Close()
+			uc.Write([]byte("ping"))
+			b := make([]byte, 64)
+			if tc.want == "" {
+				uc.SetDeadline(time.Now().Add(time.Second))
+				if n, err := uc.Read(b); err == nil {
+					t.Errorf("a relay whose port is in use answered %q", b[:n])
+				}
+				// The relay's hold was given back: only the control
+				// connection's remains.
+				var l snatobj.Limited
+				for i := 0; i < 250; i++ {
+					if l, _ = p.SNATTranslationLimit(xlat); l.Cur == 1 {
+						break
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				if l.Cur != 1 {
+					t.Errorf("%+v, want only the control connection holding the address", l)
+				}
+				return
+			}
+			uc.SetDeadline(time.Now().Add(5 * time.Second))
+			n, err := uc.Read(b)
+			if err != nil {
+				t.Fatalf("no answer through the relay: %v", err)
+			}
+			got := ap(string(b[:n]))
+			switch {
+			case got.Addr() != xlat:
+				t.Errorf("the server saw %s, want the translation address", got)
+			case tc.want == "other" && got.Port() == 30611:
+				t.Errorf("the server saw %s, the port in use", got)
+			case tc.want != "other" && got.String() != tc.want:
+				t.Errorf("the server saw %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestListenUDPSNATStrictOnUDPVirtual: a UDP virtual's rule's UDP
+// listen relay under preserve-strict leaves from exactly the peer's
+// port on the translation address; with that port in use there no
+// relay is made.
+func TestListenUDPSNATStrictOnUDPVirtual(t *testing.T) {
+	startUDPMember(t, "127.250.22.2:30702", "M")
+	srv, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(ap("127.250.22.3:30700")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	go func() {
+		b := make([]byte, 2048)
+		for {
+			_, from, err := srv.ReadFromUDPAddrPort(b)
+			if err != nil {
+				return
+			}
+			srv.WriteToUDPAddrPort([]byte(from.String()), from)
+		}
+	}()
+	xlat := netip.MustParseAddr("127.250.22.100")
+	const peer = "127.250.23.9:30711"
+	for _, busy := range []bool{false, true} {
+		t.Run(map[bool]string{false: "port free", true: "port in use"}[busy], func(t *testing.T) {
+			if busy {
+				b, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(xlat, 30711)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer b.Close()
+			}
+			p, _ := newPlane(t)
+			cfg := udpBasic("127.250.22.1:30701", "127.250.22.2:30702")
+			cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when CLIENT_DATA {
+    set l [listen { proto 17; timeout 30; server 127.250.22.3 30700; allow [IP::client_addr] }]
+    UDP::respond "DATA [lindex $l 0] [lindex $l 1]"
+    UDP::drop
+}`)
+			cfg.SNATs = []SNATObject{{Name: "/Common/s", Origins: []netip.Prefix{netip.MustParsePrefix("127.250.23.0/24")}, Addrs: []netip.Addr{xlat}, StrictPort: true}}
+			mustApply(t, p, cfg)
+			c := dialUDP(t, "127.250.23.9:0", "127.250.22.1:30701")
+			f := strings.Fields(c.mustAsk("open"))
+			if len(f) != 3 || f[0] != "DATA" {
+				t.Fatalf("rule's answer %q", f)
+			}
+			uc, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(ap(peer)), net.UDPAddrFromAddrPort(ap(net.JoinHostPort(f[1], f[2]))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer uc.Close()
+			uc.Write([]byte("ping"))
+			b := make([]byte, 64)
+			if busy {
+				uc.SetDeadline(time.Now().Add(time.Second))
+				if n, err := uc.Read(b); err == nil {
+					t.Errorf("a relay whose port is in use answered %q", b[:n])
+				}
+				return
+			}
+			uc.SetDeadline(time.Now().Add(5 * time.Second))
+			n, err := uc.Read(b)
+			if err != nil {
+				t.Fatalf("no answer through the relay: %v", err)
+			}
+			if got := string(b[:n]); got != "127.250.22.100:30711" {
+				t.Errorf("the server saw %s, want 127.250.22.100:30711", got)
 			}
 		})
 	}

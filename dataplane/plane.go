@@ -134,6 +134,11 @@ type Plane struct {
 	running   atomic.Pointer[Config]      // for rules (snatpools)
 	mblbs     *mblbvs.Set                 // message-based virtuals' engines
 	l4        *l4.Engine                  // listeners and the L4 flows
+
+	// snatIndex is the running commit's snat-translation Index, for
+	// message routing peer connections (l4 mrf.go HoldSNATAddr).
+	snatIndex atomic.Pointer[snatobj.Index]
+
 	// base is the running configuration as prepared, before its FQDN
 	// nodes are expanded; fqdns follows their names (fqdnnodes.go).
 	base  *Prepared
@@ -225,6 +230,7 @@ func New(opts Options) *Plane {
 		BWC:            &p.bwc,
 		LSN:            &p.lsn,
 		Pass:           p.passPort,
+		SNATIndex:      p.snatIndex.Load,
 	})
 	return p
 }
@@ -316,6 +322,7 @@ type generation struct {
 	members  map[string]*state.Member
 	pools    map[string]*state.Pool
 	virtuals map[string]*state.Virtual
+	snatIdx  *snatobj.Index      // the commit's snat-translation Index (mrf peer connections)
 	adminUp  []*state.Member     // members the admin re-enabled
 	stale    []*monitor.Instance // monitors to stop once swapped
 	// The UDP virtuals' addresses and their new listeners (udp.go).
@@ -465,6 +472,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 	}
 	ctxs, slowWatches := p.evictContexts(cfg, b.virtuals)                                                            // evict.go
 	snats, snatPoolStats, snatIdx := p.snats.Build(cfg.SNATs, cfg.SnatPools, cfg.SNATTranslations, cfg.SNATSettings) // snat.go
+	b.snatIdx = snatIdx
 	xlatArrival := snats.Arrival() || nats.Arrival()
 	for name, vc := range cfg.Virtuals {
 		v := b.virtuals[name]
@@ -613,6 +621,7 @@ func (p *Plane) swap(cfg *Config, b *generation) {
 	index := state.Pools(b.pools)
 	p.poolIndex.Store(&index)
 	p.running.Store(cfg)
+	p.snatIndex.Store(b.snatIdx)
 	p.mblbs.Apply(b.virtuals, b.members)
 	p.swapH3(b) // after the engines: a QUIC client is one of its virtual's engine
 	stale := b.stale

@@ -100,10 +100,18 @@ func (r *Router) backConn(addr netip.AddrPort) (*backConn, error) {
 	if src.IsUnspecified() {
 		src = netip.Addr{}
 	}
-	c, done, err := r.env.Dial("", addr, src, nil)
+	hold, err := r.holdAddr(src) // snathold.go: its ltm snat-translation's limit
 	if err != nil {
 		return nil, err
 	}
+	c, done, err := r.env.Dial("", addr, src, nil)
+	if err != nil {
+		if hold != nil {
+			hold.Release()
+		}
+		return nil, err
+	}
+	done = withHold(done, hold)
 	b = &backConn{c: c, done: done, last: time.Now()}
 	b.sess = r.NewSession(b.send, nil)
 	backConns.Lock()

@@ -146,6 +146,9 @@ func (c *Counters) ResetRouter() {
 type Router struct {
 	cfg *Config
 	env Env
+	// addrHold is env as a SNATAddrHolder (nil: it is none), asked once
+	// (snathold.go).
+	addrHold SNATAddrHolder
 	// C counts the router's messages (the virtual's, shared with the
 	// routers of its earlier commits).
 	C *Counters
@@ -180,7 +183,9 @@ func NewRouter(cfg *Config, env Env, c *Counters) *Router {
 	if c == nil {
 		c = new(Counters)
 	}
-	return &Router{cfg: cfg, env: env, C: c, shared: map[connKey]*outgoing{}, dyn: map[string]*Peer{}, rot: map[string]uint64{}}
+	r := &Router{cfg: cfg, env: env, C: c, shared: map[connKey]*outgoing{}, dyn: map[string]*Peer{}, rot: map[string]uint64{}}
+	r.addrHold, _ = env.(SNATAddrHolder) // snathold.go
+	return r
 }
 
 // Config is the router's configuration.
@@ -1200,6 +1205,7 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 			src, hold, err = tc.sourceHeld(h, addr.Addr())
 		} else {
 			src = m.source(tc, o.r.cfg.Local, addr.Addr()) // clone.go
+			hold, err = o.r.holdAddr(src)                  // snathold.go
 		}
 		switch {
 		case err != nil:

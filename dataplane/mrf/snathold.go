@@ -17,9 +17,17 @@ import (
 // connection is not made (ErrSNATFull) and the message fails as for a
 // member that cannot be reached. The address's tcp-idle-timeout
 // (udp-idle-timeout for a UDP peer) replaces the peer connection's idle
-// time. On an Env that is no SNATHolder, or for a source a rule chose
-// (MR::message snat) or automap, the address is given as before,
-// uncounted.
+// time. On an Env that is no SNATHolder the address is given as
+// before, uncounted.
+//
+// A source a rule chose (MR::message snat), a transport-config's
+// automap (the virtual's address) and a connection back to a client
+// (connectback.go, from the virtual's address) are held the same way
+// on an Env that is a SNATAddrHolder, where the address's ltm
+// snat-translation sets a connection-limit or an idle timeout (an
+// address without one is given uncounted, as a rule's snat is on the
+// other virtuals): the address at its limit fails the connection
+// (ErrSNATAddrFull, counted refused); there is no next address.
 
 // SNATHolder is an Env that counts and holds a transport-config
 // snatpool's addresses.
@@ -32,6 +40,37 @@ type SNATHolder interface {
 	// RefusedSNAT counts a connection refused because every address of
 	// pool of its family, a among them, held its connection-limit.
 	RefusedSNAT(pool string, a netip.Addr)
+}
+
+// SNATAddrHolder is an Env that counts and holds an address given
+// without a snatpool (a rule's MR::message snat, a transport-config's
+// automap, a connection back) against its ltm snat-translation.
+type SNATAddrHolder interface {
+	// HoldSNATAddr counts and holds a for a peer connection when its
+	// ltm snat-translation sets a connection-limit or an idle timeout
+	// (hold nil: a has none, nothing counted); ok false when a holds
+	// its connection-limit (counted refused, nothing held).
+	HoldSNATAddr(a netip.Addr) (hold SourceHold, ok bool)
+}
+
+// ErrSNATAddrFull fails a peer connection whose source address (a
+// rule's MR::message snat, automap, a connection back) is at its ltm
+// snat-translation connection-limit.
+var ErrSNATAddrFull = errors.New("the peer connection's source address is at its snat-translation connection-limit")
+
+// holdAddr holds src, the source of a peer connection that no snatpool
+// gave, through the router's SNATAddrHolder (nil: none, nothing held):
+// ErrSNATAddrFull when src is at its limit. An invalid src (the host
+// chooses) holds nothing.
+func (r *Router) holdAddr(src netip.Addr) (SourceHold, error) {
+	if r.addrHold == nil || !src.IsValid() {
+		return nil, nil
+	}
+	hold, ok := r.addrHold.HoldSNATAddr(src)
+	if !ok {
+		return nil, ErrSNATAddrFull
+	}
+	return hold, nil
 }
 
 // SourceHold is a translation address a peer connection holds: given

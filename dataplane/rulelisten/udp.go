@@ -54,6 +54,10 @@ type Source struct {
 	// connection limit): the peer's datagrams are dropped and the
 	// listener closes.
 	Err error
+	// Strict is source-port preserve-strict: the relay leaves from
+	// exactly Src's port (the peer's), or is not made (the port in use
+	// on that address: refused as Err is), as the other UDP paths do.
+	Strict bool
 }
 
 // OpenUDP binds spec.Bind for UDP and relays the first allowed peer's
@@ -106,7 +110,13 @@ func OpenUDP(spec Spec, server netip.AddrPort, source func(peer netip.AddrPort) 
 				idle = d
 			}
 		}
-		up, err := sockopt.DialUDP(src.Src, server)
+		var up *net.UDPConn
+		var err error
+		if src.Strict { // exactly the peer's port, or no relay
+			up, err = net.DialUDP("udp", net.UDPAddrFromAddrPort(src.Src), net.UDPAddrFromAddrPort(server))
+		} else {
+			up, err = sockopt.DialUDP(src.Src, server)
+		}
 		if err != nil {
 			return
 		}

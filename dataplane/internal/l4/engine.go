@@ -24,6 +24,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/lsn"
 	"github.com/openltm/openltm/dataplane/persist"
+	"github.com/openltm/openltm/dataplane/snatobj"
 )
 
 // Env is what the L4 engines need of the plane.
@@ -40,6 +41,11 @@ type Env struct {
 	Pools func() state.Pools
 	// Running is the running configuration (snatpools named by rules).
 	Running func() *config.Config
+	// SNATIndex is the running commit's snatobj.Index (nil: no address
+	// has a connection-limit or idle timeout; a nil func: none), which
+	// message routing peer connections' own sources are held through
+	// (mrf.go HoldSNATAddr).
+	SNATIndex func() *snatobj.Index
 	// Persist is the plane's persistence table.
 	Persist *persist.Table
 	// MBLB serves the clients of message-balanced virtuals.

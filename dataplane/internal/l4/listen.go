@@ -57,7 +57,7 @@ func (pr *proxied) Listen(spec rules.ListenSpec) (netip.AddrPort, error) {
 		}
 		l, err = rulelisten.OpenUDP(rs, server, func(peer netip.AddrPort) rulelisten.Source {
 			h := state.SNATSourceHeld(vs, snap, peer, local, server, nil, nil) // held while the relay lasts
-			return rulelisten.Source{Src: h.Src, Hold: h.Hold, Err: h.Err}
+			return rulelisten.Source{Src: h.Src, Hold: h.Hold, Err: h.Err, Strict: h.Strict}
 		}, relatedUDPIdle, &rulelisten.Track{Table: e.env.Table, Virtual: vs.Name, Counts: &vs.Ephemeral})
 	} else {
 		l, err = rulelisten.Open(rs, func(c *net.TCPConn) { e.serveRelated(vs, c, server) })

@@ -224,14 +224,7 @@ func (x *mrfEnv) Dial(pool string, addr netip.AddrPort, src netip.Addr, tcp *soc
 // the address is then given uncounted. A walk over the pool's
 // addresses, per peer connection.
 func (x *mrfEnv) snatAddr(pool string, a netip.Addr) *snatobj.Addr {
-	if x.e.env.Virtual == nil {
-		return nil
-	}
-	v := x.e.env.Virtual(x.virtual)
-	if v == nil {
-		return nil
-	}
-	snap := v.Snap.Load()
+	snap := x.snap()
 	if snap == nil {
 		return nil
 	}
@@ -241,6 +234,44 @@ func (x *mrfEnv) snatAddr(pool string, a netip.Addr) *snatobj.Addr {
 		}
 	}
 	return nil
+}
+
+// snap is the router's virtual's running snapshot; nil when the
+// virtual is gone.
+func (x *mrfEnv) snap() *state.VirtualSnap {
+	if x.e.env.Virtual == nil {
+		return nil
+	}
+	v := x.e.env.Virtual(x.virtual)
+	if v == nil {
+		return nil
+	}
+	return v.Snap.Load()
+}
+
+// HoldSNATAddr counts and holds a, the source of a peer connection no
+// snatpool gave (a rule's MR::message snat, a transport-config's
+// automap, a connection back), through the commit's snatobj.Index when
+// its ltm snat-translation sets a connection-limit or an idle timeout
+// (mrf.SNATAddrHolder): false when a holds its limit (counted refused).
+// With no such setting anywhere, the Index is nil: an atomic load and a
+// nil test, nothing counted.
+func (x *mrfEnv) HoldSNATAddr(a netip.Addr) (mrf.SourceHold, bool) {
+	if x.e.env.SNATIndex == nil {
+		return nil, true
+	}
+	idx := x.e.env.SNATIndex()
+	if idx == nil {
+		return nil, true
+	}
+	h, err := idx.Take(a, true, true)
+	if err != nil {
+		return nil, false
+	}
+	if h == nil {
+		return nil, true
+	}
+	return h, true
 }
 
 // HoldSNAT counts a peer connection given a, an address of the

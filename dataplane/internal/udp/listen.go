@@ -45,7 +45,7 @@ func (f *flow) Listen(spec rules.ListenSpec) (netip.AddrPort, error) {
 	l, err := rulelisten.OpenUDP(rs, server,
 		func(peer netip.AddrPort) rulelisten.Source {
 			h := state.SNATSourceHeld(vs, snap, peer, local, server, nil, nil) // held while the relay lasts
-			return rulelisten.Source{Src: h.Src, Hold: h.Hold, Err: h.Err}
+			return rulelisten.Source{Src: h.Src, Hold: h.Hold, Err: h.Err, Strict: h.Strict}
 		}, idle, &rulelisten.Track{Table: f.l.e.env.Table, Virtual: vs.Name, Counts: &vs.Ephemeral})
 	if err != nil {
 		return netip.AddrPort{}, err
