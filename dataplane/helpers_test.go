@@ -326,3 +326,25 @@ func serveOn(t testing.TB, ln net.Listener, handle func(c net.Conn)) {
 		}
 	}()
 }
+
+// udpService is a real UDP service at addr for the test's life: each
+// datagram is answered with what answer makes of its sender and
+// payload.
+func udpService(t *testing.T, addr string, answer func(from netip.AddrPort, b []byte) []byte) {
+	t.Helper()
+	srv, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(ap(addr)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	go func() {
+		b := make([]byte, 2048)
+		for {
+			n, from, err := srv.ReadFromUDPAddrPort(b)
+			if err != nil {
+				return
+			}
+			srv.WriteToUDPAddrPort(answer(from, b[:n]), from)
+		}
+	}()
+}

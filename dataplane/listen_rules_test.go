@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"net"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -141,21 +142,7 @@ func TestListenAllowAndOwner(t *testing.T) {
 // from the listener's address.
 func TestListenUDP(t *testing.T) {
 	startServer(t, "127.152.5.2:21", "C")
-	srv, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(ap("127.152.5.3:5000")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	go func() {
-		b := make([]byte, 2048)
-		for {
-			n, from, err := srv.ReadFromUDPAddrPort(b)
-			if err != nil {
-				return
-			}
-			srv.WriteToUDPAddrPort(append([]byte("U "), b[:n]...), from)
-		}
-	}()
+	udpService(t, "127.152.5.3:5000", func(from netip.AddrPort, b []byte) []byte { return append([]byte("U "), b...) })
 	p, _ := newPlane(t)
 	cfg := basic("127.152.5.1:21", "127.152.5.2:21")
 	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when CLIENT_ACCEPTED {

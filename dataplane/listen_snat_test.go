@@ -18,21 +18,7 @@ import (
 // server, the refusal counted).
 func TestListenUDPSNATLimit(t *testing.T) {
 	startServer(t, "127.238.10.2:30021", "C")
-	srv, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(ap("127.238.10.3:30500")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	go func() {
-		b := make([]byte, 2048)
-		for {
-			_, from, err := srv.ReadFromUDPAddrPort(b)
-			if err != nil {
-				return
-			}
-			srv.WriteToUDPAddrPort([]byte(from.Addr().String()), from)
-		}
-	}()
+	udpService(t, "127.238.10.3:30500", func(from netip.AddrPort, _ []byte) []byte { return []byte(from.Addr().String()) })
 	xlat := netip.MustParseAddr("127.238.10.100")
 	for _, tc := range []struct {
 		name  string
@@ -105,21 +91,7 @@ func TestListenUDPSNATLimit(t *testing.T) {
 // port.
 func TestListenUDPSNATStrict(t *testing.T) {
 	startServer(t, "127.250.20.2:30621", "C")
-	srv, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(ap("127.250.20.3:30600")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	go func() {
-		b := make([]byte, 2048)
-		for {
-			_, from, err := srv.ReadFromUDPAddrPort(b)
-			if err != nil {
-				return
-			}
-			srv.WriteToUDPAddrPort([]byte(from.String()), from)
-		}
-	}()
+	udpService(t, "127.250.20.3:30600", func(from netip.AddrPort, _ []byte) []byte { return []byte(from.String()) })
 	xlat := netip.MustParseAddr("127.250.20.100")
 	const peer = "127.250.21.9:30611"
 	for _, tc := range []struct {
@@ -201,21 +173,7 @@ func TestListenUDPSNATStrict(t *testing.T) {
 // relay is made.
 func TestListenUDPSNATStrictOnUDPVirtual(t *testing.T) {
 	startUDPMember(t, "127.250.22.2:30702", "M")
-	srv, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(ap("127.250.22.3:30700")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	go func() {
-		b := make([]byte, 2048)
-		for {
-			_, from, err := srv.ReadFromUDPAddrPort(b)
-			if err != nil {
-				return
-			}
-			srv.WriteToUDPAddrPort([]byte(from.String()), from)
-		}
-	}()
+	udpService(t, "127.250.22.3:30700", func(from netip.AddrPort, _ []byte) []byte { return []byte(from.String()) })
 	xlat := netip.MustParseAddr("127.250.22.100")
 	const peer = "127.250.23.9:30711"
 	for _, busy := range []bool{false, true} {
