@@ -105,35 +105,22 @@ func TestListenUDPSNATStrict(t *testing.T) {
 		{"preserve, port in use", false, true, "other"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.busy {
-				b, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(xlat, 30611)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer b.Close()
-			}
-			p, _ := newPlane(t)
-			cfg := basic("127.250.20.1:30621", "127.250.20.2:30621")
-			cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when CLIENT_ACCEPTED {
+			var p *Plane
+			got, answered := strictRelay(t, xlat, peer, tc.busy, tc.want != "", func() string {
+				p, _ = newPlane(t)
+				cfg := basic("127.250.20.1:30621", "127.250.20.2:30621")
+				cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when CLIENT_ACCEPTED {
     set l [listen { proto 17; timeout 30; server 127.250.20.3 30600; allow [IP::client_addr] }]
     TCP::respond "DATA [lindex $l 0] [lindex $l 1]\n"
 }`)
-			cfg.SNATs = []SNATObject{{Name: "/Common/s", Origins: []netip.Prefix{netip.MustParsePrefix("127.250.21.0/24")}, Addrs: []netip.Addr{xlat}, StrictPort: tc.strict}}
-			cfg.SNATSettings = map[netip.Addr]SNATTranslation{xlat: {ConnLimit: 5}}
-			mustApply(t, p, cfg)
-			ctl := dialFrom(t, "127.250.21.9", "127.250.20.1:30621")
-			data := dataAddr(t, ctl)
-			uc, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(ap(peer)), net.UDPAddrFromAddrPort(ap(data)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer uc.Close()
-			uc.Write([]byte("ping"))
-			b := make([]byte, 64)
+				cfg.SNATs = []SNATObject{{Name: "/Common/s", Origins: []netip.Prefix{netip.MustParsePrefix("127.250.21.0/24")}, Addrs: []netip.Addr{xlat}, StrictPort: tc.strict}}
+				cfg.SNATSettings = map[netip.Addr]SNATTranslation{xlat: {ConnLimit: 5}}
+				mustApply(t, p, cfg)
+				return dataAddr(t, dialFrom(t, "127.250.21.9", "127.250.20.1:30621"))
+			})
 			if tc.want == "" {
-				uc.SetDeadline(time.Now().Add(time.Second))
-				if n, err := uc.Read(b); err == nil {
-					t.Errorf("a relay whose port is in use answered %q", b[:n])
+				if answered {
+					t.Errorf("a relay whose port is in use answered: the server saw %s", got)
 				}
 				// The relay's hold was given back: only the control
 				// connection's remains.
@@ -149,13 +136,9 @@ func TestListenUDPSNATStrict(t *testing.T) {
 				}
 				return
 			}
-			uc.SetDeadline(time.Now().Add(5 * time.Second))
-			n, err := uc.Read(b)
-			if err != nil {
-				t.Fatalf("no answer through the relay: %v", err)
-			}
-			got := ap(string(b[:n]))
 			switch {
+			case !answered:
+				t.Fatal("no answer through the relay")
 			case got.Addr() != xlat:
 				t.Errorf("the server saw %s, want the translation address", got)
 			case tc.want == "other" && got.Port() == 30611:
@@ -178,49 +161,72 @@ func TestListenUDPSNATStrictOnUDPVirtual(t *testing.T) {
 	const peer = "127.250.23.9:30711"
 	for _, busy := range []bool{false, true} {
 		t.Run(map[bool]string{false: "port free", true: "port in use"}[busy], func(t *testing.T) {
-			if busy {
-				b, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(xlat, 30711)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer b.Close()
-			}
-			p, _ := newPlane(t)
-			cfg := udpBasic("127.250.22.1:30701", "127.250.22.2:30702")
-			cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when CLIENT_DATA {
+			got, answered := strictRelay(t, xlat, peer, busy, !busy, func() string {
+				p, _ := newPlane(t)
+				cfg := udpBasic("127.250.22.1:30701", "127.250.22.2:30702")
+				cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when CLIENT_DATA {
     set l [listen { proto 17; timeout 30; server 127.250.22.3 30700; allow [IP::client_addr] }]
     UDP::respond "DATA [lindex $l 0] [lindex $l 1]"
     UDP::drop
 }`)
-			cfg.SNATs = []SNATObject{{Name: "/Common/s", Origins: []netip.Prefix{netip.MustParsePrefix("127.250.23.0/24")}, Addrs: []netip.Addr{xlat}, StrictPort: true}}
-			mustApply(t, p, cfg)
-			c := dialUDP(t, "127.250.23.9:0", "127.250.22.1:30701")
-			f := strings.Fields(c.mustAsk("open"))
-			if len(f) != 3 || f[0] != "DATA" {
-				t.Fatalf("rule's answer %q", f)
-			}
-			uc, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(ap(peer)), net.UDPAddrFromAddrPort(ap(net.JoinHostPort(f[1], f[2]))))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer uc.Close()
-			uc.Write([]byte("ping"))
-			b := make([]byte, 64)
-			if busy {
-				uc.SetDeadline(time.Now().Add(time.Second))
-				if n, err := uc.Read(b); err == nil {
-					t.Errorf("a relay whose port is in use answered %q", b[:n])
+				cfg.SNATs = []SNATObject{{Name: "/Common/s", Origins: []netip.Prefix{netip.MustParsePrefix("127.250.23.0/24")}, Addrs: []netip.Addr{xlat}, StrictPort: true}}
+				mustApply(t, p, cfg)
+				c := dialUDP(t, "127.250.23.9:0", "127.250.22.1:30701")
+				f := strings.Fields(c.mustAsk("open"))
+				if len(f) != 3 || f[0] != "DATA" {
+					t.Fatalf("rule's answer %q", f)
 				}
-				return
-			}
-			uc.SetDeadline(time.Now().Add(5 * time.Second))
-			n, err := uc.Read(b)
-			if err != nil {
-				t.Fatalf("no answer through the relay: %v", err)
-			}
-			if got := string(b[:n]); got != "127.250.22.100:30711" {
+				return net.JoinHostPort(f[1], f[2])
+			})
+			switch {
+			case busy && answered:
+				t.Errorf("a relay whose port is in use answered: the server saw %s", got)
+			case !busy && !answered:
+				t.Fatal("no answer through the relay")
+			case !busy && got.String() != "127.250.22.100:30711":
 				t.Errorf("the server saw %s, want 127.250.22.100:30711", got)
 			}
 		})
 	}
+}
+
+// strictRelay runs one case of a rule's UDP listen relay under a SNAT's
+// source-port setting, as the preserve-strict tests share it: with busy
+// the peer's port is first taken on the translation address xlat (a
+// plain UDP socket, held to the end of the test); open applies the
+// configuration and returns the relay's address (host:port) the rule
+// gave; the peer (an address:port) sends one datagram there. got is the
+// source the server saw (its answer); answered is false when no answer
+// came within 5 seconds (1 when none is expected: expect false).
+func strictRelay(t *testing.T, xlat netip.Addr, peer string, busy, expect bool, open func() string) (got netip.AddrPort, answered bool) {
+	t.Helper()
+	if busy {
+		b, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(xlat, ap(peer).Port())))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+	}
+	data := open()
+	uc, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(ap(peer)), net.UDPAddrFromAddrPort(ap(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uc.Close()
+	uc.Write([]byte("ping"))
+	wait := time.Second
+	if expect {
+		wait = 5 * time.Second
+	}
+	uc.SetDeadline(time.Now().Add(wait))
+	b := make([]byte, 64)
+	n, err := uc.Read(b)
+	if err != nil {
+		return netip.AddrPort{}, false
+	}
+	got, err = netip.ParseAddrPort(string(b[:n]))
+	if err != nil {
+		t.Fatalf("the server answered %q, not an address:port", b[:n])
+	}
+	return got, true
 }

@@ -108,8 +108,11 @@ type Target struct {
 // Pool keeps the HTTP/2 connections of one virtual server to its
 // members.
 type Pool struct {
-	cfg    Config
-	tr     *http2.Transport
+	cfg Config
+	tr  *http2.Transport
+	// byIdle: time.Duration -> *http2.Transport, the clients of the
+	// member connections with an idle timeout of their own (IdleTimer).
+	byIdle sync.Map
 	ctx    context.Context
 	cancel context.CancelFunc
 
@@ -120,6 +123,13 @@ type Pool struct {
 
 // New returns an empty pool.
 func New(cfg Config) *Pool {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Pool{cfg: cfg, tr: newTransport(cfg), ctx: ctx, cancel: cancel, groups: map[string]*group{}}
+}
+
+// newTransport is the x/net client cfg's member connections speak
+// through: its IdleConnTimeout is the connections' idle timeout.
+func newTransport(cfg Config) *http2.Transport {
 	tr := &http2.Transport{
 		// The engine forwards what members send: no gzip of its own.
 		DisableCompression:        true,
@@ -134,8 +144,37 @@ func New(cfg Config) *Pool {
 	if cfg.ReceiveWindow > 0 {
 		tr = withWindows(tr, cfg)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	return &Pool{cfg: cfg, tr: tr, ctx: ctx, cancel: cancel, groups: map[string]*group{}}
+	return tr
+}
+
+// IdleTimer is a member connection a Dialer returns that carries its
+// own idle timeout (an ltm snat-translation's tcp-idle-timeout on the
+// address it comes from), which replaces the profile's
+// connection-idle-timeout for it, longer or shorter: it is closed once
+// no stream has been open on it for that long. 0 keeps the profile's.
+type IdleTimer interface {
+	IdleTimeout() time.Duration
+}
+
+// transport is the x/net client of a member connection c: the pool's,
+// or one whose idle timeout is c's own (one per distinct timeout, made
+// on first use and kept by the pool).
+func (p *Pool) transport(c net.Conn) *http2.Transport {
+	it, ok := c.(IdleTimer)
+	if !ok {
+		return p.tr
+	}
+	d := it.IdleTimeout()
+	if d <= 0 || d == p.cfg.IdleTimeout {
+		return p.tr
+	}
+	if tr, ok := p.byIdle.Load(d); ok {
+		return tr.(*http2.Transport)
+	}
+	cfg := p.cfg
+	cfg.IdleTimeout = d
+	tr, _ := p.byIdle.LoadOrStore(d, newTransport(cfg))
+	return tr.(*http2.Transport)
 }
 
 // withWindows is tr with cfg's receive windows. x/net takes a client's
@@ -259,12 +298,13 @@ func (g *group) get(ctx context.Context, p *Pool, t Target) (*memberConn, error)
 	if err != nil {
 		return nil, err
 	}
+	tr := p.transport(c) // before countedConn hides an IdleTimer
 	if st := p.cfg.Stats; st != nil {
 		st.Connections.Add(1)
 		st.TotalConnections.Add(1)
 		c = &countedConn{Conn: c, st: st}
 	}
-	cc, err := p.tr.NewClientConn(c)
+	cc, err := tr.NewClientConn(c)
 	if err != nil {
 		c.Close()
 		return nil, err

@@ -16,10 +16,12 @@ import (
 // the client sends on it is routed as over the one it opened (without
 // rule events [M]), and later answers due to the ended connection take
 // it too. It closes once idle for connectBackIdle with nothing in
-// flight, or when the client closes it. Without a protocol that names
-// the address (ConnectBacker), or where it names none, the answer is
-// dropped as before. [M: F5 documents the fallback to the Via's
-// address; the idle time is openltm's.]
+// flight (the tcp-idle-timeout of the virtual's address's ltm
+// snat-translation instead, where the router's Env holds the address
+// and one is set), or when the client closes it. Without a protocol
+// that names the address (ConnectBacker), or where it names none, the
+// answer is dropped as before. [M: F5 documents the fallback to the
+// Via's address; the idle time is openltm's.]
 
 // ConnectBacker is a protocol whose answers name where their client
 // listens: the address an answer (data) is delivered to when its
@@ -29,7 +31,8 @@ type ConnectBacker interface {
 }
 
 // connectBackIdle is how long a connection back stays open with
-// nothing sent on it.
+// nothing sent on it, unless its address's ltm snat-translation sets
+// tcp-idle-timeout.
 const connectBackIdle = 30 * time.Second
 
 // backConn is a connection back to a client.
@@ -37,6 +40,9 @@ type backConn struct {
 	c    net.Conn
 	done func()
 	sess *Session
+	// idle is how long it stays open with nothing sent on it:
+	// connectBackIdle, or the held address's tcp-idle-timeout.
+	idle time.Duration
 	wmu  sync.Mutex
 	last time.Time
 	dead bool
@@ -112,7 +118,7 @@ func (r *Router) backConn(addr netip.AddrPort) (*backConn, error) {
 		return nil, err
 	}
 	done = withHold(done, hold)
-	b = &backConn{c: c, done: done, last: time.Now()}
+	b = &backConn{c: c, done: done, last: time.Now(), idle: heldIdle(connectBackIdle, hold, false)} // snathold.go
 	b.sess = r.NewSession(b.send, nil)
 	backConns.Lock()
 	if old := backConns.m[k]; old != nil && !old.isDead() {
@@ -142,7 +148,7 @@ func (b *backConn) send(p []byte) error {
 		return net.ErrClosed
 	}
 	b.last = time.Now()
-	b.c.SetWriteDeadline(time.Now().Add(connectBackIdle))
+	b.c.SetWriteDeadline(time.Now().Add(b.idle))
 	_, err := b.c.Write(p)
 	return err
 }
@@ -169,12 +175,12 @@ func (b *backConn) serve(k backKey) {
 		rd.F = r.cfg.Proto.NewFramer()
 	}
 	for {
-		b.c.SetReadDeadline(time.Now().Add(connectBackIdle))
+		b.c.SetReadDeadline(time.Now().Add(b.idle))
 		data, err := rd.Next()
 		if err != nil {
 			if ne, ok := err.(net.Error); ok && ne.Timeout() {
 				b.wmu.Lock()
-				quiet := time.Since(b.last) >= connectBackIdle
+				quiet := time.Since(b.last) >= b.idle
 				b.wmu.Unlock()
 				if !quiet || b.sess.inflight.Load() > 0 {
 					continue

@@ -16,14 +16,16 @@ import (
 type addrHoldEnv struct {
 	testEnv
 	limit int
+	idle  time.Duration // the holds' tcp-idle-timeout (0: none)
 	mu    sync.Mutex
 	held  map[netip.Addr]int
 	refus map[netip.Addr]int
 }
 
 type addrHold struct {
-	e *addrHoldEnv
-	a netip.Addr
+	e    *addrHoldEnv
+	a    netip.Addr
+	idle time.Duration
 }
 
 func (h addrHold) Release() {
@@ -31,8 +33,8 @@ func (h addrHold) Release() {
 	h.e.held[h.a]--
 	h.e.mu.Unlock()
 }
-func (addrHold) TCPIdle() (time.Duration, bool) { return 0, false }
-func (addrHold) UDPIdle() (time.Duration, bool) { return 0, false }
+func (h addrHold) TCPIdle() (time.Duration, bool) { return h.idle, h.idle > 0 }
+func (addrHold) UDPIdle() (time.Duration, bool)   { return 0, false }
 
 func (e *addrHoldEnv) HoldSNATAddr(a netip.Addr) (SourceHold, bool) {
 	e.mu.Lock()
@@ -42,7 +44,7 @@ func (e *addrHoldEnv) HoldSNATAddr(a netip.Addr) (SourceHold, bool) {
 		return nil, false
 	}
 	e.held[a]++
-	return addrHold{e, a}, true
+	return addrHold{e, a, e.idle}, true
 }
 
 func (e *addrHoldEnv) count(a netip.Addr) (held, refused int) {
@@ -140,5 +142,69 @@ func TestConnectBackSNATHold(t *testing.T) {
 	}
 	if held, _ := env.count(local); held != 1 {
 		t.Errorf("the second connection back: %d holds, want 1", held)
+	}
+}
+
+// TestConnectBackSNATIdle: a connection back holding an address whose
+// ltm snat-translation sets tcp-idle-timeout closes once idle that
+// long (not after the 30 seconds of its own), the client seeing it
+// close and the hold given back; without one it keeps its own, so is
+// still open after several of those timeouts.
+func TestConnectBackSNATIdle(t *testing.T) {
+	local := netip.MustParseAddr("127.255.142.1")
+	for _, tc := range []struct {
+		name   string
+		idle   time.Duration
+		closes bool
+	}{
+		{"tcp-idle-timeout", 400 * time.Millisecond, true},
+		{"none", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.255.142.11:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			accepted := make(chan net.Conn, 1)
+			go func() {
+				if c, err := ln.Accept(); err == nil {
+					accepted <- c
+				}
+			}()
+			env := &addrHoldEnv{limit: 1, idle: tc.idle, held: map[netip.Addr]int{}, refus: map[netip.Addr]int{}}
+			r := NewRouter(&Config{Local: local, ConnectBack: true, Term: []byte("\n")}, env, nil)
+			if _, err := r.backConn(netip.MustParseAddrPort(ln.Addr().String())); err != nil {
+				t.Fatal(err)
+			}
+			var c net.Conn
+			select {
+			case c = <-accepted:
+			case <-time.After(5 * time.Second):
+				t.Fatal("no connection back")
+			}
+			defer c.Close()
+			// The client sends nothing: read until the connection back
+			// closes, or 5 x 400 ms (an idle time of its own is 30 s).
+			c.SetReadDeadline(time.Now().Add(2 * time.Second))
+			_, err = c.Read(make([]byte, 1))
+			ne, timedOut := err.(net.Error)
+			closed := err != nil && !(timedOut && ne.Timeout())
+			if closed != tc.closes {
+				t.Fatalf("connection back closed %v (%v) with the client silent, want %v", closed, err, tc.closes)
+			}
+			want := 1
+			if tc.closes {
+				want = 0
+			}
+			held := -1
+			for i := 0; i < 250 && held != want; i++ {
+				held, _ = env.count(local)
+				time.Sleep(20 * time.Millisecond)
+			}
+			if held != want {
+				t.Errorf("holds %d, want %d", held, want)
+			}
+		})
 	}
 }

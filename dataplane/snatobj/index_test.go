@@ -90,3 +90,46 @@ func TestIndex(t *testing.T) {
 		t.Errorf("PickAddrs and Take allocate %v times", n)
 	}
 }
+
+// TestIndexCountsTranslations: an address with an ltm snat-translation
+// and no setting is in the Index, so a rule's choice of it is counted
+// (Total Connections) without a hold; an address without one is given
+// uncounted and has no counters (show does not list it); no allocation.
+func TestIndexCountsTranslations(t *testing.T) {
+	obj, bare := netip.MustParseAddr("127.255.139.1"), netip.MustParseAddr("127.255.139.2")
+	var r Registry
+	_, _, idx := r.Build(nil, nil, []netip.Addr{obj}, nil)
+	if idx == nil || idx.Of(obj) == nil || idx.Of(bare) != nil {
+		t.Fatal("Index: want the ltm snat-translation's address only")
+	}
+	if h, err := idx.Take(obj, true, true); h != nil || err != nil {
+		t.Fatalf("Take of an address without a setting: hold %v err %v, want none", h, err)
+	}
+	var next atomic.Uint32
+	if a, h, err := idx.PickAddrs([]netip.Addr{obj}, &next, true, true, true); a != obj || h != nil || err != nil {
+		t.Fatalf("PickAddrs: %v %v %v", a, h, err)
+	}
+	if a, h, err := idx.PickAddrs([]netip.Addr{bare}, &next, true, true, true); a != bare || h != nil || err != nil {
+		t.Fatalf("PickAddrs of an address without a translation: %v %v %v", a, h, err)
+	}
+	if n, ok := r.AddrConns(obj); !ok || n != 2 {
+		t.Errorf("the translation's address: %d connections (%v), want 2", n, ok)
+	}
+	if _, ok := r.AddrConns(bare); ok {
+		t.Error("an address without an ltm snat-translation has counters")
+	}
+	if _, ok := r.AddrCurrent(obj); ok {
+		t.Error("current connections kept for an address without a limit")
+	}
+	// count false (a source asked for no connection) counts nothing.
+	idx.Take(obj, false, false)
+	if n, _ := r.AddrConns(obj); n != 2 {
+		t.Errorf("count false counted: %d", n)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		idx.Take(obj, true, true)
+		idx.PickAddrs([]netip.Addr{bare, obj}, &next, true, true, true)
+	}); n != 0 {
+		t.Errorf("%v allocations per choice, want 0", n)
+	}
+}

@@ -189,17 +189,21 @@ func (a *Addr) Give() (h *Addr, ok bool) { return a.give(true, true) }
 // Refuse counts a connection refused while a held its connection limit.
 func (a *Addr) Refuse() { a.C.refused.Add(1) }
 
-// Index is one commit's translation addresses whose ltm
-// snat-translation sets a connection-limit or an idle timeout, by
-// address. The choices that name addresses rather than a SNAT object or
-// a virtual's snatpool (a rule's snat or snatpool decision, automap's
-// self IP or virtual address) count and hold them through it, as a
-// virtual's snatpool does. Build makes it nil when no address has such
-// a setting, so that those choices pay one nil test.
+// Index is one commit's translation addresses that have an ltm
+// snat-translation (configured, or made by the daemon for a SNAT's,
+// snatpool's or nat's address) or whose ltm snat-translation sets a
+// connection-limit or an idle timeout, by address. The choices that name
+// addresses rather than a SNAT object or a virtual's snatpool (a rule's
+// snat or snatpool decision, automap's self IP or virtual address)
+// count them through it, and hold those with a setting, as a virtual's
+// snatpool does; an address without an ltm snat-translation is given
+// uncounted (show ltm snat-translation does not list it). Build makes
+// it nil when there is no ltm snat-translation, so that those choices
+// pay one nil test.
 type Index struct{ byAddr map[netip.Addr]*Addr }
 
-// Of is the commit's Addr of a when its translation has a limit or an
-// idle timeout; nil otherwise, and for a nil x.
+// Of is the commit's Addr of a when it has an ltm snat-translation; nil
+// otherwise, and for a nil x.
 func (x *Index) Of(a netip.Addr) *Addr {
 	if x == nil {
 		return nil
@@ -208,7 +212,8 @@ func (x *Index) Of(a netip.Addr) *Addr {
 }
 
 // Take gives the address a to a connection (count, hold as in Pick):
-// h is what it holds (nil: nothing, a has no setting), ErrFull when a
+// counted when a has an ltm snat-translation; h is what it holds (nil:
+// nothing, a has no limit or idle timeout), ErrFull when a
 // holds its connection limit (counted as a refusal). It does not
 // allocate.
 func (x *Index) Take(a netip.Addr, count, hold bool) (h *Addr, err error) {
@@ -225,10 +230,11 @@ func (x *Index) Take(a netip.Addr, count, hold bool) (h *Addr, err error) {
 
 // PickAddrs is PickPool over addresses a rule named (its snat address,
 // its snatpool's addresses), next its turn: the next address of the
-// family; one with a setting is counted and held as PickPool does and
-// passed over when full (ErrFull when every one of the family with a
-// setting is full and none without is left), one without is given as it
-// is, uncounted. It does not allocate.
+// family; one with an ltm snat-translation is counted (and held with a
+// limit or idle timeout) as PickPool does and passed over when full
+// (ErrFull when every one of the family with a setting is full and none
+// without is left), one without is given as it is, uncounted. It does
+// not allocate.
 func (x *Index) PickAddrs(addrs []netip.Addr, next *atomic.Uint32, v4, count, hold bool) (netip.Addr, *Addr, error) {
 	n := len(addrs)
 	start := int(next.Add(1))
@@ -324,12 +330,13 @@ type Registry struct {
 // objects with one origin are the daemon's to refuse: the later one
 // is not entered. pools are the snatpools virtuals use: each gets the
 // counters of its addresses, in order (byPool), which a virtual's
-// snatpool translation counts too. keep are addresses whose counters
-// stay though nothing gives them out now (a disabled ltm
-// snat-translation's). settings are the ltm snat-translation settings
-// by address (connection-limit, idle timeouts): an address's Addr, one
-// per commit, carries them to every SNAT and snatpool giving it out,
-// and idx finds the Addrs with a setting by address (nil: none).
+// snatpool translation counts too. keep are the ltm snat-translations'
+// addresses: their counters stay though nothing gives them out now (a
+// disabled one's), and a rule's choice of one is counted (idx).
+// settings are the ltm snat-translation settings by address
+// (connection-limit, idle timeouts): an address's Addr, one per commit,
+// carries them to every SNAT and snatpool giving it out, and idx finds
+// the Addrs of keep and those with a setting by address (nil: none).
 func (r *Registry) Build(objs []config.SNATObject, pools map[string][]netip.Addr, keep []netip.Addr, settings map[netip.Addr]config.SNATTranslation) (t *Table, byPool map[string][]*Addr, idx *Index) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -361,15 +368,20 @@ func (r *Registry) Build(objs []config.SNATObject, pools map[string][]netip.Addr
 		byAddr[a] = x
 		return x
 	}
+	index := func(x *Addr) {
+		if idx == nil {
+			idx = &Index{byAddr: map[netip.Addr]*Addr{}}
+		}
+		idx.byAddr[x.Addr] = x
+	}
 	for _, a := range keep {
-		counters(a)
+		// An ltm snat-translation, held or not: a rule's choice of its
+		// address is counted under it (Index).
+		index(addr(a.Unmap()))
 	}
 	for a := range settings {
 		if x := addr(a.Unmap()); x.held {
-			if idx == nil {
-				idx = &Index{byAddr: map[netip.Addr]*Addr{}}
-			}
-			idx.byAddr[x.Addr] = x
+			index(x)
 		}
 	}
 	byPool = map[string][]*Addr{}

@@ -41,8 +41,8 @@ type Env struct {
 	Pools func() state.Pools
 	// Running is the running configuration (snatpools named by rules).
 	Running func() *config.Config
-	// SNATIndex is the running commit's snatobj.Index (nil: no address
-	// has a connection-limit or idle timeout; a nil func: none), which
+	// SNATIndex is the running commit's snatobj.Index (nil: no ltm
+	// snat-translation; a nil func: none), which
 	// message routing peer connections' own sources are held through
 	// (mrf.go HoldSNATAddr).
 	SNATIndex func() *snatobj.Index

@@ -253,9 +253,10 @@ func (x *mrfEnv) snap() *state.VirtualSnap {
 // snatpool gave (a rule's MR::message snat, a transport-config's
 // automap, a connection back), through the commit's snatobj.Index when
 // its ltm snat-translation sets a connection-limit or an idle timeout
-// (mrf.SNATAddrHolder): false when a holds its limit (counted refused).
-// With no such setting anywhere, the Index is nil: an atomic load and a
-// nil test, nothing counted.
+// (mrf.SNATAddrHolder): false when a holds its limit (counted refused);
+// an address with an ltm snat-translation without a setting is counted,
+// not held. With no ltm snat-translation anywhere, the Index is nil: an
+// atomic load and a nil test, nothing counted.
 func (x *mrfEnv) HoldSNATAddr(a netip.Addr) (mrf.SourceHold, bool) {
 	if x.e.env.SNATIndex == nil {
 		return nil, true

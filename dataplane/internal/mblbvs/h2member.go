@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/h2member"
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -174,10 +175,20 @@ func lsnKey(lp *lsn.Pool, want *lsn.Want, sub netip.Addr, member netip.AddrPort,
 
 // snatConn is an HTTP/2 member connection whose ltm snat-translation
 // address it holds while it lasts, given back once, at its first Close.
+// The translation's tcp-idle-timeout is the connection's idle timeout
+// (h2member.IdleTimer), in place of the profile's
+// connection-idle-timeout.
 type snatConn struct {
 	net.Conn
 	hold *snatobj.Addr
 	once sync.Once
+}
+
+// IdleTimeout is the held address's tcp-idle-timeout, 0 when it has
+// none (the profile's connection-idle-timeout then).
+func (c *snatConn) IdleTimeout() time.Duration {
+	d, _ := c.hold.TCPIdle()
+	return d
 }
 
 func (c *snatConn) Close() error {

@@ -404,9 +404,9 @@ type VirtualSnap struct {
 	// build a snapshot alone.
 	SnatPoolStats []*snatobj.Addr
 	// SNATIndex is the commit's translation addresses with an ltm
-	// snat-translation limit or idle timeout, by address: a rule's
-	// snat/snatpool decision and automap count and hold them through it;
-	// nil when there are none (one nil test per such choice).
+	// snat-translation, by address: a rule's snat/snatpool decision and
+	// automap count them through it, and hold those with a limit or idle
+	// timeout; nil when there are none (one nil test per such choice).
 	SNATIndex *snatobj.Index
 	// SNATPools is every snatpool's addresses as the commit gives them
 	// out (SnatPoolStats is the virtual's own), by name: a message

@@ -143,8 +143,8 @@ func snatSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPor
 		}
 		if rule != nil && snap.SNATIndex != nil {
 			// A rule's snat address or snatpool: the addresses with an
-			// ltm snat-translation limit or idle timeout are counted
-			// and held as the virtual's snatpool's are.
+			// ltm snat-translation are counted, and those with a limit
+			// or idle timeout held, as the virtual's snatpool's are.
 			addr, h.Hold, h.Err = snap.SNATIndex.PickAddrs(pool, &vs.snatNext, dst.Addr().Is4(), count, hold)
 			break
 		}
