@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -56,4 +58,49 @@ func TestF5BuiltinsMoreCreate(t *testing.T) {
 			t.Errorf("saved configuration holds the built-in %q", n)
 		}
 	}
+}
+
+// TestCABundleBuiltin checks that the built-in ca-bundle.crt is the
+// system's CA bundle: SSL_CERT_FILE first, then the distributions' paths,
+// an error that says what to do when there is none; and that a server-ssl
+// profile whose ca-file is ca-bundle.crt serves a virtual.
+func TestCABundleBuiltin(t *testing.T) {
+	dir := t.TempDir()
+	own := filepath.Join(dir, "own.pem")
+	if err := os.WriteFile(own, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	saved := systemCABundles
+	t.Cleanup(func() { systemCABundles = saved })
+	for _, tc := range []struct {
+		name, env string
+		paths     []string
+		want, err string
+	}{
+		{"SSL_CERT_FILE first", own, []string{"/etc/hosts"}, own, ""},
+		{"SSL_CERT_FILE missing: the next", filepath.Join(dir, "nope.pem"), []string{filepath.Join(dir, "nope2"), own}, own, ""},
+		{"a directory is no bundle", "", []string{dir, own}, own, ""},
+		{"none", "", []string{filepath.Join(dir, "nope2")}, "", "give it a source-path"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("SSL_CERT_FILE", tc.env)
+			systemCABundles = tc.paths
+			got, err := systemCABundle()
+			if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+				t.Fatalf("systemCABundle() = %q, %v; want %q, %q", got, err, tc.want, tc.err)
+			}
+		})
+	}
+	systemCABundles = saved
+	if _, err := systemCABundle(); err != nil {
+		t.Skipf("this system has no CA bundle: %v", err)
+	}
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	runSteps(t, s, []step{
+		{"create ltm profile server-ssl sv defaults-from wom-default-serverssl ca-file ca-bundle.crt peer-cert-mode require", "", ""},
+		{"create ltm pool p members add { 127.252.2.20:20443 }", "", ""},
+		{"create ltm virtual v destination 127.252.2.10:20443 pool p profiles replace-all-with { tcp sv }", "", ""},
+		{"list sys file ssl-cert ca-bundle.crt", "sys file ssl-cert ca-bundle.crt", ""},
+	})
 }

@@ -13,7 +13,9 @@ import "strings"
 // fastl4, web-acceleration; ltm/cipher/rule and group;
 // ltm/data-group/internal), the client-ssl listing of a BIG-IP 11.5.3
 // (wom-default-clientssl's allow-non-ssl), the bigip_base.conf of a
-// BIG-IP 15.1 (the self-allow port lists). A tcp profile's values are its
+// BIG-IP 15.1 (the self-allow port lists). ca-bundle.crt has no
+// source-path: the daemon reads the system's CA bundle for it
+// (daemon/cabundle.go). A tcp profile's values are its
 // effective ones in REST, written where they differ from openltm's row
 // defaults, so that its value does not hang on its parent's (openltm ships
 // tcp-legacy, tcp-lan-optimized and tcp-wan-optimized with /Common/tcp's).
@@ -60,6 +62,7 @@ ltm data-group internal /Common/aol { records { 64.12.96.0/19 { } 195.93.16.0/20
 ltm data-group internal /Common/images { records { .bmp { } .gif { } .jpg { } } type string }
 ltm data-group internal /Common/private_net { records { 10.0.0.0/8 { } 172.16.0.0/12 { } 192.168.0.0/16 { } } type ip }
 ltm data-group internal /Common/sys_APM_MS_Office_OFBA_DG { description "This internal data-group is used in _sys_APM_MS_Office_OFBA_Support irule" records { ie_sp_session_sharing_enabled { data 0 } ie_sp_session_sharing_inactivity_timeout { data 60 } ofba_auth_dialog_size { data 800x600 } useragent1 { data "microsoft data access internet publishing provider" } useragent2 { data "office protocol discovery" } useragent3 { data "microsoft office" } useragent4 { data non-browser } useragent5 { data "msoffice 12" } useragent6 { data microsoft-webdav-miniredir } useragent7 { data webdav-miniredir } useragent9 { data "ms frontpage 1[23456789]" } useragent10 { data onenote } } type string }
+sys file ssl-cert /Common/ca-bundle.crt { }
 net port-list /Common/_sys_self_allow_tcp_defaults { ports { 22 { } 53 { } 161 { } 443 { } 1029-1043 { } 4353 { } } }
 net port-list /Common/_sys_self_allow_udp_defaults { ports { 53 { } 161 { } 520 { } 1026 { } 4353 { } } }
 `
@@ -83,7 +86,6 @@ var unshippedBuiltins = map[string]map[string]string{
 		"0": "route domain 0 is implicit in openltm (every virtual is in it); declare /Common/0 to give it a service-policy",
 	},
 	"sys file ssl-cert": {
-		"/Common/ca-bundle.crt":    "F5's CA bundle file; openltm does not ship its contents: name a bundle of your own (source-path)",
 		"/Common/f5-ca-bundle.crt": "F5's own CA certificates; openltm does not ship them",
 		"/Common/f5-irule.crt":     "F5's iRule signing certificate; openltm does not sign or check rule signatures",
 	},
