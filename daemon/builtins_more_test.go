@@ -34,6 +34,9 @@ func TestF5BuiltinsMoreCreate(t *testing.T) {
 		{"list ltm cipher rule f5-secure", "cipher ECDHE:RSA:ECDHE_ECDSA:!SSLV3:!RC4:!EXP:!DES:!3DES", ""},
 		{"list ltm profile udp udp_decrement_ttl all-properties", "ip-ttl-mode decrement", ""},
 		{"list net port-list _sys_self_allow_tcp_defaults", "1029-1043 { }", ""},
+		// f5-hw_keys names static-ECDH suites openltm's cipher table lacks.
+		{"create ltm profile client-ssl cs_hw ciphers none cipher-group f5-hw_keys", "", ""},
+		{"create ltm virtual vhw destination 127.252.1.16:20443 pool p profiles replace-all-with { tcp cs_hw }", "", "ECDH-RSA-AES256-GCM-SHA384"},
 		// http-explicit names no resolver: refused as a resolver missing,
 		// no longer as a profile that does not exist.
 		{"create ltm virtual vbad destination 127.252.1.14:23128 profiles replace-all-with { tcp http-explicit }", "", "explicit-proxy { dns-resolver NAME }"},
