@@ -1160,7 +1160,7 @@ func (t *translator) cipherRule(g *objects.Object, name string) (*tlsprof.Cipher
 	if r := tlsprof.BuiltinRules[full]; r != nil {
 		return r, nil
 	}
-	return nil, fmt.Errorf("ltm cipher group %s: ltm cipher rule %s was not found (built in: f5-default, f5-ecc, f5-secure)", g.Name, name)
+	return nil, fmt.Errorf("ltm cipher group %s: ltm cipher rule %s was not found (built in: f5-aes, f5-default, f5-ecc, f5-hw_keys, f5-secure)", g.Name, name)
 }
 
 // errModeDisabled is SSL::profile's error for a profile with mode
