@@ -883,7 +883,8 @@ func folderOf(name string) string {
 // sslFilePath is where an ssl-cert or ssl-key object's PEM is: openltm's
 // stored copy (cache-path), else its source-path; the built-in
 // default.crt and default.key are the engine's own pair (made at first
-// use, as a BIG-IP makes its own at install).
+// use, as a BIG-IP makes its own at install); the built-in ca-bundle.crt
+// is the system's CA bundle (cabundle.go).
 func (t *translator) sslFilePath(o *objects.Object) (string, error) {
 	if c := noneEmpty(sslCachePath.Str(o)); c != "" {
 		if _, err := os.Stat(c); err == nil {
@@ -902,6 +903,13 @@ func (t *translator) sslFilePath(o *objects.Object) (string, error) {
 			return crt, nil
 		}
 		return key, nil
+	}
+	if o.BuiltIn && o.Name == caBundleName { // cabundle.go
+		p, err := systemCABundle()
+		if err != nil {
+			return "", fmt.Errorf("%s %s: %v", o.Kind.Key(), o.Name, err)
+		}
+		return p, nil
 	}
 	return "", fmt.Errorf("%s %s has no file (set source-path file:PATH)", o.Kind.Key(), o.Name)
 }
@@ -1152,7 +1160,7 @@ func (t *translator) cipherRule(g *objects.Object, name string) (*tlsprof.Cipher
 	if r := tlsprof.BuiltinRules[full]; r != nil {
 		return r, nil
 	}
-	return nil, fmt.Errorf("ltm cipher group %s: ltm cipher rule %s was not found (built in: f5-default, f5-ecc, f5-secure)", g.Name, name)
+	return nil, fmt.Errorf("ltm cipher group %s: ltm cipher rule %s was not found (built in: f5-aes, f5-default, f5-ecc, f5-hw_keys, f5-secure)", g.Name, name)
 }
 
 // errModeDisabled is SSL::profile's error for a profile with mode

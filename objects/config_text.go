@@ -121,7 +121,7 @@ net self-allow { }
 // Builtins returns the configuration a new daemon starts from.
 func (s *Schema) Builtins() *Config {
 	c := NewConfig()
-	for i, text := range []string{builtinText + authBuiltinText(), singletonText} {
+	for i, text := range []string{builtinText + authBuiltinText() + builtinMoreText, singletonText} {
 		objs, err := s.ReadConfig("builtin", []byte(text), nil)
 		if err != nil {
 			panic("objects: built-in configuration does not parse: " + err.Error())

@@ -37,7 +37,9 @@ func KeptRefs(s *Schema, c *Config, o *Object) []KeptRef {
 // KeptBuiltin returns the kind of the F5 built-in r names when that kind
 // is one openltm keeps and does not act on (no table: kept verbatim, or a
 // passive one) and openltm does not ship the object: `/Common/qoe` of
-// ltm profile qoe, `/Common/real_server` of ltm monitor real-server. Such
+// ltm profile qoe, `/Common/real_server` of ltm monitor real-server; or
+// one of an acted-on kind openltm deliberately does not ship
+// (unshippedBuiltins: F5's APM iRules, its own CA files). Such
 // a reference resolves on a BIG-IP, so it is no dangling one (Dangling):
 // tmsh create/modify and a loaded file both keep it with KeptRefs'
 // warning. "" when r names no such built-in. Of several kinds r allows,
@@ -49,10 +51,10 @@ func KeptBuiltin(s *Schema, r Ref) string {
 	}
 	var kinds []string
 	for kind, set := range f5Builtins() {
-		if !refMatches(r.Spec, kind) || !set[name] {
+		if !refMatches(r.Spec, kind) || !(set[name] || set[r.Name]) { // r.Name: route domain 0's plain name
 			continue
 		}
-		if k := s.Kind(kind); k == nil || k.Passive {
+		if k := s.Kind(kind); k == nil || k.Passive || unshippedWhy(kind, name) != "" {
 			kinds = append(kinds, kind)
 		}
 	}
@@ -71,7 +73,11 @@ func keptBuiltinMsg(s *Schema, o *Object, r Ref) string {
 	if kind == "" || kind == o.Kind.Key() {
 		return ""
 	}
-	return fmt.Sprintf("%s %s refers to %s %s, which openltm does not act on", o.Kind.Key(), o.Name, kind, r.Name)
+	msg := fmt.Sprintf("%s %s refers to %s %s, which openltm does not act on", o.Kind.Key(), o.Name, kind, r.Name)
+	if why := unshippedWhy(kind, r.Name); why != "" {
+		msg += " (" + why + ")"
+	}
+	return msg
 }
 
 // keptRefMsg is the warning for o's reference r to t when t is of a kind

@@ -103,12 +103,12 @@ ltm virtual /Common/dns_tcp {
 }
 `, nil},
 		{"every monitor kind", monitors.String(), []string{"ltm monitor oracle", "ltm monitor smb"}},
-		{"F5 built-ins openltm does not ship", `ltm virtual /Common/redirect {
+		{"F5 built-ins: one shipped, one kept", `ltm virtual /Common/redirect {
     destination /Common/10.1.1.1:80
     profiles { /Common/http { } /Common/tcp { } /Common/wom-default-clientssl { } }
     rules { /Common/_sys_auth_krbdelegate }
 }
-`, []string{"F5 built-in profile /Common/wom-default-clientssl", "F5 built-in iRule /Common/_sys_auth_krbdelegate"}},
+`, []string{"refers to ltm rule /Common/_sys_auth_krbdelegate, which openltm does not act on (F5's Kerberos delegation iRule"}},
 		{"kinds of modules openltm does not run", "apm policy access-policy /Common/ap { items { /Common/ap_end_deny { } } }\nnet ipsec ike-daemon /Common/ikedaemon { log-level info }\n", []string{"apm is an F5 object kind", "net ipsec ike-daemon is an F5 object kind"}},
 		{"network setup", `net vlan /Common/v110 {
     interfaces {

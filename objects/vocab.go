@@ -34,8 +34,9 @@ func F5Kind(words []string) (string, bool) {
 
 // f5BuiltinList names the objects a BIG-IP has in /Common out of the box,
 // by kind, one kind per line: "kind: name name ...". References to them
-// resolve on a BIG-IP; those openltm does not ship (see builtinText) are kept
-// with a warning rather than refused.
+// resolve on a BIG-IP; those openltm does not ship (see builtinText,
+// builtinMoreText, and unshippedBuiltins for the reasons) are kept with a
+// warning rather than refused.
 //
 // Source: the REST listings of a BIG-IP 14.1.2.1 VE with ltm, gtm, apm, asm,
 // afm and avr provisioned (/mgmt/tm/ltm/profile/*, ltm/monitor/*,

@@ -1,0 +1,208 @@
+package objects
+
+import (
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestF5BuiltinsResolve checks every F5 built-in of a kind openltm acts on
+// (f5BuiltinList): each is shipped, or is one of those deliberately not
+// shipped, listed here with its reason, and then resolves as a kept
+// built-in (KeptBuiltin) with that reason in the warning. None is refused.
+func TestF5BuiltinsResolve(t *testing.T) {
+	notShipped := map[string]string{
+		"cm device-group /Common/device_trust_group":                      "device trust group",
+		"cm device-group /Common/gtm":                                     "GTM sync group",
+		"ltm rule /Common/_sys_APM_ExchangeSupport_OA_BasicAuth":          "APM iRule",
+		"ltm rule /Common/_sys_APM_ExchangeSupport_OA_NtlmAuth":           "APM iRule",
+		"ltm rule /Common/_sys_APM_ExchangeSupport_helper":                "APM iRule",
+		"ltm rule /Common/_sys_APM_ExchangeSupport_main":                  "APM iRule",
+		"ltm rule /Common/_sys_APM_MS_Office_OFBA_Support":                "APM iRule",
+		"ltm rule /Common/_sys_APM_Office365_SAML_BasicAuth":              "APM iRule",
+		"ltm rule /Common/_sys_APM_activesync":                            "APM iRule",
+		"ltm rule /Common/_sys_auth_krbdelegate":                          "Kerberos delegation",
+		"net route-domain 0":                                              "implicit",
+		"sys file ssl-cert /Common/f5-ca-bundle.crt":                      "F5's own CA",
+		"sys file ssl-cert /Common/f5-irule.crt":                          "signing",
+		"sys log-config publisher /Common/default-ipsec-log-publisher":    "subsystems",
+		"sys log-config publisher /Common/default-mgmt-acl-log-publisher": "subsystems",
+		"sys log-config publisher /Common/local-db-publisher":             "subsystems",
+		"sys log-config publisher /Common/sys-db-access-publisher":        "subsystems",
+		"sys log-config publisher /Common/sys-sslo-publisher":             "subsystems",
+		"sys log-config publisher /Common/sys-sso-access-publisher":       "subsystems",
+	}
+	b := Default.Builtins()
+	seen := map[string]bool{}
+	var kinds []string
+	for kind := range f5Builtins() {
+		kinds = append(kinds, kind)
+	}
+	sort.Strings(kinds)
+	for _, kind := range kinds {
+		k := Default.Kind(kind)
+		if k == nil || k.Passive {
+			continue // kept kinds: TestKeptRefs
+		}
+		for name := range f5Builtins()[kind] {
+			key := kind + " " + name
+			shipped := b.Lookup(Default, []string{kind}, name) != nil
+			want, listed := notShipped[key]
+			switch {
+			case shipped && listed:
+				t.Errorf("%s is shipped but listed as not shipped", key)
+			case !shipped && !listed:
+				t.Errorf("%s is neither shipped nor listed as deliberately not shipped", key)
+			case listed:
+				seen[key] = true
+				why := unshippedWhy(kind, name)
+				if !strings.Contains(why, want) {
+					t.Errorf("%s: reason %q, want it to say %q", key, why, want)
+				}
+				ref := Ref{Spec: []string{kind}, Name: name}
+				if got := KeptBuiltin(Default, ref); got != kind {
+					t.Errorf("%s: KeptBuiltin = %q, want %q", key, got, kind)
+				}
+			}
+		}
+	}
+	for key := range notShipped {
+		if !seen[key] {
+			t.Errorf("%s is listed as not shipped but is no F5 built-in of an acted-on kind", key)
+		}
+	}
+	// No stale entry in unshippedBuiltins either.
+	for kind, m := range unshippedBuiltins {
+		for name := range m {
+			if _, ok := notShipped[kind+" "+name]; !ok {
+				t.Errorf("unshippedBuiltins has %s %s, which the test does not list", kind, name)
+			}
+		}
+	}
+}
+
+// TestBuiltinsMoreValues checks the documented settings of the built-ins
+// builtinMoreText ships, as Config.Effective gives them (what `list ...
+// all-properties` prints).
+func TestBuiltinsMoreValues(t *testing.T) {
+	b := Default.Builtins()
+	for _, tc := range []struct {
+		kind, name, prop, want string
+	}{
+		{"ltm profile http", "/Common/http-explicit", "proxy-type", "explicit"},
+		{"ltm profile http", "/Common/http-explicit", "insert-xforwarded-for", "disabled"}, // from /Common/http
+		{"ltm profile http", "/Common/http-transparent", "proxy-type", "transparent"},
+		{"ltm profile udp", "/Common/udp_decrement_ttl", "ip-ttl-mode", "decrement"},
+		{"ltm profile udp", "/Common/udp_preserve_ttl", "ip-ttl-mode", "preserve"},
+		{"ltm profile udp", "/Common/udp_preserve_ttl", "idle-timeout", "60"},
+		{"ltm profile tcp", "/Common/wom-tcp-wan-optimized", "idle-timeout", "600"},
+		{"ltm profile tcp", "/Common/wom-tcp-wan-optimized", "nagle", "enabled"},
+		{"ltm profile tcp", "/Common/wom-tcp-wan-optimized", "send-buffer-size", "458752"},
+		{"ltm profile tcp", "/Common/wom-tcp-wan-optimized", "defaults-from", "/Common/tcp-wan-optimized"},
+		{"ltm profile tcp", "/Common/wam-tcp-lan-optimized", "init-cwnd", "16"},
+		{"ltm profile tcp", "/Common/mptcp-mobile-optimized", "mptcp", "enabled"},
+		{"ltm profile tcp", "/Common/mptcp-mobile-optimized", "congestion-control", "illinois"},
+		{"ltm profile tcp", "/Common/splitsession-default-tcp", "zero-window-timeout", "300000"},
+		{"ltm profile tcp", "/Common/apm-forwarding-client-tcp", "keep-alive-interval", "60"},
+		{"ltm profile fastl4", "/Common/apm-forwarding-fastL4", "idle-timeout", "7200"},
+		{"ltm profile fastl4", "/Common/full-acceleration", "idle-timeout", "300"},
+		{"ltm profile web-acceleration", "/Common/optimized-acceleration", "cache-size", "6144"},
+		{"ltm profile web-acceleration", "/Common/apm-enduser-if-cache", "cache-max-age", "36000"},
+		{"ltm profile client-ssl", "/Common/wom-default-clientssl", "allow-non-ssl", "enabled"},
+		{"ltm profile server-ssl", "/Common/wom-default-serverssl", "defaults-from", "/Common/serverssl"},
+		{"ltm cipher rule", "/Common/f5-secure", "cipher", "ECDHE:RSA:ECDHE_ECDSA:!SSLV3:!RC4:!EXP:!DES:!3DES"},
+		{"ltm cipher rule", "/Common/f5-default", "dh-groups", "DEFAULT"},
+		{"ltm cipher group", "/Common/f5-default", "ordering", "default"},
+		{"ltm data-group internal", "/Common/images", "type", "string"},
+	} {
+		k := Default.Kind(tc.kind)
+		o := b.Get(k, tc.name)
+		if o == nil {
+			t.Errorf("%s %s is not shipped", tc.kind, tc.name)
+			continue
+		}
+		if !o.BuiltIn {
+			t.Errorf("%s %s is not marked built in", tc.kind, tc.name)
+		}
+		v := b.Effective(o, tc.prop)
+		got := ""
+		if v != nil {
+			got = v.Str
+		}
+		if got != tc.want {
+			t.Errorf("%s %s %s = %q, want %q", tc.kind, tc.name, tc.prop, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		kind, name string
+		items      []string
+	}{
+		{"ltm data-group internal", "/Common/private_net", []string{"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"}},
+		{"ltm data-group internal", "/Common/images", []string{".bmp", ".gif", ".jpg"}},
+		{"net port-list", "/Common/_sys_self_allow_tcp_defaults", []string{"22", "53", "161", "443", "1029-1043", "4353"}},
+		{"net port-list", "/Common/_sys_self_allow_udp_defaults", []string{"53", "161", "520", "1026", "4353"}},
+	} {
+		o := b.Get(Default.Kind(tc.kind), tc.name)
+		if o == nil {
+			t.Errorf("%s %s is not shipped", tc.kind, tc.name)
+			continue
+		}
+		text := Format(o, PrintOpts{})
+		for _, it := range tc.items {
+			if !strings.Contains(text, " "+it+" ") {
+				t.Errorf("%s %s lacks %s:\n%s", tc.kind, tc.name, it, text)
+			}
+		}
+	}
+	aol := Format(b.Get(Default.Kind("ltm data-group internal"), "/Common/aol"), PrintOpts{})
+	if n := strings.Count(aol, "{ }"); n != 14 {
+		t.Errorf("aol has %d records, want F5's 14:\n%s", n, aol)
+	}
+}
+
+// TestBuiltinsMoreSaveAndLoad checks that the new built-ins are left out of
+// a save until modified, and that a bigip.conf naming them, or a kept
+// one, reads with no finding but the kept one's warning.
+func TestBuiltinsMoreSaveAndLoad(t *testing.T) {
+	c := Default.Builtins()
+	if text := c.Text(); strings.Contains(text, "http-explicit") || strings.Contains(text, "f5-default") || strings.Contains(text, "private_net") {
+		t.Fatalf("unmodified built-ins saved:\n%s", text)
+	}
+	o := c.Get(Default.Kind("ltm profile http"), "/Common/http-explicit")
+	m := *o
+	m.Props = map[string]*Value{}
+	for k, v := range o.Props {
+		m.Props[k] = v
+	}
+	m.Props["description"] = &Value{Str: "changed"}
+	c.Put(&m)
+	if text := c.Text(); !strings.Contains(text, "ltm profile http /Common/http-explicit {") {
+		t.Fatalf("a modified built-in is not saved:\n%s", text)
+	}
+
+	l := Default.ReadText("bigip.conf", []byte(`ltm profile http /Common/proxy { defaults-from /Common/http-explicit }
+ltm profile client-ssl /Common/cs { defaults-from /Common/wom-default-clientssl cipher-group /Common/f5-default }
+ltm virtual /Common/v {
+    destination /Common/10.1.1.1:443
+    ip-protocol tcp
+    profiles { /Common/wom-tcp-wan-optimized { } /Common/proxy { } /Common/cs { context clientside } }
+    rules { /Common/_sys_APM_activesync }
+}
+ltm virtual /Common/u {
+    destination /Common/10.1.1.1:53
+    ip-protocol udp
+    profiles { /Common/udp_decrement_ttl { } }
+}
+`), "/Common")
+	l.CheckRefs(Default, Default.Builtins())
+	var msgs []string
+	for _, f := range l.Findings {
+		msgs = append(msgs, f.Msg)
+		if f.Category == Refused {
+			t.Errorf("refused: %s", f.Msg)
+		}
+	}
+	if len(msgs) != 1 || !strings.Contains(msgs[0], "refers to ltm rule /Common/_sys_APM_activesync, which openltm does not act on (F5's APM iRule") {
+		t.Errorf("findings %q, want only the APM rule's kept warning", msgs)
+	}
+}
