@@ -2,7 +2,6 @@ package mblb
 
 import (
 	"fmt"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -26,8 +25,7 @@ func TestIIOPOneConnectSlowClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(m.Close)
-	p := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{},
-		members: []Member{{ID: 1, Addr: netip.MustParseAddrPort(m.Addr()), Name: "m1"}}}
+	p := oneMember(m.Addr(), "m1")
 	cfg := iiopConfig(p, IIOPOptions{})
 	cfg.OneConnect = &OneConnect{MaxSize: 1, MaxReuse: 1 << 20}
 	cfg.MaxInFlight, cfg.MaxMessageSize = 16, 1<<20
