@@ -1,6 +1,7 @@
 package mblb
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"testing"
@@ -117,5 +118,60 @@ func TestIIOPResendFragmentsBound(t *testing.T) {
 	}
 	if n := vs.e.Stats().Retries; n != 1 {
 		t.Fatalf("retries %d, want 1", n)
+	}
+}
+
+// TestIIOPKeepFragmentAppends: a fragmented request's Fragments are
+// appended to its kept bytes (the buffer replaced only when full, at
+// least doubling), whole and in order, its last one ending partial;
+// past MaxMessageSize in all it is no longer kept.
+func TestIIOPKeepFragmentAppends(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		first, frag  int // sizes
+		frags, limit int
+		kept         bool
+		maxMoves     int // times the kept bytes moved to a new buffer, at most
+	}{
+		{"small fragments", 100, 100, 200, 1 << 20, true, 8},
+		{"one fragment", 100, 50, 1, 1 << 20, true, 1},
+		{"past the limit", 1000, 1000, 10, 5000, false, 0},
+		{"to the limit exactly", 1000, 1000, 4, 5000, true, 3},
+		{"beyond the pooled classes", 1 << 20, 1 << 20, 7, 9 << 20, true, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := &iiopSession{s: &ClientConn{e: &Engine{cfg: Config{MaxMessageSize: tc.limit}}}, pending: map[uint32]iiopPending{}}
+			sc := &serverConn{}
+			want := bytes.Repeat([]byte{'f'}, tc.first)
+			k := getMsg(tc.first)
+			copy(k.b, want)
+			is.pending[7] = iiopPending{sc: sc, kept: k, partial: true}
+			moves, last := 0, k
+			for i := 0; i < tc.frags; i++ {
+				b := bytes.Repeat([]byte{byte('a' + i%26)}, tc.frag)
+				want = append(want, b...)
+				is.keepFragment(7, sc, b, i == tc.frags-1)
+				if p := is.pending[7]; p.kept != nil && p.kept != last {
+					moves, last = moves+1, p.kept
+				}
+			}
+			p := is.pending[7]
+			if !tc.kept {
+				if p.kept != nil || p.partial {
+					t.Fatalf("kept %v partial %v past the limit", p.kept != nil, p.partial)
+				}
+				return
+			}
+			if p.kept == nil || p.partial {
+				t.Fatalf("kept %v partial %v after the last fragment", p.kept != nil, p.partial)
+			}
+			if !bytes.Equal(p.kept.b, want) {
+				t.Fatalf("kept %d bytes, want %d (or they differ)", len(p.kept.b), len(want))
+			}
+			if moves > tc.maxMoves {
+				t.Fatalf("kept bytes moved %d times, want at most %d (copied whole per fragment?)", moves, tc.maxMoves)
+			}
+			p.drop()
+		})
 	}
 }

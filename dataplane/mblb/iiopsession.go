@@ -833,8 +833,12 @@ func (is *iiopSession) resendOne(closed *serverConn, id uint32, b []byte) {
 // keepFragment adds a Fragment the client's reader sends to sc to the
 // kept bytes of its request (the client's id), so that a member's
 // CloseConnection sends a fragmented request again as a whole one;
-// last: its final fragment, the request whole then. Past MaxMessageSize
-// in all, the request is no longer kept (not sent again) [M].
+// last: its final fragment, the request whole then. Each Fragment is
+// appended to the kept buffer, which is replaced by one at least twice
+// its size (within MaxMessageSize) only when full, so that a request's
+// fragments are copied about twice in all rather than the whole kept so
+// far on each. Past MaxMessageSize in all, the request is no longer
+// kept (not sent again) [M].
 func (is *iiopSession) keepFragment(id uint32, sc *serverConn, b []byte, last bool) {
 	s := is.s
 	s.mu.Lock()
@@ -843,18 +847,23 @@ func (is *iiopSession) keepFragment(id uint32, sc *serverConn, b []byte, last bo
 		s.mu.Unlock()
 		return
 	}
-	old := p.kept
-	if n := len(old.b) + len(b); n > s.e.cfg.MaxMessageSize {
+	old, limit := p.kept, s.e.cfg.MaxMessageSize
+	n := len(old.b) + len(b)
+	if n > limit {
 		p.kept, p.partial = nil, false
 	} else {
-		p.kept = getMsg(n)
-		copy(p.kept.b, old.b)
-		copy(p.kept.b[len(old.b):], b)
+		if n > cap(old.b) {
+			p.kept = getMsg(min(max(n, 2*cap(old.b)), limit))
+			p.kept.b = append(p.kept.b[:0], old.b...)
+		}
+		p.kept.b = append(p.kept.b, b...) // within its capacity
 		p.partial = !last
 	}
 	is.pending[id] = p
 	s.mu.Unlock()
-	old.unref()
+	if p.kept != old {
+		old.unref()
+	}
 }
 
 // setChainID writes id into a kept request b: its first message's
