@@ -129,8 +129,12 @@ type iiopPending struct {
 	// once sent again, or for a fragmented one past MaxMessageSize.
 	kept *msg
 	// partial: kept holds a fragmented request whose last fragment has
-	// not been sent yet (it is not sent again).
+	// not been sent yet (it is not sent again yet).
 	partial bool
+	// orphan: sc's member sent CloseConnection while the request was
+	// partial; its further Fragments are kept, not written to sc, and
+	// with the last one it is sent again whole (resendOrphan).
+	orphan bool
 }
 
 // drop recycles what p keeps; the caller has taken p out of pending.
@@ -270,7 +274,17 @@ func (is *iiopSession) fromClient(b []byte) bool {
 		if sc == nil {
 			return is.bad("GIOP 1.%d Fragment (request id %d) of no fragmented message", m.Minor, m.RequestID)
 		}
-		is.keepFragment(id, sc, b, !m.More())
+		if is.keepFragment(id, sc, b, !m.More()) {
+			// Its member closed before the request was whole: kept,
+			// and sent again whole once its last fragment is here.
+			if !m.More() {
+				if m.Minor < 2 {
+					is.endChain()
+				}
+				is.resendOrphan(sc, id)
+			}
+			return true
+		}
 		ok := is.toServer(sc, b)
 		if m.Minor < 2 && !m.More() {
 			is.endChain()
@@ -331,7 +345,7 @@ func (is *iiopSession) memberGone(sc *serverConn) {
 	s.mu.Lock()
 	var gone []iiopPending
 	for id, p := range is.pending {
-		if p.sc == sc {
+		if p.sc == sc && !p.orphan { // (an orphan waits for its last fragment)
 			delete(is.pending, id)
 			gone = append(gone, p)
 		}
@@ -725,9 +739,12 @@ func (is *iiopSession) timeouts() {
 // persistence ties the request to, over a new connection, else to a new
 // pick that leaves sc's member out while another can take it; a
 // fragmented one whole, once its last fragment has gone. Each counts as
-// a retry. A fragmented request still incomplete (or not kept: past
-// MaxMessageSize), one sent again already, and one whose second send
-// fails stay on sc, settled as for a member gone (memberGone).
+// a retry. A fragmented request still incomplete becomes an orphan: its
+// further Fragments are kept (not written to sc) and the client's
+// reader sends it again whole with the last one (resendOrphan) [M]. One
+// not kept (past MaxMessageSize), one sent again already, and one whose
+// second send fails stay on sc, settled as for a member gone
+// (memberGone).
 func (is *iiopSession) resend(sc *serverConn) {
 	s := is.s
 	type again struct {
@@ -735,15 +752,25 @@ func (is *iiopSession) resend(sc *serverConn) {
 		kept *msg
 	}
 	var todo []again
+	var orphans []uint32
 	s.mu.Lock()
 	for id, p := range is.pending {
-		if p.sc == sc && p.kept != nil && !p.partial {
+		switch {
+		case p.sc != sc || p.kept == nil || p.orphan:
+		case p.partial:
+			p.orphan = true
+			is.pending[id] = p
+			orphans = append(orphans, id)
+		default:
 			todo = append(todo, again{id, p.kept})
 			p.kept = nil // not a third time
 			is.pending[id] = p
 		}
 	}
 	s.mu.Unlock()
+	for _, id := range orphans {
+		s.e.logf("mblb: IIOP client %s: request id %d incomplete at %s's CloseConnection, kept to be sent again whole with its last fragment", s.client, id, sc.leg.Member.Name)
+	}
 	for _, a := range todo {
 		is.resendOne(sc, a.id, a.kept.b)
 		a.kept.unref()
@@ -838,14 +865,17 @@ func (is *iiopSession) resendOne(closed *serverConn, id uint32, b []byte) {
 // its size (within MaxMessageSize) only when full, so that a request's
 // fragments are copied about twice in all rather than the whole kept so
 // far on each. Past MaxMessageSize in all, the request is no longer
-// kept (not sent again) [M].
-func (is *iiopSession) keepFragment(id uint32, sc *serverConn, b []byte, last bool) {
+// kept (not sent again) [M]. It reports whether the request is an
+// orphan (its member closed before it was whole): the Fragment is then
+// not to be written to sc.
+func (is *iiopSession) keepFragment(id uint32, sc *serverConn, b []byte, last bool) (orphan bool) {
 	s := is.s
 	s.mu.Lock()
 	p, ok := is.pending[id]
 	if !ok || p.sc != sc || p.kept == nil || !p.partial {
+		orphan = ok && p.sc == sc && p.orphan
 		s.mu.Unlock()
-		return
+		return orphan
 	}
 	old, limit := p.kept, s.e.cfg.MaxMessageSize
 	n := len(old.b) + len(b)
@@ -863,6 +893,44 @@ func (is *iiopSession) keepFragment(id uint32, sc *serverConn, b []byte, last bo
 	s.mu.Unlock()
 	if p.kept != old {
 		old.unref()
+	}
+	return p.orphan
+}
+
+// resendOrphan sends a fragmented request whose member (closed) sent
+// CloseConnection before its last fragment came again whole, now that
+// it is whole, as resend does (a retry); from the client's reader, which
+// holds no write lock then. One not kept (past MaxMessageSize) or that
+// no member takes is settled as for a member gone.
+func (is *iiopSession) resendOrphan(closed *serverConn, id uint32) {
+	s := is.s
+	s.mu.Lock()
+	p, ok := is.pending[id]
+	var kept *msg
+	if ok && p.sc == closed && p.orphan {
+		kept, p.kept = p.kept, nil
+		is.pending[id] = p
+	}
+	s.mu.Unlock()
+	if kept != nil {
+		is.resendOne(closed, id, kept.b)
+		kept.unref()
+	} else if ok && p.sc == closed && p.orphan {
+		s.e.logf("mblb: IIOP client %s: request id %d, incomplete at %s's CloseConnection, past the message size bound: not sent again", s.client, id, closed.leg.Member.Name)
+	}
+	if is.opt.Timeout > 0 {
+		return // (left to the timeout, as memberGone does)
+	}
+	s.mu.Lock()
+	p, ok = is.pending[id]
+	ok = ok && p.sc == closed
+	if ok {
+		delete(is.pending, id)
+		s.cond.Broadcast()
+	}
+	s.mu.Unlock()
+	if ok {
+		is.unpend(p)
 	}
 }
 
