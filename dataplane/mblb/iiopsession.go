@@ -155,6 +155,15 @@ func (is *iiopSession) unpend(p iiopPending) {
 	}
 }
 
+// retire is unpend for a request cancelled or timed out: on a shared
+// connection its route is kept a while for a late reply (retire).
+func (is *iiopSession) retire(p iiopPending) {
+	p.drop()
+	if sh := p.sc.iiop; sh != nil && sh.retire(p.mid) {
+		is.oc.released(p.sc)
+	}
+}
+
 // iiopFrag is where a GIOP 1.2 fragmented message of the client goes
 // on: its connection and its request id there.
 type iiopFrag struct {
@@ -302,7 +311,7 @@ func (is *iiopSession) fromClient(b []byte) bool {
 		}
 		s.mu.Unlock()
 		if ok {
-			is.unpend(p)
+			is.retire(p)
 			if p.sc.iiop != nil {
 				m.SetRequestID(b, p.mid)
 			}
@@ -719,7 +728,7 @@ func (is *iiopSession) timeouts() {
 		}
 		s.mu.Unlock()
 		for _, p := range forgot {
-			is.unpend(p)
+			is.retire(p)
 		}
 		if len(late) == 0 {
 			continue
