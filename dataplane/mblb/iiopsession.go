@@ -209,6 +209,7 @@ type iiopSession struct {
 func (s *ClientConn) runIIOP() error {
 	e := s.e
 	is := &iiopSession{s: s, opt: e.cfg.Request.IIOP, p: e.iiop, pending: map[uint32]iiopPending{}, oc: e.pool}
+	s.iiop = is
 	if is.oc != nil {
 		is.out.init(e.cfg.MaxInFlight * e.cfg.MaxMessageSize)
 	}
@@ -691,6 +692,9 @@ func (is *iiopSession) fromServer(sc *serverConn, b []byte, held *bool) error {
 	}
 	if ok {
 		s.msgsOut.Add(1)
+	}
+	if !m.More() {
+		sc.iiopDrained() // (a member drained by a commit)
 	}
 	return nil
 }

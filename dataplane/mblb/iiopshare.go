@@ -276,6 +276,7 @@ func (sh *iiopShared) fromMember(sc *serverConn, b []byte, chain **iiopSession) 
 			if !m.More() {
 				*chain = nil
 				is.wmu.Unlock()
+				sc.iiopDrained()
 			}
 			return nil
 		}
@@ -296,6 +297,9 @@ func (sh *iiopShared) fromMember(sc *serverConn, b []byte, chain **iiopSession) 
 		return nil
 	}
 	r.is.deliver(b, false)
+	if !m.More() {
+		sc.iiopDrained() // (a member drained by a commit)
+	}
 	return nil
 }
 
