@@ -313,3 +313,40 @@ func TestIIOPResendIncompleteFragments(t *testing.T) {
 		t.Fatalf("retries %d resets %d, want 0 and 0", st.Retries, st.Resets)
 	}
 }
+
+// TestIIOPResendOnce: a request sent again after one member's
+// CloseConnection is not sent a second time when the next member also
+// closes: it is settled as for a member gone (logged), one retry
+// counted, for a whole request and a fragmented one.
+func TestIIOPResendOnce(t *testing.T) {
+	closeOnFirst(t, "127.254.3.3:25403")
+	closeOnFirst(t, "127.254.3.4:25404")
+	for i, fragmentedReq := range []bool{false, true} {
+		pool := oneMember("127.254.3.3:25403", "c1")
+		pool.members = append(pool.members, Member{ID: 2, Addr: netip.MustParseAddrPort("127.254.3.4:25404"), Pool: "/Common/iiop_pool", Name: "c2"})
+		logs := &seenLog{}
+		cfg := iiopConfig(pool, IIOPOptions{})
+		cfg.Events.Log = logs.add
+		vs := startVS(t, fmt.Sprintf("127.254.3.%d:%d", 13+i, 25413+i), cfg)
+		req := iiop.AppendRequest(nil, 2, false, 1, true, []byte("k"), "echo", nil)
+		if fragmentedReq {
+			req = fragmented(2, false, 1, "k", "echo")
+		}
+		c := dialIIOP(t, vs)
+		if _, err := c.Write(req); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the request settled after the second CloseConnection", func() bool {
+			for _, l := range logs.take() {
+				if strings.Contains(l, "requests unanswered by") {
+					return true
+				}
+			}
+			return false
+		})
+		if st := vs.e.Stats(); st.Retries != 1 || st.Resets != 0 {
+			t.Fatalf("fragmented=%v: retries %d resets %d, want 1 and 0", fragmentedReq, st.Retries, st.Resets)
+		}
+		c.Close()
+	}
+}

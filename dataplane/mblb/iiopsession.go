@@ -454,7 +454,8 @@ func (is *iiopSession) conn(mem Member) (*serverConn, error) {
 // place writes request b (m parsed from it, m.RequestID the client's
 // id) to sc: on a shared connection under an id of its own there (b is
 // rewritten), filed as pending when it expects a reply, its bytes kept
-// for a member's CloseConnection (keep, and not a first fragment). From
+// for a member's CloseConnection when the client's reader sends it (a
+// request sent again is not kept: it is sent again at most once). From
 // the client's reader (reader) or a member's (sending again). It returns
 // the id on sc; false when the write failed (nothing is then pending).
 func (is *iiopSession) place(sc *serverConn, m *iiop.Message, b []byte, reader bool) (uint32, bool) {
@@ -471,8 +472,10 @@ func (is *iiopSession) place(sc *serverConn, m *iiop.Message, b []byte, reader b
 	}
 	if m.Expects {
 		p := iiopPending{sc: sc, mid: mid, sent: is.clock(), partial: reader && m.More()}
-		p.kept = getMsg(len(b))
-		copy(p.kept.b, b)
+		if reader { // (one sent again is not kept: at most once [M])
+			p.kept = getMsg(len(b))
+			copy(p.kept.b, b)
+		}
 		s.mu.Lock()
 		old, had := is.pending[m.RequestID]
 		is.pending[m.RequestID] = p
