@@ -122,7 +122,7 @@ func TestIIOPVirtual(t *testing.T) {
 		t.Fatalf("abort-on-timeout: read %v, want the connection reset", err)
 	}
 	for cmd, want := range map[string][]string{
-		"show ltm profile iiop iiop":       {`(?m)^Ltm::IIOP Profile: iiop$`, `(?m)^Requests +4$`, `(?m)^Replies +4$`, `(?m)^Timeouts +0$`},
+		"show ltm profile iiop iiop":       {`(?m)^Ltm::IIOP Profile: iiop$`, `(?m)^Requests +4$`, `(?m)^Replies +4$`, `(?m)^Timeouts +0$`, `(?m)^Slow Client Resets +0$`},
 		"show ltm profile iiop iiop_keys":  {`(?m)^Requests +12$`, `(?m)^Replies +12$`},
 		"show ltm profile iiop iiop_quick": {`(?m)^Requests +1$`, `(?m)^Replies +0$`, `(?m)^Timeouts +1$`, `(?m)^Client Resets +1$`},
 	} {

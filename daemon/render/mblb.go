@@ -54,7 +54,8 @@ func MBLBProfile(w io.Writer, name string, st dataplane.MBLBStats, o Options) er
 // IIOPProfile prints one `Ltm::IIOP Profile` block (show ltm profile
 // iiop): the IIOP virtuals' requests, replies and timeouts [M: BIG-IP's
 // iiop profile statistics are not known to openltm; these are its
-// engine's counts].
+// engine's counts]; Slow Client Resets are the one-connect clients
+// reset for replies unread past their bound (also in Client Resets).
 func IIOPProfile(w io.Writer, name string, st dataplane.MBLBStats, o Options) error {
 	u := func(n uint64) string { return strconv.FormatUint(n, 10) }
 	return statBlock(w, "Ltm::IIOP Profile: "+o.rel(name), [][2]string{
@@ -72,6 +73,7 @@ func IIOPProfile(w io.Writer, name string, st dataplane.MBLBStats, o Options) er
 		{"Failures", ""},
 		{"Server Failures", u(st.ServerFailures)},
 		{"Client Resets", u(st.Resets)},
+		{"Slow Client Resets", u(st.IIOPSlowResets)},
 	})
 }
 

@@ -51,6 +51,9 @@ func (sc *serverConn) drainMember() bool {
 	} else if e.pool != nil {
 		e.pool.remove(sc)
 	}
+	if e.cfg.Request.Mode == IIOP {
+		return sc.drainIIOP() // (GIOP requests are not in q)
+	}
 	sc.qmu.Lock()
 	if sc.dead || sc.memberDrain {
 		sc.qmu.Unlock()

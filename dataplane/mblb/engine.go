@@ -438,6 +438,9 @@ type engineStats struct {
 	// iiopTimeouts counts IIOP requests unanswered within the iiop
 	// profile's timeout (iiopsession.go).
 	iiopTimeouts atomic.Uint64
+	// iiopSlowResets counts one-connect IIOP clients reset for replies
+	// unread past their queue's bound (iiopout.go).
+	iiopSlowResets atomic.Uint64
 }
 
 // Stats are the engine's counters since it started.
@@ -492,6 +495,10 @@ type Stats struct {
 	// IIOPTimeouts counts IIOP requests unanswered within the iiop
 	// profile's timeout.
 	IIOPTimeouts uint64
+	// IIOPSlowResets counts one-connect IIOP clients reset because the
+	// replies queued for them and not read passed MaxInFlight x
+	// MaxMessageSize bytes (also counted in Resets).
+	IIOPSlowResets uint64
 }
 
 // MemberStats are one member's counters, for `show ltm pool p members`.
@@ -643,6 +650,7 @@ func (e *Engine) Stats() Stats {
 		NTLMBound:         e.stats.ntlmBound.Load(),
 		NTLMUnbound:       e.stats.ntlmUnbound.Load(),
 		IIOPTimeouts:      e.stats.iiopTimeouts.Load(),
+		IIOPSlowResets:    e.stats.iiopSlowResets.Load(),
 		Sessions:          ns,
 		ServerConns:       nc,
 	}

@@ -11,7 +11,9 @@ import "sync"
 // a message that would take it past the bound resets the client [M:
 // a client that reads slower than it asks is dropped rather than let
 // the others wait or the memory grow], its queue freed, and the
-// connection's other clients go on. Each queued message is a pooled
+// connection's other clients go on; the reset is logged once (the queue
+// is dead then: what comes later for the client is dropped quietly)
+// and counted in Stats.IIOPSlowResets as well as Stats.Resets. Each queued message is a pooled
 // copy (getMsg), and the queue's slices are reused: no allocation per
 // message once they have grown.
 type iiopOut struct {
@@ -52,7 +54,11 @@ func (o *iiopOut) put(is *iiopSession, b []byte) {
 		o.mu.Unlock()
 		m.unref()
 		s := is.s
-		s.e.logf("mblb: IIOP client %s: %d bytes of replies unread (bound %d), reset", s.client, queued, o.limit)
+		if s.isClosed() {
+			return // (leaving already: not a slow client's reset)
+		}
+		s.e.stats.iiopSlowResets.Add(1)
+		s.e.logf("mblb: IIOP client %s: %d bytes of replies unread (bound %d), reset as a slow client", s.client, queued, o.limit)
 		s.Close(true)
 		return
 	}

@@ -2,8 +2,8 @@ package mblb
 
 import (
 	"fmt"
-	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,9 +26,14 @@ func TestIIOPOneConnectSlowClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(m.Close)
-	p := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{},
-		members: []Member{{ID: 1, Addr: netip.MustParseAddrPort(m.Addr()), Name: "m1"}}}
+	p := oneMember(m.Addr(), "m1")
 	cfg := iiopConfig(p, IIOPOptions{})
+	var slowLogs atomic.Int32
+	cfg.Events.Log = func(line string) {
+		if strings.Contains(line, "reset as a slow client") {
+			slowLogs.Add(1)
+		}
+	}
 	cfg.OneConnect = &OneConnect{MaxSize: 1, MaxReuse: 1 << 20}
 	cfg.MaxInFlight, cfg.MaxMessageSize = 16, 1<<20
 	bound := cfg.MaxInFlight * cfg.MaxMessageSize
@@ -72,8 +77,8 @@ func TestIIOPOneConnectSlowClient(t *testing.T) {
 	for i := 1; i <= 20; i++ {
 		round(i)
 	}
-	if st := vs.e.Stats(); st.Resets != 0 {
-		t.Fatalf("a client was reset under the bound: %+v", st)
+	if st := vs.e.Stats(); st.Resets != 0 || st.IIOPSlowResets != 0 || slowLogs.Load() != 0 {
+		t.Fatalf("a client was reset under the bound: %+v, %d logged", st, slowLogs.Load())
 	}
 
 	// Past the bound the slow client is reset: its writes fail.
@@ -87,6 +92,10 @@ func TestIIOPOneConnectSlowClient(t *testing.T) {
 	waitFor(t, "the slow client's reset counted", func() bool { return vs.e.Stats().Resets == 1 })
 	for i := 21; i <= 25; i++ {
 		round(i)
+	}
+	// Counted and logged once, though replies kept coming for it.
+	if st := vs.e.Stats(); st.IIOPSlowResets != 1 || st.Resets != 1 || slowLogs.Load() != 1 {
+		t.Fatalf("slow resets %d, resets %d, logged %d: want 1 each", st.IIOPSlowResets, st.Resets, slowLogs.Load())
 	}
 	if st, _ := vs.e.OneConnectStats(); st.New != 1 {
 		t.Fatalf("%d member connections opened, want the one shared: %+v", st.New, st)

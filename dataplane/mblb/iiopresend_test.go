@@ -1,12 +1,17 @@
 package mblb
 
 import (
+	"bytes"
 	"fmt"
+	"net"
+	"net/netip"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/iiop"
+	"github.com/openltm/openltm/dataplane/iiop/iioptest"
 )
 
 // Fragmented IIOP re-send tests listen on 127.251.2.0/24, ports
@@ -117,5 +122,231 @@ func TestIIOPResendFragmentsBound(t *testing.T) {
 	}
 	if n := vs.e.Stats().Retries; n != 1 {
 		t.Fatalf("retries %d, want 1", n)
+	}
+}
+
+// TestIIOPKeepFragmentAppends: a fragmented request's Fragments are
+// appended to its kept bytes (the buffer replaced only when full, at
+// least doubling), whole and in order, its last one ending partial;
+// past MaxMessageSize in all it is no longer kept.
+func TestIIOPKeepFragmentAppends(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		first, frag  int // sizes
+		frags, limit int
+		kept         bool
+		maxMoves     int // times the kept bytes moved to a new buffer, at most
+	}{
+		{"small fragments", 100, 100, 200, 1 << 20, true, 8},
+		{"one fragment", 100, 50, 1, 1 << 20, true, 1},
+		{"past the limit", 1000, 1000, 10, 5000, false, 0},
+		{"to the limit exactly", 1000, 1000, 4, 5000, true, 3},
+		{"beyond the pooled classes", 1 << 20, 1 << 20, 7, 9 << 20, true, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := &iiopSession{s: &ClientConn{e: &Engine{cfg: Config{MaxMessageSize: tc.limit}}}, pending: map[uint32]iiopPending{}}
+			sc := &serverConn{}
+			want := bytes.Repeat([]byte{'f'}, tc.first)
+			k := getMsg(tc.first)
+			copy(k.b, want)
+			is.pending[7] = iiopPending{sc: sc, kept: k, partial: true}
+			moves, last := 0, k
+			for i := 0; i < tc.frags; i++ {
+				b := bytes.Repeat([]byte{byte('a' + i%26)}, tc.frag)
+				want = append(want, b...)
+				is.keepFragment(7, sc, b, i == tc.frags-1)
+				if p := is.pending[7]; p.kept != nil && p.kept != last {
+					moves, last = moves+1, p.kept
+				}
+			}
+			p := is.pending[7]
+			if !tc.kept {
+				if p.kept != nil || p.partial {
+					t.Fatalf("kept %v partial %v past the limit", p.kept != nil, p.partial)
+				}
+				return
+			}
+			if p.kept == nil || p.partial {
+				t.Fatalf("kept %v partial %v after the last fragment", p.kept != nil, p.partial)
+			}
+			if !bytes.Equal(p.kept.b, want) {
+				t.Fatalf("kept %d bytes, want %d (or they differ)", len(p.kept.b), len(want))
+			}
+			if moves > tc.maxMoves {
+				t.Fatalf("kept bytes moved %d times, want at most %d (copied whole per fragment?)", moves, tc.maxMoves)
+			}
+			p.drop()
+		})
+	}
+}
+
+// closeOnFirst is a member that answers the first message of each
+// connection with CloseConnection and closes it: a fragmented request's
+// first fragment is all it sees of it.
+func closeOnFirst(t *testing.T, addr string) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				b, err := iioptest.ReadMessage(c)
+				if err != nil {
+					return
+				}
+				h, _ := iiop.ParseHeader(b)
+				c.Write(iiop.AppendHeaderOnly(nil, h.Minor, b[6]&iiop.FlagLittleEndian != 0, iiop.CloseConnection))
+			}()
+		}
+	}()
+}
+
+// TestIIOPResendIncompleteFragments: a fragmented request whose member
+// sends CloseConnection after its first fragment, before the rest came
+// from the client, is kept and sent again whole to the other member
+// once its last fragment is here (a retry), on the client's own
+// connections and on shared ones, GIOP 1.1 and 1.2, both byte orders;
+// past MaxMessageSize it is not, and the client goes on.
+func TestIIOPResendIncompleteFragments(t *testing.T) {
+	closeOnFirst(t, "127.254.3.1:25401")
+	m2, err := iioptest.Listen("127.254.3.2:25402", "m2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m2.Close)
+	for vi, oneConnect := range []bool{false, true} {
+		pool := oneMember("127.254.3.1:25401", "m1")
+		pool.members = append(pool.members, Member{ID: 2, Addr: netip.MustParseAddrPort(m2.Addr()), Pool: "/Common/iiop_pool", Name: "m2"})
+		logs := &seenLog{}
+		cfg := iiopConfig(pool, IIOPOptions{})
+		cfg.Events.Log = logs.add
+		if oneConnect {
+			cfg.OneConnect = &OneConnect{}
+		}
+		vs := startVS(t, fmt.Sprintf("127.254.3.%d:%d", 10+vi, 25410+vi), cfg)
+		incomplete := func() int {
+			n := 0
+			for _, l := range logs.take() {
+				if strings.Contains(l, "incomplete at m1's CloseConnection, kept") {
+					n++
+				}
+			}
+			return n
+		}
+		round := 0
+		for _, minor := range []uint8{1, 2} {
+			for _, little := range []bool{false, true} {
+				round++
+				name := fmt.Sprintf("oneconnect=%v 1.%d little=%v", oneConnect, minor, little)
+				pool.mu.Lock()
+				pool.next = 0 // the first fragment to m1
+				pool.mu.Unlock()
+				key := fmt.Sprintf("v%d-r%d", vi, round)
+				whole := iiop.AppendRequest(nil, minor, little, 5, true, []byte(key), "echo", []byte("a body in three parts"))
+				first, rest := iiop.Split(whole, 40)
+				c := dialIIOP(t, vs)
+				if _, err := c.Write(first); err != nil {
+					t.Fatal(err)
+				}
+				waitFor(t, name+": m1's CloseConnection with the request incomplete", func() bool { return incomplete() == 1 })
+				var more []byte
+				more = iiop.AppendFragment(more, minor, little, 5, true, rest[:8])
+				more = iiop.AppendFragment(more, minor, little, 5, false, rest[8:])
+				if got := iiopExchange(t, c, more, 1); fmt.Sprint(got) != "[5=m2]" {
+					t.Fatalf("%s: got %v, want [5=m2]", name, got)
+				}
+				if n := m2.Keys()[key]; n != 1 {
+					t.Fatalf("%s: m2 served the request %d times, want 1", name, n)
+				}
+				c.Close()
+			}
+		}
+		if st := vs.e.Stats(); st.Retries != uint64(round) || st.Resets != 0 {
+			t.Fatalf("oneconnect=%v: retries %d (want %d), resets %d", oneConnect, st.Retries, round, st.Resets)
+		}
+	}
+
+	// Past MaxMessageSize the incomplete request is not kept: not sent
+	// again, the client not reset, its next request answered.
+	pool := oneMember("127.254.3.1:25401", "m1")
+	pool.members = append(pool.members, Member{ID: 2, Addr: netip.MustParseAddrPort(m2.Addr()), Pool: "/Common/iiop_pool", Name: "m2"})
+	logs := &seenLog{}
+	cfg := iiopConfig(pool, IIOPOptions{})
+	cfg.Events.Log = logs.add
+	cfg.MaxMessageSize = 600
+	vs := startVS(t, "127.254.3.12:25412", cfg)
+	whole := iiop.AppendRequest(nil, 2, false, 3, true, []byte("big"), "echo", make([]byte, 1000))
+	first, rest := iiop.Split(whole, 40)
+	c := dialIIOP(t, vs)
+	if _, err := c.Write(first); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "m1's CloseConnection with the big request incomplete", func() bool {
+		for _, l := range logs.take() {
+			if strings.Contains(l, "request id 3 incomplete at m1's CloseConnection, kept") {
+				return true
+			}
+		}
+		return false
+	})
+	var more []byte
+	for len(rest) > 0 {
+		part := rest[:min(400, len(rest))]
+		rest = rest[len(part):]
+		more = iiop.AppendFragment(more, 2, false, 3, len(rest) > 0, part)
+	}
+	more = iiop.AppendRequest(more, 2, false, 4, true, []byte("after"), "echo", nil) // to m2
+	if got := iiopExchange(t, c, more, 1); fmt.Sprint(got) != "[4=m2]" {
+		t.Fatalf("got %v, want [4=m2] alone", got)
+	}
+	if n := m2.Keys()["big"]; n != 0 {
+		t.Fatalf("m2 served the request past the bound %d times", n)
+	}
+	if st := vs.e.Stats(); st.Retries != 0 || st.Resets != 0 {
+		t.Fatalf("retries %d resets %d, want 0 and 0", st.Retries, st.Resets)
+	}
+}
+
+// TestIIOPResendOnce: a request sent again after one member's
+// CloseConnection is not sent a second time when the next member also
+// closes: it is settled as for a member gone (logged), one retry
+// counted, for a whole request and a fragmented one.
+func TestIIOPResendOnce(t *testing.T) {
+	closeOnFirst(t, "127.254.3.3:25403")
+	closeOnFirst(t, "127.254.3.4:25404")
+	for i, fragmentedReq := range []bool{false, true} {
+		pool := oneMember("127.254.3.3:25403", "c1")
+		pool.members = append(pool.members, Member{ID: 2, Addr: netip.MustParseAddrPort("127.254.3.4:25404"), Pool: "/Common/iiop_pool", Name: "c2"})
+		logs := &seenLog{}
+		cfg := iiopConfig(pool, IIOPOptions{})
+		cfg.Events.Log = logs.add
+		vs := startVS(t, fmt.Sprintf("127.254.3.%d:%d", 13+i, 25413+i), cfg)
+		req := iiop.AppendRequest(nil, 2, false, 1, true, []byte("k"), "echo", nil)
+		if fragmentedReq {
+			req = fragmented(2, false, 1, "k", "echo")
+		}
+		c := dialIIOP(t, vs)
+		if _, err := c.Write(req); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the request settled after the second CloseConnection", func() bool {
+			for _, l := range logs.take() {
+				if strings.Contains(l, "requests unanswered by") {
+					return true
+				}
+			}
+			return false
+		})
+		if st := vs.e.Stats(); st.Retries != 1 || st.Resets != 0 {
+			t.Fatalf("fragmented=%v: retries %d resets %d, want 1 and 0", fragmentedReq, st.Retries, st.Resets)
+		}
+		c.Close()
 	}
 }

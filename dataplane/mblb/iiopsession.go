@@ -129,8 +129,12 @@ type iiopPending struct {
 	// once sent again, or for a fragmented one past MaxMessageSize.
 	kept *msg
 	// partial: kept holds a fragmented request whose last fragment has
-	// not been sent yet (it is not sent again).
+	// not been sent yet (it is not sent again yet).
 	partial bool
+	// orphan: sc's member sent CloseConnection while the request was
+	// partial; its further Fragments are kept, not written to sc, and
+	// with the last one it is sent again whole (resendOrphan).
+	orphan bool
 }
 
 // drop recycles what p keeps; the caller has taken p out of pending.
@@ -147,6 +151,15 @@ func (p iiopPending) drop() {
 func (is *iiopSession) unpend(p iiopPending) {
 	p.drop()
 	if sh := p.sc.iiop; sh != nil && sh.forget(p.mid) {
+		is.oc.released(p.sc)
+	}
+}
+
+// retire is unpend for a request cancelled or timed out: on a shared
+// connection its route is kept a while for a late reply (retire).
+func (is *iiopSession) retire(p iiopPending) {
+	p.drop()
+	if sh := p.sc.iiop; sh != nil && sh.retire(p.mid) {
 		is.oc.released(p.sc)
 	}
 }
@@ -196,6 +209,7 @@ type iiopSession struct {
 func (s *ClientConn) runIIOP() error {
 	e := s.e
 	is := &iiopSession{s: s, opt: e.cfg.Request.IIOP, p: e.iiop, pending: map[uint32]iiopPending{}, oc: e.pool}
+	s.iiop = is
 	if is.oc != nil {
 		is.out.init(e.cfg.MaxInFlight * e.cfg.MaxMessageSize)
 	}
@@ -270,7 +284,17 @@ func (is *iiopSession) fromClient(b []byte) bool {
 		if sc == nil {
 			return is.bad("GIOP 1.%d Fragment (request id %d) of no fragmented message", m.Minor, m.RequestID)
 		}
-		is.keepFragment(id, sc, b, !m.More())
+		if is.keepFragment(id, sc, b, !m.More()) {
+			// Its member closed before the request was whole: kept,
+			// and sent again whole once its last fragment is here.
+			if !m.More() {
+				if m.Minor < 2 {
+					is.endChain()
+				}
+				is.resendOrphan(sc, id)
+			}
+			return true
+		}
 		ok := is.toServer(sc, b)
 		if m.Minor < 2 && !m.More() {
 			is.endChain()
@@ -288,7 +312,7 @@ func (is *iiopSession) fromClient(b []byte) bool {
 		}
 		s.mu.Unlock()
 		if ok {
-			is.unpend(p)
+			is.retire(p)
 			if p.sc.iiop != nil {
 				m.SetRequestID(b, p.mid)
 			}
@@ -331,7 +355,7 @@ func (is *iiopSession) memberGone(sc *serverConn) {
 	s.mu.Lock()
 	var gone []iiopPending
 	for id, p := range is.pending {
-		if p.sc == sc {
+		if p.sc == sc && !p.orphan { // (an orphan waits for its last fragment)
 			delete(is.pending, id)
 			gone = append(gone, p)
 		}
@@ -430,7 +454,8 @@ func (is *iiopSession) conn(mem Member) (*serverConn, error) {
 // place writes request b (m parsed from it, m.RequestID the client's
 // id) to sc: on a shared connection under an id of its own there (b is
 // rewritten), filed as pending when it expects a reply, its bytes kept
-// for a member's CloseConnection (keep, and not a first fragment). From
+// for a member's CloseConnection when the client's reader sends it (a
+// request sent again is not kept: it is sent again at most once). From
 // the client's reader (reader) or a member's (sending again). It returns
 // the id on sc; false when the write failed (nothing is then pending).
 func (is *iiopSession) place(sc *serverConn, m *iiop.Message, b []byte, reader bool) (uint32, bool) {
@@ -447,8 +472,10 @@ func (is *iiopSession) place(sc *serverConn, m *iiop.Message, b []byte, reader b
 	}
 	if m.Expects {
 		p := iiopPending{sc: sc, mid: mid, sent: is.clock(), partial: reader && m.More()}
-		p.kept = getMsg(len(b))
-		copy(p.kept.b, b)
+		if reader { // (one sent again is not kept: at most once [M])
+			p.kept = getMsg(len(b))
+			copy(p.kept.b, b)
+		}
 		s.mu.Lock()
 		old, had := is.pending[m.RequestID]
 		is.pending[m.RequestID] = p
@@ -669,6 +696,9 @@ func (is *iiopSession) fromServer(sc *serverConn, b []byte, held *bool) error {
 	if ok {
 		s.msgsOut.Add(1)
 	}
+	if !m.More() {
+		sc.iiopDrained() // (a member drained by a commit)
+	}
 	return nil
 }
 
@@ -705,7 +735,7 @@ func (is *iiopSession) timeouts() {
 		}
 		s.mu.Unlock()
 		for _, p := range forgot {
-			is.unpend(p)
+			is.retire(p)
 		}
 		if len(late) == 0 {
 			continue
@@ -725,9 +755,12 @@ func (is *iiopSession) timeouts() {
 // persistence ties the request to, over a new connection, else to a new
 // pick that leaves sc's member out while another can take it; a
 // fragmented one whole, once its last fragment has gone. Each counts as
-// a retry. A fragmented request still incomplete (or not kept: past
-// MaxMessageSize), one sent again already, and one whose second send
-// fails stay on sc, settled as for a member gone (memberGone).
+// a retry. A fragmented request still incomplete becomes an orphan: its
+// further Fragments are kept (not written to sc) and the client's
+// reader sends it again whole with the last one (resendOrphan) [M]. One
+// not kept (past MaxMessageSize), one sent again already, and one whose
+// second send fails stay on sc, settled as for a member gone
+// (memberGone).
 func (is *iiopSession) resend(sc *serverConn) {
 	s := is.s
 	type again struct {
@@ -735,15 +768,25 @@ func (is *iiopSession) resend(sc *serverConn) {
 		kept *msg
 	}
 	var todo []again
+	var orphans []uint32
 	s.mu.Lock()
 	for id, p := range is.pending {
-		if p.sc == sc && p.kept != nil && !p.partial {
+		switch {
+		case p.sc != sc || p.kept == nil || p.orphan:
+		case p.partial:
+			p.orphan = true
+			is.pending[id] = p
+			orphans = append(orphans, id)
+		default:
 			todo = append(todo, again{id, p.kept})
 			p.kept = nil // not a third time
 			is.pending[id] = p
 		}
 	}
 	s.mu.Unlock()
+	for _, id := range orphans {
+		s.e.logf("mblb: IIOP client %s: request id %d incomplete at %s's CloseConnection, kept to be sent again whole with its last fragment", s.client, id, sc.leg.Member.Name)
+	}
 	for _, a := range todo {
 		is.resendOne(sc, a.id, a.kept.b)
 		a.kept.unref()
@@ -833,28 +876,78 @@ func (is *iiopSession) resendOne(closed *serverConn, id uint32, b []byte) {
 // keepFragment adds a Fragment the client's reader sends to sc to the
 // kept bytes of its request (the client's id), so that a member's
 // CloseConnection sends a fragmented request again as a whole one;
-// last: its final fragment, the request whole then. Past MaxMessageSize
-// in all, the request is no longer kept (not sent again) [M].
-func (is *iiopSession) keepFragment(id uint32, sc *serverConn, b []byte, last bool) {
+// last: its final fragment, the request whole then. Each Fragment is
+// appended to the kept buffer, which is replaced by one at least twice
+// its size (within MaxMessageSize) only when full, so that a request's
+// fragments are copied about twice in all rather than the whole kept so
+// far on each. Past MaxMessageSize in all, the request is no longer
+// kept (not sent again) [M]. It reports whether the request is an
+// orphan (its member closed before it was whole): the Fragment is then
+// not to be written to sc.
+func (is *iiopSession) keepFragment(id uint32, sc *serverConn, b []byte, last bool) (orphan bool) {
 	s := is.s
 	s.mu.Lock()
 	p, ok := is.pending[id]
 	if !ok || p.sc != sc || p.kept == nil || !p.partial {
+		orphan = ok && p.sc == sc && p.orphan
 		s.mu.Unlock()
-		return
+		return orphan
 	}
-	old := p.kept
-	if n := len(old.b) + len(b); n > s.e.cfg.MaxMessageSize {
+	old, limit := p.kept, s.e.cfg.MaxMessageSize
+	n := len(old.b) + len(b)
+	if n > limit {
 		p.kept, p.partial = nil, false
 	} else {
-		p.kept = getMsg(n)
-		copy(p.kept.b, old.b)
-		copy(p.kept.b[len(old.b):], b)
+		if n > cap(old.b) {
+			p.kept = getMsg(min(max(n, 2*cap(old.b)), limit))
+			p.kept.b = append(p.kept.b[:0], old.b...)
+		}
+		p.kept.b = append(p.kept.b, b...) // within its capacity
 		p.partial = !last
 	}
 	is.pending[id] = p
 	s.mu.Unlock()
-	old.unref()
+	if p.kept != old {
+		old.unref()
+	}
+	return p.orphan
+}
+
+// resendOrphan sends a fragmented request whose member (closed) sent
+// CloseConnection before its last fragment came again whole, now that
+// it is whole, as resend does (a retry); from the client's reader, which
+// holds no write lock then. One not kept (past MaxMessageSize) or that
+// no member takes is settled as for a member gone.
+func (is *iiopSession) resendOrphan(closed *serverConn, id uint32) {
+	s := is.s
+	s.mu.Lock()
+	p, ok := is.pending[id]
+	var kept *msg
+	if ok && p.sc == closed && p.orphan {
+		kept, p.kept = p.kept, nil
+		is.pending[id] = p
+	}
+	s.mu.Unlock()
+	if kept != nil {
+		is.resendOne(closed, id, kept.b)
+		kept.unref()
+	} else if ok && p.sc == closed && p.orphan {
+		s.e.logf("mblb: IIOP client %s: request id %d, incomplete at %s's CloseConnection, past the message size bound: not sent again", s.client, id, closed.leg.Member.Name)
+	}
+	if is.opt.Timeout > 0 {
+		return // (left to the timeout, as memberGone does)
+	}
+	s.mu.Lock()
+	p, ok = is.pending[id]
+	ok = ok && p.sc == closed
+	if ok {
+		delete(is.pending, id)
+		s.cond.Broadcast()
+	}
+	s.mu.Unlock()
+	if ok {
+		is.unpend(p)
+	}
 }
 
 // setChainID writes id into a kept request b: its first message's

@@ -1,6 +1,7 @@
 package mblb
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -293,14 +294,23 @@ func TestIIOPMalformed(t *testing.T) {
 	}
 }
 
-// iiopEcho is an allocation-free member for the benchmark: it answers
-// each fixed-size request with a fixed reply.
-func iiopEcho(b testing.TB, addr string, reqSize int, reply []byte) {
+// oneMember is a pool of the one member at addr.
+func oneMember(addr, name string) *testPool {
+	return &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{},
+		members: []Member{{ID: 1, Addr: netip.MustParseAddrPort(addr), Pool: "/Common/iiop_pool", Name: name}}}
+}
+
+// iiopEcho starts an allocation-free member at addr for the allocation
+// tests and the benchmark, and returns its pool: it answers each
+// fixed-size GIOP 1.2 request with reply, under the request's id when
+// sameID (one-connect rewrites ids: the reply must carry the one the
+// member saw), else as it is.
+func iiopEcho(t testing.TB, addr string, reqSize int, reply []byte, sameID bool) *testPool {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
-	b.Cleanup(func() { ln.Close() })
+	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -310,17 +320,22 @@ func iiopEcho(b testing.TB, addr string, reqSize int, reply []byte) {
 			go func() {
 				defer c.Close()
 				buf := make([]byte, reqSize)
+				out := append([]byte(nil), reply...)
 				for {
 					if _, err := io.ReadFull(c, buf); err != nil {
 						return
 					}
-					if _, err := c.Write(reply); err != nil {
+					if sameID {
+						binary.BigEndian.PutUint32(out[iiop.HeaderSize:], binary.BigEndian.Uint32(buf[iiop.HeaderSize:]))
+					}
+					if _, err := c.Write(out); err != nil {
 						return
 					}
 				}
 			}()
 		}
 	}()
+	return oneMember(addr, "echo")
 }
 
 // BenchmarkIIOPRequest is one synchronous client's request and reply
@@ -328,9 +343,7 @@ func iiopEcho(b testing.TB, addr string, reqSize int, reply []byte) {
 func BenchmarkIIOPRequest(b *testing.B) {
 	req := iiop.AppendRequest(nil, 2, false, 1, true, []byte("key"), "op", []byte("0123456789abcdef"))
 	reply := iiop.AppendReply(nil, 2, false, 1, 0, []byte("0123456789abcdef"))
-	iiopEcho(b, "127.243.1.20:24320", len(req), reply)
-	p := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{},
-		members: []Member{{ID: 1, Addr: netip.MustParseAddrPort("127.243.1.20:24320"), Name: "echo"}}}
+	p := iiopEcho(b, "127.243.1.20:24320", len(req), reply, false)
 	vs := startVS(b, "127.243.1.21:24321", iiopConfig(p, IIOPOptions{Timeout: time.Minute}))
 	c, err := net.Dial("tcp", vs.addr())
 	if err != nil {
@@ -364,9 +377,7 @@ func TestIIOPRequestAllocs(t *testing.T) {
 	}
 	req := iiop.AppendRequest(nil, 2, false, 1, true, []byte("key"), "op", []byte("0123456789abcdef"))
 	reply := iiop.AppendReply(nil, 2, false, 1, 0, []byte("0123456789abcdef"))
-	iiopEcho(t, "127.243.1.22:24322", len(req), reply)
-	p := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{},
-		members: []Member{{ID: 1, Addr: netip.MustParseAddrPort("127.243.1.22:24322"), Name: "echo"}}}
+	p := iiopEcho(t, "127.243.1.22:24322", len(req), reply, false)
 	vs := startVS(t, "127.243.1.23:24323", iiopConfig(p, IIOPOptions{Timeout: time.Minute, PersistObjectKey: true}))
 	c := dialIIOP(t, vs)
 	in := make([]byte, len(reply))

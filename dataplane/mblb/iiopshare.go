@@ -3,6 +3,7 @@ package mblb
 import (
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/iiop"
 )
@@ -40,10 +41,30 @@ type iiopShared struct {
 	// it from its first fragment to its last).
 	wmu sync.Mutex
 
-	mu     sync.Mutex // guards next and routes
+	mu     sync.Mutex // guards next, routes and late
 	next   uint32
 	routes map[uint32]iiopRoute
+	// late are the routes of requests cancelled or timed out here,
+	// kept for their late replies (retire); nil until the first.
+	late map[uint32]iiopLate
 }
+
+// iiopLate is a retired route and when it was retired (Unix ns).
+type iiopLate struct {
+	r  iiopRoute
+	at int64
+}
+
+// A shared connection keeps at most iiopLateMax retired routes, each
+// for iiopLateKeep [M: BIG-IP's handling of a late reply on a shared
+// connection is not documented; these bound what a client that cancels
+// or times out many requests can make the connection keep]: a late
+// reply within both goes to its client, as on a client's own
+// connection; past them it is dropped.
+const (
+	iiopLateMax  = 1024
+	iiopLateKeep = time.Minute
+)
 
 // iiopRoute is whose a request awaiting its reply on a shared
 // connection is: the client's session and its own id.
@@ -62,9 +83,15 @@ func (sh *iiopShared) assign(is *iiopSession, id uint32, expects bool) uint32 {
 	sh.mu.Lock()
 	for {
 		sh.next++
-		if _, used := sh.routes[sh.next]; !used {
-			break
+		if _, used := sh.routes[sh.next]; used {
+			continue
 		}
+		if len(sh.late) > 0 {
+			if _, kept := sh.late[sh.next]; kept {
+				continue // (a late reply may still come under it)
+			}
+		}
+		break
 	}
 	mid := sh.next
 	if expects {
@@ -84,15 +111,66 @@ func (sh *iiopShared) forget(mid uint32) bool {
 	return ok
 }
 
-// route is mid's route, ended when last.
-func (sh *iiopShared) route(mid uint32, last bool) (iiopRoute, bool) {
+// retire is forget for a request cancelled or timed out: its route is
+// kept for a while (iiopLateKeep, at most iiopLateMax on the
+// connection), so that its late reply still reaches the client.
+func (sh *iiopShared) retire(mid uint32) bool {
 	sh.mu.Lock()
 	r, ok := sh.routes[mid]
-	if ok && last {
+	if ok {
 		delete(sh.routes, mid)
+		sh.keepLate(mid, r, time.Now().UnixNano())
 	}
 	sh.mu.Unlock()
-	return r, ok
+	return ok
+}
+
+// keepLate files a retired route, first forgetting those past
+// iiopLateKeep when full; still full, r is not kept (its late reply
+// will be dropped). The caller holds mu.
+func (sh *iiopShared) keepLate(mid uint32, r iiopRoute, now int64) {
+	if sh.late == nil {
+		sh.late = map[uint32]iiopLate{}
+	}
+	if len(sh.late) >= iiopLateMax {
+		for id, l := range sh.late {
+			if now-l.at > int64(iiopLateKeep) {
+				delete(sh.late, id)
+			}
+		}
+		if len(sh.late) >= iiopLateMax {
+			return
+		}
+	}
+	sh.late[mid] = iiopLate{r, now}
+}
+
+// route is mid's route, ended when last; late: a retired one (its
+// request cancelled or timed out), within iiopLateKeep.
+func (sh *iiopShared) route(mid uint32, last bool) (r iiopRoute, ok, late bool) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if r, ok = sh.routes[mid]; ok {
+		if last {
+			delete(sh.routes, mid)
+		}
+		return r, true, false
+	}
+	if len(sh.late) == 0 {
+		return r, false, false
+	}
+	l, ok := sh.late[mid]
+	if !ok {
+		return r, false, false
+	}
+	stale := time.Now().UnixNano()-l.at > int64(iiopLateKeep)
+	if last || stale {
+		delete(sh.late, mid)
+	}
+	if stale || l.r.is.s.isClosed() {
+		return r, false, false // (kept too long, or its client is gone)
+	}
+	return l.r, true, true
 }
 
 // errMemberError ends a shared connection whose member sent
@@ -149,9 +227,11 @@ func containsSession(l []*iiopSession, is *iiopSession) bool {
 
 // fromMember routes one message of the member: a reply (or a 1.2
 // Fragment of one) to the client of its id there, with the client's id
-// back; a 1.1 reply's Fragments after it, with nothing between. A reply
-// to no request awaited (its client gone, cancelled or timed out) is
-// dropped [M]; so is a message of a type a member does not send to a
+// back; a 1.1 reply's Fragments after it, with nothing between. A late
+// reply (its request cancelled or timed out, its client still there)
+// goes to its client, as on a client's own connection [M]; one to no
+// request (its client gone, or retired past iiopLateKeep or
+// iiopLateMax) is dropped [M]; so is a message of a type a member does not send to a
 // client of a shared connection (a Request: bidirectional GIOP is not
 // run) [M]. CloseConnection, MessageError and a malformed stream end
 // the connection (an error).
@@ -166,15 +246,17 @@ func (sh *iiopShared) fromMember(sc *serverConn, b []byte, chain **iiopSession) 
 	switch m.Type {
 	case iiop.Reply, iiop.LocateReply:
 		last := m.Minor < 2 || !m.More() // a 1.2 reply's Fragments carry its id
-		var ok bool
-		if r, ok = sh.route(m.RequestID, last); !ok {
+		var ok, late bool
+		if r, ok, late = sh.route(m.RequestID, last); !ok {
 			e.logf("mblb: IIOP %s: GIOP %v for request id %d, which no client awaits, dropped", sc.leg.Member.Name, m.Type, m.RequestID)
 			return nil
 		}
-		if last {
-			e.pool.released(sc)
+		if !late { // (a retired route's loan has ended already)
+			if last {
+				e.pool.released(sc)
+			}
+			r.is.settle(sc, r.id, m.RequestID)
 		}
-		r.is.settle(sc, r.id, m.RequestID)
 		sc.ms.responses.Add(1)
 		e.stats.responses.Add(1)
 		m.SetRequestID(b, r.id)
@@ -194,14 +276,15 @@ func (sh *iiopShared) fromMember(sc *serverConn, b []byte, chain **iiopSession) 
 			if !m.More() {
 				*chain = nil
 				is.wmu.Unlock()
+				sc.iiopDrained()
 			}
 			return nil
 		}
-		var ok bool
-		if r, ok = sh.route(m.RequestID, !m.More()); !ok {
+		var ok, late bool
+		if r, ok, late = sh.route(m.RequestID, !m.More()); !ok {
 			return nil // (its reply was dropped)
 		}
-		if !m.More() {
+		if !m.More() && !late {
 			e.pool.released(sc)
 		}
 		m.SetRequestID(b, r.id)
@@ -214,6 +297,9 @@ func (sh *iiopShared) fromMember(sc *serverConn, b []byte, chain **iiopSession) 
 		return nil
 	}
 	r.is.deliver(b, false)
+	if !m.More() {
+		sc.iiopDrained() // (a member drained by a commit)
+	}
 	return nil
 }
 

@@ -1,11 +1,9 @@
 package mblb
 
 import (
-	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
-	"net/netip"
 	"sort"
 	"strings"
 	"sync"
@@ -52,8 +50,7 @@ func startSharedIIOP(t *testing.T, member, virtual string, oc OneConnect, opt II
 		t.Fatal(err)
 	}
 	t.Cleanup(m.Close)
-	p := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{},
-		members: []Member{{ID: 1, Addr: netip.MustParseAddrPort(m.Addr()), Name: "m1"}}}
+	p := oneMember(m.Addr(), "m1")
 	cfg := iiopConfig(p, opt)
 	cfg.OneConnect = &oc
 	return m, log, startVS(t, virtual, cfg)
@@ -211,38 +208,6 @@ func TestIIOPOneConnectCloseConnection(t *testing.T) {
 	}
 }
 
-// iiopEchoID is an allocation-free member for one-connect: it answers
-// each fixed-size GIOP 1.2 request with reply, under the request's id.
-func iiopEchoID(t testing.TB, addr string, reqSize int, reply []byte) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, reqSize)
-				out := append([]byte(nil), reply...)
-				for {
-					if _, err := io.ReadFull(c, buf); err != nil {
-						return
-					}
-					binary.BigEndian.PutUint32(out[iiop.HeaderSize:], binary.BigEndian.Uint32(buf[iiop.HeaderSize:]))
-					if _, err := c.Write(out); err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
-}
-
 // TestIIOPOneConnectAllocs: a request and its reply through a shared
 // member connection (lent, id rewritten each way, returned) allocate
 // nothing once the connection is open.
@@ -252,9 +217,7 @@ func TestIIOPOneConnectAllocs(t *testing.T) {
 	}
 	req := iiop.AppendRequest(nil, 2, false, 1, true, []byte("key"), "op", []byte("0123456789abcdef"))
 	reply := iiop.AppendReply(nil, 2, false, 1, 0, []byte("0123456789abcdef"))
-	iiopEchoID(t, "127.246.2.4:24624", len(req), reply)
-	p := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{},
-		members: []Member{{ID: 1, Addr: netip.MustParseAddrPort("127.246.2.4:24624"), Name: "echo"}}}
+	p := iiopEcho(t, "127.246.2.4:24624", len(req), reply, true)
 	cfg := iiopConfig(p, IIOPOptions{Timeout: time.Minute})
 	cfg.OneConnect = &OneConnect{}
 	vs := startVS(t, "127.246.2.13:24633", cfg)

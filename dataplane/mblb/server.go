@@ -164,6 +164,11 @@ type serverConn struct {
 	memberDrain bool
 	failErr     error
 	down        atomic.Bool
+
+	// iiopDrain: an IIOP connection so drained, closed by its reader
+	// once nothing is owed on it (iiopdrain.go).
+	iiopDrain atomic.Bool
+
 	// zwAt is since when the socket has held bytes for a zero window
 	// (the janitor's alone: CloseTimers, tcpclose.go).
 	zwAt int64

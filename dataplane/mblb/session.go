@@ -66,6 +66,9 @@ type ClientConn struct {
 	hrule  HTTPRuleHandler
 	// sipRule runs the SIP events of a SIP virtual (sipsession.go).
 	sipRule SIPRuleHandler
+	// iiop is an IIOP client's routing state (iiopsession.go), for a
+	// drained member's connections (iiopdrain.go); nil elsewhere.
+	iiop *iiopSession
 	// clone is given this client's requests as Config.Clone is (a rule's
 	// clone pool command, SetClone); nil: none.
 	clone func(received, sent []byte)

@@ -1161,6 +1161,7 @@ func (s *Set) ProfileStats(profile string) (st mblb.Stats, ok bool) {
 		st.ServerFailures += es.ServerFailures
 		st.Unsolicited += es.Unsolicited
 		st.IIOPTimeouts += es.IIOPTimeouts
+		st.IIOPSlowResets += es.IIOPSlowResets
 		st.ServerConnsOpened += es.ServerConnsOpened
 		st.SpareConnsOpened += es.SpareConnsOpened
 		st.Drained += es.Drained

@@ -1,0 +1,87 @@
+package mblb
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/iiop"
+)
+
+// IIOP drain tests listen on 127.254.5.0/24, ports 25460-25479.
+
+// TestIIOPDrainMember: a member drained by a commit (DrainMembers) keeps
+// its IIOP connections, a client's own or shared, until the replies owed
+// on them have come, then closes them; past the bound (shutdown-timeout
+// here) one still owed is closed and its request given up; with no
+// bound at all they close at once. New requests go to the other member
+// meanwhile, and the client is never reset.
+func TestIIOPDrainMember(t *testing.T) {
+	for i, tc := range []struct {
+		name       string
+		oneConnect bool
+		shutdown   time.Duration
+		op         string
+		reply      bool   // the request on the drained member answered
+		log        string // a log line wanted
+	}{
+		{"own, reply awaited", false, time.Minute, "delay:300", true, ""},
+		{"shared, reply awaited", true, time.Minute, "delay:300", true, ""},
+		{"own, bound passed", false, 100 * time.Millisecond, "noreply", false, "still unanswered after 100ms: connection closed"},
+		{"shared, bound passed", true, 100 * time.Millisecond, "noreply", false, "still unanswered after 100ms: connection closed"},
+		{"own, no bound: at once", false, 0, "delay:300", false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			members, pool := startIIOPMembers(t, fmt.Sprintf("127.254.5.%d:%d", 1+2*i, 25460+2*i), fmt.Sprintf("127.254.5.%d:%d", 2+2*i, 25461+2*i))
+			logs := &seenLog{}
+			cfg := iiopConfig(pool, IIOPOptions{})
+			cfg.Events.Log = logs.add
+			cfg.ShutdownTimeout = tc.shutdown
+			if tc.oneConnect {
+				cfg.OneConnect = &OneConnect{}
+			}
+			vs := startVS(t, fmt.Sprintf("127.254.5.%d:%d", 100+i, 25470+i), cfg)
+			c := dialIIOP(t, vs)
+			if _, err := c.Write(iiop.AppendRequest(nil, 2, false, 1, true, []byte("owed"), tc.op, nil)); err != nil { // m1
+				t.Fatal(err)
+			}
+			waitFor(t, "the request at m1", func() bool { return members[0].Keys()["owed"] == 1 })
+			pool.setDisabled(1, true)
+			if n := vs.e.DrainMembers(func(m Member) bool { return m.ID == 1 }); n != 1 {
+				t.Fatalf("%d connections drained, want 1", n)
+			}
+			if _, err := c.Write(iiop.AppendRequest(nil, 2, false, 2, true, []byte("new"), "echo", nil)); err != nil {
+				t.Fatal(err)
+			}
+			want := "[2=m2]"
+			if tc.reply {
+				want = "[1=m1 2=m2]"
+			}
+			if got := readReplies(t, c, strings.Count(want, "=")); fmt.Sprint(got) != want {
+				t.Fatalf("got %v, want %v", got, want)
+			}
+			// The drained connection closes (its member's only): the
+			// one to m2 stays.
+			waitFor(t, "the drained connection closed", func() bool { return vs.e.Stats().ServerConns == 1 })
+			if tc.log != "" {
+				found := false
+				for _, l := range logs.take() {
+					found = found || strings.Contains(l, tc.log)
+				}
+				if !found {
+					t.Fatalf("no log line %q", tc.log)
+				}
+			}
+			if _, err := c.Write(iiop.AppendRequest(nil, 2, false, 3, true, []byte("after"), "echo", nil)); err != nil {
+				t.Fatal(err)
+			}
+			if got := readReplies(t, c, 1); fmt.Sprint(got) != "[3=m2]" {
+				t.Fatalf("after the drain: got %v", got)
+			}
+			if st := vs.e.Stats(); st.Resets != 0 || st.Drained != 1 {
+				t.Fatalf("resets %d drained %d, want 0 and 1", st.Resets, st.Drained)
+			}
+		})
+	}
+}
