@@ -22,6 +22,23 @@ func inNetns(t *testing.T) bool {
 	return netnstest.Alone(t, "SKLOOKUP_NETNS")
 }
 
+// openSteer runs the calling test again in a network namespace of its
+// own and, in that run, opens a Steer closed when the test ends; it is
+// nil in the outer run (the test returns) and skips where the program
+// cannot be loaded.
+func openSteer(t *testing.T) *Steer {
+	t.Helper()
+	if !inNetns(t) {
+		return nil
+	}
+	s, err := Open()
+	if err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func listen(t *testing.T, ap string) (*net.TCPListener, int) {
 	t.Helper()
 	var lc net.ListenConfig
@@ -52,14 +69,10 @@ func accepted(l *net.TCPListener) netip.AddrPort {
 }
 
 func TestSteer(t *testing.T) {
-	if !inNetns(t) {
+	s := openSteer(t)
+	if s == nil {
 		return
 	}
-	s, err := Open()
-	if err != nil {
-		t.Skipf("skipped: %v", err)
-	}
-	defer s.Close()
 	wl, wfd := listen(t, "127.212.0.1:0")
 	sl, _ := listen(t, "127.212.0.1:30080")
 	_, ofd := listen(t, "127.212.0.2:0")
@@ -194,14 +207,10 @@ func recvDst(fd int) (string, netip.AddrPort, netip.AddrPort) {
 // from that port while the client's next datagram still reaches the
 // wildcard socket, which is how the UDP engine answers.
 func TestSteerUDP(t *testing.T) {
-	if !inNetns(t) {
+	s := openSteer(t)
+	if s == nil {
 		return
 	}
-	s, err := Open()
-	if err != nil {
-		t.Skipf("skipped: %v", err)
-	}
-	defer s.Close()
 	wfd, wap := udpSocket(t, "127.215.0.1:0")
 	sfd, _ := udpSocket(t, "127.215.0.1:30080")
 	listen(t, "127.215.0.1:30082") // TCP: passes SYNs only
@@ -265,14 +274,10 @@ func TestSteerUDP(t *testing.T) {
 // listener) and what a longer network takes; datagrams likewise; when
 // the longer network goes, the shorter takes its addresses.
 func TestSteerNet(t *testing.T) {
-	if !inNetns(t) {
+	s := openSteer(t)
+	if s == nil {
 		return
 	}
-	s, err := Open()
-	if err != nil {
-		t.Skipf("skipped: %v", err)
-	}
-	defer s.Close()
 	wl, wfd := listen(t, "127.215.5.0:0")
 	hl, hfd := listen(t, "127.215.5.7:0")
 	sl, _ := listen(t, "127.215.5.8:30080")
@@ -347,14 +352,10 @@ func TestSteerNet(t *testing.T) {
 // Unpass, and once given back its port is the wildcard's again; a
 // port Sync lists itself stays passed after its Pass is undone.
 func TestSteerPass(t *testing.T) {
-	if !inNetns(t) {
+	s := openSteer(t)
+	if s == nil {
 		return
 	}
-	s, err := Open()
-	if err != nil {
-		t.Skipf("skipped: %v", err)
-	}
-	defer s.Close()
 	wl, wfd := listen(t, "127.239.0.1:0")
 	dl, _ := listen(t, "127.239.0.1:30090")
 	sl, _ := listen(t, "127.239.0.1:30091")
@@ -419,14 +420,10 @@ func TestSteerPass(t *testing.T) {
 // the port, and over as long a one on every port; datagrams likewise, by protocol; when the network on the
 // port goes, the network on every port takes its port.
 func TestSteerNetPort(t *testing.T) {
-	if !inNetns(t) {
+	s := openSteer(t)
+	if s == nil {
 		return
 	}
-	s, err := Open()
-	if err != nil {
-		t.Skipf("skipped: %v", err)
-	}
-	defer s.Close()
 	pl, pfd := listen(t, "127.249.0.0:30080")   // 127.249.0.0/16 on 30080
 	ll, lfd := listen(t, "127.249.9.0:30080")   // 127.249.9.0/24 on 30080
 	al, afd := listen(t, "127.249.5.0:0")       // 127.249.5.0/24 on every port
