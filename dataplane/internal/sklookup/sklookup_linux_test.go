@@ -510,3 +510,109 @@ func TestSteerNetPort(t *testing.T) {
 		t.Error("a host wildcard on a port: no error")
 	}
 }
+
+// TestSteerWildcard: the wildcard networks (0.0.0.0/0 on a port and on
+// every port) take every address of the namespace, below what is more
+// specific: a port-specific listener, an address on every port, a longer
+// network on every port; the wildcard on the port before the wildcard on
+// every port. The plane's own destinations passed over (a member's
+// address and port, a member at port any: the address on every port)
+// reach their own listeners, TCP and UDP, and only those ports; an
+// address on every port still takes its address from such an entry.
+func TestSteerWildcard(t *testing.T) {
+	s := openSteer(t)
+	if s == nil {
+		return
+	}
+	all := netip.MustParsePrefix("0.0.0.0/0")
+	net24 := netip.MustParsePrefix("127.253.6.0/24")
+	wl, wfd := listen(t, "127.253.0.1:0")       // 0.0.0.0/0 on every port
+	pl, pfd := listen(t, "127.253.0.2:0")       // 0.0.0.0/0 on 30080 (any socket will do)
+	nl, nfd := listen(t, "127.253.6.0:0")       // 127.253.6.0/24 on every port
+	hl, hfd := listen(t, "127.253.1.4:0")       // 127.253.1.4 on every port
+	sl, _ := listen(t, "127.253.1.5:30080")     // a host virtual on 30080
+	ml, _ := listen(t, "127.253.1.2:30001")     // a member
+	al, _ := listen(t, "127.253.1.3:30003")     // a member at port any, here on 30003
+	ufd, _ := udpSocket(t, "127.253.0.1:0")     // udp 0.0.0.0/0 on every port
+	mfd, _ := udpSocket(t, "127.253.1.2:30001") // a udp member
+	wild := []Wildcard{
+		{Addr: all.Addr(), FD: wfd, Net: all},
+		{Addr: all.Addr(), FD: pfd, Net: all, Port: 30080},
+		{Addr: net24.Addr(), FD: nfd, Net: net24},
+		{Addr: netip.MustParseAddr("127.253.1.4"), FD: hfd},
+		{Addr: all.Addr(), FD: ufd, Net: all, UDP: true},
+	}
+	own := []Specific{
+		{Addr: netip.MustParseAddrPort("127.253.1.5:30080")},
+		{Addr: netip.MustParseAddrPort("127.253.1.2:30001")},
+		{Addr: netip.MustParseAddrPort("127.253.1.2:30001"), UDP: true},
+		{Addr: netip.MustParseAddrPort("127.253.1.3:0")},
+		{Addr: netip.MustParseAddrPort("127.253.1.4:0")}, // the address on every port's own wins
+	}
+	if err := s.Sync(wild, own); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		dst string
+		l   *net.TCPListener
+	}{
+		{"127.253.9.9:30081", wl}, // the wildcard on every port
+		{"127.253.9.9:30080", pl}, // the wildcard on the port before it
+		{"127.253.6.1:30080", nl}, // a longer network on every port before that
+		{"127.253.1.4:30080", hl}, // the address on every port
+		{"127.253.1.5:30080", sl}, // the host listener on the port
+		{"127.253.1.5:30081", wl},
+		{"127.253.1.2:30001", ml}, // the member: not taken again
+		{"127.253.1.2:30002", wl}, // its address's other ports are the wildcard's
+		{"127.253.1.3:30003", al}, // the member at port any
+	} {
+		d := net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.253.200.1")}}
+		c, err := d.Dial("tcp", tc.dst)
+		if err != nil {
+			t.Errorf("%s: %v", tc.dst, err)
+			continue
+		}
+		c.Close()
+		if got := accepted(tc.l); got.String() != tc.dst {
+			t.Errorf("%s: the listener expected accepted %v", tc.dst, got)
+		}
+	}
+	// The member at port any: every port of its address is passed over,
+	// refused where nothing listens.
+	d := net.Dialer{Timeout: 5 * time.Second}
+	if c, err := d.Dial("tcp", "127.253.1.3:30004"); !errors.Is(err, syscall.ECONNREFUSED) {
+		if c != nil {
+			c.Close()
+		}
+		t.Errorf("127.253.1.3:30004: %v, want refused", err)
+	}
+	cfd, _ := udpSocket(t, "127.253.200.2:0")
+	for _, tc := range []struct {
+		dst string
+		on  int
+	}{
+		{"127.253.1.2:30001", mfd}, // the udp member
+		{"127.253.1.2:30002", ufd},
+		{"127.253.9.9:53", ufd},
+	} {
+		a := netip.MustParseAddrPort(tc.dst)
+		if err := unix.Sendto(cfd, []byte("to "+tc.dst), 0, &unix.SockaddrInet4{Addr: a.Addr().As4(), Port: int(a.Port())}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, _ := recvDst(tc.on); got != "to "+tc.dst {
+			t.Errorf("udp %s: %q", tc.dst, got)
+		}
+	}
+	// Without the member's entry, the wildcard takes its port.
+	if err := s.Sync(wild, own[:1]); err != nil {
+		t.Fatal(err)
+	}
+	c, err := d.Dial("tcp", "127.253.1.2:30001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if got := accepted(wl); got.String() != "127.253.1.2:30001" {
+		t.Errorf("the member's port without its entry: the wildcard accepted %v", got)
+	}
+}
