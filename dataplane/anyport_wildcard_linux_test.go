@@ -1,0 +1,107 @@
+//go:build linux
+
+package dataplane
+
+import (
+	"net/netip"
+	"testing"
+)
+
+// TestAnyPortWildcard: in a namespace of its own, wildcard virtuals
+// (`0.0.0.0:30080 mask any`, `0.0.0.0:any mask any`, a udp one on every
+// port and an ip-forward one on a port) take every address of the
+// namespace, below what is more specific, as on BIG-IP: a host virtual,
+// an address on every port, a longer network, then the wildcard on the
+// port, then the wildcard on every port. A member on an address of the
+// namespace is reached through a host virtual and through the wildcard
+// on every port itself: the plane's connections to its members are not
+// taken again by the wildcard (sklookup passes the members' destinations
+// over), while the member address's other ports are the wildcard's.
+func TestAnyPortWildcard(t *testing.T) {
+	if !steerNetns(t) {
+		return
+	}
+	m1 := startServer(t, "127.253.1.2:30001", "M1")
+	startServer(t, "127.253.1.2:30002", "W2") // the member's address, another port
+	startServer(t, "127.253.1.3:30009", "P")
+	startServer(t, "127.253.1.3:30010", "N")
+	startServer(t, "127.253.1.3:30011", "A")
+	startServer(t, "127.253.1.3:30080", "L") // a local service on the wildcard's port
+	fwd := startServer(t, "127.253.4.5:30005", "F")
+	startUDPMember(t, "127.253.1.2:30001", "U")
+	p, logs := newPlane(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("plane log:\n%s", logs)
+		}
+	})
+	all := netip.MustParsePrefix("0.0.0.0/0")
+	cfg := basic("0.0.0.0:0", "127.253.1.2:30001") // the wildcard on every port
+	cfg.Virtuals["/Common/vs"].Network = all
+	pool := func(name, member string) string {
+		cfg.Pools[name] = &Pool{Name: name, LBMode: RoundRobin,
+			Members: []Member{{Node: "/Common/" + ap(member).Addr().String(), Addr: ap(member)}}}
+		return name
+	}
+	add := func(name, dst, network, pl string) *Virtual {
+		v := &Virtual{Name: name, Destination: ap(dst), Enabled: true,
+			TranslateAddress: true, TranslatePort: true, Pool: pl, SNAT: SNAT{Type: SNATNone}}
+		if network != "" {
+			v.Network = netip.MustParsePrefix(network)
+		}
+		cfg.Virtuals[name] = v
+		return v
+	}
+	add("/Common/host", "127.253.0.1:30080", "", "/Common/pool")
+	add("/Common/w80", "0.0.0.0:30080", "0.0.0.0/0", pool("/Common/p80", "127.253.1.3:30009"))
+	add("/Common/n24", "127.253.6.0:0", "127.253.6.0/24", pool("/Common/pn", "127.253.1.3:30010"))
+	add("/Common/addr", "127.253.7.7:0", "", pool("/Common/pa", "127.253.1.3:30011"))
+	add("/Common/udp", "0.0.0.0:0", "0.0.0.0/0", "/Common/pool").Protocol = ProtoUDP
+	add("/Common/fwd", "0.0.0.0:30005", "0.0.0.0/0", "").IPForward = true
+	if err := Check(cfg); err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, p, cfg)
+	for _, tc := range []struct{ dst, want string }{
+		{"127.253.0.1:30080", "M1 Response"}, // the host virtual, its member on a local address
+		{"127.253.7.7:30080", "A Response"},  // the address on every port
+		{"127.253.6.1:30080", "N Response"},  // a longer network
+		{"127.253.9.9:30080", "P Response"},  // the wildcard on the port
+		{"127.253.1.3:30080", "P Response"},  // ... before the local service's own listener
+		{"127.253.9.9:30081", "M1 Response"}, // the wildcard on every port
+		{"127.253.6.1:30081", "N Response"},
+		{"127.253.1.2:30002", "M1 Response"}, // the member's address, another port: the wildcard's
+		{"127.253.1.2:30001", "M1 Response"}, // the member itself, not taken again
+		{"127.253.4.5:30005", "F Response"},  // ip-forward on the port
+	} {
+		if got, err := askOnce(tc.dst); got != tc.want {
+			t.Errorf("%s: %q (%v), want %q", tc.dst, got, err, tc.want)
+		}
+	}
+	if r := fwd.lastRemote(); r.Addr().String() != "127.253.4.5" {
+		t.Errorf("forwarded from %v, want the address the client asked for", r)
+	}
+	if r := m1.lastRemote(); r.Addr().String() == "127.253.1.2" {
+		t.Errorf("the member saw %v", r)
+	}
+	if got := dialUDP(t, "", "127.253.9.9:30053").mustAsk("u"); got != "U:u" {
+		t.Errorf("udp to the wildcard: %q", got)
+	}
+	// Each client connection once: none of the plane's connections to
+	// its members came back to a wildcard.
+	v, _ := p.Virtual("/Common/vs")
+	if v.ClientSide.TotConns != 2 || v.Destination != "0.0.0.0:any" {
+		t.Errorf("the wildcard on every port: %s, %d connections, want 2", v.Destination, v.ClientSide.TotConns)
+	}
+	if v, _ := p.Virtual("/Common/w80"); v.ClientSide.TotConns != 2 {
+		t.Errorf("the wildcard on the port: %d connections, want 2", v.ClientSide.TotConns)
+	}
+	// Without them, nothing is steered.
+	mustApply(t, p, basic("127.253.0.1:30080", "127.253.1.2:30001"))
+	if p.steer != nil {
+		t.Error("the steering program is still attached")
+	}
+	if got, _ := askOnce("127.253.1.3:30080"); got != "L Response" {
+		t.Errorf("the local service after: %q", got)
+	}
+}
