@@ -5,6 +5,7 @@ package dataplane
 import (
 	"net/netip"
 	"testing"
+	"time"
 )
 
 // TestAnyPortWildcard: in a namespace of its own, wildcard virtuals
@@ -16,7 +17,8 @@ import (
 // namespace is reached through a host virtual and through the wildcard
 // on every port itself: the plane's connections to its members are not
 // taken again by the wildcard (sklookup passes the members' destinations
-// over), while the member address's other ports are the wildcard's.
+// over), while the member address's other ports are the wildcard's; a
+// monitor's probe on an alias port is not taken either.
 func TestAnyPortWildcard(t *testing.T) {
 	if !steerNetns(t) {
 		return
@@ -58,10 +60,26 @@ func TestAnyPortWildcard(t *testing.T) {
 	add("/Common/addr", "127.253.7.7:0", "", pool("/Common/pa", "127.253.1.3:30011"))
 	add("/Common/udp", "0.0.0.0:0", "0.0.0.0/0", "/Common/pool").Protocol = ProtoUDP
 	add("/Common/fwd", "0.0.0.0:30005", "0.0.0.0/0", "").IPForward = true
+	// Monitors' alias ports on a member's address: a port nothing
+	// listens on is refused (the wildcard on every port does not take
+	// the probe), a port a service listens on is that service's.
+	for name, port := range map[string]uint16{"/Common/m_none": 30099, "/Common/m_svc": 30010} {
+		cfg.Monitors[name] = &Monitor{Name: name, Type: MonitorTCP, Interval: 20 * time.Millisecond, Timeout: time.Second,
+			Destination: netip.AddrPortFrom(netip.Addr{}, port)}
+		pl := "/Common/p" + name[len("/Common/"):]
+		pool(pl, "127.253.1.3:30011")
+		cfg.Pools[pl].Monitor = MonitorRule{Names: []string{name}}
+	}
 	if err := Check(cfg); err != nil {
 		t.Fatal(err)
 	}
 	mustApply(t, p, cfg)
+	eventually(t, "the member probed on a port nothing listens on down", func() bool {
+		return memberStat(t, p, "/Common/pm_none", "/Common/127.253.1.3:30011").MonitorStatus == "down"
+	})
+	eventually(t, "the member probed on a service's port up", func() bool {
+		return memberStat(t, p, "/Common/pm_svc", "/Common/127.253.1.3:30011").MonitorStatus == "up"
+	})
 	for _, tc := range []struct{ dst, want string }{
 		{"127.253.0.1:30080", "M1 Response"}, // the host virtual, its member on a local address
 		{"127.253.7.7:30080", "A Response"},  // the address on every port
