@@ -58,7 +58,8 @@ func inOwnNetns(t *testing.T) bool {
 // with no warning: `0.0.0.0:any mask any` to a member on an address of
 // the namespace (reached, not taken again by the wildcard), `0.0.0.0:PORT`
 // with no mask (read as mask any) before it on its port, an ip-forward
-// one on another port, and the IPv6 form; a host virtual on a port still
+// one on another port, and the IPv6, udp and http forms (created with no
+// warning; their traffic is dataplane's); a host virtual on a port still
 // wins. Their precedence and the plane's own destinations in detail are
 // dataplane's TestAnyPortWildcard.
 func TestWildcardServed(t *testing.T) {
@@ -103,6 +104,8 @@ func TestWildcardServed(t *testing.T) {
 		"create ltm virtual w_port destination 0.0.0.0:30210 pool p_p",
 		"create ltm virtual w_fwd destination 0.0.0.0:30205 mask any ip-forward",
 		"create ltm virtual w_6 destination any6.any mask any6 pool p_m",
+		"create ltm virtual w_udp destination 0.0.0.0:any mask any ip-protocol udp pool p_m profiles replace-all-with { udp { } }",
+		"create ltm virtual w_http destination 0.0.0.0:30220 mask any pool p_m profiles replace-all-with { tcp { } http { } }",
 		"create ltm virtual host destination 127.253.21.1:30210 pool p_m",
 	} {
 		if out, errText := run(t, s, cmd); out != "" || errText != "" {
