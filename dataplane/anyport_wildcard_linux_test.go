@@ -4,6 +4,7 @@ package dataplane
 
 import (
 	"net/netip"
+	"os/exec"
 	"testing"
 	"time"
 )
@@ -18,7 +19,8 @@ import (
 // on every port itself: the plane's connections to its members are not
 // taken again by the wildcard (sklookup passes the members' destinations
 // over), while the member address's other ports are the wildcard's; a
-// monitor's probe on an alias port is not taken either.
+// monitor's probe on an alias port is not taken either. The IPv6
+// wildcard (::/0 on every port) takes an IPv6 network delivered locally.
 func TestAnyPortWildcard(t *testing.T) {
 	if !steerNetns(t) {
 		return
@@ -31,6 +33,13 @@ func TestAnyPortWildcard(t *testing.T) {
 	startServer(t, "127.253.1.3:30080", "L") // a local service on the wildcard's port
 	fwd := startServer(t, "127.253.4.5:30005", "F")
 	startUDPMember(t, "127.253.1.2:30001", "U")
+	// IPv6: fd00:253::/64 delivered locally, its ::2 the member's.
+	for _, args := range [][]string{{"-6", "route", "add", "local", "fd00:253::/64", "dev", "lo"}, {"addr", "add", "fd00:253::2/128", "dev", "lo", "nodad"}} {
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Skipf("skipped: ip %v: %v %s", args, err, out)
+		}
+	}
+	startServer(t, "[fd00:253::2]:30001", "V6")
 	p, logs := newPlane(t)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -60,6 +69,7 @@ func TestAnyPortWildcard(t *testing.T) {
 	add("/Common/addr", "127.253.7.7:0", "", pool("/Common/pa", "127.253.1.3:30011"))
 	add("/Common/udp", "0.0.0.0:0", "0.0.0.0/0", "/Common/pool").Protocol = ProtoUDP
 	add("/Common/fwd", "0.0.0.0:30005", "0.0.0.0/0", "").IPForward = true
+	add("/Common/w6", "[::]:0", "::/0", pool("/Common/p6", "[fd00:253::2]:30001"))
 	// Monitors' alias ports on a member's address: a port nothing
 	// listens on is refused (the wildcard on every port does not take
 	// the probe), a port a service listens on is that service's.
@@ -88,9 +98,11 @@ func TestAnyPortWildcard(t *testing.T) {
 		{"127.253.1.3:30080", "P Response"},  // ... before the local service's own listener
 		{"127.253.9.9:30081", "M1 Response"}, // the wildcard on every port
 		{"127.253.6.1:30081", "N Response"},
-		{"127.253.1.2:30002", "M1 Response"}, // the member's address, another port: the wildcard's
-		{"127.253.1.2:30001", "M1 Response"}, // the member itself, not taken again
-		{"127.253.4.5:30005", "F Response"},  // ip-forward on the port
+		{"127.253.1.2:30002", "M1 Response"},   // the member's address, another port: the wildcard's
+		{"127.253.1.2:30001", "M1 Response"},   // the member itself, not taken again
+		{"127.253.4.5:30005", "F Response"},    // ip-forward on the port
+		{"[fd00:253::9]:30003", "V6 Response"}, // the IPv6 wildcard on every port
+		{"[fd00:253::2]:30001", "V6 Response"}, // its member
 	} {
 		if got, err := askOnce(tc.dst); got != tc.want {
 			t.Errorf("%s: %q (%v), want %q", tc.dst, got, err, tc.want)
