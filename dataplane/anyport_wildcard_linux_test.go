@@ -10,8 +10,8 @@ import (
 )
 
 // TestAnyPortWildcard: in a namespace of its own, wildcard virtuals
-// (`0.0.0.0:30080 mask any`, `0.0.0.0:any mask any`, a udp one on every
-// port and an ip-forward one on a port) take every address of the
+// (`0.0.0.0:30080 mask any`, `0.0.0.0:any mask any`, udp ones on every
+// port and on a port, an ip-forward one on a port) take every address of the
 // namespace, below what is more specific, as on BIG-IP: a host virtual,
 // an address on every port, a longer network, then the wildcard on the
 // port, then the wildcard on every port. A member on an address of the
@@ -33,6 +33,7 @@ func TestAnyPortWildcard(t *testing.T) {
 	startServer(t, "127.253.1.3:30080", "L") // a local service on the wildcard's port
 	fwd := startServer(t, "127.253.4.5:30005", "F")
 	startUDPMember(t, "127.253.1.2:30001", "U")
+	startUDPMember(t, "127.253.1.2:30003", "U2")
 	// IPv6: fd00:253::/64 delivered locally, its ::2 the member's.
 	for _, args := range [][]string{{"-6", "route", "add", "local", "fd00:253::/64", "dev", "lo"}, {"addr", "add", "fd00:253::2/128", "dev", "lo", "nodad"}} {
 		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
@@ -68,6 +69,7 @@ func TestAnyPortWildcard(t *testing.T) {
 	add("/Common/n24", "127.253.6.0:0", "127.253.6.0/24", pool("/Common/pn", "127.253.1.3:30010"))
 	add("/Common/addr", "127.253.7.7:0", "", pool("/Common/pa", "127.253.1.3:30011"))
 	add("/Common/udp", "0.0.0.0:0", "0.0.0.0/0", "/Common/pool").Protocol = ProtoUDP
+	add("/Common/udp53", "0.0.0.0:30053", "0.0.0.0/0", pool("/Common/pu2", "127.253.1.2:30003")).Protocol = ProtoUDP
 	add("/Common/fwd", "0.0.0.0:30005", "0.0.0.0/0", "").IPForward = true
 	add("/Common/w6", "[::]:0", "::/0", pool("/Common/p6", "[fd00:253::2]:30001"))
 	// Monitors' alias ports on a member's address: a port nothing
@@ -114,8 +116,11 @@ func TestAnyPortWildcard(t *testing.T) {
 	if r := m1.lastRemote(); r.Addr().String() == "127.253.1.2" {
 		t.Errorf("the member saw %v", r)
 	}
-	if got := dialUDP(t, "", "127.253.9.9:30053").mustAsk("u"); got != "U:u" {
-		t.Errorf("udp to the wildcard: %q", got)
+	if got := dialUDP(t, "", "127.253.9.9:30054").mustAsk("u"); got != "U:u" {
+		t.Errorf("udp to the wildcard on every port: %q", got)
+	}
+	if got := dialUDP(t, "", "127.253.9.9:30053").mustAsk("v"); got != "U2:v" {
+		t.Errorf("udp to the wildcard on the port: %q", got)
 	}
 	// Each client connection once: none of the plane's connections to
 	// its members came back to a wildcard.
