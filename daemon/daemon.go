@@ -56,6 +56,13 @@ type Options struct {
 	// the names none of its forward zones holds, as unbound's root-hints
 	// file sets them on BIG-IP; empty: the Internet's (IANA's hints).
 	RootHints []netip.AddrPort
+	// OwnNamespace says ltmd owns its network namespace (ltmd
+	// --own-namespace): no other program serves or connects there, so
+	// a wildcard virtual (`0.0.0.0:any mask any`, `0.0.0.0:80 mask
+	// any`), which takes every connection of the namespace to its port,
+	// is served; without it such a virtual is kept with a warning
+	// (translate_anyport.go).
+	OwnNamespace bool
 }
 
 // DefaultBusyPoll is what ltmd and the shell's embedded daemon run with.

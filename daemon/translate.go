@@ -536,8 +536,11 @@ func (t *translator) virtual(o *objects.Object) {
 			return
 		}
 	}
-	if !v.Destination.Addr().IsValid() && len(v.FQDNs) == 0 || v.Destination.Addr().IsUnspecified() {
-		t.keep(o, "destination %s has no address to listen on (wildcard virtual servers are not supported)", virtualDestination.Str(o))
+	if !v.Destination.Addr().IsValid() && len(v.FQDNs) == 0 {
+		t.keep(o, "destination %s has no address to listen on", virtualDestination.Str(o))
+		return
+	}
+	if v.Destination.Addr().IsUnspecified() && !t.wildcard(o, v) { // translate_anyport.go
 		return
 	}
 	if !t.virtualNetwork(o, v) { // translate_anyport.go

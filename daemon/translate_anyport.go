@@ -46,6 +46,26 @@ func (t *translator) anyPort(o *objects.Object, v *dataplane.Virtual) bool {
 	return true
 }
 
+// wildcard admits a wildcard virtual (a destination on the unspecified
+// address: `0.0.0.0:any mask any`, `0.0.0.0:80 mask any`, the `::`
+// forms) where ltmd owns its network namespace (Options.OwnNamespace,
+// ltmd --own-namespace): it is the network 0.0.0.0/0 (::/0) to the
+// plane, taken after every more specific virtual; a host mask or none is
+// read as any [M: BIG-IP sets mask any on a wildcard destination].
+// Without the opt-in it is kept with a warning naming it: in a namespace
+// shared with other programs it would take their connections too.
+func (t *translator) wildcard(o *objects.Object, v *dataplane.Virtual) bool {
+	if t.rules == nil || t.rules.e == nil || !t.rules.e.opts.OwnNamespace {
+		t.keep(o, "destination %s has no address to listen on (a wildcard virtual server takes every connection of ltmd's network namespace: it is served only by an ltmd started with --own-namespace, in a namespace of its own)", virtualDestination.Str(o))
+		return false
+	}
+	switch virtualMask.Str(o) {
+	case "", "none", "255.255.255.255", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff":
+		v.Network = netip.PrefixFrom(v.Destination.Addr(), 0)
+	}
+	return true
+}
+
 // virtualNetwork reads a virtual's mask: a host mask (the default
 // 255.255.255.255, an IPv6 destination's all-ones mask, none) leaves it a
 // host virtual; a shorter one makes it a network virtual (v.Network,
@@ -58,6 +78,9 @@ func (t *translator) anyPort(o *objects.Object, v *dataplane.Virtual) bool {
 func (t *translator) virtualNetwork(o *objects.Object, v *dataplane.Virtual) bool {
 	m := virtualMask.Str(o)
 	a := v.Destination.Addr()
+	if v.Network.IsValid() { // a wildcard's (wildcard)
+		return true
+	}
 	if m == "" || m == "none" || m == "255.255.255.255" || !a.IsValid() {
 		return true
 	}

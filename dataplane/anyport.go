@@ -178,9 +178,74 @@ func (p *Plane) syncSteer(cfg *Config, b *generation) {
 			specific = append(specific, sklookup.Specific{Addr: ap, UDP: true})
 		}
 	}
+	// The plane's own destinations in what is steered, both protocols.
+	for d := range ownDests(cfg) {
+		for _, udp := range []bool{false, true} {
+			if passed(d.Addr(), udp) {
+				specific = append(specific, sklookup.Specific{Addr: d, UDP: udp})
+			}
+		}
+	}
 	if err := p.steer.Sync(wild, specific); err != nil {
 		p.log.Error("cannot steer every port", "error", err)
 	}
+}
+
+// bindAt is where v's listener for ap binds: ap, save for a wildcard
+// virtual on a port (`0.0.0.0:80 mask any`, the network 0.0.0.0/0 or
+// ::/0), which binds a free port of the unspecified address, as a
+// virtual on every port does: the steering hands it its port of every
+// address whatever port it is bound to, and the port itself of the
+// unspecified address could not be bound beside a host virtual's (or
+// another program's) listener on that port of one address [M: the free
+// port's connections, where no wildcard on every port takes them, reach
+// it through the kernel's own lookup too].
+func bindAt(ap netip.AddrPort, v *Virtual) netip.AddrPort {
+	if ap.Port() != 0 && v != nil && v.Network.IsValid() && v.Network.Bits() == 0 {
+		return netip.AddrPortFrom(ap.Addr(), 0)
+	}
+	return ap
+}
+
+// ownDests are the destinations the plane itself connects to, as far as
+// cfg names them: every pool member's address and port (port 0, a member
+// at port any: every port of its address), a monitor's alias address
+// and port, and a monitor's alias port on every member's and node's
+// address. The steering passes them over where a network or an address
+// on every port would take them (syncSteer), so that the plane's
+// connection to a member on an address of its own namespace reaches the
+// member, not a virtual again [M: both protocols; a client's connection
+// to such a destination is not the virtual's either].
+func ownDests(cfg *Config) map[netip.AddrPort]bool {
+	own := map[netip.AddrPort]bool{}
+	var aliasPorts []uint16
+	for _, m := range cfg.Monitors {
+		switch d := m.Destination; {
+		case d.Addr().IsValid() && !d.Addr().IsUnspecified():
+			own[d] = true
+		case d.Port() != 0:
+			aliasPorts = append(aliasPorts, d.Port())
+		}
+	}
+	alias := func(a netip.Addr) {
+		for _, p := range aliasPorts {
+			own[netip.AddrPortFrom(a, p)] = true
+		}
+	}
+	for _, pl := range cfg.Pools {
+		for _, m := range pl.Members {
+			if m.Addr.Addr().IsValid() {
+				own[m.Addr] = true
+				alias(m.Addr.Addr())
+			}
+		}
+	}
+	for _, n := range cfg.Nodes {
+		if n.Addr.IsValid() {
+			alias(n.Addr)
+		}
+	}
+	return own
 }
 
 // closeSteer detaches the steering program. The caller holds p.mu.

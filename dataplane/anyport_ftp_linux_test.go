@@ -16,11 +16,8 @@ import (
 // over by the steering, which takes every other port of the address,
 // and given back once they accepted.
 func TestAnyPortFTP(t *testing.T) {
-	if !inOwnNetns(t) {
+	if !steerNetns(t) {
 		return
-	}
-	if err := AnyPortSupport(); err != nil {
-		t.Skipf("skipped: %v", err)
 	}
 	file := bytes.Repeat([]byte("openltm ftp on every port\n"), 10000)
 	members := map[string]*ftpMember{

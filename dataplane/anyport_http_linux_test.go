@@ -60,11 +60,8 @@ func echoField(body, key string) string {
 // member on the client's port; HTTP/2 clients (http2 profile,
 // cleartext) and TLS clients (client-ssl) of such a virtual too.
 func TestAnyPortHTTP(t *testing.T) {
-	if !inOwnNetns(t) {
+	if !steerNetns(t) {
 		return
-	}
-	if err := AnyPortSupport(); err != nil {
-		t.Skipf("skipped: %v", err)
 	}
 	for _, a := range []string{"127.233.1.2:30011", "127.233.1.2:30012"} {
 		startPortEcho(t, a, "M")

@@ -28,6 +28,20 @@ func inOwnNetns(t *testing.T) bool {
 	return netnstest.Alone(t, "ANYPORT_NETNS")
 }
 
+// steerNetns runs the calling test again in a network namespace of its
+// own, as inOwnNetns, and in that run skips, saying why, where the plane
+// cannot steer every port (AnyPortSupport). It reports true in that run.
+func steerNetns(t *testing.T) bool {
+	t.Helper()
+	if !inOwnNetns(t) {
+		return false
+	}
+	if err := AnyPortSupport(); err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	return true
+}
+
 // TestAnyPort: a virtual on every port of 127.212.1.1 takes each port a
 // client asks for and its member (at port any) gets the client's port; a
 // virtual on one port of the same address still gets that port; an
@@ -35,11 +49,8 @@ func inOwnNetns(t *testing.T) bool {
 // on to the listener the client asked for; without a virtual on every
 // port, nothing is steered any more.
 func TestAnyPort(t *testing.T) {
-	if !inOwnNetns(t) {
+	if !steerNetns(t) {
 		return
-	}
-	if err := AnyPortSupport(); err != nil {
-		t.Skipf("skipped: %v", err)
 	}
 	startServer(t, "127.212.1.2:30001", "P1")
 	startServer(t, "127.212.1.2:30002", "P2")
@@ -159,11 +170,8 @@ func askOnce(dst string) (string, error) {
 // answered (the flow could not answer from it); the ports are the host's
 // again when the virtual goes.
 func TestAnyPortUDP(t *testing.T) {
-	if !inOwnNetns(t) {
+	if !steerNetns(t) {
 		return
-	}
-	if err := AnyPortSupport(); err != nil {
-		t.Skipf("skipped: %v", err)
 	}
 	startUDPMember(t, "127.215.1.2:30001", "P1")
 	startUDPMember(t, "127.215.1.2:30004", "P4")
@@ -277,11 +285,8 @@ func TestAnyPortUDP(t *testing.T) {
 // client was going; a destination with host bits, and a network on one
 // port, are refused.
 func TestAnyPortNetwork(t *testing.T) {
-	if !inOwnNetns(t) {
+	if !steerNetns(t) {
 		return
-	}
-	if err := AnyPortSupport(); err != nil {
-		t.Skipf("skipped: %v", err)
 	}
 	startServer(t, "127.215.7.2:30001", "N1")
 	startServer(t, "127.215.7.2:30002", "N2")
@@ -357,11 +362,8 @@ func TestAnyPortNetwork(t *testing.T) {
 // going; a virtual on one port still wins. Only in a namespace of its
 // own: in the host's it would take every local connection.
 func TestAnyPortDefault(t *testing.T) {
-	if !inOwnNetns(t) {
+	if !steerNetns(t) {
 		return
-	}
-	if err := AnyPortSupport(); err != nil {
-		t.Skipf("skipped: %v", err)
 	}
 	f5 := startServer(t, "127.215.13.5:30005", "F5")
 	startServer(t, "127.215.14.1:30006", "F6")

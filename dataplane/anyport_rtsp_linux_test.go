@@ -21,11 +21,8 @@ import (
 // channel (the steering passes them over while it is open) but does
 // take those of a port no channel holds.
 func TestAnyPortRTSP(t *testing.T) {
-	if !inOwnNetns(t) {
+	if !steerNetns(t) {
 		return
-	}
-	if err := AnyPortSupport(); err != nil {
-		t.Skipf("skipped: %v", err)
 	}
 	rtspMember(t, "127.239.10.11:30554", "member-30554")
 	rtspMember(t, "127.239.10.11:30555", "member-30555")

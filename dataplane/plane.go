@@ -365,7 +365,7 @@ func (p *Plane) bindListeners(cfg *Config) (*generation, error) {
 			}
 			continue
 		}
-		l, err := p.l4.Listen(ap, mptcp)
+		l, err := p.l4.Listen(bindAt(ap, cfg.Virtuals[name]), mptcp) // anyport.go
 		if err != nil {
 			for _, l := range b.fresh {
 				l.CloseUnstarted()

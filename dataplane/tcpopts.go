@@ -91,7 +91,7 @@ func (p *Plane) remakeListeners(cfg *Config, b *generation) {
 		p.l4.Stop([]*l4.Listener{old})
 		delete(p.listeners, ap)
 		name := b.want[ap]
-		l, err := p.l4.Listen(ap, cfg.Virtuals[name].ClientTCP.WantsMPTCP())
+		l, err := p.l4.Listen(bindAt(ap, cfg.Virtuals[name]), cfg.Virtuals[name].ClientTCP.WantsMPTCP()) // anyport.go
 		if err != nil {
 			p.log.Error("cannot listen again", "virtual", name, "address", ap.String(), "error", err)
 			continue

@@ -82,7 +82,7 @@ func (p *Plane) bindUDP(cfg *Config, b *generation) error {
 // address of its network there (anyport.go).
 func (p *Plane) listenUDP(ap netip.AddrPort, v *Virtual) (*udp.Listener, error) {
 	if ap.Port() != 0 && everyUDP(ap, v) {
-		return p.udp.ListenNetwork(ap)
+		return p.udp.ListenNetwork(bindAt(ap, v)) // anyport.go
 	}
 	return p.udp.Listen(ap)
 }

@@ -39,10 +39,12 @@ func main() {
 	fs.Var(&geoipDBs, "geoip-db", "a MaxMind DB (.mmdb) geolocation database for GTM topology and whereis (GeoLite2/GeoIP2 City or Country, DB-IP lite, ASN or ISP); repeat for several; every *.mmdb in STATE-DIR/geoip is loaded too")
 	var rootHints stringList
 	fs.Var(&rootHints, "root-hints", "ADDR or ADDR:PORT of a root server a net dns-resolver resolves from the names none of its forward zones holds; repeat for several (default: the Internet's root servers)")
+	ownNS := fs.Bool("own-namespace", false, "ltmd owns its network namespace (no other program serves or connects there): wildcard virtual servers (destination 0.0.0.0:any mask any, 0.0.0.0:80 mask any, the :: forms) are served, taking every connection of the namespace no more specific virtual takes, the connections ltmd makes to its members and monitors' targets excepted; without it they are kept with a warning")
 	procs := fs.String("procs", "auto", "processors to run Go code on: a number, or auto: all of them while the event loops need them, one while they serve a moderate load (with GOMAXPROCS in the environment, auto keeps that number)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `usage: ltmd [--state-dir DIR] [--socket PATH] [--log-level LEVEL] [--busy-poll DURATION|auto|hold] [--procs N|auto]
             [--send-batch auto|off] [--geoip-db FILE ...] [--root-hints ADDR[:PORT] ...]
+            [--own-namespace]
             [--cluster-endpoints URLS [--cluster-dir DIR] [--management-address HOST:PORT]
              [--admin-credentials FILE] [--failover-time DURATION]] [--metrics-address HOST:PORT]
 
@@ -56,6 +58,11 @@ With --cluster-endpoints the device joins the device group that lists it
 (cm device-group) in that etcd cluster: commits go through the group,
 its changes are applied here, and floating virtual addresses are served
 only while the device is active for their traffic group.
+
+With --own-namespace ltmd serves wildcard virtual servers (forwarding
+virtuals, outbound proxies: destination 0.0.0.0:any mask any): run it so
+only in a network namespace of its own (a container's, or ip netns exec),
+where every connection to an address of the namespace is its to take.
 
 flags:
 `)
@@ -117,7 +124,7 @@ flags:
 	}
 	evloop.Govern(governed)
 	defer evloop.StopGoverning()
-	opts := daemon.Options{StateDir: paths.StateDir, Logger: logger, BusyPoll: poll, MetricsAddress: *metricsAddr, GeoIPFiles: geoipDBs}
+	opts := daemon.Options{StateDir: paths.StateDir, Logger: logger, BusyPoll: poll, MetricsAddress: *metricsAddr, GeoIPFiles: geoipDBs, OwnNamespace: *ownNS}
 	for _, h := range rootHints {
 		ap, err := netip.ParseAddrPort(h)
 		if err != nil {

@@ -68,6 +68,14 @@ func (w Wildcard) proto() string {
 // Specific is a port-specific socket on a wildcard's address, passed
 // over: the kernel's own lookup finds it. UDP: a UDP socket (it passes
 // datagrams only; a TCP one, SYNs only).
+//
+// It is also how the plane's own traffic stays its own: a destination the
+// plane connects to (a pool member, a monitor's target) inside a network
+// or a wildcard it steers is passed over too, so that the connection
+// reaches that member, not the virtual again. Port 0 there is the
+// address on every port (a member at port any), passed over unless an
+// address on every port (a Wildcard without Net) is the same address:
+// that one is steered.
 type Specific struct {
 	Addr netip.AddrPort
 	UDP  bool
@@ -77,8 +85,9 @@ type Specific struct {
 // counted once per protocol (the socket map's size).
 const MaxWildcards = 256
 
-// MaxSpecific bounds the port-specific listeners one Steer passes over.
-const MaxSpecific = 8192
+// MaxSpecific bounds the port-specific listeners and the plane's own
+// destinations one Steer passes over [M].
+const MaxSpecific = 16384
 
 // MaxPassed bounds the short-lived sockets (Steer.Pass: FTP data
 // listeners, RTSP data channels) passed over at once [M].

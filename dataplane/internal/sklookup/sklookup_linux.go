@@ -68,7 +68,9 @@ func keyOf(a netip.Addr, port uint16, udp bool) key {
 }
 
 // specificVal marks a port-specific listener's entry in the dests map:
-// the program passes. A wildcard's entry holds its socket's index.
+// the program passes. A wildcard's entry holds its socket's index. On
+// port 0 (an address passed over on every port) it is past the socket
+// map's last index, so the socket lookup misses and the program passes.
 const specificVal = ^uint32(0)
 
 // Steer is one attached program and its maps: dests (key → socket index,
@@ -179,6 +181,9 @@ func program(dests, nets, socks *ebpf.Map) asm.Instructions {
 	)
 	insns = append(insns, lookup(dests, -28)...)
 	insns = append(insns,
+		// An address passed over on every port (specificVal, a member
+		// at port any) is no index of the socket map: that lookup
+		// misses and the program passes, with no test of its own.
 		asm.JNE.Imm(asm.R0, 0, "found"),
 		// The longest network on this port holding the address (R8),
 		// then the longest on every port (R0): the LPM key's tag is the
@@ -269,7 +274,8 @@ func Open() (*Steer, error) {
 }
 
 // Sync makes the program steer exactly wild's addresses, passing over
-// specific (port-specific listeners on those addresses). Entries are put
+// specific (port-specific listeners on those addresses, and the
+// destinations the plane itself connects to: Specific). Entries are put
 // before stale ones go, so an address that stays is never unserved.
 func (s *Steer) Sync(wild []Wildcard, specific []Specific) error {
 	s.mu.Lock()
@@ -278,10 +284,8 @@ func (s *Steer) Sync(wild []Wildcard, specific []Specific) error {
 		return fmt.Errorf("%d addresses on every port and %d port-specific listeners beside them; at most %d and %d", len(wild), len(specific), MaxWildcards, MaxSpecific)
 	}
 	want := make(map[key]uint32, len(wild)+len(specific)+len(s.passed))
-	for _, sp := range specific {
-		if sp.Addr.Port() != 0 {
-			want[keyOf(sp.Addr.Addr(), sp.Addr.Port(), sp.UDP)] = specificVal
-		}
+	for _, sp := range specific { // port 0: the address on every port, unless a wildcard's (below)
+		want[keyOf(sp.Addr.Addr(), sp.Addr.Port(), sp.UDP)] = specificVal
 	}
 	keep := make(map[key]bool, len(wild))
 	for _, w := range wild {

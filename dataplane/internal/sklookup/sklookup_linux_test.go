@@ -22,6 +22,23 @@ func inNetns(t *testing.T) bool {
 	return netnstest.Alone(t, "SKLOOKUP_NETNS")
 }
 
+// openSteer runs the calling test again in a network namespace of its
+// own and, in that run, opens a Steer closed when the test ends; it is
+// nil in the outer run (the test returns) and skips where the program
+// cannot be loaded.
+func openSteer(t *testing.T) *Steer {
+	t.Helper()
+	if !inNetns(t) {
+		return nil
+	}
+	s, err := Open()
+	if err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func listen(t *testing.T, ap string) (*net.TCPListener, int) {
 	t.Helper()
 	var lc net.ListenConfig
@@ -52,14 +69,10 @@ func accepted(l *net.TCPListener) netip.AddrPort {
 }
 
 func TestSteer(t *testing.T) {
-	if !inNetns(t) {
+	s := openSteer(t)
+	if s == nil {
 		return
 	}
-	s, err := Open()
-	if err != nil {
-		t.Skipf("skipped: %v", err)
-	}
-	defer s.Close()
 	wl, wfd := listen(t, "127.212.0.1:0")
 	sl, _ := listen(t, "127.212.0.1:30080")
 	_, ofd := listen(t, "127.212.0.2:0")
@@ -194,14 +207,10 @@ func recvDst(fd int) (string, netip.AddrPort, netip.AddrPort) {
 // from that port while the client's next datagram still reaches the
 // wildcard socket, which is how the UDP engine answers.
 func TestSteerUDP(t *testing.T) {
-	if !inNetns(t) {
+	s := openSteer(t)
+	if s == nil {
 		return
 	}
-	s, err := Open()
-	if err != nil {
-		t.Skipf("skipped: %v", err)
-	}
-	defer s.Close()
 	wfd, wap := udpSocket(t, "127.215.0.1:0")
 	sfd, _ := udpSocket(t, "127.215.0.1:30080")
 	listen(t, "127.215.0.1:30082") // TCP: passes SYNs only
@@ -265,14 +274,10 @@ func TestSteerUDP(t *testing.T) {
 // listener) and what a longer network takes; datagrams likewise; when
 // the longer network goes, the shorter takes its addresses.
 func TestSteerNet(t *testing.T) {
-	if !inNetns(t) {
+	s := openSteer(t)
+	if s == nil {
 		return
 	}
-	s, err := Open()
-	if err != nil {
-		t.Skipf("skipped: %v", err)
-	}
-	defer s.Close()
 	wl, wfd := listen(t, "127.215.5.0:0")
 	hl, hfd := listen(t, "127.215.5.7:0")
 	sl, _ := listen(t, "127.215.5.8:30080")
@@ -347,14 +352,10 @@ func TestSteerNet(t *testing.T) {
 // Unpass, and once given back its port is the wildcard's again; a
 // port Sync lists itself stays passed after its Pass is undone.
 func TestSteerPass(t *testing.T) {
-	if !inNetns(t) {
+	s := openSteer(t)
+	if s == nil {
 		return
 	}
-	s, err := Open()
-	if err != nil {
-		t.Skipf("skipped: %v", err)
-	}
-	defer s.Close()
 	wl, wfd := listen(t, "127.239.0.1:0")
 	dl, _ := listen(t, "127.239.0.1:30090")
 	sl, _ := listen(t, "127.239.0.1:30091")
@@ -419,14 +420,10 @@ func TestSteerPass(t *testing.T) {
 // the port, and over as long a one on every port; datagrams likewise, by protocol; when the network on the
 // port goes, the network on every port takes its port.
 func TestSteerNetPort(t *testing.T) {
-	if !inNetns(t) {
+	s := openSteer(t)
+	if s == nil {
 		return
 	}
-	s, err := Open()
-	if err != nil {
-		t.Skipf("skipped: %v", err)
-	}
-	defer s.Close()
 	pl, pfd := listen(t, "127.249.0.0:30080")   // 127.249.0.0/16 on 30080
 	ll, lfd := listen(t, "127.249.9.0:30080")   // 127.249.9.0/24 on 30080
 	al, afd := listen(t, "127.249.5.0:0")       // 127.249.5.0/24 on every port
@@ -511,5 +508,111 @@ func TestSteerNetPort(t *testing.T) {
 	check("without the /16 on 30080", []tcase{{"127.249.3.3:30080", wl}, {"127.249.9.9:30080", ll}})
 	if err := s.Sync([]Wildcard{{Addr: netip.MustParseAddr("127.249.7.7"), FD: hfd, Port: 30080}}, nil); err == nil {
 		t.Error("a host wildcard on a port: no error")
+	}
+}
+
+// TestSteerWildcard: the wildcard networks (0.0.0.0/0 on a port and on
+// every port) take every address of the namespace, below what is more
+// specific: a port-specific listener, an address on every port, a longer
+// network on every port; the wildcard on the port before the wildcard on
+// every port. The plane's own destinations passed over (a member's
+// address and port, a member at port any: the address on every port)
+// reach their own listeners, TCP and UDP, and only those ports; an
+// address on every port still takes its address from such an entry.
+func TestSteerWildcard(t *testing.T) {
+	s := openSteer(t)
+	if s == nil {
+		return
+	}
+	all := netip.MustParsePrefix("0.0.0.0/0")
+	net24 := netip.MustParsePrefix("127.253.6.0/24")
+	wl, wfd := listen(t, "127.253.0.1:0")       // 0.0.0.0/0 on every port
+	pl, pfd := listen(t, "127.253.0.2:0")       // 0.0.0.0/0 on 30080 (any socket will do)
+	nl, nfd := listen(t, "127.253.6.0:0")       // 127.253.6.0/24 on every port
+	hl, hfd := listen(t, "127.253.1.4:0")       // 127.253.1.4 on every port
+	sl, _ := listen(t, "127.253.1.5:30080")     // a host virtual on 30080
+	ml, _ := listen(t, "127.253.1.2:30001")     // a member
+	al, _ := listen(t, "127.253.1.3:30003")     // a member at port any, here on 30003
+	ufd, _ := udpSocket(t, "127.253.0.1:0")     // udp 0.0.0.0/0 on every port
+	mfd, _ := udpSocket(t, "127.253.1.2:30001") // a udp member
+	wild := []Wildcard{
+		{Addr: all.Addr(), FD: wfd, Net: all},
+		{Addr: all.Addr(), FD: pfd, Net: all, Port: 30080},
+		{Addr: net24.Addr(), FD: nfd, Net: net24},
+		{Addr: netip.MustParseAddr("127.253.1.4"), FD: hfd},
+		{Addr: all.Addr(), FD: ufd, Net: all, UDP: true},
+	}
+	own := []Specific{
+		{Addr: netip.MustParseAddrPort("127.253.1.5:30080")},
+		{Addr: netip.MustParseAddrPort("127.253.1.2:30001")},
+		{Addr: netip.MustParseAddrPort("127.253.1.2:30001"), UDP: true},
+		{Addr: netip.MustParseAddrPort("127.253.1.3:0")},
+		{Addr: netip.MustParseAddrPort("127.253.1.4:0")}, // the address on every port's own wins
+	}
+	if err := s.Sync(wild, own); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		dst string
+		l   *net.TCPListener
+	}{
+		{"127.253.9.9:30081", wl}, // the wildcard on every port
+		{"127.253.9.9:30080", pl}, // the wildcard on the port before it
+		{"127.253.6.1:30080", nl}, // a longer network on every port before that
+		{"127.253.1.4:30080", hl}, // the address on every port
+		{"127.253.1.5:30080", sl}, // the host listener on the port
+		{"127.253.1.5:30081", wl},
+		{"127.253.1.2:30001", ml}, // the member: not taken again
+		{"127.253.1.2:30002", wl}, // its address's other ports are the wildcard's
+		{"127.253.1.3:30003", al}, // the member at port any
+	} {
+		d := net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.253.200.1")}}
+		c, err := d.Dial("tcp", tc.dst)
+		if err != nil {
+			t.Errorf("%s: %v", tc.dst, err)
+			continue
+		}
+		c.Close()
+		if got := accepted(tc.l); got.String() != tc.dst {
+			t.Errorf("%s: the listener expected accepted %v", tc.dst, got)
+		}
+	}
+	// The member at port any: every port of its address is passed over,
+	// refused where nothing listens.
+	d := net.Dialer{Timeout: 5 * time.Second}
+	if c, err := d.Dial("tcp", "127.253.1.3:30004"); !errors.Is(err, syscall.ECONNREFUSED) {
+		if c != nil {
+			c.Close()
+		}
+		t.Errorf("127.253.1.3:30004: %v, want refused", err)
+	}
+	cfd, _ := udpSocket(t, "127.253.200.2:0")
+	for _, tc := range []struct {
+		dst string
+		on  int
+	}{
+		{"127.253.1.2:30001", mfd}, // the udp member
+		{"127.253.1.2:30002", ufd},
+		{"127.253.9.9:53", ufd},
+	} {
+		a := netip.MustParseAddrPort(tc.dst)
+		if err := unix.Sendto(cfd, []byte("to "+tc.dst), 0, &unix.SockaddrInet4{Addr: a.Addr().As4(), Port: int(a.Port())}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, _ := recvDst(tc.on); got != "to "+tc.dst {
+			t.Errorf("udp %s: %q", tc.dst, got)
+		}
+	}
+	// Without the member's entry, the wildcard takes its port.
+	if err := s.Sync(wild, own[:1]); err != nil {
+		t.Fatal(err)
+	}
+	c, err := d.Dial("tcp", "127.253.1.2:30001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if got := accepted(wl); got.String() != "127.253.1.2:30001" {
+		t.Errorf("the member's port without its entry: the wildcard accepted %v", got)
 	}
 }
