@@ -42,10 +42,10 @@ ltm profile rewrite /Common/rewrite-portal { defaults-from /Common/rewrite }
 ltm persistence source-addr /Common/source_addr { timeout 180 mask none }
 ltm persistence cookie /Common/cookie { method insert timeout 180 expiration 0 }
 ltm persistence universal /Common/universal { timeout 180 }
-ltm profile tcp /Common/f5-tcp-lan { defaults-from /Common/tcp }
-ltm profile tcp /Common/f5-tcp-wan { defaults-from /Common/tcp }
-ltm profile tcp /Common/f5-tcp-mobile { defaults-from /Common/tcp }
-ltm profile tcp /Common/f5-tcp-progressive { defaults-from /Common/tcp }
+ltm profile tcp /Common/f5-tcp-lan { defaults-from /Common/tcp init-cwnd 16 init-rwnd 16 minimum-rto 200 nagle auto proxy-buffer-high 65535 }
+ltm profile tcp /Common/f5-tcp-wan { defaults-from /Common/tcp congestion-control woodside delayed-acks disabled minimum-rto 500 nagle auto proxy-buffer-high 262144 proxy-buffer-low 196608 receive-window-size 131072 send-buffer-size 262144 }
+ltm profile tcp /Common/f5-tcp-mobile { defaults-from /Common/tcp congestion-control woodside init-cwnd 16 nagle auto proxy-buffer-high 262144 proxy-buffer-low 196608 receive-window-size 131072 send-buffer-size 262144 }
+ltm profile tcp /Common/f5-tcp-progressive { defaults-from /Common/tcp auto-proxy-buffer-size enabled auto-receive-window-size enabled auto-send-buffer-size enabled congestion-control woodside init-cwnd 16 init-rwnd 16 nagle auto proxy-buffer-high 262144 proxy-buffer-low 196608 push-flag auto receive-window-size 131072 send-buffer-size 262144 }
 ltm profile udp /Common/udp { }
 ltm profile udp /Common/udp_gtm_dns { defaults-from /Common/udp idle-timeout immediate datagram-load-balancing enabled }
 ltm profile client-ssl /Common/clientssl { cert-key-chain { default { cert /Common/default.crt key /Common/default.key } } }
@@ -83,10 +83,10 @@ ltm rule /Common/_sys_https_redirect {
        HTTP::redirect https://[getfield [HTTP::host] ":" 1][HTTP::uri]
     }
 }
-ltm profile tcp /Common/tcp-lan-optimized { defaults-from /Common/tcp }
-ltm profile tcp /Common/tcp-wan-optimized { defaults-from /Common/tcp }
-ltm profile tcp /Common/tcp-mobile-optimized { defaults-from /Common/tcp }
-ltm profile tcp /Common/tcp-legacy { defaults-from /Common/tcp }
+ltm profile tcp /Common/tcp-lan-optimized { defaults-from /Common/tcp-legacy early-retransmit disabled ecn disabled enhanced-loss-recovery disabled fast-open disabled init-cwnd 3 init-rwnd 3 proxy-buffer-high 131072 proxy-buffer-low 98304 proxy-options enabled rate-pace disabled slow-start disabled tail-loss-probe disabled }
+ltm profile tcp /Common/tcp-wan-optimized { defaults-from /Common/tcp-legacy early-retransmit disabled ecn disabled enhanced-loss-recovery disabled fast-open disabled init-cwnd 3 init-rwnd 3 nagle enabled proxy-buffer-high 131072 proxy-buffer-low 131072 proxy-options enabled rate-pace disabled tail-loss-probe disabled }
+ltm profile tcp /Common/tcp-mobile-optimized { defaults-from /Common/tcp-legacy abc disabled delayed-acks disabled early-retransmit disabled ecn enabled enhanced-loss-recovery disabled fast-open disabled init-cwnd 16 init-rwnd 3 nagle enabled proxy-buffer-high 131072 proxy-buffer-low 131072 proxy-options enabled rate-pace disabled receive-window-size 131072 reset-on-timeout disabled send-buffer-size 131072 tail-loss-probe disabled }
+ltm profile tcp /Common/tcp-legacy { defaults-from /Common/tcp early-retransmit disabled ecn disabled enhanced-loss-recovery disabled fast-open disabled init-cwnd 3 init-rwnd 3 proxy-options enabled rate-pace disabled tail-loss-probe disabled }
 ltm profile http-compression /Common/wan-optimized-compression { defaults-from /Common/httpcompression }
 ltm profile web-acceleration /Common/optimized-caching { defaults-from /Common/webacceleration }
 ltm profile client-ssl /Common/clientssl-secure { defaults-from /Common/clientssl }
