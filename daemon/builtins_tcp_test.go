@@ -57,3 +57,38 @@ func TestBuiltinTCPProfilesActed(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinChildrenActed checks the other children openltm shipped
+// first with their parent's settings: optimized-caching's cache and
+// wan-optimized-compression's policy are built from F5's values, and a
+// virtual on clientssl-insecure-compatible and
+// serverssl-insecure-compatible commits with no warning (their
+// secure-renegotiation request is kept, as the parents' require is).
+func TestBuiltinChildrenActed(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool p members add { 127.252.130.11:20443 }",
+		"create ltm virtual v1 destination 127.252.130.1:20443 pool p profiles replace-all-with { tcp http clientssl-insecure-compatible serverssl-insecure-compatible optimized-caching wan-optimized-compression }",
+	} {
+		if out, err := run(t, s, c); err != "" || out != "" {
+			t.Fatalf("%s: %q %q", c, out, err)
+		}
+	}
+	cfg := e.Config()
+	tr := &translator{s: e.schema, cfg: cfg}
+	cc, err := tr.cacheConfig(cfg.Get(profileWebAccel, "/Common/optimized-caching"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cc.Size != 10<<20 || cc.MaxAge != 86400*time.Second || cc.MaxObject != 2000000 || cc.MinObject != 0 || cc.MaxEntries != 10000 {
+		t.Errorf("optimized-caching: %+v, want F5's cache-size 10 (MB), cache-max-age 86400, objects 0 to 2000000 bytes, 10000 entries", cc)
+	}
+	pol, err := tr.compressPolicy(cfg.Get(profileCompress, "/Common/wan-optimized-compression"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pol.BufferSize != 131072 || !pol.AllowHTTP10 || pol.Level != 1 || pol.MinSize != 1024 {
+		t.Errorf("wan-optimized-compression: buffer %d http/1.0 %v level %d min %d, want F5's 131072 true 1 1024", pol.BufferSize, pol.AllowHTTP10, pol.Level, pol.MinSize)
+	}
+}

@@ -108,6 +108,27 @@ func TestBuiltinsMoreValues(t *testing.T) {
 		{"ltm profile fastl4", "/Common/full-acceleration", "idle-timeout", "300"},
 		{"ltm profile web-acceleration", "/Common/optimized-acceleration", "cache-size", "6144"},
 		{"ltm profile web-acceleration", "/Common/apm-enduser-if-cache", "cache-max-age", "36000"},
+		// Shipped before with their parent's settings; F5's values since
+		// (REST listings of a BIG-IP 14.1.2.1).
+		{"ltm profile web-acceleration", "/Common/optimized-caching", "cache-max-age", "86400"},
+		{"ltm profile web-acceleration", "/Common/optimized-caching", "cache-max-entries", "10000"},
+		{"ltm profile web-acceleration", "/Common/optimized-caching", "cache-object-max-size", "2000000"},
+		{"ltm profile web-acceleration", "/Common/optimized-caching", "cache-object-min-size", "0"},
+		{"ltm profile web-acceleration", "/Common/optimized-caching", "cache-size", "10"},
+		{"ltm profile http-compression", "/Common/wan-optimized-compression", "allow-http-10", "enabled"},
+		{"ltm profile http-compression", "/Common/wan-optimized-compression", "buffer-size", "131072"},
+		{"ltm profile http-compression", "/Common/wan-optimized-compression", "gzip-memory-level", "16"},
+		{"ltm profile http-compression", "/Common/wan-optimized-compression", "gzip-window-size", "64"},
+		{"ltm profile http-compression", "/Common/wan-optimized-compression", "gzip-level", "1"},
+		{"ltm profile http-compression", "/Common/wan-optimized-compression", "min-size", "1024"},
+		// client-ssl and server-ssl listings of a BIG-IP 11.5.3; their
+		// cipher strings (!SSLv2:...) are not shipped: README [M].
+		{"ltm profile client-ssl", "/Common/clientssl-insecure-compatible", "secure-renegotiation", "request"},
+		{"ltm profile client-ssl", "/Common/clientssl-insecure-compatible", "inherit-certkeychain", "true"},
+		{"ltm profile client-ssl", "/Common/clientssl-insecure-compatible", "ciphers", "DEFAULT"},
+		{"ltm profile client-ssl", "/Common/clientssl", "secure-renegotiation", "require"},
+		{"ltm profile server-ssl", "/Common/serverssl-insecure-compatible", "secure-renegotiation", "request"},
+		{"ltm profile server-ssl", "/Common/serverssl", "secure-renegotiation", "require-strict"},
 		{"ltm profile client-ssl", "/Common/wom-default-clientssl", "allow-non-ssl", "enabled"},
 		{"ltm profile server-ssl", "/Common/wom-default-serverssl", "defaults-from", "/Common/serverssl"},
 		{"ltm cipher rule", "/Common/f5-secure", "cipher", "ECDHE:RSA:ECDHE_ECDSA:!SSLV3:!RC4:!EXP:!DES:!3DES"},

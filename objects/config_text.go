@@ -87,11 +87,11 @@ ltm profile tcp /Common/tcp-lan-optimized { defaults-from /Common/tcp-legacy ear
 ltm profile tcp /Common/tcp-wan-optimized { defaults-from /Common/tcp-legacy early-retransmit disabled ecn disabled enhanced-loss-recovery disabled fast-open disabled init-cwnd 3 init-rwnd 3 nagle enabled proxy-buffer-high 131072 proxy-buffer-low 131072 proxy-options enabled rate-pace disabled tail-loss-probe disabled }
 ltm profile tcp /Common/tcp-mobile-optimized { defaults-from /Common/tcp-legacy abc disabled delayed-acks disabled early-retransmit disabled ecn enabled enhanced-loss-recovery disabled fast-open disabled init-cwnd 16 init-rwnd 3 nagle enabled proxy-buffer-high 131072 proxy-buffer-low 131072 proxy-options enabled rate-pace disabled receive-window-size 131072 reset-on-timeout disabled send-buffer-size 131072 tail-loss-probe disabled }
 ltm profile tcp /Common/tcp-legacy { defaults-from /Common/tcp early-retransmit disabled ecn disabled enhanced-loss-recovery disabled fast-open disabled init-cwnd 3 init-rwnd 3 proxy-options enabled rate-pace disabled tail-loss-probe disabled }
-ltm profile http-compression /Common/wan-optimized-compression { defaults-from /Common/httpcompression }
-ltm profile web-acceleration /Common/optimized-caching { defaults-from /Common/webacceleration }
+ltm profile http-compression /Common/wan-optimized-compression { defaults-from /Common/httpcompression allow-http-10 enabled buffer-size 131072 gzip-memory-level 16 gzip-window-size 64 }
+ltm profile web-acceleration /Common/optimized-caching { defaults-from /Common/webacceleration cache-max-age 86400 cache-object-max-size 2000000 cache-object-min-size 0 cache-size 10 }
 ltm profile client-ssl /Common/clientssl-secure { defaults-from /Common/clientssl }
-ltm profile client-ssl /Common/clientssl-insecure-compatible { defaults-from /Common/clientssl }
-ltm profile server-ssl /Common/serverssl-insecure-compatible { defaults-from /Common/serverssl }
+ltm profile client-ssl /Common/clientssl-insecure-compatible { defaults-from /Common/clientssl inherit-certkeychain true secure-renegotiation request }
+ltm profile server-ssl /Common/serverssl-insecure-compatible { defaults-from /Common/serverssl secure-renegotiation request }
 ltm profile radius /Common/radiusLB-subscriber-aware { defaults-from /Common/radiusLB subscriber-discovery enabled }
 ltm profile dhcpv4 /Common/dhcpv4_fwd { defaults-from /Common/dhcpv4 mode forwarding }
 ltm profile dhcpv6 /Common/dhcpv6_fwd { defaults-from /Common/dhcpv6 mode forwarding }
