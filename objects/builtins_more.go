@@ -17,8 +17,9 @@ import "strings"
 // source-path: the daemon reads the system's CA bundle for it
 // (daemon/cabundle.go). A tcp profile's values are its
 // effective ones in REST, written where they differ from openltm's row
-// defaults, so that its value does not hang on its parent's (openltm ships
-// tcp-legacy, tcp-lan-optimized and tcp-wan-optimized with /Common/tcp's).
+// defaults or from what its parent (builtinText: tcp-legacy,
+// tcp-lan-optimized, tcp-wan-optimized, with F5's values too) would give,
+// so that each matches its listing (TestBuiltinTCPValues).
 // What none of them gives is [M] in objects/README.md: http-explicit and
 // http-transparent set proxy-type only; the client-ssl and server-ssl
 // profiles other than wom-default-clientssl, and full-acceleration, only

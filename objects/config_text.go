@@ -11,7 +11,11 @@ import (
 // defaults. They exist from the first start, are never saved and cannot be
 // deleted. Those of kinds openltm does not act on (client-ssl, gtm monitor
 // bigip, ...) are there so that real configurations referring to them read
-// without warnings.
+// without warnings. The children real files name most (tcp-legacy,
+// tcp-*-optimized, f5-tcp-*, optimized-caching, wan-optimized-compression,
+// the insecure-compatible ssl profiles) carry F5's settings where they
+// differ from their parent's: the REST listings of a BIG-IP 14.1.2.1
+// (11.5.3 for the ssl ones), objects/README.md.
 const builtinText = `
 ltm monitor tcp /Common/tcp { destination *:* interval 5 timeout 16 time-until-up 0 up-interval 0 manual-resume disabled }
 ltm monitor tcp-half-open /Common/tcp_half_open { destination *:* interval 5 timeout 16 time-until-up 0 up-interval 0 manual-resume disabled }
