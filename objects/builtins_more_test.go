@@ -121,6 +121,9 @@ func TestBuiltinsMoreValues(t *testing.T) {
 		{"ltm profile http-compression", "/Common/wan-optimized-compression", "gzip-window-size", "64"},
 		{"ltm profile http-compression", "/Common/wan-optimized-compression", "gzip-level", "1"},
 		{"ltm profile http-compression", "/Common/wan-optimized-compression", "min-size", "1024"},
+		// rewrite-portal: F5 lists it with /Common/rewrite's settings.
+		{"ltm profile rewrite", "/Common/rewrite-portal", "rewrite-mode", "portal"},
+		{"ltm profile rewrite", "/Common/rewrite-uri-translation", "rewrite-mode", "uri-translation"},
 		// client-ssl and server-ssl listings of a BIG-IP 11.5.3; their
 		// cipher strings (!SSLv2:...) are not shipped: README [M].
 		{"ltm profile client-ssl", "/Common/clientssl-insecure-compatible", "secure-renegotiation", "request"},
