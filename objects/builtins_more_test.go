@@ -108,6 +108,30 @@ func TestBuiltinsMoreValues(t *testing.T) {
 		{"ltm profile fastl4", "/Common/full-acceleration", "idle-timeout", "300"},
 		{"ltm profile web-acceleration", "/Common/optimized-acceleration", "cache-size", "6144"},
 		{"ltm profile web-acceleration", "/Common/apm-enduser-if-cache", "cache-max-age", "36000"},
+		// Shipped before with their parent's settings; F5's values since
+		// (REST listings of a BIG-IP 14.1.2.1).
+		{"ltm profile web-acceleration", "/Common/optimized-caching", "cache-max-age", "86400"},
+		{"ltm profile web-acceleration", "/Common/optimized-caching", "cache-max-entries", "10000"},
+		{"ltm profile web-acceleration", "/Common/optimized-caching", "cache-object-max-size", "2000000"},
+		{"ltm profile web-acceleration", "/Common/optimized-caching", "cache-object-min-size", "0"},
+		{"ltm profile web-acceleration", "/Common/optimized-caching", "cache-size", "10"},
+		{"ltm profile http-compression", "/Common/wan-optimized-compression", "allow-http-10", "enabled"},
+		{"ltm profile http-compression", "/Common/wan-optimized-compression", "buffer-size", "131072"},
+		{"ltm profile http-compression", "/Common/wan-optimized-compression", "gzip-memory-level", "16"},
+		{"ltm profile http-compression", "/Common/wan-optimized-compression", "gzip-window-size", "64"},
+		{"ltm profile http-compression", "/Common/wan-optimized-compression", "gzip-level", "1"},
+		{"ltm profile http-compression", "/Common/wan-optimized-compression", "min-size", "1024"},
+		// rewrite-portal: F5 lists it with /Common/rewrite's settings.
+		{"ltm profile rewrite", "/Common/rewrite-portal", "rewrite-mode", "portal"},
+		{"ltm profile rewrite", "/Common/rewrite-uri-translation", "rewrite-mode", "uri-translation"},
+		// client-ssl and server-ssl listings of a BIG-IP 11.5.3; their
+		// cipher strings (!SSLv2:...) are not shipped: README [M].
+		{"ltm profile client-ssl", "/Common/clientssl-insecure-compatible", "secure-renegotiation", "request"},
+		{"ltm profile client-ssl", "/Common/clientssl-insecure-compatible", "inherit-certkeychain", "true"},
+		{"ltm profile client-ssl", "/Common/clientssl-insecure-compatible", "ciphers", "DEFAULT"},
+		{"ltm profile client-ssl", "/Common/clientssl", "secure-renegotiation", "require"},
+		{"ltm profile server-ssl", "/Common/serverssl-insecure-compatible", "secure-renegotiation", "request"},
+		{"ltm profile server-ssl", "/Common/serverssl", "secure-renegotiation", "require-strict"},
 		{"ltm profile client-ssl", "/Common/wom-default-clientssl", "allow-non-ssl", "enabled"},
 		{"ltm profile server-ssl", "/Common/wom-default-serverssl", "defaults-from", "/Common/serverssl"},
 		{"ltm cipher rule", "/Common/f5-secure", "cipher", "ECDHE:RSA:ECDHE_ECDSA:!SSLV3:!RC4:!EXP:!DES:!3DES"},
@@ -165,7 +189,8 @@ func TestBuiltinsMoreValues(t *testing.T) {
 // one, reads with no finding but the kept one's warning.
 func TestBuiltinsMoreSaveAndLoad(t *testing.T) {
 	c := Default.Builtins()
-	if text := c.Text(); strings.Contains(text, "http-explicit") || strings.Contains(text, "f5-default") || strings.Contains(text, "private_net") {
+	if text := c.Text(); strings.Contains(text, "http-explicit") || strings.Contains(text, "f5-default") || strings.Contains(text, "private_net") ||
+		strings.Contains(text, "f5-tcp-progressive") || strings.Contains(text, "tcp-legacy") || strings.Contains(text, "optimized-caching") || strings.Contains(text, "clientssl-secure") {
 		t.Fatalf("unmodified built-ins saved:\n%s", text)
 	}
 	o := c.Get(Default.Kind("ltm profile http"), "/Common/http-explicit")
@@ -204,5 +229,75 @@ ltm virtual /Common/u {
 	}
 	if len(msgs) != 1 || !strings.Contains(msgs[0], "refers to ltm rule /Common/_sys_APM_activesync, which openltm does not act on (F5's APM iRule") {
 		t.Errorf("findings %q, want only the APM rule's kept warning", msgs)
+	}
+}
+
+// TestBuiltinTCPValues checks every shipped tcp built-in against the
+// REST listing of a BIG-IP 14.1.2.1 (ltm/profile/tcp), as Config.Effective
+// gives them (what `list ... all-properties` prints and the daemon acts
+// on): those openltm shipped first with /Common/tcp's settings
+// (tcp-legacy, tcp-lan-optimized, the f5-tcp-* profiles, ...), and their
+// children, whose values must not hang on their parents' new ones.
+// Columns: see tcpCols; e is enabled, d disabled.
+func TestBuiltinTCPValues(t *testing.T) {
+	tcpCols := strings.Fields(`abc auto-proxy-buffer-size auto-receive-window-size auto-send-buffer-size
+		cmetrics-cache congestion-control defaults-from delayed-acks early-retransmit ecn
+		enhanced-loss-recovery fast-open idle-timeout init-cwnd init-rwnd keep-alive-interval
+		minimum-rto mptcp nagle pkt-loss-ignore-burst proxy-buffer-high proxy-buffer-low
+		proxy-mss proxy-options push-flag rate-pace receive-window-size reset-on-timeout
+		selective-nack send-buffer-size slow-start syn-cookie-enable tail-loss-probe
+		zero-window-timeout`)
+	rows := map[string]string{
+		"apm-forwarding-client-tcp": "e d d d e high-speed tcp-legacy e d d d d 300 3 3 60 1000 d e 0 49152 32768 e e default d 65535 e d 131072 d e d 20000",
+		"apm-forwarding-server-tcp": "e d d d e high-speed tcp-legacy e d d d d 300 3 3 60 1000 d e 0 49152 32768 e e default d 65535 e d 131072 d e d 20000",
+		"f5-tcp-lan":                "e d d d e high-speed tcp e e e e e 300 16 16 1800 200 d auto 0 65535 32768 e d default e 65535 e d 65535 e e e 20000",
+		"f5-tcp-mobile":             "e d d d e woodside tcp e e e e e 300 16 10 1800 1000 d auto 0 262144 196608 e d default e 131072 e d 262144 e e e 20000",
+		"f5-tcp-progressive":        "e e e e e woodside tcp e e e e e 300 16 16 1800 1000 d auto 0 262144 196608 e d auto e 131072 e d 262144 e e e 20000",
+		"f5-tcp-wan":                "e d d d e woodside tcp d e e e e 300 10 10 1800 500 d auto 0 262144 196608 e d default e 131072 e d 262144 e e e 20000",
+		"mptcp-mobile-optimized":    "d d d d e illinois tcp-legacy d d e d d 300 16 3 1800 1000 e e 0 131072 131072 e e default e 131072 d d 262144 e d d 20000",
+		"splitsession-default-tcp":  "e d d d e high-speed tcp-wan-optimized d d d d d 600 3 3 1800 1000 d e 8 196608 131072 e e default d 458752 e e 458752 d e d 300000",
+		"tcp-lan-optimized":         "e d d d e high-speed tcp-legacy e d d d d 300 3 3 1800 1000 d d 0 131072 98304 e e default d 65535 e d 65535 d e d 20000",
+		"tcp-legacy":                "e d d d e high-speed tcp e d d d d 300 3 3 1800 1000 d d 0 49152 32768 e e default d 65535 e d 65535 e e d 20000",
+		"tcp-mobile-optimized":      "d d d d e high-speed tcp-legacy d d e d d 300 16 3 1800 1000 d e 0 131072 131072 e e default d 131072 d d 131072 e e d 20000",
+		"tcp-wan-optimized":         "e d d d e high-speed tcp-legacy e d d d d 300 3 3 1800 1000 d e 0 131072 131072 e e default d 65535 e d 65535 e e d 20000",
+		"wam-tcp-lan-optimized":     "e d d d e high-speed tcp-lan-optimized e d d d d 300 16 16 1800 1000 d d 0 131072 98304 e e default d 65535 e d 65535 e e d 20000",
+		"wam-tcp-wan-optimized":     "e d d d e high-speed tcp-wan-optimized d d d d d 600 10 3 1800 1000 d e 8 196608 131072 d e default d 65535 e e 458752 e e d 300000",
+		"wom-tcp-lan-optimized":     "e d d d d high-speed tcp-lan-optimized d d d d d 600 3 3 1800 1000 d e 0 131072 98304 e e default d 65535 e d 65535 e e d 20000",
+		"wom-tcp-wan-optimized":     "e d d d e high-speed tcp-wan-optimized d d d d d 600 3 3 1800 1000 d e 8 196608 131072 e e default d 458752 e e 458752 d e d 300000",
+	}
+	b := Default.Builtins()
+	k := Default.Kind("ltm profile tcp")
+	for name, row := range rows {
+		vals := strings.Fields(row)
+		if len(vals) != len(tcpCols) {
+			t.Fatalf("%s: %d values for %d columns", name, len(vals), len(tcpCols))
+		}
+		o := b.Get(k, "/Common/"+name)
+		if o == nil || !o.BuiltIn {
+			t.Errorf("ltm profile tcp %s is not a shipped built-in", name)
+			continue
+		}
+		for i, col := range tcpCols {
+			want := map[string]string{"e": "enabled", "d": "disabled"}[vals[i]]
+			if want == "" {
+				want = vals[i]
+			}
+			if col == "defaults-from" {
+				want = "/Common/" + want
+			}
+			got := ""
+			if v := b.Effective(o, col); v != nil {
+				got = v.Str
+			}
+			if got != want {
+				t.Errorf("ltm profile tcp %s %s = %q, F5 lists %q", name, col, got, want)
+			}
+		}
+	}
+	// Every tcp built-in but the parent is in the table.
+	for _, o := range b.Of(k) {
+		if n := strings.TrimPrefix(o.Name, "/Common/"); o.BuiltIn && n != "tcp" && rows[n] == "" {
+			t.Errorf("ltm profile tcp %s is shipped but not checked against F5's listing", o.Name)
+		}
 	}
 }

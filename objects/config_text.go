@@ -11,7 +11,11 @@ import (
 // defaults. They exist from the first start, are never saved and cannot be
 // deleted. Those of kinds openltm does not act on (client-ssl, gtm monitor
 // bigip, ...) are there so that real configurations referring to them read
-// without warnings.
+// without warnings. The children real files name most (tcp-legacy,
+// tcp-*-optimized, f5-tcp-*, optimized-caching, wan-optimized-compression,
+// the insecure-compatible ssl profiles) carry F5's settings where they
+// differ from their parent's: the REST listings of a BIG-IP 14.1.2.1
+// (11.5.3 for the ssl ones), objects/README.md.
 const builtinText = `
 ltm monitor tcp /Common/tcp { destination *:* interval 5 timeout 16 time-until-up 0 up-interval 0 manual-resume disabled }
 ltm monitor tcp-half-open /Common/tcp_half_open { destination *:* interval 5 timeout 16 time-until-up 0 up-interval 0 manual-resume disabled }
@@ -42,10 +46,10 @@ ltm profile rewrite /Common/rewrite-portal { defaults-from /Common/rewrite }
 ltm persistence source-addr /Common/source_addr { timeout 180 mask none }
 ltm persistence cookie /Common/cookie { method insert timeout 180 expiration 0 }
 ltm persistence universal /Common/universal { timeout 180 }
-ltm profile tcp /Common/f5-tcp-lan { defaults-from /Common/tcp }
-ltm profile tcp /Common/f5-tcp-wan { defaults-from /Common/tcp }
-ltm profile tcp /Common/f5-tcp-mobile { defaults-from /Common/tcp }
-ltm profile tcp /Common/f5-tcp-progressive { defaults-from /Common/tcp }
+ltm profile tcp /Common/f5-tcp-lan { defaults-from /Common/tcp init-cwnd 16 init-rwnd 16 minimum-rto 200 nagle auto proxy-buffer-high 65535 }
+ltm profile tcp /Common/f5-tcp-wan { defaults-from /Common/tcp congestion-control woodside delayed-acks disabled minimum-rto 500 nagle auto proxy-buffer-high 262144 proxy-buffer-low 196608 receive-window-size 131072 send-buffer-size 262144 }
+ltm profile tcp /Common/f5-tcp-mobile { defaults-from /Common/tcp congestion-control woodside init-cwnd 16 nagle auto proxy-buffer-high 262144 proxy-buffer-low 196608 receive-window-size 131072 send-buffer-size 262144 }
+ltm profile tcp /Common/f5-tcp-progressive { defaults-from /Common/tcp auto-proxy-buffer-size enabled auto-receive-window-size enabled auto-send-buffer-size enabled congestion-control woodside init-cwnd 16 init-rwnd 16 nagle auto proxy-buffer-high 262144 proxy-buffer-low 196608 push-flag auto receive-window-size 131072 send-buffer-size 262144 }
 ltm profile udp /Common/udp { }
 ltm profile udp /Common/udp_gtm_dns { defaults-from /Common/udp idle-timeout immediate datagram-load-balancing enabled }
 ltm profile client-ssl /Common/clientssl { cert-key-chain { default { cert /Common/default.crt key /Common/default.key } } }
@@ -83,15 +87,15 @@ ltm rule /Common/_sys_https_redirect {
        HTTP::redirect https://[getfield [HTTP::host] ":" 1][HTTP::uri]
     }
 }
-ltm profile tcp /Common/tcp-lan-optimized { defaults-from /Common/tcp }
-ltm profile tcp /Common/tcp-wan-optimized { defaults-from /Common/tcp }
-ltm profile tcp /Common/tcp-mobile-optimized { defaults-from /Common/tcp }
-ltm profile tcp /Common/tcp-legacy { defaults-from /Common/tcp }
-ltm profile http-compression /Common/wan-optimized-compression { defaults-from /Common/httpcompression }
-ltm profile web-acceleration /Common/optimized-caching { defaults-from /Common/webacceleration }
+ltm profile tcp /Common/tcp-lan-optimized { defaults-from /Common/tcp-legacy early-retransmit disabled ecn disabled enhanced-loss-recovery disabled fast-open disabled init-cwnd 3 init-rwnd 3 proxy-buffer-high 131072 proxy-buffer-low 98304 proxy-options enabled rate-pace disabled slow-start disabled tail-loss-probe disabled }
+ltm profile tcp /Common/tcp-wan-optimized { defaults-from /Common/tcp-legacy early-retransmit disabled ecn disabled enhanced-loss-recovery disabled fast-open disabled init-cwnd 3 init-rwnd 3 nagle enabled proxy-buffer-high 131072 proxy-buffer-low 131072 proxy-options enabled rate-pace disabled tail-loss-probe disabled }
+ltm profile tcp /Common/tcp-mobile-optimized { defaults-from /Common/tcp-legacy abc disabled delayed-acks disabled early-retransmit disabled ecn enabled enhanced-loss-recovery disabled fast-open disabled init-cwnd 16 init-rwnd 3 nagle enabled proxy-buffer-high 131072 proxy-buffer-low 131072 proxy-options enabled rate-pace disabled receive-window-size 131072 reset-on-timeout disabled send-buffer-size 131072 tail-loss-probe disabled }
+ltm profile tcp /Common/tcp-legacy { defaults-from /Common/tcp early-retransmit disabled ecn disabled enhanced-loss-recovery disabled fast-open disabled init-cwnd 3 init-rwnd 3 proxy-options enabled rate-pace disabled tail-loss-probe disabled }
+ltm profile http-compression /Common/wan-optimized-compression { defaults-from /Common/httpcompression allow-http-10 enabled buffer-size 131072 gzip-memory-level 16 gzip-window-size 64 }
+ltm profile web-acceleration /Common/optimized-caching { defaults-from /Common/webacceleration cache-max-age 86400 cache-object-max-size 2000000 cache-object-min-size 0 cache-size 10 }
 ltm profile client-ssl /Common/clientssl-secure { defaults-from /Common/clientssl }
-ltm profile client-ssl /Common/clientssl-insecure-compatible { defaults-from /Common/clientssl }
-ltm profile server-ssl /Common/serverssl-insecure-compatible { defaults-from /Common/serverssl }
+ltm profile client-ssl /Common/clientssl-insecure-compatible { defaults-from /Common/clientssl inherit-certkeychain true secure-renegotiation request }
+ltm profile server-ssl /Common/serverssl-insecure-compatible { defaults-from /Common/serverssl secure-renegotiation request }
 ltm profile radius /Common/radiusLB-subscriber-aware { defaults-from /Common/radiusLB subscriber-discovery enabled }
 ltm profile dhcpv4 /Common/dhcpv4_fwd { defaults-from /Common/dhcpv4 mode forwarding }
 ltm profile dhcpv6 /Common/dhcpv6_fwd { defaults-from /Common/dhcpv6 mode forwarding }
