@@ -7,51 +7,13 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/internal/netnstest"
 )
-
-// inOwnNetns runs the calling test again in a network namespace of its
-// own (unshare -n), where a wildcard virtual takes nobody else's
-// connections; it reports true in that run and skips where no namespace
-// can be made.
-func inOwnNetns(t *testing.T) bool {
-	t.Helper()
-	const env = "DAEMON_NETNS"
-	if os.Getenv(env) == t.Name() {
-		if out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
-			t.Fatalf("ip link set lo up: %v %s", err, out)
-		}
-		return true
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: a network namespace and a BPF program need root")
-	}
-	for _, tool := range []string{"unshare", "ip"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("skipped: %s is not installed", tool)
-		}
-	}
-	if err := exec.Command("unshare", "-n", "true").Run(); err != nil {
-		t.Skipf("skipped: cannot make a network namespace: %v", err)
-	}
-	cmd := exec.Command("unshare", "-n", os.Args[0], "-test.run", "^"+t.Name()+"$", "-test.count=1", "-test.v", "-test.timeout=120s")
-	cmd.Env = append(os.Environ(), env+"="+t.Name())
-	out, err := cmd.CombinedOutput()
-	t.Logf("in a network namespace of its own:\n%s", out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(string(out), "--- SKIP") {
-		t.Skip("skipped inside the namespace")
-	}
-	return false
-}
 
 // TestWildcardServed: an engine told it owns its namespace
 // (Options.OwnNamespace, ltmd --own-namespace) serves wildcard virtuals
@@ -63,7 +25,7 @@ func inOwnNetns(t *testing.T) bool {
 // wins. Their precedence and the plane's own destinations in detail are
 // dataplane's TestAnyPortWildcard.
 func TestWildcardServed(t *testing.T) {
-	if !inOwnNetns(t) {
+	if !netnstest.Alone(t, "DAEMON_NETNS") {
 		return
 	}
 	if err := dataplane.AnyPortSupport(); err != nil {

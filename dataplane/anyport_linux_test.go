@@ -15,10 +15,10 @@ import (
 	"github.com/openltm/openltm/dataplane/ftpalg"
 	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/dataplane/http3"
-	"github.com/openltm/openltm/dataplane/internal/netnstest"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/rtsp"
 	"github.com/openltm/openltm/dataplane/sslfwd"
+	"github.com/openltm/openltm/internal/netnstest"
 )
 
 // inOwnNetns runs the calling test again in a network namespace of its own:

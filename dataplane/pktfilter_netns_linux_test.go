@@ -4,8 +4,8 @@ import (
 	"net"
 	"testing"
 
-	"github.com/openltm/openltm/dataplane/internal/netnstest"
 	"github.com/openltm/openltm/dataplane/pktfilter"
+	"github.com/openltm/openltm/internal/netnstest"
 )
 
 // pfNetnsEnv carries the client namespaces' names to the test binary run

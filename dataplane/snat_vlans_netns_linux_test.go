@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openltm/openltm/dataplane/internal/netnstest"
 	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/internal/netnstest"
 )
 
 // snatVLANsNetnsEnv carries the client namespaces' names to the test

@@ -7,7 +7,7 @@ import (
 	"net"
 	"testing"
 
-	"github.com/openltm/openltm/dataplane/internal/netnstest"
+	"github.com/openltm/openltm/internal/netnstest"
 )
 
 // udpDropped is the virtual's udp profile count of dropped datagrams.

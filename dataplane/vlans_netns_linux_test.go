@@ -9,7 +9,7 @@ import (
 	"os/exec"
 	"testing"
 
-	"github.com/openltm/openltm/dataplane/internal/netnstest"
+	"github.com/openltm/openltm/internal/netnstest"
 )
 
 // vlansNetnsEnv carries the client namespaces' names to the test binary

@@ -8,7 +8,7 @@ import (
 	"github.com/miekg/dns"
 	"github.com/openltm/openltm/dataplane/gslb/gslbtest"
 	"github.com/openltm/openltm/dataplane/internal/config"
-	"github.com/openltm/openltm/dataplane/internal/netnstest"
+	"github.com/openltm/openltm/internal/netnstest"
 )
 
 // listenerVLANsNetnsEnv carries the client namespaces' names to the

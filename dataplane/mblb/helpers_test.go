@@ -464,3 +464,24 @@ func baseConfig(p *testPool, l *legLog) Config {
 }
 
 func reqName(client string, i int) string { return fmt.Sprintf("%s-%d", client, i) }
+
+// serveEach listens on addr until the test ends and runs handle on each
+// connection it accepts, in a goroutine of its own: the members tests
+// write in a few lines (handle closes its connection).
+func serveEach(t testing.TB, addr string, handle func(net.Conn)) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go handle(c)
+		}
+	}()
+}

@@ -184,28 +184,15 @@ func TestIIOPKeepFragmentAppends(t *testing.T) {
 // connection with CloseConnection and closes it: a fragmented request's
 // first fragment is all it sees of it.
 func closeOnFirst(t *testing.T, addr string) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				b, err := iioptest.ReadMessage(c)
-				if err != nil {
-					return
-				}
-				h, _ := iiop.ParseHeader(b)
-				c.Write(iiop.AppendHeaderOnly(nil, h.Minor, b[6]&iiop.FlagLittleEndian != 0, iiop.CloseConnection))
-			}()
+	serveEach(t, addr, func(c net.Conn) {
+		defer c.Close()
+		b, err := iioptest.ReadMessage(c)
+		if err != nil {
+			return
 		}
-	}()
+		h, _ := iiop.ParseHeader(b)
+		c.Write(iiop.AppendHeaderOnly(nil, h.Minor, b[6]&iiop.FlagLittleEndian != 0, iiop.CloseConnection))
+	})
 }
 
 // TestIIOPResendIncompleteFragments: a fragmented request whose member

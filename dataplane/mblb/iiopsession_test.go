@@ -306,35 +306,22 @@ func oneMember(addr, name string) *testPool {
 // sameID (one-connect rewrites ids: the reply must carry the one the
 // member saw), else as it is.
 func iiopEcho(t testing.TB, addr string, reqSize int, reply []byte, sameID bool) *testPool {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	serveEach(t, addr, func(c net.Conn) {
+		defer c.Close()
+		buf := make([]byte, reqSize)
+		out := append([]byte(nil), reply...)
 		for {
-			c, err := ln.Accept()
-			if err != nil {
+			if _, err := io.ReadFull(c, buf); err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, reqSize)
-				out := append([]byte(nil), reply...)
-				for {
-					if _, err := io.ReadFull(c, buf); err != nil {
-						return
-					}
-					if sameID {
-						binary.BigEndian.PutUint32(out[iiop.HeaderSize:], binary.BigEndian.Uint32(buf[iiop.HeaderSize:]))
-					}
-					if _, err := c.Write(out); err != nil {
-						return
-					}
-				}
-			}()
+			if sameID {
+				binary.BigEndian.PutUint32(out[iiop.HeaderSize:], binary.BigEndian.Uint32(buf[iiop.HeaderSize:]))
+			}
+			if _, err := c.Write(out); err != nil {
+				return
+			}
 		}
-	}()
+	})
 	return oneMember(addr, "echo")
 }
 

@@ -24,53 +24,40 @@ type heldMember struct {
 
 func startHeldMember(t *testing.T, addr string) *heldMember {
 	h := &heldMember{release: make(chan struct{}, 4)}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
+	serveEach(t, addr, func(c net.Conn) {
+		defer c.Close()
+		ids := make(chan uint32, 16)
+		go func() {
+			defer close(ids)
+			for {
+				b, err := iioptest.ReadMessage(c)
+				if err != nil {
+					return
+				}
+				m, err := iiop.Parse(b)
+				if err != nil {
+					return
+				}
+				switch m.Type {
+				case iiop.Request:
+					h.requests.Add(1)
+					ids <- m.RequestID
+				case iiop.CancelRequest:
+					h.cancels.Add(1)
+				}
+			}
+		}()
+		for id := range ids {
+			select {
+			case <-h.release:
+			case <-time.After(20 * time.Second):
 				return
 			}
-			ids := make(chan uint32, 16)
-			go func() {
-				defer close(ids)
-				for {
-					b, err := iioptest.ReadMessage(c)
-					if err != nil {
-						return
-					}
-					m, err := iiop.Parse(b)
-					if err != nil {
-						return
-					}
-					switch m.Type {
-					case iiop.Request:
-						h.requests.Add(1)
-						ids <- m.RequestID
-					case iiop.CancelRequest:
-						h.cancels.Add(1)
-					}
-				}
-			}()
-			go func() {
-				defer c.Close()
-				for id := range ids {
-					select {
-					case <-h.release:
-					case <-time.After(20 * time.Second):
-						return
-					}
-					if _, err := c.Write(iiop.AppendReply(nil, 2, false, id, 0, []byte("late"))); err != nil {
-						return
-					}
-				}
-			}()
+			if _, err := c.Write(iiop.AppendReply(nil, 2, false, id, 0, []byte("late"))); err != nil {
+				return
+			}
 		}
-	}()
+	})
 	return h
 }
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openltm/openltm/dataplane/internal/netnstest"
+	"github.com/openltm/openltm/internal/netnstest"
 	"golang.org/x/sys/unix"
 )
 

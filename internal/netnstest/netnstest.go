@@ -1,11 +1,14 @@
 //go:build linux
 
-// Package netnstest builds the Linux network namespaces the VLAN tests
-// run in: one for the proxy with two veth interfaces, va and vb, each
-// leading to a namespace of its own with a client. A test using it runs
-// again inside the proxy's namespace, so the host's own addresses and
-// routes are never touched, and it skips where namespaces cannot be made
-// (no root, no `ip`, a container without the capability).
+// Package netnstest builds the Linux network namespaces tests run in:
+// one alone (Alone), for what takes a whole namespace (the every-port
+// steering, the daemon's wildcard virtuals), and the VLAN tests' one for
+// the proxy with two veth interfaces, va and vb, each leading to a
+// namespace of its own with a client. A test using it runs again inside
+// the namespace, so the host's own addresses and routes are never
+// touched, and it skips where namespaces cannot be made (no root, no
+// `ip`, a container without the capability). It sits outside dataplane
+// so that the daemon's tests can use it too.
 package netnstest
 
 import (
