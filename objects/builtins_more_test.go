@@ -124,11 +124,17 @@ func TestBuiltinsMoreValues(t *testing.T) {
 		// rewrite-portal: F5 lists it with /Common/rewrite's settings.
 		{"ltm profile rewrite", "/Common/rewrite-portal", "rewrite-mode", "portal"},
 		{"ltm profile rewrite", "/Common/rewrite-uri-translation", "rewrite-mode", "uri-translation"},
-		// client-ssl and server-ssl listings of a BIG-IP 11.5.3; their
-		// cipher strings (!SSLv2:...) are not shipped: README [M].
+		// client-ssl and server-ssl listings of a BIG-IP 11.5.3, their
+		// cipher strings with them (the parser takes SSLv2 as naming no
+		// suite); clientssl-secure from F5's base configuration.
 		{"ltm profile client-ssl", "/Common/clientssl-insecure-compatible", "secure-renegotiation", "request"},
 		{"ltm profile client-ssl", "/Common/clientssl-insecure-compatible", "inherit-certkeychain", "true"},
-		{"ltm profile client-ssl", "/Common/clientssl-insecure-compatible", "ciphers", "DEFAULT"},
+		{"ltm profile client-ssl", "/Common/clientssl-insecure-compatible", "ciphers", "!SSLv2:ALL:!DH:!ADH:!EDH:@SPEED"},
+		{"ltm profile server-ssl", "/Common/serverssl-insecure-compatible", "ciphers", "!SSLv2:!EXPORT:!DH:RSA+RC4:RSA+AES:RSA+DES:RSA+3DES:ECDHE+AES:ECDHE+3DES:@SPEED"},
+		{"ltm profile client-ssl", "/Common/clientssl-secure", "ciphers", "ecdhe:rsa:!sslv3:!rc4:!exp:!des"},
+		{"ltm profile client-ssl", "/Common/clientssl-secure", "renegotiation", "disabled"},
+		{"ltm profile client-ssl", "/Common/clientssl-secure", "inherit-certkeychain", "true"},
+		{"ltm profile client-ssl", "/Common/clientssl-secure", "secure-renegotiation", "require"},
 		{"ltm profile client-ssl", "/Common/clientssl", "secure-renegotiation", "require"},
 		{"ltm profile server-ssl", "/Common/serverssl-insecure-compatible", "secure-renegotiation", "request"},
 		{"ltm profile server-ssl", "/Common/serverssl", "secure-renegotiation", "require-strict"},
@@ -165,6 +171,7 @@ func TestBuiltinsMoreValues(t *testing.T) {
 		{"ltm data-group internal", "/Common/images", []string{".bmp", ".gif", ".jpg"}},
 		{"net port-list", "/Common/_sys_self_allow_tcp_defaults", []string{"22", "53", "161", "443", "1029-1043", "4353"}},
 		{"net port-list", "/Common/_sys_self_allow_udp_defaults", []string{"53", "161", "520", "1026", "4353"}},
+		{"ltm profile client-ssl", "/Common/clientssl-secure", []string{"no-ssl", "no-tlsv1.3"}},
 	} {
 		o := b.Get(Default.Kind(tc.kind), tc.name)
 		if o == nil {

@@ -13,9 +13,10 @@ import (
 // bigip, ...) are there so that real configurations referring to them read
 // without warnings. The children real files name most (tcp-legacy,
 // tcp-*-optimized, f5-tcp-*, optimized-caching, wan-optimized-compression,
-// the insecure-compatible ssl profiles) carry F5's settings where they
-// differ from their parent's: the REST listings of a BIG-IP 14.1.2.1
-// (11.5.3 for the ssl ones), objects/README.md.
+// the insecure-compatible ssl profiles, clientssl-secure) carry F5's
+// settings where they differ from their parent's: the REST listings of a
+// BIG-IP 14.1.2.1 (11.5.3 for the insecure-compatible ssl ones, F5's base
+// configuration for clientssl-secure), objects/README.md.
 const builtinText = `
 ltm monitor tcp /Common/tcp { destination *:* interval 5 timeout 16 time-until-up 0 up-interval 0 manual-resume disabled }
 ltm monitor tcp-half-open /Common/tcp_half_open { destination *:* interval 5 timeout 16 time-until-up 0 up-interval 0 manual-resume disabled }
@@ -93,9 +94,9 @@ ltm profile tcp /Common/tcp-mobile-optimized { defaults-from /Common/tcp-legacy 
 ltm profile tcp /Common/tcp-legacy { defaults-from /Common/tcp early-retransmit disabled ecn disabled enhanced-loss-recovery disabled fast-open disabled init-cwnd 3 init-rwnd 3 proxy-options enabled rate-pace disabled tail-loss-probe disabled }
 ltm profile http-compression /Common/wan-optimized-compression { defaults-from /Common/httpcompression allow-http-10 enabled buffer-size 131072 gzip-memory-level 16 gzip-window-size 64 }
 ltm profile web-acceleration /Common/optimized-caching { defaults-from /Common/webacceleration cache-max-age 86400 cache-object-max-size 2000000 cache-object-min-size 0 cache-size 10 }
-ltm profile client-ssl /Common/clientssl-secure { defaults-from /Common/clientssl }
-ltm profile client-ssl /Common/clientssl-insecure-compatible { defaults-from /Common/clientssl inherit-certkeychain true secure-renegotiation request }
-ltm profile server-ssl /Common/serverssl-insecure-compatible { defaults-from /Common/serverssl secure-renegotiation request }
+ltm profile client-ssl /Common/clientssl-secure { defaults-from /Common/clientssl ciphers ecdhe:rsa:!sslv3:!rc4:!exp:!des options { no-ssl no-tlsv1.3 } renegotiation disabled inherit-certkeychain true }
+ltm profile client-ssl /Common/clientssl-insecure-compatible { defaults-from /Common/clientssl ciphers !SSLv2:ALL:!DH:!ADH:!EDH:@SPEED inherit-certkeychain true secure-renegotiation request }
+ltm profile server-ssl /Common/serverssl-insecure-compatible { defaults-from /Common/serverssl ciphers !SSLv2:!EXPORT:!DH:RSA+RC4:RSA+AES:RSA+DES:RSA+3DES:ECDHE+AES:ECDHE+3DES:@SPEED secure-renegotiation request }
 ltm profile radius /Common/radiusLB-subscriber-aware { defaults-from /Common/radiusLB subscriber-discovery enabled }
 ltm profile dhcpv4 /Common/dhcpv4_fwd { defaults-from /Common/dhcpv4 mode forwarding }
 ltm profile dhcpv6 /Common/dhcpv6_fwd { defaults-from /Common/dhcpv6 mode forwarding }

@@ -241,6 +241,11 @@ func matches(word string, e entry) (bool, bool) {
 		return su.mac == w || (su.mac == "AEAD" && strings.HasSuffix(su.name, w)), true
 	case "MD5":
 		return su.mac == "MD5", true
+	case "EXPORT40":
+		return su.export, true // both export suites known are 40-bit
+	}
+	if noSuiteKeywords[w] {
+		return false, true
 	}
 	if strings.EqualFold(su.name, word) || (su.id != 0 && strings.EqualFold(tls.CipherSuiteName(su.id), word)) {
 		return true, true
@@ -251,6 +256,28 @@ func matches(word string, e entry) (bool, bool) {
 		}
 	}
 	return false, knownName(word)
+}
+
+// noSuiteKeywords are OpenSSL's and BIG-IP's cipher-string keywords for
+// protocols, ciphers, MACs, key exchanges and authentications none of the
+// suites above has (BIG-IP's 11.x built-ins begin "!SSLv2:"). They select
+// nothing, as OpenSSL's keyword for a suite family it has no suite of:
+// "!SSLv2" removes nothing and "SSLv2" alone adds nothing. A word in
+// neither this table nor the switch above is still refused. Upper case,
+// as matches compares.
+var noSuiteKeywords = map[string]bool{
+	"SSLV2":    true, // protocol: no suite here is SSLv2's
+	"EXPORT56": true, // the 56-bit export suites (EXP1024-*)
+	"IDEA":     true, "SEED": true, "RC2": true,
+	"ARIA": true, "ARIA128": true, "ARIA256": true, "ARIAGCM": true,
+	"AESCCM": true, "AESCCM8": true,
+	"PSK": true, "KPSK": true, "APSK": true, "KECDHEPSK": true, "KDHEPSK": true, "KRSAPSK": true,
+	"SRP": true, "KSRP": true, "ASRP": true,
+	"KDHR": true, "KDHD": true, // static DH ("aDH" reads as ADH, anonymous DH)
+	"AECDH": true, // anonymous ECDH
+	"KKRB5": true, "AKRB5": true, "KRB5": true,
+	"KFZA": true, "AFZA": true, "EFZA": true, "FZA": true,
+	"AGOST": true, "AGOST01": true, "AGOST12": true, "KGOST": true, "GOST94": true, "GOST89MAC": true, "GOSTMAC": true,
 }
 
 func knownName(word string) bool {

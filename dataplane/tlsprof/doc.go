@@ -36,7 +36,9 @@
 // suites BIG-IP knows, where each suite is selected per protocol version,
 // so "!SSLv3" or "!TLSv1" take a protocol away. BIG-IP's keyword ECDHE
 // names the RSA-signed ECDHE suites and ECDHE_ECDSA the ECDSA-signed ones;
-// kECDHE names both. DEFAULT here is the native list less export, single
+// kECDHE names both. OpenSSL's keywords for families none of these suites
+// belongs to (SSLv2, IDEA, SEED, PSK, SRP, ...) select nothing, as in
+// OpenSSL, so BIG-IP's "!SSLv2:ALL:..." reads. DEFAULT here is the native list less export, single
 // DES, RC4, MD5, anonymous and null suites and SSLv3. The suites Go cannot
 // do (DHE, CAMELLIA, static ECDH, SHA384 CBC suites, RC4-MD5, SSLv3) are
 // left out with a warning; a string that selects only such suites is
