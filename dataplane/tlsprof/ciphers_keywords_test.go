@@ -95,19 +95,25 @@ func TestF5BuiltinCipherStrings(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, n := range tc.has {
-				if !l.Has(n) {
-					t.Errorf("%s missing from %v", n, l.Names())
-				}
-			}
-			for _, n := range tc.not {
-				if l.Has(n) {
-					t.Errorf("%s selected: %v", n, l.Names())
-				}
-			}
+			wantSuites(t, l, tc.has, tc.not)
 			if got := versionNames(l.Versions()); got != tc.versions {
 				t.Errorf("versions %s, want %s", got, tc.versions)
 			}
 		})
+	}
+}
+
+// wantSuites fails t unless l selects every suite of has and none of not.
+func wantSuites(t *testing.T, l *CipherList, has, not []string) {
+	t.Helper()
+	for _, n := range has {
+		if !l.Has(n) {
+			t.Errorf("%s missing from %v", n, l.Names())
+		}
+	}
+	for _, n := range not {
+		if l.Has(n) {
+			t.Errorf("%s selected: %v", n, l.Names())
+		}
 	}
 }

@@ -149,16 +149,7 @@ func TestParseCiphers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, n := range tc.has {
-				if !l.Has(n) {
-					t.Errorf("%s missing from %v", n, l.Names())
-				}
-			}
-			for _, n := range tc.not {
-				if l.Has(n) {
-					t.Errorf("%s selected: %v", n, l.Names())
-				}
-			}
+			wantSuites(t, l, tc.has, tc.not)
 			if tc.versions != "" {
 				if got := versionNames(l.Versions()); got != tc.versions {
 					t.Errorf("versions %s, want %s", got, tc.versions)
