@@ -32,21 +32,7 @@ func TestWildcardServed(t *testing.T) {
 		t.Skipf("skipped: %v", err)
 	}
 	for _, m := range []struct{ addr, label string }{{"127.253.20.2:30201", "M"}, {"127.253.20.2:30202", "P"}, {"127.253.22.5:30205", "F"}} {
-		l, err := net.Listen("tcp", m.addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { l.Close() })
-		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				io.WriteString(c, m.label+"\n")
-				c.Close()
-			}
-		}()
+		serveEach(t, m.addr, func(c net.Conn) { io.WriteString(c, m.label+"\n") })
 	}
 	e, err := Open(Options{StateDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OwnNamespace: true})
 	if err != nil {
