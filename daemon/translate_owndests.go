@@ -77,10 +77,7 @@ func authDests(b authn.Backend) []netip.AddrPort {
 	case *authn.LDAP:
 		port := b.Port
 		if port == 0 {
-			port = 389
-			if b.SSL == "enabled" {
-				port = 636
-			}
+			port = 389 // as authn.LDAP dials
 		}
 		for _, s := range b.Servers {
 			hostPort(s, port)
