@@ -117,6 +117,7 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	t.evictionContexts() // translate_eviction.go
 	t.dohListeners()     // translate_doh.go
 	t.lsnNotes()         // translate_lsn.go
+	t.ownDests()         // translate_owndests.go
 	return t.dc, t.skipped, t.kept, t.refused
 }
 

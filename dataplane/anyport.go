@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"sync"
 
+	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/dataplane/internal/l4"
 	"github.com/openltm/openltm/dataplane/internal/sklookup"
 )
@@ -117,7 +118,37 @@ func (p *Plane) syncSteer(cfg *Config, b *generation) {
 	if p.steer == nil {
 		return
 	}
-	var wild []sklookup.Wildcard
+	tcp := make(map[netip.AddrPort]string, len(p.listeners))
+	for ap := range p.listeners {
+		tcp[ap] = b.want[ap]
+	}
+	udp := make(map[netip.AddrPort]string, len(p.udpListeners))
+	for ap := range p.udpListeners {
+		udp[ap] = b.wantUDP[ap]
+	}
+	wild, specific := steerPlan(cfg, tcp, udp, func(ap netip.AddrPort, isUDP bool) int {
+		if isUDP {
+			return p.udpListeners[ap].FD()
+		}
+		return l4.ListenerFD(p.listeners[ap])
+	})
+	if len(wild) == 0 {
+		p.closeSteer()
+		return
+	}
+	if err := p.steer.Sync(wild, specific); err != nil {
+		p.log.Error("cannot steer every port", "error", err)
+	}
+}
+
+// steerPlan is what the steering is told for cfg whose listeners are tcp
+// and udp (address and port to the owning virtual): the listeners on
+// every port of an address or of a network (wild, each with fd's socket),
+// and what it passes over (specific): the port-specific listeners of the
+// same protocol on those addresses or in those networks, and the plane's
+// own destinations there (ownDests), both protocols. syncSteer gives it
+// to the program; Check counts it against the program's limits.
+func steerPlan(cfg *Config, tcp, udp map[netip.AddrPort]string, fd func(netip.AddrPort, bool) int) (wild []sklookup.Wildcard, specific []sklookup.Specific) {
 	type addrProto struct {
 		a   netip.Addr
 		udp bool
@@ -130,64 +161,78 @@ func (p *Plane) syncSteer(cfg *Config, b *generation) {
 		v := cfg.Virtuals[owner]
 		return ap.Port() != 0 && v != nil && v.Network.IsValid()
 	}
-	add := func(ap netip.AddrPort, owner string, fd int, udp bool) {
-		w := sklookup.Wildcard{Addr: ap.Addr(), FD: fd, UDP: udp}
+	add := func(ap netip.AddrPort, owner string, isUDP bool) {
+		w := sklookup.Wildcard{Addr: ap.Addr(), FD: fd(ap, isUDP), UDP: isUDP}
 		if v := cfg.Virtuals[owner]; v != nil && v.Network.IsValid() {
 			w.Net, w.Port = v.Network, ap.Port()
 			nets = append(nets, w)
 		} else {
-			addrs[addrProto{ap.Addr(), udp}] = true
+			addrs[addrProto{ap.Addr(), isUDP}] = true
 		}
 		wild = append(wild, w)
 	}
-	for ap, l := range p.listeners {
-		if ap.Port() == 0 || onPort(ap, b.want[ap]) {
-			add(ap, b.want[ap], l4.ListenerFD(l), false)
+	for ap, owner := range tcp {
+		if ap.Port() == 0 || onPort(ap, owner) {
+			add(ap, owner, false)
 		}
 	}
-	for ap, l := range p.udpListeners {
-		if ap.Port() == 0 || onPort(ap, b.wantUDP[ap]) {
-			add(ap, b.wantUDP[ap], l.FD(), true)
+	for ap, owner := range udp {
+		if ap.Port() == 0 || onPort(ap, owner) {
+			add(ap, owner, true)
 		}
 	}
 	if len(wild) == 0 {
-		p.closeSteer()
-		return
+		return nil, nil
 	}
 	// A port-specific listener on an address steered, or in a network
 	// steered, keeps its port.
-	passed := func(a netip.Addr, udp bool) bool {
-		if addrs[addrProto{a, udp}] {
+	passed := func(a netip.Addr, isUDP bool) bool {
+		if addrs[addrProto{a, isUDP}] {
 			return true
 		}
 		for _, n := range nets {
-			if n.UDP == udp && n.Net.Contains(a) {
+			if n.UDP == isUDP && n.Net.Contains(a) {
 				return true
 			}
 		}
 		return false
 	}
-	var specific []sklookup.Specific
-	for ap := range p.listeners {
-		if ap.Port() != 0 && !onPort(ap, b.want[ap]) && passed(ap.Addr(), false) {
+	for ap, owner := range tcp {
+		if ap.Port() != 0 && !onPort(ap, owner) && passed(ap.Addr(), false) {
 			specific = append(specific, sklookup.Specific{Addr: ap})
 		}
 	}
-	for ap := range p.udpListeners {
-		if ap.Port() != 0 && !onPort(ap, b.wantUDP[ap]) && passed(ap.Addr(), true) {
+	for ap, owner := range udp {
+		if ap.Port() != 0 && !onPort(ap, owner) && passed(ap.Addr(), true) {
 			specific = append(specific, sklookup.Specific{Addr: ap, UDP: true})
 		}
 	}
 	// The plane's own destinations in what is steered, both protocols.
 	for d := range ownDests(cfg) {
-		for _, udp := range []bool{false, true} {
-			if passed(d.Addr(), udp) {
-				specific = append(specific, sklookup.Specific{Addr: d, UDP: udp})
+		for _, isUDP := range []bool{false, true} {
+			if passed(d.Addr(), isUDP) {
+				specific = append(specific, sklookup.Specific{Addr: d, UDP: isUDP})
 			}
 		}
 	}
-	if err := p.steer.Sync(wild, specific); err != nil {
-		p.log.Error("cannot steer every port", "error", err)
+	return wild, specific
+}
+
+// checkSteer is Check's refusal of a configuration the steering could
+// not be told whole: more than sklookup.MaxWildcards listeners on every
+// port of an address or network, or more than sklookup.MaxSpecific
+// entries passed over, counted as syncSteer counts them (bound: the
+// virtuals' listeners, by protocol, to their owners). FQDN members'
+// addresses are not known here (Check sees the names): those a name
+// comes to resolve to at run time can only make the steering update
+// fail, which the plane logs.
+func checkSteer(cfg *Config, tcp, udp map[netip.AddrPort]string, add func(string, ...any)) {
+	wild, specific := steerPlan(cfg, tcp, udp, func(netip.AddrPort, bool) int { return -1 })
+	if len(wild) > sklookup.MaxWildcards {
+		add("virtuals on every port or on a network: %d listeners to steer (an address or network on every port, or a network's port, counted once per protocol); the steering takes at most %d", len(wild), sklookup.MaxWildcards)
+	}
+	if len(specific) > sklookup.MaxSpecific {
+		add("virtuals on every port or on a network: %d destinations to pass over (port-specific listeners on the steered addresses and networks, and the plane's own destinations there: members, monitors' aliases, nameservers, log and auth servers; once for each protocol steered there); the steering passes over at most %d", len(specific), sklookup.MaxSpecific)
 	}
 }
 
@@ -245,7 +290,70 @@ func ownDests(cfg *Config) map[netip.AddrPort]bool {
 			alias(n.Addr)
 		}
 	}
+	// The nameservers the plane asks: sys dns name-servers (FQDN nodes
+	// and criteria names), a dns cache's forward-zones and root-hints,
+	// an explicit proxy's and a socks profile's net dns-resolver.
+	for _, ns := range cfg.NameServers {
+		if d, ok := nameServerDest(ns); ok {
+			own[d] = true
+		}
+	}
+	resolver := func(r *fwdproxy.ResolverConfig) {
+		if r == nil {
+			return
+		}
+		for _, z := range r.Zones {
+			for _, d := range z.Nameservers {
+				own[d] = true
+			}
+		}
+		for _, d := range r.RootHints {
+			own[d] = true
+		}
+	}
+	for _, v := range cfg.Virtuals {
+		if v == nil {
+			continue
+		}
+		if v.DNS != nil && v.DNS.Cache != nil {
+			for _, ds := range v.DNS.Cache.Forward {
+				for _, d := range ds {
+					own[d] = true
+				}
+			}
+			if r := v.DNS.Cache.Resolver; r != nil {
+				for _, d := range r.RootHints {
+					own[d] = true
+				}
+			}
+		}
+		if v.MBLB != nil && v.MBLB.ExplicitProxy != nil {
+			resolver(&v.MBLB.ExplicitProxy.Resolver)
+		}
+		if v.Socks != nil {
+			resolver(v.Socks.Resolver)
+		}
+	}
+	// What the daemon's own parts connect to (log destinations, auth
+	// servers, rules' resolvers and literal destinations).
+	for _, d := range cfg.OwnDests {
+		if d.Addr().IsValid() {
+			own[d] = true
+		}
+	}
 	return own
+}
+
+// nameServerDest reads a sys dns name-servers entry (an address, port
+// 53, or ADDR:PORT); false for a host name, which names no address here.
+func nameServerDest(s string) (netip.AddrPort, bool) {
+	if a, err := netip.ParseAddr(s); err == nil {
+		return netip.AddrPortFrom(a, 53), true
+	}
+	if d, err := netip.ParseAddrPort(s); err == nil {
+		return d, true
+	}
+	return netip.AddrPort{}, false
 }
 
 // closeSteer detaches the steering program. The caller holds p.mu.

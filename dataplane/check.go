@@ -72,6 +72,15 @@ func Check(cfg *Config) error {
 			add("virtual %s: source-address-translation type %s is not supported (none, automap, snat, lsn)", name, v.SNAT.Type)
 		}
 	}
+	tcp, udp := map[netip.AddrPort]string{}, map[netip.AddrPort]string{}
+	for b, name := range bound {
+		if b.udp {
+			udp[b.ap] = name
+		} else {
+			tcp[b.ap] = name
+		}
+	}
+	checkSteer(cfg, tcp, udp, add) // anyport.go
 	for _, name := range sortedKeys(cfg.Pools) {
 		p := cfg.Pools[name]
 		if p == nil {

@@ -39,7 +39,7 @@ func main() {
 	fs.Var(&geoipDBs, "geoip-db", "a MaxMind DB (.mmdb) geolocation database for GTM topology and whereis (GeoLite2/GeoIP2 City or Country, DB-IP lite, ASN or ISP); repeat for several; every *.mmdb in STATE-DIR/geoip is loaded too")
 	var rootHints stringList
 	fs.Var(&rootHints, "root-hints", "ADDR or ADDR:PORT of a root server a net dns-resolver resolves from the names none of its forward zones holds; repeat for several (default: the Internet's root servers)")
-	ownNS := fs.Bool("own-namespace", false, "ltmd owns its network namespace (no other program serves or connects there): wildcard virtual servers (destination 0.0.0.0:any mask any, 0.0.0.0:80 mask any, the :: forms) are served, taking every connection of the namespace no more specific virtual takes, the connections ltmd makes to its members and monitors' targets excepted; without it they are kept with a warning")
+	ownNS := fs.Bool("own-namespace", false, "ltmd owns its network namespace (no other program serves or connects there): wildcard virtual servers (destination 0.0.0.0:any mask any, 0.0.0.0:80 mask any, the :: forms) are served, taking every connection of the namespace no more specific virtual takes, the connections ltmd makes to its members, monitors' targets, nameservers, log and auth servers and rules' literal destinations excepted; without it they are kept with a warning")
 	procs := fs.String("procs", "auto", "processors to run Go code on: a number, or auto: all of them while the event loops need them, one while they serve a moderate load (with GOMAXPROCS in the environment, auto keeps that number)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `usage: ltmd [--state-dir DIR] [--socket PATH] [--log-level LEVEL] [--busy-poll DURATION|auto|hold] [--procs N|auto]

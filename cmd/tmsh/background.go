@@ -34,12 +34,13 @@ const backgroundLog = "ltmd.log"
 // readyWait bounds how long tmsh waits for the daemon it started to answer.
 const readyWait = 30 * time.Second
 
-// runLtmd is `tmsh --run-ltmd --socket S --state-dir D`: ltmd's main loop,
+// runLtmd is `tmsh --run-ltmd --socket S --state-dir D [--own-namespace]`: ltmd's main loop,
 // detached from any terminal, until SIGTERM or SIGINT.
 func runLtmd(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tmsh "+runLtmdArg, flag.ContinueOnError)
 	socket := fs.String("socket", "", "control socket")
 	stateDir := fs.String("state-dir", "", "state directory")
+	ownNS := fs.Bool("own-namespace", false, "ltmd owns its network namespace (wildcard virtual servers are served)")
 	if err := fs.Parse(args); err != nil || *socket == "" || *stateDir == "" {
 		fmt.Fprintln(stderr, "usage: tmsh "+runLtmdArg+" --socket PATH --state-dir DIR")
 		return shell.ExitUsage
@@ -50,7 +51,7 @@ func runLtmd(args []string, stderr io.Writer) int {
 	signal.Ignore(syscall.SIGHUP)
 	evloop.Govern(evloop.Governed{Procs: true, Polling: true}) // as ltmd --procs auto --busy-poll auto
 	defer evloop.StopGoverning()
-	err := daemon.Serve(ctx, daemon.Options{StateDir: *stateDir, Logger: logger, BusyPoll: daemon.DefaultBusyPoll}, *socket)
+	err := daemon.Serve(ctx, daemon.Options{StateDir: *stateDir, Logger: logger, BusyPoll: daemon.DefaultBusyPoll, OwnNamespace: *ownNS}, *socket)
 	switch {
 	case errors.Is(err, control.ErrInUse):
 		return exitInUse
@@ -87,7 +88,11 @@ func startBackground(socket, stateDir string, _ *slog.Logger) (shell.Embedded, e
 		return nil, fmt.Errorf("ltmd log: %w", err)
 	}
 	defer lf.Close()
-	cmd := exec.Command(exe, runLtmdArg, "--socket", socket, "--state-dir", stateDir)
+	args := []string{runLtmdArg, "--socket", socket, "--state-dir", stateDir}
+	if ownNamespace {
+		args = append(args, "--own-namespace")
+	}
+	cmd := exec.Command(exe, args...)
 	cmd.Stdout, cmd.Stderr = lf, lf
 	cmd.Dir = stateDir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

@@ -26,9 +26,10 @@ func main() {
 	fs.StringVar(&o.Command, "c", "", "run these statements (separated by ';' or newlines) and exit")
 	fs.StringVar(&o.File, "f", "", "run the statements in this file ('-' for stdin) and exit")
 	fs.BoolVar(&o.Quiet, "q", false, "quiet (accepted for tmsh compatibility)")
+	fs.BoolVar(&ownNamespace, "own-namespace", false, "the ltmd this tmsh starts (embedded or in the background) owns its network namespace, as ltmd --own-namespace: wildcard virtual servers are served; run so only in a network namespace of its own")
 	fs.BoolVar(&embedded, "embedded", false, "when no ltmd answers, run one inside this tmsh that stops with it (default: start one in the background that outlives tmsh)")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `usage: tmsh [--socket PATH] [--state-dir DIR] [--embedded] [-q] [-c 'cmd; cmd' | -f FILE | command words...]
+		fmt.Fprint(fs.Output(), `usage: tmsh [--socket PATH] [--state-dir DIR] [--embedded] [--own-namespace] [-q] [-c 'cmd; cmd' | -f FILE | command words...]
 
 tmsh is openltm's shell: interactive on a terminal, a batch runner for -c,
 -f, command words and piped scripts. When no ltmd answers on the socket it
@@ -56,10 +57,14 @@ flags:
 	os.Exit(shell.Run(o))
 }
 
+// ownNamespace is --own-namespace: the ltmd tmsh starts, inside itself
+// or in the background, is given daemon.Options.OwnNamespace.
+var ownNamespace bool
+
 // startDaemon runs ltmd's engine inside tmsh when no daemon answers, so
 // that tmsh works on its own; the shell package itself is only a client.
 func startDaemon(socket, stateDir string, logger *slog.Logger) (shell.Embedded, error) {
-	r, err := daemon.Start(daemon.Options{StateDir: stateDir, Logger: logger, BusyPoll: daemon.DefaultBusyPoll}, socket)
+	r, err := daemon.Start(daemon.Options{StateDir: stateDir, Logger: logger, BusyPoll: daemon.DefaultBusyPoll, OwnNamespace: ownNamespace}, socket)
 	if err != nil {
 		return nil, err // not a nil *Running in a non-nil interface
 	}

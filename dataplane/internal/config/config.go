@@ -95,6 +95,13 @@ type Config struct {
 	// search list and ndots do; the system resolver has its own.
 	DNSSearch []string
 	DNSNDots  int
+	// OwnDests are destinations this process connects to that the rest
+	// of Config does not name (log destinations, auth servers, the
+	// nameservers rules ask, an iRule's literal node or connect): a
+	// virtual on every port or a network virtual passes them over
+	// where it would take them (dataplane/anyport.go ownDests); nil for
+	// none.
+	OwnDests []netip.AddrPort
 }
 
 // SnatPool resolves a snatpool a rule names (snatpool, or SERVER_INIT's
