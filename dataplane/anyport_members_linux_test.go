@@ -196,12 +196,15 @@ func TestAnyPortMinConnOneConnect(t *testing.T) {
 	eventually(t, "two connections kept open to port 30098", func() bool { _, o2 := m2.counts(); return o2 >= 2 })
 	// Clients of both ports, interleaved: each answered by its port's
 	// member (a warmed connection of the other port never taken).
-	x1, _ := m1.counts()
 	for range 4 {
 		ask("127.249.42.1:30098", "S2")
 		ask("127.249.42.1:30097", "S1")
 	}
-	if n, _ := m1.counts(); n > x1+4 {
-		t.Errorf("port 30097: %d connections after 4 clients (%d before), the kept ones not used", n, x1)
+	// Still kept open on both ports.
+	if _, o1 := m1.counts(); o1 < 2 {
+		t.Errorf("port 30097: %d connections open, want at least 2", o1)
+	}
+	if _, o2 := m2.counts(); o2 < 2 {
+		t.Errorf("port 30098: %d connections open, want at least 2", o2)
 	}
 }
