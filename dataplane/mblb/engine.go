@@ -44,6 +44,10 @@ type Member struct {
 	// Ref is the proxy's own member record, handed back in events so the
 	// proxy need not look it up again.
 	Ref any
+	// Via is the address the client reached, given to Dial and DialFD
+	// when the server connection's source depends on it
+	// (ClientOptions.ViaLocal); invalid otherwise.
+	Via netip.Addr
 }
 
 // Target is a per-message choice made by a rule, which overrides plain

@@ -205,6 +205,9 @@ func (p *connPool) take(sc *serverConn) {
 // acquire returns a connection to m reserved for one message from s.
 func (p *connPool) acquire(s *ClientConn, m Member, label string, cur *evl) (*serverConn, error) {
 	key := poolKey{m.ID, m.Addr, p.mask(s.source), label}
+	if s.viaLocal && !key.src.IsValid() {
+		key.src = s.source // it left from the address its client reached
+	}
 	p.mu.Lock()
 	for {
 		g := p.groups[key]

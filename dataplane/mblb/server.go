@@ -267,6 +267,9 @@ type serverConn struct {
 // reachable. On an event loop (cur) the connect does not wait: the
 // connection is returned connecting, and lives on cur.
 func (e *Engine) dial(s *ClientConn, m Member, owner *ClientConn, cur *evl) (*serverConn, error) {
+	if s != nil && s.viaLocal {
+		m.Via = s.local.Addr()
+	}
 	if s != nil && e.cfg.ServerInit != nil {
 		if err := e.cfg.ServerInit(s.tag, s.clientAddr(), m); err != nil {
 			return nil, errClosed

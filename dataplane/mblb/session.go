@@ -24,6 +24,14 @@ type ClientOptions struct {
 	// (after SNAT); OneConnect's source-mask groups clients by it. Invalid
 	// means the client's own address.
 	Source netip.Addr
+	// ViaLocal says the server connection's source depends on the
+	// address the client reached (Local): automap on a virtual whose
+	// clients reach many addresses (a network, every port). Dial is then
+	// given that address (Member.Via), and OneConnect groups the
+	// connections by Source even without a source-mask, so that a
+	// connection leaving from one address never serves a client of
+	// another.
+	ViaLocal bool
 	// Rule frames messages when the engine uses rule framing; with
 	// declarative framing the framer decides and Rule is not called.
 	Rule RuleHandler
@@ -61,9 +69,11 @@ type ClientConn struct {
 	c      net.Conn
 	client netip.AddrPort
 	source netip.Addr
-	tag    any
-	rule   RuleHandler
-	hrule  HTTPRuleHandler
+	// viaLocal: ClientOptions.ViaLocal.
+	viaLocal bool
+	tag      any
+	rule     RuleHandler
+	hrule    HTTPRuleHandler
 	// sipRule runs the SIP events of a SIP virtual (sipsession.go).
 	sipRule SIPRuleHandler
 	// iiop is an IIOP client's routing state (iiopsession.go), for a
@@ -309,7 +319,7 @@ func (e *Engine) newSession(c net.Conn, client netip.AddrPort, opt ClientOptions
 		s.rawc, _ = sc.SyscallConn()
 		s.nbFn = s.nbWrite
 	}
-	s.source = opt.Source
+	s.source, s.viaLocal = opt.Source, opt.ViaLocal
 	if !s.source.IsValid() {
 		s.source = s.client.Addr()
 	}

@@ -35,7 +35,11 @@ func (mv *VS) noteArrival(snap *state.VirtualSnap, f *mblbFlow, c *net.TCPConn, 
 	mv.arrivals.Store(f.Client, f.Arrival)
 	f.arrivalKept = true
 	if opts != nil {
-		opts.Source = state.SNATSourceUncountedOn(mv.vs, snap, f.Client, snap.Cfg.Destination, snap.Cfg.Destination, nil, snap.Pool, int(f.Arrival)).Addr()
+		from := snap.Cfg.Destination
+		if opts.ViaLocal {
+			from = f.Local
+		}
+		opts.Source = state.SNATSourceUncountedOn(mv.vs, snap, f.Client, from, snap.Cfg.Destination, nil, snap.Pool, int(f.Arrival)).Addr()
 	}
 }
 

@@ -87,6 +87,9 @@ func (mv *VS) dialHTTP2(ctx context.Context, snap *state.VirtualSnap, client net
 	held := false // the source is chosen, counted and held at the dial (snathold.go)
 	var choice *state.SNATChoice
 	local, ifx := snap.Cfg.Destination, 0
+	if m.Via.IsValid() { // automap from the address the client reached (sourceHeld)
+		local = netip.AddrPortFrom(m.Via, local.Port())
+	}
 	if lp != nil {
 		key = lsnKey(lp, want, client.Addr(), m.Addr, tc)
 	} else {

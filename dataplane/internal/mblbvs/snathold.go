@@ -35,6 +35,9 @@ type legKey struct{ local, remote netip.AddrPort }
 // held. Its Hold is what the connection gives back (holdSNAT); Err is
 // snatobj.ErrFull when every address is at its limit. The client's
 // arrival interface decides VLAN-limited SNATs and NATs (arrival).
+// Automap starts from the address the client reached where the engine
+// gives it (m.Via: a network or every port, mblb.ClientOptions.ViaLocal),
+// else from the virtual's Destination: one validity test.
 func (mv *VS) sourceHeld(snap *state.VirtualSnap, client netip.AddrPort, m mblb.Member) state.SNATHeld {
 	src, init, rule := mv.ruleSource(snap, client, m)
 	switch {
@@ -43,7 +46,11 @@ func (mv *VS) sourceHeld(snap *state.VirtualSnap, client netip.AddrPort, m mblb.
 	case rule:
 		return state.SNATHeld{Src: src}
 	}
-	return state.SNATSourceHeldOn(mv.vs, snap, client, snap.Cfg.Destination, m.Addr, nil, poolOf(m), mv.arrival(snap, client))
+	local := snap.Cfg.Destination
+	if m.Via.IsValid() {
+		local = netip.AddrPortFrom(m.Via, local.Port())
+	}
+	return state.SNATSourceHeldOn(mv.vs, snap, client, local, m.Addr, nil, poolOf(m), mv.arrival(snap, client))
 }
 
 // errSNATPort fails a server connection whose SNAT says source-port

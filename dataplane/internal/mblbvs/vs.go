@@ -711,7 +711,16 @@ func (mv *VS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort) (*m
 			opts.OwnIdle, opts.Idle = true, idle
 		}
 	}
-	src := state.SNATSourceUncounted(mv.vs, snap, f.Client, snap.Cfg.Destination, snap.Cfg.Destination, snap.Pool) // OneConnect's grouping: no connection yet
+	from := snap.Cfg.Destination
+	if reachesMany(snap.Cfg) && snap.Cfg.SNAT.Type == config.SNATAutomap && local.Addr() != from.Addr() {
+		// Automap leaves from the address this client reached
+		// (sourceHeld, through mblb.Member.Via), and OneConnect groups
+		// the connections by it. On every port of the virtual's own
+		// address it is that address: nothing changes (min-conn's
+		// connections opened ahead, from there, serve its clients).
+		from, opts.ViaLocal = local, true
+	}
+	src := state.SNATSourceUncounted(mv.vs, snap, f.Client, from, snap.Cfg.Destination, snap.Pool) // OneConnect's grouping: no connection yet
 	opts.Source = src.Addr()
 	if irules.Program(snap.Cfg.Rules) != nil {
 		f.rr = newMBLBRules(f, snap)
