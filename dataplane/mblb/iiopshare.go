@@ -148,25 +148,29 @@ func (sh *iiopShared) keepLate(mid uint32, r iiopRoute, now int64) {
 // route is mid's route, ended when last; late: a retired one (its
 // request cancelled or timed out), within iiopLateKeep.
 func (sh *iiopShared) route(mid uint32, last bool) (r iiopRoute, ok, late bool) {
+	// (Plain unlocks at each return: a reply's hot path.)
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
 	if r, ok = sh.routes[mid]; ok {
 		if last {
 			delete(sh.routes, mid)
 		}
+		sh.mu.Unlock()
 		return r, true, false
 	}
 	if len(sh.late) == 0 {
+		sh.mu.Unlock()
 		return r, false, false
 	}
 	l, ok := sh.late[mid]
 	if !ok {
+		sh.mu.Unlock()
 		return r, false, false
 	}
 	stale := time.Now().UnixNano()-l.at > int64(iiopLateKeep)
 	if last || stale {
 		delete(sh.late, mid)
 	}
+	sh.mu.Unlock()
 	if stale || l.r.is.s.isClosed() {
 		return r, false, false // (kept too long, or its client is gone)
 	}
