@@ -153,10 +153,13 @@ func (is *iiopSession) unpend(p iiopPending) {
 	if sh := p.sc.iiop; sh != nil && sh.forget(p.mid) {
 		is.oc.released(p.sc)
 	}
+	p.sc.iiopDrained() // (a drained connection with nothing owed now)
 }
 
 // retire is unpend for a request cancelled or timed out: on a shared
-// connection its route is kept a while for a late reply (retire).
+// connection its route is kept a while for a late reply (retire). The
+// caller then closes a drained connection nothing is owed on any more
+// (iiopDrained), after writing what it writes there.
 func (is *iiopSession) retire(p iiopPending) {
 	p.drop()
 	if sh := p.sc.iiop; sh != nil && sh.retire(p.mid) {
@@ -317,6 +320,7 @@ func (is *iiopSession) fromClient(b []byte) bool {
 				m.SetRequestID(b, p.mid)
 			}
 			is.toServer(p.sc, b)
+			p.sc.iiopDrained() // (a late reply does not hold a drained connection)
 		}
 		return true
 	case iiop.CloseConnection:
@@ -736,6 +740,7 @@ func (is *iiopSession) timeouts() {
 		s.mu.Unlock()
 		for _, p := range forgot {
 			is.retire(p)
+			p.sc.iiopDrained() // (a late reply does not hold a drained connection)
 		}
 		if len(late) == 0 {
 			continue
