@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/iiop"
@@ -135,6 +136,27 @@ type iiopPending struct {
 	// partial; its further Fragments are kept, not written to sc, and
 	// with the last one it is sent again whole (resendOrphan).
 	orphan bool
+	// mapped: on the client's own connection sc, the request went
+	// under mid rather than its own id (is.mapped), a late reply to
+	// an earlier request under that id being still due there.
+	mapped bool
+}
+
+// iiopWire is a request id on a client's own member connection.
+type iiopWire struct {
+	sc  *serverConn
+	mid uint32
+}
+
+// iiopLateOwn is a request cancelled or timed out on a client's own
+// connection whose late reply may still come: the client's id, and
+// when it was forgotten (Unix ns).
+type iiopLateOwn struct {
+	id uint32
+	at int64
+	// skip: its reply is being dropped (the client reused the id, or
+	// awaits it elsewhere): its GIOP 1.2 Fragments too.
+	skip bool
 }
 
 // drop recycles what p keeps; the caller has taken p out of pending.
@@ -150,6 +172,11 @@ func (p iiopPending) drop() {
 // before the session's elsewhere).
 func (is *iiopSession) unpend(p iiopPending) {
 	p.drop()
+	if p.mapped {
+		is.s.mu.Lock()
+		delete(is.mapped, iiopWire{p.sc, p.mid})
+		is.s.mu.Unlock()
+	}
 	if sh := p.sc.iiop; sh != nil && sh.forget(p.mid) {
 		is.oc.released(p.sc)
 	}
@@ -161,7 +188,7 @@ func (is *iiopSession) unpend(p iiopPending) {
 // caller then closes a drained connection nothing is owed on any more
 // (iiopDrained), after writing what it writes there.
 func (is *iiopSession) retire(p iiopPending) {
-	p.drop()
+	p.drop() // (an own connection's late route: keepLateOwn)
 	if sh := p.sc.iiop; sh != nil && sh.retire(p.mid) {
 		is.oc.released(p.sc)
 	}
@@ -199,6 +226,17 @@ type iiopSession struct {
 	// pending (guarded by s.mu) are the requests awaiting their reply
 	// by request id; the client is not read while MaxInFlight are.
 	pending map[uint32]iiopPending
+	// lateOwn (guarded by s.mu; nil until the first) are the requests
+	// cancelled or timed out on the client's own connections whose late
+	// reply may still come, by their id there; mapped those sent under
+	// another id there than their own (the client's id by it), because a
+	// late reply under their id was due there. See keepLateOwn.
+	lateOwn map[iiopWire]iiopLateOwn
+	mapped  map[iiopWire]uint32
+	nextMid uint32
+	// ownLate: lateOwn or mapped has been used (set once): a member's
+	// GIOP 1.2 Fragment on an own connection is looked up then only.
+	ownLate atomic.Bool
 
 	// Reader only: where a 1.1 fragmented message goes on (fragTo),
 	// and 1.2 fragmented messages by request id.
@@ -275,7 +313,7 @@ func (is *iiopSession) fromClient(b []byte) bool {
 			if !m.More() {
 				delete(is.frags, m.RequestID)
 			}
-			if sc != nil && sc.iiop != nil {
+			if sc != nil && f.mid != m.RequestID {
 				m.SetRequestID(b, f.mid)
 			}
 		} else {
@@ -311,12 +349,13 @@ func (is *iiopSession) fromClient(b []byte) bool {
 		p, ok := is.pending[m.RequestID]
 		if ok {
 			delete(is.pending, m.RequestID)
+			is.keepLateOwn(m.RequestID, p)
 			s.cond.Broadcast()
 		}
 		s.mu.Unlock()
 		if ok {
 			is.retire(p)
-			if p.sc.iiop != nil {
+			if p.mid != m.RequestID {
 				m.SetRequestID(b, p.mid)
 			}
 			is.toServer(p.sc, b)
@@ -482,8 +521,25 @@ func (is *iiopSession) place(sc *serverConn, m *iiop.Message, b []byte, reader b
 		}
 		s.mu.Lock()
 		old, had := is.pending[m.RequestID]
+		if had && reader && old.sc.iiop == nil {
+			// The client reused an id awaiting its reply: a reply
+			// to the old one is late now (iiopown.go).
+			is.keepLateOwn(m.RequestID, old)
+			old.mapped = false // (keepLateOwn ended its mapping)
+		}
+		if sh == nil && (is.lateOwn != nil || is.mapped != nil) {
+			mid = is.mapOwn(sc, m.RequestID)
+			p.mid, p.mapped = mid, mid != m.RequestID
+		}
 		is.pending[m.RequestID] = p
 		s.mu.Unlock()
+		if p.mapped {
+			if reader {
+				m.SetRequestID(b, mid)
+			} else {
+				setChainID(b, mid)
+			}
+		}
 		if had {
 			is.unpend(old) // the client reused an id awaiting its reply
 		}
@@ -642,6 +698,7 @@ func (sc *serverConn) iiopRead(is *iiopSession) {
 	st := newStream(iiop.Framer{Max: e.cfg.MaxMessageSize}, e.cfg.MaxMessageSize)
 	defer st.release()
 	held := false // wmu held for this member's 1.1 fragment chain
+	skip := false // this member's 1.1 fragment chain is being dropped
 	defer func() {
 		if held {
 			is.wmu.Unlock()
@@ -649,7 +706,7 @@ func (sc *serverConn) iiopRead(is *iiopSession) {
 	}()
 	closed := false // the member sent CloseConnection
 	sc.readMember(&st, "IIOP", func(b []byte) error {
-		err := is.fromServer(sc, b, &held)
+		err := is.fromServer(sc, b, &held, &skip)
 		closed = closed || err == errMemberClose
 		return err
 	})
@@ -657,14 +714,23 @@ func (sc *serverConn) iiopRead(is *iiopSession) {
 		is.resend(sc)
 	}
 	is.memberGone(sc)
+	s := is.s
+	s.mu.Lock()
+	if is.lateOwn != nil {
+		is.forgetOwn(sc)
+	}
+	s.mu.Unlock()
 }
 
 // errMemberClose ends a member's connection that sent CloseConnection.
 var errMemberClose = errors.New("mblb: IIOP member sent CloseConnection")
 
 // fromServer hands one message of a member to the client: a reply
-// settles its pending request. An error ends the member's connection.
-func (is *iiopSession) fromServer(sc *serverConn, b []byte, held *bool) error {
+// settles its pending request. A late reply whose id the client reused,
+// or awaits from another connection, is dropped (iiopown.go), with its
+// fragments (skip: a 1.1 chain's). An error ends the member's
+// connection.
+func (is *iiopSession) fromServer(sc *serverConn, b []byte, held, skip *bool) error {
 	s, e := is.s, sc.e
 	m, err := iiop.Parse(b)
 	if err != nil {
@@ -673,15 +739,66 @@ func (is *iiopSession) fromServer(sc *serverConn, b []byte, held *bool) error {
 	sc.leg.MsgsIn.Add(1)
 	switch m.Type {
 	case iiop.Reply, iiop.LocateReply:
+		last := m.Minor < 2 || !m.More()
+		id, ok := m.RequestID, true
 		s.mu.Lock()
-		if p, ok := is.pending[m.RequestID]; ok && p.sc == sc {
-			delete(is.pending, m.RequestID)
-			p.drop()
-			s.cond.Broadcast()
+		if is.lateOwn != nil || is.mapped != nil {
+			id, ok = is.ownRoute(sc, m.RequestID, true, last)
+		}
+		if p, had := is.pending[id]; ok && had {
+			if p.sc == sc && p.mid == m.RequestID {
+				delete(is.pending, id)
+				p.drop()
+				s.cond.Broadcast()
+			} else {
+				ok = false // (not its answer: the client awaits it elsewhere)
+				if !last {
+					is.fileLateOwn(iiopWire{sc, m.RequestID}, iiopLateOwn{id: id, at: time.Now().UnixNano(), skip: true})
+				}
+			}
 		}
 		s.mu.Unlock()
+		if !ok {
+			e.logf("mblb: IIOP client %s: GIOP %v from %s for request id %d, which the client awaits from a newer request, dropped", s.client, m.Type, sc.leg.Member.Name, m.RequestID)
+			*skip = m.Minor == 1 && m.More()
+			if !m.More() {
+				sc.iiopDrained()
+			}
+			return nil
+		}
+		if id != m.RequestID {
+			m.SetRequestID(b, id)
+		}
 		sc.ms.responses.Add(1)
 		e.stats.responses.Add(1)
+	case iiop.Fragment:
+		if m.Minor < 2 {
+			if *skip {
+				*skip = m.More()
+				if !m.More() {
+					sc.iiopDrained()
+				}
+				return nil
+			}
+			break
+		}
+		id, ok := m.RequestID, true
+		if is.ownLate.Load() {
+			s.mu.Lock()
+			if is.lateOwn != nil || is.mapped != nil {
+				id, ok = is.ownRoute(sc, m.RequestID, false, !m.More())
+			}
+			s.mu.Unlock()
+		}
+		if !ok {
+			if !m.More() {
+				sc.iiopDrained()
+			}
+			return nil
+		}
+		if id != m.RequestID {
+			m.SetRequestID(b, id)
+		}
 	case iiop.CloseConnection:
 		return errMemberClose
 	}
@@ -730,8 +847,10 @@ func (is *iiopSession) timeouts() {
 		}
 		if !is.opt.AbortOnTimeout {
 			for _, id := range late {
-				forgot = append(forgot, is.pending[id])
+				p := is.pending[id]
+				forgot = append(forgot, p)
 				delete(is.pending, id)
+				is.keepLateOwn(id, p)
 			}
 			if len(late) > 0 {
 				s.cond.Broadcast()
