@@ -140,6 +140,11 @@ type iiopPending struct {
 	// under mid rather than its own id (is.mapped), a late reply to
 	// an earlier request under that id being still due there.
 	mapped bool
+	// The request's GIOP minor version, byte order and type, for the
+	// system exception answering it when it cannot be passed on
+	// (answerFailed).
+	minor          uint8
+	little, locate bool
 }
 
 // iiopWire is a request id on a client's own member connection.
@@ -199,6 +204,9 @@ func (is *iiopSession) retire(p iiopPending) {
 type iiopFrag struct {
 	sc  *serverConn
 	mid uint32
+	// drop: the message could not go on (fragFailed): its further
+	// Fragments are dropped.
+	drop bool
 }
 
 // iiopSession is one IIOP client connection's routing state.
@@ -240,10 +248,13 @@ type iiopSession struct {
 
 	// Reader only: where a 1.1 fragmented message goes on (fragTo),
 	// and 1.2 fragmented messages by request id.
-	fragTo  *serverConn
-	fragID  uint32 // the client's id of the 1.1 fragmented message
-	frags   map[uint32]iiopFrag
-	exclude []MemberID
+	fragTo *serverConn
+	fragID uint32 // the client's id of the 1.1 fragmented message
+	// fragDrop: the 1.1 fragmented message could not go on
+	// (fragFailed): its further Fragments are dropped.
+	fragDrop bool
+	frags    map[uint32]iiopFrag
+	exclude  []MemberID
 }
 
 // runIIOP is Run for an IIOP virtual.
@@ -298,9 +309,9 @@ func (is *iiopSession) fromClient(b []byte) bool {
 				if is.frags == nil {
 					is.frags = map[uint32]iiopFrag{}
 				}
-				is.frags[m.RequestID] = iiopFrag{sc, mid}
+				is.frags[m.RequestID] = iiopFrag{sc: sc, mid: mid}
 			} else {
-				is.fragTo, is.fragID = sc, m.RequestID // (place took its lock for the chain)
+				is.fragTo, is.fragID, is.fragDrop = sc, m.RequestID, false // (place took its lock for the chain)
 			}
 		}
 		return true
@@ -313,10 +324,17 @@ func (is *iiopSession) fromClient(b []byte) bool {
 			if !m.More() {
 				delete(is.frags, m.RequestID)
 			}
+			if f.drop {
+				return true // (fragFailed)
+			}
 			if sc != nil && f.mid != m.RequestID {
 				m.SetRequestID(b, f.mid)
 			}
 		} else {
+			if is.fragDrop {
+				is.fragDrop = m.More() // (fragFailed)
+				return true
+			}
 			sc, id = is.fragTo, is.fragID
 			if !m.More() {
 				is.fragTo = nil
@@ -337,11 +355,16 @@ func (is *iiopSession) fromClient(b []byte) bool {
 			return true
 		}
 		ok := is.toServer(sc, b)
-		if m.Minor < 2 && !m.More() {
+		if m.Minor < 2 && (!m.More() || !ok) {
 			is.endChain()
 		}
-		if !ok {
-			return is.bad("the member %s of a fragmented message failed", sc.leg.Member.Name)
+		if !ok && !is.fragFailed(sc, id, !m.More()) && m.More() {
+			// Not to be sent again: its further Fragments dropped.
+			if m.Minor >= 2 {
+				is.frags[m.RequestID] = iiopFrag{drop: true}
+			} else {
+				is.fragTo, is.fragDrop = nil, true
+			}
 		}
 		return true
 	case iiop.CancelRequest:
@@ -398,7 +421,14 @@ func (is *iiopSession) memberGone(sc *serverConn) {
 	s.mu.Lock()
 	var gone []iiopPending
 	for id, p := range is.pending {
-		if p.sc == sc && !p.orphan { // (an orphan waits for its last fragment)
+		switch {
+		case p.sc != sc || p.orphan: // (an orphan waits for its last fragment)
+		case p.partial:
+			// Still being sent: an orphan, sent again whole (or
+			// answered) with its last fragment (fragFailed).
+			p.orphan = true
+			is.pending[id] = p
+		default:
 			delete(is.pending, id)
 			gone = append(gone, p)
 		}
@@ -514,7 +544,8 @@ func (is *iiopSession) place(sc *serverConn, m *iiop.Message, b []byte, reader b
 		}
 	}
 	if m.Expects {
-		p := iiopPending{sc: sc, mid: mid, sent: is.clock(), partial: reader && m.More()}
+		p := iiopPending{sc: sc, mid: mid, sent: is.clock(), partial: reader && m.More(),
+			minor: m.Minor, little: m.Little(), locate: m.Type == iiop.LocateRequest}
 		if reader { // (one sent again is not kept: at most once [M])
 			p.kept = getMsg(len(b))
 			copy(p.kept.b, b)
@@ -984,7 +1015,7 @@ func (is *iiopSession) resendOne(closed *serverConn, id uint32, b []byte) {
 			// (place's pending entry took the place of closed's, whose
 			// route had ended with its connection.)
 			e.stats.retries.Add(1)
-			e.logf("mblb: IIOP client %s: request id %d sent again to %s after %s's CloseConnection", s.client, id, sc.leg.Member.Name, closed.leg.Member.Name)
+			e.logf("mblb: IIOP client %s: request id %d sent again to %s after its connection to %s ended", s.client, id, sc.leg.Member.Name, closed.leg.Member.Name)
 			return
 		}
 		s.mu.Lock()
@@ -1056,7 +1087,9 @@ func (is *iiopSession) resendOrphan(closed *serverConn, id uint32) {
 		is.resendOne(closed, id, kept.b)
 		kept.unref()
 	} else if ok && p.sc == closed && p.orphan {
-		s.e.logf("mblb: IIOP client %s: request id %d, incomplete at %s's CloseConnection, past the message size bound: not sent again", s.client, id, closed.leg.Member.Name)
+		s.e.logf("mblb: IIOP client %s: request id %d, incomplete when %s's connection ended, past the message size bound: not sent again, answered with COMM_FAILURE", s.client, id, closed.leg.Member.Name)
+		is.answerFailed(closed, id)
+		return
 	}
 	if is.opt.Timeout > 0 {
 		return // (left to the timeout, as memberGone does)
@@ -1090,5 +1123,64 @@ func setChainID(b []byte, id uint32) {
 			}
 		}
 		b = b[n:]
+	}
+}
+
+// fragFailed handles a Fragment of the client (its request the client's
+// id; last: its final fragment) whose write to sc failed: the member's
+// connection ended (its CloseConnection not read yet, or a failure)
+// while the request was incomplete. A request still awaited becomes an
+// orphan, as at a CloseConnection (resend): its further Fragments are
+// kept and it is sent again whole with the last one, or answered with a
+// COMM_FAILURE system exception when it is past the bound of what is
+// kept (resendOrphan) [M: the member processed nothing of an incomplete
+// message, so sending it again is safe; the client is not reset]. It
+// reports whether the request became an orphan; else (cancelled, timed
+// out, expecting no reply, or settled meanwhile) the caller drops its
+// further Fragments [M: nothing awaits an answer to it].
+func (is *iiopSession) fragFailed(sc *serverConn, id uint32, last bool) bool {
+	s := is.s
+	s.mu.Lock()
+	p, ok := is.pending[id]
+	ok = ok && p.sc == sc
+	if ok && !p.orphan {
+		p.orphan = true
+		is.pending[id] = p
+	}
+	s.mu.Unlock()
+	if !ok {
+		s.e.logf("mblb: IIOP client %s: a fragment of request id %d could not be written to %s; no reply awaited, its further fragments dropped", s.client, id, sc.leg.Member.Name)
+		return false
+	}
+	s.e.logf("mblb: IIOP client %s: request id %d incomplete when %s's connection ended, kept to be sent again whole with its last fragment", s.client, id, sc.leg.Member.Name)
+	if last {
+		is.resendOrphan(sc, id)
+	}
+	return true
+}
+
+// answerFailed settles the client's request id, left on closed, with a
+// system exception reply (COMM_FAILURE, COMPLETED_NO: the member did
+// not get it whole), so that the client's ORB may send it again or
+// fail it at once rather than wait.
+func (is *iiopSession) answerFailed(closed *serverConn, id uint32) {
+	s := is.s
+	s.mu.Lock()
+	p, ok := is.pending[id]
+	ok = ok && p.sc == closed
+	if ok {
+		delete(is.pending, id)
+		s.cond.Broadcast()
+	}
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	is.unpend(p)
+	b := iiop.AppendSystemException(nil, p.minor, p.little, id, p.locate, iiop.CommFailure, 0, iiop.CompletedNo)
+	if is.oc != nil {
+		is.deliver(b, false)
+	} else if is.writeClient(b, false) {
+		s.msgsOut.Add(1)
 	}
 }
