@@ -229,3 +229,87 @@ func ReplyBody(b []byte) []byte {
 	}
 	return b[c.off:]
 }
+
+// Reply statuses and completion statuses of a system exception.
+const (
+	ReplySystemException  = 2 // Reply: SYSTEM_EXCEPTION
+	LocateSystemException = 4 // GIOP 1.2 LocateReply: LOC_SYSTEM_EXCEPTION
+	LocateUnknownObject   = 0 // LocateReply: UNKNOWN_OBJECT
+	CompletedYes          = 0
+	CompletedNo           = 1
+	CompletedMaybe        = 2
+	CommFailure           = "IDL:omg.org/CORBA/COMM_FAILURE:1.0"
+)
+
+// AppendSystemException appends the answer a proxy gives to request id
+// of a client when it cannot pass the request on: a Reply with
+// SYSTEM_EXCEPTION (repository id repo, minor code and completion
+// status), or for a LocateRequest (locate) a GIOP 1.2 LocateReply with
+// LOC_SYSTEM_EXCEPTION, or before 1.2, which has no such status, one
+// with UNKNOWN_OBJECT.
+func AppendSystemException(dst []byte, minor uint8, little bool, id uint32, locate bool, repo string, code, completed uint32) []byte {
+	if locate && minor < 2 {
+		return AppendLocateReply(dst, minor, little, id, LocateUnknownObject)
+	}
+	var e *enc
+	switch {
+	case locate:
+		e = newEnc(dst, minor, little, LocateReply)
+		e.ulong(id)
+		e.ulong(LocateSystemException)
+	case minor >= 2:
+		e = newEnc(dst, minor, little, Reply)
+		e.ulong(id)
+		e.ulong(ReplySystemException)
+		e.ulong(0) // service contexts
+		e.align(8)
+	default:
+		e = newEnc(dst, minor, little, Reply)
+		e.ulong(0) // service contexts
+		e.ulong(id)
+		e.ulong(ReplySystemException)
+	}
+	e.str(repo)
+	e.ulong(code)
+	e.ulong(completed)
+	return e.done()
+}
+
+// SystemException reads a Reply with SYSTEM_EXCEPTION (or a 1.2
+// LocateReply with LOC_SYSTEM_EXCEPTION): its repository id, minor code
+// and completion status; false for any other message.
+func SystemException(b []byte) (repo string, code, completed uint32, ok bool) {
+	m, err := Parse(b)
+	if err != nil || m.Partial {
+		return "", 0, 0, false
+	}
+	c := cdr{b: b, off: HeaderSize, o: m.order()}
+	switch {
+	case m.Type == LocateReply && m.Minor >= 2:
+		c.ulong()
+		if c.ulong() != LocateSystemException {
+			return "", 0, 0, false
+		}
+	case m.Type == Reply && m.Minor >= 2:
+		c.ulong()
+		if c.ulong() != ReplySystemException {
+			return "", 0, 0, false
+		}
+		c.serviceContexts()
+		c.align(8)
+	case m.Type == Reply:
+		c.serviceContexts()
+		c.ulong()
+		if c.ulong() != ReplySystemException {
+			return "", 0, 0, false
+		}
+	default:
+		return "", 0, 0, false
+	}
+	name := c.octets()
+	code, completed = c.ulong(), c.ulong()
+	if c.bad || c.off > len(b) || len(name) == 0 || name[len(name)-1] != 0 {
+		return "", 0, 0, false
+	}
+	return string(name[:len(name)-1]), code, completed, true
+}

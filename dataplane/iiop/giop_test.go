@@ -256,3 +256,44 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestSystemException: a proxy's system exception answer, built for each
+// version and byte order, parses as a Reply (or LocateReply) for its id
+// and reads back its repository id, minor code and completion status; a
+// LocateRequest's before 1.2 is an UNKNOWN_OBJECT LocateReply; a plain
+// Reply is not one.
+func TestSystemException(t *testing.T) {
+	for _, minor := range []uint8{0, 1, 2} {
+		for _, little := range []bool{false, true} {
+			for _, locate := range []bool{false, true} {
+				t.Run(fmt.Sprintf("1.%d little=%v locate=%v", minor, little, locate), func(t *testing.T) {
+					b := AppendSystemException(nil, minor, little, 42, locate, CommFailure, 7, CompletedNo)
+					m, err := Parse(b)
+					if err != nil {
+						t.Fatal(err)
+					}
+					wantType := Reply
+					if locate {
+						wantType = LocateReply
+					}
+					if m.Type != wantType || m.RequestID != 42 {
+						t.Fatalf("%v id %d, want %v id 42", m.Type, m.RequestID, wantType)
+					}
+					repo, code, completed, ok := SystemException(b)
+					if locate && minor < 2 {
+						if ok {
+							t.Fatalf("a 1.%d LocateReply read as a system exception", minor)
+						}
+						return
+					}
+					if !ok || repo != CommFailure || code != 7 || completed != CompletedNo {
+						t.Fatalf("got %q %d %d %v", repo, code, completed, ok)
+					}
+				})
+			}
+		}
+	}
+	if _, _, _, ok := SystemException(AppendReply(nil, 2, false, 1, 0, []byte("m1"))); ok {
+		t.Fatal("a NO_EXCEPTION Reply read as a system exception")
+	}
+}

@@ -11,7 +11,10 @@ import (
 // of their client's list and of the pool), the replies still owed on
 // them are awaited, and each is closed by its reader once nothing is
 // owed on it (after the last fragment of the reply that settled the last
-// request), or when iiopDrainBound has passed, the requests still
+// request, or when the last owed request is cancelled, timed out or
+// otherwise forgotten: a late reply to a cancelled or timed-out request
+// does not hold it [M: the client has given up on that reply]), or when
+// iiopDrainBound has passed, the requests still
 // unanswered then settled as for a member gone (resent by the client's
 // ORB, or its timeout) [M]. GIOP requests are not in the connection's
 // ordered queue, so what is owed is counted from the IIOP state: the
@@ -85,8 +88,9 @@ func (sc *serverConn) iiopOwed() int {
 }
 
 // iiopDrained closes a drained IIOP connection with nothing owed on it
-// any more; its reader calls it after each message ending a reply (a
-// flag test when the connection is not drained).
+// any more; its reader calls it after each message ending a reply, and
+// the client's side when it forgets a request there (a flag test when
+// the connection is not drained).
 func (sc *serverConn) iiopDrained() {
 	if sc.iiopDrain.Load() && sc.iiopOwed() == 0 {
 		sc.shutdown()

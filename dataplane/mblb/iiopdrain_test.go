@@ -85,3 +85,57 @@ func TestIIOPDrainMember(t *testing.T) {
 		})
 	}
 }
+
+// IIOP drain-after-cancel tests listen on 127.254.9.0/24, ports
+// 25480-25499.
+
+// TestIIOPDrainForgotten: a drained member's connection whose only owed
+// request is cancelled, or forgotten on its timeout, closes then rather
+// than waiting out its bound (a minute here: waitFor gives up first),
+// own and shared; the client goes on, never reset.
+func TestIIOPDrainForgotten(t *testing.T) {
+	for i, tc := range []struct {
+		name       string
+		oneConnect bool
+		timeout    time.Duration // 0: the client cancels
+	}{
+		{"own, cancelled", false, 0},
+		{"shared, cancelled", true, 0},
+		{"own, timed out", false, 100 * time.Millisecond},
+		{"shared, timed out", true, 100 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			members, pool := startIIOPMembers(t, fmt.Sprintf("127.254.9.%d:%d", 1+2*i, 25480+2*i), fmt.Sprintf("127.254.9.%d:%d", 2+2*i, 25481+2*i))
+			cfg := iiopConfig(pool, IIOPOptions{Timeout: tc.timeout})
+			cfg.ShutdownTimeout = time.Minute
+			if tc.oneConnect {
+				cfg.OneConnect = &OneConnect{}
+			}
+			vs := startVS(t, fmt.Sprintf("127.254.9.%d:%d", 100+i, 25490+i), cfg)
+			c := dialIIOP(t, vs)
+			if _, err := c.Write(iiop.AppendRequest(nil, 2, false, 1, true, []byte("owed"), "noreply", nil)); err != nil { // m1
+				t.Fatal(err)
+			}
+			waitFor(t, "the request at m1", func() bool { return members[0].Keys()["owed"] == 1 })
+			pool.setDisabled(1, true)
+			if n := vs.e.DrainMembers(func(m Member) bool { return m.ID == 1 }); n != 1 {
+				t.Fatalf("%d connections drained, want 1", n)
+			}
+			if tc.timeout == 0 {
+				if _, err := c.Write(iiop.AppendCancelRequest(nil, 2, false, 1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitFor(t, "the drained connection closed", func() bool { return vs.e.Stats().ServerConns == 0 })
+			if _, err := c.Write(iiop.AppendRequest(nil, 2, false, 2, true, []byte("after"), "echo", nil)); err != nil {
+				t.Fatal(err)
+			}
+			if got := readReplies(t, c, 1); fmt.Sprint(got) != "[2=m2]" {
+				t.Fatalf("after the drain: got %v", got)
+			}
+			if st := vs.e.Stats(); st.Resets != 0 || st.Drained != 1 {
+				t.Fatalf("resets %d drained %d, want 0 and 1", st.Resets, st.Drained)
+			}
+		})
+	}
+}

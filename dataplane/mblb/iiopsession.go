@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/iiop"
@@ -135,6 +136,32 @@ type iiopPending struct {
 	// partial; its further Fragments are kept, not written to sc, and
 	// with the last one it is sent again whole (resendOrphan).
 	orphan bool
+	// mapped: on the client's own connection sc, the request went
+	// under mid rather than its own id (is.mapped), a late reply to
+	// an earlier request under that id being still due there.
+	mapped bool
+	// The request's GIOP minor version, byte order and type, for the
+	// system exception answering it when it cannot be passed on
+	// (answerFailed).
+	minor          uint8
+	little, locate bool
+}
+
+// iiopWire is a request id on a client's own member connection.
+type iiopWire struct {
+	sc  *serverConn
+	mid uint32
+}
+
+// iiopLateOwn is a request cancelled or timed out on a client's own
+// connection whose late reply may still come: the client's id, and
+// when it was forgotten (Unix ns).
+type iiopLateOwn struct {
+	id uint32
+	at int64
+	// skip: its reply is being dropped (the client reused the id, or
+	// awaits it elsewhere): its GIOP 1.2 Fragments too.
+	skip bool
 }
 
 // drop recycles what p keeps; the caller has taken p out of pending.
@@ -150,15 +177,23 @@ func (p iiopPending) drop() {
 // before the session's elsewhere).
 func (is *iiopSession) unpend(p iiopPending) {
 	p.drop()
+	if p.mapped {
+		is.s.mu.Lock()
+		delete(is.mapped, iiopWire{p.sc, p.mid})
+		is.s.mu.Unlock()
+	}
 	if sh := p.sc.iiop; sh != nil && sh.forget(p.mid) {
 		is.oc.released(p.sc)
 	}
+	p.sc.iiopDrained() // (a drained connection with nothing owed now)
 }
 
 // retire is unpend for a request cancelled or timed out: on a shared
-// connection its route is kept a while for a late reply (retire).
+// connection its route is kept a while for a late reply (retire). The
+// caller then closes a drained connection nothing is owed on any more
+// (iiopDrained), after writing what it writes there.
 func (is *iiopSession) retire(p iiopPending) {
-	p.drop()
+	p.drop() // (an own connection's late route: keepLateOwn)
 	if sh := p.sc.iiop; sh != nil && sh.retire(p.mid) {
 		is.oc.released(p.sc)
 	}
@@ -169,6 +204,9 @@ func (is *iiopSession) retire(p iiopPending) {
 type iiopFrag struct {
 	sc  *serverConn
 	mid uint32
+	// drop: the message could not go on (fragFailed): its further
+	// Fragments are dropped.
+	drop bool
 }
 
 // iiopSession is one IIOP client connection's routing state.
@@ -196,13 +234,27 @@ type iiopSession struct {
 	// pending (guarded by s.mu) are the requests awaiting their reply
 	// by request id; the client is not read while MaxInFlight are.
 	pending map[uint32]iiopPending
+	// lateOwn (guarded by s.mu; nil until the first) are the requests
+	// cancelled or timed out on the client's own connections whose late
+	// reply may still come, by their id there; mapped those sent under
+	// another id there than their own (the client's id by it), because a
+	// late reply under their id was due there. See keepLateOwn.
+	lateOwn map[iiopWire]iiopLateOwn
+	mapped  map[iiopWire]uint32
+	nextMid uint32
+	// ownLate: lateOwn or mapped has been used (set once): a member's
+	// GIOP 1.2 Fragment on an own connection is looked up then only.
+	ownLate atomic.Bool
 
 	// Reader only: where a 1.1 fragmented message goes on (fragTo),
 	// and 1.2 fragmented messages by request id.
-	fragTo  *serverConn
-	fragID  uint32 // the client's id of the 1.1 fragmented message
-	frags   map[uint32]iiopFrag
-	exclude []MemberID
+	fragTo *serverConn
+	fragID uint32 // the client's id of the 1.1 fragmented message
+	// fragDrop: the 1.1 fragmented message could not go on
+	// (fragFailed): its further Fragments are dropped.
+	fragDrop bool
+	frags    map[uint32]iiopFrag
+	exclude  []MemberID
 }
 
 // runIIOP is Run for an IIOP virtual.
@@ -257,9 +309,9 @@ func (is *iiopSession) fromClient(b []byte) bool {
 				if is.frags == nil {
 					is.frags = map[uint32]iiopFrag{}
 				}
-				is.frags[m.RequestID] = iiopFrag{sc, mid}
+				is.frags[m.RequestID] = iiopFrag{sc: sc, mid: mid}
 			} else {
-				is.fragTo, is.fragID = sc, m.RequestID // (place took its lock for the chain)
+				is.fragTo, is.fragID, is.fragDrop = sc, m.RequestID, false // (place took its lock for the chain)
 			}
 		}
 		return true
@@ -272,10 +324,17 @@ func (is *iiopSession) fromClient(b []byte) bool {
 			if !m.More() {
 				delete(is.frags, m.RequestID)
 			}
-			if sc != nil && sc.iiop != nil {
+			if f.drop {
+				return true // (fragFailed)
+			}
+			if sc != nil && f.mid != m.RequestID {
 				m.SetRequestID(b, f.mid)
 			}
 		} else {
+			if is.fragDrop {
+				is.fragDrop = m.More() // (fragFailed)
+				return true
+			}
 			sc, id = is.fragTo, is.fragID
 			if !m.More() {
 				is.fragTo = nil
@@ -296,11 +355,16 @@ func (is *iiopSession) fromClient(b []byte) bool {
 			return true
 		}
 		ok := is.toServer(sc, b)
-		if m.Minor < 2 && !m.More() {
+		if m.Minor < 2 && (!m.More() || !ok) {
 			is.endChain()
 		}
-		if !ok {
-			return is.bad("the member %s of a fragmented message failed", sc.leg.Member.Name)
+		if !ok && !is.fragFailed(sc, id, !m.More()) && m.More() {
+			// Not to be sent again: its further Fragments dropped.
+			if m.Minor >= 2 {
+				is.frags[m.RequestID] = iiopFrag{drop: true}
+			} else {
+				is.fragTo, is.fragDrop = nil, true
+			}
 		}
 		return true
 	case iiop.CancelRequest:
@@ -308,15 +372,17 @@ func (is *iiopSession) fromClient(b []byte) bool {
 		p, ok := is.pending[m.RequestID]
 		if ok {
 			delete(is.pending, m.RequestID)
+			is.keepLateOwn(m.RequestID, p)
 			s.cond.Broadcast()
 		}
 		s.mu.Unlock()
 		if ok {
 			is.retire(p)
-			if p.sc.iiop != nil {
+			if p.mid != m.RequestID {
 				m.SetRequestID(b, p.mid)
 			}
 			is.toServer(p.sc, b)
+			p.sc.iiopDrained() // (a late reply does not hold a drained connection)
 		}
 		return true
 	case iiop.CloseConnection:
@@ -355,7 +421,14 @@ func (is *iiopSession) memberGone(sc *serverConn) {
 	s.mu.Lock()
 	var gone []iiopPending
 	for id, p := range is.pending {
-		if p.sc == sc && !p.orphan { // (an orphan waits for its last fragment)
+		switch {
+		case p.sc != sc || p.orphan: // (an orphan waits for its last fragment)
+		case p.partial:
+			// Still being sent: an orphan, sent again whole (or
+			// answered) with its last fragment (fragFailed).
+			p.orphan = true
+			is.pending[id] = p
+		default:
 			delete(is.pending, id)
 			gone = append(gone, p)
 		}
@@ -471,15 +544,33 @@ func (is *iiopSession) place(sc *serverConn, m *iiop.Message, b []byte, reader b
 		}
 	}
 	if m.Expects {
-		p := iiopPending{sc: sc, mid: mid, sent: is.clock(), partial: reader && m.More()}
+		p := iiopPending{sc: sc, mid: mid, sent: is.clock(), partial: reader && m.More(),
+			minor: m.Minor, little: m.Little(), locate: m.Type == iiop.LocateRequest}
 		if reader { // (one sent again is not kept: at most once [M])
 			p.kept = getMsg(len(b))
 			copy(p.kept.b, b)
 		}
 		s.mu.Lock()
 		old, had := is.pending[m.RequestID]
+		if had && reader && old.sc.iiop == nil {
+			// The client reused an id awaiting its reply: a reply
+			// to the old one is late now (iiopown.go).
+			is.keepLateOwn(m.RequestID, old)
+			old.mapped = false // (keepLateOwn ended its mapping)
+		}
+		if sh == nil && (is.lateOwn != nil || is.mapped != nil) {
+			mid = is.mapOwn(sc, m.RequestID)
+			p.mid, p.mapped = mid, mid != m.RequestID
+		}
 		is.pending[m.RequestID] = p
 		s.mu.Unlock()
+		if p.mapped {
+			if reader {
+				m.SetRequestID(b, mid)
+			} else {
+				setChainID(b, mid)
+			}
+		}
 		if had {
 			is.unpend(old) // the client reused an id awaiting its reply
 		}
@@ -638,6 +729,7 @@ func (sc *serverConn) iiopRead(is *iiopSession) {
 	st := newStream(iiop.Framer{Max: e.cfg.MaxMessageSize}, e.cfg.MaxMessageSize)
 	defer st.release()
 	held := false // wmu held for this member's 1.1 fragment chain
+	skip := false // this member's 1.1 fragment chain is being dropped
 	defer func() {
 		if held {
 			is.wmu.Unlock()
@@ -645,7 +737,7 @@ func (sc *serverConn) iiopRead(is *iiopSession) {
 	}()
 	closed := false // the member sent CloseConnection
 	sc.readMember(&st, "IIOP", func(b []byte) error {
-		err := is.fromServer(sc, b, &held)
+		err := is.fromServer(sc, b, &held, &skip)
 		closed = closed || err == errMemberClose
 		return err
 	})
@@ -653,14 +745,23 @@ func (sc *serverConn) iiopRead(is *iiopSession) {
 		is.resend(sc)
 	}
 	is.memberGone(sc)
+	s := is.s
+	s.mu.Lock()
+	if is.lateOwn != nil {
+		is.forgetOwn(sc)
+	}
+	s.mu.Unlock()
 }
 
 // errMemberClose ends a member's connection that sent CloseConnection.
 var errMemberClose = errors.New("mblb: IIOP member sent CloseConnection")
 
 // fromServer hands one message of a member to the client: a reply
-// settles its pending request. An error ends the member's connection.
-func (is *iiopSession) fromServer(sc *serverConn, b []byte, held *bool) error {
+// settles its pending request. A late reply whose id the client reused,
+// or awaits from another connection, is dropped (iiopown.go), with its
+// fragments (skip: a 1.1 chain's). An error ends the member's
+// connection.
+func (is *iiopSession) fromServer(sc *serverConn, b []byte, held, skip *bool) error {
 	s, e := is.s, sc.e
 	m, err := iiop.Parse(b)
 	if err != nil {
@@ -669,15 +770,66 @@ func (is *iiopSession) fromServer(sc *serverConn, b []byte, held *bool) error {
 	sc.leg.MsgsIn.Add(1)
 	switch m.Type {
 	case iiop.Reply, iiop.LocateReply:
+		last := m.Minor < 2 || !m.More()
+		id, ok := m.RequestID, true
 		s.mu.Lock()
-		if p, ok := is.pending[m.RequestID]; ok && p.sc == sc {
-			delete(is.pending, m.RequestID)
-			p.drop()
-			s.cond.Broadcast()
+		if is.lateOwn != nil || is.mapped != nil {
+			id, ok = is.ownRoute(sc, m.RequestID, true, last)
+		}
+		if p, had := is.pending[id]; ok && had {
+			if p.sc == sc && p.mid == m.RequestID {
+				delete(is.pending, id)
+				p.drop()
+				s.cond.Broadcast()
+			} else {
+				ok = false // (not its answer: the client awaits it elsewhere)
+				if !last {
+					is.fileLateOwn(iiopWire{sc, m.RequestID}, iiopLateOwn{id: id, at: time.Now().UnixNano(), skip: true})
+				}
+			}
 		}
 		s.mu.Unlock()
+		if !ok {
+			e.logf("mblb: IIOP client %s: GIOP %v from %s for request id %d, which the client awaits from a newer request, dropped", s.client, m.Type, sc.leg.Member.Name, m.RequestID)
+			*skip = m.Minor == 1 && m.More()
+			if !m.More() {
+				sc.iiopDrained()
+			}
+			return nil
+		}
+		if id != m.RequestID {
+			m.SetRequestID(b, id)
+		}
 		sc.ms.responses.Add(1)
 		e.stats.responses.Add(1)
+	case iiop.Fragment:
+		if m.Minor < 2 {
+			if *skip {
+				*skip = m.More()
+				if !m.More() {
+					sc.iiopDrained()
+				}
+				return nil
+			}
+			break
+		}
+		id, ok := m.RequestID, true
+		if is.ownLate.Load() {
+			s.mu.Lock()
+			if is.lateOwn != nil || is.mapped != nil {
+				id, ok = is.ownRoute(sc, m.RequestID, false, !m.More())
+			}
+			s.mu.Unlock()
+		}
+		if !ok {
+			if !m.More() {
+				sc.iiopDrained()
+			}
+			return nil
+		}
+		if id != m.RequestID {
+			m.SetRequestID(b, id)
+		}
 	case iiop.CloseConnection:
 		return errMemberClose
 	}
@@ -726,8 +878,10 @@ func (is *iiopSession) timeouts() {
 		}
 		if !is.opt.AbortOnTimeout {
 			for _, id := range late {
-				forgot = append(forgot, is.pending[id])
+				p := is.pending[id]
+				forgot = append(forgot, p)
 				delete(is.pending, id)
+				is.keepLateOwn(id, p)
 			}
 			if len(late) > 0 {
 				s.cond.Broadcast()
@@ -736,6 +890,7 @@ func (is *iiopSession) timeouts() {
 		s.mu.Unlock()
 		for _, p := range forgot {
 			is.retire(p)
+			p.sc.iiopDrained() // (a late reply does not hold a drained connection)
 		}
 		if len(late) == 0 {
 			continue
@@ -860,7 +1015,7 @@ func (is *iiopSession) resendOne(closed *serverConn, id uint32, b []byte) {
 			// (place's pending entry took the place of closed's, whose
 			// route had ended with its connection.)
 			e.stats.retries.Add(1)
-			e.logf("mblb: IIOP client %s: request id %d sent again to %s after %s's CloseConnection", s.client, id, sc.leg.Member.Name, closed.leg.Member.Name)
+			e.logf("mblb: IIOP client %s: request id %d sent again to %s after its connection to %s ended", s.client, id, sc.leg.Member.Name, closed.leg.Member.Name)
 			return
 		}
 		s.mu.Lock()
@@ -932,7 +1087,9 @@ func (is *iiopSession) resendOrphan(closed *serverConn, id uint32) {
 		is.resendOne(closed, id, kept.b)
 		kept.unref()
 	} else if ok && p.sc == closed && p.orphan {
-		s.e.logf("mblb: IIOP client %s: request id %d, incomplete at %s's CloseConnection, past the message size bound: not sent again", s.client, id, closed.leg.Member.Name)
+		s.e.logf("mblb: IIOP client %s: request id %d, incomplete when %s's connection ended, past the message size bound: not sent again, answered with COMM_FAILURE", s.client, id, closed.leg.Member.Name)
+		is.answerFailed(closed, id)
+		return
 	}
 	if is.opt.Timeout > 0 {
 		return // (left to the timeout, as memberGone does)
@@ -966,5 +1123,64 @@ func setChainID(b []byte, id uint32) {
 			}
 		}
 		b = b[n:]
+	}
+}
+
+// fragFailed handles a Fragment of the client (its request the client's
+// id; last: its final fragment) whose write to sc failed: the member's
+// connection ended (its CloseConnection not read yet, or a failure)
+// while the request was incomplete. A request still awaited becomes an
+// orphan, as at a CloseConnection (resend): its further Fragments are
+// kept and it is sent again whole with the last one, or answered with a
+// COMM_FAILURE system exception when it is past the bound of what is
+// kept (resendOrphan) [M: the member processed nothing of an incomplete
+// message, so sending it again is safe; the client is not reset]. It
+// reports whether the request became an orphan; else (cancelled, timed
+// out, expecting no reply, or settled meanwhile) the caller drops its
+// further Fragments [M: nothing awaits an answer to it].
+func (is *iiopSession) fragFailed(sc *serverConn, id uint32, last bool) bool {
+	s := is.s
+	s.mu.Lock()
+	p, ok := is.pending[id]
+	ok = ok && p.sc == sc
+	if ok && !p.orphan {
+		p.orphan = true
+		is.pending[id] = p
+	}
+	s.mu.Unlock()
+	if !ok {
+		s.e.logf("mblb: IIOP client %s: a fragment of request id %d could not be written to %s; no reply awaited, its further fragments dropped", s.client, id, sc.leg.Member.Name)
+		return false
+	}
+	s.e.logf("mblb: IIOP client %s: request id %d incomplete when %s's connection ended, kept to be sent again whole with its last fragment", s.client, id, sc.leg.Member.Name)
+	if last {
+		is.resendOrphan(sc, id)
+	}
+	return true
+}
+
+// answerFailed settles the client's request id, left on closed, with a
+// system exception reply (COMM_FAILURE, COMPLETED_NO: the member did
+// not get it whole), so that the client's ORB may send it again or
+// fail it at once rather than wait.
+func (is *iiopSession) answerFailed(closed *serverConn, id uint32) {
+	s := is.s
+	s.mu.Lock()
+	p, ok := is.pending[id]
+	ok = ok && p.sc == closed
+	if ok {
+		delete(is.pending, id)
+		s.cond.Broadcast()
+	}
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	is.unpend(p)
+	b := iiop.AppendSystemException(nil, p.minor, p.little, id, p.locate, iiop.CommFailure, 0, iiop.CompletedNo)
+	if is.oc != nil {
+		is.deliver(b, false)
+	} else if is.writeClient(b, false) {
+		s.msgsOut.Add(1)
 	}
 }

@@ -148,30 +148,45 @@ func (sh *iiopShared) keepLate(mid uint32, r iiopRoute, now int64) {
 // route is mid's route, ended when last; late: a retired one (its
 // request cancelled or timed out), within iiopLateKeep.
 func (sh *iiopShared) route(mid uint32, last bool) (r iiopRoute, ok, late bool) {
+	// (Plain unlocks at each return: a reply's hot path.)
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
 	if r, ok = sh.routes[mid]; ok {
 		if last {
 			delete(sh.routes, mid)
 		}
+		sh.mu.Unlock()
 		return r, true, false
 	}
 	if len(sh.late) == 0 {
+		sh.mu.Unlock()
 		return r, false, false
 	}
 	l, ok := sh.late[mid]
 	if !ok {
+		sh.mu.Unlock()
 		return r, false, false
 	}
 	stale := time.Now().UnixNano()-l.at > int64(iiopLateKeep)
 	if last || stale {
 		delete(sh.late, mid)
 	}
+	sh.mu.Unlock()
 	if stale || l.r.is.s.isClosed() {
 		return r, false, false // (kept too long, or its client is gone)
 	}
 	return l.r, true, true
 }
+
+// dropLate forgets the retired route of mid (its late reply dropped).
+func (sh *iiopShared) dropLate(mid uint32) {
+	sh.mu.Lock()
+	delete(sh.late, mid)
+	sh.mu.Unlock()
+}
+
+// iiopSkip stands for the client of a member's GIOP 1.1 reply in
+// fragments that goes to no client: its Fragments are dropped too.
+var iiopSkip iiopSession
 
 // errMemberError ends a shared connection whose member sent
 // MessageError: no client can be told which of its messages it was [M].
@@ -229,9 +244,11 @@ func containsSession(l []*iiopSession, is *iiopSession) bool {
 // Fragment of one) to the client of its id there, with the client's id
 // back; a 1.1 reply's Fragments after it, with nothing between. A late
 // reply (its request cancelled or timed out, its client still there)
-// goes to its client, as on a client's own connection [M]; one to no
-// request (its client gone, or retired past iiopLateKeep or
-// iiopLateMax) is dropped [M]; so is a message of a type a member does not send to a
+// goes to its client, as on a client's own connection [M], unless the
+// client awaits a newer request under the same id (it would take the
+// late reply for that one's answer); one to no request (its client
+// gone, or retired past iiopLateKeep or iiopLateMax) is dropped [M],
+// a 1.1 one's Fragments with it; so is a message of a type a member does not send to a
 // client of a shared connection (a Request: bidirectional GIOP is not
 // run) [M]. CloseConnection, MessageError and a malformed stream end
 // the connection (an error).
@@ -247,8 +264,19 @@ func (sh *iiopShared) fromMember(sc *serverConn, b []byte, chain **iiopSession) 
 	case iiop.Reply, iiop.LocateReply:
 		last := m.Minor < 2 || !m.More() // a 1.2 reply's Fragments carry its id
 		var ok, late bool
-		if r, ok, late = sh.route(m.RequestID, last); !ok {
+		if r, ok, late = sh.route(m.RequestID, last); ok && late && r.is.awaits(r.id) {
+			// The client reused the id meanwhile: the late reply is not
+			// the answer to its new request [M].
+			if !last {
+				sh.dropLate(m.RequestID) // (and its 1.2 Fragments)
+			}
+			ok = false
+		}
+		if !ok {
 			e.logf("mblb: IIOP %s: GIOP %v for request id %d, which no client awaits, dropped", sc.leg.Member.Name, m.Type, m.RequestID)
+			if m.Minor == 1 && m.More() {
+				*chain = &iiopSkip // its 1.1 Fragments dropped with it
+			}
 			return nil
 		}
 		if !late { // (a retired route's loan has ended already)
@@ -271,6 +299,13 @@ func (sh *iiopShared) fromMember(sc *serverConn, b []byte, chain **iiopSession) 
 			is := *chain
 			if is == nil {
 				return errStrayReplyFragment
+			}
+			if is == &iiopSkip {
+				if !m.More() {
+					*chain = nil
+					sc.iiopDrained()
+				}
+				return nil
 			}
 			is.deliver(b, true)
 			if !m.More() {
@@ -301,6 +336,16 @@ func (sh *iiopShared) fromMember(sc *serverConn, b []byte, chain **iiopSession) 
 		sc.iiopDrained() // (a member drained by a commit)
 	}
 	return nil
+}
+
+// awaits: the client awaits a reply under its request id id (a
+// request it sent, still pending).
+func (is *iiopSession) awaits(id uint32) bool {
+	s := is.s
+	s.mu.Lock()
+	_, ok := is.pending[id]
+	s.mu.Unlock()
+	return ok
 }
 
 // settle ends the wait for the client's request id, answered on sc as
