@@ -408,6 +408,11 @@ type VirtualSnap struct {
 	// automap count them through it, and hold those with a limit or idle
 	// timeout; nil when there are none (one nil test per such choice).
 	SNATIndex *snatobj.Index
+	// Automap is automap's address and ltm snat-translation per family
+	// ([0] IPv4, [1] IPv6), resolved at commit (AutomapOf) while
+	// SNATIndex is set, so that automap's choice takes its translation
+	// without a lookup; zero: looked up per choice (automap.go).
+	Automap [2]AutomapXlat
 	// SNATPools is every snatpool's addresses as the commit gives them
 	// out (SnatPoolStats is the virtual's own), by name: a message
 	// routing transport-config's snatpool counts and holds its peer
