@@ -448,6 +448,7 @@ type ocspEntry struct {
 	busy         atomic.Bool
 	used         atomic.Bool   // a handshake read the answer since the last exchange
 	member       atomic.Bool   // a server-ssl handshake checked a member's certificate by it
+	members      memberAddrs   // the members that presented the certificate (ocspmember.go)
 	mu           sync.Mutex    // one exchange at a time for member checks
 	done         chan struct{} // closed when the first exchange ended
 	once         sync.Once
@@ -462,11 +463,16 @@ var ocspCache struct {
 
 const maxOCSPEntries = 4096
 
+// ocspKey is the cache's key of leaf under the validator settings vk.
+func ocspKey(vk string, leaf *x509.Certificate) string {
+	h := sha256.Sum256(leaf.Raw)
+	return vk + "\x00" + string(h[:])
+}
+
 // ocspFor is the shared entry of leaf under o.
 func ocspFor(o *OCSP, leaf, issuer *x509.Certificate) *ocspEntry {
-	h := sha256.Sum256(leaf.Raw)
 	vk := o.key()
-	k := vk + "\x00" + string(h[:])
+	k := ocspKey(vk, leaf)
 	ocspCache.mu.Lock()
 	defer ocspCache.mu.Unlock()
 	if e := ocspCache.m[k]; e != nil {
