@@ -455,7 +455,8 @@ type ocspEntry struct {
 	now          func() time.Time
 }
 
-// ocspCache holds the entries; bounded, started afresh past the bound.
+// ocspCache holds the entries; bounded: past the bound the idle entries
+// are dropped (evictIdle), and all of them when too few are idle.
 var ocspCache struct {
 	mu sync.Mutex
 	m  map[string]*ocspEntry
@@ -478,7 +479,10 @@ func ocspFor(o *OCSP, leaf, issuer *x509.Certificate) *ocspEntry {
 	if e := ocspCache.m[k]; e != nil {
 		return e
 	}
-	if ocspCache.m == nil || len(ocspCache.m) >= maxOCSPEntries {
+	if ocspCache.m == nil {
+		ocspCache.m = map[string]*ocspEntry{}
+	}
+	if len(ocspCache.m) >= maxOCSPEntries && evictIdle(ocspCache.m) < maxOCSPEntries/4 {
 		ocspCache.m = map[string]*ocspEntry{}
 	}
 	e := &ocspEntry{o: o, vkey: vk, leaf: leaf, issuer: issuer, done: make(chan struct{}), now: time.Now}
@@ -486,6 +490,23 @@ func ocspFor(o *OCSP, leaf, issuer *x509.Certificate) *ocspEntry {
 	e.used.Store(true)
 	ocspCache.m[k] = e
 	return e
+}
+
+// evictIdle drops from m the entries no handshake read since their last
+// exchange ended (used false, none under way) and returns how many
+// [M: the answers in use stay cached and listed by the shows; an idle
+// one leaves them, and comes back with its first handshake]. Called
+// under ocspCache.mu when m is full: one walk of at most
+// maxOCSPEntries.
+func evictIdle(m map[string]*ocspEntry) int {
+	n := 0
+	for k, e := range m {
+		if !e.used.Load() && !e.busy.Load() {
+			delete(m, k)
+			n++
+		}
+	}
+	return n
 }
 
 // kick starts an exchange in the background when one is due and none
