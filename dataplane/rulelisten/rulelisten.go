@@ -56,7 +56,8 @@ type Spec struct {
 	IdleAt func(local netip.AddrPort) time.Duration
 	// Arrival: a TCP listener keeps its connection's arrival
 	// interface (IP_PKTINFO, as the virtuals' listeners do while a SNAT
-	// or NAT has a VLAN list), for rawsock.ArrivalIf to read.
+	// or NAT has a VLAN list), for rawsock.ArrivalIf to read; a UDP
+	// one reads its first datagram's and gives it to the source choice.
 	Arrival bool
 }
 

@@ -56,8 +56,8 @@ func (pr *proxied) Listen(spec rules.ListenSpec) (netip.AddrPort, error) {
 		if snap.Cfg.Timers != nil { // the virtual's timer policy's rule for udp and the listener's port
 			rs.IdleAt = func(at netip.AddrPort) time.Duration { return snap.RelatedIdle(17, at.Port(), relatedUDPIdle) }
 		}
-		l, err = rulelisten.OpenUDP(rs, server, func(peer netip.AddrPort) rulelisten.Source {
-			h := state.SNATSourceHeld(vs, snap, peer, local, server, nil, nil) // held while the relay lasts
+		l, err = rulelisten.OpenUDP(rs, server, func(peer netip.AddrPort, ifx int) rulelisten.Source {
+			h := state.SNATSourceHeldOn(vs, snap, peer, local, server, nil, nil, ifx) // held while the relay lasts
 			return rulelisten.Source{Src: h.Src, Hold: h.Hold, Err: h.Err, Strict: h.Strict}
 		}, relatedUDPIdle, &rulelisten.Track{Table: e.env.Table, Virtual: vs.Name, Counts: &vs.Ephemeral})
 	} else {
