@@ -136,7 +136,8 @@ func TestShowOCSPFieldFmt(t *testing.T) {
 // the answers a server-ssl profile's ocsp checked its members'
 // certificates by (openssl's responder: one good, one revoked that
 // revoked-cert-status-response-control ignore lets through), with the
-// virtual servers using the profile, in the table and in field-fmt; a
+// virtual servers using the profile and the member that presented each
+// certificate, in the table and in field-fmt; a
 // profile without ocsp lists nothing; an unknown profile is refused.
 func TestShowServerSSLOCSPResponses(t *testing.T) {
 	if err := ocsptest.Available(); err != nil {
@@ -186,6 +187,8 @@ func TestShowServerSSLOCSPResponses(t *testing.T) {
 		"  Responder           " + r.URL() + "\n",
 		"  Status              good\n",
 		"  Status              revoked\n",
+		"  Members             127.248.4.11:8443\n",
+		"  Members             127.248.4.12:8443\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("want %q in\n%s", want, out)
@@ -202,6 +205,7 @@ func TestShowServerSSLOCSPResponses(t *testing.T) {
 		"ltm serverssl ocsp-responses checked {\n",
 		fmt.Sprintf("        %X {\n", gserial),
 		"            status revoked\n",
+		"            members 127.248.4.12:8443\n",
 		"            subject CN=member-good.example\n",
 		"    virtual-servers vs_good vs_revoked\n",
 	} {

@@ -492,6 +492,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 			snap.SNATs, snap.NATs, snap.SNATArrival = snats, nats, xlatArrival
 		}
 		snap.SNATIndex = snatIdx
+		snap.Automap = state.AutomapOf(vc, cfg.SelfIPs, snatIdx) // automap's translation resolved
 		if vc.MRF != nil {
 			snap.SNATPools = snatPoolStats // a transport-config's snatpool (l4 mrf.go)
 		}

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -59,6 +60,9 @@ func ocspTable(p *printer, r dataplane.StapledOCSP, server bool, o Options) {
 	p.f("%s\n%s%s %s\n%s\n", rule, title, o.rel(r.Profile), ocspID(r, server, o), rule)
 	line := func(k, v string) { p.f("  %-20s%s\n", k, v) }
 	line("Virtual Servers", strings.Join(vs, " "))
+	if server {
+		line("Members", ocspMembers(r))
+	}
 	line("Subject", r.Subject)
 	line("Serial Number", r.Serial)
 	line("Validator", r.Validator)
@@ -98,6 +102,8 @@ func ocspFields(w io.Writer, rs []dataplane.StapledOCSP, server bool, o Options)
 			a := newFields()
 			if !server {
 				a.set("cert", o.rel(r.Cert))
+			} else {
+				a.set("members", ocspMembers(r))
 			}
 			vkind, vname, _ := strings.Cut(r.Validator, " ")
 			a.set("validator", o.rel(vname))
@@ -120,6 +126,23 @@ func ocspFields(w io.Writer, rs []dataplane.StapledOCSP, server bool, o Options)
 		i = j
 	}
 	return nil
+}
+
+// ocspMembers is the member addresses that presented a certificate,
+// "none" before any, "(and N more)" past the ones kept.
+func ocspMembers(r dataplane.StapledOCSP) string {
+	if len(r.Members) == 0 {
+		return "none"
+	}
+	ms := make([]string, len(r.Members))
+	for i, m := range r.Members {
+		ms[i] = m.String()
+	}
+	s := strings.Join(ms, " ")
+	if r.MoreMembers > 0 {
+		s += fmt.Sprintf(" (and %d more)", r.MoreMembers)
+	}
+	return s
 }
 
 func orText(s, none string) string {

@@ -20,9 +20,9 @@ var WellKnownPrefix = netip.MustParseAddr("64:ff9b::")
 // /96 prefix; immediate and v4-only ask for A at once [M: v4-only as
 // immediate]. forward keeps the answer in the cache under the AAAA
 // question.
-func (s *Service) dns64(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool, c *Cache, w *waitingQuery) (_ *dns.Msg, own bool) {
+func (s *Service) dns64(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool, ifx int, c *Cache, w *waitingQuery) (_ *dns.Msg, own bool) {
 	if s.p.DNS64 == "secondary" {
-		m, own := s.ask(vs, snap, r, wire, client, local, udp, c, w)
+		m, own := s.ask(vs, snap, r, wire, client, local, udp, ifx, c, w)
 		if m == nil || m.Rcode != dns.RcodeSuccess || hasType(m.Answer, dns.TypeAAAA) {
 			return m, own
 		}
@@ -33,7 +33,7 @@ func (s *Service) dns64(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, 
 	if err != nil {
 		return nil, false
 	}
-	am, own := s.ask(vs, snap, a, aw, client, local, udp, c, w)
+	am, own := s.ask(vs, snap, a, aw, client, local, udp, ifx, c, w)
 	if am == nil {
 		return nil, false
 	}

@@ -24,7 +24,7 @@ func (s *Service) AnswerDoH(vs *state.Virtual, snap *state.VirtualSnap, r *dns.M
 	if cp != nil {
 		qc = cp.q
 	}
-	m, send := s.answerStream(vs, snap, r, wire, client, local, true, qc)
+	m, send := s.answerStream(vs, snap, r, wire, client, local, true, 0, qc)
 	if send && m != nil && s.log != nil {
 		s.log.response(m, client)
 	}

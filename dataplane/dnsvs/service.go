@@ -217,7 +217,7 @@ func admit(cfg *config.Virtual, client netip.AddrPort) bool {
 }
 
 // ServeUDP answers one datagram of a dns-profile virtual (state.DNSService).
-func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net.UDPConn, client, local netip.AddrPort, b []byte) {
+func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net.UDPConn, client, local netip.AddrPort, b []byte, ifx int) {
 	vs.Stats.In(len(b), 1)
 	if !admit(snap.Cfg, client) {
 		return
@@ -303,7 +303,7 @@ func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net
 		if w != nil {
 			defer s.e.Table.Remove(&w.Flow)
 		}
-		if m, origin := s.forward(vs, snap, r, wire, client, local, true, s.cacheFor(svc), w); m != nil && !w.deleted() {
+		if m, origin := s.forward(vs, snap, r, wire, client, local, true, ifx, s.cacheFor(svc), w); m != nil && !w.deleted() {
 			if hit == nil {
 				if m, origin = s.answerPolicy(vr, svc, r, m, origin, true); m == nil {
 					return
@@ -478,7 +478,7 @@ const maxTCPQueries = 10000
 // ServeTCP answers the queries of one TCP connection in turn until the
 // client closes it or it idles past the virtual's idle timeout
 // (state.DNSService).
-func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn) {
+func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn, ifx int) {
 	defer c.Close()
 	client, local := addrPort(c.RemoteAddr()), addrPort(c.LocalAddr())
 	idle := snap.FlowIdle(local) // a service-policy's timer policy (state/timers.go)
@@ -516,7 +516,7 @@ func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TC
 			}
 			continue
 		}
-		m, send := s.answerTCP(vs, snap, r, b, client, local, qc)
+		m, send := s.answerTCP(vs, snap, r, b, client, local, ifx, qc)
 		if !send {
 			continue
 		}
@@ -543,14 +543,15 @@ func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TC
 // form): the virtual's DNS_REQUEST, the profile's steps, the pool, its
 // DNS_RESPONSE. send is false when nothing goes back. qc is the
 // connection's copies (clone.go; nil for none).
-func (s *Service) answerTCP(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, b []byte, client, local netip.AddrPort, qc *queryClone) (*dns.Msg, bool) {
-	return s.answerStream(vs, snap, r, b, client, local, false, qc)
+func (s *Service) answerTCP(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, b []byte, client, local netip.AddrPort, ifx int, qc *queryClone) (*dns.Msg, bool) {
+	return s.answerStream(vs, snap, r, b, client, local, false, ifx, qc)
 }
 
 // answerStream is answerTCP's work; doh asks the pool over UDP first, and
 // again over TCP when the member's answer is truncated, as a DoH query
-// (dataplane/doh) has no size of its own to keep to.
-func (s *Service) answerStream(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, b []byte, client, local netip.AddrPort, doh bool, qc *queryClone) (*dns.Msg, bool) {
+// (dataplane/doh) has no size of its own to keep to. ifx is the
+// client's arrival interface (0: not known, a DoH client's).
+func (s *Service) answerStream(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, b []byte, client, local netip.AddrPort, doh bool, ifx int, qc *queryClone) (*dns.Msg, bool) {
 	vr, m, send, done := s.request(snap, r, client.Addr(), local, false, qc.cloner())
 	defer vr.Release()
 	if qc != nil {
@@ -573,9 +574,9 @@ func (s *Service) answerStream(vs *state.Virtual, snap *state.VirtualSnap, r *dn
 	case stepDrop:
 		return nil, false
 	case stepForward:
-		m, origin = s.forward(vs, snap, r, b, client, local, doh, s.cacheFor(svc), nil)
+		m, origin = s.forward(vs, snap, r, b, client, local, doh, ifx, s.cacheFor(svc), nil)
 		if doh && m != nil && m.Truncated {
-			m, origin = s.forward(vs, snap, r, b, client, local, false, s.cacheFor(svc), nil)
+			m, origin = s.forward(vs, snap, r, b, client, local, false, ifx, s.cacheFor(svc), nil)
 		}
 		if m == nil {
 			return nil, false
@@ -603,8 +604,9 @@ func addrPort(a net.Addr) netip.AddrPort {
 // c (the profile's, nil when none or the rule disabled it); nil when no
 // member answered. wire is r as the client sent it. origin is SERVER,
 // or CACHE when the cache answered itself (local zones, resolution,
-// forward zones).
-func (s *Service) forward(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool, c *Cache, w *waitingQuery) (_ *dns.Msg, origin string) {
+// forward zones). ifx is the client's arrival interface (0: not known),
+// for a VLAN-limited SNAT's choice of the member query's source.
+func (s *Service) forward(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool, ifx int, c *Cache, w *waitingQuery) (_ *dns.Msg, origin string) {
 	orig := r
 	if s.p.ClientSubnet {
 		if r, wire = withClientSubnet(r, wire, client.Addr()); r == nil {
@@ -614,9 +616,9 @@ func (s *Service) forward(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg
 	var m *dns.Msg
 	own := false
 	if r.Question[0].Qtype == dns.TypeAAAA && s.p.DNS64 != "" {
-		m, own = s.dns64(vs, snap, r, wire, client, local, udp, c, w) // dns64.go
+		m, own = s.dns64(vs, snap, r, wire, client, local, udp, ifx, c, w) // dns64.go
 	} else {
-		m, own = s.ask(vs, snap, r, wire, client, local, udp, c, w)
+		m, own = s.ask(vs, snap, r, wire, client, local, udp, ifx, c, w)
 	}
 	if m == nil {
 		if w.deleted() {
@@ -672,7 +674,7 @@ func echoOPT(r, m *dns.Msg) *dns.Msg {
 
 // ask sends wire (r) to a forward zone's name server or a member and
 // returns the answer; own is true when the cache c answered itself.
-func (s *Service) ask(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool, c *Cache, w *waitingQuery) (_ *dns.Msg, own bool) {
+func (s *Service) ask(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool, ifx int, c *Cache, w *waitingQuery) (_ *dns.Msg, own bool) {
 	if m, ok := cacheOwn(c, r, wire, snap.Pool != nil, udp, w); ok {
 		return m, true
 	}
@@ -688,7 +690,7 @@ func (s *Service) ask(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wi
 			defer slots.Add(-1)
 		}
 	}
-	return askPool(vs, snap, r, wire, client, local, udp, w), false
+	return askPool(vs, snap, r, wire, client, local, udp, ifx, w), false
 }
 
 // AskPool sends wire (r) to a member of the virtual's pool, chosen by
@@ -699,13 +701,15 @@ func (s *Service) ask(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wi
 // (dataplane/doh); a doh-proxy whose members are DoH servers takes the
 // query itself (PoolAsker).
 func AskPool(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool) *dns.Msg {
-	return askPool(vs, snap, r, wire, client, local, udp, nil)
+	return askPool(vs, snap, r, wire, client, local, udp, 0, nil)
 }
 
 // askPool is AskPool for a UDP query the connection table lists (w; nil
 // for none): delete sys connection closes the exchange under way and
-// no other member is asked.
-func askPool(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool, w *waitingQuery) *dns.Msg {
+// no other member is asked. ifx is the client's arrival interface (0:
+// not known): a SNAT whose VLAN list does not admit it is passed over
+// (state.SNATSourceHeldOn).
+func askPool(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool, ifx int, w *waitingQuery) *dns.Msg {
 	if snap.Pool == nil {
 		return nil
 	}
@@ -724,7 +728,7 @@ func askPool(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte
 		// An ltm snat-translation's connection-limit holds the address
 		// for the exchange; every address full leaves the query
 		// unanswered by the pool, as no lsn translation does.
-		h := state.SNATSourceHeld(vs, snap, client, local, dst, nil, pool)
+		h := state.SNATSourceHeldOn(vs, snap, client, local, dst, nil, pool, ifx)
 		if h.Err != nil {
 			return nil
 		}

@@ -67,7 +67,7 @@ func New(mode Mode, dns *dnsvs.Service, st *Stats, client, server *tls.Config, a
 
 // ServeUDP implements state.DNSService; a doh virtual is TCP only (the
 // configuration refuses another protocol), so a datagram is dropped.
-func (s *Service) ServeUDP(*state.Virtual, *state.VirtualSnap, *net.UDPConn, netip.AddrPort, netip.AddrPort, []byte) {
+func (s *Service) ServeUDP(*state.Virtual, *state.VirtualSnap, *net.UDPConn, netip.AddrPort, netip.AddrPort, []byte, int) {
 }
 
 // handshakeTimeout bounds each request's head [M] (the TLS handshake
@@ -76,8 +76,10 @@ const handshakeTimeout = 10 * time.Second
 
 // ServeTCP implements state.DNSService: it serves one client connection
 // to its end, as HTTP/2 (ALPN h2, or the cleartext preface with http2
-// activation-modes always) or HTTP/1.1.
-func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn) {
+// activation-modes always) or HTTP/1.1. The arrival interface (the
+// last argument) is not carried to the member queries: a DoH client's
+// queries take it as unknown (state.SNATSourceHeldOn with 0).
+func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn, _ int) {
 	defer c.Close()
 	client, local := addrPort(c.RemoteAddr()), addrPort(c.LocalAddr())
 	idle := snap.FlowIdle(local) // a service-policy's timer policy (state/timers.go)

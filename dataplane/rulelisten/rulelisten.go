@@ -22,6 +22,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/sockopt"
 )
 
 // MaxStrays bounds the connections from peers the rule does not allow
@@ -52,6 +54,11 @@ type Spec struct {
 	// only once bound when Bind's port is 0), in place of OpenUDP's
 	// idle; 0 is none (the relay lasts until deleted or a socket fails).
 	IdleAt func(local netip.AddrPort) time.Duration
+	// Arrival: a TCP listener keeps its connection's arrival
+	// interface (IP_PKTINFO, as the virtuals' listeners do while a SNAT
+	// or NAT has a VLAN list), for rawsock.ArrivalIf to read; a UDP
+	// one reads its first datagram's and gives it to the source choice.
+	Arrival bool
 }
 
 // Listener is one open related listener.
@@ -75,12 +82,22 @@ func Open(spec Spec, serve func(*net.TCPConn)) (*Listener, error) {
 		return nil, fmt.Errorf("%d related listeners are waiting already", MaxOpen)
 	}
 	lc := net.ListenConfig{KeepAlive: -1}
+	if spec.Arrival {
+		// Plain TCP: Go's default Multipath TCP listener does not keep
+		// the arrival interface.
+		lc.SetMultipathTCP(false)
+	}
 	nl, err := lc.Listen(context.Background(), "tcp", spec.Bind.String())
 	if err != nil {
 		open.Add(-1)
 		return nil, err
 	}
 	ln := nl.(*net.TCPListener)
+	if spec.Arrival {
+		if rc, err := ln.SyscallConn(); err == nil {
+			rc.Control(func(fd uintptr) { sockopt.Listener{Arrival: true}.ApplyListener(int(fd)) })
+		}
+	}
 	l := &Listener{ln: ln, addr: addrOf(ln.Addr()), done: make(chan struct{})}
 	ln.SetDeadline(time.Now().Add(spec.Timeout))
 	go func() {

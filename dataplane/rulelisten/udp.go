@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/flows"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/snatobj"
 )
@@ -62,11 +63,12 @@ type Source struct {
 
 // OpenUDP binds spec.Bind for UDP and relays the first allowed peer's
 // datagrams to server as above; source gives the server side's source
-// for that peer (see Source). track, when not
+// for that peer (see Source), given the interface its first datagram
+// arrived on (0: not read; read while spec.Arrival). track, when not
 // nil, lists the relay in its table while it lasts. idle (or
 // spec.IdleAt's) 0 or less keeps the relay until it is deleted or a
 // socket fails (a timer policy's indefinite).
-func OpenUDP(spec Spec, server netip.AddrPort, source func(peer netip.AddrPort) Source, idle time.Duration, track *Track) (*Listener, error) {
+func OpenUDP(spec Spec, server netip.AddrPort, source func(peer netip.AddrPort, ifx int) Source, idle time.Duration, track *Track) (*Listener, error) {
 	if open.Add(1) > MaxOpen {
 		open.Add(-1)
 		return nil, errors.New("too many related listeners are waiting already")
@@ -75,6 +77,13 @@ func OpenUDP(spec Spec, server netip.AddrPort, source func(peer netip.AddrPort) 
 	if err != nil {
 		open.Add(-1)
 		return nil, err
+	}
+	var oob []byte // the datagrams' control messages, while spec.Arrival
+	if spec.Arrival {
+		if rc, err := c.SyscallConn(); err == nil {
+			rc.Control(func(fd uintptr) { rawsock.SetArrival(int(fd), true) })
+		}
+		oob = make([]byte, rawsock.ArrivalCmsgLen)
 	}
 	l := &Listener{ln: c, addr: addrOf(c.LocalAddr()), done: make(chan struct{})}
 	if spec.IdleAt != nil {
@@ -87,11 +96,18 @@ func OpenUDP(spec Spec, server netip.AddrPort, source func(peer netip.AddrPort) 
 		buf := make([]byte, maxDatagram)
 		c.SetReadDeadline(time.Now().Add(spec.Timeout))
 		var peer netip.AddrPort
-		var n int
+		var n, ifx int
 		for strays := 0; ; strays++ {
 			var from netip.AddrPort
 			var err error
-			if n, from, err = c.ReadFromUDPAddrPort(buf); err != nil || strays > MaxStrays {
+			if oob != nil {
+				var oobn int
+				n, oobn, _, from, err = c.ReadMsgUDPAddrPort(buf, oob)
+				ifx = rawsock.PktinfoIf(oob[:oobn])
+			} else {
+				n, from, err = c.ReadFromUDPAddrPort(buf)
+			}
+			if err != nil || strays > MaxStrays {
 				return
 			}
 			from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
@@ -100,7 +116,7 @@ func OpenUDP(spec Spec, server netip.AddrPort, source func(peer netip.AddrPort) 
 				break
 			}
 		}
-		src := source(peer)
+		src := source(peer, ifx)
 		if src.Err != nil {
 			return
 		}

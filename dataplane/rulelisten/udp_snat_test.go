@@ -49,7 +49,7 @@ func TestOpenUDPSNATHold(t *testing.T) {
 			_, pools, _ := r.Build(nil, map[string][]netip.Addr{"sp": {a}}, nil,
 				map[netip.Addr]config.SNATTranslation{a: {ConnLimit: 1, UDPIdle: time.Second}})
 			var next atomic.Uint32
-			source := func(netip.AddrPort) Source {
+			source := func(netip.AddrPort, int) Source {
 				if tc.refuse {
 					return Source{Err: snatobj.ErrFull}
 				}

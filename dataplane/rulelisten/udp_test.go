@@ -34,7 +34,7 @@ func TestOpenUDP(t *testing.T) {
 	}()
 	server := netip.MustParseAddrPort(srv.LocalAddr().String())
 	l, err := OpenUDP(Spec{Bind: netip.MustParseAddrPort("127.152.6.1:0"), Allow: netip.MustParseAddr("127.152.6.2"), Timeout: 30 * time.Second},
-		server, func(netip.AddrPort) Source {
+		server, func(netip.AddrPort, int) Source {
 			return Source{Src: netip.AddrPortFrom(netip.MustParseAddr("127.152.6.1"), 0)}
 		}, time.Second, nil)
 	if err != nil {
@@ -123,7 +123,7 @@ func TestOpenUDPTracked(t *testing.T) {
 			server := netip.MustParseAddrPort(srv.LocalAddr().String())
 			table, cnt := flows.NewTable(), &countsRecord{}
 			l, err := OpenUDP(Spec{Bind: netip.MustParseAddrPort("127.200.6.1:0"), Timeout: 30 * time.Second}, server,
-				func(netip.AddrPort) Source {
+				func(netip.AddrPort, int) Source {
 					return Source{Src: netip.AddrPortFrom(netip.MustParseAddr("127.200.6.1"), 0)}
 				},
 				tc.idle, &Track{Table: table, Virtual: "/Common/vs", Counts: cnt})

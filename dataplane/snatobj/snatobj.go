@@ -221,10 +221,18 @@ func (x *Index) Take(a netip.Addr, count, hold bool) (h *Addr, err error) {
 	if ad == nil {
 		return nil, nil
 	}
-	if h, ok := ad.give(count, hold); ok {
+	return ad.Take(count, hold)
+}
+
+// Take is Index.Take for an address already found (its Addr resolved at
+// commit, as a virtual's automap address is): counted, held when it has
+// a limit or an idle timeout, ErrFull (counted as a refusal) at its
+// limit. It does not allocate.
+func (a *Addr) Take(count, hold bool) (h *Addr, err error) {
+	if h, ok := a.give(count, hold); ok {
 		return h, nil
 	}
-	ad.C.refused.Add(1)
+	a.C.refused.Add(1)
 	return nil, ErrFull
 }
 

@@ -448,13 +448,15 @@ type ocspEntry struct {
 	busy         atomic.Bool
 	used         atomic.Bool   // a handshake read the answer since the last exchange
 	member       atomic.Bool   // a server-ssl handshake checked a member's certificate by it
+	members      memberAddrs   // the members that presented the certificate (ocspmember.go)
 	mu           sync.Mutex    // one exchange at a time for member checks
 	done         chan struct{} // closed when the first exchange ended
 	once         sync.Once
 	now          func() time.Time
 }
 
-// ocspCache holds the entries; bounded, started afresh past the bound.
+// ocspCache holds the entries; bounded: past the bound the idle entries
+// are dropped (evictIdle), and all of them when too few are idle.
 var ocspCache struct {
 	mu sync.Mutex
 	m  map[string]*ocspEntry
@@ -462,17 +464,25 @@ var ocspCache struct {
 
 const maxOCSPEntries = 4096
 
+// ocspKey is the cache's key of leaf under the validator settings vk.
+func ocspKey(vk string, leaf *x509.Certificate) string {
+	h := sha256.Sum256(leaf.Raw)
+	return vk + "\x00" + string(h[:])
+}
+
 // ocspFor is the shared entry of leaf under o.
 func ocspFor(o *OCSP, leaf, issuer *x509.Certificate) *ocspEntry {
-	h := sha256.Sum256(leaf.Raw)
 	vk := o.key()
-	k := vk + "\x00" + string(h[:])
+	k := ocspKey(vk, leaf)
 	ocspCache.mu.Lock()
 	defer ocspCache.mu.Unlock()
 	if e := ocspCache.m[k]; e != nil {
 		return e
 	}
-	if ocspCache.m == nil || len(ocspCache.m) >= maxOCSPEntries {
+	if ocspCache.m == nil {
+		ocspCache.m = map[string]*ocspEntry{}
+	}
+	if len(ocspCache.m) >= maxOCSPEntries && evictIdle(ocspCache.m) < maxOCSPEntries/4 {
 		ocspCache.m = map[string]*ocspEntry{}
 	}
 	e := &ocspEntry{o: o, vkey: vk, leaf: leaf, issuer: issuer, done: make(chan struct{}), now: time.Now}
@@ -480,6 +490,23 @@ func ocspFor(o *OCSP, leaf, issuer *x509.Certificate) *ocspEntry {
 	e.used.Store(true)
 	ocspCache.m[k] = e
 	return e
+}
+
+// evictIdle drops from m the entries no handshake read since their last
+// exchange ended (used false, none under way) and returns how many
+// [M: the answers in use stay cached and listed by the shows; an idle
+// one leaves them, and comes back with its first handshake]. Called
+// under ocspCache.mu when m is full: one walk of at most
+// maxOCSPEntries.
+func evictIdle(m map[string]*ocspEntry) int {
+	n := 0
+	for k, e := range m {
+		if !e.used.Load() && !e.busy.Load() {
+			delete(m, k)
+			n++
+		}
+	}
+	return n
 }
 
 // kick starts an exchange in the background when one is due and none

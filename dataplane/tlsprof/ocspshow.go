@@ -3,6 +3,7 @@ package tlsprof
 import (
 	"bytes"
 	"fmt"
+	"net/netip"
 	"sort"
 	"time"
 )
@@ -27,6 +28,12 @@ type OCSPResponse struct {
 	ThisUpdate, NextUpdate, Fetched, Expires, Renew time.Time
 	// Err is the last exchange's error ("" when it gave the answer).
 	Err string
+	// Members are the addresses of the members that presented the
+	// certificate in a server-ssl handshake, first seen first, at most
+	// 16 (MoreMembers counts those past them); none for a client-ssl
+	// profile's certificate.
+	Members     []netip.AddrPort
+	MoreMembers int
 }
 
 // OCSPResponses lists the answers the profile staples, one per
@@ -73,6 +80,7 @@ func (b *Built) MemberOCSPResponses() []OCSPResponse {
 	out := make([]OCSPResponse, len(es))
 	for i, e := range es {
 		out[i] = e.response("")
+		out[i].Members, out[i].MoreMembers = e.members.list()
 	}
 	return out
 }

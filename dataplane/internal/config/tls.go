@@ -124,9 +124,15 @@ func (t *TLS) Choose(name string) (*Choosable, error) {
 
 // ServerFailed tells server-ssl's log-publisher, when it has one, that
 // the handshake with a member on c failed with err; it returns err.
+// Every server-ssl handshake passes here, failed or not: the member's
+// address is noted for the profile's ocsp show (tlsprof NoteMember; a
+// nil test without ocsp).
 func (t *TLS) ServerFailed(c net.Conn, err error) error {
-	if err != nil && t != nil && t.Server != nil {
-		t.Server.Log.Failed(c, true, err)
+	if t != nil && t.Server != nil {
+		t.Server.NoteMember(c)
+		if err != nil {
+			t.Server.Log.Failed(c, true, err)
+		}
 	}
 	return err
 }

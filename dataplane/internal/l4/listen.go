@@ -47,7 +47,8 @@ func (pr *proxied) Listen(spec rules.ListenSpec) (netip.AddrPort, error) {
 		bind = netip.AddrPortFrom(pr.Local.Addr(), bind.Port())
 	}
 	e, vs, snap, server := pr.e, pr.vs, pr.snap, spec.Server
-	rs := rulelisten.Spec{Bind: bind, Allow: spec.Allow, AllowPort: spec.AllowPort, Timeout: spec.Timeout}
+	rs := rulelisten.Spec{Bind: bind, Allow: spec.Allow, AllowPort: spec.AllowPort, Timeout: spec.Timeout,
+		Arrival: snap.SNATArrival} // a VLAN-limited SNAT or NAT: the related connection's arrival kept
 	var l *rulelisten.Listener
 	var err error
 	if spec.Proto == 17 {
@@ -55,8 +56,8 @@ func (pr *proxied) Listen(spec rules.ListenSpec) (netip.AddrPort, error) {
 		if snap.Cfg.Timers != nil { // the virtual's timer policy's rule for udp and the listener's port
 			rs.IdleAt = func(at netip.AddrPort) time.Duration { return snap.RelatedIdle(17, at.Port(), relatedUDPIdle) }
 		}
-		l, err = rulelisten.OpenUDP(rs, server, func(peer netip.AddrPort) rulelisten.Source {
-			h := state.SNATSourceHeld(vs, snap, peer, local, server, nil, nil) // held while the relay lasts
+		l, err = rulelisten.OpenUDP(rs, server, func(peer netip.AddrPort, ifx int) rulelisten.Source {
+			h := state.SNATSourceHeldOn(vs, snap, peer, local, server, nil, nil, ifx) // held while the relay lasts
 			return rulelisten.Source{Src: h.Src, Hold: h.Hold, Err: h.Err, Strict: h.Strict}
 		}, relatedUDPIdle, &rulelisten.Track{Table: e.env.Table, Virtual: vs.Name, Counts: &vs.Ephemeral})
 	} else {
@@ -78,7 +79,13 @@ func (e *Engine) serveRelated(vs *state.Virtual, c *net.TCPConn, server netip.Ad
 	}
 	cfg := snap.Cfg
 	client, local := rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr())
-	if !vs.Admit(snap, client, local) {
+	ok, _, ifx := vs.AdmitArrival(snap, client, local, func() (ifx int) {
+		// Read only while a SNAT or NAT of the commit has a VLAN list
+		// (the listener kept it: Listen's rs.Arrival).
+		rawsock.Control(c, func(fd int) error { ifx = rawsock.ArrivalIf(fd); return nil })
+		return ifx
+	})
+	if !ok {
 		reset(c)
 		return
 	}
@@ -87,6 +94,7 @@ func (e *Engine) serveRelated(vs *state.Virtual, c *net.TCPConn, server netip.Ad
 	}
 	pr := &proxied{client: c, related: server}
 	pr.init(e, vs, snap, client, local, pr)
+	pr.Flow.Arrival = int32(ifx) // the SNAT's choice by VLAN (connect)
 	vs.Ephemeral.TryOpen(0)
 	defer pr.countEphemeral()
 	e.env.Table.Add(&pr.Flow)

@@ -208,7 +208,7 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 	if snap.DNS != nil {
 		// A dns profile: the queries are answered (or forwarded) one by
 		// one (dataplane/dnsvs).
-		snap.DNS.ServeTCP(vs, snap, c)
+		snap.DNS.ServeTCP(vs, snap, c, ifx)
 		vs.Leave(snap.Addr)
 		return
 	}

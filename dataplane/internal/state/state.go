@@ -408,6 +408,11 @@ type VirtualSnap struct {
 	// automap count them through it, and hold those with a limit or idle
 	// timeout; nil when there are none (one nil test per such choice).
 	SNATIndex *snatobj.Index
+	// Automap is automap's address and ltm snat-translation per family
+	// ([0] IPv4, [1] IPv6), resolved at commit (AutomapOf) while
+	// SNATIndex is set, so that automap's choice takes its translation
+	// without a lookup; zero: looked up per choice (automap.go).
+	Automap [2]AutomapXlat
 	// SNATPools is every snatpool's addresses as the commit gives them
 	// out (SnatPoolStats is the virtual's own), by name: a message
 	// routing transport-config's snatpool counts and holds its peer
@@ -478,10 +483,13 @@ type DNSService interface {
 	// ServeUDP answers one client datagram b (valid during the call
 	// only) that reached local over conn, the listener's socket, which
 	// the answer leaves from (later, from another goroutine, when it
-	// waits for a member).
-	ServeUDP(vs *Virtual, snap *VirtualSnap, conn *net.UDPConn, client, local netip.AddrPort, b []byte)
-	// ServeTCP runs one client connection to its end.
-	ServeTCP(vs *Virtual, snap *VirtualSnap, c *net.TCPConn)
+	// waits for a member). ifx is the datagram's arrival interface
+	// (0: not read; it is read while snap.SNATArrival is set), which a
+	// VLAN-limited SNAT's choice for the member query takes.
+	ServeUDP(vs *Virtual, snap *VirtualSnap, conn *net.UDPConn, client, local netip.AddrPort, b []byte, ifx int)
+	// ServeTCP runs one client connection to its end; ifx is its
+	// arrival interface, as for ServeUDP.
+	ServeTCP(vs *Virtual, snap *VirtualSnap, c *net.TCPConn, ifx int)
 }
 
 // Admit decides whether a new connection from client to local may enter

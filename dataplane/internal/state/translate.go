@@ -126,13 +126,8 @@ func snatSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPor
 	var h SNATHeld
 	switch typ {
 	case config.SNATAutomap:
-		addr = automap(snap, local, dst)
-		if snap.SNATIndex != nil && addr.IsValid() {
-			// An ltm snat-translation of the self IP or virtual
-			// address automap gives [M].
-			if h.Hold, h.Err = snap.SNATIndex.Take(addr, count, hold); h.Err != nil {
-				return h
-			}
+		if addr, h.Hold, h.Err = automapTake(snap, local, dst, count, hold); h.Err != nil { // automap.go
+			return SNATHeld{Err: h.Err}
 		}
 	case config.SNATPool:
 		if rule == nil && len(snap.SnatPoolStats) == len(pool) {
@@ -199,10 +194,8 @@ func objectSource(e *snatobj.Entry, snap *VirtualSnap, client, local, dst netip.
 	var h SNATHeld
 	var addr netip.Addr
 	if e.Automap {
-		if addr = automap(snap, local, dst); addr.IsValid() && snap.SNATIndex != nil {
-			if h.Hold, h.Err = snap.SNATIndex.Take(addr, count, hold); h.Err != nil {
-				return h
-			}
+		if addr, h.Hold, h.Err = automapTake(snap, local, dst, count, hold); h.Err != nil { // automap.go
+			return SNATHeld{Err: h.Err}
 		}
 		if addr.IsValid() && count {
 			e.Counted()

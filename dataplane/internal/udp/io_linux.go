@@ -514,7 +514,7 @@ func (l *Listener) answerDNS(vs *state.Virtual, snap *state.VirtualSnap, vl *con
 				continue
 			}
 		}
-		snap.DNS.ServeUDP(vs, snap, conn, client, local, l.b.payload(i))
+		snap.DNS.ServeUDP(vs, snap, conn, client, local, l.b.payload(i), l.arrIf) // arrIf: 0 without a VLAN list (serve)
 	}
 }
 

@@ -59,7 +59,7 @@ func (l *Listener) serve() {
 			continue // an ICMP error queued on the socket, a truncated read: go on
 		}
 		if vs, snap := l.dnsSnap(); snap != nil {
-			snap.DNS.ServeUDP(vs, snap, l.conn, netip.AddrPortFrom(client.Addr().Unmap(), client.Port()), l.addr, buf[:n])
+			snap.DNS.ServeUDP(vs, snap, l.conn, netip.AddrPortFrom(client.Addr().Unmap(), client.Port()), l.addr, buf[:n], 0)
 			continue
 		}
 		l.datagram(client, netip.AddrPort{}, buf[:n])

@@ -38,13 +38,14 @@ func (f *flow) Listen(spec rules.ListenSpec) (netip.AddrPort, error) {
 	if idle <= 0 {
 		idle = relatedIdle
 	}
-	rs := rulelisten.Spec{Bind: bind, Allow: spec.Allow, AllowPort: spec.AllowPort, Timeout: spec.Timeout}
+	rs := rulelisten.Spec{Bind: bind, Allow: spec.Allow, AllowPort: spec.AllowPort, Timeout: spec.Timeout,
+		Arrival: snap.SNATArrival} // a VLAN-limited SNAT or NAT: the first datagram's arrival read
 	if snap.Cfg.Timers != nil { // the virtual's timer policy's rule for udp and the listener's port
 		rs.IdleAt = func(at netip.AddrPort) time.Duration { return snap.RelatedIdle(17, at.Port(), idle) }
 	}
 	l, err := rulelisten.OpenUDP(rs, server,
-		func(peer netip.AddrPort) rulelisten.Source {
-			h := state.SNATSourceHeld(vs, snap, peer, local, server, nil, nil) // held while the relay lasts
+		func(peer netip.AddrPort, ifx int) rulelisten.Source {
+			h := state.SNATSourceHeldOn(vs, snap, peer, local, server, nil, nil, ifx) // held while the relay lasts
 			return rulelisten.Source{Src: h.Src, Hold: h.Hold, Err: h.Err, Strict: h.Strict}
 		}, idle, &rulelisten.Track{Table: f.l.e.env.Table, Virtual: vs.Name, Counts: &vs.Ephemeral})
 	if err != nil {
