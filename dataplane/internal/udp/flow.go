@@ -544,7 +544,7 @@ func (f *flow) openLeg(dst netip.AddrPort, m *state.Member, pool *state.Pool) *l
 		// ip-forward to an address of this host: from that address,
 		// whatever the source-address-translation [M], which the
 		// steering passes over (as l4's ip-forward connect does).
-		c, err = sockopt.DialUDP(netip.AddrPortFrom(dst.Addr(), 0), dst)
+		c, err = sockopt.DialUDPFrom(netip.AddrPortFrom(dst.Addr(), 0), dst)
 	} else if lp, want := f.lsnChoice(); lp != nil {
 		c, err = f.dialLSN(lp, dst, want, f.tftp) // lsn.go
 	} else {
