@@ -18,8 +18,8 @@ import (
 // local), their clients' neither (fd00:249:2::/64, the same): a tcp
 // network with automap and no self IP is served, each connection
 // leaving for its member from the address its client reached; a udp
-// network's answers come from the address and port each client sent
-// to. Without IPV6_FREEBIND on the listeners, the automap connection
+// network's leg to its member leaves from that address too, and its
+// answers come from the address and port each client sent to. Without IPV6_FREEBIND on the listeners, the automap connection
 // and the answering sockets, the commit fails ("cannot assign requested
 // address") and nothing leaves from those addresses.
 func TestAnyPortNetworkPortIPv6Unassigned(t *testing.T) {
@@ -36,7 +36,7 @@ func TestAnyPortNetworkPortIPv6Unassigned(t *testing.T) {
 		}
 	}
 	tm := startServer(t, "[fd00:250::2]:30122", "T6")
-	startUDPMember(t, "[fd00:250::2]:30124", "U6")
+	um := startUDPMember(t, "[fd00:250::2]:30124", "U6")
 	p, logs := newPlane(t)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -100,6 +100,9 @@ func TestAnyPortNetworkPortIPv6Unassigned(t *testing.T) {
 		u.Close()
 		if got != "U6:q" || from != ap(tc.dst) {
 			t.Errorf("%d: from %s to %s: %q from %v, want U6:q from %s", i, tc.src, tc.dst, got, from, tc.dst)
+		}
+		if srcs := um.sources(); len(srcs) == 0 || srcs[len(srcs)-1].Addr() != ap(tc.dst).Addr() {
+			t.Errorf("%d: the member saw %v, want automap's source, the address the client reached (%s)", i, srcs, ap(tc.dst).Addr())
 		}
 	}
 }

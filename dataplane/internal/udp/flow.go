@@ -558,6 +558,12 @@ func (f *flow) openLeg(dst netip.AddrPort, m *state.Member, pool *state.Pool) *l
 			c, err = listenFrom(h.Src, dst) // tftp.go
 		case h.Strict: // source-port preserve-strict: the client's port or none
 			c, err = net.DialUDP("udp", net.UDPAddrFromAddrPort(h.Src), net.UDPAddrFromAddrPort(dst))
+		case h.Src.Addr() == f.Local.Addr():
+			// automap from the address the client reached, of this
+			// host though perhaps an IPv6 network's unassigned one:
+			// bound as it is, not the kernel's choice (DialUDP's
+			// fallback is for a remote client's own address).
+			c, err = sockopt.DialUDPFrom(h.Src, dst)
 		default:
 			c, err = sockopt.DialUDP(h.Src, dst)
 		}
