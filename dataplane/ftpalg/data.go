@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/sockopt"
 )
 
 // AcceptTimeout is how long a data listener waits for its one connection
@@ -38,7 +40,7 @@ func Listen(addr netip.Addr) (*net.TCPListener, error) { return ListenRange(addr
 // transfers do not all probe the same taken ports [M]; first 0 lets the
 // system choose.
 func ListenRange(addr netip.Addr, first, last uint16) (*net.TCPListener, error) {
-	var lc net.ListenConfig
+	lc := net.ListenConfig{Control: sockopt.FreeBind6} // an IPv6 network's unassigned address
 	if first == 0 {
 		l, err := lc.Listen(context.Background(), "tcp", netip.AddrPortFrom(addr, 0).String())
 		if err != nil {
@@ -113,16 +115,19 @@ func DialData(src, dst netip.AddrPort, timeout time.Duration) (c *net.TCPConn, k
 }
 
 func dialFrom(src, dst netip.AddrPort, timeout time.Duration) (*net.TCPConn, error) {
-	d := net.Dialer{Timeout: timeout, LocalAddr: net.TCPAddrFromAddrPort(src)}
+	d := net.Dialer{Timeout: timeout, LocalAddr: net.TCPAddrFromAddrPort(src), Control: sockopt.FreeBind6}
 	if src.Port() != 0 {
-		d.Control = func(_, _ string, rc syscall.RawConn) error {
+		d.Control = func(network, addr string, rc syscall.RawConn) error {
 			var serr error
 			if err := rc.Control(func(fd uintptr) {
 				serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
 			}); err != nil {
 				return err
 			}
-			return serr
+			if serr != nil {
+				return serr
+			}
+			return sockopt.FreeBind6(network, addr, rc)
 		}
 	}
 	c, err := d.DialContext(context.Background(), "tcp", dst.String())

@@ -1,6 +1,7 @@
 package rtsp
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/netip"
@@ -11,7 +12,19 @@ import (
 
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/ftpalg"
+	"github.com/openltm/openltm/dataplane/internal/sockopt"
 )
+
+// listenUDP binds a data channel's socket to a, an address of an IPv6
+// network that no interface holds included (sockopt.FreeBind6).
+func listenUDP(a *net.UDPAddr) (*net.UDPConn, error) {
+	lc := net.ListenConfig{Control: sockopt.FreeBind6}
+	c, err := lc.ListenPacket(context.Background(), "udp", a.String())
+	if err != nil {
+		return nil, err
+	}
+	return c.(*net.UDPConn), nil
+}
 
 // pairTries bounds the tries for a free even/odd port pair.
 const pairTries = 32
@@ -35,7 +48,7 @@ func ListenPair(addr netip.Addr, want Ports) ([]*net.UDPConn, error) {
 	var err error
 	for range pairTries {
 		var c *net.UDPConn
-		if c, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(addr, 0))); err != nil {
+		if c, err = listenUDP(net.UDPAddrFromAddrPort(netip.AddrPortFrom(addr, 0))); err != nil {
 			return nil, err
 		}
 		p := uint16(c.LocalAddr().(*net.UDPAddr).Port)
@@ -47,7 +60,7 @@ func ListenPair(addr netip.Addr, want Ports) ([]*net.UDPConn, error) {
 			continue
 		}
 		var c2 *net.UDPConn
-		if c2, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(addr, p+1))); err == nil {
+		if c2, err = listenUDP(net.UDPAddrFromAddrPort(netip.AddrPortFrom(addr, p+1))); err == nil {
 			return []*net.UDPConn{c, c2}, nil
 		}
 		c.Close()
@@ -61,7 +74,7 @@ func ListenPair(addr netip.Addr, want Ports) ([]*net.UDPConn, error) {
 func listenAt(addr netip.Addr, first uint16, n int) ([]*net.UDPConn, error) {
 	var cs []*net.UDPConn
 	for i := range n {
-		c, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(addr, first+uint16(i))))
+		c, err := listenUDP(net.UDPAddrFromAddrPort(netip.AddrPortFrom(addr, first+uint16(i))))
 		if err != nil {
 			closeAll(cs)
 			return nil, err

@@ -17,6 +17,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/openltm/openltm/dataplane/internal/sockopt"
 )
 
 // Sockaddr holds a socket address in the kernel's layout, on the caller's
@@ -105,13 +107,28 @@ func BindTo(fd int, src netip.AddrPort, keepPort bool) error {
 	}
 	if keepPort {
 		setPort(sa, int(src.Port()))
-		if syscall.Bind(fd, sa) == nil {
+		if bindFree(fd, sa) == nil {
 			return nil
 		}
 		setPort(sa, 0)
 	}
 	syscall.SetsockoptInt(fd, syscall.IPPROTO_IP, ipBindAddressNoPort, 1)
-	return syscall.Bind(fd, sa)
+	return bindFree(fd, sa)
+}
+
+// bindFree binds fd to sa; an IPv6 address no interface holds (an IPv6
+// network's, reached through a route of type local) is bound again
+// with IPV6_FREEBIND, as IPv4 binds an address of a local route as it
+// is. An assigned address costs nothing more; an unassigned one a
+// refused bind and a setsockopt.
+func bindFree(fd int, sa syscall.Sockaddr) error {
+	err := syscall.Bind(fd, sa)
+	if err == syscall.EADDRNOTAVAIL {
+		if _, v6 := sa.(*syscall.SockaddrInet6); v6 && sockopt.FreeBind(fd) == nil {
+			err = syscall.Bind(fd, sa)
+		}
+	}
+	return err
 }
 
 // bindExact binds fd to src, its port included, with no fallback. The
@@ -124,7 +141,7 @@ func bindExact(fd int, src netip.AddrPort, _ bool) error {
 	if a.Is4() {
 		return syscall.Bind(fd, &syscall.SockaddrInet4{Port: int(src.Port()), Addr: a.As4()})
 	}
-	return syscall.Bind(fd, &syscall.SockaddrInet6{Port: int(src.Port()), Addr: a.As16()})
+	return bindFree(fd, &syscall.SockaddrInet6{Port: int(src.Port()), Addr: a.As16()})
 }
 
 // BindExact is bindExact for the sockets the net package dials.
@@ -183,8 +200,9 @@ func ListenUDPGroup(addr string, n int) ([]*net.UDPConn, error) {
 }
 
 // reusePort is a net.ListenConfig Control that sets SO_REUSEPORT before
-// the bind.
-func reusePort(_, _ string, c syscall.RawConn) error {
+// the bind, and IPV6_FREEBIND on an IPv6 socket (an IPv6 network's
+// unassigned address, sockopt.FreeBind6).
+func reusePort(network, addr string, c syscall.RawConn) error {
 	var serr error
 	err := c.Control(func(fd uintptr) {
 		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
@@ -192,7 +210,10 @@ func reusePort(_, _ string, c syscall.RawConn) error {
 	if err != nil {
 		return err
 	}
-	return serr
+	if serr != nil {
+		return serr
+	}
+	return sockopt.FreeBind6(network, addr, c)
 }
 
 // Control runs fn with the descriptor of the socket under c, unwrapping

@@ -138,6 +138,7 @@ func Listen(ap netip.AddrPort, mptcp bool) (int, error) {
 	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
 	if family == unix.AF_INET6 {
 		unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1)
+		sockopt.FreeBind(fd) // an IPv6 network's unassigned address (bindFree)
 	}
 	if err := unix.Bind(fd, toSockaddr(ap)); err != nil {
 		unix.Close(fd)

@@ -80,7 +80,7 @@ var dropAll = [1]unix.SockFilter{{Code: unix.BPF_RET | unix.BPF_K, K: 0}}
 // profile's client-side settings.
 func replySocket(local netip.AddrPort, snap *state.VirtualSnap) (*net.UDPConn, syscall.RawConn, error) {
 	side := snap.Cfg.ClientTCP
-	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+	lc := net.ListenConfig{Control: func(network, addr string, c syscall.RawConn) error {
 		var serr error
 		err := c.Control(func(fd uintptr) {
 			if serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); serr != nil {
@@ -91,7 +91,10 @@ func replySocket(local netip.AddrPort, snap *state.VirtualSnap) (*net.UDPConn, s
 		if err != nil {
 			return err
 		}
-		return serr
+		if serr != nil {
+			return serr
+		}
+		return sockopt.FreeBind6(network, addr, c) // an IPv6 network's unassigned address
 	}}
 	pc, err := lc.ListenPacket(context.Background(), "udp", local.String())
 	if err != nil {

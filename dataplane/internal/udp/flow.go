@@ -544,7 +544,7 @@ func (f *flow) openLeg(dst netip.AddrPort, m *state.Member, pool *state.Pool) *l
 		// ip-forward to an address of this host: from that address,
 		// whatever the source-address-translation [M], which the
 		// steering passes over (as l4's ip-forward connect does).
-		c, err = sockopt.DialUDP(netip.AddrPortFrom(dst.Addr(), 0), dst)
+		c, err = sockopt.DialUDPFrom(netip.AddrPortFrom(dst.Addr(), 0), dst)
 	} else if lp, want := f.lsnChoice(); lp != nil {
 		c, err = f.dialLSN(lp, dst, want, f.tftp) // lsn.go
 	} else {
@@ -558,6 +558,12 @@ func (f *flow) openLeg(dst netip.AddrPort, m *state.Member, pool *state.Pool) *l
 			c, err = listenFrom(h.Src, dst) // tftp.go
 		case h.Strict: // source-port preserve-strict: the client's port or none
 			c, err = net.DialUDP("udp", net.UDPAddrFromAddrPort(h.Src), net.UDPAddrFromAddrPort(dst))
+		case h.Src.Addr() == f.Local.Addr():
+			// automap from the address the client reached, of this
+			// host though perhaps an IPv6 network's unassigned one:
+			// bound as it is, not the kernel's choice (DialUDP's
+			// fallback is for a remote client's own address).
+			c, err = sockopt.DialUDPFrom(h.Src, dst)
 		default:
 			c, err = sockopt.DialUDP(h.Src, dst)
 		}
