@@ -26,12 +26,7 @@ func TestAnyPortMBLBAutomap(t *testing.T) {
 	startPortEcho(t, "127.250.50.11:30111", "A")
 	for _, oc := range []bool{false, true} {
 		t.Run(fmt.Sprintf("oneconnect=%v", oc), func(t *testing.T) {
-			p, logs := newPlane(t)
-			t.Cleanup(func() {
-				if t.Failed() {
-					t.Logf("plane log:\n%s", logs)
-				}
-			})
+			p, _ := loggedPlane(t)
 			m := &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}
 			if oc {
 				m.OneConnect = &OneConnect{MaxSize: 4}
@@ -95,12 +90,7 @@ func TestAnyPortHTTP2MembersAutomap(t *testing.T) {
 		return
 	}
 	startH2Member(t, "127.250.51.11:30112", "H", nil, nil)
-	p, logs := newPlane(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plane log:\n%s", logs)
-		}
-	})
+	p, _ := loggedPlane(t)
 	cfg, st := memberH2Config(t, "127.249.0.0:30112", "127.250.51.11:30112")
 	cfg.Virtuals["/Common/vs"].Network = netip.MustParsePrefix("127.249.0.0/16")
 	if cfg.Virtuals["/Common/vs"].SNAT.Type != SNATAutomap {

@@ -82,12 +82,7 @@ func TestAnyPortDNS(t *testing.T) {
 	}
 	startDNSMember(t, "127.239.3.11:30053", "127.239.9.53")
 	startDNSMember(t, "127.239.3.11:30054", "127.239.9.54")
-	p, logs := newPlane(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plane log:\n%s", logs)
-		}
-	})
+	p, _ := loggedPlane(t)
 	cfg := udpBasic("127.239.3.1:0", "127.239.3.11:0")
 	cfg.Virtuals["/Common/vs"].DNS = &DNSProfile{Name: "/Common/dns", Unhandled: "allow"}
 	mustApply(t, p, cfg)

@@ -24,12 +24,7 @@ func TestAnyPortFTP(t *testing.T) {
 		"30021": startFTPMember(t, "127.239.1.11:30021", file),
 		"30022": startFTPMember(t, "127.239.1.11:30022", file),
 	}
-	p, logs := newPlane(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plane log:\n%s", logs)
-		}
-	})
+	p, _ := loggedPlane(t)
 	cfg := basic("127.239.1.1:0", "127.239.1.11:0")
 	cfg.Virtuals["/Common/vs"].FTP = &ftpalg.Options{Profile: "/Common/ftp", DataPort: 20, TranslateExtended: true}
 	mustApply(t, p, cfg)

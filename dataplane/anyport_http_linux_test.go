@@ -88,12 +88,7 @@ when HTTP_REQUEST_SEND {
 		{"oneconnect", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, logs := newPlane(t)
-			t.Cleanup(func() {
-				if t.Failed() {
-					t.Logf("plane log:\n%s", logs)
-				}
-			})
+			p, _ := loggedPlane(t)
 			m := &MBLB{Request: mblb.Framing{Mode: mblb.HTTP, HTTP: mblb.HTTPOptions{
 				Cookie: httpx.CookieSpec{Name: httpx.PoolCookieName("/Common/pool")}}}}
 			if tc.oneConnect {

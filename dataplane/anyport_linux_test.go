@@ -57,12 +57,7 @@ func TestAnyPort(t *testing.T) {
 	startServer(t, "127.212.1.2:30009", "P9")
 	fwd := startServer(t, "127.212.1.3:30005", "F5")
 	startServer(t, "127.212.1.3:30006", "F6")
-	p, logs := newPlane(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plane log:\n%s", logs)
-		}
-	})
+	p, logs := loggedPlane(t)
 	p.SetResetCauseLog(func(line string) { logs.Write([]byte(line + "\n")) })
 	cfg := basic("127.212.1.1:0", "127.212.1.2:0")
 	cfg.Virtuals["/Common/vs"].TranslatePort = false
@@ -182,12 +177,7 @@ func TestAnyPortUDP(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Close()
-	p, logs := newPlane(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plane log:\n%s", logs)
-		}
-	})
+	p, _ := loggedPlane(t)
 	cfg := udpBasic("127.215.1.1:0", "127.215.1.2:0")
 	cfg.Virtuals["/Common/vs"].TranslatePort = false
 	cfg.Virtuals["/Common/one"] = &Virtual{Name: "/Common/one", Destination: ap("127.215.1.1:30002"), Enabled: true, Protocol: ProtoUDP,
@@ -293,12 +283,7 @@ func TestAnyPortNetwork(t *testing.T) {
 	startServer(t, "127.215.7.2:30009", "P9")
 	startServer(t, "127.215.8.5:30005", "F5")
 	startUDPMember(t, "127.215.7.2:30001", "U1")
-	p, logs := newPlane(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plane log:\n%s", logs)
-		}
-	})
+	p, _ := loggedPlane(t)
 	net24 := netip.MustParsePrefix("127.215.6.0/24")
 	cfg := basic("127.215.6.0:0", "127.215.7.2:0")
 	cfg.Virtuals["/Common/vs"].TranslatePort = false
@@ -368,12 +353,7 @@ func TestAnyPortDefault(t *testing.T) {
 	f5 := startServer(t, "127.215.13.5:30005", "F5")
 	startServer(t, "127.215.14.1:30006", "F6")
 	startServer(t, "127.215.13.2:30009", "P9")
-	p, logs := newPlane(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plane log:\n%s", logs)
-		}
-	})
+	p, _ := loggedPlane(t)
 	cfg := basic("127.215.13.9:30009", "127.215.13.2:30009")
 	cfg.Virtuals["/Common/fwd"] = &Virtual{Name: "/Common/fwd", Destination: ap("0.0.0.0:0"), Network: netip.MustParsePrefix("0.0.0.0/0"),
 		Enabled: true, IPForward: true, SNAT: SNAT{Type: SNATNone}}

@@ -36,12 +36,7 @@ func TestAnyPortHTTP2Members(t *testing.T) {
 		startH2Member(t, "127.249.40.11:"+port, "C"+port, nil, nil)
 		startH2Member(t, "127.249.40.12:"+port, "T"+port, &pair, nil)
 	}
-	p, logs := newPlane(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plane log:\n%s", logs)
-		}
-	})
+	p, _ := loggedPlane(t)
 	cfg, st := memberH2Config(t, "127.249.40.1:0", "127.249.40.11:0")
 	v := *cfg.Virtuals["/Common/vs"]
 	m := *v.MBLB
@@ -97,12 +92,7 @@ func TestAnyPortServerSSL(t *testing.T) {
 	}
 	for _, oc := range []bool{false, true} {
 		t.Run(fmt.Sprintf("oneconnect=%v", oc), func(t *testing.T) {
-			p, logs := newPlane(t)
-			t.Cleanup(func() {
-				if t.Failed() {
-					t.Logf("plane log:\n%s", logs)
-				}
-			})
+			p, _ := loggedPlane(t)
 			m := &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}
 			if oc {
 				m.OneConnect = &OneConnect{MaxSize: 4}
@@ -160,12 +150,7 @@ func TestAnyPortMinConnOneConnect(t *testing.T) {
 	}
 	m1 := startClosingMember(t, "127.249.42.11:30097", "S1", 0)
 	m2 := startClosingMember(t, "127.249.42.11:30098", "S2", 0)
-	p, logs := newPlane(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plane log:\n%s", logs)
-		}
-	})
+	p, _ := loggedPlane(t)
 	m := &MBLB{Request: mblb.Framing{Mode: mblb.Length, Length: mblb.LengthField{Size: 4}}, MinConn: 2,
 		OneConnect: &OneConnect{MaxSize: 4}}
 	mustApply(t, p, mblbConfig("127.249.42.1:0", m, "127.249.42.11:0"))
@@ -173,20 +158,7 @@ func TestAnyPortMinConnOneConnect(t *testing.T) {
 	if x1, _ := m1.counts(); x1 != 0 {
 		t.Fatalf("%d connections to port 30097 before any client", x1)
 	}
-	ask := func(dst, want string) {
-		t.Helper()
-		c, err := net.Dial("tcp", dst)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(20 * time.Second))
-		c.Write(frameMsg([]byte("x")))
-		b, err := readMsg(bufio.NewReader(c))
-		if err != nil || !strings.HasPrefix(string(b), want+":") {
-			t.Fatalf("%s: %q %v, want %s's", dst, b, err, want)
-		}
-	}
+	ask := func(dst, want string) { t.Helper(); askLength(t, dst, want) }
 	ask("127.249.42.1:30097", "S1")
 	eventually(t, "two connections kept open to port 30097", func() bool { _, o1 := m1.counts(); return o1 >= 2 })
 	if x2, _ := m2.counts(); x2 != 0 {

@@ -35,12 +35,7 @@ func TestAnyPortNetworkPortIPv6(t *testing.T) {
 	}
 	nm := startServer(t, "[fd00:250::2]:30102", "N6")
 	startServer(t, "[fd00:250::2]:30103", "H6")
-	p, logs := newPlane(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plane log:\n%s", logs)
-		}
-	})
+	p, _ := loggedPlane(t)
 	cfg := basic("[fd00:249::]:30101", "[fd00:250::2]:30102")
 	cfg.Virtuals["/Common/vs"].Network = netip.MustParsePrefix("fd00:249::/64")
 	cfg.Pools["/Common/ph"] = &Pool{Name: "/Common/ph", LBMode: RoundRobin,
@@ -108,12 +103,7 @@ func TestAnyPortNetworkPortUDPForwardSelf(t *testing.T) {
 		return
 	}
 	prog := startUDPMember(t, "127.249.230.5:30195", "F")
-	p, logs := newPlane(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plane log:\n%s", logs)
-		}
-	})
+	p, _ := loggedPlane(t)
 	cfg := &Config{Virtuals: map[string]*Virtual{"/Common/ufwd": {Name: "/Common/ufwd", Destination: ap("127.249.224.0:30195"),
 		Network: netip.MustParsePrefix("127.249.224.0/20"), Enabled: true, Protocol: ProtoUDP, IPForward: true,
 		SNAT: SNAT{Type: SNATNone}}}, Pools: map[string]*Pool{}, Monitors: map[string]*Monitor{}}
@@ -162,12 +152,7 @@ func TestAnyPortNetworkPortFTP(t *testing.T) {
 	}
 	file := bytes.Repeat([]byte("openltm ftp on a network's port\n"), 10000)
 	m := startFTPMember(t, "127.250.1.11:30021", file)
-	p, logs := newPlane(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plane log:\n%s", logs)
-		}
-	})
+	p, _ := loggedPlane(t)
 	cfg := basic("127.249.0.0:30021", "127.250.1.11:30021")
 	cfg.Virtuals["/Common/vs"].Network = netip.MustParsePrefix("127.249.0.0/16")
 	cfg.Virtuals["/Common/vs"].FTP = &ftpalg.Options{Profile: "/Common/ftp", DataPort: 20, TranslateExtended: true}
@@ -212,12 +197,7 @@ func TestAnyPortNetworkPortRTSP(t *testing.T) {
 		return
 	}
 	rtspMember(t, "127.250.10.11:30554", "member")
-	p, logs := newPlane(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plane log:\n%s", logs)
-		}
-	})
+	p, _ := loggedPlane(t)
 	cfg := basic("127.249.0.0:30554", "127.250.10.11:30554")
 	cfg.Virtuals["/Common/vs"].Network = netip.MustParsePrefix("127.249.0.0/16")
 	cfg.Virtuals["/Common/vs"].RTSP = &rtsp.Options{Profile: "/Common/rtsp", Idle: 30 * time.Second}

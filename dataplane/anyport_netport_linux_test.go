@@ -33,12 +33,7 @@ func TestAnyPortNetworkPort(t *testing.T) {
 	startServer(t, "127.249.200.1:30093", "L")
 	startUDPMember(t, "127.249.200.1:30094", "U")
 	fwd := startServer(t, "127.249.230.5:30095", "F")
-	p, logs := newPlane(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plane log:\n%s", logs)
-		}
-	})
+	p, _ := loggedPlane(t)
 	net16 := netip.MustParsePrefix("127.249.0.0/16")
 	cfg := basic("127.249.0.0:30080", "127.249.200.1:30090")
 	cfg.Virtuals["/Common/vs"].Network = net16

@@ -26,12 +26,7 @@ func TestAnyPortRTSP(t *testing.T) {
 	}
 	rtspMember(t, "127.239.10.11:30554", "member-30554")
 	rtspMember(t, "127.239.10.11:30555", "member-30555")
-	p, logs := newPlane(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plane log:\n%s", logs)
-		}
-	})
+	p, _ := loggedPlane(t)
 	cfg := basic("127.239.10.1:0", "127.239.10.11:0")
 	cfg.Virtuals["/Common/vs"].RTSP = &rtsp.Options{Profile: "/Common/rtsp", Idle: 30 * time.Second}
 	cfg.Virtuals["/Common/udp"] = &Virtual{Name: "/Common/udp", Destination: ap("127.239.10.1:0"), Enabled: true, Protocol: ProtoUDP,

@@ -19,12 +19,7 @@ func TestAnyPortUDPForward(t *testing.T) {
 	}
 	own := startUDPMember(t, "127.239.5.1:30071", "E71")
 	other := startUDPMember(t, "127.239.5.1:30072", "E72")
-	p, logs := newPlane(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plane log:\n%s", logs)
-		}
-	})
+	p, _ := loggedPlane(t)
 	cfg := &Config{Virtuals: map[string]*Virtual{"/Common/fwd": {Name: "/Common/fwd", Destination: ap("127.239.5.1:0"),
 		Enabled: true, Protocol: ProtoUDP, IPForward: true, SNAT: SNAT{Type: SNATNone}}},
 		Pools: map[string]*Pool{}, Monitors: map[string]*Monitor{}}

@@ -42,12 +42,7 @@ func TestAnyPortNetworkPortIPv6Unassigned(t *testing.T) {
 	}
 	tm := startServer(t, "[fd00:250::2]:30122", "T6")
 	um := startUDPMember(t, "[fd00:250::2]:30124", "U6")
-	p, logs := newPlane(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plane log:\n%s", logs)
-		}
-	})
+	p, _ := loggedPlane(t)
 	network := netip.MustParsePrefix("fd00:249:1::/64")
 	cfg := basic("[fd00:249:1::]:30121", "[fd00:250::2]:30122")
 	cfg.Virtuals["/Common/vs"].Network = network

@@ -41,12 +41,7 @@ func TestAnyPortWildcard(t *testing.T) {
 		}
 	}
 	startServer(t, "[fd00:253::2]:30001", "V6")
-	p, logs := newPlane(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plane log:\n%s", logs)
-		}
-	})
+	p, _ := loggedPlane(t)
 	all := netip.MustParsePrefix("0.0.0.0/0")
 	cfg := basic("0.0.0.0:0", "127.253.1.2:30001") // the wildcard on every port
 	cfg.Virtuals["/Common/vs"].Network = all

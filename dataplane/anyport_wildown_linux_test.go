@@ -50,12 +50,7 @@ func TestAnyPortWildcardOwn(t *testing.T) {
 	v6 := startServer(t, "[fd00:253::2]:30001", "V6")
 	startServer(t, "[fd00:253::3]:30003", "W6")
 	startPortEcho(t, "127.253.5.20:30020", "H")
-	p, logs := newPlane(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plane log:\n%s", logs)
-		}
-	})
+	p, _ := loggedPlane(t)
 
 	cfg := basic("127.253.5.1:30080")
 	cfg.NameServers = []string{z.addr}

@@ -249,6 +249,18 @@ func newPlane(t *testing.T) (*Plane, *logBuf) {
 	return p, lb
 }
 
+// loggedPlane is newPlane whose log is printed when the test fails.
+func loggedPlane(t *testing.T) (*Plane, *logBuf) {
+	t.Helper()
+	p, logs := newPlane(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("plane log:\n%s", logs)
+		}
+	})
+	return p, logs
+}
+
 func ap(s string) netip.AddrPort { return netip.MustParseAddrPort(s) }
 
 // basic builds a virtual over one pool of members (addresses "ip:port").

@@ -40,12 +40,7 @@ func TestNAT(t *testing.T) {
 	u3 := startUDPMember(t, "127.219.1.10:30003", "U3")
 	startUDPMember(t, "127.219.1.10:30004", "U4")
 	out := startServer(t, "127.219.1.30:30011", "O1")
-	p, logs := newPlane(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plane log:\n%s", logs)
-		}
-	})
+	p, _ := loggedPlane(t)
 	cfg := basic("127.219.0.1:30010", "127.219.1.30:30011")
 	cfg.Virtuals["/Common/one"] = &Virtual{Name: "/Common/one", Destination: ap("127.219.0.10:30002"), Enabled: true,
 		TranslateAddress: true, TranslatePort: true, Pool: "/Common/p9", SNAT: SNAT{Type: SNATNone}}
