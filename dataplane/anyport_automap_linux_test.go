@@ -112,3 +112,79 @@ func TestAnyPortHTTP2MembersAutomap(t *testing.T) {
 		t.Errorf("%d member connections, want 2 (one per address reached)", n)
 	}
 }
+
+// TestAnyPortMBLBSNATObjectAutomap: on an HTTP virtual that is a
+// network on a port (127.249.128.0/18 on 30113) with its own SNAT none,
+// an ltm snat object with automap for every client leaves from the
+// address each client reached too, with and without OneConnect (not
+// from the network's address, the virtual's Destination); with the
+// virtual's SNAT none and no SNAT object, the member sees the client's
+// own address.
+func TestAnyPortMBLBSNATObjectAutomap(t *testing.T) {
+	if !steerNetns(t) {
+		return
+	}
+	startPortEcho(t, "127.250.150.11:30113", "S")
+	for _, tc := range []struct {
+		name      string
+		oc, snats bool
+	}{
+		{"snat-object", false, true},
+		{"snat-object-oneconnect", true, true},
+		{"no-snat", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, logs := newPlane(t)
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("plane log:\n%s", logs)
+				}
+			})
+			m := &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}
+			if tc.oc {
+				m.OneConnect = &OneConnect{MaxSize: 4}
+			}
+			cfg := mblbConfig("127.249.128.0:30113", m, "127.250.150.11:30113")
+			v := cfg.Virtuals["/Common/vs"]
+			v.Network = netip.MustParsePrefix("127.249.128.0/18")
+			v.SNAT = SNAT{Type: SNATNone}
+			if tc.snats {
+				cfg.SNATs = []SNATObject{{Name: "/Common/am", Origins: []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0")}, Automap: true}}
+			}
+			if err := Check(cfg); err != nil {
+				t.Fatal(err)
+			}
+			mustApply(t, p, cfg)
+			addrs := [2]string{"127.249.130.1", "127.249.190.2"}
+			check := func(what, addr, body string, err error) {
+				t.Helper()
+				if err != nil || len(body) < 2 || body[:1] != "S" {
+					t.Errorf("%s to %s: %q %v", what, addr, body, err)
+					return
+				}
+				conn, err := netip.ParseAddrPort(echoField(body, "conn"))
+				switch {
+				case err != nil:
+					t.Errorf("%s to %s: member's conn field %q: %v", what, addr, echoField(body, "conn"), err)
+				case tc.snats && conn.Addr().String() != addr:
+					t.Errorf("%s to %s: the member saw the request from %s, want the address the client reached", what, addr, conn.Addr())
+				case !tc.snats && conn.Addr().String() == addr:
+					t.Errorf("%s to %s: without SNAT the member saw the address the client reached, want the client's", what, addr)
+				}
+			}
+			clients := [2]*httpRuleClient{dialHTTPVS(t, addrs[0]+":30113"), dialHTTPVS(t, addrs[1]+":30113")}
+			for i := range 3 {
+				for j, c := range clients {
+					_, body, err := c.do(httpReq("net.example", fmt.Sprintf("/k%d", i)))
+					check("keep-alive request", addrs[j], body, err)
+				}
+			}
+			for i := range 2 {
+				for _, addr := range addrs {
+					_, body, err := dialHTTPVS(t, addr+":30113").do(httpReq("net.example", fmt.Sprintf("/n%d", i)))
+					check("new connection", addr, body, err)
+				}
+			}
+		})
+	}
+}

@@ -36,7 +36,9 @@ func (mv *VS) noteArrival(snap *state.VirtualSnap, f *mblbFlow, c *net.TCPConn, 
 	f.arrivalKept = true
 	if opts != nil {
 		from := snap.Cfg.Destination
-		if opts.ViaLocal {
+		// The client's ltm snat object may be automap only on this
+		// interface (its VLAN list): the mark is decided again.
+		if opts.ViaLocal = viaLocal(snap, f.Client, f.Local, int(f.Arrival)); opts.ViaLocal {
 			from = f.Local
 		}
 		opts.Source = state.SNATSourceUncountedOn(mv.vs, snap, f.Client, from, snap.Cfg.Destination, nil, snap.Pool, int(f.Arrival)).Addr()

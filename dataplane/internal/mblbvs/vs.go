@@ -346,6 +346,21 @@ func reachesMany(cfg *config.Virtual) bool {
 	return cfg.Destination.Port() == 0 || len(cfg.Addresses) > 0 || len(cfg.FQDNs) > 0 || cfg.Network.IsValid()
 }
 
+// viaLocal reports whether automap starts from the address local the
+// client at client reached (arriving on the interface ifx, 0: not
+// known), not from the virtual's Destination: on a virtual that is a
+// network or on every port, where the virtual's source-address-translation
+// or the client's ltm snat object is automap (VirtualSnap.AutomapFor).
+// Automap then leaves from that address (sourceHeld, through
+// mblb.Member.Via), and OneConnect groups the connections by it. On
+// every port of the virtual's own address it is that address: nothing
+// changes (min-conn's connections opened ahead, from there, serve its
+// clients). Cost per client: reachesMany's tests, then an address
+// comparison, then AutomapFor's.
+func viaLocal(snap *state.VirtualSnap, client, local netip.AddrPort, ifx int) bool {
+	return reachesMany(snap.Cfg) && local.Addr() != snap.Cfg.Destination.Addr() && snap.AutomapFor(client.Addr(), ifx)
+}
+
 // followsClient reports whether a member at a goes wherever the client
 // was going, in part: a member at port any, or translate-port or
 // translate-address disabled.
@@ -712,12 +727,7 @@ func (mv *VS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort) (*m
 		}
 	}
 	from := snap.Cfg.Destination
-	if reachesMany(snap.Cfg) && snap.Cfg.SNAT.Type == config.SNATAutomap && local.Addr() != from.Addr() {
-		// Automap leaves from the address this client reached
-		// (sourceHeld, through mblb.Member.Via), and OneConnect groups
-		// the connections by it. On every port of the virtual's own
-		// address it is that address: nothing changes (min-conn's
-		// connections opened ahead, from there, serve its clients).
+	if viaLocal(snap, client, local, 0) {
 		from, opts.ViaLocal = local, true
 	}
 	src := state.SNATSourceUncounted(mv.vs, snap, f.Client, from, snap.Cfg.Destination, snap.Pool) // OneConnect's grouping: no connection yet

@@ -74,3 +74,29 @@ func automapTake(snap *VirtualSnap, local, dst netip.AddrPort, count, hold bool)
 	}
 	return addr, h, err
 }
+
+// AutomapFor reports whether automap may give the source of a client at
+// client that arrived on the interface ifx (0: not known): the
+// virtual's source-address-translation automap, or, with the virtual's
+// own SNAT none, the ltm snat object translating client has automap.
+// The message engines start automap from the address such a client
+// reached on a virtual that is a network or on every port
+// (mblb.ClientOptions.ViaLocal). A pool's allow-snat no and an ltm nat
+// of the client are not looked at: such a client, marked although
+// automap does not give its source, only has its OneConnect
+// connections grouped by the address it reached.
+// Cost: the SNAT type test; with no ltm snat objects a nil test more,
+// else one table lookup (no allocation).
+func (s *VirtualSnap) AutomapFor(client netip.Addr, ifx int) bool {
+	switch s.Cfg.SNAT.Type {
+	case config.SNATAutomap:
+		return true
+	case config.SNATNone, "":
+		if s.SNATs == nil {
+			return false
+		}
+		e := s.SNATs.LookupOn(client, ifx)
+		return e != nil && e.Automap
+	}
+	return false
+}

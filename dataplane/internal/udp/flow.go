@@ -555,7 +555,7 @@ func (f *flow) openLeg(dst netip.AddrPort, m *state.Member, pool *state.Pool) *l
 		}
 		switch {
 		case f.tftp:
-			c, err = listenFrom(h.Src, dst) // tftp.go
+			c, err = listenFrom(h.Src, dst, h.Src.Addr() == f.Local.Addr()) // tftp.go
 		case h.Strict: // source-port preserve-strict: the client's port or none
 			c, err = net.DialUDP("udp", net.UDPAddrFromAddrPort(h.Src), net.UDPAddrFromAddrPort(dst))
 		case h.Src.Addr() == f.Local.Addr():

@@ -1,11 +1,13 @@
 package udp
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/netip"
 	"syscall"
 
+	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/tftp"
 )
 
@@ -31,8 +33,15 @@ import (
 
 // listenFrom makes the unconnected socket of a TFTP leg, bound to src
 // (src's port when free, else any; an invalid src lets the kernel
-// choose), in dst's family.
-func listenFrom(src, dst netip.AddrPort) (*net.UDPConn, error) {
+// choose), in dst's family. reached: src is the address the client
+// reached (automap on a network or every port), of this host though
+// perhaps an IPv6 network's unassigned one: bound as it is with
+// IPV6_FREEBIND (sockopt.FreeBind6), never the kernel's choice, as the
+// other legs' sockopt.DialUDPFrom.
+func listenFrom(src, dst netip.AddrPort, reached bool) (*net.UDPConn, error) {
+	if reached && src.IsValid() {
+		return listenReached(src)
+	}
 	if !src.IsValid() {
 		if dst.Addr().Is4() {
 			return net.ListenUDP("udp4", nil)
@@ -46,9 +55,24 @@ func listenFrom(src, dst netip.AddrPort) (*net.UDPConn, error) {
 	}
 	c, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(src.Addr(), 0)))
 	if err != nil && errors.Is(err, syscall.EADDRNOTAVAIL) {
-		return listenFrom(netip.AddrPort{}, dst)
+		return listenFrom(netip.AddrPort{}, dst, false)
 	}
 	return c, err
+}
+
+// listenReached is listenFrom for the address the client reached: src's
+// port when free, else any port of that address; the error when the
+// address cannot be bound.
+func listenReached(src netip.AddrPort) (*net.UDPConn, error) {
+	lc := net.ListenConfig{Control: sockopt.FreeBind6}
+	pc, err := lc.ListenPacket(context.Background(), "udp", src.String())
+	if err != nil && src.Port() != 0 {
+		pc, err = lc.ListenPacket(context.Background(), "udp", netip.AddrPortFrom(src.Addr(), 0).String())
+	}
+	if err != nil {
+		return nil, err
+	}
+	return pc.(*net.UDPConn), nil
 }
 
 // tftpSend sends a client datagram to the leg's member: a request to the
