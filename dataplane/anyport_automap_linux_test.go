@@ -134,12 +134,7 @@ func TestAnyPortMBLBSNATObjectAutomap(t *testing.T) {
 		{"no-snat", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, logs := newPlane(t)
-			t.Cleanup(func() {
-				if t.Failed() {
-					t.Logf("plane log:\n%s", logs)
-				}
-			})
+			p, _ := loggedPlane(t)
 			m := &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}
 			if tc.oc {
 				m.OneConnect = &OneConnect{MaxSize: 4}

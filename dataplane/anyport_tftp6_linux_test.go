@@ -40,12 +40,7 @@ func TestAnyPortTFTPIPv6Unassigned(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "f.bin"), file, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, logs := newPlane(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plane log:\n%s", logs)
-		}
-	})
+	p, _ := loggedPlane(t)
 	cfg := udpBasic("[fd00:249:100:1::]:30140", member)
 	v := cfg.Virtuals["/Common/vs"]
 	v.Network = netip.MustParsePrefix("fd00:249:100:1::/64")
