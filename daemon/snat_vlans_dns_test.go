@@ -78,9 +78,9 @@ func TestSNATVLANsDNS(t *testing.T) {
 		{cmd: "create ltm virtual dns_tcp destination 127.247.0.1:30053 ip-protocol tcp profiles add { dnsp tcp } pool dp"},
 		{cmd: "create ltm snat s_wide origins add { 127.247.0.0/16 } translation 127.247.0.100"},
 		{cmd: "create ltm snat s_lo origins add { 127.247.1.0/24 } translation 127.247.0.101 vlans add { loop } vlans-enabled",
-			out: "dns virtuals' member queries (UDP and TCP clients) and rules' listen relays (TCP and UDP);"},
+			out: "dns virtuals' member queries (UDP, TCP and DoH clients), rules' listen relays (TCP and UDP) and HTTP/3 clients' requests;"},
 		{cmd: "create ltm nat n1 originating-address 127.247.2.10 translation-address 127.247.0.110 vlans add { loop } vlans-enabled",
-			out: "dns virtuals' member queries and rules' listen relays;"},
+			out: "dns and DoH virtuals' member queries, rules' listen relays and HTTP/3 clients"},
 	})
 	const vip = "127.247.0.1:30053"
 	check := func(when string, probes map[string]string) {

@@ -157,7 +157,7 @@ func (t *translator) nats() {
 		}
 		if f != nil {
 			n.VLANs = f
-			t.note(o, "%s is acted on for the connections to translation-address %s and those originating-address %s opens through standard (TCP), UDP, HTTP and the other message-based virtuals, dns virtuals' member queries and rules' listen relays; through DoH virtuals and HTTP/3 clients the VLAN is taken as none (a vlans-enabled NAT does not translate them, a vlans-disabled one does)", vlansWords(f, o), xlat, orig)
+			t.note(o, "%s is acted on for the connections to translation-address %s and those originating-address %s opens through standard (TCP), UDP, HTTP and the other message-based virtuals, dns and DoH virtuals' member queries, rules' listen relays and HTTP/3 clients", vlansWords(f, o), xlat, orig)
 		}
 		if err := dataplane.AnyPortSupport(); err != nil && !n.Disabled {
 			// The way in needs the steering of every port; the way out

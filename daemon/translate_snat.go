@@ -204,7 +204,7 @@ func (t *translator) snatObjects(disabled map[netip.Addr]bool) {
 		if f != nil {
 			f.Device = "" // no listener of its own to bind
 			x.VLANs = f
-			t.note(o, "%s is acted on for standard (TCP), UDP, HTTP and the other message-based virtuals' connections, dns virtuals' member queries (UDP and TCP clients) and rules' listen relays (TCP and UDP); DoH virtuals' member queries and HTTP/3 clients' requests do not know the VLAN a connection came in on, and take it as none (a vlans-enabled SNAT does not translate them, a vlans-disabled one does)", vlansWords(f, o))
+			t.note(o, "%s is acted on for standard (TCP), UDP, HTTP and the other message-based virtuals' connections, dns virtuals' member queries (UDP, TCP and DoH clients), rules' listen relays (TCP and UDP) and HTTP/3 clients' requests; a server connection no client opened (min-conn's) has no VLAN, and takes it as none (a vlans-enabled SNAT does not translate it, a vlans-disabled one does)", vlansWords(f, o))
 		}
 		if x.StrictPort {
 			t.note(o, "source-port preserve-strict fails a connection whose client port the translation address has in use on standard (TCP), UDP, HTTP and the other message-based virtuals, a diameter flow's other members, dns virtuals' member queries and rules' UDP listen relays; HTTP/2 member connections take another port, as preserve-strict has no meaning there (one connection carries the requests of many clients, so no one client's port is its own)")

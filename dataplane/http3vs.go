@@ -87,7 +87,7 @@ func (p *Plane) listenH3(ap netip.AddrPort, cfg *http3.Config) (*h3Listener, err
 		if !vs.Admit(snap, c.Remote, c.Local) {
 			return nil, false
 		}
-		return p.mblbs.HTTP3Client(vs, snap, c.Remote, c.Local, c.Hello, c.Reset)
+		return p.mblbs.HTTP3Client(vs, snap, c.Remote, c.Local, c.Arrival, c.Hello, c.Reset)
 	})
 	if err != nil {
 		pc.Close()
@@ -129,6 +129,10 @@ func (p *Plane) swapH3(b *generation) {
 		if v := l.VS.Load(); v != nil {
 			l.l.SetConfig(h3Config(v.Snap.Load(), ap))
 		}
+		// A VLAN-limited SNAT or NAT: each connection's arrival read
+		// (dataplane/http3 arrival.go) for its member connections'
+		// source choice (mblbvs HTTP3Client).
+		l.l.SetArrival(p.snatArrival)
 	}
 	for _, l := range started {
 		go l.l.Serve()

@@ -15,8 +15,10 @@ import (
 // unhandled-query-action), with the pool asked over UDP and again over
 // TCP on a truncated answer. wire is r as received; send is false when
 // nothing goes back (a drop, no member answered). cp is the client
-// connection's copies (DoHCopies; nil: none).
-func (s *Service) AnswerDoH(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, cp *DoHCopies) (*dns.Msg, bool) {
+// connection's copies (DoHCopies; nil: none). ifx is the client
+// connection's arrival interface (0: not known), which the member
+// query's SNAT choice takes as a TCP client's (state.SNATSourceHeldOn).
+func (s *Service) AnswerDoH(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, ifx int, cp *DoHCopies) (*dns.Msg, bool) {
 	if s.log != nil {
 		s.log.query(r, client, local)
 	}
@@ -24,7 +26,7 @@ func (s *Service) AnswerDoH(vs *state.Virtual, snap *state.VirtualSnap, r *dns.M
 	if cp != nil {
 		qc = cp.q
 	}
-	m, send := s.answerStream(vs, snap, r, wire, client, local, true, 0, qc)
+	m, send := s.answerStream(vs, snap, r, wire, client, local, true, ifx, qc)
 	if send && m != nil && s.log != nil {
 		s.log.response(m, client)
 	}

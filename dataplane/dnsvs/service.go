@@ -550,7 +550,7 @@ func (s *Service) answerTCP(vs *state.Virtual, snap *state.VirtualSnap, r *dns.M
 // answerStream is answerTCP's work; doh asks the pool over UDP first, and
 // again over TCP when the member's answer is truncated, as a DoH query
 // (dataplane/doh) has no size of its own to keep to. ifx is the
-// client's arrival interface (0: not known, a DoH client's).
+// client's arrival interface (0: not known or not read).
 func (s *Service) answerStream(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, b []byte, client, local netip.AddrPort, doh bool, ifx int, qc *queryClone) (*dns.Msg, bool) {
 	vr, m, send, done := s.request(snap, r, client.Addr(), local, false, qc.cloner())
 	defer vr.Release()
@@ -699,9 +699,10 @@ func (s *Service) ask(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wi
 // does not answer is passed over for one more. nil when none answered
 // or there is no pool. A DoH virtual's queries take this way too
 // (dataplane/doh); a doh-proxy whose members are DoH servers takes the
-// query itself (PoolAsker).
-func AskPool(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool) *dns.Msg {
-	return askPool(vs, snap, r, wire, client, local, udp, 0, nil)
+// query itself (PoolAsker). ifx is the client's arrival interface (0:
+// not known), for a VLAN-limited SNAT's choice (askPool).
+func AskPool(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool, ifx int) *dns.Msg {
+	return askPool(vs, snap, r, wire, client, local, udp, ifx, nil)
 }
 
 // askPool is AskPool for a UDP query the connection table lists (w; nil

@@ -76,10 +76,11 @@ const handshakeTimeout = 10 * time.Second
 
 // ServeTCP implements state.DNSService: it serves one client connection
 // to its end, as HTTP/2 (ALPN h2, or the cleartext preface with http2
-// activation-modes always) or HTTP/1.1. The arrival interface (the
-// last argument) is not carried to the member queries: a DoH client's
-// queries take it as unknown (state.SNATSourceHeldOn with 0).
-func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn, _ int) {
+// activation-modes always) or HTTP/1.1. ifx, the connection's arrival
+// interface (the TCP accept's; 0 when not read, without a VLAN-limited
+// SNAT or NAT), goes with each of its queries to the member query's
+// SNAT choice (state.SNATSourceHeldOn), as a dns virtual's TCP client's.
+func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn, ifx int) {
 	defer c.Close()
 	client, local := addrPort(c.RemoteAddr()), addrPort(c.LocalAddr())
 	idle := snap.FlowIdle(local) // a service-policy's timer policy (state/timers.go)
@@ -95,7 +96,7 @@ func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TC
 		defer cp.Close()
 	}
 	h := &Handler{Stats: s.st, Answer: func(q *dns.Msg, wire []byte) (*dns.Msg, int) {
-		return s.answer(vs, snap, q, wire, client, local, cp)
+		return s.answer(vs, snap, q, wire, client, local, ifx, cp)
 	}}
 	// (Metered under TLS: net/http must see the *tls.Conn to take ALPN h2.)
 	var conn net.Conn = &meteredConn{Conn: c, st: &vs.Stats}
@@ -126,15 +127,16 @@ func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TC
 // answer is the answer to one query: the dns profile's (doh-server, and
 // doh-proxy with one), else a member's: over DoH with a server-ssl
 // profile (askDoH), else over UDP and again over TCP when it is
-// truncated.
-func (s *Service) answer(vs *state.Virtual, snap *state.VirtualSnap, q *dns.Msg, wire []byte, client, local netip.AddrPort, cp *dnsvs.DoHCopies) (*dns.Msg, int) {
+// truncated. ifx is the client connection's arrival interface (0: not
+// known), for a VLAN-limited SNAT's choice of the member query's source.
+func (s *Service) answer(vs *state.Virtual, snap *state.VirtualSnap, q *dns.Msg, wire []byte, client, local netip.AddrPort, ifx int, cp *dnsvs.DoHCopies) (*dns.Msg, int) {
 	var m *dns.Msg
 	status := http.StatusServiceUnavailable
 	switch {
 	case s.dns != nil:
 		// The profile's pool step comes back to AskPool below when the
 		// members are DoH servers.
-		if a, ok := s.dns.AnswerDoH(vs, snap, q, wire, client, local, cp); ok {
+		if a, ok := s.dns.AnswerDoH(vs, snap, q, wire, client, local, ifx, cp); ok {
 			m, status = a, http.StatusOK
 		}
 	case s.mode != Proxy: // a doh-server asks its pool only through its dns profile
@@ -143,9 +145,9 @@ func (s *Service) answer(vs *state.Virtual, snap *state.VirtualSnap, q *dns.Msg,
 		m, status = s.askDoH(vs, snap, q, wire, client, local)
 	default:
 		cp.Copy(wire, wire) // as is, to the member (dnsvs.AskPool)
-		m = dnsvs.AskPool(vs, snap, q, wire, client, local, true)
+		m = dnsvs.AskPool(vs, snap, q, wire, client, local, true, ifx)
 		if m != nil && m.Truncated {
-			m = dnsvs.AskPool(vs, snap, q, wire, client, local, false)
+			m = dnsvs.AskPool(vs, snap, q, wire, client, local, false, ifx)
 		}
 		if m != nil {
 			status = http.StatusOK

@@ -130,6 +130,10 @@ func (s *QUICStats) Reset() {
 // handshake goes on).
 type Conn struct {
 	Remote, Local netip.AddrPort
+	// Arrival is the interface its handshake arrived on, read while the
+	// listener's SetArrival is on (0: not known), for a VLAN-limited
+	// SNAT's or NAT's choice of its member connections' source.
+	Arrival int
 	// Hello is the client's hello while Accept runs (nil after).
 	Hello *tls.ClientHelloInfo
 
@@ -207,6 +211,7 @@ type Accept func(c *Conn) (Client, bool)
 // Listener serves HTTP/3 on one UDP socket.
 type Listener struct {
 	tr     *quic.Transport
+	ac     *arrivalConn // the socket, with its arrivals (arrival.go); nil: pc was not a *net.UDPConn
 	ln     *quic.EarlyListener
 	outer  *tls.Config // what the transport was given: its ticket keys seal the tickets
 	seen   ticketLog   // the tickets 0-RTT was taken on (EarlyAntiReplay)
@@ -224,10 +229,18 @@ type Listener struct {
 // handshake. cfg is kept until SetConfig replaces it. Serve must then
 // run; Close ends every connection and closes pc.
 func Listen(pc net.PacketConn, tlsConf func() *tls.Config, cfg *Config, accept Accept) (*Listener, error) {
-	l := &Listener{tr: &quic.Transport{Conn: pc}, accept: accept}
+	l := &Listener{accept: accept}
+	if u, ok := pc.(*net.UDPConn); ok {
+		l.ac = newArrivalConn(u)
+		pc = l.ac
+	}
+	l.tr = &quic.Transport{Conn: pc}
 	local := addrPort(pc.LocalAddr())
 	l.tr.ConnContext = func(ctx context.Context, ci *quic.ClientInfo) (context.Context, error) {
 		c := &Conn{Remote: addrPort(ci.RemoteAddr), Local: local}
+		if l.ac != nil {
+			c.Arrival = l.ac.arrival(c.Remote)
+		}
 		ctx = context.WithValue(ctx, connKey{}, c)
 		// A connection whose handshake fails after Accept admitted it
 		// never reaches Serve: its client ends with it.
@@ -365,6 +378,16 @@ func (l *Listener) quicConfig() *quic.Config {
 // SetConfig applies a commit's profiles to the connections that come
 // next.
 func (l *Listener) SetConfig(cfg *Config) { l.cfg.Store(cfg) }
+
+// SetArrival has the listener read, or no longer read, the arrival
+// interface of each new connection's handshake (Conn.Arrival), as a
+// VLAN-limited SNAT or NAT needs (arrival.go). Off, the cost per batch
+// of packets is one atomic load.
+func (l *Listener) SetArrival(on bool) {
+	if l.ac != nil {
+		l.ac.setArrival(on)
+	}
+}
 
 // Addr is the socket's address.
 func (l *Listener) Addr() net.Addr { return l.ln.Addr() }

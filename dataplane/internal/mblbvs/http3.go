@@ -48,8 +48,11 @@ type H3Client struct {
 // It is asked at the client's hello (hello, read by the SSL:: commands of
 // CLIENTSSL_CLIENTHELLO, which runs after CLIENT_ACCEPTED as on a TCP
 // virtual); Handshake follows once QUIC's handshake is done. reset ends
-// the QUIC connection (a rule's reject).
-func (s *Set) HTTP3Client(vs *state.Virtual, snap *state.VirtualSnap, client, local netip.AddrPort, hello *tls.ClientHelloInfo, reset func()) (*H3Client, bool) {
+// the QUIC connection (a rule's reject). ifx is the interface the
+// client's handshake arrived on (0: not known), kept as a TCP client's
+// for a VLAN-limited SNAT's choice of its member connections' source
+// (arrival.go).
+func (s *Set) HTTP3Client(vs *state.Virtual, snap *state.VirtualSnap, client, local netip.AddrPort, ifx int, hello *tls.ClientHelloInfo, reset func()) (*H3Client, bool) {
 	mv := s.For(vs)
 	if mv == nil {
 		vs.Leave(snap.Addr)
@@ -58,6 +61,8 @@ func (s *Set) HTTP3Client(vs *state.Virtual, snap *state.VirtualSnap, client, lo
 	f, opts := mv.newFlow(snap, client, local)
 	f.Protocol = "udp"
 	opts.Client = client // the engine reads no address from the lanes' UDP RemoteAddr
+	f.Arrival = int32(ifx)
+	mv.noteArrival(snap, f, nil, &opts) // arrival.go: one boolean test without a VLAN list
 	gw, eng := h2gw.Pipe()
 	first := mv.eng.NewClientConn(&h3EngineConn{Conn: eng, local: local, remote: client, reset: reset}, opts)
 	f.sess = first
