@@ -4,6 +4,7 @@ package dataplane
 
 import (
 	"bytes"
+	"net/netip"
 	"testing"
 
 	"github.com/openltm/openltm/dataplane/ftpalg"
@@ -34,27 +35,7 @@ func TestAnyPortFTP(t *testing.T) {
 	for _, port := range []string{"30021", "30022"} {
 		for _, mode := range []string{"PASV", "EPSV", "PORT", "EPRT"} {
 			m := members[port]
-			m.mu.Lock()
-			m.cmds = nil
-			m.mu.Unlock()
-			vs := ap("127.239.1.1:" + port)
-			cl := ftpClient(t, vs.String())
-			got, peer := transfer(t, cl, vs, mode, false, nil)
-			if !bytes.Equal(got, file) {
-				t.Errorf("port %s, %s: %d bytes arrived, want %d", port, mode, len(got), len(file))
-			}
-			if peer.Addr() != vs.Addr() {
-				t.Errorf("port %s, %s: the data connection was with %v, not the virtual's address", port, mode, peer)
-			}
-			cl.PrintfLine("QUIT")
-			cl.ReadResponse(221)
-			cl.Close()
-			m.mu.Lock()
-			cmds := m.cmds
-			m.mu.Unlock()
-			if len(cmds) != 1 {
-				t.Errorf("port %s, %s: the member on that port was sent %v, want one data command", port, mode, cmds)
-			}
+			ftpOnce(t, m, ap("127.239.1.1:"+port), mode, file, "the virtual's address")
 		}
 	}
 	// The data ports were given back: only the control ports' flows'
@@ -67,5 +48,32 @@ func TestAnyPortFTP(t *testing.T) {
 	}
 	if n := s.PassedCount(); n != 0 {
 		t.Errorf("%d data ports still passed over after the transfers", n)
+	}
+}
+
+// ftpOnce runs one transfer of file in mode through the ftp virtual vs
+// to the member m: the file arrives whole, the data connection is with
+// vs's address (want names it), and m is sent exactly one data command.
+func ftpOnce(t *testing.T, m *ftpMember, vs netip.AddrPort, mode string, file []byte, want string) {
+	t.Helper()
+	m.mu.Lock()
+	m.cmds = nil
+	m.mu.Unlock()
+	cl := ftpClient(t, vs.String())
+	got, peer := transfer(t, cl, vs, mode, false, nil)
+	if !bytes.Equal(got, file) {
+		t.Errorf("%v, %s: %d bytes arrived, want %d", vs, mode, len(got), len(file))
+	}
+	if peer.Addr() != vs.Addr() {
+		t.Errorf("%v, %s: the data connection was with %v, not %s", vs, mode, peer, want)
+	}
+	cl.PrintfLine("QUIT")
+	cl.ReadResponse(221)
+	cl.Close()
+	m.mu.Lock()
+	cmds := m.cmds
+	m.mu.Unlock()
+	if len(cmds) != 1 {
+		t.Errorf("%v, %s: the member was sent %v, want one data command", vs, mode, cmds)
 	}
 }

@@ -162,27 +162,7 @@ func TestAnyPortNetworkPortFTP(t *testing.T) {
 	mustApply(t, p, cfg)
 	for _, addr := range []string{"127.249.1.5", "127.249.77.6"} {
 		for _, mode := range []string{"PASV", "EPSV", "PORT", "EPRT"} {
-			m.mu.Lock()
-			m.cmds = nil
-			m.mu.Unlock()
-			vs := ap(addr + ":30021")
-			cl := ftpClient(t, vs.String())
-			got, peer := transfer(t, cl, vs, mode, false, nil)
-			if !bytes.Equal(got, file) {
-				t.Errorf("%s, %s: %d bytes arrived, want %d", addr, mode, len(got), len(file))
-			}
-			if peer.Addr() != vs.Addr() {
-				t.Errorf("%s, %s: the data connection was with %v, not the address the client reached", addr, mode, peer)
-			}
-			cl.PrintfLine("QUIT")
-			cl.ReadResponse(221)
-			cl.Close()
-			m.mu.Lock()
-			cmds := m.cmds
-			m.mu.Unlock()
-			if len(cmds) != 1 {
-				t.Errorf("%s, %s: the member was sent %v, want one data command", addr, mode, cmds)
-			}
+			ftpOnce(t, m, ap(addr+":30021"), mode, file, "the address the client reached")
 		}
 	}
 }
