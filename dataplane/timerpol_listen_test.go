@@ -34,6 +34,11 @@ func TestTimerPolicyListen(t *testing.T) {
 	if got := dc.mustAsk("list"); got != "D Response" {
 		t.Fatalf("data connection: %q, want the rule's server", got)
 	}
+	// The control connection's server side is opened after its rule ran:
+	// an answer on it is what shows it in the connection table.
+	if got := ctl.mustAsk("hello"); got != "C Response" {
+		t.Fatalf("control connection: %q, want the pool's member", got)
+	}
 	var ctlIdle, dataIdle time.Duration
 	for _, r := range flowsOf(p, "/Common/vs") {
 		switch r.SSServer {
