@@ -66,6 +66,7 @@ ltm data-group internal /Common/sys_APM_MS_Office_OFBA_DG { description "This in
 sys file ssl-cert /Common/ca-bundle.crt { }
 net port-list /Common/_sys_self_allow_tcp_defaults { ports { 22 { } 53 { } 161 { } 443 { } 1029-1043 { } 4353 { } } }
 net port-list /Common/_sys_self_allow_udp_defaults { ports { 53 { } 161 { } 520 { } 1026 { } 4353 { } } }
+net route-domain /Common/0 { id 0 }
 `
 
 // unshippedBuiltins are F5's built-ins of kinds openltm acts on that it
@@ -82,9 +83,6 @@ var unshippedBuiltins = map[string]map[string]string{
 	"cm device-group": {
 		"/Common/device_trust_group": "BIG-IP's own device trust group; openltm's cluster sync keeps its own peers",
 		"/Common/gtm":                "BIG-IP's GTM sync group; openltm's cluster sync keeps its own peers",
-	},
-	"net route-domain": {
-		"0": "route domain 0 is implicit in openltm (every virtual is in it); declare /Common/0 to give it a service-policy",
 	},
 	"sys file ssl-cert": {
 		"/Common/f5-ca-bundle.crt": "F5's own CA certificates; openltm does not ship them",

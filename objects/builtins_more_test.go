@@ -22,7 +22,6 @@ func TestF5BuiltinsResolve(t *testing.T) {
 		"ltm rule /Common/_sys_APM_Office365_SAML_BasicAuth":              "APM iRule",
 		"ltm rule /Common/_sys_APM_activesync":                            "APM iRule",
 		"ltm rule /Common/_sys_auth_krbdelegate":                          "Kerberos delegation",
-		"net route-domain 0":                                              "implicit",
 		"sys file ssl-cert /Common/f5-ca-bundle.crt":                      "F5's own CA",
 		"sys file ssl-cert /Common/f5-irule.crt":                          "signing",
 		"sys log-config publisher /Common/default-ipsec-log-publisher":    "subsystems",

@@ -268,7 +268,7 @@ var f5Builtins = sync.OnceValue(func() map[string]map[string]bool {
 // builtinPath is the name a built-in of kind is referred to by.
 func builtinPath(kind, name string) string {
 	switch kind {
-	case "sys folder", "auth partition", "auth user", "net route-domain", "sys provision":
+	case "sys folder", "auth partition", "auth user", "sys provision":
 		return name
 	}
 	return "/Common/" + name
