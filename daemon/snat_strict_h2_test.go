@@ -35,8 +35,17 @@ func TestHTTP2MembersPreserveStrict(t *testing.T) {
 			t.Errorf("%s: the configuration changed", c)
 		}
 	}
-	// Without the server-side http2 profile, and with preserve, it is taken.
-	mustRun(t, s, "modify ltm virtual v_h1 source-port preserve-strict", "modify ltm virtual v_h2 source-port change")
+	// Without the server-side http2 profile, and change with it, it is
+	// taken, with a warning: a virtual's own source-port is not read.
+	for _, c := range []string{"modify ltm virtual v_h1 source-port preserve-strict", "modify ltm virtual v_h2 source-port change"} {
+		out, errs := run(t, s, c)
+		if errs != "" {
+			t.Fatalf("%s: %s", c, errs)
+		}
+		if !strings.Contains(out, "source-port "+c[strings.LastIndex(c, " ")+1:]+" is kept but not acted on") {
+			t.Errorf("%s: no warning that it is kept only: %q", c, out)
+		}
+	}
 
 	out, errs := run(t, s, "create ltm snat s_strict origins add { 127.247.201.0/24 } translation 127.247.200.130 source-port preserve-strict")
 	if errs != "" {
@@ -48,12 +57,21 @@ func TestHTTP2MembersPreserveStrict(t *testing.T) {
 	if strings.Contains(out, "ltm virtual /Common/v_h1:") {
 		t.Errorf("a warning for the HTTP/1.1 virtual: %q", out)
 	}
-	// The virtual's own translation replaces the ltm snats: no warning.
-	out, errs = run(t, s, "modify ltm virtual v_h2 source-address-translation { type automap }")
-	if errs != "" {
-		t.Fatal(errs)
-	}
-	if strings.Contains(out, "ltm virtual /Common/v_h2:") {
-		t.Errorf("a warning for a virtual with its own translation: %q", out)
+	// A new virtual is warned of; one with its own translation, which
+	// replaces the ltm snats, is not.
+	for _, c := range []struct {
+		cmd  string
+		warn bool
+	}{
+		{"create ltm virtual v_h2b destination 127.247.200.4:27004 pool p profiles replace-all-with { tcp { } http { } httprouter { } h2_members { context serverside } }", true},
+		{"create ltm virtual v_h2c destination 127.247.200.5:27005 pool p source-address-translation { type automap } profiles replace-all-with { tcp { } http { } httprouter { } h2_members { context serverside } }", false},
+	} {
+		out, errs := run(t, s, c.cmd)
+		if errs != "" {
+			t.Fatal(errs)
+		}
+		if got := strings.Contains(out, "ltm snat /Common/s_strict, whose source-port preserve-strict they do not keep"); got != c.warn {
+			t.Errorf("%s: warned %v, want %v: %q", c.cmd, got, c.warn, out)
+		}
 	}
 }
