@@ -25,10 +25,10 @@ import (
 // arrivalSets sets of arrivalWays entries each, the set a hash of the
 // address: clients whose hashes meet share a set and keep their own
 // entries; a set that is full gives up its oldest entry (the one noted
-// least recently) [M: a connection whose entry four later handshakes of
-// its set took before its own ConnContext ran has no arrival (0), as an
-// unknown one]. The table is the listener's: nothing is allocated per
-// packet.
+// least recently) [M: a connection whose entry was given up, four other
+// clients of its set noted after it, before its own ConnContext ran has
+// no arrival (0), as an unknown one]. The table is the listener's:
+// nothing is allocated per packet.
 const (
 	arrivalSets = 256
 	arrivalWays = 4
