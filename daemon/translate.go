@@ -569,6 +569,7 @@ func (t *translator) virtual(o *objects.Object) {
 			v.SNAT.Pool = sp.Name
 		}
 	}
+	t.virtualSourcePortKept(o) // translate_srcport.go
 	if pn := virtualPool.Str(o); pn != "" && pn != "none" {
 		p := t.cfg.Lookup(t.s, specPool, pn)
 		if p == nil {

@@ -3,6 +3,7 @@ package daemon
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +28,7 @@ var (
 	h2FrameSize        = profileHTTP2.MustProp("frame-size")
 	h2WriteSize        = profileHTTP2.MustProp("write-size")
 	h2ContentLength    = profileHTTP2.MustProp("include-content-length")
+	virtualSourcePort  = ltmVirtual.MustProp("source-port")
 )
 
 // http2Stats keeps each http2 profile's counters across commits, for
@@ -232,8 +234,9 @@ func (t *translator) http2Sides(o *objects.Object) (client, server *objects.Obje
 // http2 profile without an http profile; on the client side,
 // activation-modes alpn without a client-ssl profile; on the server
 // side, no httprouter profile, OneConnect, and hash or ssl persistence
-// (F5's HTTP/2 full-proxy constraints); an httprouter profile without
-// an http profile.
+// (F5's HTTP/2 full-proxy constraints), and the virtual's source-port
+// preserve-strict (shared member connections keep no client's port [M]);
+// an httprouter profile without an http profile.
 func (t *translator) http2(o *objects.Object, v *dataplane.Virtual) bool {
 	p, server, serverCtx, router, err := t.http2Sides(o)
 	if err != nil {
@@ -298,6 +301,11 @@ func (t *translator) http2Server(o *objects.Object, v *dataplane.Virtual, p *obj
 			return t.refuse("profile %s (http2, context %s) cannot be used with %s persistence (%s) on the virtual server (%s); source-addr, cookie, universal and dest-addr persistence can", p.Name, ctx, ps.Method, ps.Profile, o.Name)
 		}
 	}
+	if virtualSourcePort.Str(o) == "preserve-strict" {
+		// [M: F5 does not say what its HTTP/2 full proxy makes of it]
+		return t.refuse("ltm virtual %s: source-port preserve-strict cannot be kept with profile %s (http2, context %s): its member connections are HTTP/2 connections shared by the requests of many clients, so no one client's port is theirs to keep; use source-port preserve or change", o.Name, p.Name, ctx)
+	}
+	h2StrictSNATs(t, o, v, p)
 	h, err := t.http2Config(p)
 	if err != nil {
 		t.skip(o, "profile %s: %v", p.Name, err)
@@ -316,4 +324,25 @@ func (t *translator) http2Server(o *objects.Object, v *dataplane.Virtual, p *obj
 		Stats:                st.server(p.Name),
 	}
 	return true
+}
+
+// h2StrictSNATs warns, naming the virtual o, of the ltm snats with
+// source-port preserve-strict that may translate its HTTP/2 member
+// connections (its own source-address-translation is none, the only
+// case where ltm snats apply): those connections take any port on the
+// translation address, as one carries many clients' requests.
+func h2StrictSNATs(t *translator, o *objects.Object, v *dataplane.Virtual, p *objects.Object) {
+	if v.SNAT.Type != dataplane.SNATNone && v.SNAT.Type != "" {
+		return
+	}
+	var names []string
+	for _, x := range t.dc.SNATs {
+		if x.StrictPort {
+			names = append(names, x.Name)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	t.note(o, "the member connections of profile %s (http2) take any port on the translation address of ltm snat %s, whose source-port preserve-strict they do not keep: one HTTP/2 connection carries many clients' requests, so no one client's port is its own", p.Name, strings.Join(names, ", "))
 }

@@ -21,23 +21,33 @@ import (
 // them) by its client address, where ConnContext finds it for Conn.Arrival.
 // A short-header packet (a connection under way) is passed over.
 
-// arrivalSlots bounds what is noted: one slot per hash of the client
-// address, a later client taking the slot of an earlier one [M: a
-// connection whose slot another client's handshake took before its own
-// ConnContext ran has no arrival (0), as an unknown one].
-const arrivalSlots = 256
+// The arrivals are kept by exactly the client address, in a table of
+// arrivalSets sets of arrivalWays entries each, the set a hash of the
+// address: clients whose hashes meet share a set and keep their own
+// entries; a set that is full gives up its oldest entry (the one noted
+// least recently) [M: a connection whose entry was given up, four other
+// clients of its set noted after it, before its own ConnContext ran has
+// no arrival (0), as an unknown one]. The table is the listener's:
+// nothing is allocated per packet.
+const (
+	arrivalSets = 256
+	arrivalWays = 4
+)
 
 type arrivalConn struct {
 	*net.UDPConn
 	batch *ipv4.PacketConn
 	on    atomic.Bool
 	mu    sync.Mutex
-	slots [arrivalSlots]arrivalSlot
+	seq   uint32 // the last entry's note, for the oldest of a set
+	sets  [arrivalSets][arrivalWays]arrivalSlot
 }
 
+// arrivalSlot is one client's arrival; seq 0: empty.
 type arrivalSlot struct {
 	from netip.AddrPort
 	ifx  int32
+	seq  uint32
 }
 
 func newArrivalConn(c *net.UDPConn) *arrivalConn {
@@ -69,24 +79,50 @@ func (c *arrivalConn) note(ms []ipv4.Message) {
 		if ifx == 0 {
 			continue
 		}
-		from := unmapped(a.AddrPort())
-		c.mu.Lock()
-		s := &c.slots[slotOf(from)]
-		s.from, s.ifx = from, int32(ifx)
-		c.mu.Unlock()
+		c.put(unmapped(a.AddrPort()), ifx)
 	}
 }
 
+// put notes that the client at from arrived on ifx: in its own entry of
+// its set, else an empty one, else the set's oldest.
+func (c *arrivalConn) put(from netip.AddrPort, ifx int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	if c.seq == 0 { // 0 marks an empty entry
+		c.seq = 1
+	}
+	set := &c.sets[slotOf(from)]
+	var e *arrivalSlot
+	for i := range set {
+		s := &set[i]
+		if s.seq != 0 && s.from == from {
+			e = s
+			break
+		}
+		if e == nil || e.seq != 0 && (s.seq == 0 || c.seq-s.seq > c.seq-e.seq) {
+			e = s // the first empty entry, else the oldest (seq wraps: the age is what counts)
+		}
+	}
+	e.from, e.ifx, e.seq = from, int32(ifx), c.seq
+}
+
 // arrival is the interface the handshake of the client at from arrived
-// on; 0 when not known (off, not noted, its slot taken since).
+// on; 0 when not known (off, not noted, its entry taken since). It is
+// read once, when the connection is made: a connection that migrates
+// (a new client address, short-header packets only) keeps its
+// handshake's arrival [M].
 func (c *arrivalConn) arrival(from netip.AddrPort) int {
 	if !c.on.Load() {
 		return 0
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if s := &c.slots[slotOf(from)]; s.from == from {
-		return int(s.ifx)
+	set := &c.sets[slotOf(from)]
+	for i := range set {
+		if s := &set[i]; s.seq != 0 && s.from == from {
+			return int(s.ifx)
+		}
 	}
 	return 0
 }
@@ -104,12 +140,13 @@ func (c *arrivalConn) setArrival(on bool) {
 	}
 }
 
+// slotOf is the set of the client at from.
 func slotOf(from netip.AddrPort) int {
 	h := uint32(from.Port())
 	for _, b := range from.Addr().As16() {
 		h = h*31 + uint32(b)
 	}
-	return int(h % arrivalSlots)
+	return int(h % arrivalSets)
 }
 
 func unmapped(ap netip.AddrPort) netip.AddrPort {

@@ -1,0 +1,130 @@
+package http3
+
+import (
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"golang.org/x/net/ipv4"
+)
+
+// TestArrivalCollide: clients whose addresses hash to the same set each
+// keep their own arrival, read from the socket as quic-go reads it
+// (ReadBatch); past the set's ways the oldest is given up; a
+// short-header packet is not noted.
+func TestArrivalCollide(t *testing.T) {
+	lo, err := net.InterfaceByName("lo")
+	if err != nil {
+		t.Skip("no lo:", err)
+	}
+	u, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.MustParseAddrPort("127.247.200.1:27020")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	c := newArrivalConn(u)
+	c.setArrival(true)
+
+	// Six clients of one set (at most 257 ports tried: 256 sets), the
+	// first five in turn, the sixth's packet a short header.
+	first := netip.MustParseAddrPort("127.247.200.2:27021")
+	clients := []netip.AddrPort{first}
+	for p := uint16(27022); len(clients) < 6 && p < 27022+6*257; p++ {
+		if a := netip.AddrPortFrom(netip.MustParseAddr("127.247.200.3"), p); slotOf(a) == slotOf(first) {
+			clients = append(clients, a)
+		}
+	}
+	if len(clients) < 6 {
+		t.Fatalf("found %d clients of one set", len(clients))
+	}
+	send := func(from netip.AddrPort, first byte) {
+		t.Helper()
+		s, err := net.DialUDP("udp4", net.UDPAddrFromAddrPort(from), u.LocalAddr().(*net.UDPAddr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if _, err := s.Write([]byte{first, 0, 0, 0, 1, 8, 1, 2, 3, 4, 5, 6, 7, 8}); err != nil {
+			t.Fatal(err)
+		}
+		// Read what came, as quic-go does, so that the packets are noted
+		// in the order they were sent.
+		ms := make([]ipv4.Message, 4)
+		for i := range ms {
+			ms[i].Buffers = [][]byte{make([]byte, 1500)}
+			ms[i].OOB = make([]byte, 128)
+		}
+		u.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if n, err := c.ReadBatch(ms, 0); err != nil || n != 1 {
+			t.Fatalf("read from %s: %d packets, %v", from, n, err)
+		}
+	}
+	for _, a := range clients[:2] {
+		send(a, 0xc0) // a long header: an Initial
+	}
+	for _, a := range clients[:2] {
+		if got := c.arrival(a); got != lo.Index {
+			t.Errorf("arrival of %s (set %d, shared) = %d, want lo's %d", a, slotOf(a), got, lo.Index)
+		}
+	}
+	// Five in a set of four: the oldest (first, the earliest noted)
+	// is given up.
+	for _, a := range clients[2:5] {
+		send(a, 0xc0)
+	}
+	if got := c.arrival(first); got != 0 {
+		t.Errorf("arrival of the oldest of five = %d, want 0 (given up)", got)
+	}
+	for _, a := range clients[1:5] {
+		if got := c.arrival(a); got != lo.Index {
+			t.Errorf("arrival of %s = %d, want lo's %d", a, got, lo.Index)
+		}
+	}
+	send(clients[5], 0x40) // a short header: a connection under way
+	if got := c.arrival(clients[5]); got != 0 {
+		t.Errorf("a short header's arrival = %d, want 0 (not noted)", got)
+	}
+	c.setArrival(false)
+	if got := c.arrival(clients[1]); got != 0 {
+		t.Errorf("arrival while off = %d, want 0", got)
+	}
+}
+
+// TestArrivalPut: a client noted again keeps its entry (and becomes the
+// newest); the set's oldest is the one given up.
+func TestArrivalPut(t *testing.T) {
+	c := &arrivalConn{}
+	c.on.Store(true)
+	base := netip.MustParseAddrPort("127.247.200.2:27030")
+	same := []netip.AddrPort{base}
+	for p := uint16(27031); len(same) < arrivalWays+1 && p < 27031+uint16(arrivalWays+1)*257; p++ {
+		if a := netip.AddrPortFrom(base.Addr(), p); slotOf(a) == slotOf(base) {
+			same = append(same, a)
+		}
+	}
+	for i, a := range same[:arrivalWays] {
+		c.put(a, 10+i)
+	}
+	c.put(same[0], 20)           // noted again: now the newest, its interface the last seen
+	c.put(same[arrivalWays], 30) // takes the oldest: same[1]
+	want := map[netip.AddrPort]int{same[0]: 20, same[1]: 0, same[2]: 12, same[3]: 13, same[arrivalWays]: 30}
+	for a, w := range want {
+		if got := c.arrival(a); got != w {
+			t.Errorf("arrival(%s) = %d, want %d", a, got, w)
+		}
+	}
+	// The sequence wrapping past 0 leaves the ages right.
+	c.seq = ^uint32(0) - 1
+	c.put(same[2], 40) // newest
+	c.put(same[3], 41) // seq wraps to 1 here
+	c.put(same[1], 42) // the oldest now: same[0] (noted before the wrap)
+	if got := c.arrival(same[0]); got != 0 {
+		t.Errorf("after the wrap, the oldest kept: %d", got)
+	}
+	for a, w := range map[netip.AddrPort]int{same[2]: 40, same[3]: 41, same[1]: 42, same[arrivalWays]: 30} {
+		if got := c.arrival(a); got != w {
+			t.Errorf("after the wrap, arrival(%s) = %d, want %d", a, got, w)
+		}
+	}
+}
