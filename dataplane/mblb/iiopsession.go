@@ -913,9 +913,11 @@ func (is *iiopSession) timeouts() {
 // a retry. A fragmented request still incomplete becomes an orphan: its
 // further Fragments are kept (not written to sc) and the client's
 // reader sends it again whole with the last one (resendOrphan) [M]. One
-// not kept (past MaxMessageSize), one sent again already, and one whose
-// second send fails stay on sc, settled as for a member gone
-// (memberGone).
+// not kept (past MaxMessageSize), one sent again already, and one that
+// no member takes again (none to pick, or every write failing) is
+// answered with a COMM_FAILURE system exception, COMPLETED_NO
+// (answerFailed) [M: CloseConnection says the member did not process
+// it, and a failed write did not deliver it whole].
 func (is *iiopSession) resend(sc *serverConn) {
 	s := is.s
 	type again struct {
@@ -923,11 +925,15 @@ func (is *iiopSession) resend(sc *serverConn) {
 		kept *msg
 	}
 	var todo []again
-	var orphans []uint32
+	var orphans, failed []uint32
 	s.mu.Lock()
 	for id, p := range is.pending {
 		switch {
-		case p.sc != sc || p.kept == nil || p.orphan:
+		case p.sc != sc || p.orphan:
+		case p.kept == nil:
+			// Sent again already, or past MaxMessageSize: no member
+			// takes it again; answered below.
+			failed = append(failed, id)
 		case p.partial:
 			p.orphan = true
 			is.pending[id] = p
@@ -942,6 +948,10 @@ func (is *iiopSession) resend(sc *serverConn) {
 	for _, id := range orphans {
 		s.e.logf("mblb: IIOP client %s: request id %d incomplete at %s's CloseConnection, kept to be sent again whole with its last fragment", s.client, id, sc.leg.Member.Name)
 	}
+	for _, id := range failed {
+		s.e.logf("mblb: IIOP client %s: request id %d left unanswered by %s's CloseConnection is not sent again (sent again once already, or past the message size bound): answered with COMM_FAILURE", s.client, id, sc.leg.Member.Name)
+		is.answerFailed(sc, id)
+	}
 	for _, a := range todo {
 		is.resendOne(sc, a.id, a.kept.b)
 		a.kept.unref()
@@ -949,7 +959,8 @@ func (is *iiopSession) resend(sc *serverConn) {
 }
 
 // resendOne sends request b (the client's id) again, away from closed;
-// it stays pending on closed when no member takes it.
+// when no member takes it, it is answered with COMM_FAILURE
+// (answerFailed).
 func (is *iiopSession) resendOne(closed *serverConn, id uint32, b []byte) {
 	s, e := is.s, is.s.e
 	h, err := iiop.ParseHeader(b)
@@ -1020,12 +1031,14 @@ func (is *iiopSession) resendOne(closed *serverConn, id uint32, b []byte) {
 		}
 		s.mu.Lock()
 		if _, ok := is.pending[id]; !ok {
-			is.pending[id] = iiopPending{sc: closed, mid: p.mid, sent: p.sent}
+			is.pending[id] = iiopPending{sc: closed, mid: p.mid, sent: p.sent,
+				minor: p.minor, little: p.little, locate: p.locate}
 		}
 		s.mu.Unlock()
 		exclude = append(exclude, sc.leg.Member.ID)
 	}
-	e.logf("mblb: IIOP client %s: request id %d left by %s's CloseConnection could not be sent again", s.client, id, closed.leg.Member.Name)
+	e.logf("mblb: IIOP client %s: request id %d left by %s's connection could not be sent again: no member took it, answered with COMM_FAILURE", s.client, id, closed.leg.Member.Name)
+	is.answerFailed(closed, id)
 }
 
 // keepFragment adds a Fragment the client's reader sends to sc to the
@@ -1072,7 +1085,7 @@ func (is *iiopSession) keepFragment(id uint32, sc *serverConn, b []byte, last bo
 // CloseConnection before its last fragment came again whole, now that
 // it is whole, as resend does (a retry); from the client's reader, which
 // holds no write lock then. One not kept (past MaxMessageSize) or that
-// no member takes is settled as for a member gone.
+// no member takes is answered with COMM_FAILURE (answerFailed).
 func (is *iiopSession) resendOrphan(closed *serverConn, id uint32) {
 	s := is.s
 	s.mu.Lock()
@@ -1161,8 +1174,9 @@ func (is *iiopSession) fragFailed(sc *serverConn, id uint32, last bool) bool {
 
 // answerFailed settles the client's request id, left on closed, with a
 // system exception reply (COMM_FAILURE, COMPLETED_NO: the member did
-// not get it whole), so that the client's ORB may send it again or
-// fail it at once rather than wait.
+// not get it whole, or said by CloseConnection that it did not process
+// it, and no member took it again), so that the client's ORB may send
+// it again or fail it at once rather than wait.
 func (is *iiopSession) answerFailed(closed *serverConn, id uint32) {
 	s := is.s
 	s.mu.Lock()
