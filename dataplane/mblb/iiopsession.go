@@ -242,6 +242,12 @@ type iiopSession struct {
 	lateOwn map[iiopWire]iiopLateOwn
 	mapped  map[iiopWire]uint32
 	nextMid uint32
+	// replied (guarded by s.mu; one-connect only): replies that settled
+	// their request and wait in out, not yet written to the client;
+	// counted in the window with pending, so that the client's reader
+	// stops reading requests while its unread replies fill the window
+	// (reserve), the writer waking it as it writes them (unwindow).
+	replied int
 	// ownLate: lateOwn or mapped has been used (set once): a member's
 	// GIOP 1.2 Fragment on an own connection is looked up then only.
 	ownLate atomic.Bool
@@ -451,7 +457,7 @@ func (is *iiopSession) reserve() bool {
 	s := is.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for len(is.pending) >= s.e.cfg.MaxInFlight && !s.closed {
+	for len(is.pending)+is.replied >= s.e.cfg.MaxInFlight && !s.closed {
 		s.cond.Wait()
 	}
 	return !s.closed
@@ -1193,7 +1199,7 @@ func (is *iiopSession) answerFailed(closed *serverConn, id uint32) {
 	is.unpend(p)
 	b := iiop.AppendSystemException(nil, p.minor, p.little, id, p.locate, iiop.CommFailure, 0, iiop.CompletedNo)
 	if is.oc != nil {
-		is.deliver(b, false)
+		is.deliver(b, false, false)
 	} else if is.writeClient(b, false) {
 		s.msgsOut.Add(1)
 	}
