@@ -248,6 +248,10 @@ type iiopSession struct {
 	// stops reading requests while its unread replies fill the window
 	// (reserve), the writer waking it as it writes them (unwindow).
 	replied int
+	// holding (guarded by s.mu): the client's reader waits in reserve
+	// with a request under holdID, read and not yet sent (reused).
+	holding bool
+	holdID  uint32
 	// ownLate: lateOwn or mapped has been used (set once): a member's
 	// GIOP 1.2 Fragment on an own connection is looked up then only.
 	ownLate atomic.Bool
@@ -303,7 +307,7 @@ func (is *iiopSession) fromClient(b []byte) bool {
 	case iiop.Request, iiop.LocateRequest:
 		s.msgsIn.Add(1)
 		e.stats.messages.Add(1)
-		if m.Expects && !is.reserve() {
+		if m.Expects && !is.reserve(m.RequestID) {
 			return false
 		}
 		sc, mid := is.balance(&m, b)
@@ -452,15 +456,29 @@ func (is *iiopSession) memberGone(sc *serverConn) {
 }
 
 // reserve waits for room in the client's window of requests awaiting
-// their reply; false when the session ended meanwhile.
-func (is *iiopSession) reserve() bool {
+// their reply, for the client's request id (read, not yet sent); false
+// when the session ended meanwhile. While it waits the id counts as
+// awaited (reused), so that a late reply to an earlier request under
+// it is not passed to the client as this one's answer.
+func (is *iiopSession) reserve(id uint32) bool {
 	s := is.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for len(is.pending)+is.replied >= s.e.cfg.MaxInFlight && !s.closed {
-		s.cond.Wait()
+	if len(is.pending)+is.replied >= s.e.cfg.MaxInFlight && !s.closed {
+		is.holding, is.holdID = true, id
+		for len(is.pending)+is.replied >= s.e.cfg.MaxInFlight && !s.closed {
+			s.cond.Wait()
+		}
+		is.holding = false
 	}
 	return !s.closed
+}
+
+// reused: the client awaits a reply under its request id id: a request
+// pending, or one read and waiting in reserve. The caller holds s.mu.
+func (is *iiopSession) reused(id uint32) bool {
+	_, ok := is.pending[id]
+	return ok || (is.holding && is.holdID == id)
 }
 
 // balance sends a request (or its first fragment) to the member its

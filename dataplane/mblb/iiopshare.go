@@ -340,11 +340,11 @@ func (sh *iiopShared) fromMember(sc *serverConn, b []byte, chain **iiopSession) 
 }
 
 // awaits: the client awaits a reply under its request id id (a
-// request it sent, still pending).
+// request it sent, still pending, or one its reader holds in reserve).
 func (is *iiopSession) awaits(id uint32) bool {
 	s := is.s
 	s.mu.Lock()
-	_, ok := is.pending[id]
+	ok := is.reused(id)
 	s.mu.Unlock()
 	return ok
 }
