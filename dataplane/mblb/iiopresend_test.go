@@ -15,7 +15,8 @@ import (
 )
 
 // Fragmented IIOP re-send tests listen on 127.251.2.0/24, ports
-// 25120-25139.
+// 25120-25139; TestIIOPResendNoMember on 127.246.200.0/24, ports
+// 25460-25479.
 
 // fragmented is a Request of GIOP 1.minor (1.1 or 1.2) in two
 // messages: its first fragment and one Fragment.
