@@ -31,8 +31,12 @@ var (
 // [M]. One-connect beside iiop shares member connections among the
 // virtual's clients (its settings as for any mblb virtual; each request
 // under an id of its own on the connection, dataplane/mblb iiopshare.go);
-// an mblb min-conn beside them is kept with a warning (no connection is
-// opened ahead for IIOP). Rules handling CLIENT_DATA or
+// an mblb min-conn beside them opens that many shared connections to
+// each member ahead of need, as for any mblb virtual with one-connect
+// (dataplane/mblb mincon.go); without one-connect it is kept with a
+// warning and not passed on (an IIOP client dials its own member
+// connections as it needs them, taking none opened ahead). Rules
+// handling CLIENT_DATA or
 // SERVER_DATA are kept with a warning: those events do not run on GIOP
 // messages. It returns false when the virtual was left out.
 func (t *translator) iiop(o *objects.Object, v *dataplane.Virtual, ip *objects.Object) bool {
@@ -78,10 +82,9 @@ func (t *translator) iiop(o *objects.Object, v *dataplane.Virtual, ip *objects.O
 	if !ok {
 		return false
 	}
-	if m.OneConnect = oc; oc != nil {
-		if mp != nil && m.MinConn > 0 {
-			t.keep(o, "profile %s: min-conn %d is kept, and not acted on beside iiop profile %s and one-connect profile %s (no member connection is opened ahead for IIOP)", mp.Name, m.MinConn, ip.Name, oc.Profile)
-		}
+	if m.OneConnect = oc; oc == nil && mp != nil && m.MinConn > 0 {
+		t.keep(o, "profile %s: min-conn %d is kept, and not acted on beside iiop profile %s without a one-connect profile (an IIOP client's own member connections are dialled as it needs them; add one-connect to open shared ones ahead)", mp.Name, m.MinConn, ip.Name)
+		m.MinConn = 0
 	}
 	v.MBLB = m
 	return true

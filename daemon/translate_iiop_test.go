@@ -233,7 +233,9 @@ func TestIIOPOverTLS(t *testing.T) {
 // TestIIOPOneConnect: one-connect beside iiop is taken without a
 // warning: two clients using the same request ids share the member's
 // connection (max-size 1) and each gets its own replies under its own
-// ids; an mblb min-conn beside them is kept with a warning.
+// ids; an mblb min-conn beside them is taken without a warning and
+// opens a connection ahead (within max-size 1); without one-connect it
+// is kept with a warning and not passed on.
 func TestIIOPOneConnect(t *testing.T) {
 	m, err := iioptest.Listen("127.246.3.1:24651", "m1")
 	if err != nil {
@@ -288,7 +290,28 @@ func TestIIOPOneConnect(t *testing.T) {
 		t.Errorf("the connection was not shared:\n%s%s", out, errs)
 	}
 	out, errs = run(t, s, "create ltm virtual v_warm destination 127.246.3.11:24661 pool p_oc profiles replace-all-with { tcp { } mblb_warm { } iiop { } oc_one { } }")
-	if errs != "" || !strings.Contains(out, "min-conn 2 is kept, and not acted on beside iiop") {
+	if errs != "" || strings.Contains(out, "min-conn") {
 		t.Errorf("min-conn beside iiop and one-connect: %q %q", out, errs)
 	}
+	out, errs = run(t, s, "create ltm virtual v_own destination 127.246.200.50:24670 pool p_oc profiles replace-all-with { tcp { } mblb_warm { } iiop { } }")
+	if errs != "" || !strings.Contains(out, "min-conn 2 is kept, and not acted on beside iiop profile /Common/iiop without a one-connect profile") {
+		t.Errorf("min-conn beside iiop without one-connect: %q %q", out, errs)
+	}
+	dc, _ = Translate(e.schema, e.Config())
+	if v := dc.Virtuals["/Common/v_own"]; v == nil || v.MBLB == nil || v.MBLB.MinConn != 0 || v.MBLB.OneConnect != nil {
+		t.Fatalf("v_own: %+v", v)
+	}
+	if v := dc.Virtuals["/Common/v_warm"]; v == nil || v.MBLB == nil || v.MBLB.MinConn != 2 {
+		t.Fatalf("v_warm: %+v", v)
+	}
+	// v_oc's one shared connection, and v_warm's opened ahead (no
+	// client has come to v_warm or v_own).
+	opened := regexp.MustCompile(`(?m)^\s*Server Opened +2$`)
+	for i := 0; i < 100; i++ {
+		if out, _ = run(t, s, "show ltm profile iiop iiop"); opened.MatchString(out) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Errorf("min-conn beside iiop and one-connect opened nothing ahead:\n%s", out)
 }

@@ -581,9 +581,6 @@ func New(cfg Config) (*Engine, error) {
 		if oc.MaxReuse <= 0 {
 			oc.MaxReuse = 1000
 		}
-		if cfg.Request.Mode == IIOP {
-			oc.MinConn = 0 // (not run beside iiop: see the README)
-		}
 		e.cfg.OneConnect = &oc
 		e.pool = newConnPool(e, oc)
 	} else if cfg.MinConn > 0 && cfg.MinConnMembers != nil {

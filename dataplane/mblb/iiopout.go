@@ -7,13 +7,17 @@ import "sync"
 // here and goes on, and the client's own writer goroutine (started with
 // the first message) writes them out in order, so that a client that
 // stops reading holds up no other client of the connections it shares.
-// The queue is bounded in bytes (limit: MaxInFlight x MaxMessageSize);
-// a message that would take it past the bound resets the client [M:
-// a client that reads slower than it asks is dropped rather than let
-// the others wait or the memory grow], its queue freed, and the
-// connection's other clients go on; the reset is logged once (the queue
-// is dead then: what comes later for the client is dropped quietly)
-// and counted in Stats.IIOPSlowResets as well as Stats.Resets. Each queued message is a pooled
+// A reply that settles its request stays in the client's window
+// (iiopSession.replied) until written, so a client that reads slower
+// than it asks is slowed: its reader stops reading requests while its
+// unwritten replies fill the window, and the writer wakes it as it
+// writes them [M]. The queue is bounded in bytes (limit: MaxInFlight x
+// MaxMessageSize); what the window does not count (late replies, a
+// reply's Fragments) may still take it past the bound, which resets
+// the client, its queue freed, and the connection's other clients go
+// on; the reset is logged once (the queue is dead then: what comes
+// later for the client is dropped quietly) and counted in
+// Stats.IIOPSlowResets as well as Stats.Resets. Each queued message is a pooled
 // copy (getMsg), and the queue's slices are reused: no allocation per
 // message once they have grown.
 type iiopOut struct {
@@ -22,8 +26,12 @@ type iiopOut struct {
 	fcond sync.Cond // flush waits for the queue to be written
 	q     []*msg    // waiting, in order
 	spare []*msg    // the writer's last batch, reused as q
-	bytes int       // queued and not written yet (a batch being written counts)
-	limit int
+	// qc[i]: q[i] is a reply counted in the client's window
+	// (is.replied), taken out of it once written (unwindow); sparec is
+	// spare's.
+	qc, sparec []bool
+	bytes      int // queued and not written yet (a batch being written counts)
+	limit      int
 	// started: the writer runs; dead: the client is gone (reset, a
 	// failed write, or its session left): nothing more is queued.
 	started, dead bool
@@ -37,14 +45,20 @@ func (o *iiopOut) init(limit int) {
 
 // put queues a copy of b for the client; past the bound it resets the
 // client instead. The caller holds is.wmu (so that a member's GIOP 1.1
-// fragments are queued with nothing between them).
-func (o *iiopOut) put(is *iiopSession, b []byte) {
+// fragments are queued with nothing between them). counted: b is a
+// reply counted in the client's window (settle); the window keeps what
+// is queued of such replies within the bound, so the reset is left for
+// what it does not count (late replies, reply Fragments).
+func (o *iiopOut) put(is *iiopSession, b []byte, counted bool) {
 	m := getMsg(len(b))
 	copy(m.b, b)
 	o.mu.Lock()
 	if o.dead {
 		o.mu.Unlock()
 		m.unref()
+		if counted {
+			is.unwindow()
+		}
 		return
 	}
 	if o.bytes > 0 && o.bytes+len(b) > o.limit {
@@ -53,6 +67,9 @@ func (o *iiopOut) put(is *iiopSession, b []byte) {
 		o.wcond.Signal() // (the writer frees the queue)
 		o.mu.Unlock()
 		m.unref()
+		if counted {
+			is.unwindow()
+		}
 		s := is.s
 		if s.isClosed() {
 			return // (leaving already: not a slow client's reset)
@@ -63,6 +80,7 @@ func (o *iiopOut) put(is *iiopSession, b []byte) {
 		return
 	}
 	o.q = append(o.q, m)
+	o.qc = append(o.qc, counted)
 	o.bytes += len(b)
 	if !o.started {
 		o.started = true
@@ -84,8 +102,9 @@ func (o *iiopOut) run(is *iiopSession) {
 		if o.dead {
 			break
 		}
-		batch := o.q
+		batch, counted := o.q, o.qc
 		o.q, o.spare = o.spare[:0], nil
+		o.qc, o.sparec = o.sparec[:0], nil
 		o.mu.Unlock()
 		failed := false
 		for i, m := range batch {
@@ -102,9 +121,12 @@ func (o *iiopOut) run(is *iiopSession) {
 			o.mu.Lock()
 			o.bytes -= n
 			o.mu.Unlock()
+			if counted[i] {
+				is.unwindow() // (the client's reader may read on)
+			}
 		}
 		o.mu.Lock()
-		o.spare = batch[:0]
+		o.spare, o.sparec = batch[:0], counted[:0]
 		if failed {
 			o.dead = true
 		}
@@ -112,13 +134,20 @@ func (o *iiopOut) run(is *iiopSession) {
 			o.fcond.Broadcast()
 		}
 	}
+	dropped := 0
 	for i, m := range o.q {
 		m.unref()
 		o.q[i] = nil
+		if o.qc[i] {
+			dropped++
+		}
 	}
-	o.q, o.spare, o.bytes = nil, nil, 0
+	o.q, o.spare, o.qc, o.sparec, o.bytes = nil, nil, nil, nil, 0
 	o.fcond.Broadcast()
 	o.mu.Unlock()
+	for range dropped {
+		is.unwindow()
+	}
 }
 
 // flush waits until what is queued has been written, or the client is

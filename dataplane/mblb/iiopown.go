@@ -137,7 +137,7 @@ func (is *iiopSession) ownRoute(sc *serverConn, mid uint32, first, last bool) (u
 			is.dropLateOwn(w)
 			return mid, true // (kept too long: as unknown)
 		}
-		if _, reused := is.pending[l.id]; reused {
+		if is.reused(l.id) {
 			l.skip = true
 		}
 		is.lateOwn[w] = l

@@ -15,7 +15,8 @@ import (
 )
 
 // Fragmented IIOP re-send tests listen on 127.251.2.0/24, ports
-// 25120-25139.
+// 25120-25139; TestIIOPResendNoMember on 127.246.200.0/24, ports
+// 25460-25479.
 
 // fragmented is a Request of GIOP 1.minor (1.1 or 1.2) in two
 // messages: its first fragment and one Fragment.
@@ -92,7 +93,8 @@ func TestIIOPOneConnectCloseConnectionFragments(t *testing.T) {
 
 // TestIIOPResendFragmentsBound: a fragmented request whose messages
 // pass MaxMessageSize in all is not kept, so a member's CloseConnection
-// does not send it again; a whole request unanswered there still is.
+// does not send it again but answers it with COMM_FAILURE; a whole
+// request unanswered there still is sent again.
 func TestIIOPResendFragmentsBound(t *testing.T) {
 	members, pool := startIIOPMembers(t, "127.251.2.4:25124", "127.251.2.5:25125")
 	cfg := iiopConfig(pool, IIOPOptions{})
@@ -109,10 +111,10 @@ func TestIIOPResendFragmentsBound(t *testing.T) {
 		reqs = iiop.AppendFragment(reqs, 2, false, 3, len(rest) > 0, part)
 	}
 	c := dialIIOP(t, vs)
-	got := iiopExchange(t, c, reqs, 2)
+	got := iiopExchange(t, c, reqs, 3)
 	sort.Strings(got)
-	if fmt.Sprint(got) != "[1=m2 2=m2]" {
-		t.Fatalf("got %v", got)
+	if len(got) != 3 || got[0] != "1=m2" || got[1] != "2=m2" || !strings.HasPrefix(got[2], "3=") || !strings.Contains(got[2], iiop.CommFailure) {
+		t.Fatalf("got %q, want [1=m2 2=m2] and request 3's COMM_FAILURE", got)
 	}
 	if n := members[0].Keys()["big"]; n != 1 {
 		t.Fatalf("m1 served the fragmented request %d times, want 1", n)
@@ -306,8 +308,8 @@ func TestIIOPResendIncompleteFragments(t *testing.T) {
 
 // TestIIOPResendOnce: a request sent again after one member's
 // CloseConnection is not sent a second time when the next member also
-// closes: it is settled as for a member gone (logged), one retry
-// counted, for a whole request and a fragmented one.
+// closes: it is answered with COMM_FAILURE, COMPLETED_NO (logged), one
+// retry counted, for a whole request and a fragmented one.
 func TestIIOPResendOnce(t *testing.T) {
 	closeOnFirst(t, "127.254.3.3:25403")
 	closeOnFirst(t, "127.254.3.4:25404")
@@ -326,17 +328,89 @@ func TestIIOPResendOnce(t *testing.T) {
 		if _, err := c.Write(req); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the request settled after the second CloseConnection", func() bool {
-			for _, l := range logs.take() {
-				if strings.Contains(l, "requests unanswered by") {
-					return true
-				}
-			}
-			return false
-		})
+		wantCommFailure(t, c, 1, iiop.CompletedNo)
 		if st := vs.e.Stats(); st.Retries != 1 || st.Resets != 0 {
 			t.Fatalf("fragmented=%v: retries %d resets %d, want 1 and 0", fragmentedReq, st.Retries, st.Resets)
 		}
 		c.Close()
+	}
+}
+
+// wantCommFailure reads the client's next message: a Reply to id with
+// a COMM_FAILURE system exception of the given completion status.
+func wantCommFailure(t *testing.T, c net.Conn, id uint32, completed uint32) {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	b, err := iioptest.ReadMessage(c)
+	if err != nil {
+		t.Fatalf("no answer to request %d: %v", id, err)
+	}
+	m, err := iiop.Parse(b)
+	if err != nil || m.Type != iiop.Reply || m.RequestID != id {
+		t.Fatalf("got %v id %d (%v), want a Reply to %d", m.Type, m.RequestID, err, id)
+	}
+	repo, _, got, ok := iiop.SystemException(b)
+	if !ok || repo != iiop.CommFailure || got != completed {
+		t.Fatalf("got %q completed %d (%v), want %s completed %d", repo, got, ok, iiop.CommFailure, completed)
+	}
+}
+
+// TestIIOPResendNoMember: a request a member's CloseConnection leaves
+// unanswered, which no other member takes again (the other refuses
+// connections, the closing one is left out while it is not alone),
+// is answered with COMM_FAILURE, COMPLETED_NO, rather than forgotten;
+// whole or fragmented (its last fragment after the CloseConnection),
+// on the client's own connections and on shared ones, with a timeout
+// set or not (before, it was forgotten, or left to the timeout); the
+// client is not reset, nothing is counted as a retry.
+func TestIIOPResendNoMember(t *testing.T) {
+	m1 := "127.246.200.1:25461"
+	closeOnFirst(t, m1)
+	refused := "127.246.200.2:25462" // nothing listens there
+	i := 0
+	for _, oneConnect := range []bool{false, true} {
+		for _, timeout := range []time.Duration{0, 5 * time.Second} {
+			for _, frag := range []bool{false, true} {
+				i++
+				name := fmt.Sprintf("oneconnect=%v timeout=%v fragmented=%v", oneConnect, timeout, frag)
+				pool := oneMember(m1, "m1")
+				pool.members = append(pool.members, Member{ID: 2, Addr: netip.MustParseAddrPort(refused), Pool: "/Common/iiop_pool", Name: "m2"})
+				logs := &seenLog{}
+				cfg := iiopConfig(pool, IIOPOptions{Timeout: timeout})
+				cfg.Events.Log = logs.add
+				if oneConnect {
+					cfg.OneConnect = &OneConnect{}
+				}
+				vs := startVS(t, fmt.Sprintf("127.246.200.%d:%d", 10+i, 25470+i), cfg)
+				c := dialIIOP(t, vs)
+				whole := iiop.AppendRequest(nil, 2, i%2 == 0, 7, true, []byte("k"), "echo", []byte("a body in two parts"))
+				if !frag {
+					if _, err := c.Write(whole); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					first, rest := iiop.Split(whole, 40)
+					if _, err := c.Write(first); err != nil {
+						t.Fatal(err)
+					}
+					waitFor(t, name+": m1's CloseConnection with the request incomplete", func() bool {
+						for _, l := range logs.take() {
+							if strings.Contains(l, "incomplete at m1's CloseConnection, kept") {
+								return true
+							}
+						}
+						return false
+					})
+					if _, err := c.Write(iiop.AppendFragment(nil, 2, i%2 == 0, 7, false, rest)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				wantCommFailure(t, c, 7, iiop.CompletedNo)
+				if st := vs.e.Stats(); st.Resets != 0 || st.Retries != 0 {
+					t.Fatalf("%s: resets %d retries %d, want 0 and 0", name, st.Resets, st.Retries)
+				}
+				c.Close()
+			}
+		}
 	}
 }

@@ -242,6 +242,16 @@ type iiopSession struct {
 	lateOwn map[iiopWire]iiopLateOwn
 	mapped  map[iiopWire]uint32
 	nextMid uint32
+	// replied (guarded by s.mu; one-connect only): replies that settled
+	// their request and wait in out, not yet written to the client;
+	// counted in the window with pending, so that the client's reader
+	// stops reading requests while its unread replies fill the window
+	// (reserve), the writer waking it as it writes them (unwindow).
+	replied int
+	// holding (guarded by s.mu): the client's reader waits in reserve
+	// with a request under holdID, read and not yet sent (reused).
+	holding bool
+	holdID  uint32
 	// ownLate: lateOwn or mapped has been used (set once): a member's
 	// GIOP 1.2 Fragment on an own connection is looked up then only.
 	ownLate atomic.Bool
@@ -297,7 +307,7 @@ func (is *iiopSession) fromClient(b []byte) bool {
 	case iiop.Request, iiop.LocateRequest:
 		s.msgsIn.Add(1)
 		e.stats.messages.Add(1)
-		if m.Expects && !is.reserve() {
+		if m.Expects && !is.reserve(m.RequestID) {
 			return false
 		}
 		sc, mid := is.balance(&m, b)
@@ -446,15 +456,29 @@ func (is *iiopSession) memberGone(sc *serverConn) {
 }
 
 // reserve waits for room in the client's window of requests awaiting
-// their reply; false when the session ended meanwhile.
-func (is *iiopSession) reserve() bool {
+// their reply, for the client's request id (read, not yet sent); false
+// when the session ended meanwhile. While it waits the id counts as
+// awaited (reused), so that a late reply to an earlier request under
+// it is not passed to the client as this one's answer.
+func (is *iiopSession) reserve(id uint32) bool {
 	s := is.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for len(is.pending) >= s.e.cfg.MaxInFlight && !s.closed {
-		s.cond.Wait()
+	if len(is.pending)+is.replied >= s.e.cfg.MaxInFlight && !s.closed {
+		is.holding, is.holdID = true, id
+		for len(is.pending)+is.replied >= s.e.cfg.MaxInFlight && !s.closed {
+			s.cond.Wait()
+		}
+		is.holding = false
 	}
 	return !s.closed
+}
+
+// reused: the client awaits a reply under its request id id: a request
+// pending, or one read and waiting in reserve. The caller holds s.mu.
+func (is *iiopSession) reused(id uint32) bool {
+	_, ok := is.pending[id]
+	return ok || (is.holding && is.holdID == id)
 }
 
 // balance sends a request (or its first fragment) to the member its
@@ -913,9 +937,11 @@ func (is *iiopSession) timeouts() {
 // a retry. A fragmented request still incomplete becomes an orphan: its
 // further Fragments are kept (not written to sc) and the client's
 // reader sends it again whole with the last one (resendOrphan) [M]. One
-// not kept (past MaxMessageSize), one sent again already, and one whose
-// second send fails stay on sc, settled as for a member gone
-// (memberGone).
+// not kept (past MaxMessageSize), one sent again already, and one that
+// no member takes again (none to pick, or every write failing) is
+// answered with a COMM_FAILURE system exception, COMPLETED_NO
+// (answerFailed) [M: CloseConnection says the member did not process
+// it, and a failed write did not deliver it whole].
 func (is *iiopSession) resend(sc *serverConn) {
 	s := is.s
 	type again struct {
@@ -923,11 +949,15 @@ func (is *iiopSession) resend(sc *serverConn) {
 		kept *msg
 	}
 	var todo []again
-	var orphans []uint32
+	var orphans, failed []uint32
 	s.mu.Lock()
 	for id, p := range is.pending {
 		switch {
-		case p.sc != sc || p.kept == nil || p.orphan:
+		case p.sc != sc || p.orphan:
+		case p.kept == nil:
+			// Sent again already, or past MaxMessageSize: no member
+			// takes it again; answered below.
+			failed = append(failed, id)
 		case p.partial:
 			p.orphan = true
 			is.pending[id] = p
@@ -942,6 +972,10 @@ func (is *iiopSession) resend(sc *serverConn) {
 	for _, id := range orphans {
 		s.e.logf("mblb: IIOP client %s: request id %d incomplete at %s's CloseConnection, kept to be sent again whole with its last fragment", s.client, id, sc.leg.Member.Name)
 	}
+	for _, id := range failed {
+		s.e.logf("mblb: IIOP client %s: request id %d left unanswered by %s's CloseConnection is not sent again (sent again once already, or past the message size bound): answered with COMM_FAILURE", s.client, id, sc.leg.Member.Name)
+		is.answerFailed(sc, id)
+	}
 	for _, a := range todo {
 		is.resendOne(sc, a.id, a.kept.b)
 		a.kept.unref()
@@ -949,7 +983,8 @@ func (is *iiopSession) resend(sc *serverConn) {
 }
 
 // resendOne sends request b (the client's id) again, away from closed;
-// it stays pending on closed when no member takes it.
+// when no member takes it, it is answered with COMM_FAILURE
+// (answerFailed).
 func (is *iiopSession) resendOne(closed *serverConn, id uint32, b []byte) {
 	s, e := is.s, is.s.e
 	h, err := iiop.ParseHeader(b)
@@ -1020,12 +1055,14 @@ func (is *iiopSession) resendOne(closed *serverConn, id uint32, b []byte) {
 		}
 		s.mu.Lock()
 		if _, ok := is.pending[id]; !ok {
-			is.pending[id] = iiopPending{sc: closed, mid: p.mid, sent: p.sent}
+			is.pending[id] = iiopPending{sc: closed, mid: p.mid, sent: p.sent,
+				minor: p.minor, little: p.little, locate: p.locate}
 		}
 		s.mu.Unlock()
 		exclude = append(exclude, sc.leg.Member.ID)
 	}
-	e.logf("mblb: IIOP client %s: request id %d left by %s's CloseConnection could not be sent again", s.client, id, closed.leg.Member.Name)
+	e.logf("mblb: IIOP client %s: request id %d left by %s's connection could not be sent again: no member took it, answered with COMM_FAILURE", s.client, id, closed.leg.Member.Name)
+	is.answerFailed(closed, id)
 }
 
 // keepFragment adds a Fragment the client's reader sends to sc to the
@@ -1072,7 +1109,7 @@ func (is *iiopSession) keepFragment(id uint32, sc *serverConn, b []byte, last bo
 // CloseConnection before its last fragment came again whole, now that
 // it is whole, as resend does (a retry); from the client's reader, which
 // holds no write lock then. One not kept (past MaxMessageSize) or that
-// no member takes is settled as for a member gone.
+// no member takes is answered with COMM_FAILURE (answerFailed).
 func (is *iiopSession) resendOrphan(closed *serverConn, id uint32) {
 	s := is.s
 	s.mu.Lock()
@@ -1161,8 +1198,9 @@ func (is *iiopSession) fragFailed(sc *serverConn, id uint32, last bool) bool {
 
 // answerFailed settles the client's request id, left on closed, with a
 // system exception reply (COMM_FAILURE, COMPLETED_NO: the member did
-// not get it whole), so that the client's ORB may send it again or
-// fail it at once rather than wait.
+// not get it whole, or said by CloseConnection that it did not process
+// it, and no member took it again), so that the client's ORB may send
+// it again or fail it at once rather than wait.
 func (is *iiopSession) answerFailed(closed *serverConn, id uint32) {
 	s := is.s
 	s.mu.Lock()
@@ -1179,7 +1217,7 @@ func (is *iiopSession) answerFailed(closed *serverConn, id uint32) {
 	is.unpend(p)
 	b := iiop.AppendSystemException(nil, p.minor, p.little, id, p.locate, iiop.CommFailure, 0, iiop.CompletedNo)
 	if is.oc != nil {
-		is.deliver(b, false)
+		is.deliver(b, false, false)
 	} else if is.writeClient(b, false) {
 		s.msgsOut.Add(1)
 	}

@@ -260,6 +260,7 @@ func (sh *iiopShared) fromMember(sc *serverConn, b []byte, chain **iiopSession) 
 	}
 	sc.leg.MsgsIn.Add(1)
 	var r iiopRoute
+	counted := false // a reply settling its request: in the client's window until written
 	switch m.Type {
 	case iiop.Reply, iiop.LocateReply:
 		last := m.Minor < 2 || !m.More() // a 1.2 reply's Fragments carry its id
@@ -283,7 +284,7 @@ func (sh *iiopShared) fromMember(sc *serverConn, b []byte, chain **iiopSession) 
 			if last {
 				e.pool.released(sc)
 			}
-			r.is.settle(sc, r.id, m.RequestID)
+			counted = r.is.settle(sc, r.id, m.RequestID)
 		}
 		sc.ms.responses.Add(1)
 		e.stats.responses.Add(1)
@@ -291,7 +292,7 @@ func (sh *iiopShared) fromMember(sc *serverConn, b []byte, chain **iiopSession) 
 		if m.Minor == 1 && m.More() {
 			r.is.wmu.Lock() // until the reply's last fragment
 			*chain = r.is
-			r.is.deliver(b, true)
+			r.is.deliver(b, true, counted)
 			return nil
 		}
 	case iiop.Fragment:
@@ -307,7 +308,7 @@ func (sh *iiopShared) fromMember(sc *serverConn, b []byte, chain **iiopSession) 
 				}
 				return nil
 			}
-			is.deliver(b, true)
+			is.deliver(b, true, false)
 			if !m.More() {
 				*chain = nil
 				is.wmu.Unlock()
@@ -331,7 +332,7 @@ func (sh *iiopShared) fromMember(sc *serverConn, b []byte, chain **iiopSession) 
 		e.logf("mblb: IIOP %s: GIOP %v on a shared connection, dropped (bidirectional GIOP is not run)", sc.leg.Member.Name, m.Type)
 		return nil
 	}
-	r.is.deliver(b, false)
+	r.is.deliver(b, false, counted)
 	if !m.More() {
 		sc.iiopDrained() // (a member drained by a commit)
 	}
@@ -339,41 +340,57 @@ func (sh *iiopShared) fromMember(sc *serverConn, b []byte, chain **iiopSession) 
 }
 
 // awaits: the client awaits a reply under its request id id (a
-// request it sent, still pending).
+// request it sent, still pending, or one its reader holds in reserve).
 func (is *iiopSession) awaits(id uint32) bool {
 	s := is.s
 	s.mu.Lock()
-	_, ok := is.pending[id]
+	ok := is.reused(id)
 	s.mu.Unlock()
 	return ok
 }
 
 // settle ends the wait for the client's request id, answered on sc as
-// mid.
-func (is *iiopSession) settle(sc *serverConn, id, mid uint32) {
+// mid. The reply stays in the client's window (is.replied) until the
+// client's writer has written it, so that a client that reads slower
+// than it asks is slowed (its reader stops in reserve) rather than its
+// queue filled; it reports whether the reply was counted so (the
+// caller queues it with deliver's counted).
+func (is *iiopSession) settle(sc *serverConn, id, mid uint32) bool {
 	s := is.s
 	s.mu.Lock()
 	p, ok := is.pending[id]
 	ok = ok && p.sc == sc && p.mid == mid
 	if ok {
 		delete(is.pending, id)
-		s.cond.Broadcast()
+		is.replied++ // (no room freed: no wakeup)
 	}
 	s.mu.Unlock()
 	if ok {
 		p.drop() // (its route has ended already)
 	}
+	return ok
+}
+
+// unwindow takes a written (or dropped) counted reply out of the
+// client's window and wakes its reader, paused in reserve or drain.
+func (is *iiopSession) unwindow() {
+	s := is.s
+	s.mu.Lock()
+	is.replied--
+	s.cond.Broadcast()
+	s.mu.Unlock()
 }
 
 // deliver queues a member's message for the client (iiopOut), so
 // that the shared connection's reader never waits for this client's
 // socket (held: the caller holds wmu, through a member's GIOP 1.1
-// fragments, so that nothing is queued between them).
-func (is *iiopSession) deliver(b []byte, held bool) {
+// fragments, so that nothing is queued between them); counted: a
+// reply settle counted in the client's window.
+func (is *iiopSession) deliver(b []byte, held, counted bool) {
 	if !held {
 		is.wmu.Lock()
 	}
-	is.out.put(is, b)
+	is.out.put(is, b, counted)
 	if !held {
 		is.wmu.Unlock()
 	}

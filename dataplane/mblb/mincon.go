@@ -99,10 +99,12 @@ func (p *connPool) keepMin() {
 // openSpare dials one connection to m ahead of need, on one of the loops
 // the clients came in on (posted to it: a loop's sockets are its own), or
 // on a goroutine when none is known yet. The slot was counted as
-// dialling in g by keepMin.
+// dialling in g by keepMin. An IIOP virtual's (its sessions run on
+// goroutines) is dialled on a goroutine, given its shared state before a
+// client can take it, and read by iiopSharedRead, as open does.
 func (p *connPool) openSpare(m Member, key poolKey, g *poolGroup) {
 	e := p.e
-	if e.cfg.DialFD != nil {
+	if e.cfg.DialFD != nil && !p.iiop {
 		if loops := e.spareLoops.Load(); loops != nil && len(*loops) > 0 {
 			p.mu.Lock()
 			l := (*loops)[e.spareNext%len(*loops)]
@@ -117,8 +119,15 @@ func (p *connPool) openSpare(m Member, key poolKey, g *poolGroup) {
 	}
 	go func() {
 		sc, err := e.dial(nil, m, nil, nil)
+		if err == nil && p.iiop {
+			sc.iiop = newIIOPShared() // before a client can take it
+		}
 		p.spareOpened(sc, err, key, g)
-		if sc != nil {
+		switch {
+		case sc == nil:
+		case p.iiop:
+			sc.iiopSharedRead()
+		default:
 			sc.start()
 		}
 	}()
