@@ -4,7 +4,10 @@ package dataplane
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
+
+	"github.com/openltm/openltm/rules"
 )
 
 // TestAnyPortRuleNode: in a namespace of its own, under a TCP wildcard
@@ -67,5 +70,76 @@ func TestAnyPortRuleNode(t *testing.T) {
 	}
 	if v, _ := p.Virtual("/Common/w"); v.ClientSide.TotConns != 1 {
 		t.Errorf("the wildcard: %d client connections, want 1 (the client's only)", v.ClientSide.TotConns)
+	}
+}
+
+// TestAnyPortRuleSideband: under TCP and UDP wildcards on every port, a
+// rule's sideband connections to addresses it computes (rules.Env's
+// PassOver, the plane's PassOver) reach the TCP server and the UDP
+// server on those local addresses, not the wildcards' members; the
+// passes end (the TCP one once connected, the UDP one at close), and a
+// client's connection to the TCP server's address afterwards is the
+// TCP wildcard's.
+func TestAnyPortRuleSideband(t *testing.T) {
+	if !steerNetns(t) {
+		return
+	}
+	startServer(t, "127.253.201.13:30003", "N3")
+	startUDPMember(t, "127.253.201.14:30004", "U4")
+	startServer(t, "127.253.201.30:30030", "W")
+	startUDPMember(t, "127.253.201.30:30030", "WU")
+	startServer(t, "127.253.201.31:30031", "M")
+	p, _ := loggedPlane(t)
+	cfg := basic("127.253.201.3:30080", "127.253.201.31:30031")
+	withPool(cfg, "/Common/pw", "127.253.201.30:30030")
+	for name, udp := range map[string]bool{"/Common/w": false, "/Common/wu": true} {
+		v := &Virtual{Name: name, Destination: ap("0.0.0.0:0"), Network: netip.MustParsePrefix("0.0.0.0/0"),
+			Enabled: true, TranslateAddress: true, TranslatePort: true, Pool: "/Common/pw", SNAT: SNAT{Type: SNATNone}}
+		if udp {
+			v.Protocol = ProtoUDP
+		}
+		cfg.Virtuals[name] = v
+	}
+	lg := &ruleLog{}
+	lg.showOnFailure(t)
+	r, err := rules.Compile("/Common/sb", `when CLIENT_ACCEPTED {
+	set a "127.253.201."
+	set t [connect -timeout 2000 "${a}13:[expr {30000 + 3}]"]
+	send $t "hello\n"
+	set tr [string trim [recv -eol -timeout 2000 $t]]
+	close $t
+	set u [connect -protocol UDP -timeout 2000 "${a}14:30004"]
+	send $u "u"
+	set ur [recv -timeout 2000 $u]
+	log local0. "tcp=$tr udp=$ur"
+	close $u
+}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog := rules.NewProgram(&rules.Env{Log: lg.log, PassOver: p.PassOver}, r)
+	if err := prog.Init(); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Virtuals["/Common/vs"].Rules = NewRules(prog)
+	if err := Check(cfg); err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, p, cfg)
+	if got, err := askOnce("127.253.201.3:30080"); got != "M Response" {
+		t.Errorf("through the virtual: %q (%v)", got, err)
+	}
+	eventually(t, "the rule's log line", func() bool { return len(lg.Lines()) > 0 })
+	if l := lg.Lines(); len(l) != 1 || !strings.HasSuffix(l[0], "tcp=N3 Response udp=U4:u") {
+		t.Errorf("the sideband answers: %q, want tcp=N3 Response udp=U4:u", l)
+	}
+	p.mu.Lock()
+	passed := p.steer.PassedCount()
+	p.mu.Unlock()
+	if passed != 0 {
+		t.Errorf("%d destinations still passed over after the sidebands closed", passed)
+	}
+	if got, err := askOnce("127.253.201.13:30003"); got != "W Response" {
+		t.Errorf("a client to the sideband's address after the pass: %q (%v)", got, err)
 	}
 }
