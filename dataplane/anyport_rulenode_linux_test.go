@@ -3,10 +3,14 @@
 package dataplane
 
 import (
+	"io"
+	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/rules"
 )
 
@@ -141,5 +145,57 @@ func TestAnyPortRuleSideband(t *testing.T) {
 	}
 	if got, err := askOnce("127.253.201.13:30003"); got != "W Response" {
 		t.Errorf("a client to the sideband's address after the pass: %q (%v)", got, err)
+	}
+}
+
+// TestAnyPortRuleNodeHTTP: under a TCP wildcard on every port, an http
+// virtual whose rule computes the node in HTTP_REQUEST reaches the web
+// server on that local address, not the wildcard's member (the message
+// engine's connect passes the node over: mblbvs dialFD, passedUntil);
+// the pass ends within the connect timeout.
+func TestAnyPortRuleNodeHTTP(t *testing.T) {
+	if !steerNetns(t) {
+		return
+	}
+	startPortEcho(t, "127.253.201.15:30015", "H15")
+	startPortEcho(t, "127.253.201.30:30030", "W")
+	startPortEcho(t, "127.253.201.31:30031", "M")
+	p, _ := loggedPlane(t)
+	cfg := basic("127.253.201.5:30080", "127.253.201.31:30031")
+	cfg.Virtuals["/Common/vs"].MBLB = &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}
+	withPool(cfg, "/Common/pw", "127.253.201.30:30030")
+	cfg.Virtuals["/Common/w"] = &Virtual{Name: "/Common/w", Destination: ap("0.0.0.0:0"), Network: netip.MustParsePrefix("0.0.0.0/0"),
+		Enabled: true, TranslateAddress: true, TranslatePort: true, Pool: "/Common/pw", SNAT: SNAT{Type: SNATNone}}
+	rs, lg := compileRules(t, `when HTTP_REQUEST {
+	set a "127.253.201.1"
+	append a 5
+	node $a [expr {30000 + 15}]
+}`)
+	lg.showOnFailure(t)
+	cfg.Virtuals["/Common/vs"].Rules = rs
+	if err := Check(cfg); err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, p, cfg)
+	hc := &http.Client{Timeout: 5 * time.Second}
+	for range 2 {
+		resp, err := hc.Get("http://127.253.201.5:30080/x")
+		if err != nil {
+			t.Fatalf("http: %v", err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.HasPrefix(string(body), "H15 ") {
+			t.Errorf("the rule's node: %d %q", resp.StatusCode, body)
+		}
+		hc.CloseIdleConnections()
+	}
+	eventually(t, "the node's pass to end", func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.steer.PassedCount() == 0
+	})
+	if v, _ := p.Virtual("/Common/w"); v.ClientSide.TotConns != 0 {
+		t.Errorf("the wildcard: %d client connections, want none", v.ClientSide.TotConns)
 	}
 }
