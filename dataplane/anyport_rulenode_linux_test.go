@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -197,5 +198,52 @@ func TestAnyPortRuleNodeHTTP(t *testing.T) {
 	})
 	if v, _ := p.Virtual("/Common/w"); v.ClientSide.TotConns != 0 {
 		t.Errorf("the wildcard: %d client connections, want none", v.ClientSide.TotConns)
+	}
+}
+
+// TestAnyPortWildcardIPv6Port: in a namespace of its own, an IPv6
+// wildcard on one port (`[::]:30110 mask ::/0`, over a /64 delivered
+// locally) takes that port of any address and no other port; its
+// member, on an address of the /64, is the plane's own destination and
+// reached; a UDP one on the same port answers from the port the client
+// sent to. (The clients ask unassigned addresses: one to the member's
+// assigned address leaves from it, and the address talking to itself is
+// never steered.)
+func TestAnyPortWildcardIPv6Port(t *testing.T) {
+	if !steerNetns(t) {
+		return
+	}
+	for _, args := range [][]string{
+		{"-6", "route", "add", "local", "fd00:253:200::/64", "dev", "lo"},
+		{"addr", "add", "fd00:253:200::30/128", "dev", "lo", "nodad"},
+	} {
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Skipf("skipped: ip %v: %v %s", args, err, out)
+		}
+	}
+	startServer(t, "[fd00:253:200::30]:30030", "W6")
+	startUDPMember(t, "[fd00:253:200::30]:30030", "U6")
+	p, _ := loggedPlane(t)
+	cfg := basic("[::]:30110", "[fd00:253:200::30]:30030")
+	cfg.Virtuals["/Common/vs"].Network = netip.MustParsePrefix("::/0")
+	cfg.Virtuals["/Common/vu"] = &Virtual{Name: "/Common/vu", Destination: ap("[::]:30110"), Network: netip.MustParsePrefix("::/0"),
+		Protocol: ProtoUDP, Enabled: true, TranslateAddress: true, TranslatePort: true, Pool: "/Common/pool", SNAT: SNAT{Type: SNATNone}}
+	if err := Check(cfg); err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, p, cfg)
+	for _, dst := range []string{"[fd00:253:200::9]:30110", "[fd00:253:200::a]:30110"} {
+		if got, err := askOnce(dst); got != "W6 Response" {
+			t.Errorf("%s: %q (%v)", dst, got, err)
+		}
+		if got := dialUDP(t, "", dst).mustAsk("u"); got != "U6:u" {
+			t.Errorf("udp %s: %q", dst, got)
+		}
+	}
+	if got, err := askOnce("[fd00:253:200::9]:30111"); err == nil {
+		t.Errorf("another port: %q, want refused", got)
+	}
+	if v, _ := p.Virtual("/Common/vs"); v.ClientSide.TotConns != 2 {
+		t.Errorf("the wildcard: %d client connections, want 2", v.ClientSide.TotConns)
 	}
 }
