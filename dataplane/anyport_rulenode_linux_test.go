@@ -247,3 +247,49 @@ func TestAnyPortWildcardIPv6Port(t *testing.T) {
 		t.Errorf("the wildcard: %d client connections, want 2", v.ClientSide.TotConns)
 	}
 }
+
+// TestAnyPortRuleNodeUDP: under a UDP wildcard on every port, a udp
+// virtual whose rule computes the node reaches the UDP server on that
+// local address, not the wildcard's member: the node is passed over
+// while its leg lasts (udp nodeLeg, Env.Pass), and the pass ends with
+// the flow (here, when the virtual goes).
+func TestAnyPortRuleNodeUDP(t *testing.T) {
+	if !steerNetns(t) {
+		return
+	}
+	startUDPMember(t, "127.253.201.16:30016", "U16")
+	startUDPMember(t, "127.253.201.30:30030", "WU")
+	p, _ := loggedPlane(t)
+	cfg := basic("127.253.201.6:30080", "127.253.201.30:30030")
+	cfg.Virtuals["/Common/vs"].Protocol = ProtoUDP
+	cfg.Virtuals["/Common/wu"] = &Virtual{Name: "/Common/wu", Destination: ap("0.0.0.0:0"), Network: netip.MustParsePrefix("0.0.0.0/0"),
+		Protocol: ProtoUDP, Enabled: true, TranslateAddress: true, TranslatePort: true, Pool: "/Common/pool", SNAT: SNAT{Type: SNATNone}}
+	rs, lg := compileRules(t, `when CLIENT_ACCEPTED {
+	set a "127.253.201.1"
+	append a 6
+	node $a [expr {30000 + 16}]
+}`)
+	lg.showOnFailure(t)
+	cfg.Virtuals["/Common/vs"].Rules = rs
+	if err := Check(cfg); err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, p, cfg)
+	c := dialUDP(t, "", "127.253.201.6:30080")
+	for _, m := range []string{"a", "b"} {
+		if got := c.mustAsk(m); got != "U16:"+m {
+			t.Errorf("the rule's node: %q, want U16:%s", got, m)
+		}
+	}
+	passed := func() int {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.steer.PassedCount()
+	}
+	if n := passed(); n != 1 {
+		t.Errorf("%d destinations passed over while the flow lasts, want 1", n)
+	}
+	delete(cfg.Virtuals, "/Common/vs")
+	mustApply(t, p, cfg)
+	eventually(t, "the node's pass to end with its flow", func() bool { return passed() == 0 })
+}
