@@ -321,6 +321,14 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 			ap, ok := (*rt.vsAddrs.Load())[name]
 			return ap, ok
 		},
+		// A sideband connect to a destination a rule computed: passed
+		// over by the wildcards' steering (dataplane anyport.go).
+		PassOver: func(dst netip.AddrPort, udp bool) func() {
+			if p := rt.flows.p.Load(); p != nil {
+				return p.PassOver(dst, udp)
+			}
+			return func() {}
+		},
 		NetResolver: func(name string) (rules.MsgResolver, bool) {
 			r, ok := (*rt.resolvers.Load())[name]
 			return r, ok

@@ -365,6 +365,17 @@ func (p *Plane) closeSteer() {
 	}
 }
 
+// PassOver makes the steering of wildcard, network and every-port
+// virtuals pass over dst (udp: a UDP destination) until release: the
+// daemon's rules connect (sideband) to destinations they compute at run
+// time, which the commit could not pass over (ownDests). Without
+// steering release does nothing; at most sklookup.MaxPassed
+// destinations are passed over at once, with the data ports (past it
+// the destination is the virtual's, logged).
+func (p *Plane) PassOver(dst netip.AddrPort, udp bool) (release func()) {
+	return p.passPort(dst, udp)
+}
+
 // passPort makes the steering pass over ap (udp: a UDP socket's) until
 // release: a data listener or channel an FTP or RTSP flow of a virtual
 // on every port opened on the address the virtual takes (l4.Env.Pass).

@@ -65,7 +65,7 @@ func TestOwnDests(t *testing.T) {
 // not be told whole, naming the limit and the count: more listeners on
 // every port than sklookup.MaxWildcards, more destinations passed over
 // than sklookup.MaxSpecific (the plane's own ones, once per protocol);
-// one at the limit passes.
+// one at the limit passes; disabled virtuals are counted (they listen).
 func TestCheckSteerLimits(t *testing.T) {
 	// Wildcards: the wildcard on every port and n addresses on every port.
 	wild := func(n int) *Config {
@@ -85,6 +85,18 @@ func TestCheckSteerLimits(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%d listeners to steer", sklookup.MaxWildcards+1)) ||
 		!strings.Contains(err.Error(), fmt.Sprintf("at most %d", sklookup.MaxWildcards)) {
 		t.Errorf("%d listeners to steer: %v", sklookup.MaxWildcards+1, err)
+	}
+	// Disabled virtuals count too: each listens, to reset its clients
+	// (continue-matching disabled), so the steering hands it its
+	// address [M].
+	dis := wild(sklookup.MaxWildcards)
+	for _, v := range dis.Virtuals {
+		if v.Name != "/Common/vs" {
+			v.Enabled = false
+		}
+	}
+	if err := Check(dis); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%d listeners to steer", sklookup.MaxWildcards+1)) {
+		t.Errorf("%d listeners to steer, disabled: %v", sklookup.MaxWildcards+1, err)
 	}
 	// Passed over (a TCP wildcard: TCP entries only): the member and n
 	// own destinations.

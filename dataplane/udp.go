@@ -30,7 +30,8 @@ func (p *Plane) newUDP() *udp.Engine {
 		Persist: &p.persist,
 		BWC:     &p.bwc,
 		Unreach: p.newUnreach(),
-		LSN:     &p.lsn, // LSN::pool (internal/udp/lsn.go)
+		LSN:     &p.lsn,     // LSN::pool (internal/udp/lsn.go)
+		Pass:    p.passPort, // a rule's node (anyport.go)
 		// A UDP virtual's message router is kept, and closed, with the
 		// TCP virtuals' (internal/l4/mrf.go).
 		MRFRouter: func(virtual string, cfg *mrf.Config, c *mrf.Counters) *mrf.Router {

@@ -39,6 +39,18 @@ type sideband struct {
 	myaddr   string
 	myport   int
 	status   string
+	// release ends the steering's pass over a UDP destination
+	// (Env.PassOver), held while the connection is open; nil: none.
+	release func()
+}
+
+// close closes the connection and ends its pass, if it holds one.
+func (sb *sideband) close() {
+	sb.c.Close()
+	if sb.release != nil {
+		sb.release()
+		sb.release = nil
+	}
 }
 
 // sidebandIdle is -idle's default [M: BIG-IP's is the sideband virtual
@@ -60,7 +72,7 @@ func (s *ConnState) sidebandOf(cmd, id string) (*sideband, error) {
 		return nil, tcl.Errorf("%s: %q is not an open sideband connection", cmd, id)
 	}
 	if sb.idle > 0 && time.Since(sb.lastUsed) > sb.idle {
-		sb.c.Close()
+		sb.close()
 		delete(s.sidebands, id)
 		return nil, tcl.Errorf("%s: sideband connection %s was closed after %s idle", cmd, id, sb.idle)
 	}
@@ -72,7 +84,7 @@ func (s *ConnState) sidebandOf(cmd, id string) (*sideband, error) {
 // connection (it ended).
 func (s *ConnState) closeSidebands() {
 	for id, sb := range s.sidebands {
-		sb.c.Close()
+		sb.close()
 		delete(s.sidebands, id)
 	}
 }
@@ -201,7 +213,7 @@ func cmdConnect(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		}
 		idle = time.Duration(n) * time.Second
 	}
-	dest, err := s.sidebandDest(rest[0].String())
+	dest, named, err := s.sidebandDest(rest[0].String())
 	if err != nil {
 		return tcl.Empty, err
 	}
@@ -241,9 +253,24 @@ func cmdConnect(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if len(s.sidebands) >= maxSidebands {
 		return tcl.Empty, tcl.Errorf("connect: %d sideband connections are open already", maxSidebands)
 	}
+	// An address the rule computed may be in what a wildcard or
+	// network virtual steers, which the commit could not pass over: a
+	// TCP destination is passed over for the connect (the SYN's lookup
+	// is the only one), a UDP one while the connection is open (each
+	// datagram to an unconnected socket is looked up) [M]. A virtual
+	// named is reached as a client would reach it.
+	release := func() {}
+	if pass := s.prog.env.passOver(); pass != nil && !named {
+		release = pass(dest, proto == "UDP")
+	}
 	start := time.Now()
 	c, err := d.Dial(strings.ToLower(proto), dest.String())
 	waited(in, start)
+	if proto == "UDP" && err == nil {
+		sb.release = release
+	} else {
+		release()
+	}
 	if err != nil {
 		status := "failed"
 		if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
@@ -265,15 +292,15 @@ func cmdConnect(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 }
 
 // sidebandDest reads a destination: ADDR:PORT, [V6]:PORT, V6.PORT (F5's
-// form), or the name of a virtual server (its address).
-func (s *ConnState) sidebandDest(d string) (netip.AddrPort, error) {
+// form), or the name of a virtual server (its address; virtual true).
+func (s *ConnState) sidebandDest(d string) (_ netip.AddrPort, virtual bool, _ error) {
 	if ap, err := netip.ParseAddrPort(d); err == nil {
-		return ap, nil
+		return ap, false, nil
 	}
 	if i := strings.LastIndexByte(d, '.'); i > 0 && strings.Contains(d[:i], ":") {
 		if a, err := netip.ParseAddr(d[:i]); err == nil {
 			if p, err := strconv.ParseUint(d[i+1:], 10, 16); err == nil {
-				return netip.AddrPortFrom(a, uint16(p)), nil
+				return netip.AddrPortFrom(a, uint16(p)), false, nil
 			}
 		}
 	}
@@ -283,10 +310,10 @@ func (s *ConnState) sidebandDest(d string) (netip.AddrPort, error) {
 			name = "/Common/" + name
 		}
 		if ap, ok := f(name); ok {
-			return ap, nil
+			return ap, true, nil
 		}
 	}
-	return netip.AddrPort{}, tcl.Errorf("connect: %q is neither ADDRESS:PORT nor a virtual server", d)
+	return netip.AddrPort{}, false, tcl.Errorf("connect: %q is neither ADDRESS:PORT nor a virtual server", d)
 }
 
 // cmdSend is `send ?-timeout MS? ?-status VAR? ?--? ID DATA`: the bytes
@@ -469,7 +496,7 @@ func cmdClose(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if sb == nil {
 		return tcl.Empty, tcl.Errorf("close: %q is not an open sideband connection", id)
 	}
-	sb.c.Close()
+	sb.close()
 	delete(s.sidebands, id)
 	return tcl.Empty, nil
 }

@@ -101,6 +101,11 @@ type Env struct {
 	// VirtualAddr finds a virtual server's address by its full path, for
 	// a sideband `connect` naming one; nil: only addresses are taken.
 	VirtualAddr func(name string) (netip.AddrPort, bool)
+	// PassOver makes the steering of wildcard and network virtuals pass
+	// over dst (udp: a UDP destination) until release, for a sideband
+	// `connect` to an address the rule computed, which the commit could
+	// not pass over; nil: nothing is steered.
+	PassOver func(dst netip.AddrPort, udp bool) (release func())
 	// VLANTag is the tag of the net vlan a Linux interface (by index)
 	// carries, for LINK::vlan_id; nil or false: the interface is in no
 	// VLAN.
@@ -158,6 +163,13 @@ func (e *Env) virtualAddr() func(string) (netip.AddrPort, bool) {
 		return nil
 	}
 	return e.VirtualAddr
+}
+
+func (e *Env) passOver() func(netip.AddrPort, bool) func() {
+	if e == nil {
+		return nil
+	}
+	return e.PassOver
 }
 
 func (e *Env) resolver() Resolver {

@@ -560,7 +560,13 @@ func (pr *proxied) dialDirect(a netip.AddrPort) (*serverConn, error) {
 		// instead of coming back to the virtual.
 		c, err = pr.e.DialSide(netip.AddrPortFrom(a.Addr(), 0), a, pr.serverSide())
 	} else {
+		// A destination the rule computed may be in what a wildcard or
+		// network virtual steers, where the commit could not pass it
+		// over (dataplane's ownDests): passed over until the connect is
+		// done, the SYN's only lookup (passPort).
+		release := pr.e.passOver(a, false)
 		c, err = pr.dialServer(a, nil) // lsn.go: from the lsn pool too
+		release()
 		if err == errLSN || err == errSNAT || err == errFlowEnded {
 			return nil, err
 		}
@@ -573,6 +579,17 @@ func (pr *proxied) dialDirect(a netip.AddrPort) (*serverConn, error) {
 	s.leg = flows.Leg{Client: rawsock.AddrPortOf(c.LocalAddr()), Server: a}
 	return pr.attach(s)
 }
+
+// passOver is env.Pass: the steering passes over ap until release; a
+// release that does nothing without steering (or without env.Pass).
+func (e *Engine) passOver(ap netip.AddrPort, udp bool) (release func()) {
+	if e.env.Pass == nil {
+		return noRelease
+	}
+	return e.env.Pass(ap, udp)
+}
+
+func noRelease() {}
 
 // serverInit runs SERVER_INIT, when a rule handles it, just before a
 // server connection's SYN to dst (of pool; nil: a node): LB::server

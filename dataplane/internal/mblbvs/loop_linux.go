@@ -5,6 +5,7 @@ package mblbvs
 import (
 	"net/netip"
 	"syscall"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/evloop"
 	"github.com/openltm/openltm/dataplane/internal/irules"
@@ -45,11 +46,20 @@ func (mv *VS) dialFD() func(netip.AddrPort, mblb.Member) (int, bool, netip.AddrP
 		var done bool
 		var local netip.AddrPort
 		var errno syscall.Errno
+		var release func()
+		if m.Ref == nil && mv.env.Pass != nil {
+			// A node the rule named (maybe computed): passed over by
+			// the steering until its connect is done (passedUntil).
+			release = mv.env.Pass(m.Addr, false)
+		}
 		if h.Strict { // source-port preserve-strict: exactly the client's port, or no connection (snathold.go)
 			fd, done, errno = rawsock.DialSideExact(h.Src, m.Addr, snap.Cfg.ServerTCP)
 			local = h.Src
 		} else {
 			fd, done, local, errno = rawsock.DialSide(h.Src, m.Addr, snap.Cfg.ServerTCP)
+		}
+		if release != nil {
+			mv.passedUntil(snap, release, done || errno != 0)
 		}
 		if errno != 0 {
 			if h.Hold != nil {
@@ -69,6 +79,24 @@ func (mv *VS) dialFD() func(netip.AddrPort, mblb.Member) (int, bool, netip.AddrP
 		serverFDOpts(m, fd) // tcpopts.go
 		return fd, done, local, nil
 	}
+}
+
+// passedUntil ends a node's pass (release) once its non-blocking connect
+// is over: at once when it is (done), else after the connect timeout,
+// by which the event loop has the connection or has given up [M: the
+// loop does not report the handshake's end here; the pass, bounded by
+// the timeout, also lets a client's SYN to that destination through
+// meanwhile].
+func (mv *VS) passedUntil(snap *state.VirtualSnap, release func(), done bool) {
+	if done {
+		release()
+		return
+	}
+	d := snap.Cfg.ServerTCP.Timeout(mv.env.ConnectTimeout)
+	if d <= 0 {
+		d = 5 * time.Second
+	}
+	time.AfterFunc(d, release)
 }
 
 // StartOnLoop gives a newly accepted (non-blocking) client of the

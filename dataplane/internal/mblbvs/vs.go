@@ -49,6 +49,10 @@ type Env struct {
 	// DialExact is DialSide from exactly src, its port included, with
 	// no other port tried (source-port preserve-strict: snathold.go).
 	DialExact func(src, dst netip.AddrPort, side *sockopt.Side) (*net.TCPConn, error)
+	// Pass makes the steering of wildcard and network virtuals pass
+	// over ap until release (the plane's passPort): a node a rule
+	// computed, which the commit could not pass over; nil: no steering.
+	Pass func(ap netip.AddrPort, udp bool) (release func())
 	// Pools is the running commit's pool index, as the pointer each
 	// commit replaces, so that a lookup in it can be kept until the next
 	// commit (mblbRules.namedPool).
@@ -1020,6 +1024,12 @@ func poolOf(m mblb.Member) *state.Pool {
 // second take another).
 func (mv *VS) dial(ctx context.Context, client netip.AddrPort, m mblb.Member) (net.Conn, error) {
 	snap := mv.vs.Snap.Load()
+	if m.Ref == nil && mv.env.Pass != nil {
+		// A node the rule named (maybe computed): passed over by the
+		// steering until the connect is done (its SYN's only lookup).
+		release := mv.env.Pass(m.Addr, false)
+		defer release()
+	}
 	if mv.h2 != nil {
 		return mv.dialHTTP2(ctx, snap, client, m) // h2member.go
 	}

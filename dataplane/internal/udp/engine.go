@@ -56,6 +56,10 @@ const tick = 200 * time.Millisecond
 type Env struct {
 	// Table lists every flow (show/delete sys connection).
 	Table *flows.Table
+	// Pass makes the steering of wildcard and network virtuals pass
+	// over a UDP destination until release (the plane's passPort): a
+	// node a rule named, for its leg's life; nil: no steering.
+	Pass func(ap netip.AddrPort, udp bool) (release func())
 	// Log receives rule errors in BIG-IP's words.
 	Log *slog.Logger
 	// Pools is the running commit's pool index.

@@ -143,7 +143,10 @@ type leg struct {
 	// snat is the translation address the leg's socket holds (an ltm
 	// snat-translation with a connection limit or idle timeout), given
 	// back with the leg (release); nil without.
-	snat  *snatobj.Addr
+	snat *snatobj.Addr
+	// pass ends the steering's pass over a node the rule named (Env.Pass),
+	// held while the leg is open; nil: none.
+	pass  func()
 	legIO // the system's way of reading answers (io_linux.go, io_other.go)
 }
 
@@ -509,8 +512,24 @@ func (f *flow) nodeLeg(a netip.AddrPort) *leg {
 	if !f.serverInit(nil, a) {
 		return nil
 	}
+	var release func()
+	if pass := f.l.e.env.Pass; pass != nil && !(f.raw && a == f.Local) {
+		// A node the rule named (maybe computed at run time) in what a
+		// wildcard or network virtual steers: passed over while the leg
+		// lasts, each of its datagrams to the server's unconnected
+		// socket being looked up (an ip-forward leg to where the client
+		// was going leaves from that address, never steered).
+		release = pass(a, true)
+	}
 	lg := f.openLeg(a, nil, nil)
-	if lg == nil || !f.addLeg(lg) || !f.serverConnected(lg) {
+	if lg == nil {
+		if release != nil {
+			release()
+		}
+		return nil
+	}
+	lg.pass = release
+	if !f.addLeg(lg) || !f.serverConnected(lg) {
 		return nil
 	}
 	return lg
@@ -641,6 +660,10 @@ func (f *flow) toClient(b []byte) {
 
 // release gives back the member's and pool's counts the leg held.
 func (lg *leg) release() {
+	if lg.pass != nil {
+		lg.pass()
+		lg.pass = nil
+	}
 	if lg.snat != nil {
 		lg.snat.Release()
 		lg.snat = nil
