@@ -4,6 +4,7 @@ package dataplane
 
 import (
 	"bytes"
+	"io"
 	"net"
 	"net/netip"
 	"os/exec"
@@ -220,4 +221,52 @@ func startUDPMemberFree(t *testing.T, addr netip.AddrPort, label string) *udpMem
 		}
 	}()
 	return m
+}
+
+// TestAnyPortNetworkTCPForwardIPv6Unassigned: a tcp ip-forward virtual
+// that is an IPv6 network on a port none of whose addresses is assigned
+// (fd00:249:201:1::/64 on 30145) connects each client to the program on
+// the address it reached (bound there with IPV6_FREEBIND), leaving from
+// that address, for clients of two of its addresses.
+func TestAnyPortNetworkTCPForwardIPv6Unassigned(t *testing.T) {
+	if !steerNetns(t) {
+		return
+	}
+	v6DataSetup(t)
+	p, _ := loggedPlane(t)
+	cfg := &Config{Virtuals: map[string]*Virtual{"/Common/fwd": {Name: "/Common/fwd", Destination: ap("[fd00:249:201:1::]:30145"),
+		Network: netip.MustParsePrefix(v6DataNet), Enabled: true, IPForward: true, SNAT: SNAT{Type: SNATNone}}},
+		Pools: map[string]*Pool{}, Monitors: map[string]*Monitor{}}
+	if err := Check(cfg); err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, p, cfg)
+	for _, dst := range []string{"[fd00:249:201:1::7]:30145", "[fd00:249:201:1::5:3]:30145"} {
+		lc := net.ListenConfig{Control: sockopt.FreeBind6}
+		ln, err := lc.Listen(t.Context(), "tcp", dst)
+		if err != nil {
+			t.Fatalf("program %s: %v", dst, err)
+		}
+		go func() {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte(c.RemoteAddr().String())) // where the program saw the connection come from
+			c.Close()
+		}()
+		d := net.Dialer{Timeout: 5 * time.Second, LocalAddr: net.TCPAddrFromAddrPort(netip.AddrPortFrom(netip.MustParseAddr(v6DataClient), 0))}
+		c, err := d.Dial("tcp", dst)
+		if err != nil {
+			ln.Close()
+			t.Fatalf("to %s: %v", dst, err)
+		}
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		b, err := io.ReadAll(io.LimitReader(c, 256))
+		c.Close()
+		ln.Close()
+		if from, perr := netip.ParseAddrPort(string(b)); perr != nil || from.Addr() != ap(dst).Addr() {
+			t.Errorf("to %s: the program saw %q (%v), want the connection from the address the client reached", dst, b, err)
+		}
+	}
 }
