@@ -154,10 +154,22 @@ func (m *ftpMember) serve(c net.Conn) {
 // ftpClient logs in to the virtual at vs.
 func ftpClient(t *testing.T, vs string) *textproto.Conn {
 	t.Helper()
-	c, err := textproto.Dial("tcp", vs)
+	return ftpClientFrom(t, netip.Addr{}, vs)
+}
+
+// ftpClientFrom logs in to the virtual at vs from the address from (the
+// system's choice when not valid).
+func ftpClientFrom(t *testing.T, from netip.Addr, vs string) *textproto.Conn {
+	t.Helper()
+	d := net.Dialer{Timeout: 10 * time.Second}
+	if from.IsValid() {
+		d.LocalAddr = net.TCPAddrFromAddrPort(netip.AddrPortFrom(from, 0))
+	}
+	nc, err := d.Dial("tcp", vs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := textproto.NewConn(nc)
 	t.Cleanup(func() { c.Close() })
 	for _, s := range []struct {
 		cmd  string
@@ -177,6 +189,13 @@ func ftpClient(t *testing.T, vs string) *textproto.Conn {
 // EPSV, PORT, EPRT) and returns the bytes retrieved and the address the
 // client's data connection was with.
 func transfer(t *testing.T, c *textproto.Conn, vs netip.AddrPort, mode string, up bool, payload []byte) ([]byte, netip.AddrPort) {
+	t.Helper()
+	return transferAt(t, c, vs, mode, up, payload, netip.MustParseAddr("127.0.0.1"))
+}
+
+// transferAt is transfer with the client's active data listener (PORT,
+// EPRT) on the address active.
+func transferAt(t *testing.T, c *textproto.Conn, vs netip.AddrPort, mode string, up bool, payload []byte, active netip.Addr) ([]byte, netip.AddrPort) {
 	t.Helper()
 	var dc net.Conn
 	var ln *net.TCPListener
@@ -205,7 +224,7 @@ func transfer(t *testing.T, c *textproto.Conn, vs netip.AddrPort, mode string, u
 		}
 	default:
 		var err error
-		if ln, err = ftpalg.Listen(netip.MustParseAddr("127.0.0.1")); err != nil {
+		if ln, err = ftpalg.Listen(active); err != nil {
 			t.Fatal(err)
 		}
 		defer ln.Close()

@@ -36,7 +36,9 @@ func (e *Engine) noteLoop(l *evl) {
 }
 
 // keepMin opens connections until each member OneConnect.Members lists
-// has MinConn in the pool (source-mask any, no label), counting those
+// has MinConn in the pool (source-mask any, no label; a member listed
+// with Via, once per address its clients reached, in that address's
+// group, the connections leaving from it), counting those
 // being dialled, within max-size and the member's connection limit. The
 // janitor calls it every tick; the dials run elsewhere, so a member that
 // does not answer holds nothing up, and one that refuses is reported as
@@ -53,7 +55,10 @@ func (p *connPool) keepMin() {
 	onLoops := p.e.cfg.DialFD != nil && p.e.spareLoops.Load() != nil
 	var moved []*serverConn
 	for _, m := range p.cfg.Members() {
-		key := poolKey{id: m.ID, to: m.Addr}
+		// One opened ahead for the clients of an address (Via: automap
+		// from the address they reached) is theirs alone, as their own
+		// connections are (acquire).
+		key := poolKey{id: m.ID, to: m.Addr, src: m.Via}
 		p.mu.Lock()
 		g := p.groups[key]
 		if g == nil {

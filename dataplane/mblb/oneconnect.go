@@ -206,7 +206,10 @@ func (p *connPool) take(sc *serverConn) {
 func (p *connPool) acquire(s *ClientConn, m Member, label string, cur *evl) (*serverConn, error) {
 	key := poolKey{m.ID, m.Addr, p.mask(s.source), label}
 	if s.viaLocal && !key.src.IsValid() {
-		key.src = s.source // it left from the address its client reached
+		// It left from the address its client reached (automap's source
+		// follows it): min-conn's connections opened ahead for that
+		// address (Member.Via) are filed under it too (keepMin).
+		key.src = s.local.Addr()
 	}
 	p.mu.Lock()
 	for {

@@ -89,12 +89,18 @@ func newSpareSet(e *Engine) *spareSet {
 // they go to: a member at port any (or translate-port disabled) on a
 // virtual of every port is warmed on each port clients asked for, and a
 // client of one port never takes a connection to another.
+//
+// via is Member.Via: a member listed once per address its clients
+// reached (automap from that address, ClientOptions.ViaLocal) is warmed
+// from each, and a client takes only one that left from the address it
+// reached.
 type spareKey struct {
-	id MemberID
-	to netip.AddrPort
+	id  MemberID
+	to  netip.AddrPort
+	via netip.Addr
 }
 
-func keyOfSpare(m Member) spareKey { return spareKey{m.ID, m.Addr} }
+func keyOfSpare(m Member) spareKey { return spareKey{m.ID, m.Addr, m.Via} }
 
 // take gives the client s a connection to m opened ahead, as its own, or
 // nil when none is idle (the client then dials). A loop's client takes
@@ -103,6 +109,9 @@ func keyOfSpare(m Member) spareKey { return spareKey{m.ID, m.Addr} }
 func (p *spareSet) take(s *ClientConn, m Member, cur *evl) *serverConn {
 	if (cur != nil) != (p.e.cfg.DialFD != nil) {
 		return nil
+	}
+	if s.viaLocal {
+		m.Via = s.local.Addr() // as dial would leave
 	}
 	for {
 		p.mu.Lock()
@@ -116,7 +125,7 @@ func (p *spareSet) take(s *ClientConn, m Member, cur *evl) *serverConn {
 		list[len(list)-1] = spareConn{}
 		p.idle[k] = list[:len(list)-1]
 		p.mu.Unlock()
-		if sp.m.Addr != m.Addr || !sp.alive() {
+		if sp.m.Addr != m.Addr || sp.m.Via != m.Via || !sp.alive() {
 			sp.close()
 			continue
 		}

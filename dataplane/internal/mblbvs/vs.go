@@ -318,7 +318,14 @@ func (mv *VS) warmMembers() []mblb.Member {
 		return nil
 	}
 	out := make([]mblb.Member, 0, len(ps.Members))
-	var dests []netip.AddrPort
+	var dests []askedDest
+	var vias []netip.Addr
+	if reachesMany(snap.Cfg) && mv.asked != nil {
+		dests = mv.asked.dests(time.Now())
+		if snap.Cfg.SNAT.Type == config.SNATAutomap {
+			vias = viaAddrs(dests)
+		}
+	}
 	for _, m := range ps.Members {
 		if !m.Usable() {
 			continue
@@ -326,18 +333,27 @@ func (mv *VS) warmMembers() []mblb.Member {
 		a := m.Cfg.Load().Addr
 		if reachesMany(snap.Cfg) && followsClient(snap.Cfg, a) {
 			// Where it goes is each client's destination: warmed on each
-			// one asked for lately (warmasked.go) [M].
-			if dests == nil && mv.asked != nil {
-				dests = mv.asked.dests(time.Now())
-			}
+			// one asked for lately (warmasked.go) [M], from the address
+			// reached where automap leaves from it.
 			for _, d := range dests {
-				out = append(out, mblb.Member{ID: memberID(m), Addr: state.Translate(snap.Cfg, a, d),
-					Pool: m.Pool.Name, Name: m.Name, Ref: m})
+				wm := mblb.Member{ID: memberID(m), Addr: state.Translate(snap.Cfg, a, d.to),
+					Pool: m.Pool.Name, Name: m.Name, Ref: m}
+				if d.via && vias != nil {
+					wm.Via = d.to.Addr()
+				}
+				out = append(out, wm)
 			}
 			continue
 		}
-		out = append(out, mblb.Member{ID: memberID(m), Addr: state.Translate(snap.Cfg, a, snap.Cfg.Destination),
-			Pool: m.Pool.Name, Name: m.Name, Ref: m})
+		wm := mblb.Member{ID: memberID(m), Addr: state.Translate(snap.Cfg, a, snap.Cfg.Destination),
+			Pool: m.Pool.Name, Name: m.Name, Ref: m}
+		out = append(out, wm)
+		for _, v := range vias {
+			// Automap from each address clients reached lately: warmed
+			// from there too (warmasked.go) [M].
+			wm.Via = v
+			out = append(out, wm)
+		}
 	}
 	return out
 }
@@ -714,9 +730,6 @@ func (mv *VS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort) (*m
 	f := &mblbFlow{mv: mv, vs: mv.vs, addr: snap.Addr}
 	f.Client = client
 	f.Local = local
-	if mv.asked != nil && reachesMany(snap.Cfg) {
-		mv.asked.note(local, time.Now()) // min-conn warms members on it (warmasked.go)
-	}
 	f.Virtual = mv.vs.Name
 	f.Protocol = "tcp"
 	f.SetIdleTimeout(snap.Idle)
@@ -733,6 +746,11 @@ func (mv *VS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort) (*m
 	from := snap.Cfg.Destination
 	if viaLocal(snap, client, local, 0) {
 		from, opts.ViaLocal = local, true
+	}
+	if mv.asked != nil && reachesMany(snap.Cfg) {
+		// min-conn warms members on it, from it under the virtual's
+		// automap (warmasked.go)
+		mv.asked.note(local, opts.ViaLocal && snap.Cfg.SNAT.Type == config.SNATAutomap, time.Now())
 	}
 	src := state.SNATSourceUncounted(mv.vs, snap, f.Client, from, snap.Cfg.Destination, snap.Pool) // OneConnect's grouping: no connection yet
 	opts.Source = src.Addr()
