@@ -8,8 +8,9 @@ import (
 // TestVirtualSourcePortTranslated: a virtual's own source-port reaches
 // the data path (change, preserve-strict; preserve sets neither) with
 // no warning, whatever its source-address-translation; with type lsn,
-// whose lsn pool gives the ports, change is kept with a warning naming
-// the virtual.
+// whose lsn pool gives the ports, and on a message-routing virtual,
+// whose peer connections take the transport-config's translation,
+// change is kept with a warning naming the virtual.
 func TestVirtualSourcePortTranslated(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
@@ -56,5 +57,22 @@ func TestVirtualSourcePortTranslated(t *testing.T) {
 	}
 	if !strings.Contains(out, "/Common/vl") || !strings.Contains(out, "source-port change is kept but not acted on: with source-address-translation lsn") {
 		t.Errorf("no warning naming the lsn virtual: %q", out)
+	}
+	mustRun(t, s,
+		"create ltm message-routing generic protocol lines { defaults-from genericmsg message-terminator \\n }",
+		"create ltm message-routing generic peer pm { pool p }",
+		"create ltm message-routing generic route rm { peers { pm } }",
+		"create ltm message-routing generic router rtm { routes { rm } }",
+		"create ltm virtual vm destination 127.247.234.3:30853 pool p profiles replace-all-with { tcp { } lines { } rtm { } }",
+	)
+	out, errs = run(t, s, "modify ltm virtual vm source-port preserve-strict")
+	if errs != "" {
+		t.Fatal(errs)
+	}
+	if !strings.Contains(out, "/Common/vm") || !strings.Contains(out, "source-port preserve-strict is kept but not acted on: the message-routing peer connections") {
+		t.Errorf("no warning naming the message-routing virtual: %q", out)
+	}
+	if strings.Contains(out, "/Common/v:") || strings.Contains(out, "/Common/vl:") {
+		t.Errorf("warned again of other virtuals: %q", out)
 	}
 }
