@@ -569,7 +569,7 @@ func (t *translator) virtual(o *objects.Object) {
 			v.SNAT.Pool = sp.Name
 		}
 	}
-	t.virtualSourcePortKept(o) // translate_srcport.go
+	t.virtualSourcePortSet(o, v) // translate_srcport.go
 	if pn := virtualPool.Str(o); pn != "" && pn != "none" {
 		p := t.cfg.Lookup(t.s, specPool, pn)
 		if p == nil {
@@ -646,5 +646,6 @@ func (t *translator) virtual(o *objects.Object) {
 	if !t.anyPort(o, v) {    // translate_anyport.go
 		return
 	}
+	t.virtualSourcePortUnread(o, v) // translate_srcport.go
 	t.dc.Virtuals[o.Name] = v
 }

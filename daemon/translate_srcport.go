@@ -1,16 +1,43 @@
 package daemon
 
-import "github.com/openltm/openltm/objects"
+import (
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/objects"
+)
 
-// virtualSourcePortKept warns of a virtual's own source-port change or
-// preserve-strict, which the data paths do not read: its server
-// connections keep the client's port where the source address has it
-// free and take another where not (preserve), whatever the setting. An
-// ltm snat's source-port is acted on (translate_snat.go); with an http2
-// profile on the server side, preserve-strict is refused instead
-// (translate_http2.go).
-func (t *translator) virtualSourcePortKept(o *objects.Object) {
-	if sp := virtualSourcePort.Str(o); sp == "change" || sp == "preserve-strict" {
-		t.note(o, "source-port %s is kept but not acted on: the virtual's server connections keep the client's port when their source address has it free and take another when not (preserve); an ltm snat's source-port is acted on", sp)
+// virtualSourcePortSet gives the data paths the virtual's own
+// source-port (K11004): change, its server connections take any port;
+// preserve-strict, they keep the client's port or are reset; preserve
+// (the default), they keep it when free and take another when not. It
+// applies to the address the virtual's source-address-translation
+// (automap, snatpool, none) or a rule's snat gives; an ltm snat that
+// translates the connection decides by its own source-port instead
+// (state.snatSource). With an http2 profile on the server side,
+// preserve-strict is refused (translate_http2.go).
+func (t *translator) virtualSourcePortSet(o *objects.Object, v *dataplane.Virtual) {
+	switch virtualSourcePort.Str(o) {
+	case "change":
+		v.SNAT.ChangePort = true
+	case "preserve-strict":
+		v.SNAT.StrictPort = true
+	}
+}
+
+// virtualSourcePortUnread warns of a virtual's source-port change or
+// preserve-strict on the paths whose server connections do not take
+// their source from the virtual's translation: source-address-translation
+// lsn (the lsn pool's translation gives the port) and a message-routing
+// (mrf) virtual, whose peer connections take their transport-config's
+// translation.
+func (t *translator) virtualSourcePortUnread(o *objects.Object, v *dataplane.Virtual) {
+	if !v.SNAT.ChangePort && !v.SNAT.StrictPort {
+		return
+	}
+	sp := virtualSourcePort.Str(o)
+	switch {
+	case v.SNAT.Type == dataplane.SNATLSN:
+		t.note(o, "source-port %s is kept but not acted on: with source-address-translation lsn, the lsn pool's translation gives the server connections' port", sp)
+	case v.MRF != nil:
+		t.note(o, "source-port %s is kept but not acted on: the message-routing peer connections take their source from the transport-config's translation", sp)
 	}
 }

@@ -43,6 +43,7 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	echoHeader := fs.String("echo-header", "", "also answer with the value of this request header (NAME=value), so a client can see what the proxy passed on")
 	h2c := fs.Bool("h2c", false, "also speak HTTP/2 in cleartext with prior knowledge, and say in every answer which protocol asked (proto=HTTP/2.0), as an HTTP/2 member")
 	peer := fs.Bool("peer", false, "also answer with the address the request came from (from=<addr>), so a client can see the proxy's source address translation")
+	peerPort := fs.Bool("peer-port", false, "with -peer, the port too (from=<addr>:<port>), so a client can see whether the proxy kept its source port")
 	statuses := fs.Bool("statuses", false, "answer a request for /status/NNN with status NNN (and the label line), as an application failing with that status")
 	trailer := fs.String("trailer", "", "end every answer with this trailer (NAME=value, declared and sent chunked), as a gRPC member's grpc-status")
 	useTLS := fs.Bool("tls", false, "serve over TLS with a self-signed certificate made at start, offering -alpn, and say in every answer which protocol asked (proto=HTTP/2.0), as an HTTPS member")
@@ -92,6 +93,9 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		if *peer {
 			host, _, _ := net.SplitHostPort(r.RemoteAddr)
+			if *peerPort {
+				host = r.RemoteAddr
+			}
 			answer += " from=" + host
 		}
 		if *verbose {

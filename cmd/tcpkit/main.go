@@ -93,7 +93,7 @@ var subcommands = []struct{ name, usage, what string }{
 		"a zone's primary for DNS Express: AXFR and IXFR over TCP, NOTIFY on every new serial of its zone file"},
 	{"dnsauth", dnsAuthUsage,
 		"a root, TLD or zone server for a resolver's root-hints: answers, referrals with glue, NXDOMAIN/NODATA with the SOA"},
-	{"http", "-listen ADDR:PORT [-label W1] [-v] [-set-cookie NAME=VALUE] [-body FILE [-type T] [-chunked]] [-sum] [-echo-header NAME] [-h2c] [-trailer NAME=VALUE] [-delay D]",
+	{"http", "-listen ADDR:PORT [-label W1] [-v] [-set-cookie NAME=VALUE] [-body FILE [-type T] [-chunked]] [-sum] [-echo-header NAME] [-peer [-peer-port]] [-h2c] [-trailer NAME=VALUE] [-delay D]",
 		"an HTTP/1.1 member answering with its label, the request's cookies and X-Forwarded-For"},
 	{"http3", "[-k] [-cacert FILE] [-servername NAME] [-i] [-X METHOD] [-d BODY] [-H 'Name: value'] [-n N] [-reuse] [-0rtt [-hold D]] [-timeout D] https://ADDR:PORT/path",
 		"an HTTP/3 client, as curl with --http3 would be: prints each answer's protocol, status (and fields with -i) and body; -0rtt resumes and sends the requests in 0-RTT"},

@@ -525,6 +525,15 @@ type SNAT struct {
 	Type SNATType
 	// Pool is the snatpool's full path when Type is SNATPool.
 	Pool string
+	// ChangePort is the virtual's source-port change: its server
+	// connections take any port, not the client's, whatever address
+	// they leave from (automap, snatpool, none). An ltm snat that
+	// translates a connection decides by its own source-port instead.
+	ChangePort bool
+	// StrictPort is the virtual's source-port preserve-strict: its
+	// server connections keep the client's port or fail (reset), where
+	// preserve (neither set) takes another port when it is in use.
+	StrictPort bool
 }
 
 // LBMode is a pool's load-balancing-mode keyword, spelled as tmsh spells it.

@@ -155,15 +155,25 @@ func snatSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPor
 		if family(client.Addr()) {
 			addr = client.Addr()
 		}
-		if addr.IsLoopback() {
+		if addr.IsLoopback() && !snap.Cfg.SNAT.StrictPort {
 			// A client on this machine holds its own address and port, so
-			// keeping the port would always fail: any port will do.
+			// keeping the port would always fail: any port will do
+			// (preserve, change). Under preserve-strict the port is
+			// tried, and the connection fails as the port is taken [M].
 			h.Src = netip.AddrPortFrom(addr, 0)
 			return h
 		}
 	}
 	if addr.IsValid() {
-		h.Src = netip.AddrPortFrom(addr, client.Port())
+		// The virtual's own source-port (config.SNAT): two boolean
+		// tests, as an ltm snat's are in objectSource.
+		switch {
+		case snap.Cfg.SNAT.ChangePort:
+			h.Src = netip.AddrPortFrom(addr, 0)
+		default:
+			h.Src = netip.AddrPortFrom(addr, client.Port())
+			h.Strict = snap.Cfg.SNAT.StrictPort && hold && client.Port() != 0
+		}
 	}
 	return h
 }
