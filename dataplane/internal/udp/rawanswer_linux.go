@@ -25,9 +25,13 @@ import (
 // to, TTL or hop limit 64 [M], the UDP checksum computed here.
 
 // rawAnswers is the engine's two send-only raw sockets, opened with the
-// first flow that needs one (-1: none could be).
+// first flow that needs one (-1: none could be). mu orders the engine's
+// close after every send in progress: a leg's reader is not waited for
+// when the engine closes, and a send after it must not write to a
+// descriptor number the process has since given to another socket.
 type rawAnswers struct {
 	once     sync.Once
+	mu       sync.RWMutex
 	fd4, fd6 int
 }
 
@@ -46,6 +50,8 @@ func (r *rawAnswers) open() {
 // close closes the sockets, if they were opened.
 func (r *rawAnswers) close() {
 	r.once.Do(func() { r.fd4, r.fd6 = -1, -1 })
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, fd := range []int{r.fd4, r.fd6} {
 		if fd >= 0 {
 			unix.Close(fd)
@@ -58,6 +64,8 @@ func (r *rawAnswers) close() {
 // family opened).
 func (r *rawAnswers) ok(from netip.AddrPort) bool {
 	r.open()
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	if from.Addr().Is4() {
 		return r.fd4 >= 0
 	}
@@ -71,6 +79,11 @@ const rawHdrMax = 40 + 8
 func (r *rawAnswers) send(from, to netip.AddrPort, b []byte) error {
 	var h [rawHdrMax]byte
 	n := udpHeader(&h, from, to, b)
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.fd4 < 0 && r.fd6 < 0 {
+		return unix.EBADF // closed with the engine
+	}
 	if from.Addr().Is4() {
 		sa := &unix.SockaddrInet4{Addr: to.Addr().As4()}
 		_, err := unix.SendmsgBuffers(r.fd4, [][]byte{h[:n], b}, nil, sa, 0)
