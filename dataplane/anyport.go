@@ -376,6 +376,17 @@ func (p *Plane) PassOver(dst netip.AddrPort, udp bool) (release func()) {
 	return p.passPort(dst, udp)
 }
 
+// passNode is passPort for the message virtuals' node connects, nil when
+// nothing is steered: the event loop's non-blocking connect would
+// otherwise hold a timer per node connect to release nothing
+// (mblbvs.passedUntil).
+func (p *Plane) passNode(ap netip.AddrPort, udp bool) (release func()) {
+	if p.steerNow.Load() == nil {
+		return nil
+	}
+	return p.passPort(ap, udp)
+}
+
 // passPort makes the steering pass over ap (udp: a UDP socket's) until
 // release: a data listener or channel an FTP or RTSP flow of a virtual
 // on every port opened on the address the virtual takes (l4.Env.Pass).

@@ -215,7 +215,7 @@ func New(opts Options) *Plane {
 		Rst:           &p.rst,
 		SnatPool:      p.snatPoolNamed, // rules.go
 		LSN:           &p.lsn,          // LSN::pool (internal/mblbvs/lsn.go)
-		Pass:          p.passPort,      // a rule's node (anyport.go)
+		Pass:          p.passNode,      // a rule's node (anyport.go)
 	})
 	p.l4 = l4.New(l4.Env{
 		Table:          p.table,

@@ -51,7 +51,8 @@ type Env struct {
 	DialExact func(src, dst netip.AddrPort, side *sockopt.Side) (*net.TCPConn, error)
 	// Pass makes the steering of wildcard and network virtuals pass
 	// over ap until release (the plane's passPort): a node a rule
-	// computed, which the commit could not pass over; nil: no steering.
+	// computed, which the commit could not pass over; nil, or a nil
+	// release: nothing steered, nothing to release.
 	Pass func(ap netip.AddrPort, udp bool) (release func())
 	// Pools is the running commit's pool index, as the pointer each
 	// commit replaces, so that a lookup in it can be kept until the next
@@ -1045,8 +1046,9 @@ func (mv *VS) dial(ctx context.Context, client netip.AddrPort, m mblb.Member) (n
 	if m.Ref == nil && mv.env.Pass != nil {
 		// A node the rule named (maybe computed): passed over by the
 		// steering until the connect is done (its SYN's only lookup).
-		release := mv.env.Pass(m.Addr, false)
-		defer release()
+		if release := mv.env.Pass(m.Addr, false); release != nil {
+			defer release()
+		}
 	}
 	if mv.h2 != nil {
 		return mv.dialHTTP2(ctx, snap, client, m) // h2member.go
