@@ -34,8 +34,7 @@ func TestAnyPortRuleNode(t *testing.T) {
 	p, logs := loggedPlane(t)
 	cfg := basic("127.253.201.1:30080", "127.253.201.30:30030")
 	withPool(cfg, "/Common/pw", "127.253.201.30:30030")
-	cfg.Virtuals["/Common/w"] = &Virtual{Name: "/Common/w", Destination: ap("0.0.0.0:0"), Network: netip.MustParsePrefix("0.0.0.0/0"),
-		Enabled: true, TranslateAddress: true, TranslatePort: true, Pool: "/Common/pw", SNAT: SNAT{Type: SNATNone}}
+	cfg.Virtuals["/Common/w"] = wildcardOf("/Common/w", "/Common/pw", ProtoTCP)
 	rs, lg := compileRules(t, `when CLIENT_ACCEPTED {
 	set a "127.253.201."
 	append a 11
@@ -97,14 +96,8 @@ func TestAnyPortRuleSideband(t *testing.T) {
 	p, _ := loggedPlane(t)
 	cfg := basic("127.253.201.3:30080", "127.253.201.31:30031")
 	withPool(cfg, "/Common/pw", "127.253.201.30:30030")
-	for name, udp := range map[string]bool{"/Common/w": false, "/Common/wu": true} {
-		v := &Virtual{Name: name, Destination: ap("0.0.0.0:0"), Network: netip.MustParsePrefix("0.0.0.0/0"),
-			Enabled: true, TranslateAddress: true, TranslatePort: true, Pool: "/Common/pw", SNAT: SNAT{Type: SNATNone}}
-		if udp {
-			v.Protocol = ProtoUDP
-		}
-		cfg.Virtuals[name] = v
-	}
+	cfg.Virtuals["/Common/w"] = wildcardOf("/Common/w", "/Common/pw", ProtoTCP)
+	cfg.Virtuals["/Common/wu"] = wildcardOf("/Common/wu", "/Common/pw", ProtoUDP)
 	lg := &ruleLog{}
 	lg.showOnFailure(t)
 	r, err := rules.Compile("/Common/sb", `when CLIENT_ACCEPTED {
@@ -165,8 +158,7 @@ func TestAnyPortRuleNodeHTTP(t *testing.T) {
 	cfg := basic("127.253.201.5:30080", "127.253.201.31:30031")
 	cfg.Virtuals["/Common/vs"].MBLB = &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}
 	withPool(cfg, "/Common/pw", "127.253.201.30:30030")
-	cfg.Virtuals["/Common/w"] = &Virtual{Name: "/Common/w", Destination: ap("0.0.0.0:0"), Network: netip.MustParsePrefix("0.0.0.0/0"),
-		Enabled: true, TranslateAddress: true, TranslatePort: true, Pool: "/Common/pw", SNAT: SNAT{Type: SNATNone}}
+	cfg.Virtuals["/Common/w"] = wildcardOf("/Common/w", "/Common/pw", ProtoTCP)
 	rs, lg := compileRules(t, `when HTTP_REQUEST {
 	set a "127.253.201.1"
 	append a 5
@@ -262,8 +254,7 @@ func TestAnyPortRuleNodeUDP(t *testing.T) {
 	p, _ := loggedPlane(t)
 	cfg := basic("127.253.201.6:30080", "127.253.201.30:30030")
 	cfg.Virtuals["/Common/vs"].Protocol = ProtoUDP
-	cfg.Virtuals["/Common/wu"] = &Virtual{Name: "/Common/wu", Destination: ap("0.0.0.0:0"), Network: netip.MustParsePrefix("0.0.0.0/0"),
-		Protocol: ProtoUDP, Enabled: true, TranslateAddress: true, TranslatePort: true, Pool: "/Common/pool", SNAT: SNAT{Type: SNATNone}}
+	cfg.Virtuals["/Common/wu"] = wildcardOf("/Common/wu", "/Common/pool", ProtoUDP)
 	rs, lg := compileRules(t, `when CLIENT_ACCEPTED {
 	set a "127.253.201.1"
 	append a 6
@@ -292,4 +283,11 @@ func TestAnyPortRuleNodeUDP(t *testing.T) {
 	delete(cfg.Virtuals, "/Common/vs")
 	mustApply(t, p, cfg)
 	eventually(t, "the node's pass to end with its flow", func() bool { return passed() == 0 })
+}
+
+// wildcardOf is the rule-node tests' wildcard: every address and port
+// of proto to pool, SNAT none.
+func wildcardOf(name, pool string, proto Protocol) *Virtual {
+	return &Virtual{Name: name, Destination: ap("0.0.0.0:0"), Network: netip.MustParsePrefix("0.0.0.0/0"), Protocol: proto,
+		Enabled: true, TranslateAddress: true, TranslatePort: true, Pool: pool, SNAT: SNAT{Type: SNATNone}}
 }
