@@ -105,7 +105,12 @@ func (h *planeHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Chang
 		}
 	}
 	for _, s := range tr.kept {
-		if !hadKept[s] && opts.Warn != nil {
+		if hadKept[s] || opts.Warn == nil {
+			continue
+		}
+		if strings.HasSuffix(s, keptServed) {
+			opts.Warn(s) // a virtual served without what the note names
+		} else {
 			opts.Warn(s + "; kept, and it carries no traffic")
 		}
 	}

@@ -118,6 +118,7 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	t.dohListeners()     // translate_doh.go
 	t.lsnNotes()         // translate_lsn.go
 	t.ownDests()         // translate_owndests.go
+	t.servedKept()
 	return t.dc, t.skipped, t.kept, t.refused
 }
 
@@ -127,8 +128,11 @@ type translator struct {
 	dc      *dataplane.Config
 	skipped []string
 	// kept lists objects valid on a BIG-IP that openltm does not act on
-	// yet (FQDN nodes): they carry no traffic and are never refused.
-	kept []string
+	// yet (FQDN nodes), and settings it does not act on: they are never
+	// refused. keptOn is the object of each (keep), so that a note on a
+	// virtual the commit still serves says so (servedKept).
+	kept   []string
+	keptOn []*objects.Object
 	// refused lists the skipped things a load may not keep either.
 	refused []string
 	rules   *ruleBinder
@@ -176,6 +180,23 @@ func (t *translator) needsHTTPProfile(o *objects.Object, kind *objects.Kind) boo
 
 func (t *translator) keep(o *objects.Object, format string, args ...any) {
 	t.kept = append(t.kept, about(o, format, args...))
+	t.keptOn = append(t.keptOn, o)
+}
+
+// keptServed ends each kept note on a virtual server that the commit
+// still serves (a setting or profile of it not acted on) with that
+// word, so that the commit's warning does not say that the virtual
+// carries no traffic (hook_plane.go says so of the other kept notes).
+const keptServed = "; kept, not acted on"
+
+// servedKept marks the kept notes on virtuals still in the dataplane's
+// configuration (keptServed).
+func (t *translator) servedKept() {
+	for i, o := range t.keptOn {
+		if o != nil && o.Kind.Key() == "ltm virtual" && t.dc.Virtuals[o.Name] != nil {
+			t.kept[i] += keptServed
+		}
+	}
 }
 
 // note records a warning on o that leaves nothing out (a geo entry

@@ -297,6 +297,11 @@ func TestIIOPOneConnect(t *testing.T) {
 	if errs != "" || !strings.Contains(out, "min-conn 2 is kept, and not acted on beside iiop profile /Common/iiop without a one-connect profile") {
 		t.Errorf("min-conn beside iiop without one-connect: %q %q", out, errs)
 	}
+	// The virtual runs without it: the warning says the setting is not
+	// acted on, not that the virtual carries no traffic.
+	if !strings.Contains(out, "; kept, not acted on") || strings.Contains(out, "carries no traffic") {
+		t.Errorf("the warning on a virtual served without min-conn: %q", out)
+	}
 	dc, _ = Translate(e.schema, e.Config())
 	if v := dc.Virtuals["/Common/v_own"]; v == nil || v.MBLB == nil || v.MBLB.MinConn != 0 || v.MBLB.OneConnect != nil {
 		t.Fatalf("v_own: %+v", v)
