@@ -204,23 +204,7 @@ func startUDPMemberFree(t *testing.T, addr netip.AddrPort, label string) *udpMem
 	if err != nil {
 		t.Fatalf("program %s: %v", addr, err)
 	}
-	c := pc.(*net.UDPConn)
-	t.Cleanup(func() { c.Close() })
-	m := &udpMember{label: label}
-	go func() {
-		buf := make([]byte, 65535)
-		for {
-			n, from, err := c.ReadFromUDPAddrPort(buf)
-			if err != nil {
-				return
-			}
-			m.mu.Lock()
-			m.from = append(m.from, from)
-			m.mu.Unlock()
-			c.WriteToUDPAddrPort(append([]byte(label+":"), buf[:n]...), from)
-		}
-	}()
-	return m
+	return serveUDPMember(t, pc.(*net.UDPConn), label)
 }
 
 // TestAnyPortNetworkTCPForwardIPv6Unassigned: a tcp ip-forward virtual

@@ -26,6 +26,12 @@ func startUDPMember(t *testing.T, addr, label string) *udpMember {
 	if err != nil {
 		t.Fatalf("member %s: %v", addr, err)
 	}
+	return serveUDPMember(t, c, label)
+}
+
+// serveUDPMember answers each datagram on c with label and the datagram,
+// noting its source, until the test ends.
+func serveUDPMember(t *testing.T, c *net.UDPConn, label string) *udpMember {
 	t.Cleanup(func() { c.Close() })
 	m := &udpMember{label: label}
 	go func() {
