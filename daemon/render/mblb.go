@@ -55,7 +55,9 @@ func MBLBProfile(w io.Writer, name string, st dataplane.MBLBStats, o Options) er
 // iiop): the IIOP virtuals' requests, replies and timeouts [M: BIG-IP's
 // iiop profile statistics are not known to openltm; these are its
 // engine's counts]; Slow Client Resets are the one-connect clients
-// reset for replies unread past their bound (also in Client Resets).
+// reset for replies unread past their bound (also in Client Resets);
+// Lost Requests those answered with COMM_FAILURE, COMPLETED_MAYBE, their
+// member's connection having ended under them.
 func IIOPProfile(w io.Writer, name string, st dataplane.MBLBStats, o Options) error {
 	u := func(n uint64) string { return strconv.FormatUint(n, 10) }
 	return statBlock(w, "Ltm::IIOP Profile: "+o.rel(name), [][2]string{
@@ -74,6 +76,7 @@ func IIOPProfile(w io.Writer, name string, st dataplane.MBLBStats, o Options) er
 		{"Server Failures", u(st.ServerFailures)},
 		{"Client Resets", u(st.Resets)},
 		{"Slow Client Resets", u(st.IIOPSlowResets)},
+		{"Lost Requests", u(st.IIOPLost)},
 	})
 }
 

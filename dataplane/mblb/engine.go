@@ -445,6 +445,10 @@ type engineStats struct {
 	// iiopSlowResets counts one-connect IIOP clients reset for replies
 	// unread past their queue's bound (iiopout.go).
 	iiopSlowResets atomic.Uint64
+	// iiopLost counts IIOP requests answered with COMM_FAILURE,
+	// COMPLETED_MAYBE: their member's connection ended without
+	// CloseConnection after they were sent whole (iiopsession.go).
+	iiopLost atomic.Uint64
 }
 
 // Stats are the engine's counters since it started.
@@ -503,6 +507,11 @@ type Stats struct {
 	// replies queued for them and not read passed MaxInFlight x
 	// MaxMessageSize bytes (also counted in Resets).
 	IIOPSlowResets uint64
+	// IIOPLost counts IIOP requests sent whole to a member whose
+	// connection then ended without CloseConnection before their reply:
+	// each answered to its client with a COMM_FAILURE system exception,
+	// COMPLETED_MAYBE (the member may have run it).
+	IIOPLost uint64
 }
 
 // MemberStats are one member's counters, for `show ltm pool p members`.
@@ -652,6 +661,7 @@ func (e *Engine) Stats() Stats {
 		NTLMUnbound:       e.stats.ntlmUnbound.Load(),
 		IIOPTimeouts:      e.stats.iiopTimeouts.Load(),
 		IIOPSlowResets:    e.stats.iiopSlowResets.Load(),
+		IIOPLost:          e.stats.iiopLost.Load(),
 		Sessions:          ns,
 		ServerConns:       nc,
 	}

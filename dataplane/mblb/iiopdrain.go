@@ -15,8 +15,9 @@ import (
 // otherwise forgotten: a late reply to a cancelled or timed-out request
 // does not hold it [M: the client has given up on that reply]), or when
 // iiopDrainBound has passed, the requests still
-// unanswered then settled as for a member gone (resent by the client's
-// ORB, or its timeout) [M]. GIOP requests are not in the connection's
+// unanswered then settled as for a member gone (memberGone: each
+// answered with COMM_FAILURE, COMPLETED_MAYBE, the member having had
+// it) [M]. GIOP requests are not in the connection's
 // ordered queue, so what is owed is counted from the IIOP state: the
 // client's pending requests on its own connection, the loans of a
 // shared one.

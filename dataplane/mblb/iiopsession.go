@@ -419,31 +419,50 @@ func (is *iiopSession) drain() {
 }
 
 // memberGone settles the requests whose member's connection ended
-// unanswered: with a timeout they are left to it (abort-on-timeout then
-// resets the client, whose ORB sends them again on a new connection);
-// without one they are forgotten at once, so that the client's window
-// does not fill with requests no one will answer [M].
-func (is *iiopSession) memberGone(sc *serverConn) {
-	if is.opt.Timeout > 0 {
+// (EOF, a reset, an error, or closed by openltm) unanswered. Unless the
+// member sent CloseConnection first (closed: resend has sent them again
+// or answered them), each request sent whole there is answered at once
+// with a COMM_FAILURE system exception, COMPLETED_MAYBE (answerLost):
+// the member had it and may have run it, as a CORBA client's own ORB
+// reports a connection lost under a request [M: the client is told at
+// once rather than the request forgotten or left to the timeout; with
+// or without a timeout]. A fragmented request still incomplete becomes
+// an orphan without a timeout (sent again whole with its last fragment:
+// the member ran none of it); with one, its next Fragment's failed
+// write does that (fragFailed). After a CloseConnection, what is left
+// there is left to the timeout, or forgotten at once without one, so
+// that the client's window does not fill [M]; likewise when the client's
+// session has ended.
+func (is *iiopSession) memberGone(sc *serverConn, closed bool) {
+	s := is.s
+	timeout := is.opt.Timeout > 0
+	s.mu.Lock()
+	answer := !closed && !s.closed
+	if timeout && !answer {
+		s.mu.Unlock()
 		return
 	}
-	s := is.s
-	s.mu.Lock()
 	var gone []iiopPending
+	var lost []iiopLost
 	for id, p := range is.pending {
 		switch {
 		case p.sc != sc || p.orphan: // (an orphan waits for its last fragment)
 		case p.partial:
 			// Still being sent: an orphan, sent again whole (or
 			// answered) with its last fragment (fragFailed).
-			p.orphan = true
-			is.pending[id] = p
-		default:
+			if !timeout {
+				p.orphan = true
+				is.pending[id] = p
+			}
+		case answer:
+			delete(is.pending, id)
+			lost = append(lost, iiopLost{id, p})
+		case !timeout:
 			delete(is.pending, id)
 			gone = append(gone, p)
 		}
 	}
-	if len(gone) > 0 {
+	if len(gone)+len(lost) > 0 {
 		s.cond.Broadcast()
 	}
 	s.mu.Unlock()
@@ -452,6 +471,29 @@ func (is *iiopSession) memberGone(sc *serverConn) {
 	}
 	if n := len(gone); n > 0 {
 		s.e.logf("mblb: IIOP client %s: %d requests unanswered by %s, whose connection ended", s.client, n, sc.leg.Member.Name)
+	}
+	if len(lost) > 0 {
+		is.answerLost(sc, lost)
+	}
+}
+
+// iiopLost is a request (the client's id) sent whole to a member whose
+// connection ended without CloseConnection before its reply.
+type iiopLost struct {
+	id uint32
+	p  iiopPending
+}
+
+// answerLost answers each lost request, taken out of pending, with a
+// COMM_FAILURE system exception, COMPLETED_MAYBE, counted in
+// Stats.IIOPLost (memberGone).
+func (is *iiopSession) answerLost(sc *serverConn, lost []iiopLost) {
+	s := is.s
+	s.e.stats.iiopLost.Add(uint64(len(lost)))
+	s.e.logf("mblb: IIOP client %s: %d requests sent to %s unanswered when its connection ended without CloseConnection: answered with COMM_FAILURE, COMPLETED_MAYBE", s.client, len(lost), sc.leg.Member.Name)
+	for _, l := range lost {
+		is.unpend(l.p)
+		is.answerCommFailure(l.p, l.id, iiop.CompletedMaybe)
 	}
 }
 
@@ -554,7 +596,10 @@ func (is *iiopSession) conn(mem Member) (*serverConn, error) {
 // for a member's CloseConnection when the client's reader sends it (a
 // request sent again is not kept: it is sent again at most once). From
 // the client's reader (reader) or a member's (sending again). It returns
-// the id on sc; false when the write failed (nothing is then pending).
+// the id on sc; false when the write failed (nothing is then pending),
+// unless the request was settled meanwhile (answered as lost when sc
+// ended under the write, timed out, or the session ended): not to be
+// sent elsewhere then.
 func (is *iiopSession) place(sc *serverConn, m *iiop.Message, b []byte, reader bool) (uint32, bool) {
 	s := is.s
 	mid := m.RequestID
@@ -627,6 +672,12 @@ func (is *iiopSession) place(sc *serverConn, m *iiop.Message, b []byte, reader b
 		s.mu.Unlock()
 		if mine {
 			is.unpend(p)
+		} else {
+			// Settled meanwhile: answered as lost by sc's reader
+			// (memberGone, its connection ended under the write),
+			// timed out, or the session ending. Not to be chosen
+			// again: the client has its answer, or awaits none.
+			ok = true
 		}
 	}
 	return mid, ok
@@ -768,7 +819,7 @@ func (sc *serverConn) iiopRead(is *iiopSession) {
 	if closed {
 		is.resend(sc)
 	}
-	is.memberGone(sc)
+	is.memberGone(sc, closed)
 	s := is.s
 	s.mu.Lock()
 	if is.lateOwn != nil {
@@ -1215,10 +1266,20 @@ func (is *iiopSession) answerFailed(closed *serverConn, id uint32) {
 		return
 	}
 	is.unpend(p)
-	b := iiop.AppendSystemException(nil, p.minor, p.little, id, p.locate, iiop.CommFailure, 0, iiop.CompletedNo)
+	is.answerCommFailure(p, id, iiop.CompletedNo)
+}
+
+// answerCommFailure writes the client the answer to its request id (p,
+// taken out of pending) that openltm gives for a member: a Reply with a
+// COMM_FAILURE system exception of the completion status given, in the
+// request's GIOP version and byte order (a LocateRequest's:
+// iiop.AppendSystemException), queued for the client's writer with
+// one-connect.
+func (is *iiopSession) answerCommFailure(p iiopPending, id, completed uint32) {
+	b := iiop.AppendSystemException(nil, p.minor, p.little, id, p.locate, iiop.CommFailure, 0, completed)
 	if is.oc != nil {
 		is.deliver(b, false, false)
 	} else if is.writeClient(b, false) {
-		s.msgsOut.Add(1)
+		is.s.msgsOut.Add(1)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,6 +67,10 @@ func readIIOP(t *testing.T, c net.Conn, n int) []string {
 		}
 		switch m.Type {
 		case iiop.Reply:
+			if repo, _, done, ok := iiop.SystemException(b); ok {
+				got = append(got, fmt.Sprintf("%d=%s", m.RequestID, sysExName(repo, done)))
+				break
+			}
 			got = append(got, fmt.Sprintf("%d=%s", m.RequestID, iiop.ReplyBody(b)))
 		case iiop.LocateReply:
 			got = append(got, fmt.Sprintf("%d=here", m.RequestID))
@@ -74,6 +79,22 @@ func readIIOP(t *testing.T, c net.Conn, n int) []string {
 		}
 	}
 	return got
+}
+
+// sysExName is how readIIOP shows a SYSTEM_EXCEPTION reply:
+// COMM_FAILURE/MAYBE for IDL:omg.org/CORBA/COMM_FAILURE:1.0,
+// COMPLETED_MAYBE.
+func sysExName(repo string, completed uint32) string {
+	name := strings.TrimSuffix(strings.TrimPrefix(repo, "IDL:omg.org/CORBA/"), ":1.0")
+	switch completed {
+	case iiop.CompletedYes:
+		return name + "/YES"
+	case iiop.CompletedNo:
+		return name + "/NO"
+	case iiop.CompletedMaybe:
+		return name + "/MAYBE"
+	}
+	return fmt.Sprintf("%s/%d", name, completed)
 }
 
 func dialIIOP(t *testing.T, vs *testVS) net.Conn {
@@ -242,8 +263,9 @@ func TestIIOPFragments(t *testing.T) {
 
 // TestIIOPHalfClose: a client that sends its requests and shuts its
 // side down still gets every reply, then the close; a request whose
-// member's connection ends unanswered (no timeout set) is forgotten, so
-// the client is not kept waiting for it.
+// member's connection ends unanswered (without CloseConnection) is
+// answered with COMM_FAILURE, COMPLETED_MAYBE, so the client is not
+// kept waiting for it.
 func TestIIOPHalfClose(t *testing.T) {
 	_, pool := startIIOPMembers(t, "127.243.1.24:24324", "127.243.1.25:24325")
 	vs := startVS(t, "127.243.1.26:24326", iiopConfig(pool, IIOPOptions{}))
@@ -267,10 +289,14 @@ func TestIIOPHalfClose(t *testing.T) {
 			break
 		}
 		m, _ := iiop.Parse(b)
+		if repo, _, done, ok := iiop.SystemException(b); ok {
+			got = append(got, fmt.Sprintf("%d=%s", m.RequestID, sysExName(repo, done)))
+			continue
+		}
 		got = append(got, fmt.Sprintf("%d=%s", m.RequestID, iiop.ReplyBody(b)))
 	}
 	sort.Strings(got)
-	if fmt.Sprint(got) != "[1=m1 3=m1]" {
+	if fmt.Sprint(got) != "[1=m1 2=COMM_FAILURE/MAYBE 3=m1]" {
 		t.Fatalf("replies %v", got)
 	}
 }

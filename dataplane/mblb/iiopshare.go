@@ -227,7 +227,7 @@ func (sc *serverConn) iiopSharedRead() {
 		if closed {
 			is.resend(sc)
 		}
-		is.memberGone(sc)
+		is.memberGone(sc, closed)
 	}
 }
 

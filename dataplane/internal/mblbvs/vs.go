@@ -1211,6 +1211,7 @@ func (s *Set) ProfileStats(profile string) (st mblb.Stats, ok bool) {
 		st.Unsolicited += es.Unsolicited
 		st.IIOPTimeouts += es.IIOPTimeouts
 		st.IIOPSlowResets += es.IIOPSlowResets
+		st.IIOPLost += es.IIOPLost
 		st.ServerConnsOpened += es.ServerConnsOpened
 		st.SpareConnsOpened += es.SpareConnsOpened
 		st.Drained += es.Drained
