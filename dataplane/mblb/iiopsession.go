@@ -1180,7 +1180,7 @@ func (is *iiopSession) resendOrphan(closed *serverConn, id uint32) {
 		return
 	}
 	if is.opt.Timeout > 0 {
-		return // (left to the timeout, as memberGone does)
+		return // (left to the timeout, as memberGone leaves what a CloseConnection left)
 	}
 	s.mu.Lock()
 	p, ok = is.pending[id]
