@@ -71,7 +71,7 @@ func iiopClientMain(ctx context.Context, args []string, stdout, stderr io.Writer
 	connect := fs.String("connect", "", "ADDR:PORT of the virtual (or member)")
 	n := fs.Int("n", 1, "requests to send, pipelined in one write")
 	keys := fs.String("keys", "obj", "object keys, comma-separated, taken in turn")
-	ops := fs.String("ops", "get", "operations, comma-separated, taken in turn (a tcpkit member answers delay:N after N ms, never noreply)")
+	ops := fs.String("ops", "get", "operations, comma-separated, taken in turn (a tcpkit member answers delay:N after N ms, never noreply, and closes its connection unanswered on close)")
 	first := fs.Uint("id", 1, "the first request id")
 	version := fs.String("version", "1.2", "GIOP version: 1.0, 1.1 or 1.2")
 	little := fs.Bool("little", false, "little-endian messages")
@@ -155,6 +155,10 @@ func iiopClientMain(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		switch m.Type {
 		case iiop.Reply:
+			if repo, code, done, ok := iiop.SystemException(b); ok {
+				got = append(got, reply{m.RequestID, fmt.Sprintf("reply id %d: system exception %s minor %d %s", m.RequestID, repo, code, completionName(done))})
+				break
+			}
 			got = append(got, reply{m.RequestID, fmt.Sprintf("reply id %d: %s", m.RequestID, iiop.ReplyBody(b))})
 		case iiop.LocateReply:
 			got = append(got, reply{m.RequestID, fmt.Sprintf("locate reply id %d", m.RequestID)})
@@ -175,4 +179,18 @@ func iiopClientMain(ctx context.Context, args []string, stdout, stderr io.Writer
 		return fmt.Errorf("after %d of %d replies: %v", len(got), *n, rerr)
 	}
 	return nil
+}
+
+// completionName is a system exception's completion_status as CORBA
+// spells it.
+func completionName(c uint32) string {
+	switch c {
+	case iiop.CompletedYes:
+		return "COMPLETED_YES"
+	case iiop.CompletedNo:
+		return "COMPLETED_NO"
+	case iiop.CompletedMaybe:
+		return "COMPLETED_MAYBE"
+	}
+	return fmt.Sprintf("completed %d", c)
 }

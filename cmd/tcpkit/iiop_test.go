@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/iiop"
+	"github.com/openltm/openltm/dataplane/iiop/iioptest"
 )
 
 // TestIIOPServeAndClient: the client's pipelined requests reach the
@@ -55,5 +59,45 @@ func TestIIOPServeAndClient(t *testing.T) {
 	cancel()
 	if code := <-done; code != 0 {
 		t.Errorf("iiop-serve ended with %d", code)
+	}
+}
+
+// TestIIOPClientSystemException: a Reply carrying a system exception
+// (a proxy's COMM_FAILURE) is printed as its repository id, minor code
+// and completion status, in every GIOP version and byte order, not as
+// a body.
+func TestIIOPClientSystemException(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.29.2.1:29201")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				b, err := iioptest.ReadMessage(c)
+				if err != nil {
+					return
+				}
+				m, err := iiop.Parse(b)
+				if err != nil {
+					return
+				}
+				c.Write(iiop.AppendSystemException(nil, m.Minor, m.Little(), m.RequestID, false, iiop.CommFailure, 3, iiop.CompletedMaybe))
+			}()
+		}
+	}()
+	for _, args := range [][]string{{"-version", "1.0"}, {"-version", "1.1", "-little"}, {"-version", "1.2"}} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), append([]string{"iiop", "-connect", "127.29.2.1:29201", "-id", "5"}, args...), nil, &out, &errb)
+		want := "reply id 5: system exception IDL:omg.org/CORBA/COMM_FAILURE:1.0 minor 3 COMPLETED_MAYBE\n"
+		if code != 0 || out.String() != want {
+			t.Errorf("iiop %v: status %d output %q (%s), want 0 %q", args, code, out.String(), errb.String(), want)
+		}
 	}
 }
