@@ -664,15 +664,15 @@ func (is *iiopSession) place(sc *serverConn, m *iiop.Message, b []byte, reader b
 	}
 	if !ok && m.Expects {
 		s.mu.Lock()
-		p, mine := is.pending[m.RequestID]
-		mine = mine && p.sc == sc && p.mid == mid
+		p, had := is.pending[m.RequestID]
+		mine := had && p.sc == sc && p.mid == mid
 		if mine {
 			delete(is.pending, m.RequestID)
 		}
 		s.mu.Unlock()
 		if mine {
 			is.unpend(p)
-		} else {
+		} else if !had {
 			// Settled meanwhile: answered as lost by sc's reader
 			// (memberGone, its connection ended under the write),
 			// timed out, or the session ending. Not to be chosen
