@@ -64,6 +64,8 @@ func AnyPortUnsupported(v *Virtual) string {
 	switch {
 	case v.Network.IsValid() && len(v.PortRanges) > 0 && portCount(v) > sklookup.MaxWildcards:
 		return fmt.Sprintf("a network virtual on %d ports: the steering takes at most %d (a listener each)", portCount(v), sklookup.MaxWildcards)
+	case v.HTTP3 != nil && v.Network.IsValid():
+		return "an http3 network virtual (mask) is not served yet (its QUIC socket is bound to the network's own address and answers from it; the network's other addresses would need answering sockets per flow in the QUIC stack)"
 	case !v.AnyPort() && v.IPForward && !v.Network.IsValid():
 		return "an ip-forward host virtual on one port or a port list would forward to its own listener: openltm forwards on every port, or on a network virtual's ports (mask)"
 	case !v.AnyPort():
@@ -122,9 +124,17 @@ func (p *Plane) syncSteer(cfg *Config, b *generation) {
 	for ap := range p.listeners {
 		tcp[ap] = b.want[ap]
 	}
-	udp := make(map[netip.AddrPort]string, len(p.udpListeners))
+	udp := make(map[netip.AddrPort]string, len(p.udpListeners)+len(b.wantH3))
 	for ap := range p.udpListeners {
 		udp[ap] = b.wantUDP[ap]
+	}
+	// The HTTP/3 virtuals' QUIC sockets (http3vs.go) are port-specific
+	// UDP listeners: passed over where a UDP wildcard or network would
+	// take their port, never steered to (steerPlan). Those bound only
+	// at swapH3 (lateH3) are passed over already: the entry makes the
+	// kernel's own lookup run, which finds the socket once bound.
+	for ap, name := range b.wantH3 {
+		udp[ap] = name
 	}
 	wild, specific := steerPlan(cfg, tcp, udp, func(ap netip.AddrPort, isUDP bool) int {
 		if isUDP {
@@ -147,7 +157,11 @@ func (p *Plane) syncSteer(cfg *Config, b *generation) {
 // and what it passes over (specific): the port-specific listeners of the
 // same protocol on those addresses or in those networks, and the plane's
 // own destinations there (ownDests), both protocols. syncSteer gives it
-// to the program; Check counts it against the program's limits.
+// to the program; Check counts it against the program's limits. An
+// HTTP/3 virtual's QUIC socket (udp, owned by a virtual with HTTP3) is
+// never a wildcard (AnyPortUnsupported keeps it off every port and off
+// networks): it is counted and passed over as a port-specific UDP
+// listener, which it is.
 func steerPlan(cfg *Config, tcp, udp map[netip.AddrPort]string, fd func(netip.AddrPort, bool) int) (wild []sklookup.Wildcard, specific []sklookup.Specific) {
 	type addrProto struct {
 		a   netip.Addr
@@ -177,6 +191,9 @@ func steerPlan(cfg *Config, tcp, udp map[netip.AddrPort]string, fd func(netip.Ad
 		}
 	}
 	for ap, owner := range udp {
+		if v := cfg.Virtuals[owner]; v != nil && v.HTTP3 != nil {
+			continue // a QUIC socket: port-specific only (above)
+		}
 		if ap.Port() == 0 || onPort(ap, owner) {
 			add(ap, owner, true)
 		}

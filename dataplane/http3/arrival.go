@@ -1,6 +1,8 @@
 package http3
 
 import (
+	"encoding/binary"
+	"hash/maphash"
 	"net"
 	"net/netip"
 	"sync"
@@ -23,7 +25,8 @@ import (
 
 // The arrivals are kept by exactly the client address, in a table of
 // arrivalSets sets of arrivalWays entries each, the set a hash of the
-// address: clients whose hashes meet share a set and keep their own
+// address keyed at random per process (arrivalSeed): clients whose
+// hashes meet share a set and keep their own
 // entries; a set that is full gives up its oldest entry (the one noted
 // least recently) [M: a connection whose entry was given up, four other
 // clients of its set noted after it, before its own ConnContext ran has
@@ -140,13 +143,24 @@ func (c *arrivalConn) setArrival(on bool) {
 	}
 }
 
-// slotOf is the set of the client at from.
-func slotOf(from netip.AddrPort) int {
-	h := uint32(from.Port())
-	for _, b := range from.Addr().As16() {
-		h = h*31 + uint32(b)
-	}
-	return int(h % arrivalSets)
+// arrivalSeed keys the sets' hash, made at random when the process
+// starts: a client cannot choose addresses and ports that meet in one
+// set (and so push a connection's arrival out of its four entries
+// before its connection is made) without knowing it.
+var arrivalSeed = maphash.MakeSeed()
+
+// slotOf is the set of the client at from in this process's table.
+func slotOf(from netip.AddrPort) int { return slotWith(arrivalSeed, from) }
+
+// slotWith is the set of the client at from under seed: maphash over
+// its 16-byte address and port, on the stack (no allocation; about as
+// much as one 18-byte maphash.Bytes, some nanoseconds).
+func slotWith(seed maphash.Seed, from netip.AddrPort) int {
+	var b [18]byte
+	a := from.Addr().As16()
+	copy(b[:16], a[:])
+	binary.BigEndian.PutUint16(b[16:], from.Port())
+	return int(maphash.Bytes(seed, b[:]) % arrivalSets)
 }
 
 func unmapped(ap netip.AddrPort) netip.AddrPort {
