@@ -326,3 +326,10 @@ func plainName(name string) string {
 	}
 	return name
 }
+
+// isRefName: s may name an object (CheckName's rules, in the folder
+// /Common when relative), for a list whose elements are addresses or
+// names (a snatpool's members).
+func isRefName(s string) bool {
+	return CheckName(&Kind{Words: []string{"ref"}}, FullPath("/Common", s)) == nil
+}

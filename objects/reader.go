@@ -728,7 +728,9 @@ func (r *Reader) list(p *Prop, item *Item, kw *grammar.Word, rest []grammar.Node
 			}
 			s := w.Text
 			if p.Format == "ip" {
-				if _, ok := NodeAddr(s); !ok {
+				// With Prop.Ref, a name of one of those kinds will do too
+				// (a snatpool member naming an ltm snat-translation).
+				if _, ok := NodeAddr(s); !ok && (len(p.Ref) == 0 || !isRefName(s)) {
 					return nil, synErr(w, []string{"an IP address"}, "%q is not an IP address", s)
 				}
 			}
