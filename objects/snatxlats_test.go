@@ -139,6 +139,8 @@ func TestSnatPoolMemberNames(t *testing.T) {
 		{name: "naming nothing", conf: "ltm snatpool /Common/sp { members { nosuch } }\n",
 			refs: []string{"/Common/nosuch"}, dangle: "01020036:3: The requested snat translation (/Common/nosuch) was not found."},
 		{name: "not a name", conf: "ltm snatpool /Common/sp { members { a*b } }\n", readErr: `"a*b" is not an IP address`},
+		{name: "a mistyped address", conf: "ltm snatpool /Common/sp { members { 300.1.1.1 } }\n", readErr: `"300.1.1.1" is not an IP address`},
+		{name: "a mistyped IPv6 address", conf: "ltm snatpool /Common/sp { members { /Common/dead::beef::1 } }\n", readErr: `is not an IP address`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := Default.Builtins()
