@@ -33,8 +33,8 @@ func snatCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 			return nil
 		}},
 		{"show", ltmSNATXlat.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
-			for _, name := range snatXlatNames(e.Config(), names) {
-				a, _ := objects.NodeAddr(name)
+			for _, x := range snatXlatNames(e.Config(), names) {
+				name, a := x.name, x.addr
 				n, _ := p.SNATTranslationConns(a)
 				var lim *snatobj.Limited
 				if l, ok := p.SNATTranslationLimit(a); ok {
@@ -50,20 +50,24 @@ func snatCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 }
 
 // snatXlatNames is the translation addresses show ltm snat-translation
-// lists, matching names (none: all): the ltm snat-translation objects
-// and, as BIG-IP creates one for each, the addresses SNAT objects and
-// snatpools name [M: openltm does not create those objects, it lists
-// them].
-func snatXlatNames(cfg *objects.Config, names []string) []string {
-	seen := map[string]bool{}
+// lists, matching names (none: all): the ltm snat-translation objects,
+// under their own names (xlat_1 as well as 10.1.1.1), and, as BIG-IP
+// creates one for each, the addresses SNAT objects and snatpools name
+// that no object stands for yet (a configuration committed before the
+// objects were made) [M: listed, not created, until the next commit].
+// A name is matched as written or by its address.
+func snatXlatNames(cfg *objects.Config, names []string) []xlatShown {
+	byAddr := map[netip.Addr]string{}
 	add := func(n string) {
 		if a, ok := objects.NodeAddr(n); ok {
-			seen["/Common/"+a.String()] = true
+			if _, had := byAddr[a]; !had {
+				byAddr[a] = "/Common/" + a.String()
+			}
 		}
 	}
 	for _, o := range cfg.Of(ltmSNATXlat) {
 		if a, ok := xlatAddr(o); ok {
-			add(a.String())
+			byAddr[a] = o.Name
 		}
 	}
 	for _, o := range cfg.Of(ltmSNAT) {
@@ -74,22 +78,25 @@ func snatXlatNames(cfg *objects.Config, names []string) []string {
 	for _, o := range cfg.Of(ltmSnatPool) {
 		if v := snatPoolMembers.Get(o); v != nil {
 			for _, m := range v.List {
-				add(m)
+				add(m) // a name (an ltm snat-translation's) is listed above
 			}
 		}
 	}
-	var out []string
-	for n := range seen {
-		if len(names) == 0 || slicesContainsMatch(names, n) {
-			out = append(out, n)
+	var out []xlatShown
+	for a, n := range byAddr {
+		if len(names) == 0 || slicesContainsMatch(names, n) || slicesContainsMatch(names, "/Common/"+a.String()) {
+			out = append(out, xlatShown{n, a})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, _ := objects.NodeAddr(out[i])
-		b, _ := objects.NodeAddr(out[j])
-		return a.Less(b)
-	})
+	sort.Slice(out, func(i, j int) bool { return out[i].addr.Less(out[j].addr) })
 	return out
+}
+
+// xlatShown is one translation address show ltm snat-translation lists,
+// under the name it prints.
+type xlatShown struct {
+	name string
+	addr netip.Addr
 }
 
 // slicesContainsMatch: one of pats is n, n's address, or a glob

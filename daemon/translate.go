@@ -82,7 +82,7 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 		var addrs []netip.Addr
 		if v := snatPoolMembers.Get(o); v != nil {
 			for _, m := range v.List {
-				if a, ok := objects.NodeAddr(m); ok && !xlatDisabled[a] {
+				if a, ok := snatPoolMemberAddr(t.s, t.cfg, m); ok && !xlatDisabled[a] {
 					addrs = append(addrs, a)
 				}
 			}

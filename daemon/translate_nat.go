@@ -68,7 +68,9 @@ func (t *translator) natTaken() map[netip.Addr]string {
 	for _, o := range t.cfg.Of(ltmSnatPool) {
 		if v := snatPoolMembers.Get(o); v != nil {
 			for _, m := range v.List {
-				add(m, "a member of ltm snatpool "+o.Name)
+				if a, ok := snatPoolMemberAddr(t.s, t.cfg, m); ok { // an address or an ltm snat-translation's name
+					add(a.String(), "a member of ltm snatpool "+o.Name)
+				}
 			}
 		}
 	}

@@ -41,6 +41,25 @@ func xlatAddr(o *objects.Object) (netip.Addr, bool) {
 	return objects.NodeAddr(o.Name)
 }
 
+// specSNATXlat is how a snatpool member names an ltm snat-translation.
+var specSNATXlat = schema.MustSpec("ltm snat-translation")
+
+// snatPoolMemberAddr is the address a snatpool member gives out: the
+// member itself when it is an address, else the address of the ltm
+// snat-translation it names (full path, or the same name in /Common, as
+// objects.Config.Lookup resolves references; BIG-IP allows both forms).
+// false: neither (the reference check refuses such a member before a
+// commit gets here).
+func snatPoolMemberAddr(s *objects.Schema, cfg *objects.Config, m string) (netip.Addr, bool) {
+	if a, ok := objects.NodeAddr(m); ok {
+		return a, true
+	}
+	if x := cfg.Lookup(s, specSNATXlat, m); x != nil {
+		return xlatAddr(x)
+	}
+	return netip.Addr{}, false
+}
+
 // snatTranslations reads the ltm snat-translation objects: the addresses
 // disabled (which no SNAT object or snatpool gives a connection), and
 // the settings that act on the connections given an address

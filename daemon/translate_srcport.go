@@ -10,7 +10,8 @@ import (
 // preserve-strict, they keep the client's port or are reset; preserve
 // (the default), they keep it when free and take another when not. It
 // applies to the address the virtual's source-address-translation
-// (automap, snatpool, none) or a rule's snat gives; an ltm snat that
+// (automap, snatpool, none), a rule's snat or an ltm nat of the client
+// gives (a nat has no source-port of its own); an ltm snat that
 // translates the connection decides by its own source-port instead
 // (state.snatSource). With an http2 profile on the server side,
 // preserve-strict is refused (translate_http2.go).

@@ -331,7 +331,9 @@ func ltmKinds() []*Kind {
 	}}
 	snatpool := &Kind{Words: []string{"ltm", "snatpool"}, Title: "SNAT Pool", Lower: "snatpool", Help: "Collections of SNAT translation addresses", Props: []*Prop{
 		str("description", "none"),
-		{Name: "members", Type: TList, Format: "ip", Help: "translation addresses"},
+		// A member is a translation address, or the name of an ltm
+		// snat-translation standing for its address (BIG-IP allows both).
+		{Name: "members", Type: TList, Format: "ip", Ref: []string{"ltm snat-translation"}, Help: "translation addresses, or names of ltm snat-translation objects"},
 		passive(str("app-service", "none")),
 	}}
 	dg := &Kind{Words: []string{"ltm", "data-group", "internal"}, Title: "value list", Lower: "value list", Help: "Internal data group", Props: []*Prop{

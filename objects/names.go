@@ -326,3 +326,19 @@ func plainName(name string) string {
 	}
 	return name
 }
+
+// isRefName: s may name an object (CheckName's rules, in the folder
+// /Common when relative), for a list whose elements are addresses or
+// names (a snatpool's members), and is not meant as an address: a last
+// part of digits and dots only (300.1.1.1), or with a colon, is a
+// mistyped address, refused as one rather than looked up as a name.
+func isRefName(s string) bool {
+	base := lastPart(s)
+	if i := strings.IndexByte(base, '%'); i >= 0 {
+		base = base[:i]
+	}
+	if strings.Trim(base, "0123456789.") == "" || strings.Contains(base, ":") {
+		return false
+	}
+	return CheckName(&Kind{Words: []string{"ref"}}, FullPath("/Common", s)) == nil
+}

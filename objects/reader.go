@@ -728,8 +728,14 @@ func (r *Reader) list(p *Prop, item *Item, kw *grammar.Word, rest []grammar.Node
 			}
 			s := w.Text
 			if p.Format == "ip" {
-				if _, ok := NodeAddr(s); !ok {
-					return nil, synErr(w, []string{"an IP address"}, "%q is not an IP address", s)
+				// With Prop.Ref, a name of one of those kinds will do too
+				// (a snatpool member naming an ltm snat-translation).
+				if _, ok := NodeAddr(s); !ok && (len(p.Ref) == 0 || !isRefName(s)) {
+					want := []string{"an IP address"}
+					if len(p.Ref) > 0 {
+						want = append(want, "the name of an "+p.Ref[0])
+					}
+					return nil, synErr(w, want, "%q is not an IP address", s)
 				}
 			}
 			if p.Format == "mac" { // kinds_pktfilter.go

@@ -54,7 +54,10 @@ func TestReadCreate(t *testing.T) {
 		{"ltm snatpool", "members add { 10.1.1.1 /Common/10.1.1.2 10.1.1.3%2 dead::1 }",
 			"ltm snatpool x { members { 10.1.1.1 10.1.1.2 10.1.1.3%2 dead::1 } }", ""},
 		{"ltm snatpool", "members add { 10.1.1.1 300.1.1.1 }", "", `"300.1.1.1" is not an IP address (at 1:46;`},
-		{"ltm snatpool", "members add { foo }", "", `"foo" is not an IP address`},
+		{"ltm snatpool", "members add { dead::beef::1 }", "", `"dead::beef::1" is not an IP address`},
+		// A name: an ltm snat-translation's (TestSnatPoolMemberNames).
+		{"ltm snatpool", "members add { foo /Common/xlat_1 }", "ltm snatpool x { members { foo xlat_1 } }", ""},
+		{"ltm snatpool", "members add { a$b }", "", `"a$b" is not an IP address`},
 		{"ltm pool", "members add { 10.1.1.1 }", "", "a pool member is written node:port"},
 		{"ltm pool", "members add { 10.1.1.1:99999 }", "", "is not a port"},
 		{"ltm virtual", "destination 10.1.1.5:https disabled pool /Common/p1 profiles add { tcp { context clientside } }",

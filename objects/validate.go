@@ -56,6 +56,9 @@ func walkRefs(k *Kind, props map[string]*Value, out *[]Ref) {
 		case TList:
 			if len(p.Ref) > 0 {
 				for _, n := range v.List {
+					if _, ok := NodeAddr(n); ok && p.Format == "ip" {
+						continue // an address, not a name (a snatpool member)
+					}
 					*out = append(*out, Ref{p.Ref, n, p.Name})
 				}
 			}
@@ -447,6 +450,9 @@ func (c *Config) CheckDelete(s *Schema, o *Object) error {
 	}
 	if len(by) == 0 {
 		return nil
+	}
+	if o.Kind.Key() == "ltm snat-translation" {
+		return snatXlatInUse(o, by[0]) // a snatpool naming it
 	}
 	if o.Kind.Key() == "ltm node" && by[0].Kind.Key() == "ltm pool" {
 		return &ConfigError{Code: "01070110", Msg: fmt.Sprintf("Node address '%s' is referenced by a member of pool '%s'.", o.Name, by[0].Name)}

@@ -527,7 +527,8 @@ type SNAT struct {
 	Pool string
 	// ChangePort is the virtual's source-port change: its server
 	// connections take any port, not the client's, whatever address
-	// they leave from (automap, snatpool, none). An ltm snat that
+	// they leave from (automap, snatpool, none, an ltm nat's
+	// translation address). An ltm snat that
 	// translates a connection decides by its own source-port instead.
 	ChangePort bool
 	// StrictPort is the virtual's source-port preserve-strict: its

@@ -105,14 +105,15 @@ func snatSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPor
 	}
 	if snap.NATs != nil && rule == nil && (typ == config.SNATNone || typ == "") && !to.noNAT() {
 		// An ltm nat (natobj) whose originating address is the
-		// client's: its translation address, the client's port kept
-		// when free; a pool's allow-nat no (not its allow-snat) keeps
-		// the client's address from it.
+		// client's: its translation address, the port as the virtual's
+		// own source-port says (a NAT has no source-port of its own
+		// [M]); a pool's allow-nat no (not its allow-snat) keeps the
+		// client's address from it.
 		if e := snap.NATs.LookupOn(client.Addr(), ifx); e != nil && e.Xlat.Is4() == dst.Addr().Unmap().Is4() {
 			if count {
 				e.Counted()
 			}
-			return SNATHeld{Src: netip.AddrPortFrom(e.Xlat, client.Port())}
+			return portAs(snap.Cfg.SNAT.ChangePort, snap.Cfg.SNAT.StrictPort, e.Xlat, client, hold)
 		}
 	}
 	if snap.SNATs != nil && rule == nil && (typ == config.SNATNone || typ == "") && !to.noSNAT() {
@@ -165,17 +166,22 @@ func snatSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPor
 		}
 	}
 	if addr.IsValid() {
-		// The virtual's own source-port (config.SNAT): two boolean
-		// tests, as an ltm snat's are in objectSource.
-		switch {
-		case snap.Cfg.SNAT.ChangePort:
-			h.Src = netip.AddrPortFrom(addr, 0)
-		default:
-			h.Src = netip.AddrPortFrom(addr, client.Port())
-			h.Strict = snap.Cfg.SNAT.StrictPort && hold && client.Port() != 0
-		}
+		p := portAs(snap.Cfg.SNAT.ChangePort, snap.Cfg.SNAT.StrictPort, addr, client, hold)
+		h.Src, h.Strict = p.Src, p.Strict
 	}
 	return h
+}
+
+// portAs is the source from addr with the port the virtual's own
+// source-port (config.SNAT.ChangePort, StrictPort) gives: change, any
+// port (0); otherwise the client's, to be kept exactly under
+// preserve-strict (Strict, where the path holds the choice: hold). Two
+// boolean tests, as an ltm snat's are in objectSource; no allocation.
+func portAs(change, strict bool, addr netip.Addr, client netip.AddrPort, hold bool) SNATHeld {
+	if change {
+		return SNATHeld{Src: netip.AddrPortFrom(addr, 0)}
+	}
+	return SNATHeld{Src: netip.AddrPortFrom(addr, client.Port()), Strict: strict && hold && client.Port() != 0}
 }
 
 // automap is source-address-translation automap's address toward dst:

@@ -74,3 +74,49 @@ func TestSNATSourceNAT(t *testing.T) {
 		t.Errorf("SNATSource with a NAT allocates %v times", n)
 	}
 }
+
+// TestSNATSourceNATPort: an ltm nat's translation takes the virtual's
+// own source-port: preserve, the client's port (kept when free);
+// change, any port; preserve-strict, the client's port exactly where
+// the path holds the choice (Strict), not for an uncounted or unheld
+// choice nor a client without a port; no allocation with either set.
+func TestSNATSourceNATPort(t *testing.T) {
+	var nreg natobj.Registry
+	nats := nreg.Build([]config.NAT{{Name: "n1", Orig: netip.MustParseAddr("127.30.3.10"), Xlat: netip.MustParseAddr("127.30.3.100")}})
+	ap := netip.MustParseAddrPort
+	local, dst := ap("127.30.3.1:30000"), ap("127.30.3.2:30001")
+	for _, tc := range []struct {
+		name           string
+		change, strict bool
+		held           bool
+		client         string
+		want           netip.AddrPort
+		wantStrict     bool
+	}{
+		{name: "preserve", held: true, client: "127.30.3.10:40000", want: ap("127.30.3.100:40000")},
+		{name: "change", change: true, held: true, client: "127.30.3.10:40000", want: ap("127.30.3.100:0")},
+		{name: "preserve-strict", strict: true, held: true, client: "127.30.3.10:40000", want: ap("127.30.3.100:40000"), wantStrict: true},
+		{name: "preserve-strict, not held", strict: true, client: "127.30.3.10:40000", want: ap("127.30.3.100:40000")},
+		{name: "preserve-strict, no client port", strict: true, held: true, client: "127.30.3.10:0", want: ap("127.30.3.100:0")},
+		{name: "change, not the originating address", change: true, held: true, client: "127.30.3.11:40000", want: ap("127.30.3.11:0")},
+	} {
+		snap := &VirtualSnap{Cfg: &config.Virtual{SNAT: config.SNAT{Type: config.SNATNone, ChangePort: tc.change, StrictPort: tc.strict}}, NATs: nats}
+		var h SNATHeld
+		if tc.held {
+			h = SNATSourceHeld(&Virtual{}, snap, ap(tc.client), local, dst, nil, nil)
+		} else {
+			h.Src = SNATSource(&Virtual{}, snap, ap(tc.client), local, dst, nil, nil)
+		}
+		if h.Src != tc.want || h.Strict != tc.wantStrict {
+			t.Errorf("%s: source %v strict %v, want %v strict %v", tc.name, h.Src, h.Strict, tc.want, tc.wantStrict)
+		}
+	}
+	vs := &Virtual{}
+	client := ap("127.30.3.10:40000")
+	for _, sn := range []config.SNAT{{Type: config.SNATNone, ChangePort: true}, {Type: config.SNATNone, StrictPort: true}} {
+		snap := &VirtualSnap{Cfg: &config.Virtual{SNAT: sn}, NATs: nats}
+		if n := testing.AllocsPerRun(100, func() { SNATSourceHeld(vs, snap, client, local, dst, nil, nil) }); n != 0 {
+			t.Errorf("%+v: SNATSourceHeld with a NAT allocates %v times", sn, n)
+		}
+	}
+}
