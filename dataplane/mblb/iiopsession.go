@@ -1097,13 +1097,17 @@ func (is *iiopSession) resendOne(closed *serverConn, id uint32, b []byte) {
 			}
 			return
 		}
+		// Counted before the write: the member's reply can reach the
+		// client before place returns, and whoever reads the counters
+		// after that reply must find the retry there.
+		e.stats.retries.Add(1)
 		if _, ok := is.place(sc, &m, b, false); ok {
 			// (place's pending entry took the place of closed's, whose
 			// route had ended with its connection.)
-			e.stats.retries.Add(1)
 			e.logf("mblb: IIOP client %s: request id %d sent again to %s after its connection to %s ended", s.client, id, sc.leg.Member.Name, closed.leg.Member.Name)
 			return
 		}
+		e.stats.retries.Add(^uint64(0)) // not sent after all
 		s.mu.Lock()
 		if _, ok := is.pending[id]; !ok {
 			is.pending[id] = iiopPending{sc: closed, mid: p.mid, sent: p.sent,
