@@ -203,3 +203,35 @@ func TestMBLBLBSelectedNode(t *testing.T) {
 		t.Errorf("LB_SELECTED runs %q, want the member then the node", got)
 	}
 }
+
+// TestHTTPLBSelectedRoundsBounded: a rule that sends every choice
+// elsewhere (back and forth between two pools) runs LB_SELECTED at most
+// four times per request (three new choices), then its last choice
+// stands, as on the L4 path; only that member counts the request.
+func TestHTTPLBSelectedRoundsBounded(t *testing.T) {
+	startHTTPServer(t, "127.69.44.41:80", "WEB")
+	startHTTPServer(t, "127.69.44.42:80", "API")
+	p, logs := newPlane(t)
+	cfg := mblbConfig("127.69.44.6:80", &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}, OneConnect: &OneConnect{MaxSize: 4}}, "127.69.44.41:80")
+	withPool(cfg, "/Common/p2", "127.69.44.42:80")
+	rs, lg := compileRules(t, `when LB_SELECTED {
+    log local0. "[LB::server pool]"
+    if {[LB::server pool] eq "/Common/pool"} { pool p2 } else { pool pool }
+}`)
+	lg.showOnFailure(t)
+	cfg.Virtuals["/Common/vs"].Rules = rs
+	mustApply(t, p, cfg)
+	h := dialHTTPVS(t, "127.69.44.6:80")
+	_, body, err := h.do(httpReq("h", "/x"))
+	if err != nil || !strings.HasPrefix(body, "API ") {
+		t.Fatalf("%q, %v; want API (the fourth run's member)\n%s", body, err, logs)
+	}
+	if n := len(lg.Lines()); n != 4 {
+		t.Errorf("LB_SELECTED ran %d times, want 4", n)
+	}
+	web := memberStat(t, p, "/Common/pool", "/Common/127.69.44.41:80")
+	api := memberStat(t, p, "/Common/p2", "/Common/127.69.44.42:80")
+	if web.TotRequests != 0 || api.TotRequests != 1 {
+		t.Errorf("requests: WEB %d, API %d; want 0 and 1", web.TotRequests, api.TotRequests)
+	}
+}
