@@ -78,8 +78,7 @@ func TestAnyPortRuleNodeReselect(t *testing.T) {
 // LB_FAILED (`LB::reselect node`, the member refusing) reaches the web
 // server on that local address, not the wildcard's member; the pass
 // ends within the connect timeout. (`node` in an http virtual's
-// LB_SELECTED is refused by the message engine: a decision it takes in
-// the request events only.)
+// LB_SELECTED goes through the same connect: TestHTTPLBSelectedDecisions.)
 func TestAnyPortRuleNodeReselectHTTP(t *testing.T) {
 	if !steerNetns(t) {
 		return

@@ -99,6 +99,13 @@ type mblbRules struct {
 	// onClientData and onServerData: the rules handle CLIENT_DATA and
 	// SERVER_DATA, asked once for the client rather than per message.
 	onClientData, onServerData bool
+	// onLBSelected: the rules handle LB_SELECTED, where a pool, member
+	// or node decision sends the message elsewhere (lbselected.go).
+	onLBSelected bool
+	// selecting is set while LB_SELECTED runs, selPool then the chosen
+	// member's pool ("" for a node), which LB::server names.
+	selecting bool
+	selPool   string
 	// accepting is set while CLIENT_ACCEPTED runs, where the clone
 	// command is taken (clone.go).
 	accepting bool
@@ -122,6 +129,7 @@ func newMBLBRules(f *mblbFlow, snap *state.VirtualSnap) *mblbRules {
 	if r.rules != nil {
 		r.onClientData = r.rules.Handles(config.EventClientData)
 		r.onServerData = r.rules.Handles(config.EventServerData)
+		r.onLBSelected = r.rules.Handles(config.EventLBSelected)
 	}
 	return r
 }
@@ -312,19 +320,23 @@ func (r *mblbRules) serverConnected(l *mblb.Leg) {
 
 // lbSelected runs LB_SELECTED for one message's choice (every request on
 // an HTTP virtual, as BIG-IP does with OneConnect; every message on an
-// mblb one), with LB::server naming the member. False means the rule
-// ended the client (reject, drop, an error).
-func (r *mblbRules) lbSelected(member netip.AddrPort) bool {
-	if !r.rules.Handles(config.EventLBSelected) {
-		return true
-	}
+// mblb one), with LB::server naming the member. t is where a pool,
+// member or node decision (or LB::reselect) made there sends the message
+// instead, zero without one (VS.selected follows it). False means the
+// rule ended the client (reject, drop, an error).
+func (r *mblbRules) lbSelected(member netip.AddrPort, pool string) (t mblb.Target, ok bool) {
 	r.mu.Lock()
-	r.server = member
-	err := r.run(config.EventLBSelected, nil)
-	r.server = netip.AddrPort{}
+	r.server, r.pdTarget = member, &t
+	r.selecting, r.selPool = true, pool
+	err := r.runHandled(config.EventLBSelected, nil)
+	r.server, r.pdTarget = netip.AddrPort{}, nil
+	r.selecting, r.selPool = false, ""
 	v := r.verdict
 	r.mu.Unlock()
-	return r.goOn(err, v)
+	if !r.goOn(err, v) {
+		return mblb.Target{}, false
+	}
+	return t, true
 }
 
 // lbQueued runs LB_QUEUED when a request joins its pool's connection
@@ -444,7 +456,7 @@ func (r *mblbRules) Decide(d rules.Decision) error {
 		// LB::reselect: where the message goes instead of the member
 		// that could not take it (LB_FAILED, and PERSIST_DOWN).
 		if r.pdTarget == nil {
-			return errors.New("LB::reselect is acted on in LB_FAILED on a message-based virtual")
+			return errors.New("LB::reselect is acted on in LB_SELECTED and LB_FAILED on a message-based or HTTP virtual")
 		}
 		switch {
 		case d.Pool != "" && d.Addr.IsValid():
@@ -501,13 +513,35 @@ func (r *mblbRules) selectTarget(t mblb.Target) error {
 		return nil
 	}
 	if r.d == nil || r.d.Side() != mblb.ClientSide {
-		if r.ev == config.EventClientAccepted {
-			return errors.New("on a message-based virtual, choose the pool, member or node per message in CLIENT_DATA")
+		if r.ev == config.EventClientAccepted && r.f.mv.cfg.Request.Mode != mblb.HTTP {
+			return errors.New("on a message-based virtual, choose the pool, member or node per message in CLIENT_DATA or LB_SELECTED")
 		}
-		return errors.New("a pool, member or node decision applies to requests: make it in CLIENT_DATA")
+		return fmt.Errorf("a pool, member or node decision in %s is not acted on: it applies to requests, %s", r.decisionEvent(), r.decisionWhere())
 	}
 	r.d.Select(t)
 	return nil
+}
+
+// decisionEvent names the event running, for a refused decision.
+func (r *mblbRules) decisionEvent() string {
+	if r.httpEv != rules.RuleInit {
+		return r.httpEv.String()
+	}
+	return string(r.ev)
+}
+
+// decisionWhere says where the virtual's kind takes a pool, member or
+// node decision: HTTP_REQUEST on an HTTP virtual, SIP_REQUEST or
+// CLIENT_DATA on a SIP one, CLIENT_DATA on other message-based ones;
+// LB_SELECTED and LB_FAILED on all.
+func (r *mblbRules) decisionWhere() string {
+	switch r.f.mv.cfg.Request.Mode {
+	case mblb.HTTP:
+		return "make it in HTTP_REQUEST (or LB_SELECTED, LB_FAILED) on an HTTP virtual"
+	case mblb.SIP:
+		return "make it in SIP_REQUEST or CLIENT_DATA (or LB_SELECTED, LB_FAILED) on a SIP virtual"
+	}
+	return "make it in CLIENT_DATA (or LB_SELECTED, LB_FAILED) on a message-based virtual"
 }
 
 // Collect implements rules.Conn. The engine collects all the time on a
@@ -587,7 +621,10 @@ func (r *mblbRules) LBSelect() (string, netip.AddrPort, error) {
 // (currentPool), which is all there is before a member is chosen.
 func (r *mblbRules) LBServer() (string, netip.AddrPort, bool) {
 	pool := ""
-	if r.f.mv.cfg.Request.Mode == mblb.HTTP {
+	switch {
+	case r.selecting:
+		pool = r.selPool // LB_SELECTED: the chosen member's pool
+	case r.f.mv.cfg.Request.Mode == mblb.HTTP:
 		pool = r.currentPool()
 	}
 	if a := r.Addr(rules.EndServer); a.IsValid() {

@@ -864,8 +864,8 @@ func (mv *VS) picked(c mblb.Choice, m mblb.Member, err error) (mblb.Member, erro
 	if c.Stay && m.Addr == c.Target.Member {
 		return m, nil // the connection's member again: no new decision
 	}
-	if f, ok := c.Tag.(*mblbFlow); ok && f.rr != nil && !f.rr.lbSelected(m.Addr) {
-		return mblb.Member{}, mblb.ErrNoMember
+	if f, ok := c.Tag.(*mblbFlow); ok && f.rr != nil && f.rr.onLBSelected {
+		return mv.selected(c, f.rr, m) // lbselected.go
 	}
 	return m, nil
 }
