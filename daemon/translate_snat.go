@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"net/netip"
 	"sort"
 	"strconv"
@@ -33,9 +34,10 @@ var (
 )
 
 // xlatAddr is an ltm snat-translation's address: its address property,
-// else the address its name is (BIG-IP names them by their address).
+// else the address its name is (BIG-IP names them by their address);
+// a route domain (ADDRESS%ID) is not part of the address.
 func xlatAddr(o *objects.Object) (netip.Addr, bool) {
-	if a, err := netip.ParseAddr(xlatAddress.Str(o)); err == nil {
+	if a, err := netip.ParseAddr(strings.SplitN(xlatAddress.Str(o), "%", 2)[0]); err == nil {
 		return a, true
 	}
 	return objects.NodeAddr(o.Name)
@@ -73,6 +75,10 @@ func (t *translator) snatTranslations() map[netip.Addr]bool {
 	for _, o := range t.cfg.Of(ltmSNATXlat) {
 		a, ok := xlatAddr(o)
 		if !ok {
+			continue
+		}
+		if why := t.xlatRouteDomain(o); why != "" { // translate_natrd.go
+			t.refuse("%s", about(o, "%s", why))
 			continue
 		}
 		t.dc.SNATTranslations = append(t.dc.SNATTranslations, a)
@@ -150,8 +156,17 @@ func (t *translator) snatObjects(disabled map[netip.Addr]bool) {
 	for _, o := range objs {
 		x := dataplane.SNATObject{Name: o.Name, ChangePort: snatObjSourcePort.Str(o) == "change", StrictPort: snatObjSourcePort.Str(o) == "preserve-strict"}
 		var origins []netip.Prefix
-		bad := ""
+		bad, rdWhy, rd := "", "", -1
 		for _, w := range vlanInterfaces(snatObjOrigins.Str(o)) { // the block's first-level words
+			w, wrd, why := t.originRD(w) // translate_natrd.go
+			if why == "" && rd >= 0 && wrd != rd {
+				why = fmt.Sprintf("origins are in route domains %d and %d; a SNAT's origins are in one route domain, as the clients it translates are in their virtual's [M]", rd, wrd)
+			}
+			if why != "" {
+				rdWhy = why
+				break
+			}
+			rd = wrd
 			p, err := netip.ParsePrefix(w)
 			if err != nil {
 				a, aerr := netip.ParseAddr(w)
@@ -163,10 +178,15 @@ func (t *translator) snatObjects(disabled map[netip.Addr]bool) {
 			}
 			origins = append(origins, p.Masked())
 		}
-		if bad != "" {
-			t.refuse("%s", about(o, "origin %s is not an address or an address/prefix-length (10.1.0.0/16, 10.1.2.3)", bad))
+		if rdWhy != "" {
+			t.refuse("%s", about(o, "origin %s", rdWhy))
 			continue
 		}
+		if bad != "" {
+			t.refuse("%s", about(o, "origin %s is not an address or an address/prefix-length (10.1.0.0/16, 10.1.2.3, 10.1.0.0%%2/16)", bad))
+			continue
+		}
+		x.RouteDomain = max(rd, 0)
 		if len(origins) == 0 {
 			t.refuse("%s", about(o, "origins must name at least one address or network (origins { 10.1.0.0/16 { } })"))
 			continue
@@ -187,6 +207,10 @@ func (t *translator) snatObjects(disabled map[netip.Addr]bool) {
 			a, ok := objects.NodeAddr(xlat)
 			if !ok {
 				t.refuse("%s", about(o, "translation %s is not an address", xlat))
+				continue
+			}
+			if _, _, why := t.addrRD(xlat[strings.LastIndexByte(xlat, '/')+1:]); why != "" {
+				t.refuse("%s", about(o, "translation %s", why))
 				continue
 			}
 			if !disabled[a] {

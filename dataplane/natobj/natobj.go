@@ -32,6 +32,8 @@ type Entry struct {
 	stats *Counters
 	// vlans is the NAT's VLAN list (nil: every VLAN).
 	vlans *config.VLANFilter
+	// rd is the NAT's route domain id (config.NAT.RouteDomain).
+	rd int
 }
 
 // Counted counts one outbound connection translated by e.
@@ -42,6 +44,9 @@ type Table struct {
 	byOrig map[netip.Addr]*Entry
 	// arrival: a NAT of the table has a VLAN list (Arrival).
 	arrival bool
+	// scoped: a NAT of the table is in a route domain other than 0, so
+	// LookupIn compares the entry's with the virtual's.
+	scoped bool
 }
 
 // Arrival reports whether a NAT of t has a VLAN list (false for a nil
@@ -54,6 +59,19 @@ func (t *Table) Arrival() bool { return t != nil && t.arrival }
 func (t *Table) LookupOn(a netip.Addr, ifx int) *Entry {
 	e := t.byOrig[a.Unmap()]
 	if e != nil && e.vlans != nil && !e.vlans.Admits(ifx) {
+		return nil
+	}
+	return e
+}
+
+// LookupIn is LookupOn for a client of a virtual in the route domain
+// rd (config.Virtual.RouteDomain): a NAT in another route domain is
+// none. Cost over LookupOn: one boolean test on a match, and one integer
+// comparison more when a NAT of the table has a route domain. It does
+// not allocate.
+func (t *Table) LookupIn(a netip.Addr, ifx, rd int) *Entry {
+	e := t.LookupOn(a, ifx)
+	if e != nil && t.scoped && e.rd != rd {
 		return nil
 	}
 	return e
@@ -98,8 +116,9 @@ func (r *Registry) Build(nats []config.NAT) *Table {
 		if _, dup := t.byOrig[o]; dup {
 			continue
 		}
-		t.byOrig[o] = &Entry{Name: n.Name, Xlat: n.Xlat.Unmap(), stats: c, vlans: n.VLANs}
+		t.byOrig[o] = &Entry{Name: n.Name, Xlat: n.Xlat.Unmap(), stats: c, vlans: n.VLANs, rd: n.RouteDomain}
 		t.arrival = t.arrival || n.VLANs != nil
+		t.scoped = t.scoped || n.RouteDomain != 0
 	}
 	r.nats = kept
 	return t
