@@ -44,9 +44,6 @@ type Table struct {
 	byOrig map[netip.Addr]*Entry
 	// arrival: a NAT of the table has a VLAN list (Arrival).
 	arrival bool
-	// scoped: a NAT of the table is in a route domain other than 0, so
-	// LookupIn compares the entry's with the virtual's.
-	scoped bool
 }
 
 // Arrival reports whether a NAT of t has a VLAN list (false for a nil
@@ -66,12 +63,13 @@ func (t *Table) LookupOn(a netip.Addr, ifx int) *Entry {
 
 // LookupIn is LookupOn for a client of a virtual in the route domain
 // rd (config.Virtual.RouteDomain): a NAT in another route domain is
-// none. Cost over LookupOn: one boolean test on a match, and one integer
-// comparison more when a NAT of the table has a route domain. It does
-// not allocate.
+// none, as a NAT in route domain 0 is for a virtual in route domain 2
+// (an address without %ID is in route domain 0, as a virtual's
+// destination is). Cost over LookupOn: one integer comparison when a
+// NAT holds the client's address. It does not allocate.
 func (t *Table) LookupIn(a netip.Addr, ifx, rd int) *Entry {
 	e := t.LookupOn(a, ifx)
-	if e != nil && t.scoped && e.rd != rd {
+	if e != nil && e.rd != rd {
 		return nil
 	}
 	return e
@@ -118,7 +116,6 @@ func (r *Registry) Build(nats []config.NAT) *Table {
 		}
 		t.byOrig[o] = &Entry{Name: n.Name, Xlat: n.Xlat.Unmap(), stats: c, vlans: n.VLANs, rd: n.RouteDomain}
 		t.arrival = t.arrival || n.VLANs != nil
-		t.scoped = t.scoped || n.RouteDomain != 0
 	}
 	r.nats = kept
 	return t

@@ -286,9 +286,6 @@ type Table struct {
 	// arrival: a SNAT of the table has a VLAN list, so the data paths
 	// read each connection's arrival interface for LookupOn.
 	arrival bool
-	// scoped: a SNAT of the table is in a route domain other than 0, so
-	// LookupIn compares each entry's with the virtual's.
-	scoped bool
 }
 
 // Arrival reports whether a SNAT of t has a VLAN list (false for a nil
@@ -303,10 +300,10 @@ func (t *Table) LookupOn(a netip.Addr, ifx int) *Entry { return t.lookup(a, ifx,
 
 // LookupIn is LookupOn for a client of a virtual in the route domain rd
 // (config.Virtual.RouteDomain): a SNAT in another route domain is
-// passed over for the next most specific origin. Cost over LookupOn:
-// one boolean test per origin length tried, and one integer comparison
-// more when a SNAT of the table has a route domain. It does not
-// allocate.
+// passed over for the next most specific origin (an origin without
+// %ID is in route domain 0, as a virtual's destination is). Cost over
+// LookupOn: one integer comparison per origin found holding the
+// client's address. It does not allocate.
 func (t *Table) LookupIn(a netip.Addr, ifx, rd int) *Entry { return t.lookup(a, ifx, false, rd) }
 
 // Lookup is the SNAT whose origin is the most specific one holding a
@@ -329,7 +326,7 @@ func (t *Table) lookup(a netip.Addr, ifx int, anyVLAN bool, rd int) *Entry {
 		if err != nil {
 			continue
 		}
-		if e := t.byOrigin[p]; e != nil && (anyVLAN || e.vlans == nil || e.vlans.Admits(ifx)) && (anyVLAN || !t.scoped || e.rd == rd) {
+		if e := t.byOrigin[p]; e != nil && (anyVLAN || e.vlans == nil || e.vlans.Admits(ifx)) && (anyVLAN || e.rd == rd) {
 			return e
 		}
 	}
@@ -428,7 +425,6 @@ func (r *Registry) Build(objs []config.SNATObject, pools map[string][]netip.Addr
 		snats[o.Name] = st
 		e := &Entry{Name: o.Name, Automap: o.Automap, ChangePort: o.ChangePort, Strict: o.StrictPort, stats: st, vlans: o.VLANs, rd: o.RouteDomain}
 		t.arrival = t.arrival || o.VLANs != nil
-		t.scoped = t.scoped || o.RouteDomain != 0
 		for _, a := range o.Addrs {
 			e.addrs = append(e.addrs, addr(a))
 		}
