@@ -105,8 +105,11 @@ func (t *translator) natTaken() map[netip.Addr]string {
 // originating-address or translation-address, addresses of two
 // families, one address as both, a translation address another NAT, a
 // SNAT, a self IP or a virtual address holds, and an originating
-// address in two NATs (the later name in sort order is refused), and a
-// VLAN that does not exist. vlans with vlans-enabled or vlans-disabled
+// address in two NATs (the later name in sort order is refused), a
+// VLAN that does not exist, and addresses in a route domain
+// (ADDRESS%ID) that does not exist or in two route domains
+// (translate_natrd.go). Addresses are compared without their route
+// domain: openltm has one routing table. vlans with vlans-enabled or vlans-disabled
 // limits both ways to those VLANs' interfaces. The settings openltm
 // keeps and does not act on (arp, auto-lasthop, traffic-group) are
 // warned of by the schema when set.

@@ -146,7 +146,10 @@ func vlansWords(f *dataplane.VLANFilter, o *objects.Object) string {
 // snatObjects translates every ltm snat into the dataplane's SNATs,
 // refusing what BIG-IP refuses: no origins, not exactly one of
 // translation, snatpool and automap, an origin that is not an address
-// or a prefix, and one origin in two SNATs [M: the messages are ours].
+// or a prefix, and one origin in two SNATs [M: the messages are ours];
+// origins in a route domain (ADDRESS%ID/LEN) that does not exist or in
+// two route domains, and a translation in one that does not exist
+// (translate_natrd.go).
 // A referenced snatpool that does not exist is refused by the reference
 // check before this runs.
 func (t *translator) snatObjects(disabled map[netip.Addr]bool) {

@@ -2,7 +2,8 @@
 // the data paths consult them on the way out: a table from each enabled
 // NAT's originating address to its translation address, which the
 // source choice of a server connection (internal/state's SNATSource)
-// looks a client's address up in, and the counters `show ltm nat`
+// looks a client's address up in (LookupIn: only the NATs of the
+// client's virtual's route domain), and the counters `show ltm nat`
 // prints. A table is built once per commit and never changed; the
 // counters live in a Registry that outlives commits, so a commit keeps
 // them. The way in (connections to a translation address) is a virtual
