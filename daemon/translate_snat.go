@@ -162,11 +162,12 @@ func (t *translator) snatObjects(disabled map[netip.Addr]bool) {
 		bad, rdWhy, rd := "", "", -1
 		for _, w := range vlanInterfaces(snatObjOrigins.Str(o)) { // the block's first-level words
 			w, wrd, why := t.originRD(w) // translate_natrd.go
-			if why == "" && rd >= 0 && wrd != rd {
-				why = fmt.Sprintf("origins are in route domains %d and %d; a SNAT's origins are in one route domain, as the clients it translates are in their virtual's [M]", rd, wrd)
-			}
 			if why != "" {
-				rdWhy = why
+				rdWhy = "origin " + why
+				break
+			}
+			if rd >= 0 && wrd != rd {
+				rdWhy = fmt.Sprintf("origins are in route domains %d and %d; a SNAT's origins are in one route domain, as the clients it translates are in their virtual's", rd, wrd)
 				break
 			}
 			rd = wrd
@@ -182,7 +183,7 @@ func (t *translator) snatObjects(disabled map[netip.Addr]bool) {
 			origins = append(origins, p.Masked())
 		}
 		if rdWhy != "" {
-			t.refuse("%s", about(o, "origin %s", rdWhy))
+			t.refuse("%s", about(o, "%s", rdWhy))
 			continue
 		}
 		if bad != "" {
