@@ -79,6 +79,7 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	}
 	xlatDisabled := t.snatTranslations() // translate_snat.go
 	for _, o := range cfg.Of(ltmSnatPool) {
+		t.snatPoolRouteDomains(o) // translate_natrd.go
 		var addrs []netip.Addr
 		if v := snatPoolMembers.Get(o); v != nil {
 			for _, m := range v.List {

@@ -20,18 +20,23 @@ var (
 	natVLANsOff = ltmNAT.MustProp("vlans-disabled")
 )
 
-// natAddr reads one of a NAT's addresses: invalid and "" when unset,
-// invalid and why when it is not an address.
-func natAddr(p *objects.Prop, o *objects.Object) (netip.Addr, string) {
+// natAddr reads one of a NAT's addresses, ADDRESS or ADDRESS%ID
+// (translate_natrd.go): invalid and "" when unset, invalid and why when
+// it is not an address or its route domain does not exist.
+func (t *translator) natAddr(p *objects.Prop, o *objects.Object) (netip.Addr, int, string) {
 	s := p.Str(o)
 	if s == "" || s == "none" {
-		return netip.Addr{}, ""
+		return netip.Addr{}, 0, ""
 	}
-	a, err := netip.ParseAddr(s)
+	base, rd, why := t.addrRD(s)
+	if why != "" {
+		return netip.Addr{}, 0, why
+	}
+	a, err := netip.ParseAddr(base)
 	if err != nil {
-		return netip.Addr{}, s + " is not an address (10.1.2.3, 2001:db8::3)"
+		return netip.Addr{}, 0, s + " is not an address (10.1.2.3, 10.1.2.3%2, 2001:db8::3)"
 	}
-	return a.Unmap(), ""
+	return a.Unmap(), rd, ""
 }
 
 // natTaken is who else holds the addresses a NAT's translation address
@@ -100,8 +105,11 @@ func (t *translator) natTaken() map[netip.Addr]string {
 // originating-address or translation-address, addresses of two
 // families, one address as both, a translation address another NAT, a
 // SNAT, a self IP or a virtual address holds, and an originating
-// address in two NATs (the later name in sort order is refused), and a
-// VLAN that does not exist. vlans with vlans-enabled or vlans-disabled
+// address in two NATs (the later name in sort order is refused), a
+// VLAN that does not exist, and addresses in a route domain
+// (ADDRESS%ID) that does not exist or in two route domains
+// (translate_natrd.go). Addresses are compared without their route
+// domain: openltm has one routing table. vlans with vlans-enabled or vlans-disabled
 // limits both ways to those VLANs' interfaces. The settings openltm
 // keeps and does not act on (arp, auto-lasthop, traffic-group) are
 // warned of by the schema when set.
@@ -114,7 +122,7 @@ func (t *translator) nats() {
 	taken := t.natTaken()
 	xlatOf, origOf := map[netip.Addr]string{}, map[netip.Addr]string{}
 	for _, o := range objs {
-		orig, why := natAddr(natOrig, o)
+		orig, origRD, why := t.natAddr(natOrig, o)
 		if why == "" && !orig.IsValid() {
 			why = "originating-address is required (the address of the host behind the system, 10.1.2.3)"
 		}
@@ -122,7 +130,7 @@ func (t *translator) nats() {
 			t.refuse("%s", about(o, "originating-address %s", why))
 			continue
 		}
-		xlat, why := natAddr(natXlat, o)
+		xlat, xlatRD, why := t.natAddr(natXlat, o)
 		if why == "" && !xlat.IsValid() {
 			why = "translation-address is required (the address clients reach the host at, 192.0.2.3)"
 		}
@@ -133,6 +141,11 @@ func (t *translator) nats() {
 		switch {
 		case orig.Is4() != xlat.Is4():
 			t.refuse("%s", about(o, "originating-address %s and translation-address %s are of different address families", orig, xlat))
+			continue
+		case origRD != xlatRD:
+			// [M: openltm's rule: the NAT is in one route domain, as
+			// the clients it translates are in their virtual's]
+			t.refuse("%s", about(o, "originating-address %s and translation-address %s are in different route domains (%d and %d); write both with the same %%ID", natOrig.Str(o), natXlat.Str(o), origRD, xlatRD))
 			continue
 		case orig == xlat:
 			t.refuse("%s", about(o, "originating-address and translation-address are both %s", orig))
@@ -151,7 +164,7 @@ func (t *translator) nats() {
 			continue
 		}
 		xlatOf[xlat], origOf[orig] = o.Name, o.Name
-		n := dataplane.NAT{Name: o.Name, Orig: orig, Xlat: xlat, Disabled: natEnabled.Str(o) == "disabled"}
+		n := dataplane.NAT{Name: o.Name, Orig: orig, Xlat: xlat, Disabled: natEnabled.Str(o) == "disabled", RouteDomain: origRD}
 		f, msg := vlanFilter(t.cfg, t.s, o, natVLANs, natVLANsOff) // translate_vlans.go
 		if msg != "" {
 			t.refuse("%s", about(o, "%s", msg))

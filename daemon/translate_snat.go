@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"net/netip"
 	"sort"
 	"strconv"
@@ -33,9 +34,10 @@ var (
 )
 
 // xlatAddr is an ltm snat-translation's address: its address property,
-// else the address its name is (BIG-IP names them by their address).
+// else the address its name is (BIG-IP names them by their address);
+// a route domain (ADDRESS%ID) is not part of the address.
 func xlatAddr(o *objects.Object) (netip.Addr, bool) {
-	if a, err := netip.ParseAddr(xlatAddress.Str(o)); err == nil {
+	if a, err := netip.ParseAddr(strings.SplitN(xlatAddress.Str(o), "%", 2)[0]); err == nil {
 		return a, true
 	}
 	return objects.NodeAddr(o.Name)
@@ -73,6 +75,10 @@ func (t *translator) snatTranslations() map[netip.Addr]bool {
 	for _, o := range t.cfg.Of(ltmSNATXlat) {
 		a, ok := xlatAddr(o)
 		if !ok {
+			continue
+		}
+		if why := t.xlatRouteDomain(o); why != "" { // translate_natrd.go
+			t.refuse("%s", about(o, "%s", why))
 			continue
 		}
 		t.dc.SNATTranslations = append(t.dc.SNATTranslations, a)
@@ -140,7 +146,10 @@ func vlansWords(f *dataplane.VLANFilter, o *objects.Object) string {
 // snatObjects translates every ltm snat into the dataplane's SNATs,
 // refusing what BIG-IP refuses: no origins, not exactly one of
 // translation, snatpool and automap, an origin that is not an address
-// or a prefix, and one origin in two SNATs [M: the messages are ours].
+// or a prefix, and one origin in two SNATs [M: the messages are ours];
+// origins in a route domain (ADDRESS%ID/LEN) that does not exist or in
+// two route domains, and a translation in one that does not exist
+// (translate_natrd.go).
 // A referenced snatpool that does not exist is refused by the reference
 // check before this runs.
 func (t *translator) snatObjects(disabled map[netip.Addr]bool) {
@@ -150,8 +159,18 @@ func (t *translator) snatObjects(disabled map[netip.Addr]bool) {
 	for _, o := range objs {
 		x := dataplane.SNATObject{Name: o.Name, ChangePort: snatObjSourcePort.Str(o) == "change", StrictPort: snatObjSourcePort.Str(o) == "preserve-strict"}
 		var origins []netip.Prefix
-		bad := ""
+		bad, rdWhy, rd := "", "", -1
 		for _, w := range vlanInterfaces(snatObjOrigins.Str(o)) { // the block's first-level words
+			w, wrd, why := t.originRD(w) // translate_natrd.go
+			if why != "" {
+				rdWhy = "origin " + why
+				break
+			}
+			if rd >= 0 && wrd != rd {
+				rdWhy = fmt.Sprintf("origins are in route domains %d and %d; a SNAT's origins are in one route domain, as the clients it translates are in their virtual's", rd, wrd)
+				break
+			}
+			rd = wrd
 			p, err := netip.ParsePrefix(w)
 			if err != nil {
 				a, aerr := netip.ParseAddr(w)
@@ -163,10 +182,15 @@ func (t *translator) snatObjects(disabled map[netip.Addr]bool) {
 			}
 			origins = append(origins, p.Masked())
 		}
-		if bad != "" {
-			t.refuse("%s", about(o, "origin %s is not an address or an address/prefix-length (10.1.0.0/16, 10.1.2.3)", bad))
+		if rdWhy != "" {
+			t.refuse("%s", about(o, "%s", rdWhy))
 			continue
 		}
+		if bad != "" {
+			t.refuse("%s", about(o, "origin %s is not an address or an address/prefix-length (10.1.0.0/16, 10.1.2.3, 10.1.0.0%%2/16)", bad))
+			continue
+		}
+		x.RouteDomain = max(rd, 0)
 		if len(origins) == 0 {
 			t.refuse("%s", about(o, "origins must name at least one address or network (origins { 10.1.0.0/16 { } })"))
 			continue
@@ -187,6 +211,10 @@ func (t *translator) snatObjects(disabled map[netip.Addr]bool) {
 			a, ok := objects.NodeAddr(xlat)
 			if !ok {
 				t.refuse("%s", about(o, "translation %s is not an address", xlat))
+				continue
+			}
+			if _, _, why := t.addrRD(xlat[strings.LastIndexByte(xlat, '/')+1:]); why != "" {
+				t.refuse("%s", about(o, "translation %s", why))
 				continue
 			}
 			if !disabled[a] {

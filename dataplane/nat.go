@@ -56,7 +56,7 @@ func withNATVirtuals(cfg *Config) *Config {
 			Members: []Member{{Node: pool, Addr: netip.AddrPortFrom(n.Orig, 0)}}}
 		for _, udp := range []bool{false, true} {
 			v := &Virtual{Name: NATVirtualName(n.Name, udp), Destination: netip.AddrPortFrom(n.Xlat, 0), Enabled: true,
-				TranslateAddress: true, TranslatePort: true, Pool: pool, SNAT: SNAT{Type: SNATNone}, NAT: n.Name, VLANs: n.VLANs}
+				TranslateAddress: true, TranslatePort: true, Pool: pool, SNAT: SNAT{Type: SNATNone}, NAT: n.Name, VLANs: n.VLANs, RouteDomain: n.RouteDomain}
 			if udp {
 				v.Protocol = ProtoUDP
 			}

@@ -2,7 +2,8 @@
 // the data paths consult them on the way out: a table from each enabled
 // NAT's originating address to its translation address, which the
 // source choice of a server connection (internal/state's SNATSource)
-// looks a client's address up in, and the counters `show ltm nat`
+// looks a client's address up in (LookupIn: only the NATs of the
+// client's virtual's route domain), and the counters `show ltm nat`
 // prints. A table is built once per commit and never changed; the
 // counters live in a Registry that outlives commits, so a commit keeps
 // them. The way in (connections to a translation address) is a virtual
@@ -32,6 +33,8 @@ type Entry struct {
 	stats *Counters
 	// vlans is the NAT's VLAN list (nil: every VLAN).
 	vlans *config.VLANFilter
+	// rd is the NAT's route domain id (config.NAT.RouteDomain).
+	rd int
 }
 
 // Counted counts one outbound connection translated by e.
@@ -54,6 +57,20 @@ func (t *Table) Arrival() bool { return t != nil && t.arrival }
 func (t *Table) LookupOn(a netip.Addr, ifx int) *Entry {
 	e := t.byOrig[a.Unmap()]
 	if e != nil && e.vlans != nil && !e.vlans.Admits(ifx) {
+		return nil
+	}
+	return e
+}
+
+// LookupIn is LookupOn for a client of a virtual in the route domain
+// rd (config.Virtual.RouteDomain): a NAT in another route domain is
+// none, as a NAT in route domain 0 is for a virtual in route domain 2
+// (an address without %ID is in route domain 0, as a virtual's
+// destination is). Cost over LookupOn: one integer comparison when a
+// NAT holds the client's address. It does not allocate.
+func (t *Table) LookupIn(a netip.Addr, ifx, rd int) *Entry {
+	e := t.LookupOn(a, ifx)
+	if e != nil && e.rd != rd {
 		return nil
 	}
 	return e
@@ -98,7 +115,7 @@ func (r *Registry) Build(nats []config.NAT) *Table {
 		if _, dup := t.byOrig[o]; dup {
 			continue
 		}
-		t.byOrig[o] = &Entry{Name: n.Name, Xlat: n.Xlat.Unmap(), stats: c, vlans: n.VLANs}
+		t.byOrig[o] = &Entry{Name: n.Name, Xlat: n.Xlat.Unmap(), stats: c, vlans: n.VLANs, rd: n.RouteDomain}
 		t.arrival = t.arrival || n.VLANs != nil
 	}
 	r.nats = kept

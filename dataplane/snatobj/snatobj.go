@@ -116,6 +116,8 @@ type Entry struct {
 	next   atomic.Uint32
 	// vlans is the SNAT's VLAN list (nil: every VLAN).
 	vlans *config.VLANFilter
+	// rd is the SNAT's route domain id (config.SNATObject.RouteDomain).
+	rd int
 }
 
 // Pick is the entry's next translation address of the family (v4 or
@@ -294,16 +296,26 @@ func (t *Table) Arrival() bool { return t != nil && t.arrival }
 // ifx (0: not known): a SNAT whose VLAN list does not admit it is passed
 // over for the next most specific origin, as BIG-IP's SNAT listens only
 // on its VLANs. It does not allocate.
-func (t *Table) LookupOn(a netip.Addr, ifx int) *Entry { return t.lookup(a, ifx, false) }
+func (t *Table) LookupOn(a netip.Addr, ifx int) *Entry { return t.lookup(a, ifx, false, 0) }
+
+// LookupIn is LookupOn for a client of a virtual in the route domain rd
+// (config.Virtual.RouteDomain): a SNAT in another route domain is
+// passed over for the next most specific origin (an origin without
+// %ID is in route domain 0, as a virtual's destination is). Cost over
+// LookupOn: one integer comparison per origin found holding the
+// client's address. It does not allocate.
+func (t *Table) LookupIn(a netip.Addr, ifx, rd int) *Entry { return t.lookup(a, ifx, false, rd) }
 
 // Lookup is the SNAT whose origin is the most specific one holding a
 // (an IPv4-mapped IPv6 address is taken as IPv4), whatever its VLAN
 // list (see LookupOn); nil for none. It does not allocate.
-func (t *Table) Lookup(a netip.Addr) *Entry { return t.lookup(a, 0, true) }
+func (t *Table) Lookup(a netip.Addr) *Entry { return t.lookup(a, 0, true, 0) }
 
 // lookup walks a's prefixes from the longest origin length down; a SNAT
-// with a VLAN list takes a only when anyVLAN or the list admits ifx.
-func (t *Table) lookup(a netip.Addr, ifx int, anyVLAN bool) *Entry {
+// with a VLAN list takes a only when anyVLAN or the list admits ifx,
+// and one in a route domain other than rd not at all (anyVLAN: any
+// route domain, for the callers that ask about an address alone).
+func (t *Table) lookup(a netip.Addr, ifx int, anyVLAN bool, rd int) *Entry {
 	a = a.Unmap()
 	lens := t.lens6
 	if a.Is4() {
@@ -314,7 +326,7 @@ func (t *Table) lookup(a netip.Addr, ifx int, anyVLAN bool) *Entry {
 		if err != nil {
 			continue
 		}
-		if e := t.byOrigin[p]; e != nil && (anyVLAN || e.vlans == nil || e.vlans.Admits(ifx)) {
+		if e := t.byOrigin[p]; e != nil && (anyVLAN || e.vlans == nil || e.vlans.Admits(ifx)) && (anyVLAN || e.rd == rd) {
 			return e
 		}
 	}
@@ -411,7 +423,7 @@ func (r *Registry) Build(objs []config.SNATObject, pools map[string][]netip.Addr
 			st = new(Counters)
 		}
 		snats[o.Name] = st
-		e := &Entry{Name: o.Name, Automap: o.Automap, ChangePort: o.ChangePort, Strict: o.StrictPort, stats: st, vlans: o.VLANs}
+		e := &Entry{Name: o.Name, Automap: o.Automap, ChangePort: o.ChangePort, Strict: o.StrictPort, stats: st, vlans: o.VLANs, rd: o.RouteDomain}
 		t.arrival = t.arrival || o.VLANs != nil
 		for _, a := range o.Addrs {
 			e.addrs = append(e.addrs, addr(a))

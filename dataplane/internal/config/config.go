@@ -505,6 +505,11 @@ type SNATObject struct {
 	// translates only the connections arriving on (or not on) those
 	// interfaces; nil: every VLAN.
 	VLANs *VLANFilter
+	// RouteDomain is the route domain id of the origins (ADDRESS%ID):
+	// the SNAT translates only the clients of the virtuals in that
+	// route domain (Virtual.RouteDomain), as openltm has one routing
+	// table and a virtual's %ID is the only route domain a client has.
+	RouteDomain int
 }
 
 // SNATTranslation is one ltm snat-translation's settings for the server
@@ -1616,4 +1621,9 @@ type NAT struct {
 	// originating address's, only from those interfaces (or all but
 	// those); nil: every VLAN.
 	VLANs *VLANFilter
+	// RouteDomain is the route domain id of the NAT's addresses
+	// (ADDRESS%ID): the way out translates only the clients of the
+	// virtuals in that route domain (Virtual.RouteDomain), and the way
+	// in is in it as a virtual whose destination has the %ID is.
+	RouteDomain int
 }

@@ -95,7 +95,7 @@ func (s *VirtualSnap) AutomapFor(client netip.Addr, ifx int) bool {
 		if s.SNATs == nil {
 			return false
 		}
-		e := s.SNATs.LookupOn(client, ifx)
+		e := s.SNATs.LookupIn(client, ifx, s.Cfg.RouteDomain)
 		return e != nil && e.Automap
 	}
 	return false
