@@ -86,6 +86,7 @@ func TestBWCMarking(t *testing.T) {
 // TestBWCCategoryRate: a flow a rule puts in a category passes at the
 // category's max-cat-rate, under a policy of far more.
 func TestBWCCategoryRate(t *testing.T) {
+	t.Parallel() // a lower bound on time only; its own addresses and plane
 	const vs, member = "127.134.2.1:8000", "127.134.2.2:9000"
 	bwcMember(t, member)
 	p, _ := newPlane(t)

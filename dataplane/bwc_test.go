@@ -88,6 +88,7 @@ func atLeast(bytes int, bps uint64) time.Duration {
 }
 
 func TestBWCVirtualPolicy(t *testing.T) {
+	t.Parallel() // a lower bound on time only; its own addresses and plane
 	vs, member := "127.125.1.1:8000", "127.125.1.2:9000"
 	bwcMember(t, member)
 	p, _ := newPlane(t)
@@ -113,6 +114,7 @@ func TestBWCVirtualPolicy(t *testing.T) {
 // TestBWCStaticShared: two flows at once on a static policy share its
 // max-rate: together they take as long as one flow of both sizes.
 func TestBWCStaticShared(t *testing.T) {
+	t.Parallel() // a lower bound on time only; its own addresses and plane
 	vs, member := "127.125.2.1:8000", "127.125.2.2:9000"
 	bwcMember(t, member)
 	p, _ := newPlane(t)
@@ -133,6 +135,7 @@ func TestBWCStaticShared(t *testing.T) {
 // TestBWCDynamicPerUser: a dynamic policy gives each client address its
 // own max-user-rate; two users together get more than one.
 func TestBWCDynamicPerUser(t *testing.T) {
+	t.Parallel() // a lower bound on time only; its own addresses and plane
 	vs, member := "127.125.3.1:8000", "127.125.3.2:9000"
 	bwcMember(t, member)
 	p, _ := newPlane(t)
@@ -151,6 +154,7 @@ func TestBWCDynamicPerUser(t *testing.T) {
 // TestBWCRuleAttach: a rule attaches a policy to each connection of a
 // virtual that names none; BWC::rate changes a dynamic instance's rate.
 func TestBWCRuleAttach(t *testing.T) {
+	t.Parallel() // a lower bound on time only; its own addresses and plane
 	vs, member := "127.125.4.1:8000", "127.125.4.2:9000"
 	bwcMember(t, member)
 	p, _ := newPlane(t)

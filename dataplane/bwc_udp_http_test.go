@@ -35,6 +35,7 @@ func TestBWCUDPQueue(t *testing.T) {
 // TestBWCHTTPVirtual: an http (message-based) virtual's responses pass
 // at its policy's rate; without the policy they are not shaped.
 func TestBWCHTTPVirtual(t *testing.T) {
+	t.Parallel() // a lower bound on time only; its own addresses and plane
 	vs, member := "127.131.21.1:8080", "127.131.21.2:9000"
 	body := strings.Repeat("x", 512<<10)
 	ln, err := net.Listen("tcp", member)

@@ -39,6 +39,7 @@ func udpRound(t *testing.T, vs string, n, size int) time.Duration {
 // the bytes of its direction only (the member's answers are 3 bytes
 // longer: "S1:").
 func TestRateClassUDP(t *testing.T) {
+	t.Parallel() // a lower bound on time only; its own addresses and plane
 	const n, size, bps = 40, 1000, 160e3
 	up, down := uint64(n*size), uint64(n*(size+3))
 	for i, tc := range []struct {

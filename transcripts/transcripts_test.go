@@ -57,6 +57,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// A background command (exec ... &name&) is waited for at the end of its
+// script until every process holding its standard output or error has
+// closed them, not only until it exits: a socat whose SYSTEM: child
+// sleeps 60 s kept gtm_listener_conn running a minute after its last
+// step. So a background socat that forks long-lived children sends their
+// standard error to /dev/null (sh -c 'exec socat ... 2>/dev/null'), and a
+// silent UDP peer is one process (socat -u UDP4-RECV:... OPEN:/dev/null).
 func TestTranscripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata",

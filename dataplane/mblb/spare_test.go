@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestMinConnOwn: min-conn without OneConnect keeps connections open to
@@ -35,6 +36,10 @@ func TestMinConnOwn(t *testing.T) {
 				return pool.members
 			}
 			vs := startVS(t, fmt.Sprintf("127.70.4.%d:0", 110+i), cfg)
+			// The janitor refills and trims the spares on its tick (a
+			// second by default): ticking often, the waits below end
+			// sooner; what they wait for is the same.
+			vs.e.wantTick(50 * time.Millisecond)
 			n := tc.n
 			waitFor(t, "the connections opened ahead", func() bool {
 				return vs.e.Stats().SpareConnsOpened == uint64(2*n) && m1.openConns() == n && m2.openConns() == n
