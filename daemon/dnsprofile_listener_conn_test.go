@@ -16,7 +16,7 @@ import (
 // answered; delete sys connection ends it: no answer, no other name
 // server asked, counted under Deleted While Waiting.
 func TestDNSListenerQueryFlows(t *testing.T) {
-	silent, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP("127.210.3.54"), Port: 30353})
+	silent, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP("127.210.4.54"), Port: 30353})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,14 +31,14 @@ func TestDNSListenerQueryFlows(t *testing.T) {
 			got <- struct{}{}
 		}
 	}()
-	upstream := startDNSPoolMember(t, "127.210.3.55:30353", map[string]string{"a.ok.test. A": "x 60 IN A 127.210.3.77"})
-	_, s := dnsExpressEngine(t, "127.210.3.100")
+	upstream := startDNSPoolMember(t, "127.210.4.55:30353", map[string]string{"a.ok.test. A": "x 60 IN A 127.210.4.77"})
+	_, s := dnsExpressEngine(t, "127.210.4.100")
 	mustRun(t, s,
-		"create ltm dns cache resolver rc forward-zones replace-all-with { ok.test { nameservers replace-all-with { 127.210.3.55:30353 { } } } silent.test { nameservers replace-all-with { 127.210.3.54:30353 { } } } }",
+		"create ltm dns cache resolver rc forward-zones replace-all-with { ok.test { nameservers replace-all-with { 127.210.4.55:30353 { } } } silent.test { nameservers replace-all-with { 127.210.4.54:30353 { } } } }",
 		"create ltm profile dns gp_dns enable-cache yes cache rc",
-		"create gtm listener gl address 127.210.3.1 port 30353 ip-protocol udp profiles add { gp_dns }",
+		"create gtm listener gl address 127.210.4.1 port 30353 ip-protocol udp profiles add { gp_dns }",
 	)
-	const listener = "127.210.3.1:30353"
+	const listener = "127.210.4.1:30353"
 	rows := func(client string) string {
 		out, _ := run(t, s, "show sys connection cs-client-addr "+client)
 		return out
@@ -49,8 +49,8 @@ func TestDNSListenerQueryFlows(t *testing.T) {
 		want                string
 		server              string // the row's server side while it waits
 	}{
-		{"answered", "127.210.3.61", "a.ok.test.", false, "NOERROR aa 127.210.3.77", ""},
-		{"deleted while waiting", "127.210.3.62", "x.silent.test.", true, "timeout", "127.210.3.54:30353"},
+		{"answered", "127.210.4.61", "a.ok.test.", false, "NOERROR aa 127.210.4.77", ""},
+		{"deleted while waiting", "127.210.4.62", "x.silent.test.", true, "timeout", "127.210.4.54:30353"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			answer := make(chan string, 1)
