@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -223,13 +224,18 @@ func TestClonePoolHTTP(t *testing.T) {
 			t.Fatalf("request through the virtual: %v %q", err, body)
 		}
 	}
+	// Each copy comes on a connection of its own, so the collectors may
+	// read them in either order: compare them sorted (reqs is).
 	gotC := cs.wait(t, len(reqs))
+	slices.Sort(gotC)
 	for i, r := range reqs {
 		if gotC[i] != r {
 			t.Errorf("clientside copy %d = %q, want %q", i, gotC[i], r)
 		}
 	}
-	for i, g := range ss.wait(t, len(reqs)) {
+	gotS := ss.wait(t, len(reqs))
+	slices.Sort(gotS)
+	for i, g := range gotS {
 		if !strings.Contains(g, "\r\nX-Forwarded-For: 127.0.0.1\r\n") {
 			t.Errorf("serverside copy %d lacks the inserted X-Forwarded-For: %q", i, g)
 		}
