@@ -3,12 +3,9 @@
 package dataplane
 
 import (
-	"net"
 	"net/netip"
 	"os/exec"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/openltm/openltm/internal/netnstest"
 )
@@ -67,53 +64,13 @@ func TestVirtualSourcePortIPv6(t *testing.T) {
 				port := freePort(t, &next, xlat, client)
 				p, _ := loggedPlane(t)
 				mustApply(t, p, conf(tc.change, tc.stric))
-				if tc.busy {
-					l, err := net.Listen("tcp", netip.AddrPortFrom(xlat, port).String())
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer l.Close()
-				}
-				before := srv.lastRemote()
-				d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: net.TCPAddrFromAddrPort(netip.AddrPortFrom(client, port))}
-				line, err := srcportAsk(d, vs)
-				got := srv.lastRemote()
-				if tc.want == "" {
-					if err == nil || got != before {
-						t.Errorf("answered %q, the member saw %s: want the connection reset", strings.TrimSpace(line), got)
-					}
-					return
-				}
-				if err != nil {
-					t.Fatalf("no answer: %v", err)
-				}
-				checkSrcport(t, got, xlat, port, tc.want)
+				srcportTCPCase(t, tc, srv, vs, client, xlat, port)
 			})
 			t.Run(snat.name+" udp "+tc.name, func(t *testing.T) {
 				port := freePort(t, &next, xlat, client)
 				p, _ := loggedPlane(t)
 				mustApply(t, p, conf(tc.change, tc.stric))
-				if tc.busy {
-					b, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(xlat, port)))
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer b.Close()
-				}
-				n := len(um.sources())
-				u := dialUDP(t, netip.AddrPortFrom(client, port).String(), vsUDP)
-				if tc.want == "" {
-					if a := u.ask("hello"); a != "" {
-						t.Errorf("answered %q, want no server flow", a)
-					}
-					if s := um.sources(); len(s) != n {
-						t.Errorf("the member saw %s", s[n:])
-					}
-					return
-				}
-				u.mustAsk("hello")
-				s := um.sources()
-				checkSrcport(t, s[len(s)-1], xlat, port, tc.want)
+				srcportUDPCase(t, tc, um, vsUDP, client, xlat, port)
 			})
 		}
 	}

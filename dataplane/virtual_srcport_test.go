@@ -79,30 +79,7 @@ func TestVirtualSourcePortTCP(t *testing.T) {
 			cfg := basic(vs, member)
 			cfg.Virtuals["/Common/vs"].SNAT = SNAT{Type: SNATAutomap, ChangePort: tc.change, StrictPort: tc.stric}
 			mustApply(t, p, cfg)
-			if tc.busy {
-				l, err := net.Listen("tcp", netip.AddrPortFrom(xlat, port).String())
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer l.Close()
-			}
-			before := srv.lastRemote()
-			d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: net.TCPAddrFromAddrPort(netip.AddrPortFrom(ap(client+":0").Addr(), port))}
-			line, err := srcportAsk(d, vs)
-			got := srv.lastRemote()
-			if tc.want == "" { // a reset may reach the dialer before connect returns
-				if err == nil {
-					t.Errorf("answered %q (the member saw %s), want the connection reset", strings.TrimSpace(line), got)
-				}
-				if got != before {
-					t.Errorf("the member saw a connection from %s", got)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("no answer: %v", err)
-			}
-			checkSrcport(t, got, xlat, port, tc.want)
+			srcportTCPCase(t, tc, srv, vs, ap(client+":0").Addr(), xlat, port)
 		})
 	}
 }
@@ -122,29 +99,70 @@ func TestVirtualSourcePortUDP(t *testing.T) {
 			cfg := udpBasic(vs, member)
 			cfg.Virtuals["/Common/vs"].SNAT = SNAT{Type: SNATAutomap, ChangePort: tc.change, StrictPort: tc.stric}
 			mustApply(t, p, cfg)
-			if tc.busy {
-				b, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(xlat, port)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer b.Close()
-			}
-			n := len(m.sources())
-			u := dialUDP(t, netip.AddrPortFrom(ap(client+":0").Addr(), port).String(), vs)
-			if tc.want == "" {
-				if a := u.ask("hello"); a != "" {
-					t.Errorf("answered %q, want no server flow", a)
-				}
-				if s := m.sources(); len(s) != n {
-					t.Errorf("the member saw %s", s[n:])
-				}
-				return
-			}
-			u.mustAsk("hello")
-			s := m.sources()
-			checkSrcport(t, s[len(s)-1], xlat, port, tc.want)
+			srcportUDPCase(t, tc, m, vs, ap(client+":0").Addr(), xlat, port)
 		})
 	}
+}
+
+// srcportTCPCase runs one of srcportCases over TCP against the virtual
+// vs the plane serves: the client dials from client:port (a listener
+// holding xlat:port first, under tc.busy) and the member srv must see
+// the source tc.want says, or no connection when the client is to be
+// reset.
+func srcportTCPCase(t *testing.T, tc srcportCase, srv *server, vs string, client, xlat netip.Addr, port uint16) {
+	t.Helper()
+	if tc.busy {
+		l, err := net.Listen("tcp", netip.AddrPortFrom(xlat, port).String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+	}
+	before := srv.lastRemote()
+	d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: net.TCPAddrFromAddrPort(netip.AddrPortFrom(client, port))}
+	line, err := srcportAsk(d, vs)
+	got := srv.lastRemote()
+	if tc.want == "" { // a reset may reach the dialer before connect returns
+		if err == nil {
+			t.Errorf("answered %q (the member saw %s), want the connection reset", strings.TrimSpace(line), got)
+		}
+		if got != before {
+			t.Errorf("the member saw a connection from %s", got)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("no answer: %v", err)
+	}
+	checkSrcport(t, got, xlat, port, tc.want)
+}
+
+// srcportUDPCase is srcportTCPCase over UDP: a datagram from
+// client:port to vs, the member m seeing its source, or nothing (no
+// server flow) when none is to be made.
+func srcportUDPCase(t *testing.T, tc srcportCase, m *udpMember, vs string, client, xlat netip.Addr, port uint16) {
+	t.Helper()
+	if tc.busy {
+		b, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(xlat, port)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+	}
+	n := len(m.sources())
+	u := dialUDP(t, netip.AddrPortFrom(client, port).String(), vs)
+	if tc.want == "" {
+		if a := u.ask("hello"); a != "" {
+			t.Errorf("answered %q, want no server flow", a)
+		}
+		if s := m.sources(); len(s) != n {
+			t.Errorf("the member saw %s", s[n:])
+		}
+		return
+	}
+	u.mustAsk("hello")
+	s := m.sources()
+	checkSrcport(t, s[len(s)-1], xlat, port, tc.want)
 }
 
 // checkSrcport: the member saw got, from xlat with the client's port
