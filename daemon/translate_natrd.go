@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/openltm/openltm/objects"
@@ -21,15 +20,11 @@ import (
 // splitRD splits ADDRESS%ID into ADDRESS and ID (0 without one); why
 // says what is wrong when ID is not a route domain id.
 func splitRD(s string) (addr string, rd int, why string) {
-	addr, id, ok := strings.Cut(s, "%")
-	if !ok {
-		return s, 0, ""
+	addr, rd, ok := objects.SplitRouteDomain(s)
+	if !ok || rd > 65534 {
+		return addr, 0, fmt.Sprintf("%s: route domain %q is not a route domain id (0 to 65534, as in 10.1.1.1%%2)", s, s[strings.IndexByte(s, '%')+1:])
 	}
-	n, err := strconv.ParseUint(id, 10, 16)
-	if err != nil || n > 65534 {
-		return addr, 0, fmt.Sprintf("%s: route domain %q is not a route domain id (0 to 65534, as in 10.1.1.1%%2)", s, id)
-	}
-	return addr, int(n), ""
+	return addr, rd, ""
 }
 
 // noRouteDomain says why the route domain id is refused: no net

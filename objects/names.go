@@ -116,14 +116,28 @@ func ParseDest(s string) (Dest, error) {
 	return d, nil
 }
 
-func (d *Dest) setHost(host string) error {
-	if i := strings.IndexByte(host, '%'); i >= 0 {
-		rd, err := strconv.Atoi(host[i+1:])
-		if err != nil || rd < 0 {
-			return fmt.Errorf("route domain %q is not a number", host[i+1:])
-		}
-		d.RD, host = rd, host[:i]
+// SplitRouteDomain splits BIG-IP's ADDRESS%ID into the address and the
+// route domain id (0 without one), for every kind that writes addresses
+// in a route domain (virtual destinations, NATs, SNATs); ok is false
+// when the text after % is not a number 0 or above.
+func SplitRouteDomain(s string) (addr string, rd int, ok bool) {
+	i := strings.IndexByte(s, '%')
+	if i < 0 {
+		return s, 0, true
 	}
+	rd, err := strconv.Atoi(s[i+1:])
+	if err != nil || rd < 0 {
+		return s[:i], 0, false
+	}
+	return s[:i], rd, true
+}
+
+func (d *Dest) setHost(host string) error {
+	h, rd, ok := SplitRouteDomain(host)
+	if !ok {
+		return fmt.Errorf("route domain %q is not a number", host[strings.IndexByte(host, '%')+1:])
+	}
+	d.RD, host = rd, h
 	switch host {
 	case "any", "0.0.0.0":
 		d.Any, d.Addr = true, netip.IPv4Unspecified()
