@@ -563,11 +563,18 @@ func (is *iiopSession) balance(m *iiop.Message, b []byte) (*serverConn, uint32) 
 			is.exclude = append(is.exclude, mem.ID)
 			continue
 		}
-		if mid, ok := is.place(sc, m, b, true); ok {
+		if f := iiopBeforePlace.Load(); f != nil {
+			(*f)(sc)
+		}
+		mid, how := is.place(sc, m, b, true)
+		switch how {
+		case placedOK:
 			if is.p != nil {
 				is.p.record(m.Key, m.RequestID, byKey, byID, sc.leg.Member)
 			}
 			return sc, mid
+		case placeEnded:
+			continue // the member again, over a live connection (sc is down)
 		}
 		is.exclude = append(is.exclude, sc.leg.Member.ID)
 		e.stats.retries.Add(1)
@@ -590,17 +597,46 @@ func (is *iiopSession) conn(mem Member) (*serverConn, error) {
 	return is.dial(mem)
 }
 
+// placed is what place did with a request.
+type placed uint8
+
+const (
+	// placedOK: written (or settled meanwhile: not to be sent elsewhere).
+	placedOK placed = iota
+	// placeFailed: the write failed; nothing is pending. Another member.
+	placeFailed
+	// placeEnded: sc's reader had ended (sc down) before the request
+	// could be filed there, so it was neither filed nor written: the
+	// member may be asked again over another connection.
+	placeEnded
+)
+
+// iiopBeforePlace, when set (tests only), runs before a client's request
+// is placed on the connection chosen for it.
+var iiopBeforePlace atomic.Pointer[func(*serverConn)]
+
 // place writes request b (m parsed from it, m.RequestID the client's
 // id) to sc: on a shared connection under an id of its own there (b is
 // rewritten), filed as pending when it expects a reply, its bytes kept
 // for a member's CloseConnection when the client's reader sends it (a
 // request sent again is not kept: it is sent again at most once). From
 // the client's reader (reader) or a member's (sending again). It returns
-// the id on sc; false when the write failed (nothing is then pending),
-// unless the request was settled meanwhile (answered as lost when sc
-// ended under the write, timed out, or the session ended): not to be
-// sent elsewhere then.
-func (is *iiopSession) place(sc *serverConn, m *iiop.Message, b []byte, reader bool) (uint32, bool) {
+// the id on sc and placedOK; placeFailed when the write failed (nothing
+// is then pending), unless the request was settled meanwhile (answered
+// as lost when sc ended under the write, timed out, or the session
+// ended): not to be sent elsewhere then.
+//
+// A connection chosen while live may end before the request is filed
+// (its member closed it; its reader has marked it down and settled what
+// was pending there, memberGone, or is about to). Filed after that
+// settling, a request written there would wait for a reply that cannot
+// come, until the timeout or, without one, until the client left. So
+// whether sc is down is read under s.mu as the request is filed: the
+// reader marks sc down before it takes s.mu to settle (and, on a shared
+// connection, before it collects the sessions routed there), so a
+// request filed while sc was not down is one the settling finds, and
+// one that finds sc down is not sent there (placeEnded).
+func (is *iiopSession) place(sc *serverConn, m *iiop.Message, b []byte, reader bool) (uint32, placed) {
 	s := is.s
 	mid := m.RequestID
 	sh := sc.iiop
@@ -612,6 +648,14 @@ func (is *iiopSession) place(sc *serverConn, m *iiop.Message, b []byte, reader b
 			setChainID(b, mid) // (a fragmented request sent again whole)
 		}
 	}
+	if !m.Expects && sc.down.Load() {
+		// A one-way request owes no reply, but written to a connection
+		// already ended it would be lost for nothing.
+		if sh != nil {
+			is.oc.released(sc)
+		}
+		return mid, placeEnded
+	}
 	if m.Expects {
 		p := iiopPending{sc: sc, mid: mid, sent: is.clock(), partial: reader && m.More(),
 			minor: m.Minor, little: m.Little(), locate: m.Type == iiop.LocateRequest}
@@ -620,6 +664,11 @@ func (is *iiopSession) place(sc *serverConn, m *iiop.Message, b []byte, reader b
 			copy(p.kept.b, b)
 		}
 		s.mu.Lock()
+		if sc.down.Load() {
+			s.mu.Unlock()
+			is.unpend(p) // (its kept bytes, its route and reservation on a shared sc)
+			return mid, placeEnded
+		}
 		old, had := is.pending[m.RequestID]
 		if had && reader && old.sc.iiop == nil {
 			// The client reused an id awaiting its reply: a reply
@@ -680,7 +729,10 @@ func (is *iiopSession) place(sc *serverConn, m *iiop.Message, b []byte, reader b
 			ok = true
 		}
 	}
-	return mid, ok
+	if !ok {
+		return mid, placeFailed
+	}
+	return mid, placedOK
 }
 
 // leave, when the client's reader ends, forgets what the client still
@@ -1101,7 +1153,8 @@ func (is *iiopSession) resendOne(closed *serverConn, id uint32, b []byte) {
 		// client before place returns, and whoever reads the counters
 		// after that reply must find the retry there.
 		e.stats.retries.Add(1)
-		if _, ok := is.place(sc, &m, b, false); ok {
+		_, how := is.place(sc, &m, b, false)
+		if how == placedOK {
 			// (place's pending entry took the place of closed's, whose
 			// route had ended with its connection.)
 			e.logf("mblb: IIOP client %s: request id %d sent again to %s after its connection to %s ended", s.client, id, sc.leg.Member.Name, closed.leg.Member.Name)
@@ -1114,6 +1167,9 @@ func (is *iiopSession) resendOne(closed *serverConn, id uint32, b []byte) {
 				minor: p.minor, little: p.little, locate: p.locate}
 		}
 		s.mu.Unlock()
+		if how == placeEnded {
+			continue // (sc ended too: the member again, over a live connection)
+		}
 		exclude = append(exclude, sc.leg.Member.ID)
 	}
 	e.logf("mblb: IIOP client %s: request id %d left by %s's connection could not be sent again: no member took it, answered with COMM_FAILURE", s.client, id, closed.leg.Member.Name)
