@@ -146,9 +146,15 @@ type Plane struct {
 	// vsFQDNs follows the names of virtuals' address lists, by virtual
 	// and name (fqdnvirtual.go).
 	vsFQDNs map[string]*fqdnNode
-	udp     *udp.Engine   // UDP virtuals' listeners and flows (udp.go)
-	dns     *dnsvs.Engine // dns profiles' answers and caches (dns.go)
-	doh     doh.Registry  // doh profiles' counters (doh.go)
+	// ownFQDNs follows the names of the plane's own destinations
+	// (fqdnowndests.go), by name and family.
+	ownFQDNs map[string]*fqdnNode
+	// fqdnHold keeps the names' new addresses out of the expansion under
+	// way, fqdnHeld says the last apply did (fqdngrowth.go); under p.mu.
+	fqdnHold, fqdnHeld bool
+	udp                *udp.Engine   // UDP virtuals' listeners and flows (udp.go)
+	dns                *dnsvs.Engine // dns profiles' answers and caches (dns.go)
+	doh                doh.Registry  // doh profiles' counters (doh.go)
 
 	udpListeners udpSet
 	// h3Listeners are the HTTP/3 virtuals' QUIC sockets (http3vs.go).
@@ -183,6 +189,7 @@ func New(opts Options) *Plane {
 		listeners: map[netip.AddrPort]*l4.Listener{},
 		fqdns:     map[string]*fqdnNode{},
 		vsFQDNs:   map[string]*fqdnNode{},
+		ownFQDNs:  map[string]*fqdnNode{},
 
 		udpListeners: udpSet{},
 		h3Listeners:  map[netip.AddrPort]*h3Listener{},
@@ -293,11 +300,12 @@ func (p *Plane) ApplyPrepared(pc *Prepared) error {
 // applyLocked is ApplyPrepared under p.mu, with the FQDN nodes expanded
 // to the addresses they resolve to now (fqdnnodes.go).
 func (p *Plane) applyLocked(pc *Prepared) error {
-	cfg, specs := p.expandVirtualFQDN(p.expandFQDN(pc.cfg)), pc.specs
+	cfg, specs := p.expandNames(pc.cfg), pc.specs // fqdngrowth.go
 	b, err := p.bindListeners(cfg)
 	if err != nil {
 		return err
 	}
+	p.namesApplied()
 	p.bwc.Apply(cfg.BWC)
 	p.bwc.ApplyClasses(cfg.RateClasses) // bwc/class.go
 	p.lsn.Apply(cfg.LSN)                // lsn.go
@@ -308,6 +316,7 @@ func (p *Plane) applyLocked(pc *Prepared) error {
 	p.base = pc
 	p.reconcileFQDN(pc.cfg)
 	p.reconcileVirtualFQDN(pc.cfg) // fqdnvirtual.go
+	p.reconcileOwnFQDN(pc.cfg)     // fqdnowndests.go
 	return nil
 }
 
