@@ -323,8 +323,11 @@ func (p *Plane) applyLocked(pc *Prepared) error {
 // generation is what Apply builds for one configuration before it swaps
 // it in.
 type generation struct {
-	want  map[netip.AddrPort]string // every bound address: its virtual
-	fresh map[netip.AddrPort]*l4.Listener
+	want map[netip.AddrPort]string // every bound address: its virtual
+	// shared are the other virtuals of a TCP listener's destination, told
+	// apart by source, the longest first (sourceshare.go).
+	shared map[netip.AddrPort][]string
+	fresh  map[netip.AddrPort]*l4.Listener
 	// remake are the running listeners whose mptcp changed: opened anew
 	// at the swap (remakeListeners, tcpopts.go).
 	remake   []netip.AddrPort
@@ -354,13 +357,17 @@ type generation struct {
 // error it closes what it bound and nothing has changed. The caller holds
 // p.mu.
 func (p *Plane) bindListeners(cfg *Config) (*generation, error) {
-	b := &generation{want: map[netip.AddrPort]string{}, fresh: map[netip.AddrPort]*l4.Listener{}}
+	b := &generation{want: map[netip.AddrPort]string{}, fresh: map[netip.AddrPort]*l4.Listener{}, shared: map[netip.AddrPort][]string{}}
 	for name, v := range cfg.Virtuals {
 		if v.IsUDP() {
 			continue
 		}
 		aps, _ := v.Listeners()
 		for _, ap := range aps {
+			if _, ok := b.want[ap]; ok {
+				shareListener(cfg, b.want, b.shared, ap, name) // sourceshare.go
+				continue
+			}
 			b.want[ap] = name
 		}
 	}
@@ -613,6 +620,7 @@ func (p *Plane) swap(cfg *Config, b *generation) {
 	p.snatArrival = snatArrival(cfg) // snat.go: before the listeners' options
 	p.remakeListeners(cfg, b)        // tcpopts.go
 	started, retired := swapListeners(p.listeners, b.fresh, b.want, b.virtuals, func(l *l4.Listener) *atomic.Pointer[state.Virtual] { return &l.VS })
+	p.setAlts(b)                // sourceshare.go
 	p.listenerOpts(cfg, b.want) // tcpopts.go
 	p.l4.Stop(retired)
 	p.l4.Start(started)
