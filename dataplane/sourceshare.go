@@ -11,7 +11,10 @@ import (
 // Virtuals told apart by source. BIG-IP lets two virtuals share a
 // destination (address, mask and port) when their source differs, and
 // gives a connection to the one whose source holds the client, the
-// longest first (its precedence: destination, then source, then port).
+// longest first (its precedence: destination, then source, then port)
+// [M: f5.md records only host > network > wildcard and port-specific >
+// any; the source's place is BIG-IP's documented precedence, not
+// verified].
 // openltm does this for TCP virtuals on every port or on a network (a
 // standard and an ip-forward wildcard on every port, for clients of
 // different networks): they share one listener, whose owner (VS) is the
