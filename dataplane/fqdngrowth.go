@@ -55,6 +55,7 @@ func (p *Plane) expandNames(c *Config) *Config {
 	p.fqdnHold = false
 	cfg := expand()
 	if cfg == c {
+		p.fqdnHeld = false // no names: nothing is held
 		return cfg
 	}
 	n := steerSpecificCount(cfg)
