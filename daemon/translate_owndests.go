@@ -1,11 +1,15 @@
 package daemon
 
 import (
+	"cmp"
+	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/authn"
 )
 
@@ -19,8 +23,10 @@ import (
 // servers of the auth profiles the virtuals use (ldap, radius, tacacs,
 // ssl-cc-ldap, ssl-crldp's crldp servers, ssl-ocsp's responders whose
 // url names an address), and the destinations an ltm rule names as
-// literals (ruleLiteralDests). Names are not resolved here: a server named by
-// a host name is not passed over [M]. Log destinations through
+// literals (ruleLiteralDests). An auth server named by a host name goes
+// to Config.OwnDestNames: the plane resolves it, at the commit and
+// again as its answer changes, and passes its addresses over
+// (dataplane/fqdnowndests.go). Log destinations through
 // remote-high-speed-log (and the syslog, splunk and other formats over
 // them) are pool members, which the plane passes over already. Called
 // once the virtuals are translated (their auth profiles read).
@@ -54,23 +60,50 @@ func (t *translator) ownDests() {
 		}
 	}
 	if t.rules != nil {
+		named := map[dataplane.NamedDest]bool{}
 		for _, spec := range t.rules.auth.byName {
-			for _, d := range authDests(spec.backend) {
+			dests, names := authDests(spec.backend)
+			for _, d := range dests {
 				add(d)
 			}
+			for _, n := range names {
+				if !named[n] {
+					named[n] = true
+					t.dc.OwnDestNames = append(t.dc.OwnDestNames, n)
+				}
+			}
 		}
+		slices.SortFunc(t.dc.OwnDestNames, func(a, b dataplane.NamedDest) int {
+			return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Port, b.Port))
+		})
 	}
 }
 
-// authDests are the addresses an auth back end connects to, as far as
-// they are written as addresses.
-func authDests(b authn.Backend) []netip.AddrPort {
-	var out []netip.AddrPort
+// authDests are the destinations an auth back end connects to: those
+// written as addresses, and those written as host names (names), each
+// at its port.
+func authDests(b authn.Backend) (out []netip.AddrPort, names []dataplane.NamedDest) {
 	hostPort := func(s string, port int) {
 		if d, err := netip.ParseAddrPort(s); err == nil {
 			out = append(out, d)
-		} else if a, err := netip.ParseAddr(s); err == nil && port > 0 {
-			out = append(out, netip.AddrPortFrom(a, uint16(port)))
+			return
+		}
+		if a, err := netip.ParseAddr(s); err == nil {
+			if port > 0 {
+				out = append(out, netip.AddrPortFrom(a, uint16(port)))
+			}
+			return
+		}
+		host := s
+		if h, p, err := net.SplitHostPort(s); err == nil {
+			n, err := strconv.ParseUint(p, 10, 16)
+			if err != nil {
+				return
+			}
+			host, port = h, int(n)
+		}
+		if host != "" && port > 0 && port < 65536 {
+			names = append(names, dataplane.NamedDest{Name: host, Port: uint16(port)})
 		}
 	}
 	switch b := b.(type) {
@@ -114,7 +147,7 @@ func authDests(b authn.Backend) []netip.AddrPort {
 			hostPort(u.Hostname(), port)
 		}
 	}
-	return out
+	return out, names
 }
 
 // ruleLiteralDests are the destinations a rule's text names as literal

@@ -3,14 +3,17 @@ package daemon
 import (
 	"slices"
 	"testing"
+
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/authn"
 )
 
 // TestOwnDestsTranslated: the destinations the daemon's own parts
 // connect to reach the plane (Config.OwnDests), for the steering to pass
 // over: sys syslog's remote servers, a net dns-resolver's forward-zones
 // nameservers, the servers of a virtual's auth profile (tacacs here,
-// one written without a port: 49), a rule's literal node; a host name
-// is not.
+// one written without a port: 49), a rule's literal node; a server
+// written as a host name goes to OwnDestNames, for the plane to resolve.
 func TestOwnDestsTranslated(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
@@ -32,6 +35,9 @@ func TestOwnDestsTranslated(t *testing.T) {
 	want := []string{"127.253.8.12:20514", "127.253.8.20:4949", "127.253.8.21:49", "127.253.8.30:30080", "127.253.8.53:20053"}
 	if !slices.Equal(got, want) {
 		t.Errorf("OwnDests %v, want %v (skipped %q)", got, want, tr.skipped)
+	}
+	if names := tr.dc.OwnDestNames; len(names) != 1 || names[0] != (dataplane.NamedDest{Name: "tac.example", Port: 49}) {
+		t.Errorf("OwnDestNames %v, want tac.example at 49", names)
 	}
 }
 
@@ -55,6 +61,32 @@ func TestRuleLiteralDests(t *testing.T) {
 		}
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.src, got, tc.want)
+		}
+	}
+}
+
+// TestAuthDestNames: an auth server written as a host name is a named
+// destination at its own port or the back end's default; one written
+// as an address is not.
+func TestAuthDestNames(t *testing.T) {
+	for _, tc := range []struct {
+		b     authn.Backend
+		dests []string
+		names []dataplane.NamedDest
+	}{
+		{&authn.LDAP{Servers: []string{"ldap.example", "127.253.8.40"}}, []string{"127.253.8.40:389"}, []dataplane.NamedDest{{Name: "ldap.example", Port: 389}}},
+		{&authn.LDAP{Servers: []string{"ldap.example"}, Port: 30389}, nil, []dataplane.NamedDest{{Name: "ldap.example", Port: 30389}}},
+		{&authn.RADIUS{Servers: []authn.RADIUSServer{{Addr: "radius.example:1812"}, {Addr: "127.253.8.41:1812"}}}, []string{"127.253.8.41:1812"}, []dataplane.NamedDest{{Name: "radius.example", Port: 1812}}},
+		{&authn.TACACS{Servers: []string{"tac.example:4949"}}, nil, []dataplane.NamedDest{{Name: "tac.example", Port: 4949}}},
+		{&authn.SSLCCLDAP{Servers: []string{"ccldap.example"}}, nil, nil}, // no port known: none
+	} {
+		dests, names := authDests(tc.b)
+		var got []string
+		for _, d := range dests {
+			got = append(got, d.String())
+		}
+		if !slices.Equal(got, tc.dests) || !slices.Equal(names, tc.names) {
+			t.Errorf("%T: %v %v, want %v %v", tc.b, got, names, tc.dests, tc.names)
 		}
 	}
 }

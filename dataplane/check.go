@@ -24,6 +24,7 @@ func Check(cfg *Config) error {
 		ap  netip.AddrPort
 	}
 	bound := map[binding]string{}
+	sharing := map[binding][]string{} // every virtual of a listener (sourceshare.go)
 	for _, name := range sortedKeys(cfg.Virtuals) {
 		v := cfg.Virtuals[name]
 		if v == nil {
@@ -41,12 +42,25 @@ func Check(cfg *Config) error {
 			add("virtual %s: %v", name, err)
 			continue
 		}
+	aps:
 		for _, ap := range aps {
-			if other, ok := bound[binding{v.IsUDP(), ap}]; ok {
-				add("virtual %s: destination %s is already used by virtual %s", name, ap, other)
-				break
+			bk := binding{v.IsUDP(), ap}
+			if _, ok := bound[bk]; ok {
+				for _, other := range sharing[bk] {
+					if share, why := sharesListener(v, cfg.Virtuals[other]); !share { // sourceshare.go
+						if sourceOf(v) != sourceOf(cfg.Virtuals[other]) {
+							add("virtual %s: destination %s is already used by virtual %s (a different source does not tell them apart here: %s)", name, ap, other, why)
+						} else {
+							add("virtual %s: destination %s is already used by virtual %s", name, ap, other)
+						}
+						break aps
+					}
+				}
+				sharing[bk] = append(sharing[bk], name)
+				continue
 			}
-			bound[binding{v.IsUDP(), ap}] = name
+			bound[bk] = name
+			sharing[bk] = []string{name}
 		}
 		checkUDP(name, v, add)
 		if why := AnyPortUnsupported(v); why != "" { // anyport.go

@@ -14,6 +14,7 @@ import (
 
 type (
 	Config            = config.Config
+	NamedDest         = config.NamedDest
 	Virtual           = config.Virtual
 	VirtualAddress    = config.VirtualAddress
 	MBLB              = config.MBLB

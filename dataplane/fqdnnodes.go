@@ -27,6 +27,11 @@ type fqdnNode struct {
 
 	mu  sync.Mutex
 	cur fqdn.Update
+
+	// applied are the addresses the running configuration put in
+	// service, pending those of the apply under way (inService); both
+	// under the plane's p.mu.
+	applied, pending []netip.Addr
 }
 
 func (n *fqdnNode) addrs() []netip.Addr {
@@ -93,6 +98,7 @@ func (p *Plane) reconcileFQDN(cfg *Config) {
 type fqdnWant struct {
 	spec fqdn.Spec
 	key  string
+	res  fqdn.Resolver // nil: the reconcile's
 }
 
 // reconcileWatches makes the watches in have follow want, by the same
@@ -110,7 +116,11 @@ func (p *Plane) reconcileWatches(have map[string]*fqdnNode, want map[string]fqdn
 			stale = append(stale, old.w)
 		}
 		fn := &fqdnNode{key: wt.key, cur: fqdn.Update{Name: wt.spec.Name, Status: fqdn.Checking}}
-		fn.w = fqdn.Watch(wt.spec, res, func(u fqdn.Update) {
+		r := res
+		if wt.res != nil {
+			r = wt.res
+		}
+		fn.w = fqdn.Watch(wt.spec, r, func(u fqdn.Update) {
 			fn.mu.Lock()
 			fn.cur = u
 			fn.mu.Unlock()
@@ -173,7 +183,7 @@ func (p *Plane) expandFQDN(cfg *Config) *Config {
 		}
 		var addrs []netip.Addr
 		if fn := p.fqdns[name]; fn != nil {
-			addrs = fn.addrs()
+			addrs = p.inService(fn)
 		}
 		auto[name] = addrs
 		for _, a := range addrs {
@@ -246,6 +256,10 @@ func (p *Plane) stopFQDN() []*fqdn.Watcher {
 	for name, fn := range p.vsFQDNs {
 		ws = append(ws, fn.w)
 		delete(p.vsFQDNs, name)
+	}
+	for name, fn := range p.ownFQDNs {
+		ws = append(ws, fn.w)
+		delete(p.ownFQDNs, name)
 	}
 	return ws
 }

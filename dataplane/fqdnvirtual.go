@@ -49,7 +49,7 @@ func (p *Plane) vsFQDNAddrs(virtual, name string) []netip.Addr {
 	var out []netip.Addr
 	for _, fam := range vsFamilies {
 		if fn := p.vsFQDNs[vsFQDNKey(virtual, name, fam)]; fn != nil {
-			out = append(out, fn.addrs()...)
+			out = append(out, p.inService(fn)...)
 		}
 	}
 	return out

@@ -146,9 +146,15 @@ type Plane struct {
 	// vsFQDNs follows the names of virtuals' address lists, by virtual
 	// and name (fqdnvirtual.go).
 	vsFQDNs map[string]*fqdnNode
-	udp     *udp.Engine   // UDP virtuals' listeners and flows (udp.go)
-	dns     *dnsvs.Engine // dns profiles' answers and caches (dns.go)
-	doh     doh.Registry  // doh profiles' counters (doh.go)
+	// ownFQDNs follows the names of the plane's own destinations
+	// (fqdnowndests.go), by name and family.
+	ownFQDNs map[string]*fqdnNode
+	// fqdnHold keeps the names' new addresses out of the expansion under
+	// way, fqdnHeld says the last apply did (fqdngrowth.go); under p.mu.
+	fqdnHold, fqdnHeld bool
+	udp                *udp.Engine   // UDP virtuals' listeners and flows (udp.go)
+	dns                *dnsvs.Engine // dns profiles' answers and caches (dns.go)
+	doh                doh.Registry  // doh profiles' counters (doh.go)
 
 	udpListeners udpSet
 	// h3Listeners are the HTTP/3 virtuals' QUIC sockets (http3vs.go).
@@ -183,6 +189,7 @@ func New(opts Options) *Plane {
 		listeners: map[netip.AddrPort]*l4.Listener{},
 		fqdns:     map[string]*fqdnNode{},
 		vsFQDNs:   map[string]*fqdnNode{},
+		ownFQDNs:  map[string]*fqdnNode{},
 
 		udpListeners: udpSet{},
 		h3Listeners:  map[netip.AddrPort]*h3Listener{},
@@ -293,11 +300,12 @@ func (p *Plane) ApplyPrepared(pc *Prepared) error {
 // applyLocked is ApplyPrepared under p.mu, with the FQDN nodes expanded
 // to the addresses they resolve to now (fqdnnodes.go).
 func (p *Plane) applyLocked(pc *Prepared) error {
-	cfg, specs := p.expandVirtualFQDN(p.expandFQDN(pc.cfg)), pc.specs
+	cfg, specs := p.expandNames(pc.cfg), pc.specs // fqdngrowth.go
 	b, err := p.bindListeners(cfg)
 	if err != nil {
 		return err
 	}
+	p.namesApplied()
 	p.bwc.Apply(cfg.BWC)
 	p.bwc.ApplyClasses(cfg.RateClasses) // bwc/class.go
 	p.lsn.Apply(cfg.LSN)                // lsn.go
@@ -308,14 +316,18 @@ func (p *Plane) applyLocked(pc *Prepared) error {
 	p.base = pc
 	p.reconcileFQDN(pc.cfg)
 	p.reconcileVirtualFQDN(pc.cfg) // fqdnvirtual.go
+	p.reconcileOwnFQDN(pc.cfg)     // fqdnowndests.go
 	return nil
 }
 
 // generation is what Apply builds for one configuration before it swaps
 // it in.
 type generation struct {
-	want  map[netip.AddrPort]string // every bound address: its virtual
-	fresh map[netip.AddrPort]*l4.Listener
+	want map[netip.AddrPort]string // every bound address: its virtual
+	// shared are the other virtuals of a TCP listener's destination, told
+	// apart by source, the longest first (sourceshare.go).
+	shared map[netip.AddrPort][]string
+	fresh  map[netip.AddrPort]*l4.Listener
 	// remake are the running listeners whose mptcp changed: opened anew
 	// at the swap (remakeListeners, tcpopts.go).
 	remake   []netip.AddrPort
@@ -345,13 +357,17 @@ type generation struct {
 // error it closes what it bound and nothing has changed. The caller holds
 // p.mu.
 func (p *Plane) bindListeners(cfg *Config) (*generation, error) {
-	b := &generation{want: map[netip.AddrPort]string{}, fresh: map[netip.AddrPort]*l4.Listener{}}
+	b := &generation{want: map[netip.AddrPort]string{}, fresh: map[netip.AddrPort]*l4.Listener{}, shared: map[netip.AddrPort][]string{}}
 	for name, v := range cfg.Virtuals {
 		if v.IsUDP() {
 			continue
 		}
 		aps, _ := v.Listeners()
 		for _, ap := range aps {
+			if _, ok := b.want[ap]; ok {
+				shareListener(cfg, b.want, b.shared, ap, name) // sourceshare.go
+				continue
+			}
 			b.want[ap] = name
 		}
 	}
@@ -604,6 +620,7 @@ func (p *Plane) swap(cfg *Config, b *generation) {
 	p.snatArrival = snatArrival(cfg) // snat.go: before the listeners' options
 	p.remakeListeners(cfg, b)        // tcpopts.go
 	started, retired := swapListeners(p.listeners, b.fresh, b.want, b.virtuals, func(l *l4.Listener) *atomic.Pointer[state.Virtual] { return &l.VS })
+	p.setAlts(b)                // sourceshare.go
 	p.listenerOpts(cfg, b.want) // tcpopts.go
 	p.l4.Stop(retired)
 	p.l4.Start(started)

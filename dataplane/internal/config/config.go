@@ -102,6 +102,21 @@ type Config struct {
 	// where it would take them (dataplane/anyport.go ownDests); nil for
 	// none.
 	OwnDests []netip.AddrPort
+	// OwnDestNames are such destinations written as host names (an auth
+	// profile's server named by its host name): the plane resolves each
+	// as an FQDN node is resolved, and passes the addresses in service
+	// over as it passes OwnDests (dataplane/fqdnowndests.go); nil for
+	// none.
+	OwnDestNames []NamedDest
+}
+
+// NamedDest is a destination written as a host name and a port: what a
+// server the process connects to names when it is not an address.
+type NamedDest struct {
+	// Name is the host name, resolved for A and AAAA records both.
+	Name string
+	// Port is the destination port (0: every port of the addresses).
+	Port uint16
 }
 
 // SnatPool resolves a snatpool a rule names (snatpool, or SERVER_INIT's

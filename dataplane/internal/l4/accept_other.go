@@ -66,7 +66,11 @@ func (e *Engine) acceptLoop(l *Listener) {
 			time.Sleep(5 * time.Millisecond) // EMFILE and the like: back off
 			continue
 		}
-		go e.serve(l.VS.Load(), c)
+		var client netip.Addr
+		if ra, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+			client = ra.AddrPort().Addr()
+		}
+		go e.serve(Pick(l.VS.Load(), l.Alts.Load(), client), c)
 	}
 }
 

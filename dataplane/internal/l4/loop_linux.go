@@ -265,32 +265,11 @@ func (e *Engine) pickLoop(own *loopRT) *loopRT {
 func (a *acceptor) Ready(_ uint8, _ uint32) {
 	for i := 0; i < acceptBatch; i++ {
 		vs := a.l.VS.Load()
-		var snap *state.VirtualSnap
-		if vs != nil {
-			snap = vs.Snap.Load()
-		}
-		plain := snap != nil && snap.Plain()
-		withTLS := !plain && snap != nil && loopTLS(snap) // tlsloop_linux.go
-		var mv, mvTLS *mblbvs.VS
-		if snap != nil && snap.Cfg.MBLB != nil {
-			mv = a.lr.e.env.MBLB.For(vs)
-			switch {
-			case mv == nil:
-			case snap.Cfg.TLS == nil:
-				if !mv.Loopable() || snap.Cfg.HTTP2 != nil || snap.BWC != nil { // HTTP/2 clients and a bandwidth controller's (its waits block): goroutines
-					mv = nil
-				}
-			default:
-				if snap.BWC == nil && mv.LoopTLS(snap) {
-					mvTLS = mv
-				}
-				mv = nil
-			}
-		}
-		withTLS = withTLS || mvTLS != nil
+		alts := a.l.Alts.Load()
+		snap, plain, withTLS, mv, mvTLS := a.lr.e.howServed(vs)
 		flags := unix.SOCK_CLOEXEC
-		if plain || withTLS || mv != nil {
-			flags |= unix.SOCK_NONBLOCK
+		if plain || withTLS || mv != nil || alts != nil {
+			flags |= unix.SOCK_NONBLOCK // with alts, whichever virtual takes it (handOff's net.FileConn takes either mode)
 		}
 		fd, peer, errno := rawsock.Accept4(a.l.fd, flags)
 		switch errno {
@@ -304,6 +283,12 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 			return
 		default:
 			return
+		}
+		if alts != nil { // virtuals told apart by source: the most specific holding the client
+			if v := Pick(vs, alts, peer.Addr()); v != vs {
+				vs = v
+				snap, plain, withTLS, mv, mvTLS = a.lr.e.howServed(vs)
+			}
 		}
 		local := a.l.Addr
 		// A listener on every port (port 0, dataplane/anyport.go), or a
@@ -343,6 +328,35 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 			a.lr.e.handOff(vs, fd)
 		}
 	}
+}
+
+// howServed is how a connection accepted for vs is served: on the loop
+// (plain, or a loopable message virtual's mv), with its TLS handshake on
+// a goroutine first (withTLS; a message virtual's: mvTLS), or else
+// handed off to goroutines.
+func (e *Engine) howServed(vs *state.Virtual) (snap *state.VirtualSnap, plain, withTLS bool, mv, mvTLS *mblbvs.VS) {
+	if vs != nil {
+		snap = vs.Snap.Load()
+	}
+	plain = snap != nil && snap.Plain()
+	withTLS = !plain && snap != nil && loopTLS(snap) // tlsloop_linux.go
+	if snap != nil && snap.Cfg.MBLB != nil {
+		mv = e.env.MBLB.For(vs)
+		switch {
+		case mv == nil:
+		case snap.Cfg.TLS == nil:
+			if !mv.Loopable() || snap.Cfg.HTTP2 != nil || snap.BWC != nil { // HTTP/2 clients and a bandwidth controller's (its waits block): goroutines
+				mv = nil
+			}
+		default:
+			if snap.BWC == nil && mv.LoopTLS(snap) {
+				mvTLS = mv
+			}
+			mv = nil
+		}
+	}
+	withTLS = withTLS || mvTLS != nil
+	return snap, plain, withTLS, mv, mvTLS
 }
 
 // pause stops accepting on this loop for 5 ms.
