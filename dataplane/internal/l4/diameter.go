@@ -126,6 +126,9 @@ type diamFlow struct {
 	// clones: a rule has a clone command, which may start in the
 	// client's messages' DIAMETER_INGRESS (clone.go, beginMsg).
 	clones bool
+	// lbsel: the rules handle LB_SELECTED, which runs for each request's
+	// choice (diameter_lbselected.go).
+	lbsel bool
 	// defaults are the connection's retransmission settings
 	// (DIAMETER::retransmission_default; nil: the profile's), under mu;
 	// profRetx the profile's as rules read them.
@@ -179,6 +182,7 @@ func (pr *proxied) serveDiameter(head []byte) {
 		if prog := irules.Program(pr.rules); prog != nil && (prog.Handles(rules.DiameterIngress) || prog.Handles(rules.DiameterEgress) || prog.Handles(rules.DiameterRetransmission)) {
 			x.prog = prog
 		}
+		x.lbsel = pr.handles(config.EventLBSelected)
 		// CLIENT_ACCEPTED ran: the connection's settings from it.
 		pr.rs.mu.Lock()
 		if sess := pr.rs.sess; sess != nil {
@@ -783,6 +787,16 @@ func (x *diamFlow) undeliverable(raw []byte, code uint32, reason string, spent b
 // avoid, when not nil, is a member connection that failed the request:
 // neither it nor its member is chosen.
 func (x *diamFlow) pick(key []byte, avoid *diamPeer) *diamPeer {
+	p := x.choosePeer(key, avoid)
+	if p == nil || !x.lbsel {
+		return p
+	}
+	return x.selected(p, key, avoid) // diameter_lbselected.go
+}
+
+// choosePeer is pick's choice before LB_SELECTED: the persisted member,
+// else the pool's balancing, else any member connection open.
+func (x *diamFlow) choosePeer(key []byte, avoid *diamPeer) *diamPeer {
 	now := time.Now()
 	var failed []*state.Member
 	if avoid != nil && avoid.sc.member != nil {
@@ -797,7 +811,7 @@ func (x *diamFlow) pick(key []byte, avoid *diamPeer) *diamPeer {
 			}
 			if x.pool != nil {
 				if m := state.MemberAt(x.pool, addr); m != nil && m.Availability() <= state.AvailDisabled {
-					if p := x.dial(m); p != nil {
+					if p := x.dial(m, x.pool); p != nil {
 						x.counts.Persisted.Add(1)
 						x.table.Save(key, addr, persistTTL, now)
 						return p
@@ -816,7 +830,7 @@ func (x *diamFlow) pick(key []byte, avoid *diamPeer) *diamPeer {
 			if p = x.peerOf(m); p != nil {
 				break
 			}
-			if p = x.dial(m); p != nil {
+			if p = x.dial(m, x.pool); p != nil {
 				break
 			}
 			failed = append(failed, m)
@@ -871,15 +885,15 @@ func (x *diamFlow) anyPeer(avoid *diamPeer) *diamPeer {
 	return nil
 }
 
-// dial opens a connection to member m for this flow and sends it the
-// client's CER; nil when it cannot be opened.
-func (x *diamFlow) dial(m *state.Member) *diamPeer {
+// dial opens a connection to member m of pool for this flow and sends
+// it the client's CER; nil when it cannot be opened.
+func (x *diamFlow) dial(m *state.Member, pool *state.Pool) *diamPeer {
 	pr := x.pr
 	if pr.ended.Load() || !m.Reserve() {
 		return nil
 	}
 	dst := pr.target(m)
-	c, t, hold, err := pr.dialExtra(dst, x.pool) // lsn.go
+	c, t, hold, err := pr.dialExtra(dst, pool) // lsn.go
 	if err != nil {
 		if !errors.Is(err, snatobj.ErrFull) && err != errSNAT { // every SNAT address full, or preserve-strict's port in use: not the member's failure
 			m.ConnectFailed()
@@ -888,13 +902,21 @@ func (x *diamFlow) dial(m *state.Member) *diamPeer {
 		return nil
 	}
 	m.ConnectSucceeded()
-	ps := x.pool.Snap.Load()
+	ps := pool.Snap.Load()
 	serverConnOpts(ps, c) // tcpopts.go
 	s := &serverConn{conn: c, xlat: t, snat: hold}
-	pr.opened(s, m, x.pool, ps, rawsock.AddrPortOf(c.LocalAddr()), dst, nil, false)
+	pr.opened(s, m, pool, ps, rawsock.AddrPortOf(c.LocalAddr()), dst, nil, false)
+	return x.join(s)
+}
+
+// join makes s, a connection just opened for this flow, one of its
+// member connections, and sends it the client's CER when the client has
+// sent it; nil when it cannot be used.
+func (x *diamFlow) join(s *serverConn) *diamPeer {
+	pr := x.pr
 	pr.AddLeg(&s.leg)
 	if !pr.originateMember(s) { // server-ssl (tls.go): this member only
-		c.Close()
+		s.conn.Close()
 		s.release()
 		return nil
 	}
@@ -924,7 +946,7 @@ func (x *diamFlow) prime() {
 	}
 	for _, m := range ps.Members {
 		if m.Availability() == state.AvailUp && x.peerOf(m) == nil {
-			x.dial(m)
+			x.dial(m, x.pool)
 		}
 	}
 }

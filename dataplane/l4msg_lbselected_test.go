@@ -1,0 +1,133 @@
+package dataplane
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/openltm/openltm/dataplane/diameter"
+	"github.com/openltm/openltm/dataplane/diameter/diamtest"
+	"github.com/openltm/openltm/dataplane/fix"
+	"github.com/openltm/openltm/dataplane/mqtt/mqtttest"
+)
+
+// The message protocols the L4 engine runs as flows of their own
+// (internal/l4: mqtt.go, fix.go, diameter.go): a decision in
+// LB_SELECTED acts there too. MQTT and FIX connect one member, at the
+// client's first message, through the L4 connect, which follows the
+// decision; Diameter balances each request by itself, and LB_SELECTED
+// runs for each choice (internal/l4/diameter_lbselected.go).
+
+// TestMQTTLBSelectedDecision: `pool p2` in LB_SELECTED on an mqtt
+// virtual connects the client to p2's broker.
+func TestMQTTLBSelectedDecision(t *testing.T) {
+	a := startBroker(t, "127.220.6.11:1883", "A")
+	b := startBroker(t, "127.220.6.12:1883", "B")
+	p, logs := newPlane(t)
+	cfg := basic("127.220.6.1:1883", a.Addr())
+	delete(cfg.Virtuals, "/Common/vs")
+	withPool(cfg, "/Common/p2", b.Addr())
+	mqttVirtual(t, cfg, "/Common/mq", "127.220.6.1:1883", "/Common/pool", lbSelectedElsewhere)
+	mustApply(t, p, cfg)
+	mqttDial(t, "127.220.6.1:1883", mqtttest.Connect("c1"))
+	if !slices.Contains(b.ClientIDs(), "c1") || slices.Contains(a.ClientIDs(), "c1") {
+		t.Errorf("client c1 at A %v, B %v; want at B only (pool p2)\n%s", a.ClientIDs(), b.ClientIDs(), logs)
+	}
+}
+
+// TestFIXLBSelectedDecision: `pool p2` in LB_SELECTED on a fix virtual
+// connects the session to p2's acceptor, whose Logon answers.
+func TestFIXLBSelectedDecision(t *testing.T) {
+	a := startAcceptor(t, "127.220.7.11:9878", "member-a")
+	b := startAcceptor(t, "127.220.7.12:9878", "member-b")
+	p, logs := newPlane(t)
+	cfg := basic("127.220.7.1:9878", a.Addr())
+	delete(cfg.Virtuals, "/Common/vs")
+	withPool(cfg, "/Common/p2", b.Addr())
+	fixVirtual(t, cfg, "/Common/fx", "127.220.7.1:9878", "/Common/pool", fix.Options{}, lbSelectedElsewhere)
+	mustApply(t, p, cfg)
+	c := fixDial(t, "127.220.7.1:9878")
+	c.Send(fixLogon("FIX.4.4", "BANZAI"))
+	if got := recvHas(t, c, "35=A"); !strings.Contains(got, "49=member-b") {
+		t.Errorf("Logon answered %s; want member-b's (pool p2)\n%s", got, logs)
+	}
+	if n := len(a.Messages()); n != 0 {
+		t.Errorf("member-a got %d messages, want none", n)
+	}
+}
+
+// TestDiameterLBSelectedEachRequest: on a diameter virtual each request
+// is balanced by itself, and LB_SELECTED decides for each: by the
+// request's session, `pool p2` sends it to p2's member and `node` to a
+// server in no pool (each opened and sent the client's CER first, its
+// CEA kept from the client); other requests stay in the virtual's pool.
+// LB::server names each choice.
+func TestDiameterLBSelectedEachRequest(t *testing.T) {
+	a := diamServer(t, "127.220.8.11:3868", "member-a.example", false)
+	b := diamServer(t, "127.220.8.12:3868", "member-b.example", false)
+	n := diamServer(t, "127.220.8.13:3868", "node-c.example", false)
+	p, logs := newPlane(t)
+	cfg := basic("127.220.8.1:3868", a.Addr())
+	delete(cfg.Virtuals, "/Common/vs")
+	withPool(cfg, "/Common/p2", b.Addr())
+	rs, lg := compileRules(t, `when CLIENT_ACCEPTED { set to "" }
+when DIAMETER_INGRESS {
+    if {[DIAMETER::is_request] && [DIAMETER::command] == 272} { set to [DIAMETER::session] }
+}
+when LB_SELECTED {
+    log local0. "$to [LB::server pool] [LB::server addr]"
+    if {[LB::server pool] eq "/Common/pool"} {
+        if {$to ends_with ";p2"} { pool p2 } elseif {$to ends_with ";node"} { node 127.220.8.13 3868 }
+    }
+}`)
+	lg.showOnFailure(t)
+	diamVirtual(t, cfg, "/Common/dm", "127.220.8.1:3868", "/Common/pool", diameter.Options{}, "")
+	cfg.Virtuals["/Common/dm"].Rules = rs
+	mustApply(t, p, cfg)
+	c, cea := diamClient(t, "127.220.8.1:3868", "client.example")
+	if cea.Origin != "member-a.example" {
+		t.Fatalf("CEA from %s, want member-a's (the virtual's pool)", cea.Origin)
+	}
+	for _, tc := range []struct{ session, want string }{
+		{"client.example;1;a", "member-a.example"},
+		{"client.example;2;p2", "member-b.example"},
+		{"client.example;3;node", "node-c.example"},
+		{"client.example;4;a", "member-a.example"},
+		{"client.example;5;p2", "member-b.example"},
+	} {
+		before := len(lg.Lines())
+		if got := ccrs(t, c, "client.example", tc.session)[0].Origin; got != tc.want {
+			t.Fatalf("%s answered by %s, want %s\n%s", tc.session, got, tc.want, logs)
+		}
+		if len(lg.Lines()) == before {
+			t.Errorf("%s: LB_SELECTED did not run", tc.session)
+		}
+	}
+	var lines []string
+	for _, l := range lg.Lines() {
+		lines = append(lines, l[strings.LastIndex(l, ": ")+2:])
+	}
+	want := []string{
+		" /Common/pool 127.220.8.11", // the CER
+		"client.example;1;a /Common/pool 127.220.8.11",
+		"client.example;2;p2 /Common/pool 127.220.8.11", "client.example;2;p2 /Common/p2 127.220.8.12",
+		"client.example;3;node /Common/pool 127.220.8.11", "client.example;3;node  127.220.8.13",
+		"client.example;4;a /Common/pool 127.220.8.11",
+		"client.example;5;p2 /Common/pool 127.220.8.11", "client.example;5;p2 /Common/p2 127.220.8.12",
+	}
+	if strings.Join(lines, "|") != strings.Join(want, "|") {
+		t.Errorf("LB_SELECTED runs:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	// The member and the node each got the client's CER once.
+	for _, s := range []*diamtest.Server{b, n} {
+		cers := 0
+		for _, g := range s.Got() {
+			if g.Code == 257 {
+				cers++
+			}
+		}
+		if cers != 1 {
+			t.Errorf("%s got %d CERs, want 1", s.Name, cers)
+		}
+	}
+}
