@@ -1,22 +1,27 @@
 package dataplane
 
 import (
+	"crypto/tls"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/go-ldap/ldap/v3"
 
 	"github.com/openltm/openltm/dataplane/diameter"
 	"github.com/openltm/openltm/dataplane/diameter/diamtest"
 	"github.com/openltm/openltm/dataplane/fix"
 	"github.com/openltm/openltm/dataplane/mqtt/mqtttest"
+	"github.com/openltm/openltm/dataplane/starttls"
 )
 
 // The message protocols the L4 engine runs as flows of their own
-// (internal/l4: mqtt.go, fix.go, diameter.go): a decision in
+// (internal/l4: mqtt.go, fix.go, ldap.go, diameter.go): a decision in
 // LB_SELECTED acts there too. MQTT and FIX connect one member, at the
-// client's first message, through the L4 connect, which follows the
-// decision; Diameter balances each request by itself, and LB_SELECTED
-// runs for each choice (internal/l4/diameter_lbselected.go).
+// client's first message, and LDAP at the client's connection, through
+// the L4 connect, which follows the decision; Diameter balances each
+// request by itself, and LB_SELECTED runs for each choice
+// (internal/l4/diameter_lbselected.go).
 
 // TestMQTTLBSelectedDecision: `pool p2` in LB_SELECTED on an mqtt
 // virtual connects the client to p2's broker.
@@ -129,5 +134,34 @@ when LB_SELECTED {
 		if cers != 1 {
 			t.Errorf("%s got %d CERs, want 1", s.Name, cers)
 		}
+	}
+}
+
+// TestLDAPLBSelectedDecision: an LDAP virtual with client-ldap (StartTLS
+// offload) connects its member through the L4 connect: `pool p2` in
+// LB_SELECTED sends the client's bind and search to p2's directory.
+func TestLDAPLBSelectedDecision(t *testing.T) {
+	a := startLDAPMember(t, "127.220.9.11:3389", ldap.LDAPResultUnavailable, false)
+	b := startLDAPMember(t, "127.220.9.12:3389", ldap.LDAPResultUnavailable, false)
+	cert, key, roots := testCert(t, "ldap.example")
+	p, logs := newPlane(t)
+	cfg := basic("127.220.9.1:389", "127.220.9.11:3389")
+	withPool(cfg, "/Common/p2", "127.220.9.12:3389")
+	v := cfg.Virtuals["/Common/vs"]
+	v.TLS = clientSSL(t, cert, key)
+	v.STARTTLS = &starttls.Options{Profile: "/Common/clientldap", Protocol: starttls.LDAP, Mode: starttls.Allow}
+	var lg *ruleLog
+	v.Rules, lg = compileRules(t, lbSelectedElsewhere)
+	lg.showOnFailure(t)
+	mustApply(t, p, cfg)
+	c := ldapDial(t, "127.220.9.1:389")
+	if err := c.StartTLS(&tls.Config{ServerName: "ldap.example", RootCAs: roots}); err != nil {
+		t.Fatalf("StartTLS: %v\n%s", err, logs)
+	}
+	if dn, err := ldapBindSearch(c); err != nil || dn != "cn=alice,dc=example" {
+		t.Fatalf("bind and search: %q %v\n%s", dn, err, logs)
+	}
+	if !hasOp(b.ops(), "bind") || len(a.ops()) != 0 {
+		t.Errorf("the directories heard: A %q, B %q; want B only (pool p2)", a.ops(), b.ops())
 	}
 }
