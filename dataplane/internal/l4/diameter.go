@@ -36,9 +36,11 @@ import (
 //     (F5's deployment guide describes this replay) [M].
 //   - A request goes to the member its persistence key persists to (the
 //     persist-avp value, inside parent-avp when set, or DIAMETER::persist),
-//     else to the member the pool's balancing chooses for it; the key is
-//     then recorded on that member for the virtual (persist-timeout of
-//     BIG-IP's universal persistence, 180 s [M]).
+//     else to the member the pool's balancing chooses for it; with
+//     rules, LB_SELECTED runs for that choice and may send it elsewhere
+//     (diameter_lbselected.go); the key is then recorded on that member
+//     for the virtual (persist-timeout of BIG-IP's universal
+//     persistence, 180 s [M]).
 //   - A member's answers go to the client as they come: each connection
 //     to a member serves this client only, so the hop-by-hop identifier
 //     the client chose pairs the answer with its request unchanged. A
