@@ -165,3 +165,26 @@ func TestLDAPLBSelectedDecision(t *testing.T) {
 		t.Errorf("the directories heard: A %q, B %q; want B only (pool p2)", a.ops(), b.ops())
 	}
 }
+
+// TestL4LBSelectedNamesNode: on a plain TCP virtual, LB::server in
+// LB_SELECTED names the node a rule chose (address and port, no pool),
+// as on message-based virtuals: the choice being decided on comes
+// before the flow's server connection and the virtual's pool.
+func TestL4LBSelectedNamesNode(t *testing.T) {
+	startServer(t, "127.220.10.11:9000", "S1")
+	startServer(t, "127.220.10.12:9000", "N")
+	p, logs := newPlane(t)
+	cfg := basic("127.220.10.1:9000", "127.220.10.11:9000")
+	rs, lg := compileRules(t, `when CLIENT_ACCEPTED { node 127.220.10.12 9000 }
+when LB_SELECTED { log local0. "<[LB::server pool]> [LB::server addr] [LB::server port]" }`)
+	lg.showOnFailure(t)
+	cfg.Virtuals["/Common/vs"].Rules = rs
+	mustApply(t, p, cfg)
+	if got := dialVS(t, "127.220.10.1:9000").mustAsk("x"); got != "N Response" {
+		t.Fatalf("%q, want the node's\n%s", got, logs)
+	}
+	l := lg.Lines()
+	if len(l) != 1 || !strings.HasSuffix(l[0], ": <> 127.220.10.12 9000") {
+		t.Errorf("LB_SELECTED logged %q, want the node", l)
+	}
+}
