@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"crypto/tls"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -186,5 +187,42 @@ when LB_SELECTED { log local0. "<[LB::server pool]> [LB::server addr] [LB::serve
 	l := lg.Lines()
 	if len(l) != 1 || !strings.HasSuffix(l[0], ": <> 127.220.10.12 9000") {
 		t.Errorf("LB_SELECTED logged %q, want the node", l)
+	}
+}
+
+// TestDiameterLBSelectedHolds: a decision naming the pool the request's
+// member is in already (`LB::reselect pool p2` written unconditionally)
+// is no change: LB_SELECTED runs once per request, which stays on its
+// member; the flow's first choice (in the virtual's pool) moved to p2.
+func TestDiameterLBSelectedHolds(t *testing.T) {
+	a := diamServer(t, "127.220.11.11:3868", "member-a.example", false)
+	b := diamServer(t, "127.220.11.12:3868", "member-b.example", false)
+	p, logs := newPlane(t)
+	cfg := basic("127.220.11.1:3868", a.Addr())
+	delete(cfg.Virtuals, "/Common/vs")
+	withPool(cfg, "/Common/p2", b.Addr())
+	rs, lg := compileRules(t, `when LB_SELECTED {
+    log local0. "[LB::server pool]"
+    LB::reselect pool p2
+}`)
+	lg.showOnFailure(t)
+	diamVirtual(t, cfg, "/Common/dm", "127.220.11.1:3868", "/Common/pool", diameter.Options{}, "")
+	cfg.Virtuals["/Common/dm"].Rules = rs
+	mustApply(t, p, cfg)
+	c, cea := diamClient(t, "127.220.11.1:3868", "client.example")
+	if cea.Origin != "member-b.example" {
+		t.Fatalf("CEA from %s, want member-b's (pool p2)\n%s", cea.Origin, logs)
+	}
+	for i := range 3 {
+		before := len(lg.Lines())
+		if got := ccrs(t, c, "client.example", fmt.Sprintf("client.example;h;%d", i))[0].Origin; got != "member-b.example" {
+			t.Fatalf("request %d answered by %s, want member-b", i, got)
+		}
+		if n := len(lg.Lines()) - before; n != 1 {
+			t.Errorf("request %d: LB_SELECTED ran %d times, want 1", i, n)
+		}
+	}
+	if len(a.Got()) != 0 {
+		t.Errorf("member-a got %d messages, want none", len(a.Got()))
 	}
 }
