@@ -226,3 +226,51 @@ func TestDiameterLBSelectedHolds(t *testing.T) {
 		t.Errorf("member-a got %d messages, want none", len(a.Got()))
 	}
 }
+
+// TestDiameterIngressDecision: a pool, member or node decision in a
+// client's request's DIAMETER_INGRESS sends that request there (a pool
+// stays the flow's pool for its later requests, a member or node is the
+// request's alone), and LB_SELECTED runs for that choice. Before, the
+// flow's later requests were balanced in its first message's pool
+// whatever the rule decided.
+func TestDiameterIngressDecision(t *testing.T) {
+	a := diamServer(t, "127.220.12.11:3868", "member-a.example", false)
+	b := diamServer(t, "127.220.12.12:3868", "member-b.example", false)
+	diamServer(t, "127.220.12.13:3868", "node-c.example", false)
+	p, logs := newPlane(t)
+	cfg := basic("127.220.12.1:3868", a.Addr())
+	delete(cfg.Virtuals, "/Common/vs")
+	withPool(cfg, "/Common/p2", b.Addr())
+	rs, lg := compileRules(t, `when DIAMETER_INGRESS {
+    if {[DIAMETER::is_request] && [DIAMETER::command] == 272} {
+        switch -glob -- [DIAMETER::session] {
+            "*;p2" { pool p2 }
+            "*;member" { pool pool member 127.220.12.11 3868 }
+            "*;node" { node 127.220.12.13 3868 }
+        }
+    }
+}
+when LB_SELECTED { log local0. "[LB::server addr]" }`)
+	lg.showOnFailure(t)
+	diamVirtual(t, cfg, "/Common/dm", "127.220.12.1:3868", "/Common/pool", diameter.Options{}, "")
+	cfg.Virtuals["/Common/dm"].Rules = rs
+	mustApply(t, p, cfg)
+	c, _ := diamClient(t, "127.220.12.1:3868", "client.example")
+	for _, tc := range []struct{ session, want, selected string }{
+		{"s;1;none", "member-a.example", "127.220.12.11"},
+		{"s;2;p2", "member-b.example", "127.220.12.12"},
+		{"s;3;none", "member-b.example", "127.220.12.12"}, // p2 is the flow's pool now
+		{"s;4;node", "node-c.example", "127.220.12.13"},
+		{"s;5;member", "member-a.example", "127.220.12.11"},
+		{"s;6;none", "member-a.example", "127.220.12.11"}, // the member's pool
+	} {
+		before := len(lg.Lines())
+		if got := ccrs(t, c, "client.example", tc.session)[0].Origin; got != tc.want {
+			t.Fatalf("%s answered by %s, want %s\n%s", tc.session, got, tc.want, logs)
+		}
+		l := lg.Lines()[before:]
+		if len(l) != 1 || !strings.HasSuffix(l[0], ": "+tc.selected) {
+			t.Errorf("%s: LB_SELECTED logged %q, want once for %s", tc.session, l, tc.selected)
+		}
+	}
+}

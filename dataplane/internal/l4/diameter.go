@@ -131,6 +131,10 @@ type diamFlow struct {
 	// lbsel: the rules handle LB_SELECTED, which runs for each request's
 	// choice (diameter_lbselected.go).
 	lbsel bool
+	// want is the pool, member or node decision the client's last
+	// message's DIAMETER_INGRESS made (set: one was made), for its
+	// request; the client's reader's alone.
+	want diamTarget
 	// defaults are the connection's retransmission settings
 	// (DIAMETER::retransmission_default; nil: the profile's), under mu;
 	// profRetx the profile's as rules read them.
@@ -240,6 +244,7 @@ func (pr *proxied) serveDiameter(head []byte) {
 	if x.pool == nil {
 		x.pool = pr.pool
 	}
+	x.want = diamTarget{} // the first message's decision: the L4 connect followed it
 	p := x.addPeer(sc, true, false)
 	if m, _ := diammsg.Parse(raw); m.Raw != nil && m.Request() && m.Code() == diammsg.CmdCapabilitiesExchange {
 		raw = x.toServer(raw, p, &x.buf)
@@ -363,7 +368,12 @@ func (x *diamFlow) request(raw []byte, out rules.DiameterOutcome, reader bool) b
 	if out.PersistReset && key != nil {
 		x.table.Forget(key)
 	}
-	p := x.pick(key, nil)
+	var p *diamPeer
+	if reader && x.want.set {
+		p = x.pickWanted(key) // diameter_lbselected.go
+	} else {
+		p = x.pick(key, nil)
+	}
 	x.pickMu.Unlock()
 	if p == nil {
 		x.pr.orBecause(rstcause.NoServer)
@@ -1235,9 +1245,18 @@ func (x *diamFlow) run(ev rules.Event, raw []byte, ctx diamCtx) (rules.DiameterO
 	case back:
 		rs.beginBack(raw)
 	}
+	// A client's message's DIAMETER_INGRESS, on the client's reader:
+	// a pool, member or node decision there is its request's.
+	ingress := ev == rules.DiameterIngress && ctx.client && ctx.peer == nil
+	if ingress {
+		rs.Changed = false
+	}
 	sess.BeginDiameterWith(raw, rules.DiameterContext{ClientSide: ctx.client, Reason: ctx.reason, Pending: ctx.pending,
 		State: x.state(ctx), Profile: x.profRetx})
 	err := sess.Run(ev)
+	if ingress && rs.Changed {
+		x.want = diamTarget{set: true, pool: rs.Pool, addr: rs.Addr, node: rs.Node}
+	}
 	out := sess.EndDiameter()
 	defaults := sess.DiameterDefaults()
 	v, detach := rs.verdict, rs.detach

@@ -21,6 +21,60 @@ import (
 // LB_SELECTED runs again for the new choice, where LB::server names it;
 // up to three rounds, then the last choice stands, as on the L4 path.
 
+// A pool, member or node decision in a client's request's
+// DIAMETER_INGRESS sends that request there (pickWanted), as one in
+// HTTP_REQUEST sends an HTTP request: the request goes to the node, the
+// member, or the member its pool chooses, and a pool (with a member or
+// without) becomes the flow's pool for its later requests too, as a
+// decision in HTTP_REQUEST becomes the connection's current target [M];
+// LB_SELECTED then runs for the choice. Before, the flow's later
+// requests were balanced in the pool of its first message, whatever the
+// rule decided.
+
+// diamTarget is a decision a client's DIAMETER_INGRESS made.
+type diamTarget struct {
+	set  bool
+	pool *state.Pool
+	addr netip.AddrPort
+	node bool
+}
+
+// pickWanted is pick for a client's request whose DIAMETER_INGRESS
+// decided where it goes (x.want), under pickMu on the client's reader:
+// the target's connection (opened when the flow has none), then
+// LB_SELECTED; the persistence record follows the member chosen (a node
+// keeps none) [M].
+func (x *diamFlow) pickWanted(key []byte) *diamPeer {
+	w := x.want
+	x.want = diamTarget{}
+	addr := w.addr
+	if w.node && addr.Port() == 0 {
+		addr = netip.AddrPortFrom(addr.Addr(), x.pr.Local.Port()) // as dialDirect
+	}
+	pool := w.pool
+	if !w.node && pool != nil {
+		x.pool = pool // the flow's pool from now on
+	}
+	if !w.node && pool == nil {
+		pool = x.pool
+	}
+	p := x.peerFor(pool, addr, w.node, nil)
+	if p == nil {
+		return nil
+	}
+	if key != nil {
+		if p.sc.member != nil {
+			x.table.Save(key, p.sc.member.Cfg.Load().Addr, persistTTL, time.Now())
+		} else {
+			x.table.Forget(key)
+		}
+	}
+	if x.lbsel {
+		return x.selected(p, key, nil)
+	}
+	return p
+}
+
 // maxDiamLBRounds bounds how often LB_SELECTED may send one request
 // elsewhere, as the L4 connect bounds its rounds (ruleState.lbRounds).
 const maxDiamLBRounds = 3
