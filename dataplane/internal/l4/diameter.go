@@ -36,9 +36,11 @@ import (
 //     (F5's deployment guide describes this replay) [M].
 //   - A request goes to the member its persistence key persists to (the
 //     persist-avp value, inside parent-avp when set, or DIAMETER::persist),
-//     else to the member the pool's balancing chooses for it; the key is
-//     then recorded on that member for the virtual (persist-timeout of
-//     BIG-IP's universal persistence, 180 s [M]).
+//     else to the member the pool's balancing chooses for it; with
+//     rules, LB_SELECTED runs for that choice and may send it elsewhere
+//     (diameter_lbselected.go); the key is then recorded on that member
+//     for the virtual (persist-timeout of BIG-IP's universal
+//     persistence, 180 s [M]).
 //   - A member's answers go to the client as they come: each connection
 //     to a member serves this client only, so the hop-by-hop identifier
 //     the client chose pairs the answer with its request unchanged. A
@@ -126,6 +128,13 @@ type diamFlow struct {
 	// clones: a rule has a clone command, which may start in the
 	// client's messages' DIAMETER_INGRESS (clone.go, beginMsg).
 	clones bool
+	// lbsel: the rules handle LB_SELECTED, which runs for each request's
+	// choice (diameter_lbselected.go).
+	lbsel bool
+	// want is the pool, member or node decision the client's last
+	// message's DIAMETER_INGRESS made (set: one was made), for its
+	// request; the client's reader's alone.
+	want diamTarget
 	// defaults are the connection's retransmission settings
 	// (DIAMETER::retransmission_default; nil: the profile's), under mu;
 	// profRetx the profile's as rules read them.
@@ -179,6 +188,7 @@ func (pr *proxied) serveDiameter(head []byte) {
 		if prog := irules.Program(pr.rules); prog != nil && (prog.Handles(rules.DiameterIngress) || prog.Handles(rules.DiameterEgress) || prog.Handles(rules.DiameterRetransmission)) {
 			x.prog = prog
 		}
+		x.lbsel = pr.handles(config.EventLBSelected)
 		// CLIENT_ACCEPTED ran: the connection's settings from it.
 		pr.rs.mu.Lock()
 		if sess := pr.rs.sess; sess != nil {
@@ -234,6 +244,7 @@ func (pr *proxied) serveDiameter(head []byte) {
 	if x.pool == nil {
 		x.pool = pr.pool
 	}
+	x.want = diamTarget{} // the first message's decision: the L4 connect followed it
 	p := x.addPeer(sc, true, false)
 	if m, _ := diammsg.Parse(raw); m.Raw != nil && m.Request() && m.Code() == diammsg.CmdCapabilitiesExchange {
 		raw = x.toServer(raw, p, &x.buf)
@@ -357,7 +368,12 @@ func (x *diamFlow) request(raw []byte, out rules.DiameterOutcome, reader bool) b
 	if out.PersistReset && key != nil {
 		x.table.Forget(key)
 	}
-	p := x.pick(key, nil)
+	var p *diamPeer
+	if reader && x.want.set {
+		p = x.pickWanted(key) // diameter_lbselected.go
+	} else {
+		p = x.pick(key, nil)
+	}
 	x.pickMu.Unlock()
 	if p == nil {
 		x.pr.orBecause(rstcause.NoServer)
@@ -783,6 +799,16 @@ func (x *diamFlow) undeliverable(raw []byte, code uint32, reason string, spent b
 // avoid, when not nil, is a member connection that failed the request:
 // neither it nor its member is chosen.
 func (x *diamFlow) pick(key []byte, avoid *diamPeer) *diamPeer {
+	p := x.choosePeer(key, avoid)
+	if p == nil || !x.lbsel {
+		return p
+	}
+	return x.selected(p, key, avoid) // diameter_lbselected.go
+}
+
+// choosePeer is pick's choice before LB_SELECTED: the persisted member,
+// else the pool's balancing, else any member connection open.
+func (x *diamFlow) choosePeer(key []byte, avoid *diamPeer) *diamPeer {
 	now := time.Now()
 	var failed []*state.Member
 	if avoid != nil && avoid.sc.member != nil {
@@ -797,7 +823,7 @@ func (x *diamFlow) pick(key []byte, avoid *diamPeer) *diamPeer {
 			}
 			if x.pool != nil {
 				if m := state.MemberAt(x.pool, addr); m != nil && m.Availability() <= state.AvailDisabled {
-					if p := x.dial(m); p != nil {
+					if p := x.dial(m, x.pool); p != nil {
 						x.counts.Persisted.Add(1)
 						x.table.Save(key, addr, persistTTL, now)
 						return p
@@ -816,7 +842,7 @@ func (x *diamFlow) pick(key []byte, avoid *diamPeer) *diamPeer {
 			if p = x.peerOf(m); p != nil {
 				break
 			}
-			if p = x.dial(m); p != nil {
+			if p = x.dial(m, x.pool); p != nil {
 				break
 			}
 			failed = append(failed, m)
@@ -871,15 +897,15 @@ func (x *diamFlow) anyPeer(avoid *diamPeer) *diamPeer {
 	return nil
 }
 
-// dial opens a connection to member m for this flow and sends it the
-// client's CER; nil when it cannot be opened.
-func (x *diamFlow) dial(m *state.Member) *diamPeer {
+// dial opens a connection to member m of pool for this flow and sends
+// it the client's CER; nil when it cannot be opened.
+func (x *diamFlow) dial(m *state.Member, pool *state.Pool) *diamPeer {
 	pr := x.pr
 	if pr.ended.Load() || !m.Reserve() {
 		return nil
 	}
 	dst := pr.target(m)
-	c, t, hold, err := pr.dialExtra(dst, x.pool) // lsn.go
+	c, t, hold, err := pr.dialExtra(dst, pool) // lsn.go
 	if err != nil {
 		if !errors.Is(err, snatobj.ErrFull) && err != errSNAT { // every SNAT address full, or preserve-strict's port in use: not the member's failure
 			m.ConnectFailed()
@@ -888,13 +914,21 @@ func (x *diamFlow) dial(m *state.Member) *diamPeer {
 		return nil
 	}
 	m.ConnectSucceeded()
-	ps := x.pool.Snap.Load()
+	ps := pool.Snap.Load()
 	serverConnOpts(ps, c) // tcpopts.go
 	s := &serverConn{conn: c, xlat: t, snat: hold}
-	pr.opened(s, m, x.pool, ps, rawsock.AddrPortOf(c.LocalAddr()), dst, nil, false)
+	pr.opened(s, m, pool, ps, rawsock.AddrPortOf(c.LocalAddr()), dst, nil, false)
+	return x.join(s)
+}
+
+// join makes s, a connection just opened for this flow, one of its
+// member connections, and sends it the client's CER when the client has
+// sent it; nil when it cannot be used.
+func (x *diamFlow) join(s *serverConn) *diamPeer {
+	pr := x.pr
 	pr.AddLeg(&s.leg)
 	if !pr.originateMember(s) { // server-ssl (tls.go): this member only
-		c.Close()
+		s.conn.Close()
 		s.release()
 		return nil
 	}
@@ -924,7 +958,7 @@ func (x *diamFlow) prime() {
 	}
 	for _, m := range ps.Members {
 		if m.Availability() == state.AvailUp && x.peerOf(m) == nil {
-			x.dial(m)
+			x.dial(m, x.pool)
 		}
 	}
 }
@@ -1211,9 +1245,18 @@ func (x *diamFlow) run(ev rules.Event, raw []byte, ctx diamCtx) (rules.DiameterO
 	case back:
 		rs.beginBack(raw)
 	}
+	// A client's message's DIAMETER_INGRESS, on the client's reader:
+	// a pool, member or node decision there is its request's.
+	ingress := ev == rules.DiameterIngress && ctx.client && ctx.peer == nil
+	if ingress {
+		rs.Changed = false
+	}
 	sess.BeginDiameterWith(raw, rules.DiameterContext{ClientSide: ctx.client, Reason: ctx.reason, Pending: ctx.pending,
 		State: x.state(ctx), Profile: x.profRetx})
 	err := sess.Run(ev)
+	if ingress && rs.Changed {
+		x.want = diamTarget{set: true, pool: rs.Pool, addr: rs.Addr, node: rs.Node}
+	}
 	out := sess.EndDiameter()
 	defaults := sess.DiameterDefaults()
 	v, detach := rs.verdict, rs.detach

@@ -407,15 +407,22 @@ func (pr *proxied) LBSelect() (string, netip.AddrPort, error) {
 
 // LBServer implements rules.Conn.
 func (pr *proxied) LBServer() (string, netip.AddrPort, bool) {
+	// The choice LB_SELECTED or SERVER_INIT runs on comes first: it may
+	// be another than the flow's server connection (a Diameter request's
+	// member, diameter_lbselected.go; a choice after LB::detach).
+	if pk := pr.rs.pick; pk.addr.IsValid() {
+		name := ""
+		if pk.pool != nil {
+			name = pk.pool.Name
+		}
+		return name, pk.addr, true
+	}
 	if sc := pr.srv.Load(); sc != nil {
 		name := ""
 		if sc.pool != nil {
 			name = sc.pool.Name
 		}
 		return name, sc.leg.Server, true
-	}
-	if pk := pr.rs.pick; pk.pool != nil {
-		return pk.pool.Name, pk.addr, true
 	}
 	// No member yet (CLIENT_ACCEPTED): the pool the flow will go to, a
 	// rule's choice or the virtual's, as BIG-IP answers there.

@@ -12,7 +12,7 @@ const maxLBSelectedRounds = 3
 
 // selected runs LB_SELECTED for m, the member chosen for one message,
 // and follows a pool, member or node decision made there (`pool`,
-// `pool p member a p`, `member`, `node`, `LB::reselect`): the message
+// `pool p member a p`, `node`, `LB::reselect`): the message
 // goes to the new target instead, and LB_SELECTED runs again for the new
 // choice (LB::server names it there). Only virtuals whose rules handle
 // LB_SELECTED come here.
