@@ -195,3 +195,28 @@ func TestRouteDomainReachAndNATTimers(t *testing.T) {
 		}
 	}
 }
+
+// TestVirtualSourceRouteDomain: a virtual's source written in its route
+// domain (ADDRESS%ID/LEN) is the prefix without the ID, for the virtual
+// (its Source) and for a deterministic LSN pool's subscribers alike.
+func TestVirtualSourceRouteDomain(t *testing.T) {
+	conf := "net route-domain /Common/rd2 { id 2 }\n" +
+		"ltm lsn-pool /Common/det { mode deterministic members { 127.82.40.0/31 } translation-port-range 30000:30099 }\n" +
+		"ltm virtual /Common/v { destination /Common/127.82.41.1%2:9000 source 127.82.42.0%2/30 ip-protocol tcp profiles { /Common/tcp { } } source-address-translation { type lsn pool /Common/det } }\n"
+	cfg := gtmConfig(t, conf)
+	dc, _, _, _ := translate(objects.Default, cfg, &ruleBinder{pending: map[*dataplane.Virtual]ruleList{}})
+	v := dc.Virtuals["/Common/v"]
+	if v == nil || v.Source.String() != "127.82.42.0/30" {
+		t.Fatalf("the virtual's source: %+v", v)
+	}
+	if p := dc.LSN["/Common/det"]; p == nil || len(p.Subscribers) != 1 || p.Subscribers[0].String() != "127.82.42.0/30" {
+		t.Errorf("the LSN pool's subscribers: %+v", p)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"10.0.0.0%2/8", "10.0.0.0/8"}, {"10.0.0.1%2", "10.0.0.1"}, {"10.0.0.0/8", "10.0.0.0/8"}, {"2001:db8::%3/32", "2001:db8::/32"},
+	} {
+		if got := prefixWithoutRD(tc.in); got != tc.want {
+			t.Errorf("prefixWithoutRD(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -174,3 +174,18 @@ func (t *translator) routeDomainReach(id int) []int {
 	t.rdReach[id] = r
 	return r
 }
+
+// prefixWithoutRD is ADDRESS%ID/LEN (a virtual's source in a route
+// domain) without its %ID, for the readers that take the prefix alone
+// (the virtual itself refuses an ID that is no route domain's,
+// virtualSourceRD); s as it is without one.
+func prefixWithoutRD(s string) string {
+	i := strings.IndexByte(s, '%')
+	if i < 0 {
+		return s
+	}
+	if j := strings.IndexByte(s[i:], '/'); j >= 0 {
+		return s[:i] + s[i+j:]
+	}
+	return s[:i]
+}
