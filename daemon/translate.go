@@ -560,7 +560,6 @@ func (t *translator) virtual(o *objects.Object) {
 			t.refuse("%s", about(o, "destination %s", why))
 			return
 		}
-		v.RouteDomainReach = t.routeDomainReach(dst.RD) // translate_natrd.go
 	}
 	if tmcName := virtualTMC.Str(o); tmcName != "" && tmcName != "none" {
 		tmc := t.cfg.Lookup(t.s, specTMC, tmcName)
@@ -572,6 +571,8 @@ func (t *translator) virtual(o *objects.Object) {
 			return
 		}
 	}
+	// The parents' NATs and SNATs its clients may take (translate_natrd.go).
+	v.RouteDomainReach = t.routeDomainReach(v.RouteDomain)
 	if !v.Destination.Addr().IsValid() && len(v.FQDNs) == 0 {
 		t.keep(o, "destination %s has no address to listen on", virtualDestination.Str(o))
 		return
