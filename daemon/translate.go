@@ -156,6 +156,9 @@ type translator struct {
 	// timerPolicies are the timer policies translated so far
 	// (translate_timerpol.go).
 	timerPolicies map[*objects.Object]*dataplane.TimerPolicy
+	// rdReach is each route domain id's RouteDomainReach, made once per
+	// commit on first use (translate_natrd.go).
+	rdReach map[int][]int
 }
 
 // refuse records a combination BIG-IP refuses: the virtual is left out,
@@ -321,6 +324,10 @@ func (t *translator) node(o *objects.Object) {
 	a, err := netip.ParseAddr(strings.SplitN(nodeAddress.Str(o), "%", 2)[0])
 	if err != nil {
 		t.skip(o, "address %q is not usable", nodeAddress.Str(o))
+		return
+	}
+	if why := t.nodeRouteDomain(o); why != "" { // translate_natrd.go
+		t.refuse("%s", about(o, "address %s", why))
 		return
 	}
 	n := t.nodeSettings(o)
@@ -548,6 +555,11 @@ func (t *translator) virtual(o *objects.Object) {
 		}
 		v.Destination = dst.AddrPort()
 		v.RouteDomain = dst.RD // its route domain's eviction context (translate_eviction.go)
+		// A route domain that does not exist: refused (translate_natrd.go).
+		if why := t.destRouteDomain(d, dst.RD); why != "" {
+			t.refuse("%s", about(o, "destination %s", why))
+			return
+		}
 	}
 	if tmcName := virtualTMC.Str(o); tmcName != "" && tmcName != "none" {
 		tmc := t.cfg.Lookup(t.s, specTMC, tmcName)
@@ -559,6 +571,8 @@ func (t *translator) virtual(o *objects.Object) {
 			return
 		}
 	}
+	// The parents' NATs and SNATs its clients may take (translate_natrd.go).
+	v.RouteDomainReach = t.routeDomainReach(v.RouteDomain)
 	if !v.Destination.Addr().IsValid() && len(v.FQDNs) == 0 {
 		t.keep(o, "destination %s has no address to listen on", virtualDestination.Str(o))
 		return
@@ -570,6 +584,10 @@ func (t *translator) virtual(o *objects.Object) {
 		return
 	}
 	if src := e(virtualSource); src != "" {
+		src, ok := t.virtualSourceRD(o, src, v.RouteDomain) // translate_natrd.go
+		if !ok {
+			return
+		}
 		if p, err := netip.ParsePrefix(src); err == nil && p.Bits() > 0 {
 			v.Source = p
 		}

@@ -69,7 +69,7 @@ func (t *translator) lsnPools() {
 		if lp == nil {
 			continue
 		}
-		if p, err := netip.ParsePrefix(virtualSource.Effective(t.cfg, o)); err == nil && p.Bits() > 0 {
+		if p, err := netip.ParsePrefix(prefixWithoutRD(virtualSource.Effective(t.cfg, o))); err == nil && p.Bits() > 0 { // translate_natrd.go
 			subs[lp.Name] = append(subs[lp.Name], p.Masked())
 		}
 	}

@@ -164,7 +164,9 @@ func (t *translator) nats() {
 			continue
 		}
 		xlatOf[xlat], origOf[orig] = o.Name, o.Name
-		n := dataplane.NAT{Name: o.Name, Orig: orig, Xlat: xlat, Disabled: natEnabled.Str(o) == "disabled", RouteDomain: origRD}
+		n := dataplane.NAT{Name: o.Name, Orig: orig, Xlat: xlat, Disabled: natEnabled.Str(o) == "disabled", RouteDomain: origRD,
+			RouteDomainReach: t.routeDomainReach(origRD),  // translate_natrd.go
+			Timers:           t.routeDomainTimers(origRD)} // translate_timerpol.go
 		f, msg := vlanFilter(t.cfg, t.s, o, natVLANs, natVLANsOff) // translate_vlans.go
 		if msg != "" {
 			t.refuse("%s", about(o, "%s", msg))

@@ -104,3 +104,88 @@ func (t *translator) xlatRouteDomain(o *objects.Object) string {
 	}
 	return ""
 }
+
+// destRouteDomain says why a virtual server's destination in route
+// domain id is refused: id is past 65534 or no net route-domain has it,
+// as for a NAT's or SNAT's address (noRouteDomain) [M: BIG-IP refuses a
+// virtual in a route domain that does not exist; the words are ours].
+// "" when it is not. The whole configuration is translated at once, so
+// a loaded file may define the route domain before or after the
+// virtual, and deleting a route domain a virtual is in is refused.
+func (t *translator) destRouteDomain(dest string, id int) string {
+	if id > 65534 {
+		return fmt.Sprintf("%s: route domain %d is not a route domain id (0 to 65534, as in 10.1.1.1%%2:80)", dest, id)
+	}
+	return t.noRouteDomain(dest, id)
+}
+
+// virtualSourceRD reads a virtual server's source, ADDRESS[%ID]/LEN as
+// BIG-IP writes one in a route domain (10.0.0.0%2/8): the source
+// without the ID, and false (refused) when the ID is not a route
+// domain's or is another than the destination's, rd [M: openltm's
+// rule: a virtual's clients are in its destination's route domain].
+func (t *translator) virtualSourceRD(o *objects.Object, src string, rd int) (string, bool) {
+	if !strings.Contains(src, "%") {
+		return src, true
+	}
+	w, srd, why := t.originRD(src)
+	if why == "" && srd != rd {
+		why = fmt.Sprintf("%s is in route domain %d, the destination in route domain %d; write both with the same %%ID", src, srd, rd)
+	}
+	if why != "" {
+		t.refuse("%s", about(o, "source %s", why))
+		return "", false
+	}
+	return w, true
+}
+
+// nodeRouteDomain says why a node whose address is ADDRESS%ID (as a
+// pool member 10.1.1.1%2:80 makes one) is refused: its route domain
+// does not exist, as for a NAT's address. "" when it is not.
+func (t *translator) nodeRouteDomain(o *objects.Object) string {
+	a := nodeAddress.Str(o)
+	if !strings.Contains(a, "%") {
+		return ""
+	}
+	_, _, why := t.addrRD(a)
+	return why
+}
+
+// routeDomainReach is the ids of the route domains beyond route domain
+// id whose NATs and SNATs its virtuals' clients may take when none of
+// its own holds them (objects.RouteDomainReach: the parents a route
+// domain with strict isolation disabled reaches, nearest first); nil
+// for a strict route domain, or one that does not exist. Made once per
+// commit per route domain: the dataplane does not walk parents per
+// connection.
+func (t *translator) routeDomainReach(id int) []int {
+	if r, ok := t.rdReach[id]; ok {
+		return r
+	}
+	var r []int
+	if rd := t.routeDomainByID(id); rd != nil { // translate_timerpol.go
+		for _, p := range objects.RouteDomainReach(t.cfg, t.s, rd) {
+			r = append(r, atoi(rdID.Effective(t.cfg, p)))
+		}
+	}
+	if t.rdReach == nil {
+		t.rdReach = map[int][]int{}
+	}
+	t.rdReach[id] = r
+	return r
+}
+
+// prefixWithoutRD is ADDRESS%ID/LEN (a virtual's source in a route
+// domain) without its %ID, for the readers that take the prefix alone
+// (the virtual itself refuses an ID that is no route domain's,
+// virtualSourceRD); s as it is without one.
+func prefixWithoutRD(s string) string {
+	i := strings.IndexByte(s, '%')
+	if i < 0 {
+		return s
+	}
+	if j := strings.IndexByte(s[i:], '/'); j >= 0 {
+		return s[:i] + s[i+j:]
+	}
+	return s[:i]
+}

@@ -43,6 +43,23 @@ func (t *translator) virtualTimers(o *objects.Object, v *dataplane.Virtual) {
 	}
 }
 
+// routeDomainTimers is the timer policy of route domain id's
+// service-policy (or its parents', routeDomainServicePolicy), nil for
+// none: what a virtual in that route domain without a service-policy of
+// its own gets, and what a NAT's way in gets (its virtuals are the
+// plane's, dataplane/nat.go, with no service-policy of their own), as
+// the NAT's way in is in its route domain's eviction context.
+func (t *translator) routeDomainTimers(id int) *dataplane.TimerPolicy {
+	sp := t.routeDomainServicePolicy(id)
+	if sp == nil {
+		return nil
+	}
+	if tp := t.refObject(servicePolicyTimers.Str(sp), netTimerPolicy); tp != nil {
+		return t.timerPolicy(tp)
+	}
+	return nil
+}
+
 // refObject is the object of kind k name refers to; nil for none or a
 // dangling reference (the schema reports those).
 func (t *translator) refObject(name string, k *objects.Kind) *objects.Object {

@@ -56,7 +56,8 @@ func withNATVirtuals(cfg *Config) *Config {
 			Members: []Member{{Node: pool, Addr: netip.AddrPortFrom(n.Orig, 0)}}}
 		for _, udp := range []bool{false, true} {
 			v := &Virtual{Name: NATVirtualName(n.Name, udp), Destination: netip.AddrPortFrom(n.Xlat, 0), Enabled: true,
-				TranslateAddress: true, TranslatePort: true, Pool: pool, SNAT: SNAT{Type: SNATNone}, NAT: n.Name, VLANs: n.VLANs, RouteDomain: n.RouteDomain}
+				TranslateAddress: true, TranslatePort: true, Pool: pool, SNAT: SNAT{Type: SNATNone}, NAT: n.Name, VLANs: n.VLANs, RouteDomain: n.RouteDomain,
+				RouteDomainReach: n.RouteDomainReach, Timers: n.Timers}
 			if udp {
 				v.Protocol = ProtoUDP
 			}

@@ -1297,8 +1297,9 @@ mtu int 0
 		// has none of its own (daemon/translate_timerpol.go), and a
 		// route domain without one takes its parent's; a route
 		// domain's connection-limit and flow-eviction-policy act on the
-		// virtuals in it; the rest is kept, openltm binding in one
-		// routing table.
+		// virtuals in it; strict disabled lets its virtuals' clients
+		// take its parent's NATs and SNATs (RouteDomainReach); the rest
+		// is kept, openltm binding in one routing table.
 		actOn(pk("net route-domain", "Route Domain", "", tmshRef("net route-domain")+vocab, `
 id int 0
 parent str none
@@ -1314,7 +1315,7 @@ service-policy ref net+service-policy
 throughput-capacity int 0
 routing-protocol list
 vlans list
-`), "F5 net route-domain: its connection-limit caps the connections of the virtual servers whose destination is in it (ADDRESS%ID; route domain 0 for the others), its flow-eviction-policy evicts among them at its high-water mark, and route domain 0's service-policy gives every virtual server without one of its own its timer policy; the rest is kept (openltm binds in one routing table)", "id", "connection-limit", "flow-eviction-policy", "service-policy"),
+`), "F5 net route-domain: its connection-limit caps the connections of the virtual servers whose destination is in it (ADDRESS%ID; route domain 0 for the others), its flow-eviction-policy evicts among them at its high-water mark, its service-policy gives every virtual server in it without one of its own its timer policy (a route domain without one takes its parent's), and with strict disabled the clients of its virtual servers may take its parent's NATs and SNATs; the rest is kept (openltm binds in one routing table)", "id", "connection-limit", "flow-eviction-policy", "service-policy", "parent", "strict"),
 		actOn(forwardZones(pk("net dns-resolver", "DNS Resolver", "", tmshRef("net dns-resolver")+vocab, `
 answer-default-zones yn no
 cache-size int 5767168

@@ -167,3 +167,30 @@ func RouteDomainParentOf(c *Config, s *Schema, rd *Object) *Object {
 	}
 	return c.Lookup(s, []string{rd.Kind.Key()}, FullPath(path.Dir(rd.Name), p))
 }
+
+// RouteDomainReach is the route domains beyond rd whose objects (ltm
+// nat, ltm snat) rd's traffic may reach, nearest first: none when rd
+// has strict isolation (strict enabled, the default); else its parent,
+// and the parent's parent while each has strict disabled too. BIG-IP
+// lets a route domain with strict isolation disabled cross into its
+// parent (TMOS Routing Administration, "About parent IDs"); that a
+// parent with strict enabled stops the walk at itself (reached, not
+// passed) is openltm's reading [M]. Bounded by the number of route
+// domains, so a loop of parents (which checkRouteDomainParent refuses)
+// ends. The daemon makes it once per commit per route domain.
+func RouteDomainReach(c *Config, s *Schema, rd *Object) []*Object {
+	var out []*Object
+	cur := rd
+	for range len(c.Of(rd.Kind)) {
+		if cur.Str("strict") != "disabled" {
+			return out
+		}
+		next := RouteDomainParentOf(c, s, cur)
+		if next == nil || next == rd {
+			return out
+		}
+		out = append(out, next)
+		cur = next
+	}
+	return out
+}

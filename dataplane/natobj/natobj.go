@@ -12,6 +12,7 @@ package natobj
 
 import (
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -66,11 +67,17 @@ func (t *Table) LookupOn(a netip.Addr, ifx int) *Entry {
 // rd (config.Virtual.RouteDomain): a NAT in another route domain is
 // none, as a NAT in route domain 0 is for a virtual in route domain 2
 // (an address without %ID is in route domain 0, as a virtual's
-// destination is). Cost over LookupOn: one integer comparison when a
-// NAT holds the client's address. It does not allocate.
-func (t *Table) LookupIn(a netip.Addr, ifx, rd int) *Entry {
+// destination is), unless reach (config.Virtual.RouteDomainReach: the
+// parents a route domain with strict isolation disabled reaches) holds
+// its route domain. One NAT holds an address, so a NAT of rd is always
+// the one taken before a parent's. Cost over LookupOn: one integer
+// comparison when a NAT holds the client's address; when it is of
+// another route domain, a length test of reach, and one comparison per
+// route domain in it (none when no route domain has strict disabled).
+// It does not allocate.
+func (t *Table) LookupIn(a netip.Addr, ifx, rd int, reach []int) *Entry {
 	e := t.LookupOn(a, ifx)
-	if e != nil && e.rd != rd {
+	if e != nil && e.rd != rd && !slices.Contains(reach, e.rd) {
 		return nil
 	}
 	return e

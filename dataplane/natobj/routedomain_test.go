@@ -9,7 +9,9 @@ import (
 
 // TestLookupIn: a NAT in a route domain translates only the clients of
 // the virtuals in it, and one in route domain 0 (no %ID) only those of
-// route domain 0; no allocation.
+// route domain 0, unless the virtual's route domain reaches the NAT's
+// (strict isolation disabled, config.Virtual.RouteDomainReach); no
+// allocation.
 func TestLookupIn(t *testing.T) {
 	var r Registry
 	rd2 := nat("rd2", "127.60.1.10", "127.60.0.10", false)
@@ -18,14 +20,20 @@ func TestLookupIn(t *testing.T) {
 	for _, tc := range []struct {
 		client string
 		rd     int
+		reach  []int
 		want   string
 	}{
-		{"127.60.1.10", 2, "rd2"}, {"127.60.1.10", 0, ""}, {"127.60.1.10", 3, ""},
-		{"127.60.1.11", 0, "rd0"}, {"127.60.1.11", 2, ""},
-		{"127.60.1.12", 2, ""},
+		{"127.60.1.10", 2, nil, "rd2"}, {"127.60.1.10", 0, nil, ""}, {"127.60.1.10", 3, nil, ""},
+		{"127.60.1.11", 0, nil, "rd0"}, {"127.60.1.11", 2, nil, ""},
+		{"127.60.1.12", 2, nil, ""},
+		// Route domain 3 reaches its parent 2, then 0.
+		{"127.60.1.10", 3, []int{2, 0}, "rd2"}, {"127.60.1.11", 3, []int{2, 0}, "rd0"},
+		{"127.60.1.11", 3, []int{2}, ""}, {"127.60.1.12", 3, []int{2, 0}, ""},
+		// A parent does not reach its child.
+		{"127.60.1.10", 0, []int{5}, ""},
 	} {
 		got := ""
-		if e := tab.LookupIn(netip.MustParseAddr(tc.client), 0, tc.rd); e != nil {
+		if e := tab.LookupIn(netip.MustParseAddr(tc.client), 0, tc.rd, tc.reach); e != nil {
 			got = e.Name
 		}
 		if got != tc.want {
@@ -33,7 +41,8 @@ func TestLookupIn(t *testing.T) {
 		}
 	}
 	a := netip.MustParseAddr("127.60.1.10")
-	if n := testing.AllocsPerRun(100, func() { tab.LookupIn(a, 0, 0) }); n != 0 {
+	reach := []int{7, 2}
+	if n := testing.AllocsPerRun(100, func() { tab.LookupIn(a, 0, 0, nil); tab.LookupIn(a, 0, 3, reach) }); n != 0 {
 		t.Errorf("LookupIn allocates %v times", n)
 	}
 }

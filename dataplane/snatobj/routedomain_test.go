@@ -9,7 +9,10 @@ import (
 
 // TestLookupIn: a SNAT in another route domain than the virtual's is
 // passed over for the next most specific origin; Lookup (an address
-// alone) ignores route domains; no allocation.
+// alone) ignores route domains; a virtual whose route domain reaches
+// its parents (strict isolation disabled, config.Virtual.RouteDomainReach)
+// takes a parent's SNAT only when none of its own route domain holds
+// the client, the nearest parent first; no allocation.
 func TestLookupIn(t *testing.T) {
 	var r Registry
 	tab, _, _ := r.Build([]config.SNATObject{
@@ -20,15 +23,22 @@ func TestLookupIn(t *testing.T) {
 	for _, tc := range []struct {
 		client string
 		rd     int
+		reach  []int
 		want   string
 	}{
-		{"127.60.7.5", 0, "half0"}, {"127.60.7.5", 2, "net2"},
-		{"127.60.7.200", 0, "wide0"}, {"127.60.7.200", 2, "net2"}, {"127.60.7.200", 3, ""},
-		{"127.60.8.1", 0, "wide0"}, {"127.60.8.1", 2, ""},
-		{"::ffff:127.60.7.200", 2, "net2"},
+		{"127.60.7.5", 0, nil, "half0"}, {"127.60.7.5", 2, nil, "net2"},
+		{"127.60.7.200", 0, nil, "wide0"}, {"127.60.7.200", 2, nil, "net2"}, {"127.60.7.200", 3, nil, ""},
+		{"127.60.8.1", 0, nil, "wide0"}, {"127.60.8.1", 2, nil, ""},
+		{"::ffff:127.60.7.200", 2, nil, "net2"},
+		// Route domain 2 reaching 0: its own SNAT first, though half0
+		// is more specific; 0's where none of 2's holds the client.
+		{"127.60.7.5", 2, []int{0}, "net2"}, {"127.60.8.1", 2, []int{0}, "wide0"},
+		// Route domain 3 reaching 2, then 0: the nearest parent first.
+		{"127.60.7.5", 3, []int{2, 0}, "net2"}, {"127.60.8.1", 3, []int{2, 0}, "wide0"},
+		{"127.60.8.1", 3, []int{2}, ""}, {"127.61.0.1", 3, []int{2, 0}, ""},
 	} {
 		got := ""
-		if e := tab.LookupIn(netip.MustParseAddr(tc.client), 0, tc.rd); e != nil {
+		if e := tab.LookupIn(netip.MustParseAddr(tc.client), 0, tc.rd, tc.reach); e != nil {
 			got = e.Name
 		}
 		if got != tc.want {
@@ -39,7 +49,8 @@ func TestLookupIn(t *testing.T) {
 		t.Errorf("Lookup 127.60.7.200: %v, want net2", e)
 	}
 	a := netip.MustParseAddr("127.60.7.200")
-	if n := testing.AllocsPerRun(100, func() { tab.LookupIn(a, 0, 0) }); n != 0 {
+	reach := []int{2, 0}
+	if n := testing.AllocsPerRun(100, func() { tab.LookupIn(a, 0, 0, nil); tab.LookupIn(a, 0, 3, reach) }); n != 0 {
 		t.Errorf("LookupIn allocates %v times", n)
 	}
 }

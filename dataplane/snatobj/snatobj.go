@@ -301,10 +301,26 @@ func (t *Table) LookupOn(a netip.Addr, ifx int) *Entry { return t.lookup(a, ifx,
 // LookupIn is LookupOn for a client of a virtual in the route domain rd
 // (config.Virtual.RouteDomain): a SNAT in another route domain is
 // passed over for the next most specific origin (an origin without
-// %ID is in route domain 0, as a virtual's destination is). Cost over
-// LookupOn: one integer comparison per origin found holding the
-// client's address. It does not allocate.
-func (t *Table) LookupIn(a netip.Addr, ifx, rd int) *Entry { return t.lookup(a, ifx, false, rd) }
+// %ID is in route domain 0, as a virtual's destination is). When no
+// SNAT of rd holds the address, the route domains of reach
+// (config.Virtual.RouteDomainReach: the parents a route domain with
+// strict isolation disabled reaches, nearest first) are looked in, in
+// turn: a SNAT of rd is taken before a more specific one of its
+// parent. Cost over LookupOn: one integer comparison per origin found
+// holding the client's address; on a miss, a length test of reach
+// (nil unless a route domain has strict disabled), and one more walk of
+// the origin lengths per route domain in it. It does not allocate.
+func (t *Table) LookupIn(a netip.Addr, ifx, rd int, reach []int) *Entry {
+	if e := t.lookup(a, ifx, false, rd); e != nil || len(reach) == 0 {
+		return e
+	}
+	for _, p := range reach {
+		if e := t.lookup(a, ifx, false, p); e != nil {
+			return e
+		}
+	}
+	return nil
+}
 
 // Lookup is the SNAT whose origin is the most specific one holding a
 // (an IPv4-mapped IPv6 address is taken as IPv4), whatever its VLAN

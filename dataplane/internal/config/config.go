@@ -209,6 +209,15 @@ type Virtual struct {
 	// (ADDRESS%ID), which puts it in that route domain's flow-eviction
 	// context (EvictionContext).
 	RouteDomain int
+	// RouteDomainReach is the route domains beyond RouteDomain whose
+	// ltm nat and ltm snat objects may translate the virtual's clients
+	// when none of RouteDomain does, nearest first: its route domain's
+	// parent when that route domain has strict isolation disabled, and
+	// so up while the route domains have it disabled. nil (strict, the
+	// default): its own route domain only, so the lookups pay one nil
+	// test on a miss and nothing more. Made once per commit per route
+	// domain and shared by its virtuals: never changed.
+	RouteDomainReach []int
 	// Address is the virtual's ltm virtual-address where it acts (enabled
 	// no, a connection-limit: vaddr.go); nil costs nothing per connection.
 	Address *VirtualAddress
@@ -1641,4 +1650,13 @@ type NAT struct {
 	// virtuals in that route domain (Virtual.RouteDomain), and the way
 	// in is in it as a virtual whose destination has the %ID is.
 	RouteDomain int
+	// RouteDomainReach is Virtual.RouteDomainReach for the virtuals of
+	// the way in (the route domains whose NATs and SNATs the
+	// connections to the translation address may also take).
+	RouteDomainReach []int
+	// Timers is the timer policy of the NAT's route domain's
+	// service-policy (or its parents'), which the way in's flows take as
+	// a virtual's in that route domain without a service-policy of its
+	// own do; nil for none.
+	Timers *timerpol.Policy
 }

@@ -95,7 +95,7 @@ func (s *VirtualSnap) AutomapFor(client netip.Addr, ifx int) bool {
 		if s.SNATs == nil {
 			return false
 		}
-		e := s.SNATs.LookupIn(client, ifx, s.Cfg.RouteDomain)
+		e := s.SNATs.LookupIn(client, ifx, s.Cfg.RouteDomain, s.Cfg.RouteDomainReach)
 		return e != nil && e.Automap
 	}
 	return false

@@ -109,7 +109,7 @@ func snatSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPor
 		// own source-port says (a NAT has no source-port of its own
 		// [M]); a pool's allow-nat no (not its allow-snat) keeps the
 		// client's address from it.
-		if e := snap.NATs.LookupIn(client.Addr(), ifx, snap.Cfg.RouteDomain); e != nil && e.Xlat.Is4() == dst.Addr().Unmap().Is4() {
+		if e := snap.NATs.LookupIn(client.Addr(), ifx, snap.Cfg.RouteDomain, snap.Cfg.RouteDomainReach); e != nil && e.Xlat.Is4() == dst.Addr().Unmap().Is4() {
 			if count {
 				e.Counted()
 			}
@@ -119,7 +119,7 @@ func snatSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPor
 	if snap.SNATs != nil && rule == nil && (typ == config.SNATNone || typ == "") && !to.noSNAT() {
 		// The ltm snat objects (snatobj): the most specific origin
 		// holding the client's address translates it.
-		if e := snap.SNATs.LookupIn(client.Addr(), ifx, snap.Cfg.RouteDomain); e != nil {
+		if e := snap.SNATs.LookupIn(client.Addr(), ifx, snap.Cfg.RouteDomain, snap.Cfg.RouteDomainReach); e != nil {
 			return objectSource(e, snap, client, local, dst, count, hold)
 		}
 	}
