@@ -181,6 +181,7 @@ func sameCompressConfig(a, b httpcompress.Config) bool {
 // http-compression profile, whichever way the two meet; the message
 // names the first such command.
 func TestCompressRuleNeedsProfile(t *testing.T) {
+	t.Parallel()
 	const (
 		base = "create ltm pool p members add { 127.47.0.21:80 }"
 		zr   = "create ltm rule zr { when HTTP_REQUEST { if { [HTTP::path] starts_with \"/raw/\" } { COMPRESS::disable } } }"

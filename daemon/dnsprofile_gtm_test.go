@@ -15,6 +15,7 @@ import (
 // real primary for DNS Express and a real name server behind the
 // resolver cache's forward zone.
 func TestDNSListenerProfileSteps(t *testing.T) {
+	t.Parallel()
 	startXFRPrimary(t, "127.67.2.53:5312", "", "", "example.net. 300 IN SOA ns1.example.net. h.example.net. 7 3600 600 86400 60\n"+
 		"example.net. 300 IN NS ns1.example.net.\nns1.example.net. 300 IN A 127.67.2.53\nwww.example.net. 300 IN A 127.67.2.80\n")
 	upstream := startDNSPoolMember(t, "127.67.2.54:5312", map[string]string{"a.fwd.test. A": "x 60 IN A 127.67.2.77"})

@@ -16,6 +16,7 @@ import (
 // answered; delete sys connection ends it: no answer, no other name
 // server asked, counted under Deleted While Waiting.
 func TestDNSListenerQueryFlows(t *testing.T) {
+	t.Parallel()
 	silent, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP("127.210.4.54"), Port: 30353})
 	if err != nil {
 		t.Fatal(err)

@@ -63,6 +63,7 @@ func rrAsk(t *testing.T, network, addr, name string, edns bool) string {
 // takes the usual path. unhandled-query-action hint answers the root's
 // referral.
 func TestDNSRapidResponse(t *testing.T) {
+	t.Parallel()
 	startXFRPrimary(t, "127.53.4.53:5311", "", "", dnsxZone(0))
 	member := startDNSPoolMember(t, "127.53.4.20:5311", map[string]string{"www.example.org. A": "x 60 IN A 127.53.4.81"})
 	x, s := dnsExpressEngine(t, "127.53.4.100")

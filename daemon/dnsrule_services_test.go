@@ -17,6 +17,7 @@ import (
 // logging profile (DNS::log): real queries over UDP and TCP, a real
 // pool member, a real log sink.
 func TestDNSRuleServices(t *testing.T) {
+	t.Parallel()
 	e, _ := dnsProfileEngine(t, true)
 	member := startDNSPoolMember(t, "127.92.0.13:5300", map[string]string{
 		"www.example.com. A":    "x 60 IN A 127.92.99.99", // what the member says of the wide IP's name
@@ -168,6 +169,7 @@ func ruleAsk(t *testing.T, network, client, addr, name string, signed bool) stri
 // from it; a resolver that does not exist is a Tcl error (the query
 // dropped), and a changed configuration is what the next query sees.
 func TestResolverNameLookupDNSMsg(t *testing.T) {
+	t.Parallel()
 	e, _ := dnsProfileEngine(t, true) // a dns profile's rules run through the GSLB
 	ns := startDNSPoolMember(t, "127.92.0.23:5300", map[string]string{
 		"backend.corp.example. A": "x 120 IN A 127.92.3.3",

@@ -152,6 +152,7 @@ func dnsProfileEngine(t *testing.T, withGSLB bool) (*Engine, *dataplane.Plane) {
 }
 
 func TestDNSProfileVirtual(t *testing.T) {
+	t.Parallel()
 	e, _ := dnsProfileEngine(t, true)
 	member := startDNSPoolMember(t, "127.23.0.11:5300", map[string]string{
 		"fwd.example.net. A":       "x 60 IN A 127.23.9.9",
@@ -243,6 +244,7 @@ func TestDNSProfileVirtual(t *testing.T) {
 // TestDNSProfileCacheOutlivesMember: an answer kept by the cache is given
 // after the member stopped, and a name it did not keep gets no answer.
 func TestDNSProfileCacheOutlivesMember(t *testing.T) {
+	t.Parallel()
 	e, p := dnsProfileEngine(t, false)
 	member := startDNSPoolMember(t, "127.23.0.12:5300", map[string]string{
 		"kept.example.net. A":  "x 300 IN A 127.23.9.20",
@@ -347,6 +349,7 @@ func TestDNSProfileRefusals(t *testing.T) {
 // profile's steps and DNS_RESPONSE on every answer (the GSLB's, the
 // cache's, the pool's), over UDP and TCP.
 func TestDNSProfileRules(t *testing.T) {
+	t.Parallel()
 	e, _ := dnsProfileEngine(t, true)
 	member := startDNSPoolMember(t, "127.23.0.13:5300", map[string]string{
 		"fwd.example.net. A": "x 300 IN A 127.23.9.9",

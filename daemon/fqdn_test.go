@@ -47,6 +47,7 @@ func startDNS(t *testing.T, ip string, records map[string][]string) (addr string
 // name server `sys dns` names, carry traffic through ephemeral members
 // that follow the record, and show as BIG-IP shows them.
 func TestFQDNNodeFromTmsh(t *testing.T) {
+	t.Parallel()
 	dnsAddr, set := startDNS(t, "127.0.161.53", map[string][]string{"app.example": {"127.0.161.11"}})
 	labelServer(t, "127.0.161.11:9000", "S1 Response")
 	labelServer(t, "127.0.161.12:9000", "S2 Response")

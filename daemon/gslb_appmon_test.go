@@ -157,6 +157,7 @@ func (p *gtpPeer) stop() {
 // monitor in `show gtm pool`, while its service is stopped, and back when
 // the service returns. The servers are real, on loopback.
 func TestGTMAppMonitorsFollowServices(t *testing.T) {
+	t.Parallel()
 	smtp := &smtpServer{addr: "127.114.1.11:0"}
 	smtp.start(t)
 	t.Cleanup(smtp.stop)

@@ -53,6 +53,7 @@ func (a *snmpdAgent) stop() {
 // out of the wide IP's answers and named with its monitor in `show gtm
 // pool` while the agent is stopped, and back when it runs again.
 func TestGTMSNMPMonitorFollowsAgent(t *testing.T) {
+	t.Parallel()
 	a := &snmpdAgent{addr: "127.126.2.11:16120"}
 	a.start(t)
 	t.Cleanup(a.stop)

@@ -62,6 +62,7 @@ func TestSplitMember(t *testing.T) {
 // change: a commit that creates, modifies or deletes objects, and a pool
 // member whose monitor finds it down or up.
 func TestICallBuiltinEvents(t *testing.T) {
+	t.Parallel()
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
 	up, err := net.Listen("tcp", "127.207.5.11:0")
@@ -131,6 +132,7 @@ func TestICallBuiltinEvents(t *testing.T) {
 // member's event is raised, and the pool's once; the node back up brings
 // them back, each to its own monitor's verdict.
 func TestICallNodeEvents(t *testing.T) {
+	t.Parallel()
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
 	listen := func(addr string) net.Listener { return serveEach(t, addr, func(net.Conn) {}) }

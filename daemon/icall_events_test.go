@@ -10,6 +10,7 @@ import (
 // A handler's arguments reach its script as EVENT::context entries, an
 // event's own pair of the same name winning.
 func TestICallHandlerArguments(t *testing.T) {
+	t.Parallel()
 	e := openTest(t, t.TempDir())
 	defer e.Close()
 	s := e.NewSession("admin").(*Session)

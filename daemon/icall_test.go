@@ -71,6 +71,7 @@ proc script::run {} {
 }
 
 func TestICallPeriodicHandler(t *testing.T) {
+	t.Parallel()
 	e := openTest(t, t.TempDir())
 	defer e.Close()
 	s := e.NewSession("admin").(*Session)
@@ -190,6 +191,7 @@ func TestICallTriggeredHandler(t *testing.T) {
 }
 
 func TestICallPerpetualHandler(t *testing.T) {
+	t.Parallel()
 	e := openTest(t, t.TempDir())
 	defer e.Close()
 	s := e.NewSession("admin").(*Session)

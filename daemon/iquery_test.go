@@ -68,6 +68,7 @@ func answers(t *testing.T, r *Running, name string) map[string]bool {
 // answering with them while its ltmd is down, and answers with them again
 // once it is back.
 func TestIQueryThreeLtmd(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	var log1, log2, logG syncBuf
 	dc1 := ltmdAt(t, filepath.Join(root, "dc1"), &log1)

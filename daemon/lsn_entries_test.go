@@ -19,6 +19,7 @@ import (
 // what the member sees, XLAT::src_config the pool; a reject there ends
 // the flow and gives the translation back.
 func TestLSNPoolUDPSAPicked(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	e, _ := openWithPlane(t, dir)
 	s := e.NewSession("admin").(*Session)

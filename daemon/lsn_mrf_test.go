@@ -67,6 +67,7 @@ func mrfAsk(t *testing.T, src, vip string) (net.Conn, netip.AddrPort, bool) {
 // client-connection-limit and exhaustion are counted on it), the
 // translation given back when the connection closes.
 func TestLSNMRFPeers(t *testing.T) {
+	t.Parallel()
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
 	lsnLinePeer(t, "127.216.0.100:21000")

@@ -377,6 +377,7 @@ func TestLSNPoolUDPInbound(t *testing.T) {
 // connection left is a zombie; zombie-timeout seconds later its
 // connections are cut.
 func TestLSNPoolZombieCut(t *testing.T) {
+	t.Parallel()
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
 	fromMember(t, "127.161.0.70:9000", fromHostPort, true)

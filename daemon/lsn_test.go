@@ -300,6 +300,7 @@ func TestLSNPoolExhaustion(t *testing.T) {
 // block of its own; the block ends block-idle-timeout after its last
 // connection.
 func TestLSNPoolPBA(t *testing.T) {
+	t.Parallel()
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
 	fromMember(t, "127.154.0.130:9000", fromHostPort, true)

@@ -48,6 +48,7 @@ func TestUpCount(t *testing.T) {
 // never fires. reboot is refused nowhere but warned of at commit, and an
 // action BIG-IP does not have is refused.
 func TestMinUpMembers(t *testing.T) {
+	t.Parallel()
 	e, _ := openWithPlane(t, t.TempDir())
 	servers := map[string]net.Listener{}
 	for _, a := range []string{"127.7.5.11:9000", "127.7.5.12:9000", "127.7.5.13:9000"} {

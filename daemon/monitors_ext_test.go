@@ -18,6 +18,7 @@ import (
 // variables; the built-in inband monitor marks a dead member down from
 // failed connections.
 func TestExternalAndInbandMonitorsFromTmsh(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	flag := filepath.Join(dir, "flag")
 	script := filepath.Join(dir, "check.sh")
@@ -79,6 +80,7 @@ func TestExternalAndInbandMonitorsFromTmsh(t *testing.T) {
 // answers what the script expects, down when it answers otherwise), and
 // a tcp-echo monitor is up while the node's echo service echoes.
 func TestScriptedAndTCPEchoMonitorsFromTmsh(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	script := filepath.Join(dir, "hello.script")
 	os.WriteFile(script, []byte("# the label servers answer every line\nsend \"hello\\n\"\nexpect \"S1 Response\"\n"), 0o600)
@@ -141,6 +143,7 @@ func TestScriptedAndTCPEchoMonitorsFromTmsh(t *testing.T) {
 // returns otherwise; an mqtt monitor is up on the broker that accepts
 // its login and down on the one that refuses it.
 func TestSOAPAndMQTTMonitorsFromTmsh(t *testing.T) {
+	t.Parallel()
 	broker := func(addr string, code byte) {
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {

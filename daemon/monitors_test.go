@@ -16,6 +16,7 @@ import (
 // The https, udp, icmp and dns monitors run against real servers on loopback:
 // up when the server answers as the monitor expects, down otherwise.
 func TestMoreMonitorsRun(t *testing.T) {
+	t.Parallel()
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
 

@@ -155,6 +155,7 @@ func TestNetflowProfileTCP(t *testing.T) {
 // TestNetflowProfileUDP: a UDP virtual's flow is reported when its idle
 // timeout ends it: the datagrams each way counted as packets.
 func TestNetflowProfileUDP(t *testing.T) {
+	t.Parallel()
 	_, s := publisherEngine(t)
 	c, _ := ipfixtest.UDP(t, "127.149.2.30:2055")
 	udpEcho(t, "127.149.2.21:7000")

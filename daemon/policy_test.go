@@ -9,6 +9,7 @@ import (
 // on BIG-IP 12.1 and later; what BIG-IP refuses is refused whichever way
 // it comes, and changes nothing.
 func TestPolicyLifecycle(t *testing.T) {
+	t.Parallel()
 	const (
 		pools  = "create ltm pool web members add { 127.44.0.11:80 }; create ltm pool api members add { 127.44.0.12:80 }"
 		draft  = "create ltm policy Drafts/route requires add { http } rules add { r1 { ordinal 1 conditions add { 0 { http-uri path starts-with values { /api } } } actions add { 0 { forward select pool api } } } }"

@@ -69,6 +69,7 @@ func startSFlowCollector(t *testing.T, addr string) *sflowCollector {
 // counters come at the vlan poll-interval; a disabled receiver stops
 // everything.
 func TestSFlowHTTPVirtual(t *testing.T) {
+	t.Parallel()
 	curl, err := exec.LookPath("curl")
 	if err != nil {
 		t.Skip("curl is needed for this test")

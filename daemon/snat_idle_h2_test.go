@@ -19,6 +19,7 @@ import (
 // served over a new connection; show ltm snat-translation counts both
 // connections.
 func TestSNATTranslationIdleHTTP2Members(t *testing.T) {
+	t.Parallel()
 	e, p := openWithPlane(t, t.TempDir())
 	ln, err := net.Listen("tcp", "127.255.137.31:30131")
 	if err != nil {

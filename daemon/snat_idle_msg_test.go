@@ -70,6 +70,7 @@ func keepAliveGet(t *testing.T, c net.Conn, rd *bufio.Reader) string {
 // profile's 300), on the event loops and on goroutines. The client is
 // served again afterwards, on a new server connection.
 func TestSNATTranslationIdleHTTP(t *testing.T) {
+	t.Parallel()
 	e, _ := openWithPlane(t, t.TempDir())
 	closed := closeWatchMember(t, "127.247.1.11:30701")
 	s := e.NewSession("admin").(*Session)
@@ -132,6 +133,7 @@ func TestSNATTranslationIdleHTTP(t *testing.T) {
 // that these snatpools are not counted. With tcp-idle-timeout 2 the
 // peer connection is closed idle while its client stays.
 func TestSNATTranslationMRFSnatpool(t *testing.T) {
+	t.Parallel()
 	e, p := openWithPlane(t, t.TempDir())
 	lsnLinePeer(t, "127.247.3.11:30801")
 	s := e.NewSession("admin").(*Session)

@@ -15,6 +15,7 @@ import (
 // snat-translation counts both; once the first client leaves its peer
 // connection gives the address back and the second is served.
 func TestSNATTranslationMRFAddr(t *testing.T) {
+	t.Parallel()
 	e, p := openWithPlane(t, t.TempDir())
 	lsnLinePeer(t, "127.250.30.11:30811")
 	s := e.NewSession("admin").(*Session)

@@ -15,6 +15,7 @@ import (
 // served. With udp-idle-timeout 2 the idle UDP peer connection is
 // closed while its client stays, giving the address back.
 func TestSNATTranslationMRFSnatpoolUDP(t *testing.T) {
+	t.Parallel()
 	e, p := openWithPlane(t, t.TempDir())
 	lsnLinePeer(t, "127.255.143.11:30821") // TCP and UDP on the address
 	s := e.NewSession("admin").(*Session)

@@ -16,9 +16,14 @@ import (
 // the other is refused (counted), and sequential queries are all
 // answered (each exchange gives the address back).
 func TestSNATTranslationLimitDNS(t *testing.T) {
+	t.Parallel()
 	e, p := openWithPlane(t, t.TempDir())
+	// The member is slow only to the concurrent queries (slow.example.net),
+	// which must overlap; the sequential ones are answered at once.
 	srv := &dns.Server{Addr: "127.227.0.31:30053", Net: "udp", Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
-		time.Sleep(time.Second)
+		if r.Question[0].Name == "slow.example.net." {
+			time.Sleep(time.Second)
+		}
 		a := new(dns.Msg)
 		a.SetReply(r)
 		rr, _ := dns.NewRR(r.Question[0].Name + " 30 IN A 192.0.2.7")
@@ -45,15 +50,15 @@ func TestSNATTranslationLimitDNS(t *testing.T) {
 			t.Fatalf("%s: %s", c, err)
 		}
 	}
-	ask := func(from string) bool {
+	ask := func(from, name string) bool {
 		q := new(dns.Msg)
-		q.SetQuestion("www.example.net.", dns.TypeA)
+		q.SetQuestion(name, dns.TypeA)
 		c := &dns.Client{Net: "udp", Timeout: 3 * time.Second, Dialer: &net.Dialer{Timeout: 3 * time.Second, LocalAddr: &net.UDPAddr{IP: net.ParseIP(from)}}}
 		m, _, err := c.Exchange(q, "127.227.0.3:30053")
 		return err == nil && m.Rcode == dns.RcodeSuccess && len(m.Answer) == 1
 	}
 	for i := 0; i < 3; i++ {
-		if !ask("127.227.5.5") {
+		if !ask("127.227.5.5", "www.example.net.") {
 			t.Fatalf("sequential query %d not answered", i)
 		}
 	}
@@ -63,7 +68,7 @@ func TestSNATTranslationLimitDNS(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			answered[i] = ask(from)
+			answered[i] = ask(from, "slow.example.net.")
 		}()
 	}
 	wg.Wait()

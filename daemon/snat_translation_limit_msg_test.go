@@ -91,6 +91,7 @@ func waitCur(p *dataplane.Plane, a string, want int64) int64 {
 // event loops (dialFD); one whose rule suspends runs on goroutines
 // (dial).
 func TestSNATTranslationLimitHTTP(t *testing.T) {
+	t.Parallel()
 	e, p := openWithPlane(t, t.TempDir())
 	var mu sync.Mutex
 	release := make(chan struct{})
@@ -286,6 +287,7 @@ func TestSNATTranslationLimitMBLB(t *testing.T) {
 // (the client is reset); once the connection's idle timeout closes it,
 // the address is back and the second client is served.
 func TestSNATTranslationLimitHTTP2Members(t *testing.T) {
+	t.Parallel()
 	e, p := openWithPlane(t, t.TempDir())
 	release := make(chan struct{})
 	rel := sync.OnceFunc(func() { close(release) })

@@ -147,6 +147,7 @@ func udpSourceFrom(t *testing.T, from, vip string, wait time.Duration) (string, 
 // flow holds it, and udp-idle-timeout 2 (the udp profile's is 60
 // seconds) ends the first flow, whose address the next client then gets.
 func TestSNATTranslationLimitUDP(t *testing.T) {
+	t.Parallel()
 	e, p := openWithPlane(t, t.TempDir())
 	udpFromMember(t, "127.227.0.21:30011", fromHost)
 	s := e.NewSession("admin").(*Session)

@@ -31,6 +31,7 @@ import (
 // issuer is nowhere and values BIG-IP does not take are refused. A
 // certificate-authority profile is kept with a warning that says why.
 func TestOCSPStaplingParams(t *testing.T) {
+	t.Parallel()
 	if err := ocsptest.Available(); err != nil {
 		t.Skipf("the responder is openssl ocsp: %v", err)
 	}

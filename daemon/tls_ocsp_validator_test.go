@@ -20,6 +20,7 @@ import (
 // strict-resp-cert-check enabled refuses them. Bad values are refused and
 // change nothing.
 func TestOCSPValidatorSettings(t *testing.T) {
+	t.Parallel()
 	if err := ocsptest.Available(); err != nil {
 		t.Skipf("the responder is openssl ocsp: %v", err)
 	}

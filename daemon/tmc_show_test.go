@@ -118,6 +118,7 @@ func TestTrafficMatchingProtocol(t *testing.T) {
 // list's addresses, following the answer; a name that is not a domain
 // name is refused.
 func TestTrafficMatchingFQDNs(t *testing.T) {
+	t.Parallel()
 	dnsAddr, set := startDNS(t, "127.65.3.53", map[string][]string{"vip.example": {"127.65.3.2"}})
 	labelServer(t, "127.65.3.100:7000", "S1 Response")
 	e, _ := openWithPlane(t, t.TempDir())
@@ -169,6 +170,7 @@ func TestTrafficMatchingFQDNs(t *testing.T) {
 // without moving a listener; a destination list's AAAA records are
 // listened on (::1), and the virtual stops when its name has none.
 func TestTrafficMatchingSourceFQDNs(t *testing.T) {
+	t.Parallel()
 	dnsAddr, set := startDNS(t, "127.86.1.53", map[string][]string{})
 	labelServer(t, "127.86.1.100:7000", "S1 Response")
 	e, _ := openWithPlane(t, t.TempDir())

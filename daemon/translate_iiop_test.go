@@ -49,6 +49,7 @@ func iiopRound(t *testing.T, c net.Conn, reqs []byte, n int) []string {
 // request unanswered within timeout resets the client
 // (abort-on-timeout).
 func TestIIOPVirtual(t *testing.T) {
+	t.Parallel()
 	var members []*iioptest.Server
 	for i, a := range []string{"127.243.2.1:24401", "127.243.2.2:24402"} {
 		s, err := iioptest.Listen(a, fmt.Sprintf("m%d", i+1))

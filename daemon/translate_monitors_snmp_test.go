@@ -16,6 +16,7 @@ import (
 // nodes' dynamic-ratio reach the dataplane; settings the probe cannot
 // use refuse the change, and nothing is created.
 func TestSNMPMonitorsTranslated(t *testing.T) {
+	t.Parallel()
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
 	mustRun(t, s,

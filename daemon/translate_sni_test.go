@@ -14,6 +14,7 @@ import (
 // ssl) that reads the hello of TLS passed through; on any other they are
 // refused, from tmsh and from a file alike, and nothing changes.
 func TestSNIPassthroughNeeds(t *testing.T) {
+	t.Parallel()
 	const (
 		setup  = "create ltm pool p members add { 127.47.6.11:443 }; create ltm pool api members add { 127.47.6.12:443 }; create ltm persistence ssl sni_ssl defaults-from ssl timeout 600"
 		rule   = "create ltm rule hello { when CLIENTSSL_CLIENTHELLO { if { [SSL::extensions -type 0] ends_with \"api.example\" } { pool api } } }"

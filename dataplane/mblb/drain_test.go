@@ -41,6 +41,7 @@ func TestDrainMembers(t *testing.T) {
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case its own addresses, members and engine
 			m1 := startServer(t, fmt.Sprintf("127.33.1.%d:0", 10+i), "M1", wireLength)
 			m2 := startServer(t, fmt.Sprintf("127.33.1.%d:0", 10+i), "M2", wireLength)
 			pool := newTestPool(m1, m2)

@@ -48,6 +48,7 @@ func TestIsolateServer(t *testing.T) {
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case its own addresses, members and engine
 			m1 := startServer(t, fmt.Sprintf("127.70.1.%d:0", 10+i), "M1", wireLength)
 			m2 := startServer(t, fmt.Sprintf("127.70.1.%d:0", 10+i), "M2", wireLength)
 			cfg := baseConfig(newTestPool(m1, m2), nil)
@@ -154,6 +155,7 @@ func TestMemberEndCrossesRequest(t *testing.T) {
 func TestIsolateClient(t *testing.T) {
 	for i, keep := range []bool{false, true} {
 		t.Run(fmt.Sprintf("keep=%v", keep), func(t *testing.T) {
+			t.Parallel() // each case its own addresses, member and engine
 			ln, err := net.Listen("tcp", fmt.Sprintf("127.70.2.%d:0", 10+i))
 			if err != nil {
 				t.Fatal(err)
@@ -226,6 +228,7 @@ func TestIsolateExpire(t *testing.T) {
 	t.Run("client expires", func(t *testing.T) {
 		for i, propagate := range []bool{false, true} {
 			t.Run(fmt.Sprintf("propagate=%v", propagate), func(t *testing.T) {
+				t.Parallel() // each case its own addresses, member and engine
 				m1 := startServer(t, fmt.Sprintf("127.70.3.%d:0", 10+i), "M1", wireLength)
 				m1.mute.Store(true)
 				cfg := baseConfig(newTestPool(m1), nil)
@@ -258,6 +261,7 @@ func TestIsolateExpire(t *testing.T) {
 	t.Run("member connection expires", func(t *testing.T) {
 		for i, propagate := range []bool{false, true} {
 			t.Run(fmt.Sprintf("propagate=%v", propagate), func(t *testing.T) {
+				t.Parallel() // each case its own addresses, member and engine
 				m1 := startServer(t, fmt.Sprintf("127.70.3.%d:0", 20+i), "M1", wireLength)
 				m2 := startServer(t, fmt.Sprintf("127.70.3.%d:0", 20+i), "M2", wireLength)
 				pool := newTestPool(m1, m2)
