@@ -2,6 +2,7 @@ package l4
 
 import (
 	"net/netip"
+	"slices"
 	"sync"
 
 	"github.com/openltm/openltm/dataplane/clone"
@@ -57,6 +58,15 @@ var _ rules.Cloner = (*proxied)(nil)
 // whatever its monitor says, as F5 documents; one forced offline (or
 // at its connection limit) gets no copy, counted as dropped [M].
 func (pr *proxied) Clone(pool string, member netip.AddrPort, side rules.Side, ev rules.Event) error {
+	key := cloneKey{pool, member, side}
+	if pr.rs != nil && pr.rs.eachRequest && slices.Contains(pr.rs.cloned, key) {
+		// A Diameter request's LB_SELECTED (diameter_lbselected.go)
+		// naming a clone the flow already has, from its first
+		// message's LB_SELECTED or a DIAMETER_INGRESS: that clone goes
+		// on copying the flow's messages, no second copy [M: BIG-IP's
+		// clone is a setting of the connection].
+		return nil
+	}
 	accepted := ev == rules.ClientAccepted && pr.rs != nil && pr.rs.ev == config.EventClientAccepted && pr.snap.Cfg.ILX == nil ||
 		pr.rs != nil && earlyCloneEvent(ev, pr.rs.ev, pr.snap.Cfg)
 	msg := !accepted && pr.rs != nil && pr.rs.msgOn
@@ -69,6 +79,9 @@ func (pr *proxied) Clone(pool string, member netip.AddrPort, side rules.Side, ev
 	set, d, ok, err := state.RuleClone(pr.e.env.Pools(), pr.vs, pr.snap, pr.Virtual, pool, member)
 	if !ok {
 		return err
+	}
+	if pr.rs != nil && len(pr.rs.cloned) < maxClonedKeys && !slices.Contains(pr.rs.cloned, key) {
+		pr.rs.cloned = append(pr.rs.cloned, key)
 	}
 	if srvData {
 		// The member's goroutine, the rule lock held: the clone
@@ -113,6 +126,18 @@ func (pr *proxied) Clone(pool string, member netip.AddrPort, side rules.Side, ev
 	pr.clone = set.Add(pr.clone, d, side == rules.ServerSide)
 	return nil
 }
+
+// cloneKey is a rule's clone command as written: its pool, its member
+// (zero: the pool's choice) and side.
+type cloneKey struct {
+	pool   string
+	member netip.AddrPort
+	side   rules.Side
+}
+
+// maxClonedKeys bounds ruleState.cloned: a flow's rules name a few clone
+// pools, not many.
+const maxClonedKeys = 16
 
 // lateCloneEvent reports whether a clone in ev (the rule's event, run as
 // cur by runEvent) can start on a plain TCP flow: the events that run

@@ -89,10 +89,11 @@ func (x *diamFlow) selected(p *diamPeer, key []byte, avoid *diamPeer) *diamPeer 
 	for round := 0; ; round++ {
 		rs.mu.Lock()
 		rs.pick, rs.Changed = lbPick{pool: p.sc.pool, addr: p.sc.leg.Server}, false
+		rs.eachRequest = true // (a clone the flow has goes on: clone.go)
 		rs.mu.Unlock()
 		ok := pr.runEvent(config.EventLBSelected)
 		rs.mu.Lock()
-		rs.pick = lbPick{}
+		rs.pick, rs.eachRequest = lbPick{}, false
 		changed, pool, addr, node := rs.Changed, rs.Pool, rs.Addr, rs.Node
 		rs.mu.Unlock()
 		if !ok {

@@ -96,6 +96,13 @@ type ruleState struct {
 	srv    []*clone.Flow
 	srvOn  atomic.Bool
 	clones bool
+	// cloned is what the flow's rules asked to clone to and were given
+	// (Clone); eachRequest says the running event is a Diameter
+	// request's LB_SELECTED after the flow's first message, where a
+	// clone the flow already has goes on rather than starting a second
+	// copy (clone.go).
+	cloned      []cloneKey
+	eachRequest bool
 
 	// lsnRule is what the LSN:: commands set (rulelsn.go); lsnUsed
 	// says one did, so that other flows skip the lock.
