@@ -407,10 +407,28 @@ type Engine struct {
 
 func (e *Engine) now() int64 { return e.clock.Load() }
 
+// idleSince reports whether a server connection whose activity was last
+// stamped at last (Unix nanoseconds, from now) has been idle for more
+// than to (nanoseconds; 0: no idle timeout) at now. The stamp is the
+// clock of the janitor's last tick, so the activity came up to a tick
+// after it: the connection counts as idle only once a tick more than to
+// has passed since, never early (a 2 s tcp-idle-timeout closed a
+// connection its member had served a little over a second before, as
+// the transcript snat_idle_msg saw under load), and at most about two
+// ticks (half of to, the tick being a quarter of it) late.
+func (e *Engine) idleSince(now, last, to int64) bool {
+	return to > 0 && now-last > to+e.tick.Load()
+}
+
 // minTick is the janitor's shortest period.
 const minTick = 5 * time.Millisecond
 
-// wantTick makes the janitor tick at least every d.
+// wantTick makes the janitor tick at least every d. Shortening the tick
+// also brings the clock up to date: it may be as old as the longer tick
+// was, and activity stamped with it now (a connection just given an idle
+// timeout of its own answering its first request) would count as idle
+// that long already, so that a 2 s timeout could close a connection
+// idle for little more than one second.
 func (e *Engine) wantTick(d time.Duration) {
 	d = max(d, minTick)
 	for {
@@ -419,6 +437,7 @@ func (e *Engine) wantTick(d time.Duration) {
 			return
 		}
 		if e.tick.CompareAndSwap(cur, int64(d)) {
+			e.clock.Store(time.Now().UnixNano())
 			select {
 			case e.retick <- struct{}{}:
 			default:

@@ -458,7 +458,7 @@ func (p *connPool) expire(now int64) {
 			if d := sc.idleTO.Load(); d > 0 { // its translation address's tcp-idle-timeout (srcidle.go)
 				to = d
 			}
-			idle := to > 0 && now-sc.leg.lastActive.Load() > to
+			idle := p.e.idleSince(now, sc.leg.lastActive.Load(), to)
 			if !old && idle && kept {
 				if spare <= 0 {
 					continue

@@ -599,7 +599,7 @@ func (sc *serverConn) expire(now int64) {
 		}
 	}
 	if head == nil && sc.owner != nil {
-		if idle := sc.ownIdle(); idle > 0 && now-sc.leg.lastActive.Load() > idle { // srcidle.go
+		if e.idleSince(now, sc.leg.lastActive.Load(), sc.ownIdle()) { // srcidle.go
 			// Marked dead under the same lock that saw it empty, so no
 			// request can slip in before the close.
 			sc.endLocked()

@@ -142,3 +142,57 @@ func TestLegGoneAfterClose(t *testing.T) {
 		t.Fatalf("LegClosed saw %d legs, want the one refused", len(closed))
 	}
 }
+
+// TestWantTickFreshClock: shortening the janitor's tick brings the
+// engine's clock up to date. The clock is as old as the longer tick
+// could leave it (here 900 ms behind); activity stamped with it right
+// after a connection got an idle timeout of its own (SetIdleTimeout asks
+// for a quarter of it) counted as idle that long already, and the
+// transcript snat_idle_msg saw a 2 s tcp-idle-timeout close a connection
+// after little more than one second. A tick no shorter leaves the clock
+// alone.
+func TestWantTickFreshClock(t *testing.T) {
+	e := &Engine{retick: make(chan struct{}, 1)}
+	e.tick.Store(int64(time.Second))
+	stale := time.Now().Add(-900 * time.Millisecond).UnixNano()
+	e.clock.Store(stale)
+	e.wantTick(2 * time.Second) // not shorter
+	if e.now() != stale {
+		t.Fatalf("a tick no shorter moved the clock")
+	}
+	before := time.Now().UnixNano()
+	e.wantTick(500 * time.Millisecond)
+	if got := e.now(); got < before {
+		t.Fatalf("clock %v behind the time of the shorter tick: activity stamped now would count as idle already", time.Duration(before-got))
+	}
+	if d := time.Duration(e.tick.Load()); d != 500*time.Millisecond {
+		t.Fatalf("tick %v, want 500ms", d)
+	}
+}
+
+// TestIdleSince: a server connection stamped with the janitor's clock
+// counts as idle only a tick past its timeout, as the activity may have
+// come up to a tick after the stamp; never without a timeout.
+func TestIdleSince(t *testing.T) {
+	e := &Engine{}
+	tick := int64(500 * time.Millisecond)
+	e.tick.Store(tick)
+	to := int64(2 * time.Second)
+	now := int64(100 * time.Second)
+	for _, tc := range []struct {
+		name string
+		last int64
+		to   int64
+		want bool
+	}{
+		{"no timeout", 0, 0, false},
+		{"idle exactly the timeout", now - to, to, false},
+		{"the timeout and half a tick", now - to - tick/2, to, false},
+		{"the timeout and a tick", now - to - tick, to, false},
+		{"past the timeout and a tick", now - to - tick - 1, to, true},
+	} {
+		if got := e.idleSince(now, tc.last, tc.to); got != tc.want {
+			t.Errorf("%s: idle %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
